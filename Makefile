@@ -1,0 +1,54 @@
+# ptboot: one entry point. `make` builds the UEFI app (build/ptboot.efi) and the
+# host CLI (build/ptboot); `make test` and `make run` are README's two commands
+# and install what they need through scripts/setup.sh on a fresh machine.
+#
+# Each directory contributes a fragment (*.mk) that appends to the variables
+# below; this file holds only the shared flags and the top-level targets.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+B := build
+
+# ---- host side (the CLI, tests, benchmarks) --------------------------------
+HOST_CC      ?= cc
+HOST_CFLAGS  := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -I. $(EXTRA_CFLAGS)
+HOST_LDLIBS  :=
+
+# Sources compiled into build/host/libptboot.a (decoder + arch, for the host).
+LIB_SRCS     :=
+# Sources of the host CLI build/ptboot (host/ only; they link the library).
+HOST_SRCS    :=
+# Unit-test programs (build/test/NAME from test/unit/NAME.c): run by `make test`.
+UNIT_TESTS   :=
+# Extra libraries a test links, per test: TEST_LIBS_<name> := -lipt
+# Extra test steps (phony targets) run by `make test` after the unit tests.
+TEST_STEPS   :=
+# Benchmark steps run by `make bench`.
+BENCH_STEPS  :=
+
+# ---- UEFI side ---------------------------------------------------------------
+# Sources compiled for the UEFI app (efi/ plus the decoder/arch it uses).
+EFI_SRCS     :=
+
+include decoder/decoder.mk
+include arch/x86/arch.mk
+include host/host.mk
+include efi/efi.mk
+include test/test.mk
+include bench/bench.mk
+
+# The packages every target needs; setup.sh is idempotent and quiet.
+$(B)/.setup-done: scripts/setup.sh
+	@mkdir -p $(B)
+	@bash scripts/setup.sh
+	@touch $@
+
+.PHONY: all setup clean distclean test run image bench fuzz
+all: $(B)/ptboot $(B)/ptboot.efi
+setup: $(B)/.setup-done
+
+# `clean` keeps the newlib build (minutes to redo); `distclean` removes all.
+clean:
+	find $(B) -mindepth 1 -maxdepth 1 ! -name newlib ! -name .setup-done -exec rm -rf {} +
+distclean:
+	rm -rf $(B)

@@ -1,0 +1,4 @@
+# arch/x86: the CPU (cpuid, capabilities, RTIT configuration); no UEFI in it.
+ARCH_SRCS := $(wildcard arch/x86/*.c)
+LIB_SRCS += $(ARCH_SRCS)
+EFI_SRCS += $(ARCH_SRCS)

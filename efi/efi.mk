@@ -1,0 +1,1 @@
+# efi/: the UEFI application (filled in below).

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package that ptboot's build, tests and benchmarks
+# need. Idempotent: when everything is present it prints nothing and makes no
+# network access. Run as root (or through sudo) on Debian 12.
+set -euo pipefail
+
+packages=(
+  # build of the UEFI app and of newlib (built from source by the Makefile)
+  build-essential binutils make xz-utils gnu-efi newlib-source
+  # boot tests and the USB image
+  ovmf qemu-system-x86 mtools dosfstools
+  # test oracles and the unit-test framework
+  libipt-dev libcmocka-dev libzydis-dev
+  # fuzzing (libFuzzer, sanitizers)
+  clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}"
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install packages" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
