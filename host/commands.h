@@ -1,0 +1,11 @@
+/* Subcommands of the host CLI build/ptboot. Each takes the arguments after
+ * its own name (argv[0] is the subcommand) and returns the process exit code. */
+#ifndef PTBOOT_HOST_COMMANDS_H
+#define PTBOOT_HOST_COMMANDS_H
+
+int host_cmd_info(int argc, char **argv);
+int host_cmd_plan(int argc, char **argv);
+int host_cmd_dump(int argc, char **argv);
+int host_cmd_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,46 @@
+/* build/ptboot: the workstation CLI over the same decoder and arch code the
+ * UEFI app uses. Dispatches to one subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "host/commands.h"
+
+struct host_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct host_command host_commands[] = {
+    { "info", host_cmd_info, "Intel PT capabilities of this CPU or of a recorded CPUID dump" },
+    { "plan", host_cmd_plan, "MSR writes and ToPA entries a configuration would program" },
+    { "dump", host_cmd_dump, "packet dump of a trace, in libipt ptdump's format" },
+    { "bench", host_cmd_bench, "packet-layer throughput against libipt" },
+};
+#define HOST_COMMAND_COUNT (sizeof host_commands / sizeof host_commands[0])
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: ptboot <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < HOST_COMMAND_COUNT; i++)
+        fprintf(out, "  %-8s %s\n", host_commands[i].name, host_commands[i].summary);
+    fprintf(out, "\n'ptboot <command> --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < HOST_COMMAND_COUNT; i++)
+        if (!strcmp(argv[1], host_commands[i].name))
+            return host_commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "ptboot: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
