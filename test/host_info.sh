@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `build/ptboot info --cpuid FILE` prints the expected machine-readable line
+# for recorded dumps, and fails cleanly on bad input.
+set -u
+P=build/ptboot
+F=test/fixtures/cpuid
+fail=0
+check() { # file expected-last-line
+	local got
+	got=$("$P" info --cpuid "$F/$1" | tail -n 1)
+	if [ "$got" != "$2" ]; then
+		echo "FAIL: info --cpuid $1"; echo "  want: $2"; echo "  got:  $got"; fail=1
+	else
+		echo "ok: info --cpuid $1"
+	fi
+}
+check broadwell-client.txt "ptboot: info pt=yes reason=ok vendor=GenuineIntel family=0x6 model=0x3d stepping=0x4 hypervisor=0 maxleaf=0x14 ranges=0 topa=1 mentry=0 single=0"
+check goldmont.txt "ptboot: info pt=yes reason=ok vendor=GenuineIntel family=0x6 model=0x5c stepping=0xa hypervisor=0 maxleaf=0x15 ranges=2 topa=1 mentry=1 single=1"
+check amd.txt "ptboot: info pt=no reason=no-pt-bit vendor=AuthenticAMD family=0x19 model=0x61 stepping=0x2 hypervisor=0 maxleaf=0x10 ranges=0 topa=0 mentry=0 single=0"
+
+expect_fail() { # description expected-stderr-substring args...
+	local what=$1 want=$2; shift 2
+	local err rc
+	err=$("$P" "$@" 2>&1 >/dev/null); rc=$?
+	if [ $rc -eq 0 ] || [[ $err != *"$want"* ]]; then
+		echo "FAIL: $what (exit $rc, stderr: $err)"; fail=1
+	else
+		echo "ok: $what -> exit $rc: $err"
+	fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+printf 'CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x2\n' > "$tmp/bad.txt"
+expect_fail "missing file" "No such file" info --cpuid "$tmp/nonexistent.txt"
+expect_fail "malformed dump" "bad.txt:2:" info --cpuid "$tmp/bad.txt"
+expect_fail "missing argument" "needs a FILE" info --cpuid
+expect_fail "unknown option" "unknown option" info --bogus
+"$P" info --help | grep -q -- '--cpuid FILE' || { echo "FAIL: info --help"; fail=1; }
+exit $fail
