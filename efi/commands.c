@@ -1,0 +1,22 @@
+#include <string.h>
+
+#include "efi/app.h"
+
+static const struct efi_command commands[] = {
+    { "help", "", "list the commands and the app's options", efi_cmd_help },
+    { "info", "", "CPU and Intel PT capabilities, RTIT MSRs as found", efi_cmd_info },
+    { "selftest", "", "prove the #GP-safe MSR path and the no-allocation rule", efi_cmd_selftest },
+};
+
+const struct efi_command *efi_command_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+const struct efi_command *efi_command_at(size_t i)
+{
+    return i < sizeof commands / sizeof commands[0] ? &commands[i] : NULL;
+}

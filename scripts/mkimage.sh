@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds a USB-stick image: one FAT32 file system (no partition table, which
+# UEFI firmware and OVMF boot as removable media), made with mtools only (no
+# loop mounts, no root), holding
+#   EFI/BOOT/BOOTX64.EFI   the app (the removable-media default boot path)
+#   ptboot.cfg             the words the app runs with at boot
+#   any extra files given, at the root.
+# The same layout copied onto any FAT stick boots the same way.
+#
+# usage: scripts/mkimage.sh OUT.img APP.efi CONFIG-TEXT [FILE...]
+#   CONFIG-TEXT is the content of ptboot.cfg ("" for no config file).
+set -euo pipefail
+[ $# -ge 3 ] || { echo "usage: $0 OUT.img APP.efi CONFIG-TEXT [FILE...]" >&2; exit 2; }
+out=$1 app=$2 cfg=$3
+shift 3
+[ -f "$app" ] || { echo "mkimage: $app not found" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rm -f "$out"
+truncate -s 64M "$out"
+mformat -i "$out" -F -v PTBOOT ::
+mmd -i "$out" ::/EFI ::/EFI/BOOT
+mcopy -i "$out" "$app" ::/EFI/BOOT/BOOTX64.EFI
+if [ -n "$cfg" ]; then
+  printf '%s\n' "$cfg" > "$tmp/ptboot.cfg"
+  mcopy -i "$out" "$tmp/ptboot.cfg" ::/ptboot.cfg
+fi
+for f in "$@"; do
+  mcopy -i "$out" "$f" "::/$(basename "$f")"
+done

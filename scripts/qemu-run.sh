@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Boots a USB-stick image in QEMU (TCG) with OVMF, the image attached as a
+# USB mass-storage device on an xHCI controller, serial to stdout and to LOG.
+#
+# usage: scripts/qemu-run.sh IMAGE LOG [TIMEOUT-SECONDS] [extra qemu args...]
+# exit: 0 QEMU ended by itself (the app shut the machine down)
+#       3 timeout, 4 the firmware reported a CPU exception (it would hang),
+#       other: QEMU failed to start.
+# Environment: OVMF_CODE, OVMF_VARS (templates; a fresh copy of the vars is
+# used per run), QEMU (binary), QEMU_CPU (default: qemu64), QUIET=1 (no
+# echo of the serial output to stdout).
+set -uo pipefail
+[ $# -ge 2 ] || { echo "usage: $0 IMAGE LOG [TIMEOUT] [qemu args...]" >&2; exit 2; }
+img=$1 log=$2 limit=${3:-60}
+shift $(( $# >= 3 ? 3 : 2 ))
+OVMF_CODE=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
+OVMF_VARS=${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
+QEMU=${QEMU:-qemu-system-x86_64}
+for f in "$img" "$OVMF_CODE" "$OVMF_VARS"; do
+  [ -f "$f" ] || { echo "qemu-run: $f not found" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+cp "$OVMF_VARS" "$work/vars.fd"
+: > "$log"
+"$QEMU" -nodefaults -machine q35 -m 256 -cpu "${QEMU_CPU:-qemu64}" \
+  -display none -vga none -monitor none -serial "file:$log" \
+  -drive "if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE" \
+  -drive "if=pflash,format=raw,unit=1,file=$work/vars.fd" \
+  -device qemu-xhci,id=xhci \
+  -drive "if=none,id=stick,format=raw,file=$img" \
+  -device usb-storage,bus=xhci.0,drive=stick,bootindex=1 \
+  "$@" &
+qpid=$!
+tailpid=
+if [ "${QUIET:-0}" != 1 ]; then
+  tail -n +1 -f --pid=$qpid "$log" 2>/dev/null &
+  tailpid=$!
+fi
+
+rc=0
+start=$SECONDS
+while kill -0 $qpid 2>/dev/null; do
+  if grep -qa '!!!! X64 Exception' "$log"; then
+    sleep 0.5 # let the register dump reach the log
+    kill $qpid 2>/dev/null
+    rc=4
+    break
+  fi
+  if (( SECONDS - start >= limit )); then
+    kill $qpid 2>/dev/null
+    rc=3
+    break
+  fi
+  sleep 0.2
+done
+wait $qpid 2>/dev/null
+qrc=$?
+[ -n "$tailpid" ] && { sleep 0.3; kill $tailpid 2>/dev/null; wait $tailpid 2>/dev/null; }
+rm -rf "$work"
+case $rc in
+  3) echo "qemu-run: timeout after ${limit}s" >&2 ;;
+  4) echo "qemu-run: CPU exception reported by the firmware" >&2 ;;
+  0) [ $qrc -eq 0 ] || { echo "qemu-run: QEMU exited with $qrc" >&2; rc=$qrc; } ;;
+esac
+exit $rc
