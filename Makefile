@@ -30,10 +30,12 @@ BENCH_STEPS  :=
 # Sources compiled for the UEFI app (efi/ plus the decoder/arch it uses).
 EFI_SRCS     :=
 
+# Fragments that add sources and tests come first; host.mk, test.mk and
+# bench.mk expand those lists in rule prerequisites, so they come last.
 include decoder/decoder.mk
 include arch/x86/arch.mk
-include host/host.mk
 include efi/efi.mk
+include host/host.mk
 include test/test.mk
 include bench/bench.mk
 

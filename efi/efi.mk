@@ -67,3 +67,24 @@ $(B)/ptboot.efi: $(B)/efi/ptboot.so
 	  || { echo "$@ is not an EFI application" >&2; rm -f $@; exit 1; }
 
 -include $(EFI_OBJS:.o=.d)
+
+# ---- the stick and QEMU ------------------------------------------------------
+# `make image` writes build/ptboot.img; PTBOOT_CFG is its ptboot.cfg.
+PTBOOT_CFG ?= --shutdown info
+QEMU_TIMEOUT ?= 120
+
+$(B)/ptboot.img: $(B)/ptboot.efi scripts/mkimage.sh FORCE
+	bash scripts/mkimage.sh $@ $(B)/ptboot.efi "$(PTBOOT_CFG)"
+
+image: $(B)/ptboot.img
+run: $(B)/ptboot.img
+	bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)
+
+TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh
+.PHONY: FORCE
+FORCE:
+
+# The UEFI-free parts of efi/ also go into the host library, so the unit
+# tests run exactly the code the app runs.
+LIB_SRCS += efi/args.c
+UNIT_TESTS += test_efi_args

@@ -30,7 +30,7 @@ cp "$OVMF_VARS" "$work/vars.fd"
   -device qemu-xhci,id=xhci \
   -drive "if=none,id=stick,format=raw,file=$img" \
   -device usb-storage,bus=xhci.0,drive=stick,bootindex=1 \
-  "$@" &
+  "$@" 2>"$log.qemu-stderr" &
 qpid=$!
 tailpid=
 if [ "${QUIET:-0}" != 1 ]; then
@@ -58,9 +58,12 @@ wait $qpid 2>/dev/null
 qrc=$?
 [ -n "$tailpid" ] && { sleep 0.3; kill $tailpid 2>/dev/null; wait $tailpid 2>/dev/null; }
 rm -rf "$work"
+# QEMU's own warnings (unsupported CPU features under TCG) are noise unless
+# the run failed.
+[ $rc -ne 0 ] && [ -s "$log.qemu-stderr" ] && sed 's/^/qemu: /' "$log.qemu-stderr" >&2
 case $rc in
   3) echo "qemu-run: timeout after ${limit}s" >&2 ;;
   4) echo "qemu-run: CPU exception reported by the firmware" >&2 ;;
-  0) [ $qrc -eq 0 ] || { echo "qemu-run: QEMU exited with $qrc" >&2; rc=$qrc; } ;;
+  0) [ $qrc -eq 0 ] || { echo "qemu-run: QEMU exited with $qrc" >&2; cat "$log.qemu-stderr" >&2; rc=$qrc; } ;;
 esac
 exit $rc

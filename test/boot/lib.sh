@@ -1,0 +1,43 @@
+# Helpers for the QEMU boot tests (sourced). Each test builds its own stick,
+# boots it with scripts/qemu-run.sh and checks the serial log.
+set -u
+BOOT_DIR=build/test/boot
+mkdir -p "$BOOT_DIR"
+boot_failures=0
+
+# boot NAME CONFIG-TEXT [qemu args...]: boots a stick whose ptboot.cfg is
+# CONFIG-TEXT; the cleaned log (no ANSI escapes, no CR) is $BOOT_DIR/NAME.txt
+# and QEMU's runner status is in $boot_rc.
+boot() {
+  local name=$1 cfg=$2
+  shift 2
+  scripts/mkimage.sh "$BOOT_DIR/$name.img" build/ptboot.efi "$cfg" || { boot_rc=99; return; }
+  QUIET=1 scripts/qemu-run.sh "$BOOT_DIR/$name.img" "$BOOT_DIR/$name.log" "${BOOT_TIMEOUT:-90}" "$@"
+  boot_rc=$?
+  boot_clean "$name"
+}
+
+boot_clean() {
+  tr -d '\r' < "$BOOT_DIR/$1.log" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' > "$BOOT_DIR/$1.txt"
+}
+
+ok() { echo "ok: $*"; }
+not_ok() { echo "FAIL: $*"; boot_failures=$((boot_failures + 1)); }
+
+# expect NAME REGEX WHAT: the log of NAME has a line matching REGEX (ERE).
+expect() {
+  if grep -Eaq -- "$2" "$BOOT_DIR/$1.txt"; then ok "$1: $3"; else
+    not_ok "$1: $3 (no line matches /$2/; log: $BOOT_DIR/$1.txt)"
+    grep -a 'ptboot' "$BOOT_DIR/$1.txt" | sed 's/^/    | /'
+  fi
+}
+expect_not() {
+  if grep -Eaq -- "$2" "$BOOT_DIR/$1.txt"; then not_ok "$1: $3 (a line matches /$2/)"; else ok "$1: $3"; fi
+}
+expect_rc() {
+  if [ "$boot_rc" -eq "$2" ]; then ok "$1: runner status $2 ($3)"; else not_ok "$1: runner status $boot_rc, expected $2 ($3)"; fi
+}
+boot_done() {
+  echo "boot tests: $boot_failures failure(s)"
+  [ "$boot_failures" -eq 0 ]
+}

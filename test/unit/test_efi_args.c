@@ -1,0 +1,155 @@
+/* Word splitting and option handling of the UEFI app (efi/args.c): the
+ * config file, the shell command line, and how the two combine. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "efi/args.h"
+
+#define MAXW 8
+
+static int split(char *text, char **w, char *err)
+{
+    return efi_args_split(text, w, MAXW, err, EFI_ARGS_ERROR_BYTES);
+}
+
+static void split_words_quotes_comments(void **state)
+{
+    (void)state;
+    char text[] = "  --shutdown\tinfo # the default\n"
+                  "# a whole comment line\r\n"
+                  "dump \"\\trace one.pt\" a\"b c\"d\n";
+    char *w[MAXW], err[EFI_ARGS_ERROR_BYTES];
+    assert_int_equal(split(text, w, err), 5);
+    assert_string_equal(w[0], "--shutdown");
+    assert_string_equal(w[1], "info");
+    assert_string_equal(w[2], "dump");
+    assert_string_equal(w[3], "\\trace one.pt");
+    assert_string_equal(w[4], "ab cd");
+}
+
+static void split_empty_and_comment_only(void **state)
+{
+    (void)state;
+    char a[] = "", b[] = " \r\n\t ", c[] = "# nothing\n#here";
+    char *w[MAXW], err[EFI_ARGS_ERROR_BYTES];
+    assert_int_equal(split(a, w, err), 0);
+    assert_int_equal(split(b, w, err), 0);
+    assert_int_equal(split(c, w, err), 0);
+}
+
+static void split_hash_inside_word_is_kept(void **state)
+{
+    (void)state;
+    char text[] = "a#b #c";
+    char *w[MAXW], err[EFI_ARGS_ERROR_BYTES];
+    assert_int_equal(split(text, w, err), 1);
+    assert_string_equal(w[0], "a#b");
+}
+
+static void split_errors(void **state)
+{
+    (void)state;
+    char *w[MAXW], err[EFI_ARGS_ERROR_BYTES];
+    char open_quote[] = "info \"unterminated";
+    assert_int_equal(split(open_quote, w, err), -1);
+    assert_string_equal(err, "unterminated quote in word 2");
+    char many[] = "1 2 3 4 5 6 7 8 9";
+    assert_int_equal(split(many, w, err), -1);
+    assert_string_equal(err, "more than 8 words");
+    char exactly[] = "1 2 3 4 5 6 7 8";
+    assert_int_equal(split(exactly, w, err), 8);
+}
+
+static void image_path_detection(void **state)
+{
+    (void)state;
+    assert_true(efi_args_is_image_path("ptboot.efi"));
+    assert_true(efi_args_is_image_path("PTBOOT.EFI"));
+    assert_true(efi_args_is_image_path("fs0:\\ptboot.efi"));
+    assert_true(efi_args_is_image_path("\\EFI\\BOOT\\BOOTX64.EFI"));
+    assert_false(efi_args_is_image_path("info"));
+    assert_false(efi_args_is_image_path("--shutdown"));
+    assert_false(efi_args_is_image_path("efi"));
+}
+
+static void apply_options_and_command(void **state)
+{
+    (void)state;
+    struct efi_args a;
+    char err[EFI_ARGS_ERROR_BYTES];
+    char *w[] = { "--serial=off", "dump", "--raw", "--shutdown", "x.pt" };
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, w, 5, err, sizeof err), 0);
+    assert_true(a.shutdown); /* app options are taken anywhere */
+    assert_int_equal(a.serial, EFI_ARGS_SERIAL_OFF);
+    assert_string_equal(a.command, "dump");
+    assert_int_equal(a.argc, 2);
+    assert_string_equal(a.argv[0], "--raw");
+    assert_string_equal(a.argv[1], "x.pt");
+}
+
+static void command_line_overrides_config(void **state)
+{
+    (void)state;
+    struct efi_args a;
+    char err[EFI_ARGS_ERROR_BYTES];
+    char *cfg[] = { "--shutdown", "--serial=on", "info", "--verbose" };
+    char *cmd[] = { "--serial=auto", "selftest" };
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, cfg, 4, err, sizeof err), 0);
+    assert_int_equal(efi_args_apply(&a, cmd, 2, err, sizeof err), 0);
+    assert_true(a.shutdown);                        /* kept from config */
+    assert_int_equal(a.serial, EFI_ARGS_SERIAL_AUTO); /* overridden */
+    assert_string_equal(a.command, "selftest");     /* replaced */
+    assert_int_equal(a.argc, 0);                    /* config's args dropped */
+
+    /* A command line with options only keeps the config's command. */
+    char *opts[] = { "--no-shutdown" };
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, cfg, 4, err, sizeof err), 0);
+    assert_int_equal(efi_args_apply(&a, opts, 1, err, sizeof err), 0);
+    assert_false(a.shutdown);
+    assert_string_equal(a.command, "info");
+    assert_int_equal(a.argc, 1);
+}
+
+static void apply_errors(void **state)
+{
+    (void)state;
+    struct efi_args a;
+    char err[EFI_ARGS_ERROR_BYTES];
+    char *unknown[] = { "--bogus", "info" };
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, unknown, 2, err, sizeof err), -1);
+    assert_string_equal(err, "unknown option '--bogus' (see 'ptboot help')");
+    char *badval[] = { "--serial=maybe" };
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, badval, 1, err, sizeof err), -1);
+    assert_string_equal(err, "bad value 'maybe' for --serial (auto, on or off)");
+    /* After the command, unknown options belong to the command. */
+    char *later[] = { "info", "--bogus" };
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, later, 2, err, sizeof err), 0);
+    assert_int_equal(a.argc, 1);
+    efi_args_init(&a);
+    assert_null(a.command);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(split_words_quotes_comments),
+        cmocka_unit_test(split_empty_and_comment_only),
+        cmocka_unit_test(split_hash_inside_word_is_kept),
+        cmocka_unit_test(split_errors),
+        cmocka_unit_test(image_path_detection),
+        cmocka_unit_test(apply_options_and_command),
+        cmocka_unit_test(command_line_overrides_config),
+        cmocka_unit_test(apply_errors),
+    };
+    return cmocka_run_group_tests_name("efi_args", tests, NULL, NULL);
+}
