@@ -33,6 +33,7 @@ EFI_SRCS     :=
 # Fragments that add sources and tests come first; host.mk, test.mk and
 # bench.mk expand those lists in rule prerequisites, so they come last.
 include decoder/decoder.mk
+include decoder/ild.mk
 include arch/x86/arch.mk
 include efi/efi.mk
 include host/host.mk
