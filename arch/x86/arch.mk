@@ -2,5 +2,5 @@
 ARCH_SRCS := $(wildcard arch/x86/*.c)
 LIB_SRCS += $(ARCH_SRCS)
 EFI_SRCS += $(ARCH_SRCS)
-UNIT_TESTS += test_rtit_caps
+UNIT_TESTS += test_rtit_caps test_rtit_config test_rtit_topa
 TEST_SCRIPTS += test/host_info.sh

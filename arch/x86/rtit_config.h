@@ -1,0 +1,129 @@
+/* One struct says how to trace; rtit_check() validates it against the
+ * enumerated capabilities before any WRMSR, rejecting every configuration a
+ * real CPU would fault on (#GP) or flag as an operational error
+ * (STATUS.Error), and naming the rule (SDM ch. "Intel Processor Trace",
+ * 36.2.6-36.2.7 and 36.3.1 in the 2016 edition; rtit.md section 0). */
+#ifndef PTBOOT_ARCH_X86_RTIT_CONFIG_H
+#define PTBOOT_ARCH_X86_RTIT_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "arch/x86/pt_caps.h"
+#include "arch/x86/rtit_regs.h"
+
+enum rtit_output {
+	RTIT_OUTPUT_TOPA = 0,   /* Table of Physical Addresses */
+	RTIT_OUTPUT_SINGLE,     /* one contiguous, circular range */
+};
+
+enum rtit_when_full {
+	RTIT_FULL_RING = 0,     /* ToPA: END of the last table -> first table */
+	RTIT_FULL_STOP,         /* ToPA: STOP on the last region */
+};
+
+struct rtit_addr_range {
+	unsigned cfg;           /* RTIT_ADDR_CFG_OFF / _FILTER / _STOP */
+	uint64_t start, end;    /* ADDRn_A, ADDRn_B: inclusive, linear */
+};
+
+struct rtit_config {
+	/* output */
+	enum rtit_output output;
+	enum rtit_when_full when_full;
+	unsigned region_size_code; /* ToPA: each region is 4 KiB << code */
+	unsigned regions;          /* ToPA: number of regions */
+	uint64_t buffer_phys;      /* ToPA: regions back to back from here;
+				    * single range: the range base */
+	uint64_t single_size;      /* single range: bytes (power of two) */
+	uint64_t table_phys;       /* ToPA: first table; tables are 4 KiB
+				    * pages back to back (rtit_topa.h) */
+	/* packet generation (IA32_RTIT_CTL) */
+	bool os, user, branch_en, dis_retc, tsc_en;
+	bool mtc_en, cyc_en, ptw_en, fup_on_ptw, pwr_evt_en, event_en;
+	bool dis_tnt, inject_psb_pmi, fabric_en;
+	unsigned mtc_freq, cyc_thresh, psb_freq; /* CTL field encodings */
+	/* filtering */
+	bool cr3_filter;
+	uint64_t cr3;              /* IA32_RTIT_CR3_MATCH when cr3_filter */
+	struct rtit_addr_range range[RTIT_MAX_RANGES];
+};
+
+/* Rules rtit_check() enforces; rtit_rule_name() gives the short name. */
+enum rtit_rule {
+	RTIT_RULE_OK = 0,
+	RTIT_RULE_PT_ABSENT,              /* any RTIT MSR access #GPs */
+	RTIT_RULE_TOPA_UNSUPPORTED,       /* CTL.ToPA needs 14.0.ECX[0] */
+	RTIT_RULE_SINGLE_UNSUPPORTED,     /* ToPA=0, FabricEn=0 needs ECX[2] */
+	RTIT_RULE_FABRIC_UNSUPPORTED,     /* FabricEn needs ECX[3] */
+	RTIT_RULE_CYC_UNSUPPORTED,        /* CYCEn/CycThresh need EBX[1] */
+	RTIT_RULE_PSB_FREQ_UNSUPPORTED,   /* PSBFreq needs EBX[1] */
+	RTIT_RULE_CYC_THRESH_ENCODING,    /* not in 14.1.EBX[15:0] */
+	RTIT_RULE_PSB_FREQ_ENCODING,      /* not in 14.1.EBX[31:16] */
+	RTIT_RULE_MTC_UNSUPPORTED,        /* MTCEn/MTCFreq need EBX[3] */
+	RTIT_RULE_MTC_FREQ_ENCODING,      /* not in 14.1.EAX[31:16] */
+	RTIT_RULE_BRANCHEN_BDM106,        /* Broadwell: BranchEn must be 1 */
+	RTIT_RULE_BRANCHEN_FIXED,         /* BranchEn=0 needs EBX[3] */
+	RTIT_RULE_PTW_UNSUPPORTED,        /* PTWEn/FUPonPTW need EBX[4] */
+	RTIT_RULE_PWR_EVT_UNSUPPORTED,    /* PwrEvtEn needs EBX[5] */
+	RTIT_RULE_INJECT_UNSUPPORTED,     /* InjectPsbPmiOnEnable needs EBX[6] */
+	RTIT_RULE_EVENT_UNSUPPORTED,      /* EventEn needs EBX[7] */
+	RTIT_RULE_DISTNT_UNSUPPORTED,     /* DisTNT needs EBX[8] */
+	RTIT_RULE_CR3_UNSUPPORTED,        /* CR3Filter/CR3_MATCH need EBX[0] */
+	RTIT_RULE_CR3_RESERVED,           /* CR3_MATCH bits 4:0 */
+	RTIT_RULE_RANGE_UNSUPPORTED,      /* ADDRn with n >= RANGECNT */
+	RTIT_RULE_RANGE_CFG_RESERVED,     /* ADDRn_CFG 3..15 */
+	RTIT_RULE_RANGE_NONCANONICAL,     /* ADDRn_A/B not canonical */
+	RTIT_RULE_REGIONS_INVALID,        /* 0 regions or Size code > 15 */
+	RTIT_RULE_TOPA_SINGLE_ENTRY,      /* > 1 region without 14.0.ECX[1] */
+	RTIT_RULE_TOPA_TABLE_ALIGN,       /* table not 4 KiB aligned */
+	RTIT_RULE_REGION_ALIGN,           /* region not aligned to its size */
+	RTIT_RULE_SINGLE_SIZE,            /* not a power of two in 128..4G */
+	RTIT_RULE_SINGLE_ALIGN,           /* base overlaps the mask bits */
+	RTIT_RULE_ABOVE_MAXPHYADDR,       /* output or table beyond MAXPHYADDR */
+	RTIT_RULE_SINGLE_ERRATUM,         /* TGL052/ADL037/RPL017: > 4 KiB */
+	RTIT_RULE_COUNT
+};
+
+/* What a real CPU does with a configuration breaking the rule. */
+enum rtit_rule_kind {
+	RTIT_KIND_NONE = 0,
+	RTIT_KIND_GP,          /* WRMSR raises #GP */
+	RTIT_KIND_OPERROR,     /* accepted, then STATUS.Error (36.3.9) */
+	RTIT_KIND_UNSAFE,      /* accepted, but trace data may be wrong */
+	RTIT_KIND_INVALID,     /* not expressible in the MSRs at all */
+};
+
+struct rtit_violation {
+	enum rtit_rule rule;
+	int index;             /* address range n for RANGE_* rules, else -1 */
+};
+
+/* Returns RTIT_RULE_OK or the first rule cfg breaks on a CPU with caps
+ * (also in *v when v is not NULL). */
+enum rtit_rule rtit_check(const struct rtit_config *cfg,
+			  const struct rtit_caps *caps,
+			  struct rtit_violation *v);
+
+const char *rtit_rule_name(enum rtit_rule r);   /* "mtc-freq-encoding" */
+const char *rtit_rule_text(enum rtit_rule r);   /* sentence citing the SDM */
+enum rtit_rule_kind rtit_rule_kind(enum rtit_rule r);
+const char *rtit_rule_kind_name(enum rtit_rule_kind k); /* "#GP", ... */
+
+/* A sensible configuration for caps: ToPA (or single range when there is
+ * no ToPA), ring, OS=1, BranchEn=1, TSCEn=1, the lowest allowed PSBFreq,
+ * MTCFreq 3 when allowed, one region of 4 KiB. Addresses are 0; set them. */
+void rtit_config_default(struct rtit_config *cfg, const struct rtit_caps *caps);
+
+/* IA32_RTIT_CTL for cfg, TraceEn as given. Mechanical: no checks. */
+uint64_t rtit_config_ctl(const struct rtit_config *cfg, bool trace_en);
+
+/* Bytes of trace output cfg describes (regions * region size, or the single
+ * range size). */
+uint64_t rtit_config_buffer_bytes(const struct rtit_config *cfg);
+
+/* True if v is a canonical 48-bit linear address (bits 63:47 equal). With
+ * 5-level paging more addresses are canonical; 48-bit canonical addresses
+ * are canonical under both, so this is the safe test. */
+bool x86_canonical48(uint64_t v);
+
+#endif

@@ -1,0 +1,467 @@
+/* rtit_check(): one test per rule, across the capability sets of the real
+ * CPUs in test/fixtures/cpuid (plus synthetic variants where no fixture
+ * lacks or has a feature). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "arch/x86/rtit_config.h"
+#include "arch/x86/rtit_topa.h"
+#include "test/unit/rtit_test_util.h"
+
+#define BUF_PHYS   0x40000000ull
+#define TABLE_PHYS 0x3ff00000ull
+
+static struct rtit_caps caps(const char *name)
+{
+	return rtit_fixture_caps(name);
+}
+
+static struct rtit_config base(const struct rtit_caps *k)
+{
+	struct rtit_config c;
+	rtit_config_default(&c, k);
+	c.buffer_phys = BUF_PHYS;
+	c.table_phys = TABLE_PHYS;
+	return c;
+}
+
+static void expect(const struct rtit_config *c, const struct rtit_caps *k,
+		   enum rtit_rule want, int index)
+{
+	struct rtit_violation v;
+	enum rtit_rule got = rtit_check(c, k, &v);
+	if (got != want)
+		fail_msg("expected %s, got %s", rtit_rule_name(want), rtit_rule_name(got));
+	assert_int_equal(v.rule, want);
+	assert_int_equal(v.index, index);
+}
+
+#define EXPECT(c, k, rule) expect(&(c), &(k), (rule), -1)
+
+static void test_defaults_ok_on_every_pt_cpu(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < RTIT_FIXTURE_COUNT; i++) {
+		struct rtit_caps k = caps(rtit_fixture_names[i]);
+		struct rtit_config c = base(&k);
+		expect(&c, &k, k.pt ? RTIT_RULE_OK : RTIT_RULE_PT_ABSENT, -1);
+	}
+}
+
+static void test_rule_table_complete(void **state)
+{
+	(void)state;
+	for (int r = 1; r < RTIT_RULE_COUNT; r++) {
+		assert_non_null(rtit_rule_name(r));
+		assert_true(strlen(rtit_rule_text(r)) > 10);
+		assert_int_not_equal(rtit_rule_kind(r), RTIT_KIND_NONE);
+		for (int s = 1; s < r; s++)
+			assert_string_not_equal(rtit_rule_name(r), rtit_rule_name(s));
+	}
+	assert_string_equal(rtit_rule_kind_name(rtit_rule_kind(RTIT_RULE_MTC_FREQ_ENCODING)), "#GP");
+}
+
+static void test_ctl_value(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("skylake-client.txt");
+	struct rtit_config c = base(&k);
+	/* OS | ToPA | TSCEn | BranchEn | MTCFreq=3 */
+	assert_int_equal(rtit_config_ctl(&c, false), 0xe504);
+	assert_int_equal(rtit_config_ctl(&c, true), 0xe505);
+	c.range[1].cfg = RTIT_ADDR_CFG_STOP;
+	c.psb_freq = 5;
+	c.cyc_thresh = 2;
+	c.cyc_en = true;
+	assert_int_equal(rtit_config_ctl(&c, true),
+			 0xe507ull | 5ull << 24 | 2ull << 19 | 2ull << 36);
+	/* Broadwell: no MTC, so no MTCFreq */
+	k = caps("broadwell-client.txt");
+	c = base(&k);
+	assert_int_equal(rtit_config_ctl(&c, true), 0x2505);
+}
+
+static void test_pt_absent(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("amd.txt");
+	struct rtit_config c = base(&k);
+	EXPECT(c, k, RTIT_RULE_PT_ABSENT);
+	/* EBX[25]=1 but no real leaf 14h (QEMU-like) */
+	k.leaf7_pt = true;
+	EXPECT(c, k, RTIT_RULE_PT_ABSENT);
+}
+
+static void test_topa_unsupported(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("skylake-client.txt");
+	k.topa = false; /* a single-range-only CPU */
+	struct rtit_config c = base(&k);
+	assert_int_equal(c.output, RTIT_OUTPUT_SINGLE);
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.output = RTIT_OUTPUT_TOPA;
+	EXPECT(c, k, RTIT_RULE_TOPA_UNSUPPORTED);
+}
+
+static void test_single_unsupported(void **state)
+{
+	(void)state;
+	static const char *const no_single[] = {"broadwell-client.txt"};
+	static const char *const single[] = {"skylake-client.txt", "goldmont.txt",
+		"icelake-client.txt", "alderlake.txt", "sapphirerapids.txt"};
+	for (size_t i = 0; i < 1; i++) {
+		struct rtit_caps k = caps(no_single[i]);
+		struct rtit_config c = base(&k);
+		c.output = RTIT_OUTPUT_SINGLE;
+		EXPECT(c, k, RTIT_RULE_SINGLE_UNSUPPORTED);
+	}
+	for (size_t i = 0; i < 5; i++) {
+		struct rtit_caps k = caps(single[i]);
+		struct rtit_config c = base(&k);
+		c.output = RTIT_OUTPUT_SINGLE;
+		EXPECT(c, k, RTIT_RULE_OK);
+	}
+}
+
+static void test_fabric_unsupported(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < RTIT_FIXTURE_COUNT - 1; i++) {
+		struct rtit_caps k = caps(rtit_fixture_names[i]);
+		struct rtit_config c = base(&k);
+		c.fabric_en = true;
+		EXPECT(c, k, RTIT_RULE_FABRIC_UNSUPPORTED);
+		k.trace_transport = true;
+		EXPECT(c, k, RTIT_RULE_OK);
+	}
+}
+
+static void test_cyc_and_psb(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("broadwell-client.txt");
+	struct rtit_config c = base(&k);
+	c.cyc_en = true;
+	EXPECT(c, k, RTIT_RULE_CYC_UNSUPPORTED);
+	c = base(&k);
+	c.cyc_thresh = 1;
+	EXPECT(c, k, RTIT_RULE_CYC_UNSUPPORTED);
+	c = base(&k);
+	c.psb_freq = 1;
+	EXPECT(c, k, RTIT_RULE_PSB_FREQ_UNSUPPORTED);
+
+	k = caps("skylake-client.txt"); /* CYC 0x3fff, PSB 0x003f */
+	c = base(&k);
+	c.cyc_en = true;
+	c.cyc_thresh = 13;
+	c.psb_freq = 5;
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.cyc_thresh = 14;
+	EXPECT(c, k, RTIT_RULE_CYC_THRESH_ENCODING);
+	/* checked against the bitmap even with CYCEn=0 */
+	c.cyc_en = false;
+	EXPECT(c, k, RTIT_RULE_CYC_THRESH_ENCODING);
+	c.cyc_thresh = 0;
+	c.psb_freq = 6;
+	EXPECT(c, k, RTIT_RULE_PSB_FREQ_ENCODING);
+	c.psb_freq = 16;
+	EXPECT(c, k, RTIT_RULE_PSB_FREQ_ENCODING);
+
+	k = caps("goldmont.txt"); /* CYC 0xffff */
+	c = base(&k);
+	c.cyc_thresh = 15;
+	EXPECT(c, k, RTIT_RULE_OK);
+	k = caps("alderlake.txt"); /* CYC 0x003f */
+	c = base(&k);
+	c.cyc_thresh = 6;
+	EXPECT(c, k, RTIT_RULE_CYC_THRESH_ENCODING);
+	k = caps("icelake-client.txt"); /* CYC 0x1fff */
+	c = base(&k);
+	c.cyc_thresh = 13;
+	EXPECT(c, k, RTIT_RULE_CYC_THRESH_ENCODING);
+	c.cyc_thresh = 12;
+	EXPECT(c, k, RTIT_RULE_OK);
+}
+
+static void test_mtc(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("broadwell-client.txt");
+	struct rtit_config c = base(&k);
+	c.mtc_en = true;
+	EXPECT(c, k, RTIT_RULE_MTC_UNSUPPORTED);
+	c.mtc_en = false;
+	c.mtc_freq = 3;
+	EXPECT(c, k, RTIT_RULE_MTC_UNSUPPORTED);
+	for (size_t i = 1; i < RTIT_FIXTURE_COUNT - 1; i++) {
+		k = caps(rtit_fixture_names[i]); /* all: MTC bitmap 0x0249 */
+		c = base(&k);
+		c.mtc_en = true;
+		for (unsigned f = 0; f < 16; f++) {
+			c.mtc_freq = f;
+			expect(&c, &k, (0x249 >> f) & 1 ? RTIT_RULE_OK
+						       : RTIT_RULE_MTC_FREQ_ENCODING, -1);
+		}
+	}
+}
+
+static void test_branchen(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("broadwell-client.txt");
+	struct rtit_config c = base(&k);
+	c.branch_en = false;
+	EXPECT(c, k, RTIT_RULE_BRANCHEN_BDM106);
+	/* a non-Broadwell CPU without EBX[3]: BranchEn still not configurable */
+	k.quirks = 0;
+	EXPECT(c, k, RTIT_RULE_BRANCHEN_FIXED);
+	for (size_t i = 1; i < RTIT_FIXTURE_COUNT - 1; i++) {
+		k = caps(rtit_fixture_names[i]);
+		c = base(&k);
+		c.branch_en = false;
+		EXPECT(c, k, RTIT_RULE_OK);
+	}
+}
+
+static void test_ptwrite(void **state)
+{
+	(void)state;
+	static const struct { const char *cpu; bool has; } t[] = {
+		{"broadwell-client.txt", false}, {"skylake-client.txt", false},
+		{"goldmont.txt", false}, {"icelake-client.txt", false},
+		{"alderlake.txt", true}, {"sapphirerapids.txt", true},
+	};
+	for (size_t i = 0; i < 6; i++) {
+		struct rtit_caps k = caps(t[i].cpu);
+		struct rtit_config c = base(&k);
+		c.ptw_en = true;
+		EXPECT(c, k, t[i].has ? RTIT_RULE_OK : RTIT_RULE_PTW_UNSUPPORTED);
+		c.ptw_en = false;
+		c.fup_on_ptw = true;
+		EXPECT(c, k, t[i].has ? RTIT_RULE_OK : RTIT_RULE_PTW_UNSUPPORTED);
+	}
+}
+
+static void test_newer_features(void **state)
+{
+	(void)state;
+	/* Alder Lake: EBX=0x5f: PSB/PMI preservation yes; power events,
+	 * event trace, TNT disable no. */
+	struct rtit_caps k = caps("alderlake.txt");
+	struct rtit_config c = base(&k);
+	c.inject_psb_pmi = true;
+	EXPECT(c, k, RTIT_RULE_OK);
+	c = base(&k);
+	c.pwr_evt_en = true;
+	EXPECT(c, k, RTIT_RULE_PWR_EVT_UNSUPPORTED);
+	c = base(&k);
+	c.event_en = true;
+	EXPECT(c, k, RTIT_RULE_EVENT_UNSUPPORTED);
+	c = base(&k);
+	c.dis_tnt = true;
+	EXPECT(c, k, RTIT_RULE_DISTNT_UNSUPPORTED);
+	/* a newer CPU enumerating them */
+	k.power_events = k.event_trace = k.tnt_disable = true;
+	c = base(&k);
+	c.pwr_evt_en = c.event_en = c.dis_tnt = true;
+	EXPECT(c, k, RTIT_RULE_OK);
+
+	k = caps("skylake-client.txt");
+	c = base(&k);
+	c.inject_psb_pmi = true;
+	EXPECT(c, k, RTIT_RULE_INJECT_UNSUPPORTED);
+}
+
+static void test_cr3(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < RTIT_FIXTURE_COUNT - 1; i++) {
+		struct rtit_caps k = caps(rtit_fixture_names[i]);
+		struct rtit_config c = base(&k);
+		c.cr3_filter = true;
+		c.cr3 = 0x7f001000;
+		EXPECT(c, k, RTIT_RULE_OK);
+		c.cr3 = 0x7f001018; /* PCD/PWT bits: reserved in CR3_MATCH */
+		EXPECT(c, k, RTIT_RULE_CR3_RESERVED);
+		/* cr3 value is ignored while the filter is off */
+		c.cr3_filter = false;
+		EXPECT(c, k, RTIT_RULE_OK);
+		k.cr3_filter = false;
+		c.cr3_filter = true;
+		c.cr3 = 0x1000;
+		EXPECT(c, k, RTIT_RULE_CR3_UNSUPPORTED);
+	}
+}
+
+static void test_ranges(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("broadwell-client.txt"); /* 0 ranges */
+	struct rtit_config c = base(&k);
+	c.range[0] = (struct rtit_addr_range){RTIT_ADDR_CFG_FILTER, 0x1000, 0x2000};
+	expect(&c, &k, RTIT_RULE_RANGE_UNSUPPORTED, 0);
+
+	for (size_t i = 1; i < RTIT_FIXTURE_COUNT - 1; i++) {
+		k = caps(rtit_fixture_names[i]); /* 2 ranges each */
+		c = base(&k);
+		c.range[0] = (struct rtit_addr_range){RTIT_ADDR_CFG_FILTER,
+			0x7e000000, 0x7effffff};
+		c.range[1] = (struct rtit_addr_range){RTIT_ADDR_CFG_STOP,
+			0xffffffff80000000ull, 0xffffffff80001000ull};
+		EXPECT(c, k, RTIT_RULE_OK);
+		c.range[2].cfg = RTIT_ADDR_CFG_FILTER;
+		expect(&c, &k, RTIT_RULE_RANGE_UNSUPPORTED, 2);
+		c.range[2].cfg = RTIT_ADDR_CFG_OFF;
+		c.range[3].cfg = RTIT_ADDR_CFG_STOP;
+		expect(&c, &k, RTIT_RULE_RANGE_UNSUPPORTED, 3);
+		c.range[3].cfg = RTIT_ADDR_CFG_OFF;
+		c.range[1].cfg = 3;
+		expect(&c, &k, RTIT_RULE_RANGE_CFG_RESERVED, 1);
+		c.range[1].cfg = 15;
+		expect(&c, &k, RTIT_RULE_RANGE_CFG_RESERVED, 1);
+		c.range[1].cfg = RTIT_ADDR_CFG_STOP;
+		c.range[1].end = 0x0000800000000000ull;
+		expect(&c, &k, RTIT_RULE_RANGE_NONCANONICAL, 1);
+		c.range[1].end = 0x00007fffffffffffull;
+		c.range[0].start = 0xfff0000000000000ull;
+		expect(&c, &k, RTIT_RULE_RANGE_NONCANONICAL, 0);
+		/* a disabled range's addresses are not written: not checked */
+		c.range[0].cfg = RTIT_ADDR_CFG_OFF;
+		EXPECT(c, k, RTIT_RULE_OK);
+	}
+	/* a CPU with 4 ranges (14h.1.EAX[2:0] = 4, not masked to 2 bits) */
+	k = caps("skylake-client.txt");
+	k.num_ranges = 4;
+	c = base(&k);
+	c.range[3] = (struct rtit_addr_range){RTIT_ADDR_CFG_FILTER, 0, 0xfff};
+	EXPECT(c, k, RTIT_RULE_OK);
+}
+
+static void test_topa_rules(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("broadwell-client.txt");
+	struct rtit_config c = base(&k);
+	c.regions = 2;
+	EXPECT(c, k, RTIT_RULE_TOPA_SINGLE_ENTRY);
+	c.regions = 1;
+	c.region_size_code = 15; /* 128 MiB, one entry */
+	c.buffer_phys = 0x40000000;
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.when_full = RTIT_FULL_STOP;
+	EXPECT(c, k, RTIT_RULE_OK);
+
+	for (size_t i = 0; i < RTIT_FIXTURE_COUNT - 1; i++) {
+		k = caps(rtit_fixture_names[i]);
+		c = base(&k);
+		c.regions = 0;
+		EXPECT(c, k, RTIT_RULE_REGIONS_INVALID);
+		c.regions = 1;
+		c.region_size_code = 16;
+		EXPECT(c, k, RTIT_RULE_REGIONS_INVALID);
+		c.region_size_code = 9; /* 2 MiB */
+		c.buffer_phys = 0x40100000;
+		EXPECT(c, k, RTIT_RULE_REGION_ALIGN);
+		c.buffer_phys = 0x40200000;
+		EXPECT(c, k, RTIT_RULE_OK);
+		c.table_phys = TABLE_PHYS + 0x80;
+		EXPECT(c, k, RTIT_RULE_TOPA_TABLE_ALIGN);
+		c.table_phys = TABLE_PHYS + 0x800;
+		EXPECT(c, k, RTIT_RULE_TOPA_TABLE_ALIGN);
+		c.table_phys = TABLE_PHYS;
+		if (k.topa_multi_entry) {
+			c.regions = 1000; /* 2 tables, 2000 MiB */
+			c.region_size_code = 9;
+			EXPECT(c, k, RTIT_RULE_OK);
+		}
+	}
+}
+
+static void test_maxphyaddr(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("broadwell-client.txt"); /* 39 bits */
+	struct rtit_config c = base(&k);
+	c.buffer_phys = 1ull << 39;
+	EXPECT(c, k, RTIT_RULE_ABOVE_MAXPHYADDR);
+	c.buffer_phys = (1ull << 39) - 4096; /* last page: fits */
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.buffer_phys = BUF_PHYS;
+	c.table_phys = 1ull << 40;
+	EXPECT(c, k, RTIT_RULE_ABOVE_MAXPHYADDR);
+
+	k = caps("skylake-client.txt"); /* 39 bits: the 2nd table crosses */
+	c = base(&k);
+	c.regions = 600;
+	c.table_phys = (1ull << 39) - 4096;
+	EXPECT(c, k, RTIT_RULE_ABOVE_MAXPHYADDR);
+	c.table_phys = (1ull << 39) - 8192;
+	EXPECT(c, k, RTIT_RULE_OK);
+
+	k = caps("sapphirerapids.txt"); /* 52 bits */
+	c = base(&k);
+	c.buffer_phys = 1ull << 39;
+	c.table_phys = 1ull << 40;
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.output = RTIT_OUTPUT_SINGLE;
+	c.buffer_phys = 1ull << 52;
+	EXPECT(c, k, RTIT_RULE_ABOVE_MAXPHYADDR);
+}
+
+static void test_single_range(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("skylake-client.txt");
+	struct rtit_config c = base(&k);
+	c.output = RTIT_OUTPUT_SINGLE;
+	c.single_size = 1u << 20;
+	EXPECT(c, k, RTIT_RULE_OK); /* Skylake: no erratum */
+	c.single_size = 3000;
+	EXPECT(c, k, RTIT_RULE_SINGLE_SIZE);
+	c.single_size = 64;
+	EXPECT(c, k, RTIT_RULE_SINGLE_SIZE);
+	c.single_size = 128;
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.single_size = 1ull << 33;
+	EXPECT(c, k, RTIT_RULE_SINGLE_SIZE);
+	c.single_size = 8192;
+	c.buffer_phys = BUF_PHYS + 4096;
+	EXPECT(c, k, RTIT_RULE_SINGLE_ALIGN);
+
+	k = caps("alderlake.txt"); /* ADL037 */
+	c = base(&k);
+	c.output = RTIT_OUTPUT_SINGLE;
+	c.single_size = 4096;
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.single_size = 8192;
+	EXPECT(c, k, RTIT_RULE_SINGLE_ERRATUM);
+	assert_int_equal(rtit_rule_kind(RTIT_RULE_SINGLE_ERRATUM), RTIT_KIND_UNSAFE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_ok_on_every_pt_cpu),
+		cmocka_unit_test(test_rule_table_complete),
+		cmocka_unit_test(test_ctl_value),
+		cmocka_unit_test(test_pt_absent),
+		cmocka_unit_test(test_topa_unsupported),
+		cmocka_unit_test(test_single_unsupported),
+		cmocka_unit_test(test_fabric_unsupported),
+		cmocka_unit_test(test_cyc_and_psb),
+		cmocka_unit_test(test_mtc),
+		cmocka_unit_test(test_branchen),
+		cmocka_unit_test(test_ptwrite),
+		cmocka_unit_test(test_newer_features),
+		cmocka_unit_test(test_cr3),
+		cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_topa_rules),
+		cmocka_unit_test(test_maxphyaddr),
+		cmocka_unit_test(test_single_range),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
