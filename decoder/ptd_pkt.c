@@ -1,0 +1,733 @@
+/* libptd packet layer: decoding, synchronisation, last-IP.
+ *
+ * The decode loop dispatches on the first byte through a 256-entry const
+ * table (and on the second byte of 2-byte opcodes through another), then
+ * reads the payload in place. Packet encodings: Intel SDM Vol. 3C,
+ * "Intel Processor Trace" > "Trace Packets and Data Types". */
+#include "decoder/ptd_pkt.h"
+
+/* ---- the table of packet kinds ------------------------------------------- */
+
+#define PTD_KIND(n, o, om, e, em, e2, h, pl, sz, lay) \
+    { n, o, om, e, em, e2, h, pl, sz, lay }
+
+const struct ptd_pkt_kind_info ptd_pkt_kinds[PTD_PKT_KIND_COUNT] = {
+    [PTD_PKT_NONE]      = PTD_KIND("<none>", 0, 0, 0, 0, 0, 0, 0, 0, PTD_LAYOUT_NONE),
+    [PTD_PKT_PAD]       = PTD_KIND("pad", PTD_OPC_PAD, 0xff, 0, 0, 0, 1, 0, 1, PTD_LAYOUT_NONE),
+    [PTD_PKT_PSB]       = PTD_KIND("psb", PTD_OPC_EXT, 0xff, PTD_EXT_PSB, 0xff, 0, 2, 14, 16, PTD_LAYOUT_NONE),
+    [PTD_PKT_PSBEND]    = PTD_KIND("psbend", PTD_OPC_EXT, 0xff, PTD_EXT_PSBEND, 0xff, 0, 2, 0, 2, PTD_LAYOUT_NONE),
+    [PTD_PKT_TNT8]      = PTD_KIND("tnt.8", 0x00, 0x01, 0, 0, 0, 1, 0, 1, PTD_LAYOUT_TNT8),
+    [PTD_PKT_TNT64]     = PTD_KIND("tnt.64", PTD_OPC_EXT, 0xff, PTD_EXT_TNT64, 0xff, 0, 2, 6, 8, PTD_LAYOUT_VALUE),
+    [PTD_PKT_TIP]       = PTD_KIND("tip", PTD_OPC_TIP, PTD_OPC_IP_MASK, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_IP),
+    [PTD_PKT_TIP_PGE]   = PTD_KIND("tip.pge", PTD_OPC_TIP_PGE, PTD_OPC_IP_MASK, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_IP),
+    [PTD_PKT_TIP_PGD]   = PTD_KIND("tip.pgd", PTD_OPC_TIP_PGD, PTD_OPC_IP_MASK, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_IP),
+    [PTD_PKT_FUP]       = PTD_KIND("fup", PTD_OPC_FUP, PTD_OPC_IP_MASK, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_IP),
+    [PTD_PKT_MODE_EXEC] = PTD_KIND("mode.exec", PTD_OPC_MODE, 0xff, 0x00, 0xe0, 0, 1, 1, 2, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_MODE_TSX]  = PTD_KIND("mode.tsx", PTD_OPC_MODE, 0xff, 0x20, 0xe0, 0, 1, 1, 2, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_PIP]       = PTD_KIND("pip", PTD_OPC_EXT, 0xff, PTD_EXT_PIP, 0xff, 0, 2, 6, 8, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_TSC]       = PTD_KIND("tsc", PTD_OPC_TSC, 0xff, 0, 0, 0, 1, 7, 8, PTD_LAYOUT_VALUE),
+    [PTD_PKT_MTC]       = PTD_KIND("mtc", PTD_OPC_MTC, 0xff, 0, 0, 0, 1, 1, 2, PTD_LAYOUT_VALUE),
+    [PTD_PKT_TMA]       = PTD_KIND("tma", PTD_OPC_EXT, 0xff, PTD_EXT_TMA, 0xff, 0, 2, 5, 7, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_CYC]       = PTD_KIND("cyc", PTD_OPC_CYC, PTD_OPC_CYC_MASK, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_CYC),
+    [PTD_PKT_VMCS]      = PTD_KIND("vmcs", PTD_OPC_EXT, 0xff, PTD_EXT_VMCS, 0xff, 0, 2, 5, 7, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_OVF]       = PTD_KIND("ovf", PTD_OPC_EXT, 0xff, PTD_EXT_OVF, 0xff, 0, 2, 0, 2, PTD_LAYOUT_NONE),
+    [PTD_PKT_CBR]       = PTD_KIND("cbr", PTD_OPC_EXT, 0xff, PTD_EXT_CBR, 0xff, 0, 2, 2, 4, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_STOP]      = PTD_KIND("stop", PTD_OPC_EXT, 0xff, PTD_EXT_STOP, 0xff, 0, 2, 0, 2, PTD_LAYOUT_NONE),
+    [PTD_PKT_PTW]       = PTD_KIND("ptw", PTD_OPC_EXT, 0xff, PTD_EXT_PTW, PTD_EXT_PTW_MASK, 0, 2, 0, 0, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_MWAIT]     = PTD_KIND("mwait", PTD_OPC_EXT, 0xff, PTD_EXT_MWAIT, 0xff, 0, 2, 8, 10, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_PWRE]      = PTD_KIND("pwre", PTD_OPC_EXT, 0xff, PTD_EXT_PWRE, 0xff, 0, 2, 2, 4, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_PWRX]      = PTD_KIND("pwrx", PTD_OPC_EXT, 0xff, PTD_EXT_PWRX, 0xff, 0, 2, 5, 7, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_EXSTOP]    = PTD_KIND("exstop", PTD_OPC_EXT, 0xff, PTD_EXT_EXSTOP, 0x7f, 0, 2, 0, 2, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_BBP]       = PTD_KIND("bbp", PTD_OPC_EXT, 0xff, PTD_EXT_BBP, 0xff, 0, 2, 1, 3, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_BIP]       = PTD_KIND("bip", PTD_OPC_BIP, PTD_OPC_BIP_MASK, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_BEP]       = PTD_KIND("bep", PTD_OPC_EXT, 0xff, PTD_EXT_BEP, 0x7f, 0, 2, 0, 2, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_CFE]       = PTD_KIND("cfe", PTD_OPC_EXT, 0xff, PTD_EXT_CFE, 0xff, 0, 2, 2, 4, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_EVD]       = PTD_KIND("evd", PTD_OPC_EXT, 0xff, PTD_EXT_EVD, 0xff, 0, 2, 9, 11, PTD_LAYOUT_SPECIAL),
+    [PTD_PKT_MNT]       = PTD_KIND("mnt", PTD_OPC_EXT, 0xff, PTD_EXT_MNT, 0xff, PTD_EXT2_MNT, 3, 8, 11, PTD_LAYOUT_VALUE),
+};
+
+int ptd_ipc_size(unsigned ipc)
+{
+    switch (ipc) {
+    case PTD_IPC_SUPPRESSED: return 0;
+    case PTD_IPC_UPDATE_16: return 2;
+    case PTD_IPC_UPDATE_32: return 4;
+    case PTD_IPC_SEXT_48:
+    case PTD_IPC_UPDATE_48: return 6;
+    case PTD_IPC_FULL: return 8;
+    default: return -1;
+    }
+}
+
+const char *ptd_errstr(int code)
+{
+    if (code < 0)
+        code = -code;
+    switch (code) {
+    case PTD_OK: return "OK";
+    case PTD_ERR_INTERNAL: return "internal error";
+    case PTD_ERR_INVALID: return "invalid argument";
+    case PTD_ERR_NOSYNC: return "decoder out of sync";
+    case PTD_ERR_BAD_OPC: return "unknown opcode";
+    case PTD_ERR_BAD_PACKET: return "unknown packet";
+    case PTD_ERR_EOS: return "reached end of trace stream";
+    case PTD_ERR_NOIP: return "no ip";
+    case PTD_ERR_IP_SUPPRESSED: return "ip has been suppressed";
+    case PTD_ERR_TRUNCATED: return "truncated packet";
+    case PTD_ERR_NOSPC: return "output buffer too small";
+    default: return "unknown error";
+    }
+}
+
+/* ---- dispatch tables ------------------------------------------------------- */
+
+/* Classes of the first byte. */
+enum {
+    FB_BAD = 0, FB_PAD, FB_EXT, FB_TNT8, FB_CYC, FB_TIP, FB_PGE, FB_PGD, FB_FUP,
+    FB_TSC, FB_MTC, FB_MODE,
+};
+
+/* Computed at compile time from the opcode definitions: 0x00 PAD, 0x02 EXT,
+ * other even bytes TNT-8 (bit 0 = 0), xxxxxx11 CYC, and the IP family and
+ * 1-byte opcodes by their fixed bits. */
+#define FB_OF(b)                                                            \
+    ((b) == PTD_OPC_PAD ? FB_PAD :                                          \
+     (b) == PTD_OPC_EXT ? FB_EXT :                                          \
+     ((b) & 1) == 0 ? FB_TNT8 :                                             \
+     ((b) & PTD_OPC_CYC_MASK) == PTD_OPC_CYC ? FB_CYC :                     \
+     ((b) & PTD_OPC_IP_MASK) == PTD_OPC_TIP ? FB_TIP :                      \
+     ((b) & PTD_OPC_IP_MASK) == PTD_OPC_TIP_PGE ? FB_PGE :                  \
+     ((b) & PTD_OPC_IP_MASK) == PTD_OPC_TIP_PGD ? FB_PGD :                  \
+     ((b) & PTD_OPC_IP_MASK) == PTD_OPC_FUP ? FB_FUP :                      \
+     (b) == PTD_OPC_TSC ? FB_TSC :                                          \
+     (b) == PTD_OPC_MTC ? FB_MTC :                                          \
+     (b) == PTD_OPC_MODE ? FB_MODE : FB_BAD)
+
+/* Classes of the second byte of a 2-byte opcode. */
+enum {
+    EB_BAD = 0, EB_PSB, EB_PSBEND, EB_OVF, EB_TNT64, EB_PIP, EB_CBR, EB_TMA,
+    EB_VMCS, EB_STOP, EB_MNT, EB_EXSTOP, EB_MWAIT, EB_PWRE, EB_PWRX, EB_PTW,
+    EB_BBP, EB_BEP, EB_CFE, EB_EVD,
+};
+
+#define EB_OF(b)                                                            \
+    ((b) == PTD_EXT_PSB ? EB_PSB :                                          \
+     (b) == PTD_EXT_PSBEND ? EB_PSBEND :                                    \
+     (b) == PTD_EXT_OVF ? EB_OVF :                                          \
+     (b) == PTD_EXT_TNT64 ? EB_TNT64 :                                      \
+     (b) == PTD_EXT_PIP ? EB_PIP :                                          \
+     (b) == PTD_EXT_CBR ? EB_CBR :                                          \
+     (b) == PTD_EXT_TMA ? EB_TMA :                                          \
+     (b) == PTD_EXT_VMCS ? EB_VMCS :                                        \
+     (b) == PTD_EXT_STOP ? EB_STOP :                                        \
+     (b) == PTD_EXT_MNT ? EB_MNT :                                          \
+     ((b) & 0x7f) == PTD_EXT_EXSTOP ? EB_EXSTOP :                           \
+     (b) == PTD_EXT_MWAIT ? EB_MWAIT :                                      \
+     (b) == PTD_EXT_PWRE ? EB_PWRE :                                        \
+     (b) == PTD_EXT_PWRX ? EB_PWRX :                                        \
+     ((b) & PTD_EXT_PTW_MASK) == PTD_EXT_PTW ? EB_PTW :                     \
+     (b) == PTD_EXT_BBP ? EB_BBP :                                          \
+     ((b) & 0x7f) == PTD_EXT_BEP ? EB_BEP :                                 \
+     (b) == PTD_EXT_CFE ? EB_CFE :                                          \
+     (b) == PTD_EXT_EVD ? EB_EVD : EB_BAD)
+
+#define R4(M, b) M(b), M((b) + 1), M((b) + 2), M((b) + 3)
+#define R16(M, b) R4(M, b), R4(M, (b) + 4), R4(M, (b) + 8), R4(M, (b) + 12)
+#define R64(M, b) R16(M, b), R16(M, (b) + 16), R16(M, (b) + 32), R16(M, (b) + 48)
+#define R256(M) R64(M, 0), R64(M, 64), R64(M, 128), R64(M, 192)
+
+static const uint8_t ptd_fb_class[256] = { R256(FB_OF) };
+static const uint8_t ptd_eb_class[256] = { R256(EB_OF) };
+
+/* Payload bytes of an IP packet per IPBytes; 0xff: reserved. */
+static const uint8_t ptd_ipc_bytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
+
+/* Little-endian load of n bytes (the caller checked the bounds). With a
+ * constant n the compiler merges this into plain loads. */
+static inline uint64_t ld_le(const uint8_t *p, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = n; i-- > 0;)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint64_t ld_le64(const uint8_t *p)
+{
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+           (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+/* Index of the most significant set bit (v != 0). */
+static inline unsigned msb64(uint64_t v)
+{
+    return 63u - (unsigned)__builtin_clzll(v);
+}
+
+int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size)
+{
+    if (!d || (!buf && size))
+        return -PTD_ERR_INVALID;
+    d->begin = buf;
+    d->end = buf + size;
+    d->pos = buf;
+    d->sync = 0;
+    d->in_block = 0;
+    d->block_sz4 = 0;
+    return 0;
+}
+
+uint64_t ptd_pkt_offset(const struct ptd_pkt_decoder *d)
+{
+    return (uint64_t)(d->pos - d->begin);
+}
+
+/* Is there a complete PSB at pos? 1 yes, 0 no (pattern broken), -1 the
+ * buffer ends first. */
+static int psb_at(const uint8_t *pos, const uint8_t *end)
+{
+    if ((size_t)(end - pos) < PTD_PSB_SIZE)
+        return -1;
+    for (unsigned i = 0; i < PTD_PSB_SIZE; i += 2)
+        if (pos[i] != PTD_OPC_EXT || pos[i + 1] != PTD_EXT_PSB)
+            return 0;
+    return 1;
+}
+
+/* Decode one packet at pos (pos < end). Returns its size or a negative
+ * error. Updates the block state in *d. Inlined into both entry points. */
+static inline __attribute__((always_inline)) int
+decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
+           struct ptd_pkt *p)
+{
+    const size_t left = (size_t)(end - pos);
+    const uint8_t b = pos[0];
+    unsigned n;
+
+    switch (ptd_fb_class[b]) {
+    case FB_TNT8:
+        if (__builtin_expect(d->in_block, 0) && (b & PTD_OPC_BIP_MASK) == PTD_OPC_BIP) {
+            n = d->block_sz4 ? 5u : 9u;
+            if (left < n)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_BIP;
+            p->size = (uint8_t)n;
+            p->a = (uint8_t)(b >> 3);
+            p->flags = 0;
+            p->aux = 0;
+            p->payload = ld_le(pos + 1, n - 1);
+            return (int)n;
+        }
+        {
+            unsigned v = (unsigned)b >> 1;
+            unsigned bits = 31u - (unsigned)__builtin_clz(v);
+            p->kind = PTD_PKT_TNT8;
+            p->size = 1;
+            p->a = (uint8_t)bits;
+            p->flags = 0;
+            p->aux = 0;
+            p->payload = v & ~(1u << bits);
+        }
+        return 1;
+
+    case FB_TIP: p->kind = PTD_PKT_TIP; goto ip;
+    case FB_PGE: p->kind = PTD_PKT_TIP_PGE; goto ip;
+    case FB_PGD: p->kind = PTD_PKT_TIP_PGD; goto ip;
+    case FB_FUP: p->kind = PTD_PKT_FUP;
+    ip: {
+            unsigned ipc = (unsigned)b >> 5;
+            n = ptd_ipc_bytes[ipc];
+            if (n == 0xff) {
+                p->kind = PTD_PKT_NONE;
+                return -PTD_ERR_BAD_PACKET;
+            }
+            if (left < n + 1) {
+                p->kind = PTD_PKT_NONE;
+                return -PTD_ERR_TRUNCATED;
+            }
+            p->a = (uint8_t)ipc;
+            p->flags = 0;
+            p->aux = 0;
+            p->size = (uint8_t)(n + 1);
+            if (left >= 9)
+                p->payload = n ? ld_le64(pos + 1) & (~0ull >> (64 - 8 * n)) : 0;
+            else
+                p->payload = ld_le(pos + 1, n);
+            return (int)(n + 1);
+        }
+
+    case FB_PAD:
+        p->kind = PTD_PKT_PAD;
+        p->size = 1;
+        p->a = 0;
+        p->flags = 0;
+        p->aux = 0;
+        p->payload = 0;
+        return 1;
+
+    case FB_CYC: {
+        uint64_t v = (uint64_t)(b >> 3);
+        unsigned shl = 5;
+        n = 1;
+        if (b & 0x04) {
+            for (;;) {
+                uint8_t x;
+                if (n >= left)
+                    return -PTD_ERR_TRUNCATED;
+                x = pos[n++];
+                /* A 64-bit counter needs at most 5 + 8 * 7 bits. */
+                if (shl + 7 > 64)
+                    return -PTD_ERR_BAD_PACKET;
+                v |= (uint64_t)(x >> 1) << shl;
+                shl += 7;
+                if (!(x & 1))
+                    break;
+            }
+        }
+        p->kind = PTD_PKT_CYC;
+        p->size = (uint8_t)n;
+        p->a = 0;
+        p->flags = 0;
+        p->aux = 0;
+        p->payload = v;
+        return (int)n;
+    }
+
+    case FB_TSC:
+        if (left < 8)
+            return -PTD_ERR_TRUNCATED;
+        p->kind = PTD_PKT_TSC;
+        p->size = 8;
+        p->a = 0;
+        p->flags = 0;
+        p->aux = 0;
+        p->payload = ld_le64(pos) >> 8;
+        return 8;
+
+    case FB_MTC:
+        if (left < 2)
+            return -PTD_ERR_TRUNCATED;
+        p->kind = PTD_PKT_MTC;
+        p->size = 2;
+        p->a = 0;
+        p->flags = 0;
+        p->aux = 0;
+        p->payload = pos[1];
+        return 2;
+
+    case FB_MODE: {
+        uint8_t m;
+        if (left < 2)
+            return -PTD_ERR_TRUNCATED;
+        m = pos[1];
+        switch (m >> 5) {
+        case 0: p->kind = PTD_PKT_MODE_EXEC; p->flags = m & 0x07; break;
+        case 1: p->kind = PTD_PKT_MODE_TSX; p->flags = m & 0x03; break;
+        default: return -PTD_ERR_BAD_PACKET;
+        }
+        p->size = 2;
+        p->a = 0;
+        p->aux = 0;
+        p->payload = 0;
+        return 2;
+    }
+
+    case FB_EXT:
+        break;
+
+    default:
+        return -PTD_ERR_BAD_OPC;
+    }
+
+    /* 2-byte opcodes */
+    if (left < 2)
+        return -PTD_ERR_TRUNCATED;
+    {
+        const uint8_t e = pos[1];
+        p->a = 0;
+        p->flags = 0;
+        p->aux = 0;
+        p->payload = 0;
+        switch (ptd_eb_class[e]) {
+        case EB_PSB: {
+            int r = psb_at(pos, end);
+            if (r < 0)
+                return -PTD_ERR_TRUNCATED;
+            if (r == 0)
+                return -PTD_ERR_BAD_PACKET;
+            d->in_block = 0;
+            p->kind = PTD_PKT_PSB;
+            p->size = PTD_PSB_SIZE;
+            return PTD_PSB_SIZE;
+        }
+        case EB_PSBEND: p->kind = PTD_PKT_PSBEND; p->size = 2; return 2;
+        case EB_OVF: d->in_block = 0; p->kind = PTD_PKT_OVF; p->size = 2; return 2;
+        case EB_STOP: p->kind = PTD_PKT_STOP; p->size = 2; return 2;
+        case EB_TNT64: {
+            uint64_t v;
+            if (left < 8)
+                return -PTD_ERR_TRUNCATED;
+            v = ld_le(pos + 2, 6);
+            /* a stop bit and at least one TNT bit */
+            if (v < 2)
+                return -PTD_ERR_BAD_PACKET;
+            n = msb64(v);
+            p->kind = PTD_PKT_TNT64;
+            p->size = 8;
+            p->a = (uint8_t)n;
+            p->payload = v & ~(1ull << n);
+            return 8;
+        }
+        case EB_PIP: {
+            uint64_t v;
+            if (left < 8)
+                return -PTD_ERR_TRUNCATED;
+            v = ld_le(pos + 2, 6);
+            p->kind = PTD_PKT_PIP;
+            p->size = 8;
+            p->flags = (uint8_t)(v & 1);
+            p->payload = (v >> 1) << 5;
+            return 8;
+        }
+        case EB_CBR:
+            if (left < 4)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_CBR;
+            p->size = 4;
+            p->payload = pos[2];
+            return 4;
+        case EB_TMA:
+            if (left < 7)
+                return -PTD_ERR_TRUNCATED;
+            /* Byte 4 and byte 6 bits 7:1 are reserved (SDM TMA packet
+             * definition); set, they mean corruption (erratum SKZ84). */
+            if (pos[4] || (pos[6] & 0xfe))
+                return -PTD_ERR_BAD_PACKET;
+            p->kind = PTD_PKT_TMA;
+            p->size = 7;
+            p->payload = ld_le(pos + 2, 2);
+            p->aux = (uint32_t)pos[5] | (uint32_t)(pos[6] & 1) << 8;
+            return 7;
+        case EB_VMCS:
+            if (left < 7)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_VMCS;
+            p->size = 7;
+            p->payload = ld_le(pos + 2, 5) << 12;
+            return 7;
+        case EB_MNT:
+            if (left < 3)
+                return -PTD_ERR_TRUNCATED;
+            if (pos[2] != PTD_EXT2_MNT)
+                return -PTD_ERR_BAD_OPC;
+            if (left < 11)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_MNT;
+            p->size = 11;
+            p->payload = ld_le64(pos + 3);
+            return 11;
+        case EB_EXSTOP:
+            p->kind = PTD_PKT_EXSTOP;
+            p->size = 2;
+            p->flags = (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0;
+            return 2;
+        case EB_MWAIT:
+            if (left < 10)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_MWAIT;
+            p->size = 10;
+            p->payload = ld_le(pos + 2, 4);
+            p->aux = (uint32_t)ld_le(pos + 6, 4);
+            return 10;
+        case EB_PWRE:
+            if (left < 4)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_PWRE;
+            p->size = 4;
+            p->flags = (pos[2] & 0x80) ? PTD_PKTF_HW : 0;
+            p->a = pos[3] >> 4;
+            p->aux = pos[3] & 0xf;
+            return 4;
+        case EB_PWRX:
+            if (left < 7)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_PWRX;
+            p->size = 7;
+            p->a = pos[2] >> 4;
+            p->aux = pos[2] & 0xf;
+            p->flags = pos[3] & 0xf;
+            return 7;
+        case EB_PTW: {
+            unsigned plc = (e >> 5) & 3;
+            if (plc > 1)
+                return -PTD_ERR_BAD_PACKET;
+            n = plc ? 10u : 6u;
+            if (left < n)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_PTW;
+            p->size = (uint8_t)n;
+            p->a = (uint8_t)plc;
+            p->flags = (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0;
+            p->payload = ld_le(pos + 2, n - 2);
+            return (int)n;
+        }
+        case EB_BBP:
+            if (left < 3)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_BBP;
+            p->size = 3;
+            p->a = pos[2] & 0x1f;
+            p->flags = (pos[2] & 0x80) ? PTD_PKTF_SZ4 : 0;
+            d->in_block = 1;
+            d->block_sz4 = p->flags & PTD_PKTF_SZ4;
+            return 3;
+        case EB_BEP:
+            p->kind = PTD_PKT_BEP;
+            p->size = 2;
+            p->flags = (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0;
+            d->in_block = 0;
+            return 2;
+        case EB_CFE:
+            if (left < 4)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_CFE;
+            p->size = 4;
+            p->a = pos[2] & 0x1f;
+            p->flags = (pos[2] & 0x80) ? PTD_PKTF_IP : 0;
+            p->aux = pos[3];
+            return 4;
+        case EB_EVD:
+            if (left < 11)
+                return -PTD_ERR_TRUNCATED;
+            p->kind = PTD_PKT_EVD;
+            p->size = 11;
+            p->a = pos[2] & 0x3f;
+            p->payload = ld_le64(pos + 3);
+            return 11;
+        default:
+            return -PTD_ERR_BAD_OPC;
+        }
+    }
+}
+
+int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p)
+{
+    const uint8_t *pos = d->pos, *end = d->end;
+    int n;
+
+    if (pos >= end)
+        return -PTD_ERR_EOS;
+    n = decode_one(d, pos, end, p);
+    if (n > 0)
+        d->pos = pos + n;
+    else
+        p->kind = PTD_PKT_NONE;
+    return n;
+}
+
+size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
+                          uint64_t *offsets, size_t max, int *status)
+{
+    const uint8_t *pos = d->pos, *end = d->end, *begin = d->begin;
+    size_t i = 0;
+    int st = 0;
+
+    for (; i < max; i++) {
+        int n;
+        if (pos >= end) {
+            st = -PTD_ERR_EOS;
+            break;
+        }
+        n = decode_one(d, pos, end, &out[i]);
+        if (n < 0) {
+            st = n;
+            break;
+        }
+        if (offsets)
+            offsets[i] = (uint64_t)(pos - begin);
+        pos += n;
+    }
+    d->pos = pos;
+    if (status)
+        *status = st;
+    return i;
+}
+
+/* ---- synchronisation --------------------------------------------------------- */
+
+/* The PSB pattern as a little-endian 64-bit word, in both phases. */
+#define PSB_WORD_LOHI 0x8202820282028202ull
+#define PSB_WORD_HILO 0x0282028202820282ull
+
+/* Given a position inside a run of PSB pattern bytes, find the PSB that ends
+ * the run: walk to the end of the 02 82 pairs, step back one PSB, check.
+ * Returns its offset or -1; *run_end receives where the run stopped. */
+static int64_t psb_from_pattern(const uint8_t *begin, const uint8_t *end,
+                                const uint8_t *pos, const uint8_t **run_end)
+{
+    const uint8_t *start;
+
+    if (*pos != PTD_OPC_EXT)
+        pos++;
+    for (; pos + 1 < end; pos += 2)
+        if (pos[0] != PTD_OPC_EXT || pos[1] != PTD_EXT_PSB)
+            break;
+    *run_end = pos;
+    if ((size_t)(pos - begin) < PTD_PSB_SIZE)
+        return -1;
+    start = pos - PTD_PSB_SIZE;
+    if (psb_at(start, end) != 1)
+        return -1;
+    return (int64_t)(start - begin);
+}
+
+/* Search aligned 8-byte words (aligned relative to the buffer start) from
+ * `from` for the PSB pattern; accept a PSB at or after `min`. */
+static int64_t psb_search(const uint8_t *begin, const uint8_t *end, size_t from,
+                          size_t min)
+{
+    size_t size = (size_t)(end - begin);
+    size_t w = (from + 7) & ~(size_t)7;
+
+    while (w + 8 <= size) {
+        uint64_t v = ld_le64(begin + w);
+        const uint8_t *run_end;
+        int64_t psb;
+
+        if (v != PSB_WORD_LOHI && v != PSB_WORD_HILO) {
+            w += 8;
+            continue;
+        }
+        psb = psb_from_pattern(begin, end, begin + w, &run_end);
+        if (psb >= 0 && (size_t)psb >= min)
+            return psb;
+        /* Every word inside this run leads to the same answer: skip it. */
+        {
+            size_t next = (size_t)(run_end - begin);
+            next = (next + 7) & ~(size_t)7;
+            w = next > w + 8 ? next : w + 8;
+        }
+    }
+    return -PTD_ERR_EOS;
+}
+
+int ptd_pkt_sync_forward(struct ptd_pkt_decoder *d)
+{
+    size_t pos, start;
+    int64_t psb;
+
+    if (!d)
+        return -PTD_ERR_INVALID;
+    pos = (size_t)(d->pos - d->begin);
+    if (d->sync && d->pos == d->sync)
+        pos += PTD_PSB_SIZE;
+    start = pos;
+    /* Like libipt: start a little earlier so a PSB partly consumed by the
+     * preceding (bad) packet is found again. */
+    pos -= pos < PTD_PSB_SIZE - 1 ? pos : PTD_PSB_SIZE - 1;
+    (void)start;
+    psb = psb_search(d->begin, d->end, pos, pos);
+    if (psb < 0)
+        return (int)psb;
+    d->sync = d->begin + psb;
+    d->pos = d->sync;
+    d->in_block = 0;
+    return 0;
+}
+
+int ptd_pkt_sync_set(struct ptd_pkt_decoder *d, uint64_t offset)
+{
+    if (!d)
+        return -PTD_ERR_INVALID;
+    if (offset > (uint64_t)(d->end - d->begin))
+        return -PTD_ERR_EOS;
+    d->pos = d->begin + offset;
+    d->sync = d->pos;
+    d->in_block = 0;
+    return 0;
+}
+
+int ptd_pkt_resync(struct ptd_pkt_decoder *d, uint64_t *skipped)
+{
+    const uint8_t *from;
+    int r;
+
+    if (!d)
+        return -PTD_ERR_INVALID;
+    from = d->pos;
+    r = ptd_pkt_sync_forward(d);
+    if (skipped) {
+        if (r < 0)
+            *skipped = (uint64_t)(d->end - from);
+        else
+            *skipped = d->pos > from ? (uint64_t)(d->pos - from) : 0;
+    }
+    if (r < 0)
+        d->pos = d->end;
+    return r;
+}
+
+int64_t ptd_psb_find(const uint8_t *buf, size_t size, size_t from)
+{
+    const uint8_t *end = buf + size;
+
+    if (!buf)
+        return -PTD_ERR_INVALID;
+    for (size_t i = from; i + PTD_PSB_SIZE <= size; i++) {
+        if (buf[i] != PTD_OPC_EXT || buf[i + 1] != PTD_EXT_PSB)
+            continue;
+        if (psb_at(buf + i, end) == 1)
+            return (int64_t)i;
+    }
+    return -PTD_ERR_EOS;
+}
+
+/* ---- last IP ------------------------------------------------------------------ */
+
+void ptd_last_ip_init(struct ptd_last_ip *l)
+{
+    l->ip = 0;
+    l->have_ip = 0;
+    l->suppressed = 0;
+}
+
+int ptd_last_ip_update(struct ptd_last_ip *l, unsigned ipc, uint64_t payload)
+{
+    switch (ipc) {
+    case PTD_IPC_SUPPRESSED:
+        l->suppressed = 1;
+        return 0;
+    case PTD_IPC_UPDATE_16:
+        l->ip = (l->ip & ~0xffffull) | (payload & 0xffffull);
+        break;
+    case PTD_IPC_UPDATE_32:
+        l->ip = (l->ip & ~0xffffffffull) | (payload & 0xffffffffull);
+        break;
+    case PTD_IPC_SEXT_48:
+        l->ip = ptd_sext48(payload);
+        break;
+    case PTD_IPC_UPDATE_48:
+        l->ip = (l->ip & ~0xffffffffffffull) | (payload & 0xffffffffffffull);
+        break;
+    case PTD_IPC_FULL:
+        l->ip = payload;
+        break;
+    default:
+        return -PTD_ERR_BAD_PACKET;
+    }
+    l->have_ip = 1;
+    l->suppressed = 0;
+    return 0;
+}
+
+int ptd_last_ip_query(const struct ptd_last_ip *l, uint64_t *ip)
+{
+    if (!l->have_ip)
+        return -PTD_ERR_NOIP;
+    if (l->suppressed)
+        return -PTD_ERR_IP_SUPPRESSED;
+    if (ip)
+        *ip = l->ip;
+    return 0;
+}
