@@ -13,30 +13,40 @@ static EFI_FILE_HANDLE open_root(EFI_HANDLE image)
     return LibOpenRoot(li->DeviceHandle);
 }
 
-enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
-                                       char *buf, size_t cap, size_t *len)
+/* Opens path for reading; '/' is accepted for '\\'. */
+static enum efi_volume_result open_file(EFI_HANDLE image, const char *path, EFI_FILE_HANDLE *fh)
 {
     CHAR16 wpath[VOLUME_PATH_MAX];
     size_t n = 0;
-    *len = 0;
-    if (cap == 0)
-        return EFI_VOLUME_TOO_LARGE;
-    buf[0] = '\0';
     for (; path[n] && n + 1 < VOLUME_PATH_MAX; n++)
         wpath[n] = (CHAR16)(path[n] == '/' ? '\\' : path[n]);
     wpath[n] = 0;
+    if (path[n])
+        return EFI_VOLUME_NOT_FOUND; /* longer than any FAT path */
 
     EFI_FILE_HANDLE root = open_root(image);
     if (!root)
         return EFI_VOLUME_IO;
-    EFI_FILE_HANDLE fh = NULL;
-    EFI_STATUS s = root->Open(root, &fh, wpath, EFI_FILE_MODE_READ, 0);
+    EFI_STATUS s = root->Open(root, fh, wpath, EFI_FILE_MODE_READ, 0);
     root->Close(root);
     if (s == EFI_NOT_FOUND)
         return EFI_VOLUME_NOT_FOUND;
-    if (EFI_ERROR(s))
-        return EFI_VOLUME_IO;
+    return EFI_ERROR(s) ? EFI_VOLUME_IO : EFI_VOLUME_OK;
+}
 
+enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
+                                       char *buf, size_t cap, size_t *len)
+{
+    *len = 0;
+    if (cap == 0)
+        return EFI_VOLUME_TOO_LARGE;
+    buf[0] = '\0';
+    EFI_FILE_HANDLE fh = NULL;
+    enum efi_volume_result opened = open_file(image, path, &fh);
+    if (opened != EFI_VOLUME_OK)
+        return opened;
+
+    EFI_STATUS s;
     enum efi_volume_result r = EFI_VOLUME_OK;
     size_t total = 0;
     for (;;) {
@@ -64,6 +74,65 @@ enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
     return r;
 }
 
+#define PAGE_BYTES 4096
+
+enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_t max,
+                                       void **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    EFI_FILE_HANDLE fh = NULL;
+    enum efi_volume_result r = open_file(image, path, &fh);
+    if (r != EFI_VOLUME_OK)
+        return r;
+    /* gnu-efi's LibFileInfo allocates the EFI_FILE_INFO from pool. */
+    EFI_FILE_INFO *info = LibFileInfo(fh);
+    if (!info) {
+        fh->Close(fh);
+        return EFI_VOLUME_IO;
+    }
+    UINT64 size = info->FileSize;
+    FreePool(info);
+    if (size > max) {
+        fh->Close(fh);
+        return EFI_VOLUME_TOO_LARGE;
+    }
+    EFI_PHYSICAL_ADDRESS addr = 0;
+    UINTN pages = (UINTN)((size + PAGE_BYTES - 1) / PAGE_BYTES);
+    if (pages == 0)
+        pages = 1;
+    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &addr))) {
+        fh->Close(fh);
+        return EFI_VOLUME_NO_MEMORY;
+    }
+    UINT8 *buf = (UINT8 *)(UINTN)addr;
+    UINT64 done = 0;
+    while (done < size) {
+        UINTN chunk = (UINTN)(size - done);
+        if (EFI_ERROR(fh->Read(fh, &chunk, buf + done)) || chunk == 0) {
+            r = EFI_VOLUME_IO;
+            break;
+        }
+        done += chunk;
+    }
+    fh->Close(fh);
+    if (r != EFI_VOLUME_OK) {
+        BS->FreePages(addr, pages);
+        return r;
+    }
+    *data = buf;
+    *len = (size_t)size;
+    return EFI_VOLUME_OK;
+}
+
+void efi_volume_free(void *data, size_t len)
+{
+    if (!data)
+        return;
+    UINTN pages = (UINTN)((len + PAGE_BYTES - 1) / PAGE_BYTES);
+    BS->FreePages((EFI_PHYSICAL_ADDRESS)(UINTN)data, pages ? pages : 1);
+}
+
 const char *efi_volume_result_name(enum efi_volume_result r)
 {
     switch (r) {
@@ -71,6 +140,7 @@ const char *efi_volume_result_name(enum efi_volume_result r)
     case EFI_VOLUME_NOT_FOUND: return "not found";
     case EFI_VOLUME_TOO_LARGE: return "too large";
     case EFI_VOLUME_IO: return "i/o error";
+    case EFI_VOLUME_NO_MEMORY: return "out of memory";
     }
     return "?";
 }
