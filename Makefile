@@ -40,11 +40,16 @@ include host/host.mk
 include test/test.mk
 include bench/bench.mk
 
-# The packages every target needs; setup.sh is idempotent and quiet.
-$(B)/.setup-done: scripts/setup.sh
+# The packages every target needs. setup.sh is idempotent, quiet and fast
+# when all are there, so it runs on every make: a package removed since the
+# last build is put back rather than failing the build obscurely. The stamp
+# is only touched when it did not exist, so nothing rebuilds because of it.
+$(B)/.setup-done: FORCE
 	@mkdir -p $(B)
 	@bash scripts/setup.sh
-	@touch $@
+	@[ -f $@ ] || touch $@
+.PHONY: FORCE
+FORCE:
 
 .PHONY: all setup clean distclean test run image bench fuzz
 all: $(B)/ptboot $(B)/ptboot.efi

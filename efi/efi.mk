@@ -81,8 +81,6 @@ run: $(B)/ptboot.img
 	bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)
 
 TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh
-.PHONY: FORCE
-FORCE:
 
 # The UEFI-free parts of efi/ also go into the host library, so the unit
 # tests run exactly the code the app runs.
