@@ -142,6 +142,45 @@ static const uint8_t ptd_eb_class[256] = { R256(EB_OF) };
 /* Payload bytes of an IP packet per IPBytes; 0xff: reserved. */
 static const uint8_t ptd_ipc_bytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
 
+/* The fast path: for every first byte whose packet is complete in itself
+ * (PAD, TNT-8, TIP/TIP.PGE/TIP.PGD/FUP, TSC, MTC, CYC without extension),
+ * everything but the payload bytes is known from that byte alone. The
+ * payload is (the 8 bytes after the opcode & mask) | base. size 0: not a
+ * fast packet. bip: may be a BIP inside a BBP block. */
+struct ptd_fast {
+    uint64_t mask;
+    uint64_t meta;   /* PTD_PKT_META(0, kind, size, a, 0); 0: not fast */
+    uint8_t base;
+    uint8_t size;
+    uint8_t bip;
+};
+
+#define MSB7(v) ((v) >= 64 ? 6 : (v) >= 32 ? 5 : (v) >= 16 ? 4 : (v) >= 8 ? 3 : (v) >= 4 ? 2 : (v) >= 2 ? 1 : 0)
+#define IPN(b) (((b) >> 5) == 0 ? 0 : ((b) >> 5) == 1 ? 2 : ((b) >> 5) == 2 ? 4 : ((b) >> 5) == 6 ? 8 : 6)
+#define IPMASK(b) (IPN(b) == 0 ? 0ull : (~0ull >> (64 - 8 * IPN(b))))
+#define IPOK(b) (((b) >> 5) != 5 && ((b) >> 5) != 7)
+#define FB_ISIP(b) (FB_OF(b) == FB_TIP || FB_OF(b) == FB_PGE || FB_OF(b) == FB_PGD || FB_OF(b) == FB_FUP)
+#define FB_SHORTCYC(b) (FB_OF(b) == FB_CYC && !((b) & 4))
+#define FAST_MASK(b) (FB_ISIP(b) ? IPMASK(b) : FB_OF(b) == FB_TSC ? 0x00ffffffffffffffull : \
+                      FB_OF(b) == FB_MTC ? 0xffull : 0ull)
+#define FAST_BASE(b) (FB_OF(b) == FB_TNT8 ? (((b) >> 1) & ~(1u << MSB7((b) >> 1))) : \
+                      FB_SHORTCYC(b) ? ((b) >> 3) : 0)
+#define FAST_KIND(b) (FB_OF(b) == FB_PAD ? PTD_PKT_PAD : FB_OF(b) == FB_TNT8 ? PTD_PKT_TNT8 : \
+                      FB_OF(b) == FB_TIP ? PTD_PKT_TIP : FB_OF(b) == FB_PGE ? PTD_PKT_TIP_PGE : \
+                      FB_OF(b) == FB_PGD ? PTD_PKT_TIP_PGD : FB_OF(b) == FB_FUP ? PTD_PKT_FUP : \
+                      FB_OF(b) == FB_TSC ? PTD_PKT_TSC : FB_OF(b) == FB_MTC ? PTD_PKT_MTC : \
+                      FB_SHORTCYC(b) ? PTD_PKT_CYC : PTD_PKT_NONE)
+#define FAST_SIZE(b) (FB_OF(b) == FB_PAD || FB_OF(b) == FB_TNT8 || FB_SHORTCYC(b) ? 1 : \
+                      FB_ISIP(b) ? (IPOK(b) ? 1 + IPN(b) : 0) : \
+                      FB_OF(b) == FB_TSC ? 8 : FB_OF(b) == FB_MTC ? 2 : 0)
+#define FAST_A(b) (FB_OF(b) == FB_TNT8 ? MSB7((b) >> 1) : FB_ISIP(b) ? ((b) >> 5) : 0)
+#define FAST_BIP(b) (FB_OF(b) == FB_TNT8 && ((b) & PTD_OPC_BIP_MASK) == PTD_OPC_BIP)
+#define FAST_OF(b) { FAST_MASK(b), \
+                     (FAST_SIZE(b) ? PTD_PKT_META(0, FAST_KIND(b), FAST_SIZE(b), FAST_A(b), 0) : 0), \
+                     (uint8_t)(FAST_BASE(b)), (uint8_t)(FAST_SIZE(b)), (uint8_t)(FAST_BIP(b)) }
+
+static const struct ptd_fast ptd_fast[256] = { R256(FAST_OF) };
+
 /* Little-endian load of n bytes (the caller checked the bounds). With a
  * constant n the compiler merges this into plain loads. */
 static inline uint64_t ld_le(const uint8_t *p, unsigned n)
@@ -511,11 +550,34 @@ decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
     }
 }
 
+/* The fast path for one packet: returns its size, or 0 when decode_one()
+ * must handle it (not a fast packet, inside a block, or too close to the
+ * end of the buffer for the 8-byte payload load). */
+static inline __attribute__((always_inline)) unsigned
+decode_fast(const uint8_t *pos, const uint8_t *end, uint8_t in_block, struct ptd_pkt *p)
+{
+    const struct ptd_fast *f;
+
+    if ((size_t)(end - pos) < 9)
+        return 0;
+    f = &ptd_fast[pos[0]];
+    if (!f->size || (f->bip & in_block))
+        return 0;
+    p->payload = f->base | (ld_le64(pos + 1) & f->mask);
+    p->meta = f->meta;
+    return f->size;
+}
+
 int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p)
 {
     const uint8_t *pos = d->pos, *end = d->end;
     int n;
 
+    n = (int)decode_fast(pos, end, d->in_block, p);
+    if (n) {
+        d->pos = pos + n;
+        return n;
+    }
     if (pos >= end)
         return -PTD_ERR_EOS;
     n = decode_one(d, pos, end, p);
@@ -530,23 +592,67 @@ size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
                           uint64_t *offsets, size_t max, int *status)
 {
     const uint8_t *pos = d->pos, *end = d->end, *begin = d->begin;
+    uint8_t in_block = d->in_block;
     size_t i = 0;
     int st = 0;
 
-    for (; i < max; i++) {
+    while (i < max) {
+        struct ptd_pkt *p = &out[i];
         int n;
-        if (pos >= end) {
-            st = -PTD_ERR_EOS;
-            break;
+
+        /* 1-byte packets first (PAD, TNT-8: most of a real trace): the
+         * next position does not wait for the table load, so consecutive
+         * packets decode in parallel. */
+        if ((size_t)(end - pos) >= 9) {
+            const uint8_t b = pos[0];
+            if (b == PTD_OPC_PAD) {
+                /* runs of PAD fill a real trace's gaps */
+                do {
+                    if (offsets)
+                        offsets[i] = (uint64_t)(pos - begin);
+                    out[i].payload = 0;
+                    out[i].meta = PTD_PKT_META(0, PTD_PKT_PAD, 1, 0, 0);
+                    pos++;
+                    i++;
+                } while (i < max && pos < end && *pos == PTD_OPC_PAD);
+                continue;
+            }
+            if ((b & 1) == 0 && b != PTD_OPC_EXT && !in_block) {
+                const struct ptd_fast *f = &ptd_fast[b];
+                p->payload = f->base;
+                p->meta = f->meta;
+                if (offsets)
+                    offsets[i] = (uint64_t)(pos - begin);
+                pos += 1;
+                i++;
+                continue;
+            }
         }
-        n = decode_one(d, pos, end, &out[i]);
-        if (n < 0) {
-            st = n;
-            break;
+        n = (int)decode_fast(pos, end, in_block, p);
+        if (n) {
+            /* Branch on the size rather than add it: again so the next
+             * packet's position is predicted, not waited for. */
+            if (offsets)
+                offsets[i] = (uint64_t)(pos - begin);
+            i++;
+            pos += n;
+            continue;
+        } else {
+            if (pos >= end) {
+                st = -PTD_ERR_EOS;
+                break;
+            }
+            n = decode_one(d, pos, end, p);
+            if (n < 0) {
+                st = n;
+                break;
+            }
+            in_block = d->in_block;
         }
         if (offsets)
             offsets[i] = (uint64_t)(pos - begin);
         pos += n;
+        i++;
     }
     d->pos = pos;
     if (status)

@@ -182,12 +182,23 @@ enum {
  */
 struct ptd_pkt {
     uint64_t payload;
-    uint32_t aux;
-    uint8_t kind;   /* enum ptd_pkt_kind */
-    uint8_t size;   /* bytes in the trace */
-    uint8_t a;
-    uint8_t flags;
+    union {
+        struct {
+            uint32_t aux;
+            uint8_t kind;   /* enum ptd_pkt_kind */
+            uint8_t size;   /* bytes in the trace */
+            uint8_t a;
+            uint8_t flags;
+        };
+        uint64_t meta;      /* the fields above as one word (fast path) */
+    };
 };
+
+/* The value of ptd_pkt.meta for given fields (little-endian layout). */
+#define PTD_PKT_META(aux, kind, size, a, flags)                              \
+    ((uint64_t)(uint32_t)(aux) | (uint64_t)(uint8_t)(kind) << 32 |           \
+     (uint64_t)(uint8_t)(size) << 40 | (uint64_t)(uint8_t)(a) << 48 |         \
+     (uint64_t)(uint8_t)(flags) << 56)
 
 /* How the payload of a kind is laid out in the packet. */
 enum ptd_pkt_layout {

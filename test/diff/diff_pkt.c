@@ -334,6 +334,52 @@ static int compare_decoders(const uint8_t *buf, size_t size, int no_sync)
     return 0;
 }
 
+/* Our batch decoder (the fast path) must give what ptd_pkt_next() gives. */
+static int check_batch(const uint8_t *buf, size_t size, int no_sync)
+{
+    struct ptd_pkt_decoder a, b;
+    struct ptd_pkt out[300];
+    uint64_t offs[300];
+    size_t max = 1 + rnd() % 300;
+    char why[160];
+    int ra, rb, st;
+
+    ptd_pkt_init(&a, buf, size);
+    ptd_pkt_init(&b, buf, size);
+    ra = no_sync ? ptd_pkt_sync_set(&a, 0) : ptd_pkt_sync_forward(&a);
+    rb = no_sync ? ptd_pkt_sync_set(&b, 0) : ptd_pkt_sync_forward(&b);
+    if (ra != rb)
+        return fail("batch-sync", 0, "sync differs");
+    while (ra == 0) {
+        size_t n = ptd_pkt_next_batch(&b, out, offs, max, &st);
+        for (size_t i = 0; i < n; i++) {
+            struct ptd_pkt p;
+            uint64_t off = ptd_pkt_offset(&a);
+            ra = ptd_pkt_next(&a, &p);
+            if (ra <= 0 || off != offs[i] || p.kind != out[i].kind || p.payload != out[i].payload ||
+                p.meta != out[i].meta) {
+                snprintf(why, sizeof why, "next %d %s/%" PRIx64 " batch %s/%" PRIx64 " at %" PRIx64, ra,
+                         ptd_pkt_kinds[p.kind].name, p.payload, ptd_pkt_kinds[out[i].kind].name, out[i].payload, offs[i]);
+                return fail("batch", off, why);
+            }
+        }
+        if (st == 0)
+            continue;
+        ra = ptd_pkt_next(&a, &out[0]);
+        if (ra != st || ptd_pkt_offset(&a) != ptd_pkt_offset(&b)) {
+            snprintf(why, sizeof why, "error next %d batch %d", ra, st);
+            return fail("batch-error", ptd_pkt_offset(&a), why);
+        }
+        if (st == -PTD_ERR_EOS)
+            break;
+        ra = ptd_pkt_sync_forward(&a);
+        rb = ptd_pkt_sync_forward(&b);
+        if (ra != rb || ptd_pkt_offset(&a) != ptd_pkt_offset(&b))
+            return fail("batch-resync", ptd_pkt_offset(&a), "resync differs");
+    }
+    return 0;
+}
+
 static int gen_stream(uint8_t *buf, size_t cap, size_t *size, int use_libipt, int all_kinds)
 {
     struct ptd_encoder e;
@@ -475,8 +521,11 @@ int main(int argc, char **argv)
                 corrupted++;
             }
         }
-        if (compare_decoders(buf, size, (int)(rnd() & 1)))
-            return 1;
+        {
+            int no_sync = (int)(rnd() & 1);
+            if (compare_decoders(buf, size, no_sync) || check_batch(buf, size, no_sync))
+                return 1;
+        }
     }
     printf("diff_pkt: ok: %ld streams (%ld corrupted), %ld packets and %ld errors agree with libipt"
            " (%ld streams cut at a packet newer than libipt 2.0.5), seed %" PRIu64 "\n",
