@@ -67,7 +67,9 @@ static const struct rule_info rules[RTIT_RULE_COUNT] = {
 	[RTIT_RULE_REGION_ALIGN] = {"region-align", RTIT_KIND_OPERROR,
 		"a ToPA output region must be aligned to its size (36.2.6.2, ToPA errors)"},
 	[RTIT_RULE_SINGLE_SIZE] = {"single-range-size", RTIT_KIND_OPERROR,
-		"single-range size must be a power of two, 128 bytes to 4 GiB (mask in MASK_PTRS[31:7], 36.2.6.1)"},
+		"single-range size must be a power of two: the mask in MASK_PTRS[31:0] must be contiguous (36.2.6.1)"},
+	[RTIT_RULE_SINGLE_SIZE_RANGE] = {"single-range-size-range", RTIT_KIND_INVALID,
+		"single-range size must be 128 bytes (MASK_PTRS[6:0] are always 1) to 4 GiB (a 32-bit mask) (36.2.6.1)"},
 	[RTIT_RULE_SINGLE_ALIGN] = {"single-range-align", RTIT_KIND_OPERROR,
 		"single-range base must be aligned to the range size (base may not overlap the mask, 36.2.6.1)"},
 	[RTIT_RULE_ABOVE_MAXPHYADDR] = {"above-maxphyaddr", RTIT_KIND_GP,
@@ -292,7 +294,9 @@ static enum rtit_rule check_output(const struct rtit_config *c,
 		return RTIT_RULE_OK; /* output goes to the Trace Hub */
 	if (c->output == RTIT_OUTPUT_SINGLE) {
 		uint64_t s = c->single_size;
-		if (!is_pow2(s) || s < 128 || s > ((uint64_t)1 << 32))
+		if (s < 128 || s > ((uint64_t)1 << 32))
+			FAIL(RTIT_RULE_SINGLE_SIZE_RANGE, -1);
+		if (!is_pow2(s))
 			FAIL(RTIT_RULE_SINGLE_SIZE, -1);
 		if (c->buffer_phys & (s - 1))
 			FAIL(RTIT_RULE_SINGLE_ALIGN, -1);

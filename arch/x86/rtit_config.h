@@ -77,7 +77,8 @@ enum rtit_rule {
 	RTIT_RULE_TOPA_SINGLE_ENTRY,      /* > 1 region without 14.0.ECX[1] */
 	RTIT_RULE_TOPA_TABLE_ALIGN,       /* table not 4 KiB aligned */
 	RTIT_RULE_REGION_ALIGN,           /* region not aligned to its size */
-	RTIT_RULE_SINGLE_SIZE,            /* not a power of two in 128..4G */
+	RTIT_RULE_SINGLE_SIZE,            /* not a power of two */
+	RTIT_RULE_SINGLE_SIZE_RANGE,      /* outside 128 bytes..4 GiB */
 	RTIT_RULE_SINGLE_ALIGN,           /* base overlaps the mask bits */
 	RTIT_RULE_ABOVE_MAXPHYADDR,       /* output or table beyond MAXPHYADDR */
 	RTIT_RULE_SINGLE_ERRATUM,         /* TGL052/ADL037/RPL017: > 4 KiB */

@@ -423,11 +423,11 @@ static void test_single_range(void **state)
 	c.single_size = 3000;
 	EXPECT(c, k, RTIT_RULE_SINGLE_SIZE);
 	c.single_size = 64;
-	EXPECT(c, k, RTIT_RULE_SINGLE_SIZE);
+	EXPECT(c, k, RTIT_RULE_SINGLE_SIZE_RANGE);
 	c.single_size = 128;
 	EXPECT(c, k, RTIT_RULE_OK);
 	c.single_size = 1ull << 33;
-	EXPECT(c, k, RTIT_RULE_SINGLE_SIZE);
+	EXPECT(c, k, RTIT_RULE_SINGLE_SIZE_RANGE);
 	c.single_size = 8192;
 	c.buffer_phys = BUF_PHYS + 4096;
 	EXPECT(c, k, RTIT_RULE_SINGLE_ALIGN);

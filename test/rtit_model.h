@@ -1,0 +1,62 @@
+/* A software model of the IA32_RTIT_* MSR block, written from the SDM
+ * (Intel Processor Trace chapter: 36.2.6 output, 36.2.7 MSRs, 36.3.1 CPUID
+ * leaf 14h, 36.3.9 operational errors; 2016 edition) and independent of
+ * arch/x86's code: it has its own bit definitions and never calls arch/.
+ *
+ * It raises the #GP a real CPU raises (rdmsr/wrmsr return -1 and record why),
+ * validates ToPA tables and single-range settings when tracing is enabled
+ * and when output reaches an entry (setting STATUS.Error as the CPU does),
+ * and simulates output: rtit_model_trace() stores N bytes of packets into
+ * the memory it was given, advancing OUTPUT_BASE/MASK_PTRS through the
+ * tables, wrapping, stopping and setting Stopped. */
+#ifndef PTBOOT_TEST_RTIT_MODEL_H
+#define PTBOOT_TEST_RTIT_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The capability set, as raw CPUID values. */
+struct rtit_model_caps {
+	bool pt;                 /* CPUID.(7,0).EBX[25] and leaf 14h present */
+	uint32_t ebx14, ecx14;   /* CPUID.(14h,0) */
+	bool has14_1;
+	uint32_t eax14_1, ebx14_1; /* CPUID.(14h,1) */
+	unsigned maxphyaddr;
+	unsigned family, model;  /* display family/model (Broadwell quirk) */
+};
+
+struct rtit_model {
+	struct rtit_model_caps caps;
+	/* MSR state */
+	uint64_t ctl, status, output_base, mask_ptrs, cr3_match;
+	uint64_t addr[8];        /* ADDR0_A, ADDR0_B, ADDR1_A, ... */
+	/* physical memory the CPU writes to: [mem_phys, mem_phys + mem_size) */
+	uint8_t *mem;
+	uint64_t mem_phys, mem_size;
+	/* observations */
+	unsigned gp_count;       /* #GPs raised */
+	char last_gp[160];       /* why the last #GP */
+	char last_error[160];    /* why STATUS.Error was set */
+	unsigned enables;        /* TraceEn 0->1 transitions */
+	bool psb_on_enable;      /* last enable had PacketByteCnt = 0 (PSB+) */
+	uint64_t bytes_stored;   /* output bytes stored since init */
+	uint64_t out_of_memory;  /* output bytes that fell outside mem */
+	uint8_t next_byte;       /* packet byte pattern (never 0) */
+};
+
+void rtit_model_init(struct rtit_model *m, const struct rtit_model_caps *caps,
+		     uint8_t *mem, uint64_t mem_phys, uint64_t mem_size);
+
+/* MSR access in the shape of struct rtit_msr_ops: 0, or -1 for #GP. */
+int rtit_model_rdmsr(void *model, uint32_t msr, uint64_t *value);
+int rtit_model_wrmsr(void *model, uint32_t msr, uint64_t value);
+
+/* The CPU produces n bytes of packets; returns how many were stored (fewer
+ * when tracing is off, TriggerEn is 0, a STOP region filled, or an
+ * operational error occurred). */
+uint64_t rtit_model_trace(struct rtit_model *m, uint64_t n);
+
+/* True while CTL.TraceEn=1 and STATUS.TriggerEn=1. */
+bool rtit_model_tracing(const struct rtit_model *m);
+
+#endif
