@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# `build/ptboot plan --cpuid FILE [options]`: exact plans for recorded
+# CPUs, refusals naming the rule with exit status 1, bad options status 2.
+set -u
+P=build/ptboot
+F=test/fixtures/cpuid
+fail=0
+check() { # expected-exit expected-output args...
+	local want_rc=$1 want=$2; shift 2
+	local got rc
+	got=$("$P" plan "$@" 2>/dev/null); rc=$?
+	if [ "$got" != "$want" ] || [ $rc -ne "$want_rc" ]; then
+		echo "FAIL: plan $* (exit $rc, want $want_rc)"
+		diff <(echo "$want") <(echo "$got") | sed 's/^/  /'
+		fail=1
+	else
+		echo "ok: plan $*"
+	fi
+}
+
+check 0 "topa 0 0 0x40000000
+topa 0 1 0x3ff00001
+wrmsr 0x571 0x0
+wrmsr 0x560 0x3ff00000
+wrmsr 0x561 0x7f
+wrmsr 0x570 0x2505" --cpuid $F/broadwell-client.txt
+
+check 1 "refused topa-single-entry kind=operational-error
+why: without CPUID.(14h,0).ECX[1] a ToPA table holds one region then END to itself (36.2.6.2)" \
+	--cpuid $F/broadwell-client.txt --regions 2
+
+check 1 "refused branchen-bdm106 kind=#GP
+why: Broadwell: TraceEn with BranchEn=0 #GPs (erratum BDM106, Broadwell MSR table)" \
+	--cpuid $F/broadwell-client.txt --no-branch
+
+check 0 "topa 0 0 0x80000240
+topa 0 1 0x80200240
+topa 0 2 0x80400250
+topa 0 3 0x3ff00001
+wrmsr 0x571 0x0
+wrmsr 0x560 0x3ff00000
+wrmsr 0x561 0x7f
+wrmsr 0x580 0x7e000000
+wrmsr 0x581 0x7effffff
+wrmsr 0x570 0x10309a707" \
+	--cpuid $F/skylake-client.txt --regions 3 --mode stop --region-size 2M \
+	--buffer-base 0x80000000 --filter 0:0x7e000000:0x7effffff --mtc 6 --cyc 1 --psb 3
+
+check 1 "refused range-unsupported kind=#GP range=2
+why: address range n needs n < CPUID.(14h,1).EAX[2:0]; ADDRn MSRs and ADDRn_CFG beyond it #GP (36.2.7.5)" \
+	--cpuid $F/skylake-client.txt --trace-stop 2:0x1000:0x2000
+
+check 1 "refused mtc-freq-encoding kind=#GP
+why: MTCFreq must be an encoding set in CPUID.(14h,1).EAX[31:16] (36.2.7.2)" \
+	--cpuid $F/icelake-client.txt --mtc 1
+
+check 0 "wrmsr 0x571 0x0
+wrmsr 0x560 0x40001000
+wrmsr 0x561 0xfff
+wrmsr 0x572 0x12345000
+wrmsr 0x570 0xe485" \
+	--cpuid $F/alderlake.txt --output single --buffer-base 0x40001000 --cr3 0x12345000
+
+check 1 "refused single-range-erratum kind=erratum
+why: single range larger than 4 KiB may record wrong data on this CPU (errata TGL052/ADL037/RPL017)" \
+	--cpuid $F/alderlake.txt --output single --single-size 8K
+
+check 1 "refused pt-absent kind=#GP
+why: Intel PT not enumerated (CPUID.(7,0).EBX[25], leaf 14h): every RTIT MSR access #GPs (36.3.1)" \
+	--cpuid $F/amd.txt
+
+check 1 "refused above-maxphyaddr kind=#GP
+why: output buffer or ToPA tables lie above MAXPHYADDR (CPUID.80000008h:EAX[7:0]): reserved address bits (36.2.7.7, 36.2.6.2)" \
+	--cpuid $F/goldmont.txt --buffer-base 0x8000000000
+
+# 600 regions: two chained tables, END 0 -> table 1, END 1 -> table 0
+out=$("$P" plan --cpuid $F/sapphirerapids.txt --regions 600 --buffer-base 0x100000000)
+if [ "$(grep -c '^topa ' <<<"$out")" = 602 ] &&
+   grep -qx 'topa 0 511 0x3ff01001' <<<"$out" &&
+   grep -qx 'topa 1 88 0x100257000' <<<"$out" &&
+   grep -qx 'topa 1 89 0x3ff00001' <<<"$out"; then
+	echo "ok: plan 600 regions chained"
+else
+	echo "FAIL: plan 600 regions chained"; fail=1
+fi
+
+for bad in "--regions x" "--mode sideways" "--region-size 3K" "--filter 9:1:2" "--bogus" "--mtc"; do
+	# shellcheck disable=SC2086
+	"$P" plan --cpuid $F/skylake-client.txt $bad >/dev/null 2>&1
+	rc=$?
+	if [ $rc -ne 2 ]; then echo "FAIL: plan $bad: exit $rc, want 2"; fail=1; else echo "ok: plan $bad -> 2"; fi
+done
+"$P" plan >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: plan without --cpuid"; fail=1; }
+"$P" plan --cpuid /nonexistent >/dev/null 2>&1; [ $? -eq 1 ] || { echo "FAIL: plan missing file"; fail=1; }
+"$P" plan --help | grep -q -- '--trace-stop' || { echo "FAIL: plan --help"; fail=1; }
+exit $fail
