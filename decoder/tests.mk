@@ -1,7 +1,7 @@
 # Tests of the decoder's packet layer (included by decoder/decoder.mk).
 
 # cmocka unit tests (test/unit/NAME.c, built by test/test.mk)
-UNIT_TESTS += test_ptd_pkt
+UNIT_TESTS += test_ptd_pkt test_ptd_fmt
 
 # Differential test against libipt: build/test/diff_pkt, run by
 # test/diff/diff_pkt.sh (thousands of random and corrupted streams).
@@ -10,7 +10,12 @@ $(B)/test/diff_pkt: test/diff/diff_pkt.c $(B)/host/libptboot.a | $(B)/.setup-don
 	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a -lipt
 -include $(B)/test/diff_pkt.d
 
+# Reference dumper over libipt's packet decoder, in ptdump's format.
+$(B)/test/ref_ptdump: test/diff/ref_ptdump.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) $< -o $@ -lipt
+
 .PHONY: decoder-test-progs
-decoder-test-progs: $(B)/test/diff_pkt
+decoder-test-progs: $(B)/test/diff_pkt $(B)/test/ref_ptdump $(B)/bench/gen_trace
 TEST_STEPS += decoder-test-progs
-TEST_SCRIPTS += test/diff/diff_pkt.sh
+TEST_SCRIPTS += test/diff/diff_pkt.sh test/diff/dump_cmp.sh

@@ -1,0 +1,526 @@
+/* libptd text formatting in libipt ptdump's line format.
+ *
+ * A line is assembled from columns the way ptdump's print_buffer() lays them
+ * out: offset "%-17s" (16 hex digits), raw bytes "%-33s", opcode "%-10s"
+ * (unpadded when there is no payload), payload, and with a tracking column
+ * " %-25s %-5s<tracking>". ptdump builds each column with a bounded
+ * snprintf, so column contents are cut at the column size; so are ours. */
+#include "decoder/ptd_fmt.h"
+
+/* Column sizes, NUL included, as in ptdump. */
+enum {
+    COL_OFFSET = 17,
+    COL_RAW = 33,
+    COL_OPCODE = 10,
+    COL_PAYLOAD = 25,
+    COL_PAYLOAD_EXT = 48,
+    COL_TRACK_ID = 5,
+    COL_TRACK = 17,
+};
+
+/* A bounded string builder. */
+struct sb {
+    char *s;
+    size_t cap;   /* bytes available, NUL included */
+    size_t n;
+    int full;
+};
+
+static void sb_init(struct sb *b, char *s, size_t cap)
+{
+    b->s = s;
+    b->cap = cap;
+    b->n = 0;
+    b->full = 0;
+    if (cap)
+        s[0] = 0;
+}
+
+static void sb_c(struct sb *b, char c)
+{
+    if (b->n + 1 >= b->cap) {
+        b->full = 1;
+        return;
+    }
+    b->s[b->n++] = c;
+    b->s[b->n] = 0;
+}
+
+static void sb_s(struct sb *b, const char *s)
+{
+    while (*s)
+        sb_c(b, *s++);
+}
+
+static void sb_hex(struct sb *b, uint64_t v, unsigned width)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[16];
+    unsigned n = 0;
+
+    do {
+        tmp[n++] = digits[v & 0xf];
+        v >>= 4;
+    } while (v && n < sizeof tmp);
+    while (width > n && width-- > 0)
+        sb_c(b, '0');
+    while (n)
+        sb_c(b, tmp[--n]);
+}
+
+static void sb_dec(struct sb *b, uint64_t v)
+{
+    char tmp[20];
+    unsigned n = 0;
+
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n < sizeof tmp);
+    while (n)
+        sb_c(b, tmp[--n]);
+}
+
+/* Pad with spaces to `width` characters (printf's "%-*s"). */
+static void sb_s_pad(struct sb *b, const char *s, size_t width)
+{
+    size_t start = b->n;
+    sb_s(b, s);
+    while (b->n - start < width && !b->full)
+        sb_c(b, ' ');
+}
+
+void ptd_fmt_state_init(struct ptd_fmt_state *st)
+{
+    ptd_last_ip_init(&st->last_ip);
+}
+
+/* The columns of one line. */
+struct cols {
+    char opcode[COL_OPCODE];
+    char payload[COL_PAYLOAD_EXT];
+    char track_id[COL_TRACK_ID];
+    char track[COL_TRACK];
+};
+
+static void put_ip_payload(struct sb *b, const struct ptd_pkt *p)
+{
+    sb_hex(b, p->a, 1);
+    sb_s(b, ": ");
+    switch (p->a) {
+    case PTD_IPC_SUPPRESSED: sb_s(b, "????????????????"); break;
+    case PTD_IPC_UPDATE_16: sb_s(b, "????????????"); sb_hex(b, p->payload, 4); break;
+    case PTD_IPC_UPDATE_32: sb_s(b, "????????"); sb_hex(b, p->payload, 8); break;
+    case PTD_IPC_UPDATE_48: sb_s(b, "????"); sb_hex(b, p->payload, 12); break;
+    case PTD_IPC_SEXT_48: sb_hex(b, ptd_sext48(p->payload), 16); break;
+    default: sb_hex(b, p->payload, 16); break;
+    }
+}
+
+static const char *cfe_type_name(unsigned t)
+{
+    switch (t) {
+    case 1: return "intr";
+    case 2: return "iret";
+    case 3: return "smi";
+    case 4: return "rsm";
+    case 5: return "sipi";
+    case 6: return "init";
+    case 7: return "vmentry";
+    case 8: return "vmexit";
+    case 9: return "vmexit-intr";
+    case 10: return "shutdown";
+    case 12: return "uintr";
+    case 13: return "uiret";
+    default: return "unknown";
+    }
+}
+
+static const char *evd_type_name(unsigned t)
+{
+    switch (t) {
+    case 0: return "cr2";
+    case 1: return "vmxq";
+    case 2: return "vmxr";
+    default: return "unknown";
+    }
+}
+
+/* Fill the columns for one packet; returns 1 if the packet is shown, 0 if
+ * an option hides it. *diag_err receives a last-IP error to report. */
+static int fill_cols(struct cols *c, const struct ptd_fmt_options *opt,
+                     struct ptd_fmt_state *st, const struct ptd_pkt *p,
+                     int *diag_err)
+{
+    struct sb op, pl, tid, tr;
+    int show = 1;
+    uint32_t f = opt->flags;
+
+    sb_init(&op, c->opcode, sizeof c->opcode);
+    sb_init(&pl, c->payload, COL_PAYLOAD);
+    sb_init(&tid, c->track_id, sizeof c->track_id);
+    sb_init(&tr, c->track, sizeof c->track);
+    *diag_err = 0;
+
+    if (p->kind < PTD_PKT_KIND_COUNT)
+        sb_s(&op, ptd_pkt_kinds[p->kind].name);
+
+    switch (p->kind) {
+    case PTD_PKT_PAD:
+        if (f & PTD_FMT_NO_PAD)
+            show = 0;
+        break;
+    case PTD_PKT_TNT8:
+    case PTD_PKT_TNT64: {
+        /* the extended payload column, oldest bit first */
+        struct sb x;
+        sb_init(&x, c->payload, sizeof c->payload);
+        for (unsigned i = p->a; i > 0; i--)
+            sb_c(&x, (p->payload >> (i - 1)) & 1 ? '!' : '.');
+        break;
+    }
+    case PTD_PKT_TIP:
+    case PTD_PKT_TIP_PGE:
+    case PTD_PKT_TIP_PGD:
+    case PTD_PKT_FUP:
+        put_ip_payload(&pl, p);
+        if (f & PTD_FMT_LASTIP) {
+            uint64_t ip = 0;
+            int r;
+            sb_s(&tid, "ip");
+            ptd_last_ip_update(&st->last_ip, p->a, p->payload);
+            r = ptd_last_ip_query(&st->last_ip, &ip);
+            if (r == 0)
+                sb_hex(&tr, ip, 16);
+            else if (r == -PTD_ERR_IP_SUPPRESSED)
+                sb_s(&tr, "<suppressed>");
+            else {
+                sb_s(&tr, "<unavailable>");
+                *diag_err = r;
+            }
+        }
+        break;
+    case PTD_PKT_MODE_EXEC: {
+        int csl = p->flags & PTD_PKTF_CSL, csd = p->flags & PTD_PKTF_CSD;
+        if (csd)
+            sb_s(&pl, "cs.d");
+        if (csd && csl)
+            sb_s(&pl, ", ");
+        if (csl)
+            sb_s(&pl, "cs.l");
+        if (f & PTD_FMT_EXEC_MODE) {
+            sb_s(&tid, "em");
+            sb_s(&tr, csl ? (csd ? "unknown" : "64-bit") : (csd ? "32-bit" : "16-bit"));
+        }
+        break;
+    }
+    case PTD_PKT_MODE_TSX: {
+        int intx = p->flags & PTD_PKTF_INTX, abrt = p->flags & PTD_PKTF_ABRT;
+        if (intx)
+            sb_s(&pl, "intx");
+        if (intx && abrt)
+            sb_s(&pl, ", ");
+        if (abrt)
+            sb_s(&pl, "abrt");
+        break;
+    }
+    case PTD_PKT_PIP:
+        sb_hex(&pl, p->payload, 0);
+        if (p->flags & PTD_PKTF_NR)
+            sb_s(&pl, ", nr");
+        sb_s(&tid, "cr3");
+        sb_hex(&tr, p->payload, 16);
+        break;
+    case PTD_PKT_VMCS:
+        sb_hex(&pl, p->payload, 0);
+        sb_s(&tid, "vmcs");
+        sb_hex(&tr, p->payload, 16);
+        break;
+    case PTD_PKT_TSC:
+    case PTD_PKT_CBR:
+    case PTD_PKT_MTC:
+    case PTD_PKT_CYC:
+        sb_hex(&pl, p->payload, 0);
+        if (f & PTD_FMT_NO_TIMING)
+            show = 0;
+        if (p->kind == PTD_PKT_CYC && (f & PTD_FMT_NO_CYC))
+            show = 0;
+        break;
+    case PTD_PKT_TMA:
+        sb_hex(&pl, p->payload, 0);
+        sb_s(&pl, ", ");
+        sb_hex(&pl, p->aux, 0);
+        if (f & PTD_FMT_NO_TIMING)
+            show = 0;
+        break;
+    case PTD_PKT_MNT:
+        sb_hex(&pl, p->payload, 0);
+        break;
+    case PTD_PKT_EXSTOP:
+    case PTD_PKT_BEP:
+        if (p->flags & PTD_PKTF_IP)
+            sb_s(&pl, "ip");
+        break;
+    case PTD_PKT_MWAIT:
+        sb_hex(&pl, p->payload, 8);
+        sb_s(&pl, ", ");
+        sb_hex(&pl, p->aux, 8);
+        break;
+    case PTD_PKT_PWRE:
+        sb_c(&pl, 'c');
+        sb_dec(&pl, (p->a + 1u) & 0xf);
+        sb_c(&pl, '.');
+        sb_dec(&pl, (p->aux + 1u) & 0xf);
+        if (p->flags & PTD_PKTF_HW)
+            sb_s(&pl, ", hw");
+        break;
+    case PTD_PKT_PWRX: {
+        /* ptdump names exactly one wake reason, else "bad" */
+        unsigned wr = p->flags & (PTD_PKTF_WR_INT | PTD_PKTF_WR_STORE | PTD_PKTF_WR_HW);
+        sb_s(&pl, wr == PTD_PKTF_WR_INT ? "int" : wr == PTD_PKTF_WR_STORE ? " st" :
+                  wr == PTD_PKTF_WR_HW ? " hw" : "bad");
+        sb_s(&pl, ": c");
+        sb_dec(&pl, (p->a + 1u) & 0xf);
+        sb_s(&pl, ", c");
+        sb_dec(&pl, (p->aux + 1u) & 0xf);
+        break;
+    }
+    case PTD_PKT_PTW:
+        sb_hex(&pl, p->a, 0);
+        sb_s(&pl, ": ");
+        sb_hex(&pl, p->payload, 0);
+        if (p->flags & PTD_PKTF_IP)
+            sb_s(&pl, ", ip");
+        break;
+    case PTD_PKT_CFE:
+        sb_dec(&pl, p->a);
+        if (p->a == 1 || p->a == 9 || p->a == 12) {
+            sb_s(&pl, ": ");
+            sb_dec(&pl, p->aux);
+        } else if (p->a == 5) {
+            sb_s(&pl, ": ");
+            sb_hex(&pl, p->aux, 0);
+        }
+        if (p->flags & PTD_PKTF_IP)
+            sb_s(&pl, ", ip");
+        sb_s(&tid, "type");
+        sb_s(&tr, cfe_type_name(p->a));
+        break;
+    case PTD_PKT_EVD:
+        sb_dec(&pl, p->a);
+        sb_s(&pl, ": ");
+        sb_hex(&pl, p->payload, 0);
+        sb_s(&tid, "type");
+        sb_s(&tr, evd_type_name(p->a));
+        break;
+    case PTD_PKT_BBP:
+        sb_s(&pl, "type ");
+        sb_hex(&pl, p->a, 0);
+        sb_s(&pl, (p->flags & PTD_PKTF_SZ4) ? ", sz 4" : ", sz 8");
+        break;
+    case PTD_PKT_BIP:
+        sb_hex(&pl, p->a, 0);
+        sb_s(&pl, ": ");
+        sb_hex(&pl, p->payload, 0);
+        break;
+    default:
+        break;
+    }
+    return show;
+}
+
+static int assemble(char *line, size_t cap, const struct ptd_fmt_options *opt,
+                    uint64_t offset, const struct ptd_pkt *p, const uint8_t *raw,
+                    const struct cols *c)
+{
+    struct sb b;
+    const char *sep = "";
+
+    sb_init(&b, line, cap);
+    if (!(opt->flags & PTD_FMT_NO_OFFSET)) {
+        char off[COL_OFFSET];
+        struct sb o;
+        sb_init(&o, off, sizeof off);
+        sb_hex(&o, offset, 16);
+        sb_s_pad(&b, off, COL_OFFSET);
+        sep = " ";
+    }
+    if ((opt->flags & PTD_FMT_RAW) && raw) {
+        char rb[COL_RAW];
+        struct sb r;
+        sb_init(&r, rb, sizeof rb);
+        for (unsigned i = 0; i < p->size && !r.full; i++)
+            sb_hex(&r, raw[i], 2);
+        sb_s(&b, sep);
+        sb_s_pad(&b, rb, COL_RAW);
+        sep = " ";
+    }
+    sb_s(&b, sep);
+    if (c->payload[0])
+        sb_s_pad(&b, c->opcode, COL_OPCODE);
+    else
+        sb_s(&b, c->opcode);
+    if (c->track_id[0]) {
+        sb_c(&b, ' ');
+        sb_s_pad(&b, c->payload, COL_PAYLOAD);
+        sb_c(&b, ' ');
+        sb_s_pad(&b, c->track_id, COL_TRACK_ID);
+        sb_s(&b, c->track);
+    } else if (c->payload[0]) {
+        sb_c(&b, ' ');
+        sb_s(&b, c->payload);
+    }
+    if (b.full)
+        return -PTD_ERR_NOSPC;
+    return (int)b.n;
+}
+
+int ptd_fmt_error(char *line, size_t cap, uint64_t offset, const char *what, int err)
+{
+    struct sb b;
+
+    sb_init(&b, line, cap);
+    sb_c(&b, '[');
+    sb_hex(&b, offset, 0);
+    sb_s(&b, ": ");
+    sb_s(&b, what);
+    if (err) {
+        sb_s(&b, ": ");
+        sb_s(&b, ptd_errstr(err));
+    }
+    sb_c(&b, ']');
+    if (b.full)
+        return -PTD_ERR_NOSPC;
+    return (int)b.n;
+}
+
+int ptd_fmt_packet(char *line, size_t cap, const struct ptd_fmt_options *opt,
+                   struct ptd_fmt_state *st, uint64_t offset,
+                   const struct ptd_pkt *p, const uint8_t *raw,
+                   char *diag, size_t diag_cap)
+{
+    struct cols c;
+    int diag_err, n;
+
+    if (!line || !cap || !opt || !st || !p)
+        return -PTD_ERR_INVALID;
+    line[0] = 0;
+    if (diag && diag_cap)
+        diag[0] = 0;
+    n = fill_cols(&c, opt, st, p, &diag_err);
+    if (diag_err && diag && diag_cap) {
+        int r = ptd_fmt_error(diag, diag_cap, offset, "error tracking last-ip", diag_err);
+        if (r < 0)
+            return r;
+    }
+    if (!n || (opt->flags & PTD_FMT_QUIET))
+        return 0;
+    return assemble(line, cap, opt, offset, p, raw, &c);
+}
+
+/* ---- the dump loop ------------------------------------------------------------ */
+
+enum { PH_INIT, PH_START, PH_RUN, PH_DONE };
+
+void ptd_dump_init(struct ptd_dump *d, const struct ptd_fmt_options *opt)
+{
+    d->opt.flags = opt ? opt->flags : 0;
+    ptd_fmt_state_init(&d->st);
+    ptd_pkt_init(&d->dec, 0, 0);
+    d->phase = PH_INIT;
+    d->have_pending = 0;
+    d->pending_len = 0;
+    d->packets = 0;
+    d->errors = 0;
+    d->skipped = 0;
+    d->pending[0] = 0;
+}
+
+int ptd_dump_feed(struct ptd_dump *d, const uint8_t *buf, size_t size)
+{
+    int r = ptd_pkt_init(&d->dec, buf, size);
+    if (r < 0)
+        return r;
+    d->phase = PH_START;
+    return 0;
+}
+
+static int copy_line(char *dst, size_t cap, const char *src, int len)
+{
+    if ((size_t)len + 1 > cap)
+        return -PTD_ERR_NOSPC;
+    for (int i = 0; i <= len; i++)
+        dst[i] = src[i];
+    return len;
+}
+
+int ptd_dump_line(struct ptd_dump *d, char *line, size_t cap)
+{
+    if (!d || !line)
+        return -PTD_ERR_INVALID;
+    if (cap < PTD_FMT_LINE_MAX)
+        return -PTD_ERR_NOSPC;
+    if (d->have_pending) {
+        int r = copy_line(line, cap, d->pending, d->pending_len);
+        if (r >= 0)
+            d->have_pending = 0;
+        return r;
+    }
+    if (d->phase == PH_START) {
+        int r;
+        if (d->opt.flags & PTD_FMT_NO_SYNC)
+            r = ptd_pkt_sync_set(&d->dec, 0);
+        else
+            r = ptd_pkt_sync_forward(&d->dec);
+        if (r < 0) {
+            d->phase = PH_DONE;
+            if (r != -PTD_ERR_EOS)
+                return ptd_fmt_error(line, cap, 0, "sync error", r);
+            return 0;
+        }
+        d->phase = PH_RUN;
+    }
+    /* A bounded loop: every round consumes a packet or ends/resyncs. */
+    while (d->phase == PH_RUN) {
+        struct ptd_pkt p;
+        uint64_t off = ptd_pkt_offset(&d->dec);
+        const uint8_t *raw = d->dec.pos;
+        int r = ptd_pkt_next(&d->dec, &p);
+        char diag[PTD_FMT_LINE_MAX];
+
+        if (r < 0) {
+            uint64_t skipped = 0;
+            /* libipt reports a packet cut by the end of the buffer as the
+             * end of the trace, and so does ptdump: no line. */
+            if (r == -PTD_ERR_EOS || r == -PTD_ERR_TRUNCATED) {
+                d->phase = PH_DONE;
+                return 0;
+            }
+            d->errors++;
+            if (ptd_pkt_resync(&d->dec, &skipped) < 0)
+                d->phase = PH_DONE;
+            else
+                ptd_fmt_state_init(&d->st);
+            d->skipped += skipped;
+            return ptd_fmt_error(line, cap, off, "error decoding packet", r);
+        }
+        d->packets++;
+        r = ptd_fmt_packet(d->pending, sizeof d->pending, &d->opt, &d->st, off, &p, raw,
+                           diag, sizeof diag);
+        if (r < 0)
+            return r;
+        if (diag[0]) {
+            int n = 0;
+            while (diag[n])
+                n++;
+            if (r > 0) {
+                d->have_pending = 1;
+                d->pending_len = (uint16_t)r;
+            }
+            return copy_line(line, cap, diag, n);
+        }
+        if (r > 0)
+            return copy_line(line, cap, d->pending, r);
+    }
+    return 0;
+}

@@ -1,0 +1,92 @@
+/* libptd text formatting: packet dumps in the exact line format of libipt's
+ * ptdump, into caller buffers, without libc. Used by the host CLI
+ * (`ptboot dump`) and by the UEFI app (`ptboot.efi dump`), so both print the
+ * same lines for the same trace.
+ *
+ * On-target use (no allocation; everything lives in struct ptd_dump):
+ *
+ *     struct ptd_dump dump;
+ *     struct ptd_fmt_options opt = { .flags = 0 };   // ptdump's defaults
+ *     char line[PTD_FMT_LINE_MAX];
+ *     int n;
+ *     ptd_dump_init(&dump, &opt);
+ *     ptd_dump_feed(&dump, trace, trace_size);
+ *     while ((n = ptd_dump_line(&dump, line, sizeof line)) > 0)
+ *         print(line);                   // NUL-terminated, no newline
+ *     // n == 0: done; n < 0: -PTD_ERR_NOSPC (line buffer too small)
+ */
+#ifndef PTD_FMT_H
+#define PTD_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/ptd_pkt.h"
+
+/* Longest line the dumper writes, NUL included. */
+#define PTD_FMT_LINE_MAX 192
+
+/* ptdump's options (same names, `--no-offset` -> PTD_FMT_NO_OFFSET, ...). */
+enum {
+    PTD_FMT_NO_OFFSET = 1u << 0,   /* no offset column */
+    PTD_FMT_RAW = 1u << 1,         /* raw packet bytes column */
+    PTD_FMT_LASTIP = 1u << 2,      /* last IP on packets with IP payloads */
+    PTD_FMT_EXEC_MODE = 1u << 3,   /* execution mode on mode.exec */
+    PTD_FMT_NO_PAD = 1u << 4,      /* skip PAD */
+    PTD_FMT_NO_TIMING = 1u << 5,   /* skip TSC, CBR, TMA, MTC, CYC */
+    PTD_FMT_NO_CYC = 1u << 6,      /* skip CYC */
+    PTD_FMT_QUIET = 1u << 7,       /* only error lines */
+    PTD_FMT_NO_SYNC = 1u << 8,     /* decode from offset 0, no PSB search */
+};
+
+struct ptd_fmt_options {
+    uint32_t flags;
+};
+
+/* State the packet formatter keeps between packets (ptdump's "tracking"). */
+struct ptd_fmt_state {
+    struct ptd_last_ip last_ip;
+};
+
+void ptd_fmt_state_init(struct ptd_fmt_state *st);
+
+/* Format one packet as ptdump prints it (no newline), NUL-terminated.
+ * raw: the packet's bytes (for PTD_FMT_RAW), may be NULL otherwise.
+ * If formatting needs a diagnostic first (--lastip before any IP: ptdump
+ * prints "[<off>: error tracking last-ip: no ip]" before the packet), it is
+ * written to diag (NUL-terminated) when diag is not NULL, else dropped.
+ * Returns the line length, 0 if the packet is not shown (--no-pad, ...),
+ * or -PTD_ERR_NOSPC. */
+int ptd_fmt_packet(char *line, size_t cap, const struct ptd_fmt_options *opt,
+                   struct ptd_fmt_state *st, uint64_t offset,
+                   const struct ptd_pkt *p, const uint8_t *raw,
+                   char *diag, size_t diag_cap);
+
+/* ptdump's error line: "[<offset hex>: <what>: <error string>]". */
+int ptd_fmt_error(char *line, size_t cap, uint64_t offset, const char *what,
+                  int err);
+
+/* The whole dump: sync, decode, format, resync after errors, as ptdump
+ * does. */
+struct ptd_dump {
+    struct ptd_pkt_decoder dec;
+    struct ptd_fmt_options opt;
+    struct ptd_fmt_state st;
+    uint8_t phase;        /* internal */
+    uint8_t have_pending; /* a packet line waits behind a diagnostic */
+    uint16_t pending_len;
+    uint64_t packets;     /* packets decoded */
+    uint64_t errors;      /* decode errors (each followed by a resync) */
+    uint64_t skipped;     /* bytes skipped by resyncs */
+    char pending[PTD_FMT_LINE_MAX];
+};
+
+void ptd_dump_init(struct ptd_dump *d, const struct ptd_fmt_options *opt);
+/* The trace, one contiguous buffer (offsets are relative to it). */
+int ptd_dump_feed(struct ptd_dump *d, const uint8_t *buf, size_t size);
+/* The next line into line[0..cap), cap >= PTD_FMT_LINE_MAX: returns its
+ * length (> 0), 0 at the end, or a negative error (-PTD_ERR_NOSPC when cap
+ * is smaller). */
+int ptd_dump_line(struct ptd_dump *d, char *line, size_t cap);
+
+#endif

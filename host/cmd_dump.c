@@ -1,0 +1,251 @@
+/* `ptboot dump [options] FILE`: packet dump in libipt ptdump's format, over
+ * the same formatter the UEFI app uses (decoder/ptd_fmt.c). Options follow
+ * ptdump's so scripts written for it keep working. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/ptd_fmt.h"
+#include "host/commands.h"
+#include "host/cmd_dump.h"
+
+static void dump_usage(FILE *out)
+{
+    fprintf(out,
+        "usage: ptboot dump [<options>] <ptfile>[:<from>[-<to>]]\n"
+        "\n"
+        "Prints the packets of an Intel PT trace, one per line, in the format of\n"
+        "libipt's ptdump (so the two can be diffed).\n"
+        "\n"
+        "options:\n"
+        "  --help|-h                 this text.\n"
+        "  --no-sync                 don't try to sync to the first PSB, assume a valid\n"
+        "                            sync point at the beginning of the trace.\n"
+        "  --quiet                   don't print anything but errors.\n"
+        "  --no-pad                  don't show PAD packets.\n"
+        "  --no-timing               don't show timing packets.\n"
+        "  --no-cyc                  don't show CYC packets.\n"
+        "  --no-offset               don't show the offset as the first column.\n"
+        "  --raw                     show raw packet bytes.\n"
+        "  --lastip                  show last IP updates on packets with IP payloads.\n"
+        "  --exec-mode               show the current execution mode on mode.exec packets.\n"
+        "  --stats                   print packet/error/skipped-byte counts to stderr.\n"
+        "  --cpu none|f/m[/s]        accepted for ptdump compatibility (no errata applied).\n"
+        "  --mtc-freq <n>, --nom-freq <n>, --cpuid-0x15.eax <n>, --cpuid-0x15.ebx <n>,\n"
+        "  --no-tcal, --no-wall-clock, --time-delta, --keep-tcal-on-ovf,\n"
+        "  --filter:addr<N>_cfg/_a/_b <n>\n"
+        "                            accepted for ptdump compatibility; they only matter\n"
+        "                            for --time/--tcal.\n"
+        "  --time, --tcal            not supported yet (refused).\n"
+        "  <ptfile>[:<from>[-<to>]]  the trace; an optional byte offset or range.\n");
+}
+
+static int parse_u64(const char *prog, const char *opt, const char *arg, uint64_t max, uint64_t *out)
+{
+    char *rest;
+    unsigned long long v;
+
+    if (!arg || !*arg || (arg[0] == '-' && arg[1] == '-')) {
+        fprintf(stderr, "%s: %s: missing argument.\n", prog, opt);
+        return -1;
+    }
+    errno = 0;
+    v = strtoull(arg, &rest, 0);
+    if (errno || *rest) {
+        fprintf(stderr, "%s: %s: bad argument: %s.\n", prog, opt, arg);
+        return -1;
+    }
+    if (v > max) {
+        fprintf(stderr, "%s: %s: value too big: %s.\n", prog, opt, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* "file[:from[-to]]" as ptdump parses it: the suffix is taken only if it
+ * parses as numbers, so names with ':' still work. */
+static void split_range(char *name, uint64_t *from, uint64_t *to, int *has_to)
+{
+    char *colon = strrchr(name, ':'), *rest;
+    unsigned long long a, b;
+
+    *from = 0;
+    *to = 0;
+    *has_to = 0;
+    if (!colon || !colon[1])
+        return;
+    errno = 0;
+    a = strtoull(colon + 1, &rest, 0);
+    if (errno || rest == colon + 1)
+        return;
+    if (*rest == '-') {
+        char *r2;
+        b = strtoull(rest + 1, &r2, 0);
+        if (errno || *r2 || r2 == rest + 1)
+            return;
+        *to = b;
+        *has_to = 1;
+    } else if (*rest) {
+        return;
+    }
+    *from = a;
+    *colon = 0;
+}
+
+int host_load_file(const char *prog, const char *path, uint8_t **buf, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    long n;
+    uint8_t *b;
+
+    if (!f) {
+        fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+        return -1;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fprintf(stderr, "%s: cannot read %s: %s\n", prog, path, strerror(errno));
+        fclose(f);
+        return -1;
+    }
+    b = malloc(n ? (size_t)n : 1);
+    if (!b) {
+        fprintf(stderr, "%s: out of memory for %s\n", prog, path);
+        fclose(f);
+        return -1;
+    }
+    if (n && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "%s: cannot read %s: %s\n", prog, path, ferror(f) ? strerror(errno) : "short read");
+        free(b);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    *buf = b;
+    *size = (size_t)n;
+    return 0;
+}
+
+int host_cmd_dump(int argc, char **argv)
+{
+    const char *prog = "ptboot dump";
+    struct ptd_fmt_options opt = { 0 };
+    char *file = NULL;
+    int stats = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        uint64_t v;
+
+        if (a[0] != '-') {
+            if (file) {
+                fprintf(stderr, "%s: more than one trace file: %s and %s\n", prog, file, a);
+                return 2;
+            }
+            file = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            dump_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--no-sync")) opt.flags |= PTD_FMT_NO_SYNC;
+        else if (!strcmp(a, "--quiet")) opt.flags |= PTD_FMT_QUIET;
+        else if (!strcmp(a, "--no-pad")) opt.flags |= PTD_FMT_NO_PAD;
+        else if (!strcmp(a, "--no-timing")) opt.flags |= PTD_FMT_NO_TIMING;
+        else if (!strcmp(a, "--no-cyc")) opt.flags |= PTD_FMT_NO_CYC;
+        else if (!strcmp(a, "--no-offset")) opt.flags |= PTD_FMT_NO_OFFSET;
+        else if (!strcmp(a, "--raw")) opt.flags |= PTD_FMT_RAW;
+        else if (!strcmp(a, "--lastip")) opt.flags |= PTD_FMT_LASTIP;
+        else if (!strcmp(a, "--exec-mode")) opt.flags |= PTD_FMT_EXEC_MODE;
+        else if (!strcmp(a, "--stats")) stats = 1;
+        else if (!strcmp(a, "--no-tcal") || !strcmp(a, "--no-wall-clock") ||
+                 !strcmp(a, "--time-delta") || !strcmp(a, "--keep-tcal-on-ovf"))
+            ; /* only change --time/--tcal output */
+        else if (!strcmp(a, "--time") || !strcmp(a, "--tcal")) {
+            fprintf(stderr, "%s: %s is not supported yet (time tracking is not implemented)\n", prog, a);
+            return 2;
+        } else if (!strcmp(a, "--cpu")) {
+            const char *c = i + 1 < argc ? argv[++i] : NULL;
+            unsigned fam, mod, step;
+            char tail;
+            if (!c) {
+                fprintf(stderr, "%s: --cpu: missing argument.\n", prog);
+                return 2;
+            }
+            if (strcmp(c, "none") && sscanf(c, "%u/%u%c", &fam, &mod, &tail) != 2 &&
+                sscanf(c, "%u/%u/%u%c", &fam, &mod, &step, &tail) != 3) {
+                fprintf(stderr, "%s: cpu must be specified as f/m[/s]\n", prog);
+                return 2;
+            }
+        } else if (!strcmp(a, "--mtc-freq") || !strcmp(a, "--nom-freq")) {
+            if (parse_u64(prog, a, i + 1 < argc ? argv[++i] : NULL, 0xff, &v) < 0)
+                return 2;
+        } else if (!strcmp(a, "--cpuid-0x15.eax") || !strcmp(a, "--cpuid-0x15.ebx")) {
+            if (parse_u64(prog, a, i + 1 < argc ? argv[++i] : NULL, 0xffffffffu, &v) < 0)
+                return 2;
+        } else if (!strncmp(a, "--filter:addr", 13) &&
+                   (strstr(a, "_cfg") || strstr(a, "_a") || strstr(a, "_b"))) {
+            if (parse_u64(prog, a, i + 1 < argc ? argv[++i] : NULL, UINT64_MAX, &v) < 0)
+                return 2;
+        } else {
+            fprintf(stderr, "%s: unknown option: %s\n", prog, a);
+            fprintf(stderr, "try 'ptboot dump --help'\n");
+            return 2;
+        }
+    }
+    if (!file) {
+        fprintf(stderr, "%s: no trace file given\n", prog);
+        fprintf(stderr, "usage: ptboot dump [<options>] <ptfile>   (--help for the options)\n");
+        return 2;
+    }
+
+    uint64_t from, to;
+    int has_to;
+    uint8_t *buf;
+    size_t size;
+    split_range(file, &from, &to, &has_to);
+    if (host_load_file(prog, file, &buf, &size) < 0)
+        return 1;
+    if (from >= size && (from || size) ) {
+        fprintf(stderr, "%s: bad offset 0x%llx into %s (%zu bytes)\n", prog, (unsigned long long)from, file, size);
+        free(buf);
+        return 1;
+    }
+    if (has_to && (to <= from || to > size)) {
+        fprintf(stderr, "%s: bad range 0x%llx-0x%llx in %s (%zu bytes)\n", prog,
+                (unsigned long long)from, (unsigned long long)to, file, size);
+        free(buf);
+        return 1;
+    }
+
+    struct ptd_dump *d = malloc(sizeof *d);
+    char line[PTD_FMT_LINE_MAX];
+    int n;
+    if (!d) {
+        free(buf);
+        return 1;
+    }
+    ptd_dump_init(d, &opt);
+    ptd_dump_feed(d, buf + from, (size_t)((has_to ? to : size) - from));
+    while ((n = ptd_dump_line(d, line, sizeof line)) > 0) {
+        fwrite(line, 1, (size_t)n, stdout);
+        fputc('\n', stdout);
+    }
+    if (stats)
+        fprintf(stderr, "%s: %llu packets, %llu errors, %llu bytes skipped\n", prog,
+                (unsigned long long)d->packets, (unsigned long long)d->errors, (unsigned long long)d->skipped);
+    free(d);
+    free(buf);
+    if (n < 0) {
+        fprintf(stderr, "%s: %s\n", prog, ptd_errstr(n));
+        return 1;
+    }
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
