@@ -5,3 +5,23 @@ bench: all $(BENCH_STEPS)
 $(B)/bench/gen_trace: bench/gen_trace.c $(B)/host/libptboot.a | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) $< -o $@ $(B)/host/libptboot.a
+
+# Packet layer against libipt's packet decoder: the real traces (when
+# ../shared/traces/real exists) and 64 MiB synthetic traces from our encoder:
+# synthetic.pt is a simulated program's trace (the goal: ratio >= 5);
+# synthetic-uniform.pt draws every packet independently, a worst case for
+# branch prediction, shown for information.
+PTBOOT_REAL_TRACES ?= ../shared/traces/real
+$(B)/bench/synthetic.pt: $(B)/bench/gen_trace
+	$(B)/bench/gen_trace --size 67108864 --seed 1 $@
+$(B)/bench/synthetic-uniform.pt: $(B)/bench/gen_trace
+	$(B)/bench/gen_trace --size 67108864 --seed 1 --uniform $@
+
+.PHONY: bench-packets
+bench-packets: $(B)/ptboot $(B)/bench/synthetic.pt $(B)/bench/synthetic-uniform.pt
+	@if [ -d "$(PTBOOT_REAL_TRACES)" ]; then \
+	  for t in $(PTBOOT_REAL_TRACES)/*/trace.pt; do $(B)/ptboot bench --pt $$t || exit 1; done; \
+	else echo "bench-packets: $(PTBOOT_REAL_TRACES) not found, real traces skipped"; fi
+	@$(B)/ptboot bench --pt $(B)/bench/synthetic.pt --rounds 3 --min-bytes 0
+	@$(B)/ptboot bench --pt $(B)/bench/synthetic-uniform.pt --rounds 3 --min-bytes 0
+BENCH_STEPS += bench-packets

@@ -1,9 +1,17 @@
-/* Synthetic Intel PT trace from libptd's encoder, shaped like a real one:
- * PSB+ headers (PSB, MODE, PIP, VMCS, CBR, FUP, PSBEND) every few KiB, TNT-8
- * runs, compressed TIPs from a random walk of IPs, TIP.PGE/PGD pairs, PAD,
- * some TNT-64, timing packets (TSC, MTC, TMA, CYC) and the rarer kinds.
+/* Synthetic Intel PT trace from libptd's encoder.
  *
- * usage: gen_trace [--size BYTES] [--seed N] [--corrupt N] [--all-kinds] OUT
+ * Default (flow): what a CPU writes for a simulated program: PSB+ headers
+ * (PSB, MODE.TSX, PIP, VMCS, CBR, TSC, MODE.Exec, FUP, PSBEND) every few KiB,
+ * runs of conditional branches packed into TNT-8 (sometimes TNT-64), a TIP
+ * with a compressed IP for each indirect branch or return, TIP.PGD/TIP.PGE
+ * when the flow leaves and re-enters the traced range, PAD runs between
+ * packet groups as in the real traces, MTC/CYC timing, and now and then the
+ * rarer packets.
+ * --uniform: every packet kind drawn independently (a worst case for branch
+ * prediction; used by the tests for coverage).
+ *
+ * usage: gen_trace [--size BYTES] [--seed N] [--corrupt N] [--uniform]
+ *                  [--all-kinds] [--chaos] OUT
  *   --corrupt N   overwrite N random bytes after generating
  *   --all-kinds   also CFE, EVD, BBP/BIP/BEP (libipt 2.0.5 does not know them)
  *   --chaos       IP packets with random IPBytes and payloads (not a valid
@@ -14,6 +22,8 @@
 #include <string.h>
 
 #include "decoder/ptd_enc.h"
+
+#define NSITES 256
 
 static uint64_t s = 0x2545f4914f6cdd1dull;
 static uint64_t rnd(void)
@@ -34,7 +44,7 @@ int main(int argc, char **argv)
 {
     size_t size = 64u << 20;
     uint64_t corrupt = 0;
-    int all = 0, chaos = 0;
+    int all = 0, chaos = 0, uniform = 0;
     const char *out = NULL;
 
     for (int i = 1; i < argc; i++) {
@@ -42,7 +52,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) s = strtoull(argv[++i], NULL, 0) * 0x9e3779b97f4a7c15ull | 1;
         else if (!strcmp(argv[i], "--corrupt") && i + 1 < argc) corrupt = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--all-kinds")) all = 1;
-        else if (!strcmp(argv[i], "--chaos")) chaos = 1;
+        else if (!strcmp(argv[i], "--chaos")) chaos = uniform = 1;
+        else if (!strcmp(argv[i], "--uniform")) uniform = 1;
         else if (argv[i][0] != '-') out = argv[i];
         else {
             fprintf(stderr, "gen_trace: unknown option %s\n", argv[i]);
@@ -53,6 +64,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gen_trace [--size BYTES] [--seed N] [--corrupt N] [--all-kinds] OUT\n");
         return 2;
     }
+    /* the simulated program: sites in a few functions of a 1 MiB image */
+    struct site {
+        uint64_t ip;
+        uint64_t bits;
+        uint8_t ntnt, pads;
+        uint16_t next[2];
+    } sites[NSITES];
+    unsigned cur = 0;
+    for (unsigned i = 0; i < NSITES; i++) {
+        static const uint8_t padlen[] = { 0, 1, 2, 2, 2, 3, 4, 7, 9, 12 };
+        sites[i].ip = 0x400000 + (i / 16) * 0x10000 + (rnd() & 0xfff0);
+        sites[i].ntnt = (uint8_t)(rnd() % 12);
+        sites[i].bits = rnd();
+        sites[i].pads = padlen[rnd() % sizeof padlen];
+        /* mostly stay in the function (loops), sometimes call out */
+        sites[i].next[0] = (uint16_t)((i & ~15u) | (rnd() % 16));
+        sites[i].next[1] = (uint16_t)(rnd() % NSITES);
+    }
+
     uint8_t *buf = malloc(size + 64);
     if (!buf)
         return 1;
@@ -80,6 +110,62 @@ int main(int argc, char **argv)
             have_last = 1;
             r |= put(&e, PTD_PKT_PSBEND, 0, 0, 0, 0);
             next_psb = off + 4096 + rnd() % 4096;
+            if (r < 0)
+                break;
+            continue;
+        }
+        if (!uniform) {
+            /* One step of a simulated program: the current site's
+             * conditional branches (a fixed pattern, rarely flipped), an
+             * indirect branch or return to one of its two successors, and
+             * the PADs that follow it. Programs loop, so the packet
+             * sequences repeat as in a real trace. */
+            const struct site *st = &sites[cur];
+            unsigned ntnt = st->ntnt;
+            uint64_t pattern = st->bits ^ (rnd() % 16 == 0 ? 1ull << (rnd() % 12) : 0);
+            while (ntnt && r >= 0) {
+                uint8_t n = (uint8_t)(ntnt > 6 ? 6 : ntnt);
+                r = put(&e, PTD_PKT_TNT8, pattern & ((1u << n) - 1), n, 0, 0);
+                pattern >>= n;
+                ntnt -= n;
+            }
+            cur = st->next[rnd() % 8 < 6 ? 0 : 1];
+            ip = sites[cur].ip;
+            if (rnd() % 128 == 0 && r >= 0) {
+                /* leave the traced range and come back */
+                r = put(&e, PTD_PKT_TIP_PGD, 0, PTD_IPC_SUPPRESSED, 0, 0);
+                ipc = ptd_enc_ip_compress(last, 0, ip, &pl);
+                if (r >= 0)
+                    r = put(&e, PTD_PKT_TIP_PGE, pl, (uint8_t)ipc, 0, 0);
+            } else if (r >= 0) {
+                ipc = ptd_enc_ip_compress(last, have_last, ip, &pl);
+                r = put(&e, PTD_PKT_TIP, pl, (uint8_t)ipc, 0, 0);
+            }
+            last = ip;
+            have_last = 1;
+            if (rnd() % 64 == 0 && r >= 0) {
+                uint8_t n = (uint8_t)(20 + rnd() % 28);
+                r = put(&e, PTD_PKT_TNT64, rnd() & ((1ull << n) - 1), n, 0, 0);
+            }
+            if (rnd() % 32 == 0 && r >= 0)
+                r = put(&e, PTD_PKT_MTC, rnd() & 0xff, 0, 0, 0);
+            if (rnd() % 64 == 0 && r >= 0)
+                r = put(&e, PTD_PKT_CYC, rnd() & 0xfff, 0, 0, 0);
+            if (rnd() % 512 == 0 && r >= 0) {
+                static const uint8_t rare[] = { PTD_PKT_PTW, PTD_PKT_MODE_TSX, PTD_PKT_EXSTOP,
+                                                PTD_PKT_MWAIT, PTD_PKT_PWRE, PTD_PKT_PWRX, PTD_PKT_FUP };
+                uint8_t k = rare[rnd() % sizeof rare];
+                if (k == PTD_PKT_FUP) {
+                    ipc = ptd_enc_ip_compress(last, have_last, ip, &pl);
+                    r = put(&e, k, pl, (uint8_t)ipc, 0, 0);
+                } else if (k == PTD_PKT_PWRX) {
+                    r = put(&e, k, 0, 1, 2, PTD_PKTF_WR_INT);
+                } else {
+                    r = put(&e, k, rnd() & 0xff, 0, 0, 0);
+                }
+            }
+            for (unsigned i = sites[cur].pads; i > 0 && r >= 0; i--)
+                r = put(&e, PTD_PKT_PAD, 0, 0, 0, 0);
             if (r < 0)
                 break;
             continue;

@@ -51,8 +51,9 @@ else
 fi
 
 seed=${DUMP_SEED:-$(date +%s)}
-"$GEN" --size 400000 --seed "$seed" "$tmp/syn.pt" && compare "$tmp/syn.pt" "synthetic (seed $seed)"
-"$GEN" --size 200000 --seed "$seed" --corrupt 60 "$tmp/bad.pt" && compare "$tmp/bad.pt" "corrupted synthetic (seed $seed)"
+"$GEN" --size 400000 --seed "$seed" "$tmp/syn.pt" && compare "$tmp/syn.pt" "synthetic flow (seed $seed)"
+"$GEN" --size 400000 --seed "$seed" --uniform "$tmp/syn.pt" && compare "$tmp/syn.pt" "synthetic (seed $seed)"
+"$GEN" --size 200000 --seed "$seed" --uniform --corrupt 60 "$tmp/bad.pt" && compare "$tmp/bad.pt" "corrupted synthetic (seed $seed)"
 "$GEN" --size 100000 --seed "$seed" --chaos --corrupt 30 "$tmp/chaos.pt" && compare "$tmp/chaos.pt" "chaotic synthetic (seed $seed)"
 
 echo "dump_cmp: $n comparisons, $fail failed"
