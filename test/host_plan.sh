@@ -69,9 +69,13 @@ check 1 "refused pt-absent kind=#GP
 why: Intel PT not enumerated (CPUID.(7,0).EBX[25], leaf 14h): every RTIT MSR access #GPs (36.3.1)" \
 	--cpuid $F/amd.txt
 
-check 1 "refused above-maxphyaddr kind=#GP
-why: output buffer or ToPA tables lie above MAXPHYADDR (CPUID.80000008h:EAX[7:0]): reserved address bits (36.2.7.7, 36.2.6.2)" \
+check 1 "refused topa-above-maxphyaddr kind=operational-error
+why: a ToPA output region or chained table lies above MAXPHYADDR (CPUID.80000008h:EAX[7:0]) (36.2.6.2, ToPA errors)" \
 	--cpuid $F/goldmont.txt --buffer-base 0x8000000000
+
+check 1 "refused above-maxphyaddr kind=#GP
+why: IA32_RTIT_OUTPUT_BASE (ToPA table or single range base) above MAXPHYADDR (CPUID.80000008h:EAX[7:0]): reserved bits (36.2.7.7)" \
+	--cpuid $F/goldmont.txt --output single --buffer-base 0x8000000000
 
 # 600 regions: two chained tables, END 0 -> table 1, END 1 -> table 0
 out=$("$P" plan --cpuid $F/sapphirerapids.txt --regions 600 --buffer-base 0x100000000)

@@ -62,8 +62,14 @@ static const struct rule_info rules[RTIT_RULE_COUNT] = {
 		"ToPA needs 1 or more regions of Size code 0..15 (4 KiB..128 MiB) (36.2.6.2)"},
 	[RTIT_RULE_TOPA_SINGLE_ENTRY] = {"topa-single-entry", RTIT_KIND_OPERROR,
 		"without CPUID.(14h,0).ECX[1] a ToPA table holds one region then END to itself (36.2.6.2)"},
+	[RTIT_RULE_OUTPUT_BASE_RESERVED] = {"output-base-reserved", RTIT_KIND_GP,
+		"IA32_RTIT_OUTPUT_BASE bits 6:0 are reserved: the ToPA table or single range base must be 128-byte aligned (36.2.7.7)"},
+	[RTIT_RULE_TOPA_ABOVE_MAXPHYADDR] = {"topa-above-maxphyaddr", RTIT_KIND_OPERROR,
+		"a ToPA output region or chained table lies above MAXPHYADDR (CPUID.80000008h:EAX[7:0]) (36.2.6.2, ToPA errors)"},
 	[RTIT_RULE_TOPA_TABLE_ALIGN] = {"topa-table-align", RTIT_KIND_OPERROR,
 		"ToPA tables must be 4 KiB aligned (36.2.6.2, ToPA errors)"},
+	[RTIT_RULE_REGION_BASE_4K] = {"region-base-4k", RTIT_KIND_INVALID,
+		"a ToPA entry holds only address bits 12 and up: region bases must be 4 KiB aligned (36.2.6.2, Table 36-3)"},
 	[RTIT_RULE_REGION_ALIGN] = {"region-align", RTIT_KIND_OPERROR,
 		"a ToPA output region must be aligned to its size (36.2.6.2, ToPA errors)"},
 	[RTIT_RULE_SINGLE_SIZE] = {"single-range-size", RTIT_KIND_OPERROR,
@@ -73,7 +79,7 @@ static const struct rule_info rules[RTIT_RULE_COUNT] = {
 	[RTIT_RULE_SINGLE_ALIGN] = {"single-range-align", RTIT_KIND_OPERROR,
 		"single-range base must be aligned to the range size (base may not overlap the mask, 36.2.6.1)"},
 	[RTIT_RULE_ABOVE_MAXPHYADDR] = {"above-maxphyaddr", RTIT_KIND_GP,
-		"output buffer or ToPA tables lie above MAXPHYADDR (CPUID.80000008h:EAX[7:0]): reserved address bits (36.2.7.7, 36.2.6.2)"},
+		"IA32_RTIT_OUTPUT_BASE (ToPA table or single range base) above MAXPHYADDR (CPUID.80000008h:EAX[7:0]): reserved bits (36.2.7.7)"},
 	[RTIT_RULE_SINGLE_ERRATUM] = {"single-range-erratum", RTIT_KIND_UNSAFE,
 		"single range larger than 4 KiB may record wrong data on this CPU (errata TGL052/ADL037/RPL017)"},
 };
@@ -290,9 +296,19 @@ static enum rtit_rule check_output(const struct rtit_config *c,
 				   const struct rtit_caps *k,
 				   struct rtit_violation *v)
 {
+	bool topa = c->output == RTIT_OUTPUT_TOPA;
+
 	if (c->fabric_en)
 		return RTIT_RULE_OK; /* output goes to the Trace Hub */
-	if (c->output == RTIT_OUTPUT_SINGLE) {
+
+	/* #GP: the value written to IA32_RTIT_OUTPUT_BASE */
+	uint64_t base = topa ? c->table_phys : c->buffer_phys;
+	if (base & RTIT_MASK_LOWER)
+		FAIL(RTIT_RULE_OUTPUT_BASE_RESERVED, -1);
+	if (!fits_phys(base, 1, k->maxphyaddr))
+		FAIL(RTIT_RULE_ABOVE_MAXPHYADDR, -1);
+
+	if (!topa) {
 		uint64_t s = c->single_size;
 		if (s < 128 || s > ((uint64_t)1 << 32))
 			FAIL(RTIT_RULE_SINGLE_SIZE_RANGE, -1);
@@ -300,15 +316,18 @@ static enum rtit_rule check_output(const struct rtit_config *c,
 			FAIL(RTIT_RULE_SINGLE_SIZE, -1);
 		if (c->buffer_phys & (s - 1))
 			FAIL(RTIT_RULE_SINGLE_ALIGN, -1);
-		if (!fits_phys(c->buffer_phys, s, k->maxphyaddr))
-			FAIL(RTIT_RULE_ABOVE_MAXPHYADDR, -1);
+		/* aligned to a power of two <= 4 GiB below MAXPHYADDR (>= 36
+		 * bits): the whole range fits */
 		if ((k->quirks & RTIT_QUIRK_SINGLE_RANGE_4K) && s > 4096)
 			FAIL(RTIT_RULE_SINGLE_ERRATUM, -1);
 		return RTIT_RULE_OK;
 	}
+
 	if (c->regions == 0 || c->region_size_code > RTIT_TOPA_MAX_SIZE_CODE ||
 	    c->regions > RTIT_TOPA_MAX_REGIONS)
 		FAIL(RTIT_RULE_REGIONS_INVALID, -1);
+	if (c->buffer_phys & (RTIT_TOPA_TABLE_ALIGN - 1))
+		FAIL(RTIT_RULE_REGION_BASE_4K, -1);
 	if (c->regions > 1 && !k->topa_multi_entry)
 		FAIL(RTIT_RULE_TOPA_SINGLE_ENTRY, -1);
 	if (c->table_phys & (RTIT_TOPA_TABLE_ALIGN - 1))
@@ -319,7 +338,7 @@ static enum rtit_rule check_output(const struct rtit_config *c,
 	uint64_t tables = rtit_topa_tables_needed(c->regions, k->topa_multi_entry);
 	if (!fits_phys(c->table_phys, tables * RTIT_TOPA_TABLE_ALIGN, k->maxphyaddr) ||
 	    !fits_phys(c->buffer_phys, c->regions * size, k->maxphyaddr))
-		FAIL(RTIT_RULE_ABOVE_MAXPHYADDR, -1);
+		FAIL(RTIT_RULE_TOPA_ABOVE_MAXPHYADDR, -1);
 	return RTIT_RULE_OK;
 }
 

@@ -73,14 +73,21 @@ enum rtit_rule {
 	RTIT_RULE_RANGE_UNSUPPORTED,      /* ADDRn with n >= RANGECNT */
 	RTIT_RULE_RANGE_CFG_RESERVED,     /* ADDRn_CFG 3..15 */
 	RTIT_RULE_RANGE_NONCANONICAL,     /* ADDRn_A/B not canonical */
+	/* the output MSRs: #GP at WRMSR */
+	RTIT_RULE_OUTPUT_BASE_RESERVED,   /* OUTPUT_BASE bits 6:0 set */
+	RTIT_RULE_ABOVE_MAXPHYADDR,       /* OUTPUT_BASE beyond MAXPHYADDR */
+	/* not expressible in the MSRs / ToPA entries */
 	RTIT_RULE_REGIONS_INVALID,        /* 0 regions or Size code > 15 */
+	RTIT_RULE_REGION_BASE_4K,         /* region base not 4 KiB aligned */
+	RTIT_RULE_SINGLE_SIZE_RANGE,      /* outside 128 bytes..4 GiB */
+	/* operational errors: STATUS.Error once tracing */
 	RTIT_RULE_TOPA_SINGLE_ENTRY,      /* > 1 region without 14.0.ECX[1] */
 	RTIT_RULE_TOPA_TABLE_ALIGN,       /* table not 4 KiB aligned */
 	RTIT_RULE_REGION_ALIGN,           /* region not aligned to its size */
+	RTIT_RULE_TOPA_ABOVE_MAXPHYADDR,  /* a region or chained table beyond */
 	RTIT_RULE_SINGLE_SIZE,            /* not a power of two */
-	RTIT_RULE_SINGLE_SIZE_RANGE,      /* outside 128 bytes..4 GiB */
 	RTIT_RULE_SINGLE_ALIGN,           /* base overlaps the mask bits */
-	RTIT_RULE_ABOVE_MAXPHYADDR,       /* output or table beyond MAXPHYADDR */
+	/* errata */
 	RTIT_RULE_SINGLE_ERRATUM,         /* TGL052/ADL037/RPL017: > 4 KiB */
 	RTIT_RULE_COUNT
 };
@@ -100,7 +107,9 @@ struct rtit_violation {
 };
 
 /* Returns RTIT_RULE_OK or the first rule cfg breaks on a CPU with caps
- * (also in *v when v is not NULL). */
+ * (also in *v when v is not NULL). Rules are checked in the order a CPU
+ * meets them: every #GP rule before any operational error, errata last, so
+ * the rule named is the one a real CPU would hit first. */
 enum rtit_rule rtit_check(const struct rtit_config *cfg,
 			  const struct rtit_caps *caps,
 			  struct rtit_violation *v);

@@ -366,9 +366,13 @@ static void test_topa_rules(void **state)
 		c.region_size_code = 9; /* 2 MiB */
 		c.buffer_phys = 0x40100000;
 		EXPECT(c, k, RTIT_RULE_REGION_ALIGN);
+		c.buffer_phys = 0x40200080; /* not expressible in an entry */
+		EXPECT(c, k, RTIT_RULE_REGION_BASE_4K);
 		c.buffer_phys = 0x40200000;
 		EXPECT(c, k, RTIT_RULE_OK);
-		c.table_phys = TABLE_PHYS + 0x80;
+		c.table_phys = TABLE_PHYS + 0x40; /* bits 6:0: #GP */
+		EXPECT(c, k, RTIT_RULE_OUTPUT_BASE_RESERVED);
+		c.table_phys = TABLE_PHYS + 0x80; /* 128 but not 4K aligned */
 		EXPECT(c, k, RTIT_RULE_TOPA_TABLE_ALIGN);
 		c.table_phys = TABLE_PHYS + 0x800;
 		EXPECT(c, k, RTIT_RULE_TOPA_TABLE_ALIGN);
@@ -387,7 +391,7 @@ static void test_maxphyaddr(void **state)
 	struct rtit_caps k = caps("broadwell-client.txt"); /* 39 bits */
 	struct rtit_config c = base(&k);
 	c.buffer_phys = 1ull << 39;
-	EXPECT(c, k, RTIT_RULE_ABOVE_MAXPHYADDR);
+	EXPECT(c, k, RTIT_RULE_TOPA_ABOVE_MAXPHYADDR);
 	c.buffer_phys = (1ull << 39) - 4096; /* last page: fits */
 	EXPECT(c, k, RTIT_RULE_OK);
 	c.buffer_phys = BUF_PHYS;
@@ -398,7 +402,7 @@ static void test_maxphyaddr(void **state)
 	c = base(&k);
 	c.regions = 600;
 	c.table_phys = (1ull << 39) - 4096;
-	EXPECT(c, k, RTIT_RULE_ABOVE_MAXPHYADDR);
+	EXPECT(c, k, RTIT_RULE_TOPA_ABOVE_MAXPHYADDR);
 	c.table_phys = (1ull << 39) - 8192;
 	EXPECT(c, k, RTIT_RULE_OK);
 
@@ -431,6 +435,8 @@ static void test_single_range(void **state)
 	c.single_size = 8192;
 	c.buffer_phys = BUF_PHYS + 4096;
 	EXPECT(c, k, RTIT_RULE_SINGLE_ALIGN);
+	c.buffer_phys = BUF_PHYS + 0x40;
+	EXPECT(c, k, RTIT_RULE_OUTPUT_BASE_RESERVED);
 
 	k = caps("alderlake.txt"); /* ADL037 */
 	c = base(&k);

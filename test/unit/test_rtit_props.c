@@ -1,0 +1,455 @@
+/* Property test over thousands of random capability sets and
+ * configurations, with the RTIT model as the CPU:
+ *  - every configuration rtit_check() accepts starts, traces and stops on
+ *    the model with no #GP and no operational error, and the byte count,
+ *    write position and wrap detection are exact;
+ *  - every configuration it refuses as #GP / operational error really
+ *    faults or sets STATUS.Error on the model when forced onto it (the
+ *    start writes issued without the check), and the rule names what the
+ *    model complains about;
+ *  - erratum rules are policy: the model accepts them.
+ * Seed: PTBOOT_PROP_SEED (default fixed), iterations: PTBOOT_PROP_ITERS. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/x86/cpuid_dump.h"
+#include "arch/x86/rtit_config.h"
+#include "arch/x86/rtit_regs.h"
+#include "arch/x86/rtit_seq.h"
+#include "arch/x86/rtit_topa.h"
+#include "test/unit/rtit_model_util.h"
+
+#define MEM_PHYS 0x10000000ull
+#define MEM_SIZE (9u << 20)
+#define TAB_PHYS MEM_PHYS
+#define BUF_PHYS (MEM_PHYS + (4u << 20))
+#define BUF_MAX  (4u << 20)
+
+static uint8_t mem[MEM_SIZE] __attribute__((aligned(4096)));
+static uint64_t scratch_tables[8 * RTIT_TOPA_ENTRIES_PER_TABLE];
+static struct x86_cpuid_dump dump;
+static struct rtit_model model;
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64* */
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545f4914f6cdd1dull;
+}
+
+static uint64_t below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static bool chance(unsigned percent)
+{
+	return below(100) < percent;
+}
+
+static void put(uint32_t leaf, uint32_t sub, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+{
+	struct x86_cpuid_dump_entry *e = &dump.entry[dump.count++];
+	e->leaf = leaf;
+	e->subleaf = sub;
+	e->regs = (x86_cpuid_regs){a, b, c, d};
+}
+
+static unsigned random_bitmap(void)
+{
+	unsigned b = (unsigned)below(0x10000);
+	if (chance(85))
+		b |= 1;
+	return b;
+}
+
+/* A random but plausible Intel CPU, as a CPUID dump. */
+static void random_cpu(struct rtit_caps *caps)
+{
+	static const unsigned models[] = {0x3d, 0x4f, 0x5e, 0x5c, 0x7a, 0x7e,
+					  0x97, 0x8f, 0xb7, 0x55};
+	unsigned model_no = models[below(sizeof(models) / sizeof(models[0]))];
+	uint32_t sig = (model_no >> 4) << 16 | 6u << 8 | (model_no & 0xf) << 4 | 1;
+
+	uint32_t ebx = (uint32_t)below(0x200);
+	uint32_t ecx = 0;
+	if (chance(85))
+		ecx |= 1u << 0;
+	if ((ecx & 1) && chance(70))
+		ecx |= 1u << 1;
+	if (chance(60))
+		ecx |= 1u << 2;
+	if (chance(10))
+		ecx |= 1u << 3;
+	if (chance(20))
+		ecx |= 1u << 31;
+	bool sub1 = chance(92);
+	unsigned ranges = (ebx & 4) ? (unsigned)below(5) : 0;
+	if (chance(3))
+		ranges = 7; /* 3 bits, not 2 */
+
+	dump.count = 0;
+	put(0, 0, 0x14, 0x756e6547, 0x6c65746e, 0x49656e69);
+	put(1, 0, sig, 0, 0, 0);
+	put(7, 0, 0, chance(95) ? 1u << 25 : 0, 0, 0);
+	put(0x14, 0, sub1 ? 1 : 0, ebx, ecx, 0);
+	if (sub1)
+		put(0x14, 1, random_bitmap() << 16 | ranges,
+		    random_bitmap() << 16 | random_bitmap(), 0, 0);
+	put(0x80000000, 0, 0x80000008, 0, 0, 0);
+	put(0x80000008, 0, 36 + (uint32_t)below(17), 0, 0, 0);
+	rtit_caps_read(caps, x86_cpuid_dump_query, &dump);
+}
+
+static unsigned pick_encoding(unsigned bitmap)
+{
+	if (bitmap && chance(80)) {
+		for (;;) {
+			unsigned n = (unsigned)below(16);
+			if (bitmap & (1u << n))
+				return n;
+		}
+	}
+	return chance(50) ? 0 : (unsigned)below(16);
+}
+
+static uint64_t random_linear(void)
+{
+	if (chance(8))
+		return rnd(); /* probably non-canonical */
+	uint64_t v = rnd() & 0x00007fffffffffffull;
+	return chance(30) ? v | 0xffff800000000000ull : v;
+}
+
+/* Random configuration. A "careful" one only asks for what the caps
+ * enumerate (so most are accepted); the others are free-for-all. */
+static void random_config(struct rtit_config *c, const struct rtit_caps *k)
+{
+	bool careful = chance(45);
+	rtit_config_default(c, k);
+	c->table_phys = TAB_PHYS;
+	c->buffer_phys = BUF_PHYS;
+	c->output = chance(75) ? RTIT_OUTPUT_TOPA : RTIT_OUTPUT_SINGLE;
+	c->when_full = chance(50) ? RTIT_FULL_RING : RTIT_FULL_STOP;
+
+	unsigned shape = (unsigned)below(100);
+	if (shape < 85) {
+		c->regions = chance(40) ? 1 : 1 + (unsigned)below(8);
+		c->region_size_code = (unsigned)below(5);
+	} else if (shape < 90) {
+		c->regions = 505 + (unsigned)below(20); /* two chained tables */
+		c->region_size_code = 0;
+	} else if (shape < 93) {
+		c->regions = 1 + (unsigned)below(2);
+		c->region_size_code = 9; /* 2 MiB */
+	} else if (shape < 95) {
+		c->regions = 0;
+	} else if (shape < 96) {
+		c->region_size_code = 16;
+	} else {
+		c->regions = 1;
+	}
+	static const uint64_t odd_sizes[] = {3000, 0x1800, 64, 100};
+	c->single_size = chance(90) ? (uint64_t)128 << below(10)
+				    : odd_sizes[below(4)];
+
+	if (careful) {
+		if (!k->topa_multi_entry)
+			c->regions = 1;
+		if (c->regions == 0 || c->region_size_code > 15)
+			c->regions = 1, c->region_size_code = 0;
+		if (!k->topa)
+			c->output = RTIT_OUTPUT_SINGLE;
+		if (!k->single_range)
+			c->output = RTIT_OUTPUT_TOPA;
+		if (c->single_size < 128 || (c->single_size & (c->single_size - 1)))
+			c->single_size = 4096;
+		c->user = chance(30);
+		c->dis_retc = chance(30);
+		c->tsc_en = chance(70);
+		c->branch_en = k->mtc && !(k->quirks & RTIT_QUIRK_BRANCHEN_REQUIRED) ? chance(80) : true;
+		c->mtc_en = k->mtc && chance(40);
+		c->cyc_en = k->psb_cyc && chance(30);
+		c->ptw_en = k->ptwrite && chance(30);
+		c->fup_on_ptw = k->ptwrite && chance(30);
+		c->pwr_evt_en = k->power_events && chance(30);
+		c->event_en = k->event_trace && chance(30);
+		c->dis_tnt = k->tnt_disable && chance(30);
+		c->inject_psb_pmi = k->psb_pmi_preserve && chance(30);
+		c->fabric_en = k->trace_transport && chance(5);
+		if (k->mtc_periods && chance(50))
+			while (!(k->mtc_periods >> (c->mtc_freq = (unsigned)below(16)) & 1))
+				;
+		if (k->cyc_thresholds && chance(50))
+			while (!(k->cyc_thresholds >> (c->cyc_thresh = (unsigned)below(16)) & 1))
+				;
+		if (k->psb_periods && chance(50))
+			while (!(k->psb_periods >> (c->psb_freq = (unsigned)below(16)) & 1))
+				;
+		if (k->cr3_filter && chance(20)) {
+			c->cr3_filter = true;
+			c->cr3 = rnd() & 0x000ffffffffff000ull;
+		}
+		for (unsigned n = 0; n < k->num_ranges && n < RTIT_MAX_RANGES; n++) {
+			if (!chance(40))
+				continue;
+			c->range[n].cfg = 1 + (unsigned)below(2);
+			c->range[n].start = rnd() & 0x00007fffffffffffull;
+			c->range[n].end = rnd() | 0xffff800000000000ull;
+		}
+		return;
+	}
+	if (chance(4))
+		c->buffer_phys += chance(50) ? 4096 : 0x80;
+	if (chance(4))
+		c->table_phys += (uint64_t[]){0x40, 0x80, 0x800, 0x8}[below(4)];
+	if (chance(3))
+		c->buffer_phys = (uint64_t)1 << k->maxphyaddr;
+	if (chance(2))
+		c->table_phys = (uint64_t)1 << k->maxphyaddr;
+
+	c->os = chance(80);
+	c->user = chance(30);
+	c->branch_en = chance(85);
+	c->dis_retc = chance(20);
+	c->tsc_en = chance(70);
+	c->mtc_en = chance(25);
+	c->cyc_en = chance(15);
+	c->ptw_en = chance(8);
+	c->fup_on_ptw = chance(5);
+	c->pwr_evt_en = chance(6);
+	c->event_en = chance(5);
+	c->dis_tnt = chance(5);
+	c->inject_psb_pmi = chance(5);
+	c->fabric_en = chance(4);
+	if (chance(30))
+		c->mtc_freq = pick_encoding(k->mtc_periods);
+	if (chance(30))
+		c->cyc_thresh = pick_encoding(k->cyc_thresholds);
+	if (chance(30))
+		c->psb_freq = pick_encoding(k->psb_periods);
+	if (chance(10)) {
+		c->cr3_filter = true;
+		c->cr3 = rnd() & 0x000ffffffffff000ull;
+		if (chance(10))
+			c->cr3 |= 0x8;
+	}
+	for (unsigned n = 0; n < RTIT_MAX_RANGES; n++) {
+		if (!chance(20))
+			continue;
+		c->range[n].cfg = chance(95) ? 1 + (unsigned)below(2) : 3 + (unsigned)below(13);
+		c->range[n].start = random_linear();
+		c->range[n].end = random_linear();
+	}
+}
+
+/* Host memory behind a physical address of the arena, or NULL. */
+static uint8_t *arena(uint64_t phys, uint64_t len)
+{
+	if (phys < MEM_PHYS || phys - MEM_PHYS > MEM_SIZE || len > MEM_SIZE - (phys - MEM_PHYS))
+		return NULL;
+	return mem + (phys - MEM_PHYS);
+}
+
+/* Builds the ToPA tables where the CPU will look for them (or in scratch
+ * memory when that address is outside the arena). */
+static void place_tables(const struct rtit_config *c)
+{
+	struct rtit_topa_layout l;
+	if (c->output != RTIT_OUTPUT_TOPA || rtit_topa_layout(&l, c))
+		return;
+	uint64_t bytes = l.tables * 4096ull;
+	uint8_t *p = arena(c->table_phys, bytes);
+	if (p && ((uintptr_t)p & 7) == 0) {
+		assert_int_equal(rtit_topa_build(&l, c, (uint64_t *)(void *)p, l.tables), 0);
+	} else {
+		assert_true(l.tables <= 8);
+		assert_int_equal(rtit_topa_build(&l, c, scratch_tables, 8), 0);
+	}
+}
+
+static void fresh_model(const struct rtit_caps *k, const struct rtit_config *c)
+{
+	struct rtit_model_caps mc = rtit_model_caps_of(k);
+	uint64_t total = rtit_config_buffer_bytes(c);
+	uint8_t *b = arena(c->buffer_phys, total);
+	memset(mem, 0, 16 * 4096); /* tables */
+	if (b)
+		memset(b, 0, total);
+	rtit_model_init(&model, &mc, mem, MEM_PHYS, MEM_SIZE);
+}
+
+static uint8_t pattern(uint64_t k)
+{
+	return (uint8_t)(k % 251 + 1);
+}
+
+static unsigned hits[RTIT_RULE_COUNT];
+static unsigned accepted_runs, wraps, stops;
+
+static void run_accepted(const struct rtit_caps *k, const struct rtit_config *c)
+{
+	struct rtit_msr_ops ops = rtit_model_ops(&model);
+	struct rtit_start_info si;
+	struct rtit_stop_info st;
+	struct rtit_output_summary sum;
+	uint64_t total = rtit_config_buffer_bytes(c);
+
+	int rc = rtit_start(&ops, c, k, false, &si);
+	if (rc != RTIT_SEQ_OK || model.gp_count || (model.status & RTIT_STATUS_ERROR))
+		fail_msg("accepted config failed on the model: rc %d, %s / %s", rc,
+			 model.last_gp, model.last_error);
+	assert_true(model.psb_on_enable);
+	assert_int_equal(model.ctl, rtit_config_ctl(c, true));
+
+	uint64_t n = below(2 * total + 2);
+	if (chance(10))
+		n = total;
+	uint64_t stored = rtit_model_trace(&model, n);
+	assert_int_equal(rtit_stop(&ops, c, &st), RTIT_SEQ_OK);
+	if (model.gp_count || st.error)
+		fail_msg("accepted config faulted while tracing: %s / %s",
+			 model.last_gp, model.last_error);
+	assert_int_equal(model.out_of_memory, 0);
+	if (c->fabric_en) {
+		assert_int_equal(stored, 0);
+		return;
+	}
+	const uint8_t *b = arena(c->buffer_phys, total);
+	assert_non_null(b);
+	rtit_output_summarize(&st, c, b, &sum);
+	assert_int_equal(sum.buffer_bytes, total);
+
+	bool stop_mode = c->output == RTIT_OUTPUT_TOPA && c->when_full == RTIT_FULL_STOP;
+	if (stop_mode && n >= total) {
+		stops++;
+		assert_int_equal(stored, total);
+		assert_true(st.stopped);
+		assert_true(sum.stopped_full);
+		assert_int_equal(sum.bytes, total);
+		assert_int_equal(b[total - 1], pattern(total - 1));
+		return;
+	}
+	assert_int_equal(stored, n);
+	assert_false(st.stopped);
+	assert_int_equal(st.write_pos, (int64_t)(n % total));
+	if (n >= total && n > 0) {
+		wraps++;
+		assert_true(sum.wrapped);
+		assert_int_equal(sum.bytes, total);
+		assert_int_equal(sum.oldest, n % total);
+		/* the newest byte is just before the write position */
+		assert_int_equal(b[(n - 1) % total], pattern(n - 1));
+		assert_int_equal(b[n % total], pattern(n - total));
+	} else {
+		assert_false(sum.wrapped);
+		assert_int_equal(sum.bytes, n);
+		assert_int_equal(sum.oldest, 0);
+		if (n)
+			assert_int_equal(b[n - 1], pattern(n - 1));
+	}
+}
+
+/* The start writes without the check, as a careless tool would issue them. */
+static void force_onto_model(const struct rtit_config *c, uint64_t total)
+{
+	struct rtit_plan p;
+	rtit_plan_start(&p, c);
+	for (size_t i = 0; i < p.n; i++)
+		if (rtit_model_wrmsr(&model, p.w[i].msr, p.w[i].value))
+			return;
+	/* errors of entries reached later show as output reaches them */
+	rtit_model_trace(&model, total + 4096);
+}
+
+static void run_refused(const struct rtit_caps *k, const struct rtit_config *c,
+			enum rtit_rule rule)
+{
+	(void)k;
+	uint64_t total = rtit_config_buffer_bytes(c);
+	force_onto_model(c, total);
+	bool gp = model.gp_count > 0;
+	bool error = model.status & RTIT_STATUS_ERROR;
+
+	switch (rtit_rule_kind(rule)) {
+	case RTIT_KIND_GP:
+		if (!gp)
+			fail_msg("rule %s: model did not fault (error: %s)",
+				 rtit_rule_name(rule), model.last_error);
+		break;
+	case RTIT_KIND_OPERROR:
+		if (gp || !error)
+			fail_msg("rule %s: model gp=%d error=%d (%s / %s)",
+				 rtit_rule_name(rule), gp, error, model.last_gp,
+				 model.last_error);
+		break;
+	case RTIT_KIND_UNSAFE:
+		if (gp || error)
+			fail_msg("erratum rule %s: model faulted (%s / %s)",
+				 rtit_rule_name(rule), model.last_gp, model.last_error);
+		break;
+	default:
+		break;
+	}
+}
+
+static void test_random_configurations(void **state)
+{
+	(void)state;
+	const char *s = getenv("PTBOOT_PROP_SEED");
+	const char *it = getenv("PTBOOT_PROP_ITERS");
+	uint64_t seed = s ? strtoull(s, NULL, 0) : 0x9e3779b97f4a7c15ull;
+	unsigned iters = it ? (unsigned)strtoul(it, NULL, 0) : 20000;
+	rng = seed ? seed : 1;
+
+	for (unsigned i = 0; i < iters; i++) {
+		struct rtit_caps k;
+		struct rtit_config c;
+		struct rtit_violation v;
+
+		random_cpu(&k);
+		random_config(&c, &k);
+		enum rtit_rule rule = rtit_check(&c, &k, &v);
+		hits[rule]++;
+		if (rtit_rule_kind(rule) == RTIT_KIND_INVALID)
+			continue;
+		fresh_model(&k, &c);
+		place_tables(&c);
+		if (rule == RTIT_RULE_OK) {
+			accepted_runs++;
+			run_accepted(&k, &c);
+		} else {
+			run_refused(&k, &c, rule);
+		}
+	}
+
+	printf("seed 0x%llx, %u configurations: %u accepted (%u wrapped, %u stopped full)\n",
+	       (unsigned long long)seed, iters, accepted_runs, wraps, stops);
+	for (int r = 1; r < RTIT_RULE_COUNT; r++)
+		printf("  %-28s %u\n", rtit_rule_name(r), hits[r]);
+	if (iters >= 20000 && !s) {
+		/* the default run reaches every rule and enough accepted runs */
+		for (int r = 1; r < RTIT_RULE_COUNT; r++)
+			if (!hits[r])
+				fail_msg("rule %s never hit", rtit_rule_name(r));
+		assert_true(accepted_runs >= iters / 4);
+		assert_true(wraps > 50 && stops > 50);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_configurations),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
