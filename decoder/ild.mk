@@ -1,2 +1,39 @@
 # decoder/ptd_ild*: x86 instruction-length decoder (sources are picked up by
 # decoder.mk's wildcard); its tests and oracle comparisons live here.
+
+# cmocka unit tests: hand-picked encodings per class, mode and prefix.
+UNIT_TESTS += test_ptd_ild
+
+# Differential test against Zydis (test/ild/ild_vs_zydis.c): `make test` runs
+# a CI-sized pass (structured + random + real code pages, a few seconds);
+# `make ild-fuzz` (also part of `make fuzz`) runs millions per mode with a
+# fresh seed: `make ild-fuzz ILD_FUZZ_N=50000000 ILD_FUZZ_SEED=123`.
+ILD_REAL_DIR ?= ../shared/traces/real
+
+$(B)/test/ild_vs_zydis: test/ild/ild_vs_zydis.c $(B)/host/libptboot.a | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a -lZydis
+-include $(B)/test/ild_vs_zydis.d
+
+TEST_STEPS += $(B)/test/ild_vs_zydis
+TEST_SCRIPTS += test/ild/ild_vs_zydis.sh
+
+ILD_FUZZ_N ?= 20000000
+ILD_FUZZ_SEED ?= $(shell date +%s)
+.PHONY: ild-fuzz
+ild-fuzz: $(B)/test/ild_vs_zydis
+	$(B)/test/ild_vs_zydis --seed $(ILD_FUZZ_SEED) --random $(ILD_FUZZ_N) --structured \
+	    --real $(ILD_REAL_DIR) --real-random 2000000
+fuzz: ild-fuzz
+
+# Benchmark: ptd_ild_decode against Zydis over the real code pages.
+$(B)/bench/ild_bench: test/ild/ild_bench.c $(B)/host/libptboot.a | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a -lZydis
+-include $(B)/bench/ild_bench.d
+
+.PHONY: ild-bench
+ild-bench: $(B)/bench/ild_bench
+	$(B)/bench/ild_bench $(ILD_REAL_DIR)
+BENCH_STEPS += ild-bench
+TEST_STEPS += $(B)/bench/ild_bench

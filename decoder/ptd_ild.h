@@ -1,0 +1,140 @@
+/* libptd instruction-length decoder (ILD): the length of one x86
+ * instruction, its branch class and, for direct branches, the target, in
+ * 16-, 32- and 64-bit mode. It is the flow layer's view of the code: how far
+ * to step, and whether the step consumes a TNT bit, a TIP, or nothing.
+ *
+ * Sources of truth are the Intel SDM Vol. 2, chapter 2 (instruction format:
+ * prefixes, REX, VEX, EVEX, ModRM/SIB, displacement and immediate sizes) and
+ * Appendix A (opcode maps), with AMD's APM Vol. 3 for XOP and 3DNow!.
+ * docs/ild.md lists the choices made where vendors or disassemblers disagree.
+ *
+ * Freestanding C11: only <stdint.h>, <stddef.h>, <stdbool.h>; no state.
+ *
+ * Usage:
+ *     struct ptd_insn insn;
+ *     insn.ip = ip;                        // the only input field
+ *     int n = ptd_ild_decode(&insn, code, avail, PTD_EXEC_MODE_64);
+ *     if (n == -PTD_ILD_ERR_TRUNCATED) ... // read more bytes, try again
+ *     else if (n < 0) ...                  // not an instruction
+ *     else ip += n;                        // insn.iclass, insn.target, ...
+ */
+#ifndef PTD_ILD_H
+#define PTD_ILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* SDM Vol. 2, 2.3.11: "The maximum length of an Intel 64 and IA-32
+ * instruction remains 15 bytes"; a longer one raises #GP. */
+#define PTD_ILD_MAX_LEN 15
+
+/* Errors, returned negated. The numbers follow libptd's enum ptd_error
+ * (decoder/ptd_pkt.h), itself numbered after libipt's pt_error_code. */
+enum ptd_ild_error {
+    PTD_ILD_ERR_INVALID = 2,    /* bad argument (NULL, unknown mode) */
+    PTD_ILD_ERR_BAD_INSN = 14,  /* undefined opcode, or not valid in this mode
+                                   (libipt's pte_bad_insn) */
+    PTD_ILD_ERR_TRUNCATED = 32, /* the bytes end inside the instruction:
+                                   give more and decode again */
+    PTD_ILD_ERR_TOO_LONG = 34,  /* more than PTD_ILD_MAX_LEN bytes */
+};
+
+/* The code segment's default sizes (CS.L, CS.D; Intel PT's MODE.Exec). */
+enum ptd_exec_mode {
+    PTD_EXEC_MODE_16 = 0,
+    PTD_EXEC_MODE_32 = 1,
+    PTD_EXEC_MODE_64 = 2,
+};
+
+/* What an instruction does to control flow, as far as the flow layer cares
+ * (SDM Vol. 3C, "Intel Processor Trace", which packets each branch type
+ * generates). */
+enum ptd_iclass {
+    PTD_ICLASS_OTHER = 0,       /* falls through (including UD0/1/2, XBEGIN) */
+    PTD_ICLASS_COND_JUMP,       /* Jcc, JCXZ/JECXZ/JRCXZ, LOOP/LOOPE/LOOPNE: TNT */
+    PTD_ICLASS_DIRECT_JUMP,     /* JMP rel8/rel16/rel32: no packet */
+    PTD_ICLASS_DIRECT_CALL,     /* CALL rel16/rel32: no packet, pushes */
+    PTD_ICLASS_INDIRECT_JUMP,   /* JMP r/m (FF /4): TIP */
+    PTD_ICLASS_INDIRECT_CALL,   /* CALL r/m (FF /2): TIP, pushes */
+    PTD_ICLASS_NEAR_RET,        /* RET, RET imm16: TNT (compressed) or TIP */
+    PTD_ICLASS_FAR_TRANSFER,    /* far CALL/JMP/RET, INT n/INT3/INT1/INTO,
+                                   IRET, SYSCALL/SYSRET/SYSENTER/SYSEXIT,
+                                   VMLAUNCH/VMRESUME/VMCALL/VMFUNC/VMMCALL/
+                                   VMRUN, RSM: TIP, possibly FUP/MODE */
+    PTD_ICLASS_COUNT
+};
+
+/* Opcode maps (SDM Vol. 2 Appendix A; AMD APM Vol. 3 for XOP, 3DNow!). */
+enum ptd_ild_map {
+    PTD_ILD_MAP_PRIMARY = 0,    /* one-byte opcodes */
+    PTD_ILD_MAP_0F,
+    PTD_ILD_MAP_0F38,
+    PTD_ILD_MAP_0F3A,
+    PTD_ILD_MAP_3DNOW,          /* 0F 0F: insn->opcode is the suffix byte */
+    PTD_ILD_MAP_VEX_0F,         /* VEX.mmmmm 1..3 */
+    PTD_ILD_MAP_VEX_0F38,
+    PTD_ILD_MAP_VEX_0F3A,
+    PTD_ILD_MAP_EVEX_0F,        /* EVEX.mmm 1, 2, 3, 5, 6 */
+    PTD_ILD_MAP_EVEX_0F38,
+    PTD_ILD_MAP_EVEX_0F3A,
+    PTD_ILD_MAP_EVEX_MAP5,
+    PTD_ILD_MAP_EVEX_MAP6,
+    PTD_ILD_MAP_XOP8,           /* XOP.map_select 8, 9, 0Ah */
+    PTD_ILD_MAP_XOP9,
+    PTD_ILD_MAP_XOPA,
+    PTD_ILD_MAP_COUNT
+};
+
+/* insn->flags */
+#define PTD_INSN_MODRM    0x0001u  /* has a ModRM byte (insn->modrm) */
+#define PTD_INSN_REL      0x0002u  /* direct near branch: disp and target valid */
+#define PTD_INSN_FAR_PTR  0x0004u  /* CALL/JMP ptr16:16/32: target = offset,
+                                      far_sel = selector */
+#define PTD_INSN_PTWRITE  0x0008u  /* PTWRITE: emits a PTW packet */
+#define PTD_INSN_LOCK     0x0010u  /* F0 prefix */
+#define PTD_INSN_REP      0x0020u  /* F2 or F3 prefix (last one in rep_byte) */
+#define PTD_INSN_REX      0x0040u  /* an effective REX prefix (in rex) */
+#define PTD_INSN_VEX      0x0080u  /* VEX, EVEX or XOP encoded */
+
+struct ptd_insn {
+    uint64_t ip;        /* in: the instruction's address (for target) */
+    uint64_t target;    /* REL: ip + length + disp, wrapped to the operand
+                           size (SDM JMP/Jcc: "IF OperandSize = 16 THEN EIP
+                           AND 0000FFFFH"); FAR_PTR: the offset */
+    int32_t disp;       /* REL: the sign-extended displacement */
+    uint16_t far_sel;   /* FAR_PTR: the selector */
+    uint16_t flags;     /* PTD_INSN_* */
+    uint8_t length;     /* 1..15 */
+    uint8_t iclass;     /* enum ptd_iclass */
+    uint8_t map;        /* enum ptd_ild_map */
+    uint8_t opcode;     /* opcode byte within the map */
+    uint8_t modrm;      /* when PTD_INSN_MODRM */
+    uint8_t opsize;     /* effective operand size in bits: 16, 32, 64 */
+    uint8_t addrsize;   /* effective address size in bits: 16, 32, 64 */
+    uint8_t prefix_len; /* bytes before the opcode (legacy, REX, VEX...) */
+    uint8_t rex;        /* when PTD_INSN_REX */
+    uint8_t rep_byte;   /* when PTD_INSN_REP: 0xF2 or 0xF3 */
+};
+
+/* Decodes the instruction at bytes[0..size) in the given mode. Reads
+ * insn->ip and fills the rest of *insn (left unspecified on error). Returns
+ * the length (1..15) or a negative -PTD_ILD_ERR_*. Never reads past
+ * bytes[size-1] nor past byte 15. */
+int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
+                   enum ptd_exec_mode mode);
+
+/* Same, with ip as an argument (sets insn->ip). */
+int ptd_ild_decode_at(struct ptd_insn *insn, const uint8_t *bytes,
+                      size_t size, enum ptd_exec_mode mode, uint64_t ip);
+
+/* Static names for logs and tests: "cond_jump", "far_transfer"... */
+const char *ptd_ild_iclass_name(enum ptd_iclass iclass);
+
+/* True for the classes that change control flow. */
+static inline bool ptd_ild_is_branch(enum ptd_iclass iclass)
+{
+    return iclass != PTD_ICLASS_OTHER;
+}
+
+#endif /* PTD_ILD_H */

@@ -1,0 +1,254 @@
+/* libptd ILD opcode tables, written from the opcode maps of the Intel SDM
+ * Vol. 2, Appendix A (Tables A-2 one-byte, A-3 two-byte 0F, A-4 0F 38,
+ * A-5 0F 3A, A-6 groups) and AMD's APM Vol. 3 (XOP, SVM) and Vol. 5 (3DNow!).
+ * Entry format: ptd_ild_tables.h. */
+#include "decoder/ptd_ild.h"
+#include "decoder/ptd_ild_tables.h"
+
+/* Short names, local to this file, so that each row reads like a row of the
+ * SDM's opcode map. */
+#define M    ILD_M
+#define Ib   I_B
+#define Iw   I_W
+#define Iz   I_Z
+#define Iv   I_V
+#define MO   I_MOFFS
+#define X    ILD_INV
+#define X64  ILD_I64
+#define G    ILD_GRP
+#define NR   ILD_NOREG
+#define RO   ILD_REGONLY
+#define ESC  ILD_ESC
+#define CJ   (I_REL8 | ILD_CLASS(PTD_ICLASS_COND_JUMP))
+#define CJZ  (I_RELZ | ILD_CLASS(PTD_ICLASS_COND_JUMP))
+#define JMP8 (I_REL8 | ILD_CLASS(PTD_ICLASS_DIRECT_JUMP))
+#define JMPZ (I_RELZ | ILD_CLASS(PTD_ICLASS_DIRECT_JUMP))
+#define CALZ (I_RELZ | ILD_CLASS(PTD_ICLASS_DIRECT_CALL))
+#define RET  ILD_CLASS(PTD_ICLASS_NEAR_RET)
+#define FAR  ILD_CLASS(PTD_ICLASS_FAR_TRANSFER)
+#define PTR  (I_PTR | FAR | X64)
+#define PFX  0   /* a prefix byte: consumed before the table is read */
+#define ALU  M, M, M, M, Ib, Iz   /* op r/m,r (8/z); op r,r/m (8/z); AL,ib; rAX,iz */
+#define R8(x)  x, x, x, x, x, x, x, x
+#define R16(x) R8(x), R8(x)
+
+const uint8_t ptd_ild_prefix_kind[256] = {
+    [0x26] = PK_SEG, [0x2E] = PK_SEG, [0x36] = PK_SEG, [0x3E] = PK_SEG,
+    [0x64] = PK_SEG, [0x65] = PK_SEG,
+    [0x66] = PK_OSZ, [0x67] = PK_ASZ,
+    [0xF0] = PK_LOCK, [0xF2] = PK_REP, [0xF3] = PK_REP,
+    /* 40-4F: REX in 64-bit mode, INC/DEC otherwise (SDM 2.2.1) */
+    [0x40] = PK_REX, [0x41] = PK_REX, [0x42] = PK_REX, [0x43] = PK_REX,
+    [0x44] = PK_REX, [0x45] = PK_REX, [0x46] = PK_REX, [0x47] = PK_REX,
+    [0x48] = PK_REX, [0x49] = PK_REX, [0x4A] = PK_REX, [0x4B] = PK_REX,
+    [0x4C] = PK_REX, [0x4D] = PK_REX, [0x4E] = PK_REX, [0x4F] = PK_REX,
+};
+
+/* SDM Table A-2, one-byte opcodes. */
+const uint16_t ptd_ild_map_primary[] = {
+    /* 00 ADD; 06/07 PUSH/POP ES; 08 OR; 0E PUSH CS; 0F escape */
+    ALU, X64, X64, ALU, X64, ESC,
+    /* 10 ADC; 16/17 PUSH/POP SS; 18 SBB; 1E/1F PUSH/POP DS */
+    ALU, X64, X64, ALU, X64, X64,
+    /* 20 AND; 26 ES:; 27 DAA; 28 SUB; 2E CS:; 2F DAS */
+    ALU, PFX, X64, ALU, PFX, X64,
+    /* 30 XOR; 36 SS:; 37 AAA; 38 CMP; 3E DS:; 3F AAS */
+    ALU, PFX, X64, ALU, PFX, X64,
+    /* 40 INC/DEC (REX in 64-bit mode) */
+    R16(0),
+    /* 50 PUSH/POP r */
+    R16(0),
+    /* 60 PUSHA POPA BOUND(EVEX) ARPL/MOVSXD FS: GS: 66 67
+       PUSH iz, IMUL r,r/m,iz, PUSH ib, IMUL r,r/m,ib, INS/OUTS */
+    X64, X64, ESC | M | NR, M, PFX, PFX, PFX, PFX,
+    Iz, M | Iz, Ib, M | Ib, 0, 0, 0, 0,
+    /* 70 Jcc rel8 */
+    R16(CJ),
+    /* 80 Group 1 (82: an alias of 80, not in 64-bit mode); TEST; XCHG; MOV;
+       8C MOV r/m,Sreg; 8D LEA; 8E MOV Sreg,r/m; 8F Group 1A POP / XOP */
+    M | Ib, M | Iz, M | Ib | X64, M | Ib, M, M, M, M,
+    M, M, M, M, M | G, M | NR, M | G, ESC | M | G,
+    /* 90 NOP/XCHG; CBW CWD; 9A CALL ptr16:z; FWAIT PUSHF POPF SAHF LAHF */
+    R8(0), 0, 0, PTR, 0, 0, 0, 0, 0,
+    /* A0 MOV AL/rAX <-> moffs; MOVS CMPS; TEST AL,ib; TEST rAX,iz; STOS LODS SCAS */
+    MO, MO, MO, MO, 0, 0, 0, 0, Ib, Iz, 0, 0, 0, 0, 0, 0,
+    /* B0 MOV r8, ib; B8 MOV r, iv */
+    R8(Ib), R8(Iv),
+    /* C0 Group 2 ib; RET iw; RET; C4 LES(VEX3) C5 LDS(VEX2); Group 11;
+       ENTER iw,ib; LEAVE; RETF iw; RETF; INT3; INT ib; INTO; IRET */
+    M | Ib, M | Ib, Iw | RET, RET, ESC | M | NR, ESC | M | NR, M | Ib | G, M | Iz | G,
+    I_WB, 0, Iw | FAR, FAR, FAR, Ib | FAR, FAR | X64, FAR,
+    /* D0 Group 2; AAM ib; AAD ib; D6 SALC (undocumented, AMD: invalid in
+       64-bit mode); XLAT; D8-DF x87 escapes */
+    M, M, M, M, Ib | X64, Ib | X64, X64, 0, R8(M),
+    /* E0 LOOPNE LOOPE LOOP JrCXZ; IN/OUT ib; CALL relz; JMP relz;
+       EA JMP ptr16:z; JMP rel8; IN/OUT DX */
+    CJ, CJ, CJ, CJ, Ib, Ib, Ib, Ib, CALZ, JMPZ, PTR, JMP8, 0, 0, 0, 0,
+    /* F0 LOCK; F1 INT1; REPNE REP; HLT CMC; Group 3; CLC STC CLI STI CLD
+       STD; Group 4; Group 5 */
+    PFX, FAR, PFX, PFX, 0, 0, M | G, M | G, 0, 0, 0, 0, 0, 0, M | G, M | G,
+};
+
+/* SDM Table A-3, two-byte opcodes 0F xx. */
+const uint16_t ptd_ild_map_0f[] = {
+    /* 00 Group 6; Group 7; LAR; LSL; -; SYSCALL; CLTS; SYSRET;
+       INVD; WBINVD; -; UD2; -; PREFETCH(W) (Group P); FEMMS; 3DNow! */
+    M | G, M | G, M, M, X, FAR, 0, FAR,
+    0, 0, X, 0, X, M, 0, M | I_3DNOW,
+    /* 10 SSE moves (13/17 MOVLPS/MOVHPS store: memory only);
+       18 Group 16 prefetch / hint NOPs to 1F */
+    M, M, M, M | NR, M, M, M, M | NR, R8(M),
+    /* 20 MOV r,CR/DR, MOV CR/DR,r; 24-27 -; 28 SSE (2B MOVNTPS/PD: memory) */
+    M | RO, M | RO, M | RO, M | RO, X, X, X, X,
+    M, M, M, M | NR, M, M, M, M,
+    /* 30 WRMSR RDTSC RDMSR RDPMC SYSENTER SYSEXIT - GETSEC
+       38 (escape) - 3A (escape) - - - - - */
+    0, 0, 0, 0, FAR, FAR, X, 0, 0, X, 0, X, X, X, X, X,
+    /* 40 CMOVcc */
+    R16(M),
+    /* 50, 60 SSE/MMX */
+    R16(M), R16(M),
+    /* 70 PSHUF* ib, Groups 12-14 ib; PCMPEQ*; EMMS; VMREAD/EXTRQ/INSERTQ;
+       VMWRITE/EXTRQ/INSERTQ; -; -; 7C-7F SSE */
+    M | Ib, M | Ib, M | Ib, M | Ib, M, M, M, 0,
+    M | G, M | G, X, X, M, M, M, M,
+    /* 80 Jcc relz */
+    R16(CJZ),
+    /* 90 SETcc */
+    R16(M),
+    /* A0 PUSH FS, POP FS, CPUID, BT, SHLD ib, SHLD CL, -, -,
+       PUSH GS, POP GS, RSM, BTS, SHRD ib, SHRD CL, Group 15, IMUL;
+       A6/A7: VIA PadLock (XSTORE, XCRYPT*, MONTMUL, XSHA*), which Zydis
+       decodes by default; ModRM names the instruction */
+    0, 0, 0, M, M | Ib, M, M | G, M | G, 0, 0, FAR, M, M | Ib, M, M | G, M,
+    /* B0 CMPXCHG; LSS (memory); BTR; LFS, LGS (memory); MOVZX;
+       B8 POPCNT (F3); UD1; Group 8 ib; BTC; BSF; BSR; MOVSX */
+    M, M, M | NR, M, M | NR, M | NR, M, M,
+    M | G, M, M | Ib | G, M, M, M, M, M,
+    /* C0 XADD; CMPPS ib; MOVNTI (memory); PINSRW ib; PEXTRW ib; SHUFPS ib;
+       Group 9; C8 BSWAP */
+    M, M, M | Ib, M | NR, M | Ib, M | Ib, M | Ib, M, R8(0),
+    /* D0 SSE/MMX */
+    R16(M),
+    /* E0 SSE/MMX; E7 MOVNTQ/MOVNTDQ (memory) */
+    M, M, M, M, M, M, M, M | NR, R8(M),
+    /* F0 LDDQU (memory); SSE/MMX; FF UD0 */
+    M | NR, M, M, M, M, M, M, M, R8(M),
+};
+
+/* SDM Table A-4, three-byte opcodes 0F 38 xx: all take ModRM, none an
+ * immediate; opcodes no prefix combination defines are undefined. */
+#define U  (M | X)
+const uint16_t ptd_ild_map_0f38[] = {
+    /* 00-0B SSSE3 (PSHUFB..PMULHRSW); 10 PBLENDVB; 14/15 BLENDVPS/PD;
+       17 PTEST; 1C-1E PABS* */
+    M, M, M, M, M, M, M, M, M, M, M, M, U, U, U, U,
+    M, U, U, U, M, M, U, M, U, U, U, U, M, M, M, U,
+    /* 20-25 PMOVSX*; 28-2B PMULDQ PCMPEQQ MOVNTDQA(memory) PACKUSDW */
+    M, M, M, M, M, M, U, U, M, M, M | NR, M, U, U, U, U,
+    /* 30-35 PMOVZX*; 37-3F PCMPGTQ PMINSB.. */
+    M, M, M, M, M, M, U, M, M, M, M, M, M, M, M, M,
+    /* 40 PMULLD; 41 PHMINPOSUW */
+    M, M, U, U, U, U, U, U, U, U, U, U, U, U, U, U,
+    R16(U), R16(U), R16(U),
+    /* 80 INVEPT 81 INVVPID 82 INVPCID (memory operands) */
+    M | NR, M | NR, M | NR, U, U, U, U, U, U, U, U, U, U, U, U, U,
+    R16(U), R16(U), R16(U),
+    /* C8-CD SHA*; CF GF2P8MULB */
+    U, U, U, U, U, U, U, U, M, M, M, M, M, M, U, M,
+    /* D8 AESENC/DECWIDE*KL (Key Locker); DB AESIMC; DC-DF AESENC..AESDECLAST (and the
+       F3 Key Locker forms) */
+    U, U, U, U, U, U, U, U, M, U, U, M, M, M, M, M,
+    R16(U),
+    /* F0/F1 MOVBE / CRC32; F5 WRUSS; F6 ADCX/ADOX/WRSS; F8 MOVDIR64B/ENQCMD(S);
+       F9 MOVDIRI; FA/FB ENCODEKEY128/256 */
+    M, M, U, U, U, M, M, U, M, M, M, M, U, U, U, U,
+};
+
+/* SDM Table A-5, three-byte opcodes 0F 3A xx: ModRM and imm8 each. */
+#define V3 (M | Ib)
+#define U3 (M | Ib | X)
+const uint16_t ptd_ild_map_0f3a[] = {
+    /* 08-0F ROUND* BLEND* PALIGNR */
+    U3, U3, U3, U3, U3, U3, U3, U3, V3, V3, V3, V3, V3, V3, V3, V3,
+    /* 14-17 PEXTRB/W/D EXTRACTPS; 20-22 PINSRB INSERTPS PINSRD */
+    U3, U3, U3, U3, V3, V3, V3, V3, U3, U3, U3, U3, U3, U3, U3, U3,
+    V3, V3, V3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3,
+    R16(U3),
+    /* 40-42 DPPS DPPD MPSADBW; 44 PCLMULQDQ */
+    V3, V3, V3, U3, V3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3,
+    R16(U3),
+    /* 60-63 PCMPESTRM PCMPESTRI PCMPISTRM PCMPISTRI */
+    V3, V3, V3, V3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3,
+    R16(U3), R16(U3), R16(U3), R16(U3), R16(U3),
+    /* CC SHA1RNDS4; CE/CF GF2P8AFFINE(INV)QB */
+    U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, V3, U3, V3, V3,
+    /* DF AESKEYGENASSIST */
+    U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, V3,
+    R16(U3), R16(U3),
+};
+
+/* Each map has exactly one entry per opcode byte. */
+#define PTD_ILD_MAP_SIZE_OK(t) (sizeof(t) / sizeof((t)[0]) == 256)
+_Static_assert(PTD_ILD_MAP_SIZE_OK(ptd_ild_map_primary), "one-byte map: 256 entries");
+_Static_assert(PTD_ILD_MAP_SIZE_OK(ptd_ild_map_0f), "0F map: 256 entries");
+_Static_assert(PTD_ILD_MAP_SIZE_OK(ptd_ild_map_0f38), "0F 38 map: 256 entries");
+_Static_assert(PTD_ILD_MAP_SIZE_OK(ptd_ild_map_0f3a), "0F 3A map: 256 entries");
+
+/* EVEX.mmm to map (SDM Vol. 2, 2.7.1; maps 5 and 6: AVX512-FP16). 0 marks
+ * a reserved map. */
+const uint8_t ptd_ild_evex_map[8] = {
+    0, PTD_ILD_MAP_EVEX_0F, PTD_ILD_MAP_EVEX_0F38, PTD_ILD_MAP_EVEX_0F3A,
+    0, PTD_ILD_MAP_EVEX_MAP5, PTD_ILD_MAP_EVEX_MAP6, 0,
+};
+
+/* VEX/EVEX map 0F: the opcodes with an imm8 (PSHUF*, Groups 12-14 shifts,
+ * CMPPS, PINSRW, PEXTRW, SHUFPS), one bit per opcode. */
+static const uint32_t ptd_ild_vex0f_imm8[8] = {
+    [0x70 / 32] = 0xFu << (0x70 % 32),
+    [0xC2 / 32] = (1u << (0xC2 % 32)) | (7u << (0xC4 % 32)),
+};
+
+/* VEX.0F 77 is VZEROUPPER/VZEROALL: no ModRM (SDM VZEROUPPER). */
+#define OPC_VZERO 0x77
+
+uint16_t ptd_ild_vector_entry(unsigned map, unsigned op)
+{
+    switch (map) {
+    case PTD_ILD_MAP_VEX_0F:
+        if (op == OPC_VZERO)
+            return 0;
+        /* fall through */
+    case PTD_ILD_MAP_EVEX_0F:
+        return (uint16_t)(M | ((ptd_ild_vex0f_imm8[op / 32] >> (op % 32)) & 1u ? Ib : 0));
+    case PTD_ILD_MAP_VEX_0F3A:
+    case PTD_ILD_MAP_EVEX_0F3A:
+    case PTD_ILD_MAP_XOP8:      /* APM Vol. 3, XOP map 8: all imm8 */
+        return M | Ib;
+    case PTD_ILD_MAP_XOPA:      /* XOP map 0Ah: BEXTR, LWPINS, LWPVAL imm32 */
+        return M | I_D;
+    default:                    /* 0F38, maps 5/6, XOP map 9 */
+        return M;
+    }
+}
+
+/* 3DNow! suffixes (AMD APM Vol. 5 / AMD 3DNow! Technology Manual, plus the
+ * Athlon extensions PF2IW, PI2FW, PFNACC, PFPNACC, PSWAPD). */
+static const uint32_t ptd_ild_3dnow_ops[8] = {
+    [0x0C / 32] = (1u << 0x0C) | (1u << 0x0D) | (1u << 0x1C) | (1u << 0x1D),
+    [0x80 / 32] = (1u << (0x8A - 0x80)) | (1u << (0x8E - 0x80)) |
+                  (1u << (0x90 - 0x80)) | (1u << (0x94 - 0x80)) |
+                  (1u << (0x96 - 0x80)) | (1u << (0x97 - 0x80)) |
+                  (1u << (0x9A - 0x80)) | (1u << (0x9E - 0x80)),
+    [0xA0 / 32] = (1u << (0xA0 - 0xA0)) | (1u << (0xA4 - 0xA0)) |
+                  (1u << (0xA6 - 0xA0)) | (1u << (0xA7 - 0xA0)) |
+                  (1u << (0xAA - 0xA0)) | (1u << (0xAE - 0xA0)) |
+                  (1u << (0xB0 - 0xA0)) | (1u << (0xB4 - 0xA0)) |
+                  (1u << (0xB6 - 0xA0)) | (1u << (0xB7 - 0xA0)) |
+                  (1u << (0xBB - 0xA0)) | (1u << (0xBF - 0xA0)),
+};
+
+bool ptd_ild_3dnow_valid(unsigned suffix)
+{
+    return (ptd_ild_3dnow_ops[(suffix & 0xFFu) / 32] >> (suffix % 32)) & 1u;
+}
