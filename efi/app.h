@@ -32,5 +32,6 @@ const struct efi_command *efi_command_at(size_t i); /* NULL past the end */
 int efi_cmd_help(struct efi_app *app, int argc, char **argv);
 int efi_cmd_info(struct efi_app *app, int argc, char **argv);
 int efi_cmd_selftest(struct efi_app *app, int argc, char **argv);
+int efi_cmd_dump(struct efi_app *app, int argc, char **argv);
 
 #endif

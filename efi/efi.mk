@@ -80,7 +80,11 @@ image: $(B)/ptboot.img
 run: $(B)/ptboot.img
 	bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)
 
-TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh
+TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh \
+  test/boot/dump.sh
+# dump.sh makes its sample trace with the encoder's generator.
+TEST_STEPS += $(B)/bench/gen_trace
+UNIT_TESTS += test_ptd_opts
 
 # The UEFI-free parts of efi/ also go into the host library, so the unit
 # tests run exactly the code the app runs.

@@ -1,0 +1,109 @@
+#include "decoder/ptd_opts.h"
+#include "decoder/ptd_fmt.h"
+
+static const struct {
+    const char *name;
+    uint32_t flag;
+} dump_flags[] = {
+    { "--no-sync", PTD_FMT_NO_SYNC },   { "--quiet", PTD_FMT_QUIET },
+    { "--no-pad", PTD_FMT_NO_PAD },     { "--no-timing", PTD_FMT_NO_TIMING },
+    { "--no-cyc", PTD_FMT_NO_CYC },     { "--no-offset", PTD_FMT_NO_OFFSET },
+    { "--raw", PTD_FMT_RAW },           { "--lastip", PTD_FMT_LASTIP },
+    { "--exec-mode", PTD_FMT_EXEC_MODE },
+};
+#define DUMP_FLAG_COUNT (sizeof dump_flags / sizeof dump_flags[0])
+
+static bool same(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+bool ptd_opts_dump_flag(const char *name, uint32_t *flag)
+{
+    for (unsigned i = 0; i < DUMP_FLAG_COUNT; i++) {
+        if (same(name, dump_flags[i].name)) {
+            *flag = dump_flags[i].flag;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *ptd_opts_dump_flag_name(unsigned i)
+{
+    return i < DUMP_FLAG_COUNT ? dump_flags[i].name : 0;
+}
+
+static int digit_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return 99;
+}
+
+bool ptd_opts_parse_u64(const char *s, uint64_t *out)
+{
+    unsigned base = 10;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    } else if (s[0] == '0' && s[1]) {
+        base = 8;
+        s += 1;
+    }
+    if (!*s)
+        return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        int d = digit_value(*s);
+        if (d >= (int)base)
+            return false;
+        if (v > (UINT64_MAX - (uint64_t)d) / base)
+            return false;
+        v = v * base + (uint64_t)d;
+    }
+    *out = v;
+    return true;
+}
+
+void ptd_opts_split_range(char *name, uint64_t *from, uint64_t *to, bool *has_to)
+{
+    *from = 0;
+    *to = 0;
+    *has_to = false;
+    char *colon = 0;
+    for (char *p = name; *p; p++)
+        if (*p == ':')
+            colon = p;
+    if (!colon || !colon[1])
+        return;
+    /* Split "a-b" at the first '-' without writing until both parse. */
+    char *dash = 0;
+    for (char *p = colon + 1; *p; p++)
+        if (*p == '-') {
+            dash = p;
+            break;
+        }
+    uint64_t a, b = 0;
+    if (dash) {
+        *dash = '\0';
+        bool ok = ptd_opts_parse_u64(colon + 1, &a) && ptd_opts_parse_u64(dash + 1, &b);
+        *dash = '-';
+        if (!ok)
+            return;
+        *has_to = true;
+    } else if (!ptd_opts_parse_u64(colon + 1, &a)) {
+        return;
+    }
+    *from = a;
+    *to = b;
+    *colon = '\0';
+}

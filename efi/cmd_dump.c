@@ -1,0 +1,91 @@
+/* `dump [options] FILE[:FROM[-TO]]`: the packets of a trace file on the
+ * stick, printed as libipt's ptdump prints them (the same formatter as the
+ * host's `ptboot dump`, so the serial log diffs cleanly against either).
+ * The file is loaded into firmware pages; the decoder itself allocates
+ * nothing. Between the marker lines
+ *   ptboot: dump begin file=<path> bytes=<n> from=0x<off>
+ *   ptboot: dump end packets=<n> errors=<n> skipped=<n>
+ * every line is a ptdump line. */
+#include <stdbool.h>
+
+#include "decoder/ptd_fmt.h"
+#include "decoder/ptd_opts.h"
+#include "efi/app.h"
+#include "efi/console.h"
+#include "efi/volume.h"
+
+/* Traces larger than this are refused rather than exhausting the memory map
+ * the firmware still needs to boot. */
+#define DUMP_MAX_BYTES (512ull << 20)
+
+static void dump_usage(void)
+{
+    efi_con_puts("usage: ptboot.efi dump [options] FILE[:FROM[-TO]]\n"
+                 "options (as libipt's ptdump):");
+    for (unsigned i = 0; ptd_opts_dump_flag_name(i); i++)
+        efi_con_printf(" %s", ptd_opts_dump_flag_name(i));
+    efi_con_puts("\n");
+}
+
+int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
+{
+    struct ptd_fmt_options opt = { .flags = 0 };
+    char *file = NULL;
+    for (int i = 0; i < argc; i++) {
+        uint32_t flag;
+        if (ptd_opts_dump_flag(argv[i], &flag)) {
+            opt.flags |= flag;
+        } else if (argv[i][0] == '-') {
+            efi_con_printf("ptboot: error: dump: unknown option '%s'\n", argv[i]);
+            dump_usage();
+            return EFI_APP_USAGE;
+        } else if (file) {
+            efi_con_printf("ptboot: error: dump: more than one file ('%s', '%s')\n", file, argv[i]);
+            return EFI_APP_USAGE;
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file) {
+        efi_con_puts("ptboot: error: dump: no trace file given\n");
+        dump_usage();
+        return EFI_APP_USAGE;
+    }
+    uint64_t from, to;
+    bool has_to;
+    ptd_opts_split_range(file, &from, &to, &has_to);
+
+    void *data;
+    size_t len;
+    enum efi_volume_result r = efi_volume_load(app->image, file, DUMP_MAX_BYTES, &data, &len);
+    if (r != EFI_VOLUME_OK) {
+        efi_con_printf("ptboot: error: dump: %s: %s\n", file, efi_volume_result_name(r));
+        return EFI_APP_FAILED;
+    }
+    if (!has_to)
+        to = len;
+    if (from > len || to > len || (has_to && to <= from)) {
+        efi_con_printf("ptboot: error: dump: %s: bad range 0x%llx-0x%llx (file has %llu bytes)\n",
+                       file, (unsigned long long)from, (unsigned long long)to,
+                       (unsigned long long)len);
+        efi_volume_free(data, len);
+        return EFI_APP_USAGE;
+    }
+
+    efi_con_printf("ptboot: dump begin file=%s bytes=%llu from=0x%llx\n", file,
+                   (unsigned long long)(to - from), (unsigned long long)from);
+    static struct ptd_dump dump; /* ~300 bytes of state: off the stack */
+    char line[PTD_FMT_LINE_MAX];
+    int n;
+    ptd_dump_init(&dump, &opt);
+    ptd_dump_feed(&dump, (const uint8_t *)data + from, (size_t)(to - from));
+    while ((n = ptd_dump_line(&dump, line, sizeof line)) > 0) {
+        efi_con_write(line, (size_t)n);
+        efi_con_write("\n", 1);
+    }
+    efi_con_printf("ptboot: dump end packets=%llu errors=%llu skipped=%llu\n",
+                   (unsigned long long)dump.packets, (unsigned long long)dump.errors,
+                   (unsigned long long)dump.skipped);
+    efi_volume_free(data, len);
+    return n < 0 ? EFI_APP_FAILED : EFI_APP_OK;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `ptboot.efi dump` on the target prints exactly the lines of the host's
+# `ptboot dump` for the same file and options: a synthetic trace with every
+# packet kind and some corrupted bytes (so error and resync lines are
+# compared too), with default options and with options plus a byte range.
+cd "$(dirname "$0")/../.." && . test/boot/lib.sh
+
+sample=$BOOT_DIR/sample.pt
+build/bench/gen_trace --size 24576 --seed 7 --all-kinds --corrupt 6 "$sample" >/dev/null || exit 1
+
+# dump_case NAME "DUMP ARGS" ERRORS-REGEX: boots a stick with sample.pt and
+# compares its serial lines with the host's.
+dump_case() {
+  local name=$1 args=$2 errors=$3
+  (cd "$BOOT_DIR" && ../../ptboot dump $args) > "$BOOT_DIR/$name.expected" 2>/dev/null
+  scripts/mkimage.sh "$BOOT_DIR/$name.img" build/ptboot.efi "--shutdown dump $args" "$sample" || exit 1
+  QUIET=1 scripts/qemu-run.sh "$BOOT_DIR/$name.img" "$BOOT_DIR/$name.log" "${BOOT_TIMEOUT:-90}"
+  boot_rc=$?
+  boot_clean "$name"
+  expect_rc "$name" 0 "clean shutdown"
+  expect "$name" '^ptboot: dump begin file=' "dump started"
+  expect "$name" "^ptboot: dump end packets=[1-9][0-9]* errors=$errors skipped=[0-9]+\$" "dump finished, errors=$errors"
+  sed -n '/^ptboot: dump begin /,/^ptboot: dump end /p' "$BOOT_DIR/$name.txt" | sed '1d;$d' > "$BOOT_DIR/$name.got"
+  local lines
+  lines=$(wc -l < "$BOOT_DIR/$name.expected")
+  if [ "$lines" -gt 100 ] && cmp -s "$BOOT_DIR/$name.expected" "$BOOT_DIR/$name.got"; then
+    ok "$name: $lines lines identical to the host's 'ptboot dump $args'"
+  else
+    not_ok "$name: serial differs from the host's 'ptboot dump $args' ($lines lines expected)"
+    diff "$BOOT_DIR/$name.expected" "$BOOT_DIR/$name.got" | head -10 | sed 's/^/    | /'
+  fi
+}
+
+dump_case dump-default "sample.pt" "[1-9][0-9]*"
+dump_case dump-options "--raw --lastip --no-pad --exec-mode sample.pt:0x100-0x5000" "0"
+
+boot dump-missing "--shutdown dump nosuch.pt"
+expect_rc dump-missing 0 "clean shutdown"
+expect dump-missing '^ptboot: error: dump: nosuch.pt: not found$' "missing file named"
+expect dump-missing '^ptboot: exit status=1 sbrk_calls=0 ' "failure status, no allocation"
+boot_done
