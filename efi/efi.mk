@@ -81,7 +81,7 @@ run: $(B)/ptboot.img
 	bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)
 
 TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh \
-  test/boot/dump.sh
+  test/boot/dump.sh test/scripts/qemu_run.sh
 # dump.sh makes its sample trace with the encoder's generator.
 TEST_STEPS += $(B)/bench/gen_trace
 UNIT_TESTS += test_ptd_opts
