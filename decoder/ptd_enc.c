@@ -210,8 +210,12 @@ int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
 
 int ptd_enc_init(struct ptd_encoder *e, uint8_t *buf, size_t size)
 {
+    static uint8_t empty[1];
+
     if (!e || (!buf && size))
         return -PTD_ERR_INVALID;
+    if (!buf)
+        buf = empty;   /* no arithmetic on a null pointer; size is 0 */
     e->begin = buf;
     e->end = buf + size;
     e->pos = buf;

@@ -157,7 +157,7 @@ struct ptd_fast {
 
 #define MSB7(v) ((v) >= 64 ? 6 : (v) >= 32 ? 5 : (v) >= 16 ? 4 : (v) >= 8 ? 3 : (v) >= 4 ? 2 : (v) >= 2 ? 1 : 0)
 #define IPN(b) (((b) >> 5) == 0 ? 0 : ((b) >> 5) == 1 ? 2 : ((b) >> 5) == 2 ? 4 : ((b) >> 5) == 6 ? 8 : 6)
-#define IPMASK(b) (IPN(b) == 0 ? 0ull : (~0ull >> (64 - 8 * IPN(b))))
+#define IPMASK(b) (((1ull << (4 * IPN(b))) << (4 * IPN(b))) - 1)   /* 8*IPN low bits */
 #define IPOK(b) (((b) >> 5) != 5 && ((b) >> 5) != 7)
 #define FB_ISIP(b) (FB_OF(b) == FB_TIP || FB_OF(b) == FB_PGE || FB_OF(b) == FB_PGD || FB_OF(b) == FB_FUP)
 #define FB_SHORTCYC(b) (FB_OF(b) == FB_CYC && !((b) & 4))
@@ -206,8 +206,12 @@ static inline unsigned msb64(uint64_t v)
 
 int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size)
 {
+    static const uint8_t empty[1];
+
     if (!d || (!buf && size))
         return -PTD_ERR_INVALID;
+    if (!buf)
+        buf = empty;   /* no arithmetic on a null pointer */
     d->begin = buf;
     d->end = buf + size;
     d->pos = buf;

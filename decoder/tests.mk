@@ -19,3 +19,19 @@ $(B)/test/ref_ptdump: test/diff/ref_ptdump.c | $(B)/.setup-done
 decoder-test-progs: $(B)/test/diff_pkt $(B)/test/ref_ptdump $(B)/bench/gen_trace
 TEST_STEPS += decoder-test-progs
 TEST_SCRIPTS += test/diff/diff_pkt.sh test/diff/dump_cmp.sh
+
+# libFuzzer target over the packet layer, encoder and formatter.
+FUZZ_CC ?= clang
+FUZZ_SRCS := decoder/ptd_pkt.c decoder/ptd_enc.c decoder/ptd_fmt.c
+$(B)/test/fuzz_pkt: test/fuzz/fuzz_pkt.c $(FUZZ_SRCS) $(wildcard decoder/ptd_*.h) | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 -O2 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  test/fuzz/fuzz_pkt.c $(FUZZ_SRCS) -o $@
+decoder-test-progs: $(B)/test/fuzz_pkt
+TEST_SCRIPTS += test/fuzz/fuzz_pkt.sh
+
+# `make fuzz`: a long run (FUZZ_SECONDS, default 600) keeping its corpus.
+.PHONY: pkt-fuzz
+pkt-fuzz: $(B)/test/fuzz_pkt $(B)/bench/gen_trace
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} FUZZ_CORPUS=$(B)/fuzz/pkt-corpus bash test/fuzz/fuzz_pkt.sh
+fuzz: pkt-fuzz
