@@ -18,7 +18,7 @@ $(B)/test/ref_ptdump: test/diff/ref_ptdump.c | $(B)/.setup-done
 .PHONY: decoder-test-progs
 decoder-test-progs: $(B)/test/diff_pkt $(B)/test/ref_ptdump $(B)/bench/gen_trace
 TEST_STEPS += decoder-test-progs
-TEST_SCRIPTS += test/diff/diff_pkt.sh test/diff/dump_cmp.sh
+TEST_SCRIPTS += test/diff/diff_pkt.sh test/diff/dump_cmp.sh test/diff/dump_cli.sh
 
 # libFuzzer target over the packet layer, encoder and formatter.
 FUZZ_CC ?= clang

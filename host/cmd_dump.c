@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decoder/ptd_fmt.h"
 #include "host/commands.h"
@@ -98,11 +99,18 @@ static void split_range(char *name, uint64_t *from, uint64_t *to, int *has_to)
 int host_load_file(const char *prog, const char *path, uint8_t **buf, size_t *size)
 {
     FILE *f = fopen(path, "rb");
+    struct stat sb;
     long n;
     uint8_t *b;
 
     if (!f) {
         fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "%s: cannot read %s: %s\n", prog, path,
+                S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
+        fclose(f);
         return -1;
     }
     if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
