@@ -233,37 +233,55 @@ static bool fits_phys(uint64_t base, uint64_t bytes, unsigned maxphyaddr)
 		return (r);           \
 	} while (0)
 
-static enum rtit_rule check_ctl(const struct rtit_config *c,
-				const struct rtit_caps *k,
-				struct rtit_violation *v)
+/* Phase 1: the start writes in the order rtit_plan_start() issues them
+ * (STATUS, OUTPUT_BASE, OUTPUT_MASK_PTRS, CR3_MATCH, ADDRn_A/B, CTL), each
+ * #GP rule at the write that would fault, so the rule named is the fault a
+ * real CPU raises first. */
+static enum rtit_rule check_writes(const struct rtit_config *c,
+				   const struct rtit_caps *k,
+				   struct rtit_violation *v)
 {
+	bool topa = c->output == RTIT_OUTPUT_TOPA;
+
+	/* OUTPUT_BASE / OUTPUT_MASK_PTRS exist only with ToPA or single
+	 * range (36.2.7.7). */
+	if (!c->fabric_en) {
+		if (!k->topa && !k->single_range)
+			FAIL(topa ? RTIT_RULE_TOPA_UNSUPPORTED
+				  : RTIT_RULE_SINGLE_UNSUPPORTED, -1);
+		uint64_t base = topa ? c->table_phys : c->buffer_phys;
+		if (base & RTIT_MASK_LOWER)
+			FAIL(RTIT_RULE_OUTPUT_BASE_RESERVED, -1);
+		if (!fits_phys(base, 1, k->maxphyaddr))
+			FAIL(RTIT_RULE_ABOVE_MAXPHYADDR, -1);
+	}
+	/* CR3_MATCH (36.2.7.6) */
+	if (c->cr3_filter && !k->cr3_filter)
+		FAIL(RTIT_RULE_CR3_UNSUPPORTED, -1);
+	if (c->cr3_filter && (c->cr3 & 0x1f))
+		FAIL(RTIT_RULE_CR3_RESERVED, -1);
+	/* ADDRn_A/B (36.2.7.5) */
+	for (unsigned n = 0; n < RTIT_MAX_RANGES; n++) {
+		const struct rtit_addr_range *r = &c->range[n];
+		if (r->cfg == RTIT_ADDR_CFG_OFF)
+			continue;
+		if (n >= k->num_ranges)
+			FAIL(RTIT_RULE_RANGE_UNSUPPORTED, (int)n);
+		if (!x86_canonical48(r->start) || !x86_canonical48(r->end))
+			FAIL(RTIT_RULE_RANGE_NONCANONICAL, (int)n);
+	}
+
+	/* CTL (36.2.7.2): bits reserved for this CPU ... */
 	if (c->fabric_en && !k->trace_transport)
 		FAIL(RTIT_RULE_FABRIC_UNSUPPORTED, -1);
-	if (c->output == RTIT_OUTPUT_TOPA && !k->topa)
+	if (topa && !k->topa)
 		FAIL(RTIT_RULE_TOPA_UNSUPPORTED, -1);
-	if (c->output == RTIT_OUTPUT_SINGLE && !c->fabric_en && !k->single_range)
-		FAIL(RTIT_RULE_SINGLE_UNSUPPORTED, -1);
 	if ((c->cyc_en || c->cyc_thresh) && !k->psb_cyc)
 		FAIL(RTIT_RULE_CYC_UNSUPPORTED, -1);
 	if (c->psb_freq && !k->psb_cyc)
 		FAIL(RTIT_RULE_PSB_FREQ_UNSUPPORTED, -1);
-	/* With EBX[1] the fields are checked against the bitmaps whatever
-	 * CYCEn says (KVM vmx_rtit_ctl_check). */
-	if (k->psb_cyc && (c->cyc_thresh > 15 ||
-			   !(k->cyc_thresholds & (1u << c->cyc_thresh))))
-		FAIL(RTIT_RULE_CYC_THRESH_ENCODING, -1);
-	if (k->psb_cyc && (c->psb_freq > 15 ||
-			   !(k->psb_periods & (1u << c->psb_freq))))
-		FAIL(RTIT_RULE_PSB_FREQ_ENCODING, -1);
 	if ((c->mtc_en || c->mtc_freq) && !k->mtc)
 		FAIL(RTIT_RULE_MTC_UNSUPPORTED, -1);
-	if (k->mtc && (c->mtc_freq > 15 ||
-		       !(k->mtc_periods & (1u << c->mtc_freq))))
-		FAIL(RTIT_RULE_MTC_FREQ_ENCODING, -1);
-	if (!c->branch_en && (k->quirks & RTIT_QUIRK_BRANCHEN_REQUIRED))
-		FAIL(RTIT_RULE_BRANCHEN_BDM106, -1);
-	if (!c->branch_en && !k->mtc)
-		FAIL(RTIT_RULE_BRANCHEN_FIXED, -1);
 	if ((c->ptw_en || c->fup_on_ptw) && !k->ptwrite)
 		FAIL(RTIT_RULE_PTW_UNSUPPORTED, -1);
 	if (c->pwr_evt_en && !k->power_events)
@@ -274,41 +292,40 @@ static enum rtit_rule check_ctl(const struct rtit_config *c,
 		FAIL(RTIT_RULE_EVENT_UNSUPPORTED, -1);
 	if (c->dis_tnt && !k->tnt_disable)
 		FAIL(RTIT_RULE_DISTNT_UNSUPPORTED, -1);
-	if (c->cr3_filter && !k->cr3_filter)
-		FAIL(RTIT_RULE_CR3_UNSUPPORTED, -1);
-	if (c->cr3_filter && (c->cr3 & 0x1f))
-		FAIL(RTIT_RULE_CR3_RESERVED, -1);
-	for (unsigned n = 0; n < RTIT_MAX_RANGES; n++) {
-		const struct rtit_addr_range *r = &c->range[n];
-		if (r->cfg == RTIT_ADDR_CFG_OFF)
-			continue;
-		if (n >= k->num_ranges)
-			FAIL(RTIT_RULE_RANGE_UNSUPPORTED, (int)n);
-		if (r->cfg > RTIT_ADDR_CFG_STOP)
+	/* ... encodings outside the CPUID.(14h,1) bitmaps, checked whatever
+	 * MTCEn/CYCEn say (KVM vmx_rtit_ctl_check does the same) ... */
+	if (k->mtc && (c->mtc_freq > 15 ||
+		       !(k->mtc_periods & (1u << c->mtc_freq))))
+		FAIL(RTIT_RULE_MTC_FREQ_ENCODING, -1);
+	if (k->psb_cyc && (c->cyc_thresh > 15 ||
+			   !(k->cyc_thresholds & (1u << c->cyc_thresh))))
+		FAIL(RTIT_RULE_CYC_THRESH_ENCODING, -1);
+	if (k->psb_cyc && (c->psb_freq > 15 ||
+			   !(k->psb_periods & (1u << c->psb_freq))))
+		FAIL(RTIT_RULE_PSB_FREQ_ENCODING, -1);
+	for (unsigned n = 0; n < RTIT_MAX_RANGES; n++)
+		if (c->range[n].cfg > RTIT_ADDR_CFG_STOP)
 			FAIL(RTIT_RULE_RANGE_CFG_RESERVED, (int)n);
-		if (!x86_canonical48(r->start) || !x86_canonical48(r->end))
-			FAIL(RTIT_RULE_RANGE_NONCANONICAL, (int)n);
-	}
+	/* ... and what setting TraceEn requires. */
+	if (!topa && !c->fabric_en && !k->single_range)
+		FAIL(RTIT_RULE_SINGLE_UNSUPPORTED, -1);
+	if (!c->branch_en && (k->quirks & RTIT_QUIRK_BRANCHEN_REQUIRED))
+		FAIL(RTIT_RULE_BRANCHEN_BDM106, -1);
+	if (!c->branch_en && !k->mtc)
+		FAIL(RTIT_RULE_BRANCHEN_FIXED, -1);
 	return RTIT_RULE_OK;
 }
 
+/* Phase 2: output memory. Not expressible first, then what the CPU reports
+ * as operational errors once tracing (36.2.6, 36.3.9), then errata. */
 static enum rtit_rule check_output(const struct rtit_config *c,
 				   const struct rtit_caps *k,
 				   struct rtit_violation *v)
 {
-	bool topa = c->output == RTIT_OUTPUT_TOPA;
-
 	if (c->fabric_en)
 		return RTIT_RULE_OK; /* output goes to the Trace Hub */
 
-	/* #GP: the value written to IA32_RTIT_OUTPUT_BASE */
-	uint64_t base = topa ? c->table_phys : c->buffer_phys;
-	if (base & RTIT_MASK_LOWER)
-		FAIL(RTIT_RULE_OUTPUT_BASE_RESERVED, -1);
-	if (!fits_phys(base, 1, k->maxphyaddr))
-		FAIL(RTIT_RULE_ABOVE_MAXPHYADDR, -1);
-
-	if (!topa) {
+	if (c->output == RTIT_OUTPUT_SINGLE) {
 		uint64_t s = c->single_size;
 		if (s < 128 || s > ((uint64_t)1 << 32))
 			FAIL(RTIT_RULE_SINGLE_SIZE_RANGE, -1);
@@ -316,8 +333,8 @@ static enum rtit_rule check_output(const struct rtit_config *c,
 			FAIL(RTIT_RULE_SINGLE_SIZE, -1);
 		if (c->buffer_phys & (s - 1))
 			FAIL(RTIT_RULE_SINGLE_ALIGN, -1);
-		/* aligned to a power of two <= 4 GiB below MAXPHYADDR (>= 36
-		 * bits): the whole range fits */
+		/* aligned to a power of two <= 4 GiB and below MAXPHYADDR
+		 * (>= 36 bits): the whole range fits */
 		if ((k->quirks & RTIT_QUIRK_SINGLE_RANGE_4K) && s > 4096)
 			FAIL(RTIT_RULE_SINGLE_ERRATUM, -1);
 		return RTIT_RULE_OK;
@@ -328,13 +345,20 @@ static enum rtit_rule check_output(const struct rtit_config *c,
 		FAIL(RTIT_RULE_REGIONS_INVALID, -1);
 	if (c->buffer_phys & (RTIT_TOPA_TABLE_ALIGN - 1))
 		FAIL(RTIT_RULE_REGION_BASE_4K, -1);
-	if (c->regions > 1 && !k->topa_multi_entry)
-		FAIL(RTIT_RULE_TOPA_SINGLE_ENTRY, -1);
+	/* Operational errors in the order the CPU meets them: the table
+	 * base, then entry 0 (reserved address bits, alignment, end of the
+	 * region, the single-entry layout), then later entries and tables. */
+	uint64_t size = RTIT_TOPA_REGION_BYTES(c->region_size_code);
 	if (c->table_phys & (RTIT_TOPA_TABLE_ALIGN - 1))
 		FAIL(RTIT_RULE_TOPA_TABLE_ALIGN, -1);
-	uint64_t size = RTIT_TOPA_REGION_BYTES(c->region_size_code);
+	if (!fits_phys(c->buffer_phys, 1, k->maxphyaddr))
+		FAIL(RTIT_RULE_TOPA_ABOVE_MAXPHYADDR, -1);
 	if (c->buffer_phys & (size - 1))
 		FAIL(RTIT_RULE_REGION_ALIGN, -1);
+	if (!fits_phys(c->buffer_phys, size, k->maxphyaddr))
+		FAIL(RTIT_RULE_TOPA_ABOVE_MAXPHYADDR, -1);
+	if (c->regions > 1 && !k->topa_multi_entry)
+		FAIL(RTIT_RULE_TOPA_SINGLE_ENTRY, -1);
 	uint64_t tables = rtit_topa_tables_needed(c->regions, k->topa_multi_entry);
 	if (!fits_phys(c->table_phys, tables * RTIT_TOPA_TABLE_ALIGN, k->maxphyaddr) ||
 	    !fits_phys(c->buffer_phys, c->regions * size, k->maxphyaddr))
@@ -353,7 +377,7 @@ enum rtit_rule rtit_check(const struct rtit_config *c,
 	}
 	if (!k->leaf7_pt || !k->has_leaf14)
 		FAIL(RTIT_RULE_PT_ABSENT, -1);
-	r = check_ctl(c, k, v);
+	r = check_writes(c, k, v);
 	if (r != RTIT_RULE_OK)
 		return r;
 	return check_output(c, k, v);

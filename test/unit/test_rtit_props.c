@@ -359,6 +359,54 @@ static void run_accepted(const struct rtit_caps *k, const struct rtit_config *c)
 	}
 }
 
+/* What the model says for each rule: '|'-separated substrings of its #GP
+ * or error message. */
+static const char *const model_words[RTIT_RULE_COUNT] = {
+	[RTIT_RULE_PT_ABSENT] = "does not have",
+	[RTIT_RULE_TOPA_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit|does not have",
+	[RTIT_RULE_SINGLE_UNSUPPORTED] = "no single-range|does not have",
+	[RTIT_RULE_FABRIC_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit",
+	[RTIT_RULE_CYC_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit",
+	[RTIT_RULE_PSB_FREQ_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit",
+	[RTIT_RULE_CYC_THRESH_ENCODING] = "CycThresh encoding",
+	[RTIT_RULE_PSB_FREQ_ENCODING] = "PSBFreq encoding",
+	[RTIT_RULE_MTC_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit",
+	[RTIT_RULE_MTC_FREQ_ENCODING] = "MTCFreq encoding",
+	[RTIT_RULE_BRANCHEN_BDM106] = "BranchEn=0",
+	[RTIT_RULE_BRANCHEN_FIXED] = "BranchEn=0",
+	[RTIT_RULE_PTW_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit",
+	[RTIT_RULE_PWR_EVT_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit",
+	[RTIT_RULE_INJECT_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit",
+	[RTIT_RULE_EVENT_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit",
+	[RTIT_RULE_DISTNT_UNSUPPORTED] = "unsupported IA32_RTIT_CTL bit",
+	[RTIT_RULE_CR3_UNSUPPORTED] = "does not have (msr 0x572",
+	[RTIT_RULE_CR3_RESERVED] = "CR3_MATCH bits 4:0",
+	[RTIT_RULE_RANGE_UNSUPPORTED] = "does not have (msr 0x58",
+	[RTIT_RULE_RANGE_CFG_RESERVED] = "ADDRn_CFG",
+	[RTIT_RULE_RANGE_NONCANONICAL] = "non-canonical",
+	[RTIT_RULE_OUTPUT_BASE_RESERVED] = "OUTPUT_BASE bits 6:0",
+	[RTIT_RULE_ABOVE_MAXPHYADDR] = "OUTPUT_BASE above MAXPHYADDR",
+	[RTIT_RULE_TOPA_SINGLE_ENTRY] = "single-entry ToPA",
+	[RTIT_RULE_TOPA_TABLE_ALIGN] = "table base not 4 KiB aligned",
+	[RTIT_RULE_REGION_ALIGN] = "not aligned to its size",
+	[RTIT_RULE_TOPA_ABOVE_MAXPHYADDR] = "above MAXPHYADDR|reserved bits set",
+	[RTIT_RULE_SINGLE_SIZE] = "mask not contiguous",
+	[RTIT_RULE_SINGLE_ALIGN] = "overlaps the mask",
+};
+
+static bool names_same_thing(enum rtit_rule rule, const char *msg)
+{
+	char words[128];
+	const char *w = model_words[rule];
+	if (!w)
+		return true;
+	snprintf(words, sizeof(words), "%s", w);
+	for (char *tok = strtok(words, "|"); tok; tok = strtok(NULL, "|"))
+		if (strstr(msg, tok))
+			return true;
+	return false;
+}
+
 /* The start writes without the check, as a careless tool would issue them. */
 static void force_onto_model(const struct rtit_config *c, uint64_t total)
 {
@@ -400,12 +448,17 @@ static void run_refused(const struct rtit_caps *k, const struct rtit_config *c,
 	default:
 		break;
 	}
+	const char *msg = gp ? model.last_gp : model.last_error;
+	if ((gp || error) && !names_same_thing(rule, msg))
+		fail_msg("rule %s, but the model says: %s", rtit_rule_name(rule), msg);
 }
 
 static void test_random_configurations(void **state)
 {
 	(void)state;
 	const char *s = getenv("PTBOOT_PROP_SEED");
+	if (s && !*s)
+		s = NULL;
 	const char *it = getenv("PTBOOT_PROP_ITERS");
 	uint64_t seed = s ? strtoull(s, NULL, 0) : 0x9e3779b97f4a7c15ull;
 	unsigned iters = it ? (unsigned)strtoul(it, NULL, 0) : 20000;
