@@ -2,6 +2,7 @@
  * the same formatter the UEFI app uses (decoder/ptd_fmt.c). Options follow
  * ptdump's so scripts written for it keep working. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "decoder/ptd_fmt.h"
+#include "decoder/ptd_opts.h"
 #include "host/commands.h"
 #include "host/cmd_dump.h"
 
@@ -45,55 +47,19 @@ static void dump_usage(FILE *out)
 
 static int parse_u64(const char *prog, const char *opt, const char *arg, uint64_t max, uint64_t *out)
 {
-    char *rest;
-    unsigned long long v;
-
     if (!arg || !*arg || (arg[0] == '-' && arg[1] == '-')) {
         fprintf(stderr, "%s: %s: missing argument.\n", prog, opt);
         return -1;
     }
-    errno = 0;
-    v = strtoull(arg, &rest, 0);
-    if (errno || *rest) {
+    if (!ptd_opts_parse_u64(arg, out)) {
         fprintf(stderr, "%s: %s: bad argument: %s.\n", prog, opt, arg);
         return -1;
     }
-    if (v > max) {
+    if (*out > max) {
         fprintf(stderr, "%s: %s: value too big: %s.\n", prog, opt, arg);
         return -1;
     }
-    *out = v;
     return 0;
-}
-
-/* "file[:from[-to]]" as ptdump parses it: the suffix is taken only if it
- * parses as numbers, so names with ':' still work. */
-static void split_range(char *name, uint64_t *from, uint64_t *to, int *has_to)
-{
-    char *colon = strrchr(name, ':'), *rest;
-    unsigned long long a, b;
-
-    *from = 0;
-    *to = 0;
-    *has_to = 0;
-    if (!colon || !colon[1])
-        return;
-    errno = 0;
-    a = strtoull(colon + 1, &rest, 0);
-    if (errno || rest == colon + 1)
-        return;
-    if (*rest == '-') {
-        char *r2;
-        b = strtoull(rest + 1, &r2, 0);
-        if (errno || *r2 || r2 == rest + 1)
-            return;
-        *to = b;
-        *has_to = 1;
-    } else if (*rest) {
-        return;
-    }
-    *from = a;
-    *colon = 0;
 }
 
 int host_load_file(const char *prog, const char *path, uint8_t **buf, size_t *size)
@@ -159,15 +125,9 @@ int host_cmd_dump(int argc, char **argv)
             dump_usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "--no-sync")) opt.flags |= PTD_FMT_NO_SYNC;
-        else if (!strcmp(a, "--quiet")) opt.flags |= PTD_FMT_QUIET;
-        else if (!strcmp(a, "--no-pad")) opt.flags |= PTD_FMT_NO_PAD;
-        else if (!strcmp(a, "--no-timing")) opt.flags |= PTD_FMT_NO_TIMING;
-        else if (!strcmp(a, "--no-cyc")) opt.flags |= PTD_FMT_NO_CYC;
-        else if (!strcmp(a, "--no-offset")) opt.flags |= PTD_FMT_NO_OFFSET;
-        else if (!strcmp(a, "--raw")) opt.flags |= PTD_FMT_RAW;
-        else if (!strcmp(a, "--lastip")) opt.flags |= PTD_FMT_LASTIP;
-        else if (!strcmp(a, "--exec-mode")) opt.flags |= PTD_FMT_EXEC_MODE;
+        uint32_t flag;
+        if (ptd_opts_dump_flag(a, &flag))   /* the option words the UEFI app takes */
+            opt.flags |= flag;
         else if (!strcmp(a, "--stats")) stats = 1;
         else if (!strcmp(a, "--no-tcal") || !strcmp(a, "--no-wall-clock") ||
                  !strcmp(a, "--time-delta") || !strcmp(a, "--keep-tcal-on-ovf"))
@@ -211,10 +171,10 @@ int host_cmd_dump(int argc, char **argv)
     }
 
     uint64_t from, to;
-    int has_to;
+    bool has_to;
     uint8_t *buf;
     size_t size;
-    split_range(file, &from, &to, &has_to);
+    ptd_opts_split_range(file, &from, &to, &has_to);
     if (host_load_file(prog, file, &buf, &size) < 0)
         return 1;
     if (from >= size && (from || size) ) {
