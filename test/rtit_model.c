@@ -425,6 +425,20 @@ uint64_t rtit_model_trace(struct rtit_model *m, uint64_t n)
 	return done;
 }
 
+bool rtit_model_trace_stop_hit(struct rtit_model *m)
+{
+	if (!rtit_model_tracing(m))
+		return false;
+	for (unsigned n = 0; n < 4; n++) {
+		if (C_ADDRCFG(m->ctl, n) == 2) {
+			m->status |= S_STOPPED;
+			m->status &= ~S_TRIGGEREN;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* ---- WRMSR ------------------------------------------------------------- */
 
 static int write_ctl(struct rtit_model *m, uint64_t v)

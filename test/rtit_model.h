@@ -56,6 +56,11 @@ int rtit_model_wrmsr(void *model, uint32_t msr, uint64_t value);
  * operational error occurred). */
 uint64_t rtit_model_trace(struct rtit_model *m, uint64_t n);
 
+/* A taken branch entered a TraceStop range (ADDRn_CFG=2; 36.2.5.5):
+ * STATUS.Stopped is set and TriggerEn cleared. Returns false (nothing
+ * happens) when tracing is off or no range is configured as TraceStop. */
+bool rtit_model_trace_stop_hit(struct rtit_model *m);
+
 /* True while CTL.TraceEn=1 and STATUS.TriggerEn=1. */
 bool rtit_model_tracing(const struct rtit_model *m);
 

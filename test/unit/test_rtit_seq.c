@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "arch/x86/rtit_config.h"
+#include "arch/x86/rtit_filter.h"
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/rtit_seq.h"
 #include "arch/x86/rtit_topa.h"
@@ -374,6 +375,58 @@ static void test_refusals(void **state)
 	assert_null(rtit_status_explain(st.status));
 }
 
+static void test_trace_stop_range(void **state)
+{
+	(void)state;
+	struct rig r;
+	struct rtit_stop_info st;
+	struct rtit_output_summary sum;
+
+	rig_init(&r, "icelake-client.txt");
+	r.cfg.regions = 4;
+	/* trace one image, stop at the "assert handler" */
+	assert_int_equal(rtit_filter_add_image(&r.cfg, &r.caps, 0x7e000000, 0x20000), 0);
+	assert_int_equal(rtit_filter_add(&r.cfg, &r.caps, RTIT_ADDR_CFG_STOP,
+					 0x7e010000, 0x7e01003f), 1);
+	rig_start(&r);
+	assert_int_equal(model.addr[0], 0x7e000000);
+	assert_int_equal(model.addr[1], 0x7e01ffff);
+	assert_int_equal(model.addr[2], 0x7e010000);
+	rtit_model_trace(&model, 1000);
+	assert_true(rtit_model_trace_stop_hit(&model));
+	assert_int_equal(rtit_model_trace(&model, 500), 0);
+	rig_stop(&r, &st, &sum);
+	assert_true(st.stopped);
+	assert_false(st.error);
+	assert_int_equal(sum.bytes, 1000);
+	assert_false(sum.stopped_full);
+	assert_false(sum.wrapped);
+	assert_non_null(strstr(rtit_status_explain(st.status), "TraceStop"));
+}
+
+static void test_filter_helpers(void **state)
+{
+	(void)state;
+	struct rtit_caps k = rtit_fixture_caps("skylake-client.txt"); /* 2 ranges */
+	struct rtit_config c;
+	rtit_config_default(&c, &k);
+	assert_int_equal(rtit_filter_add(&c, &k, 3, 0, 1), RTIT_FILTER_E_KIND);
+	assert_int_equal(rtit_filter_add(&c, &k, 1, 2, 1), RTIT_FILTER_E_EMPTY);
+	assert_int_equal(rtit_filter_add_image(&c, &k, 0x1000, 0), RTIT_FILTER_E_EMPTY);
+	assert_int_equal(rtit_filter_add(&c, &k, 1, 0x800000000000ull, 0x800000000010ull),
+			 RTIT_FILTER_E_NONCANONICAL);
+	assert_int_equal(rtit_filter_add(&c, &k, 2, 0x1000, 0x1fff), 0);
+	assert_int_equal(rtit_filter_add_image(&c, &k, 0xffffffff80000000ull, 0x1000), 1);
+	assert_int_equal(c.range[1].end, 0xffffffff80000fffull);
+	assert_int_equal(rtit_filter_add(&c, &k, 1, 0, 1), RTIT_FILTER_E_FULL);
+	assert_int_equal(rtit_check(&c, &k, NULL), RTIT_RULE_OK);
+	assert_non_null(strstr(rtit_filter_strerror(RTIT_FILTER_E_FULL), "no free"));
+	/* Broadwell has none */
+	k = rtit_fixture_caps("broadwell-client.txt");
+	rtit_config_default(&c, &k);
+	assert_int_equal(rtit_filter_add_image(&c, &k, 0x1000, 0x1000), RTIT_FILTER_E_FULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +439,8 @@ int main(void)
 		cmocka_unit_test(test_single_range),
 		cmocka_unit_test(test_take_over),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_trace_stop_range),
+		cmocka_unit_test(test_filter_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
