@@ -30,6 +30,9 @@
 
 /* CPUID.(7,0):EBX[25]: Intel Processor Trace. */
 #define X86_CPUID7_EBX_PT            X86_BIT(25)
+/* CPUID.(7,0):EDX[15]: hybrid part (P-cores and E-cores); leaf 14h may
+ * differ between core types (SDM Vol. 2A, CPUID leaf 07H and 1AH). */
+#define X86_CPUID7_EDX_HYBRID        X86_BIT(15)
 
 /* CPUID.(14h,0):EBX */
 #define RTIT_CPUID14_EBX_CR3_FILTER       X86_BIT(0)

@@ -145,6 +145,8 @@ int rtit_caps_read(struct rtit_caps *c, x86_cpuid_fn fn, void *ctx)
 	}
 	fn(ctx, X86_CPUID_LEAF_EXT_FEATURES, 0, &r);
 	c->leaf7_pt = r.ebx & X86_CPUID7_EBX_PT;
+	c->hybrid = strcmp(c->vendor, "GenuineIntel") == 0 &&
+		    (r.edx & X86_CPUID7_EDX_HYBRID);
 	if (!c->leaf7_pt) {
 		c->reason = RTIT_PT_NO_PT_BIT;
 		return 0;

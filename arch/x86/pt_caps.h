@@ -47,6 +47,8 @@ struct rtit_caps {
 	uint32_t family, model, stepping; /* display values (SDM Vol. 2A) */
 	bool hypervisor;          /* CPUID.1:ECX[31] */
 	bool leaf7_pt;            /* CPUID.(7,0):EBX[25] */
+	bool hybrid;              /* CPUID.(7,0):EDX[15] on Intel: core
+				   * types differ, so do their PT caps */
 
 	/* verdict */
 	bool pt;                  /* PT usable for tracing into memory */

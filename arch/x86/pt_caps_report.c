@@ -314,6 +314,11 @@ void rtit_caps_report(const struct rtit_caps *c,
 	LPUT(&l, "hypervisor: %s (CPUID.1:ECX[31]=%d)",
 	     c->hypervisor ? "yes" : "no", c->hypervisor ? 1 : 0);
 	line_emit(&o, &l);
+	if (c->hybrid) {
+		LPUT(&l, "hybrid: yes (CPUID.(7,0).EDX[15]): P-cores and E-cores "
+			 "enumerate different leaf 14h; this is the core that ran it");
+		line_emit(&o, &l);
+	}
 	LPUT(&l, "max basic leaf: 0x%x, max extended leaf: ", (unsigned)c->max_basic_leaf);
 	if (c->max_ext_leaf)
 		LPUT(&l, "0x%x", (unsigned)c->max_ext_leaf);

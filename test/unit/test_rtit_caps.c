@@ -181,6 +181,7 @@ static void test_alderlake(void **state)
 	assert_int_equal(c.cyc_thresholds, 0x003f);
 	assert_true(c.quirks & RTIT_QUIRK_SINGLE_RANGE_4K);
 	assert_int_equal(c.maxphyaddr, 46);
+	assert_true(c.hybrid);
 	machine_line(&c, line, sizeof(line));
 	assert_string_equal(line,
 		"ptboot: info pt=yes reason=ok vendor=GenuineIntel family=0x6 "
@@ -197,6 +198,7 @@ static void test_sapphirerapids(void **state)
 	assert_int_equal(c.model, 0x8f);
 	assert_int_equal(c.maxphyaddr, 52);
 	assert_true(c.ptwrite);
+	assert_false(c.hybrid);
 	assert_int_equal(c.quirks, 0);
 }
 
@@ -487,6 +489,7 @@ static void test_report_skylake(void **state)
 	assert_true(find_line(&l, "MAXPHYADDR: 39 bits") >= 0);
 	assert_true(find_line(&l, "TSC/crystal ratio 334/2") >= 0);
 	assert_true(find_line(&l, "IA32_RTIT_CTL") < 0); /* no MSRs given */
+	assert_true(find_line(&l, "hybrid") < 0);
 }
 
 static void test_report_tsc_and_quirks(void **state)
@@ -501,6 +504,7 @@ static void test_report_tsc_and_quirks(void **state)
 	/* 38.4 MHz * 166 / 2 */
 	assert_true(find_line(&l, "crystal 38400000 Hz, TSC 3187200000 Hz") >= 0);
 	assert_true(find_line(&l, "single-range-max-4k") >= 0);
+	assert_true(find_line(&l, "hybrid: yes") >= 0);
 
 	caps_of_fixture("broadwell-client.txt", &c);
 	l.n = 0;
