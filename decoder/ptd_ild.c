@@ -49,11 +49,11 @@
 #define EVEX_P0_RSVD    0x08  /* P0[3]: must be 0 */
 #define EVEX_P1_ONE     0x04  /* P1[2]: must be 1 */
 
-static inline int ptd_ild_need(size_t pos, size_t size)
+/* The error for a byte at index pos that the caller did not give: past the
+ * architectural limit, too long; otherwise, truncated input. */
+static inline int ptd_ild_short(size_t pos)
 {
-    /* pos is the index of a byte we need and do not have. */
-    return (pos >= PTD_ILD_MAX_LEN) ? -PTD_ILD_ERR_TOO_LONG
-         : (pos >= size) ? -PTD_ILD_ERR_TRUNCATED : 0;
+    return pos >= PTD_ILD_MAX_LEN ? -PTD_ILD_ERR_TOO_LONG : -PTD_ILD_ERR_TRUNCATED;
 }
 
 /* Finishes the ILD_GRP opcodes: those whose validity, immediate or class
@@ -61,56 +61,31 @@ static inline int ptd_ild_need(size_t pos, size_t size)
  * 0 (never a valid entry: every valid entry with ILD_GRP keeps ILD_M or
  * ILD_GRP set) when the encoding is undefined. `mp` is the mandatory prefix
  * (F2/F3 if present, the last of them; else 66 if present; else 0). */
+__attribute__((noinline))
 static uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm,
                               unsigned mp, unsigned mode, uint16_t e)
 {
     unsigned mod = MODRM_MOD(modrm), reg = MODRM_REG(modrm);
+    unsigned g = map <= PTD_ILD_MAP_0F ? ptd_ild_group_of[map][op] : GR_NONE;
 
+    if (g != GR_NONE) {
+        e = ptd_ild_group_reg[g][reg];
+        if (e & ILD_INV)
+            return 0;
+        if (!(e & ILD_GRP))
+            return e;
+    }
     e &= (uint16_t)~ILD_GRP;
     if (map == PTD_ILD_MAP_PRIMARY) {
         switch (op) {
-        case 0x8C: /* MOV r/m, Sreg: Sreg 0..5 (ES CS SS DS FS GS) */
-            return reg <= 5 ? e : 0;
-        case 0x8E: /* MOV Sreg, r/m: loading CS is undefined (SDM MOV) */
-            return (reg <= 5 && reg != 1) ? e : 0;
-        case 0x8F: /* Group 1A: POP r/m is /0 only (XOP handled earlier) */
-            return reg == 0 ? e : 0;
-        case 0xC6: /* Group 11: MOV r/m8, imm8 /0; XABORT imm8 is C6 F8 */
-            if (reg == 0)
-                return e;
+        case 0xC6: /* C6 F8 ib: XABORT */
+        case 0xC7: /* C7 F8 rel16/32: XBEGIN */
             return modrm == 0xF8 ? e : 0;
-        case 0xC7: /* Group 11: MOV r/m, imm /0; XBEGIN rel16/32 is C7 F8 */
-            if (reg == 0)
-                return e;
-            if (modrm == 0xF8)
-                return (uint16_t)((e & ~ILD_IMM_MASK) | I_RELZ_XBEGIN);
-            return 0;
-        case 0xF6: /* Group 3: TEST r/m8, imm8 is /0 (and its alias /1) */
-            return (uint16_t)(reg <= 1 ? e | I_B : e);
-        case 0xF7: /* TEST r/m, imm16/32 is /0 (and /1) */
-            return (uint16_t)(reg <= 1 ? e | I_Z : e);
-        case 0xFE: /* Group 4: INC/DEC r/m8 only */
-            return reg <= 1 ? e : 0;
-        case 0xFF: /* Group 5 (SDM Table A-6) */
-            switch (reg) {
-            case 2: return (uint16_t)(e | ILD_CLASS(PTD_ICLASS_INDIRECT_CALL));
-            case 3: /* CALL m16:16/32/64: memory only */
-                return mod == MOD_REG ? 0
-                     : (uint16_t)(e | ILD_CLASS(PTD_ICLASS_FAR_TRANSFER));
-            case 4: return (uint16_t)(e | ILD_CLASS(PTD_ICLASS_INDIRECT_JUMP));
-            case 5: /* JMP m16:16/32/64: memory only */
-                return mod == MOD_REG ? 0
-                     : (uint16_t)(e | ILD_CLASS(PTD_ICLASS_FAR_TRANSFER));
-            case 7: return 0;
-            default: return e;
-            }
         }
         return e;
     }
     if (map == PTD_ILD_MAP_0F) {
         switch (op) {
-        case 0x00: /* Group 6: SLDT STR LLDT LTR VERR VERW; /6 /7 undefined */
-            return reg <= 5 ? e : 0;
         case 0x01: /* Group 7: the register forms name whole instructions;
                       the VMX/SVM ones that leave the guest or enter it are
                       far transfers for Intel PT (SDM Vol. 3C, "Intel PT",
@@ -156,259 +131,334 @@ static uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm,
                  ? e : 0;
         case 0xB8: /* F3: POPCNT; otherwise undefined (JMPE of IA-64) */
             return mp == PFX_REP ? e : 0;
-        case 0xBA: /* Group 8: BT/BTS/BTR/BTC r/m, imm8 are /4../7 */
-            return reg >= 4 ? e : 0;
         }
         return e;
     }
     return e;
 }
 
-static inline uint64_t ptd_ild_wrap(uint64_t v, unsigned opsize)
-{
-    return opsize == 64 ? v : opsize == 32 ? (v & 0xFFFFFFFFu) : (v & 0xFFFFu);
-}
+/* The immediate kinds that are a near-branch displacement. */
+#define ILD_REL_KINDS ((1u << I_REL8) | (1u << I_RELZ) | (1u << I_RELZ_XBEGIN))
 
-static inline int64_t ptd_ild_sext(const uint8_t *p, unsigned n)
+/* C4/C5/62/8F at bytes[op_pos]: a VEX/EVEX/XOP prefix, or the legacy
+ * instruction (LES, LDS, BOUND outside 64-bit mode when ModRM.mod != 11,
+ * SDM Vol. 2, 2.3.5 and 2.7.1; POP r/m when XOP.map_select < 8, AMD APM
+ * Vol. 3, 1.8). Returns the index after the opcode and sets *map, *op, *e
+ * for a vector instruction; returns op_pos + 1 with *e untouched for the
+ * legacy one; or a negative error. */
+__attribute__((noinline))
+static int ptd_ild_vector(const uint8_t *bytes, size_t avail, size_t op_pos,
+                          bool m64, bool legacy_pfx, unsigned *map,
+                          unsigned *op, uint16_t *e)
 {
-    switch (n) {
-    case 1: return (int8_t)p[0];
-    case 2: return (int16_t)(uint16_t)(p[0] | (p[1] << 8));
-    default:
-        return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
-                         ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+    size_t pos = op_pos + 1;
+    unsigned b = bytes[op_pos];
+    if (pos >= avail)
+        return ptd_ild_short(pos);
+    unsigned p0 = bytes[pos];
+    bool is_vec = (b == OPC_XOP) ? (p0 & VEX3_MAP_MASK) >= XOP_MAP_MIN
+                                 : (m64 || MODRM_MOD(p0) == MOD_REG);
+    if (!is_vec)
+        return (int)pos;
+    /* 2.3.2, 2.7: a VEX/EVEX prefix after 66, F2, F3, F0 or REX is #UD
+     * (AMD: the same for XOP). */
+    if (legacy_pfx)
+        return -PTD_ILD_ERR_BAD_INSN;
+    unsigned n;
+    if (b == OPC_VEX2) {
+        n = 2;
+        *map = PTD_ILD_MAP_VEX_0F;
+    } else if (b == OPC_EVEX) {
+        n = 4;
+        if (pos + 1 >= avail)
+            return ptd_ild_short(pos + 1);
+        if ((p0 & EVEX_P0_RSVD) || !(bytes[pos + 1] & EVEX_P1_ONE))
+            return -PTD_ILD_ERR_BAD_INSN;
+        *map = ptd_ild_evex_map[p0 & EVEX_P0_MAP];
+        if (*map == PTD_ILD_MAP_PRIMARY)
+            return -PTD_ILD_ERR_BAD_INSN;
+    } else {
+        unsigned mm = p0 & VEX3_MAP_MASK;
+        n = 3;
+        if (b == OPC_VEX3 && mm >= 1 && mm <= 3)
+            *map = PTD_ILD_MAP_VEX_0F + mm - 1;
+        else if (b == OPC_XOP && mm <= XOP_MAP_MIN + 2)
+            *map = PTD_ILD_MAP_XOP8 + mm - XOP_MAP_MIN;
+        else
+            return -PTD_ILD_ERR_BAD_INSN;
     }
+    pos = op_pos + n;
+    if (pos >= avail)
+        return ptd_ild_short(pos);
+    *op = bytes[pos];
+    *e = ptd_ild_vector_entry(*map, *op);
+    return (int)pos + 1;
 }
 
-int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
-                   enum ptd_exec_mode mode)
+_Static_assert(I_KINDS <= 16, "immediate kinds fit ILD_IMM_MASK");
+_Static_assert(PF_LOCK == PTD_INSN_LOCK && PF_REP == PTD_INSN_REP && PF_REX == PTD_INSN_REX,
+               "prefix bits double as insn flags");
+_Static_assert((ILD_M >> 4) == PTD_INSN_MODRM && (ILD_PTW >> 11) == PTD_INSN_PTWRITE,
+               "entry bits shift onto insn flags");
+
+/* The complete decoder: any input size, every check. ptd_ild_decode()
+ * below takes the common cases itself and leaves the rest to this. */
+__attribute__((noinline))
+static int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes,
+                               size_t size, enum ptd_exec_mode mode)
 {
     if (!insn || (!bytes && size) || (unsigned)mode > PTD_EXEC_MODE_64)
         return -PTD_ILD_ERR_INVALID;
 
     const bool m64 = mode == PTD_EXEC_MODE_64;
+    const size_t avail = size < PTD_ILD_MAX_LEN ? size : PTD_ILD_MAX_LEN;
+    const uint8_t *pt = ptd_ild_prefix_bits[m64];
     size_t pos = 0;
-    unsigned osz = 0, asz = 0, rep = 0, lock = 0, rex = 0, vex = 0;
-    unsigned b;
-    int err;
+    unsigned pf = 0, rep = 0, rex = 0, b, k;
 
+    if (avail == 0)
+        return -PTD_ILD_ERR_TRUNCATED;
+    b = bytes[0];
     /* Prefixes (SDM Vol. 2, 2.1.1): any number, in any order, up to the
      * 15-byte limit. A REX prefix counts only when it is the last prefix
-     * before the opcode (2.2.1: "Other placements are ignored"). */
-    for (;;) {
-        if ((err = ptd_ild_need(pos, size)) != 0)
-            return err;
+     * before the opcode (2.2.1: "Other placements are ignored"): every
+     * prefix clears the REX bits first. Of F2/F3 the last one counts. */
+    while ((k = pt[b]) != 0) {
+        pf = (pf & ~(PF_REX | PF_W)) | k;
+        rep = (k & PF_REP) ? b : rep;
+        rex = (k & PF_REX) ? b : rex;
+        if (++pos >= avail)
+            return ptd_ild_short(pos);
         b = bytes[pos];
-        unsigned k = ptd_ild_prefix_kind[b];
-        if (k == PK_NONE || (k == PK_REX && !m64))
-            break;
-        pos++;
-        if (k == PK_REX) {
-            rex = b;
-            continue;
-        }
-        rex = 0;
-        if (k == PK_OSZ)
-            osz = 1;
-        else if (k == PK_ASZ)
-            asz = 1;
-        else if (k == PK_REP)
-            rep = b;
-        else if (k == PK_LOCK)
-            lock = 1;
     }
 
-    unsigned map = PTD_ILD_MAP_PRIMARY, op = b, modrm = 0, mp;
+    const size_t prefix_len = pos;
+    unsigned map = PTD_ILD_MAP_PRIMARY, op = b, flags = 0;
     uint16_t e = ptd_ild_map_primary[b];
-    size_t prefix_len = pos;
     pos++;
 
     if (e & ILD_ESC) {
         if (b == OPC_ESC_0F) {
-            if ((err = ptd_ild_need(pos, size)) != 0)
-                return err;
+            if (pos >= avail)
+                return ptd_ild_short(pos);
             op = bytes[pos++];
             map = PTD_ILD_MAP_0F;
             e = ptd_ild_map_0f[op];
             if (op == OPC_ESC_0F38 || op == OPC_ESC_0F3A) {
-                if ((err = ptd_ild_need(pos, size)) != 0)
-                    return err;
+                if (pos >= avail)
+                    return ptd_ild_short(pos);
                 map = op == OPC_ESC_0F38 ? PTD_ILD_MAP_0F38 : PTD_ILD_MAP_0F3A;
+                e = (op == OPC_ESC_0F38 ? ptd_ild_map_0f38 : ptd_ild_map_0f3a)[bytes[pos]];
                 op = bytes[pos++];
-                e = (map == PTD_ILD_MAP_0F38 ? ptd_ild_map_0f38 : ptd_ild_map_0f3a)[op];
             }
         } else {
-            /* C4/C5/62/8F: a vector prefix, or the legacy instruction. */
-            if ((err = ptd_ild_need(pos, size)) != 0)
-                return err;
-            unsigned p0 = bytes[pos];
-            bool is_vec;
-            if (b == OPC_XOP)
-                is_vec = (p0 & VEX3_MAP_MASK) >= XOP_MAP_MIN;
-            else
-                is_vec = m64 || MODRM_MOD(p0) == MOD_REG;
-            if (is_vec) {
-                /* 2.3.2/2.7: a VEX/EVEX (and XOP) prefix after 66, F2, F3,
-                 * F0 or REX is #UD. */
-                if (osz || rep || lock || rex)
-                    return -PTD_ILD_ERR_BAD_INSN;
-                unsigned n;
-                if (b == OPC_VEX2) {
-                    n = 2;
-                    map = PTD_ILD_MAP_VEX_0F;
-                } else if (b == OPC_VEX3 || b == OPC_XOP) {
-                    unsigned mm = p0 & VEX3_MAP_MASK;
-                    n = 3;
-                    if (b == OPC_VEX3 && mm >= 1 && mm <= 3)
-                        map = PTD_ILD_MAP_VEX_0F + mm - 1;
-                    else if (b == OPC_XOP && mm >= XOP_MAP_MIN && mm <= XOP_MAP_MIN + 2)
-                        map = PTD_ILD_MAP_XOP8 + mm - XOP_MAP_MIN;
-                    else
-                        return -PTD_ILD_ERR_BAD_INSN;
-                } else {
-                    n = 4;
-                    if ((err = ptd_ild_need(pos + 1, size)) != 0)
-                        return err;
-                    unsigned mm = p0 & EVEX_P0_MAP;
-                    if ((p0 & EVEX_P0_RSVD) || !(bytes[pos + 1] & EVEX_P1_ONE))
-                        return -PTD_ILD_ERR_BAD_INSN;
-                    map = ptd_ild_evex_map[mm];
-                    if (map == 0)
-                        return -PTD_ILD_ERR_BAD_INSN;
-                }
-                pos = prefix_len + n;
-                if ((err = ptd_ild_need(pos, size)) != 0)
-                    return err;
-                op = bytes[pos++];
-                e = ptd_ild_vector_entry(map, op);
-                vex = 1;
-            }
+            /* Locals, so that map/op/e themselves stay in registers. */
+            unsigned vmap = map, vop = op;
+            uint16_t ve = e;
+            int r = ptd_ild_vector(bytes, avail, prefix_len, m64,
+                                   (pf & (PF_OSZ | PF_LOCK | PF_REP | PF_REX)) != 0,
+                                   &vmap, &vop, &ve);
+            if (r < 0)
+                return r;
+            pos = (size_t)r;
+            map = vmap;
+            op = vop;
+            e = ve;
+            flags = map != PTD_ILD_MAP_PRIMARY ? PTD_INSN_VEX : 0;
         }
     }
 
     if (e & (ILD_INV | (m64 ? ILD_I64 : 0)))
         return -PTD_ILD_ERR_BAD_INSN;
 
-    /* Address size (2.1.1, Table 2-? and 3.6.1 of Vol. 1). */
-    unsigned addr = m64 ? (asz ? 32 : 64)
-                  : (mode == PTD_EXEC_MODE_32) ? (asz ? 16 : 32)
-                  : (asz ? 32 : 16);
+    const unsigned ctx = ILD_CTX_OF((unsigned)mode, pf);
+    unsigned modrm = 0;
 
     if (e & ILD_M) {
-        if ((err = ptd_ild_need(pos, size)) != 0)
-            return err;
+        if (pos >= avail)
+            return ptd_ild_short(pos);
         modrm = bytes[pos++];
-        unsigned mod = MODRM_MOD(modrm), rm = MODRM_RM(modrm);
-        if (e & ILD_GRP) {
-            mp = rep ? rep : (osz ? PFX_OSZ : 0);
-            e = ptd_ild_group(map, op, modrm, mp, mode, e);
-            if (e == 0)
-                return -PTD_ILD_ERR_BAD_INSN;
-        }
-        if (mod == MOD_REG) {
-            if (e & ILD_NOREG)
-                return -PTD_ILD_ERR_BAD_INSN;
-        } else if (!(e & ILD_REGONLY)) {
-            /* ModRM/SIB addressing forms: SDM Vol. 2, Tables 2-1 (16-bit)
-             * and 2-2, 2-3 (32/64-bit). */
-            if (addr == 16) {
-                pos += mod == 1 ? 1 : (mod == 2 || rm == RM16_DISP16) ? 2 : 0;
-            } else {
-                if (rm == RM_SIB) {
-                    if ((err = ptd_ild_need(pos, size)) != 0)
-                        return err;
-                    unsigned sib = bytes[pos++];
-                    if (mod == 0 && MODRM_RM(sib) == SIB_BASE_NONE)
-                        pos += 4;
-                }
-                pos += mod == 1 ? 1 : (mod == 2 || rm == RM_DISP32) ? 4 : 0;
+        unsigned form = modrm;
+        if (e & (ILD_GRP | ILD_NOREG | ILD_REGONLY)) {
+            if (e & ILD_GRP) {
+                unsigned mp = (pf & PF_REP) ? rep : ((pf & PF_OSZ) ? PFX_OSZ : 0);
+                e = ptd_ild_group(map, op, modrm, mp, mode, e);
+                if (e == 0)
+                    return -PTD_ILD_ERR_BAD_INSN;
             }
+            if ((e & ILD_NOREG) && MODRM_MOD(modrm) == MOD_REG)
+                return -PTD_ILD_ERR_BAD_INSN;
+            if (e & ILD_REGONLY)
+                form |= MOD_REG << 6;
         }
-    } else if (e & ILD_GRP) {
-        mp = rep ? rep : (osz ? PFX_OSZ : 0);
-        e = ptd_ild_group(map, op, 0, mp, mode, e);
-        if (e == 0)
-            return -PTD_ILD_ERR_BAD_INSN;
+        /* SIB and displacement: SDM Vol. 2, Tables 2-1 to 2-3. */
+        unsigned x = ptd_ild_modrm_extra[ptd_ild_addrsize[ctx] == 16][form];
+        if (x & ILD_SIB0) {
+            if (pos >= avail)
+                return ptd_ild_short(pos);
+            x = (x & ~ILD_SIB0) + (MODRM_RM(bytes[pos]) == SIB_BASE_NONE ? 4 : 0);
+        }
+        pos += x;
     }
 
-    /* Operand size (Vol. 1, 3.6.1, Table 3-4): REX.W wins over 66. */
-    unsigned opsz = (m64 && (rex & REX_W)) ? 64
-                  : (mode == PTD_EXEC_MODE_16) ? (osz ? 32 : 16)
-                  : (osz ? 16 : 32);
-    unsigned iclass = ILD_CLASS_OF(e);
-    if (iclass >= PTD_ICLASS_COND_JUMP && iclass <= PTD_ICLASS_NEAR_RET && m64)
-        opsz = 64;   /* near branches: 64-bit operand size (2.2.1.7), 66 is
-                        ignored by Intel CPUs; see docs/ild.md */
+    const unsigned kind = e & ILD_IMM_MASK;
+    const size_t len = pos + ptd_ild_imm_size[ctx][kind];
+    if (len > avail)
+        return ptd_ild_short(len > PTD_ILD_MAX_LEN ? len : avail);
 
-    unsigned imm = e & ILD_IMM_MASK;
-    size_t ipos = pos, isz = 0;
-    unsigned flags = 0;
-    switch (imm) {
-    case I_NONE: break;
-    case I_B: isz = 1; break;
-    case I_W: isz = 2; break;
-    case I_Z: isz = opsz == 16 ? 2 : 4; break;
-    case I_V: isz = opsz / 8; break;
-    case I_MOFFS: isz = addr / 8; break;
-    case I_REL8: isz = 1; flags = PTD_INSN_REL; break;
-    case I_RELZ: isz = opsz == 16 ? 2 : 4; flags = PTD_INSN_REL; break;
-    case I_RELZ_XBEGIN:
-        /* XBEGIN is no near branch: its operand size follows 66 in 64-bit
-         * mode too, and the target is not wrapped to 16 bits (SDM XBEGIN). */
-        isz = opsz == 16 ? 2 : 4; flags = PTD_INSN_REL; break;
-    case I_PTR: isz = (opsz == 16 ? 2 : 4) + 2; flags = PTD_INSN_FAR_PTR; break;
-    case I_WB: isz = 3; break;
-    case I_BB: isz = 2; break;
-    case I_D: isz = 4; break;
-    case I_3DNOW: isz = 1; break;
+    unsigned iclass = ILD_CLASS_OF(e), opsz = ptd_ild_opsize[ctx];
+    /* Near branches and returns use 64-bit operand size in 64-bit mode
+     * (SDM Vol. 2, 2.2.1.7); Intel CPUs ignore 66 on them (docs/ild.md). */
+    if (iclass != PTD_ICLASS_OTHER && iclass <= PTD_ICLASS_NEAR_RET && m64)
+        opsz = 64;
+
+    if (kind >= I_REL8) {
+        const uint8_t *p = bytes + pos;
+        if ((1u << kind) & ILD_REL_KINDS) {
+            int32_t d = kind == I_REL8 ? (int8_t)p[0]
+                      : (len - pos == 2) ? (int16_t)(uint16_t)(p[0] | (p[1] << 8))
+                      : (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
+                                  ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+            uint64_t t = insn->ip + len + (uint64_t)(int64_t)d;
+            /* Near branches wrap to the operand size (SDM JMP/Jcc/CALL:
+             * "IF OperandSize = 16 THEN EIP <- tempEIP AND 0000FFFFH");
+             * XBEGIN does not wrap to 16 bits (SDM XBEGIN); EIP is 32
+             * bits wide. */
+            unsigned wrap = m64 ? 64 : kind == I_RELZ_XBEGIN ? 32 : opsz;
+            insn->target = wrap == 64 ? t : wrap == 32 ? (t & 0xFFFFFFFFu) : (t & 0xFFFFu);
+            insn->disp = d;
+            flags |= PTD_INSN_REL;
+        } else if (kind == I_PTR) {
+            /* ptr16:16 / ptr16:32: the offset, then the selector. */
+            size_t o = len - pos - 2;
+            uint64_t off = (uint64_t)p[0] | ((uint64_t)p[1] << 8);
+            if (o == 4)
+                off |= ((uint64_t)p[2] << 16) | ((uint64_t)p[3] << 24);
+            insn->target = off;
+            insn->far_sel = (uint16_t)(p[o] | (p[o + 1] << 8));
+            insn->disp = 0;
+            flags |= PTD_INSN_FAR_PTR;
+        } else if (kind == I_3DNOW) {
+            /* 0F 0F ModRM [SIB] [disp] suffix: the suffix is the opcode
+             * (AMD 3DNow! Technology Manual, instruction format). */
+            op = p[0];
+            map = PTD_ILD_MAP_3DNOW;
+            if (!ptd_ild_3dnow_valid(op))
+                return -PTD_ILD_ERR_BAD_INSN;
+        }
     }
-    size_t len = ipos + isz;
-    if (len > PTD_ILD_MAX_LEN)
-        return -PTD_ILD_ERR_TOO_LONG;
-    if (len > size)
-        return -PTD_ILD_ERR_TRUNCATED;
 
-    if (imm == I_3DNOW) {
-        /* 0F 0F ModRM [SIB] [disp] suffix: the suffix is the opcode
-         * (AMD APM Vol. 5, 3DNow! instruction format). */
-        op = bytes[ipos];
-        map = PTD_ILD_MAP_3DNOW;
-        if (!ptd_ild_3dnow_valid(op))
-            return -PTD_ILD_ERR_BAD_INSN;
-    }
-
+    flags |= ((e & ILD_M) >> 4) | ((e & ILD_PTW) >> 11) | (pf & (PF_LOCK | PF_REP | PF_REX));
     insn->length = (uint8_t)len;
     insn->iclass = (uint8_t)iclass;
     insn->map = (uint8_t)map;
     insn->opcode = (uint8_t)op;
     insn->modrm = (uint8_t)modrm;
     insn->opsize = (uint8_t)opsz;
-    insn->addrsize = (uint8_t)addr;
+    insn->addrsize = ptd_ild_addrsize[ctx];
     insn->prefix_len = (uint8_t)prefix_len;
-    insn->rex = (uint8_t)rex;
-    insn->rep_byte = (uint8_t)rep;
-    flags |= (e & ILD_M) ? PTD_INSN_MODRM : 0;
-    flags |= (e & ILD_PTW) ? PTD_INSN_PTWRITE : 0;
-    flags |= lock ? PTD_INSN_LOCK : 0;
-    flags |= rep ? PTD_INSN_REP : 0;
-    flags |= rex ? PTD_INSN_REX : 0;
-    flags |= vex ? PTD_INSN_VEX : 0;
-    if (flags & PTD_INSN_REL) {
-        int64_t d = ptd_ild_sext(bytes + ipos, (unsigned)isz);
-        uint64_t t = insn->ip + len + (uint64_t)d;
-        insn->disp = (int32_t)d;
-        insn->target = imm == I_RELZ_XBEGIN ? ptd_ild_wrap(t, m64 ? 64 : 32)
-                                            : ptd_ild_wrap(t, opsz);
-    } else if (flags & PTD_INSN_FAR_PTR) {
-        const uint8_t *p = bytes + ipos;
-        size_t o = isz - 2;
-        uint64_t off = 0;
-        for (size_t i = 0; i < o; i++)
-            off |= (uint64_t)p[i] << (8 * i);
-        insn->target = off;
-        insn->far_sel = (uint16_t)(p[o] | (p[o + 1] << 8));
-        insn->disp = 0;
+    insn->rex = (uint8_t)((pf & PF_REX) ? rex : 0);
+    insn->rep_byte = (uint8_t)((pf & PF_REP) ? rep : 0);
+    insn->flags = (uint16_t)flags;
+    return (int)len;
+}
+
+/* The fast path: at least PTD_ILD_MAX_LEN bytes given (so no truncation),
+ * one-byte and 0F maps, groups decided by ModRM.reg. Anything else, and
+ * every error but BAD_INSN on a ModRM form, goes to ptd_ild_decode_full(),
+ * which gives the same result for what this path takes (the differential
+ * test checks both paths against each other and Zydis). */
+int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
+                   enum ptd_exec_mode mode)
+{
+    if (size < PTD_ILD_MAX_LEN || !insn || !bytes || (unsigned)mode > PTD_EXEC_MODE_64)
+        return ptd_ild_decode_full(insn, bytes, size, mode);
+
+    const bool m64 = mode == PTD_EXEC_MODE_64;
+    const uint8_t *pt = ptd_ild_prefix_bits[m64];
+    size_t pos = 0;
+    unsigned pf = 0, rep = 0, b = bytes[0], k;
+
+    while ((k = pt[b]) != 0) {
+        pf = (pf & ~(PF_REX | PF_W)) | k;
+        rep = (k & PF_REP) ? b : rep;
+        if (++pos >= PTD_ILD_MAX_LEN)
+            return -PTD_ILD_ERR_TOO_LONG;
+        b = bytes[pos];
     }
+
+    const size_t prefix_len = pos;
+    unsigned map = PTD_ILD_MAP_PRIMARY, op = b;
+    uint16_t e = ptd_ild_map_primary[b];
+    pos++;
+    if (e & ILD_ESC) {
+        if (b != OPC_ESC_0F || pos >= PTD_ILD_MAX_LEN)
+            return ptd_ild_decode_full(insn, bytes, size, mode);
+        op = bytes[pos++];
+        if (op == OPC_ESC_0F38 || op == OPC_ESC_0F3A)
+            return ptd_ild_decode_full(insn, bytes, size, mode);
+        map = PTD_ILD_MAP_0F;
+        e = ptd_ild_map_0f[op];
+    }
+    if (e & (ILD_INV | ILD_I64 | ILD_REGONLY))
+        return ptd_ild_decode_full(insn, bytes, size, mode);
+
+    const unsigned ctx = ILD_CTX_OF((unsigned)mode, pf);
+    unsigned modrm = 0;
+    if (e & ILD_M) {
+        if (pos >= PTD_ILD_MAX_LEN)
+            return -PTD_ILD_ERR_TOO_LONG;
+        modrm = bytes[pos++];
+        if (e & ILD_GRP) {
+            unsigned g = ptd_ild_group_of[map][op];
+            uint16_t ge = ptd_ild_group_reg[g][MODRM_REG(modrm)];
+            if (g == GR_NONE || (ge & (ILD_GRP | ILD_INV)))
+                return ptd_ild_decode_full(insn, bytes, size, mode);
+            e = ge;
+        }
+        if ((e & ILD_NOREG) && MODRM_MOD(modrm) == MOD_REG)
+            return -PTD_ILD_ERR_BAD_INSN;
+        unsigned x = ptd_ild_modrm_extra[ptd_ild_addrsize[ctx] == 16][modrm];
+        if (x & ILD_SIB0) {
+            if (pos >= PTD_ILD_MAX_LEN)
+                return -PTD_ILD_ERR_TOO_LONG;
+            x = (x & ~ILD_SIB0) + (MODRM_RM(bytes[pos]) == SIB_BASE_NONE ? 4 : 0);
+        }
+        pos += x;
+    }
+
+    const unsigned kind = e & ILD_IMM_MASK;
+    if (kind > I_RELZ)
+        return ptd_ild_decode_full(insn, bytes, size, mode);
+    const size_t len = pos + ptd_ild_imm_size[ctx][kind];
+    if (len > PTD_ILD_MAX_LEN)
+        return -PTD_ILD_ERR_TOO_LONG;
+
+    unsigned iclass = ILD_CLASS_OF(e), opsz = ptd_ild_opsize[ctx];
+    unsigned flags = ((e & ILD_M) >> 4) | (pf & (PF_LOCK | PF_REP | PF_REX));
+    if (iclass != PTD_ICLASS_OTHER && iclass <= PTD_ICLASS_NEAR_RET && m64)
+        opsz = 64;   /* SDM Vol. 2, 2.2.1.7; see ptd_ild_decode_full() */
+    if (kind >= I_REL8) {
+        const uint8_t *p = bytes + pos;
+        int32_t d = kind == I_REL8 ? (int8_t)p[0]
+                  : (len - pos == 2) ? (int16_t)(uint16_t)(p[0] | (p[1] << 8))
+                  : (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
+                              ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+        uint64_t t = insn->ip + len + (uint64_t)(int64_t)d;
+        insn->target = m64 ? t : opsz == 32 ? (t & 0xFFFFFFFFu) : (t & 0xFFFFu);
+        insn->disp = d;
+        flags |= PTD_INSN_REL;
+    }
+    insn->length = (uint8_t)len;
+    insn->iclass = (uint8_t)iclass;
+    insn->map = (uint8_t)map;
+    insn->opcode = (uint8_t)op;
+    insn->modrm = (uint8_t)modrm;
+    insn->opsize = (uint8_t)opsz;
+    insn->addrsize = ptd_ild_addrsize[ctx];
+    insn->prefix_len = (uint8_t)prefix_len;
+    insn->rex = (uint8_t)((pf & PF_REX) ? bytes[prefix_len - 1] : 0);
+    insn->rep_byte = (uint8_t)((pf & PF_REP) ? rep : 0);
     insn->flags = (uint16_t)flags;
     return (int)len;
 }

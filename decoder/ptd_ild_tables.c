@@ -32,16 +32,66 @@
 #define R8(x)  x, x, x, x, x, x, x, x
 #define R16(x) R8(x), R8(x)
 
-const uint8_t ptd_ild_prefix_kind[256] = {
-    [0x26] = PK_SEG, [0x2E] = PK_SEG, [0x36] = PK_SEG, [0x3E] = PK_SEG,
-    [0x64] = PK_SEG, [0x65] = PK_SEG,
-    [0x66] = PK_OSZ, [0x67] = PK_ASZ,
-    [0xF0] = PK_LOCK, [0xF2] = PK_REP, [0xF3] = PK_REP,
-    /* 40-4F: REX in 64-bit mode, INC/DEC otherwise (SDM 2.2.1) */
-    [0x40] = PK_REX, [0x41] = PK_REX, [0x42] = PK_REX, [0x43] = PK_REX,
-    [0x44] = PK_REX, [0x45] = PK_REX, [0x46] = PK_REX, [0x47] = PK_REX,
-    [0x48] = PK_REX, [0x49] = PK_REX, [0x4A] = PK_REX, [0x4B] = PK_REX,
-    [0x4C] = PK_REX, [0x4D] = PK_REX, [0x4E] = PK_REX, [0x4F] = PK_REX,
+/* Prefix bits by [64-bit mode][byte]: 40-4F are REX prefixes in 64-bit
+ * mode only, INC/DEC otherwise (SDM Vol. 2, 2.2.1); 48-4F carry REX.W. */
+#define PF_LEGACY \
+    [0x26] = PF_SEG, [0x2E] = PF_SEG, [0x36] = PF_SEG, [0x3E] = PF_SEG, \
+    [0x64] = PF_SEG, [0x65] = PF_SEG, \
+    [0x66] = PF_OSZ, [0x67] = PF_ASZ, \
+    [0xF0] = PF_LOCK, [0xF2] = PF_REP, [0xF3] = PF_REP
+#define REXW (PF_REX | PF_W)
+const uint8_t ptd_ild_prefix_bits[2][256] = {
+    { PF_LEGACY },
+    { PF_LEGACY,
+      [0x40] = PF_REX, [0x41] = PF_REX, [0x42] = PF_REX, [0x43] = PF_REX,
+      [0x44] = PF_REX, [0x45] = PF_REX, [0x46] = PF_REX, [0x47] = PF_REX,
+      [0x48] = REXW, [0x49] = REXW, [0x4A] = REXW, [0x4B] = REXW,
+      [0x4C] = REXW, [0x4D] = REXW, [0x4E] = REXW, [0x4F] = REXW },
+};
+
+/* Operand size in bits by [mode][66][REX.W] (SDM Vol. 1, 3.6.1, Table 3-4:
+ * REX.W wins over 66) and address size by [mode][67] (Vol. 1, 3.6.1). */
+#define OPSZ(m, o, w) ((m) == PTD_EXEC_MODE_64 ? ((w) ? 64 : (o) ? 16 : 32) \
+                       : (m) == PTD_EXEC_MODE_32 ? ((o) ? 16 : 32) : ((o) ? 32 : 16))
+#define ADSZ(m, a)    ((m) == PTD_EXEC_MODE_64 ? ((a) ? 32 : 64) \
+                       : (m) == PTD_EXEC_MODE_32 ? ((a) ? 16 : 32) : ((a) ? 32 : 16))
+/* The size context of an instruction, one index for mode, 66, REX.W and
+ * 67: ILD_CTX(mode, osz, w, asz). */
+#define CTX_ROWS(F, m) F(m, 0, 0, 0), F(m, 0, 0, 1), F(m, 0, 1, 0), F(m, 0, 1, 1), \
+                       F(m, 1, 0, 0), F(m, 1, 0, 1), F(m, 1, 1, 0), F(m, 1, 1, 1)
+#define CTX_ALL(F) CTX_ROWS(F, 0), CTX_ROWS(F, 1), CTX_ROWS(F, 2)
+#define OS_OF(m, o, w, a) OPSZ(m, o, w)
+#define AS_OF(m, o, w, a) ADSZ(m, a)
+const uint8_t ptd_ild_opsize[ILD_CTX_COUNT] = { CTX_ALL(OS_OF) };
+const uint8_t ptd_ild_addrsize[ILD_CTX_COUNT] = { CTX_ALL(AS_OF) };
+
+/* Immediate bytes by [context][kind] (SDM Vol. 2, A.2.2 codes b, w, z, v;
+ * moffs by address size; near branches in 64-bit mode keep rel32 whatever
+ * 66 says, as Intel CPUs do (SDM Vol. 2, 2.2.1.7 and the JMP/Jcc/CALL
+ * pages; docs/ild.md)). */
+#define IZ(os) ((os) == 16 ? 2 : 4)
+#define IMMROW(m, o, w, a) { \
+    [I_NONE] = 0, [I_B] = 1, [I_W] = 2, [I_Z] = IZ(OPSZ(m, o, w)), \
+    [I_V] = OPSZ(m, o, w) / 8, [I_MOFFS] = ADSZ(m, a) / 8, [I_REL8] = 1, \
+    [I_RELZ] = (m) == PTD_EXEC_MODE_64 ? 4 : IZ(OPSZ(m, o, w)), \
+    [I_RELZ_XBEGIN] = IZ(OPSZ(m, o, w)), [I_PTR] = IZ(OPSZ(m, o, w)) + 2, \
+    [I_WB] = 3, [I_BB] = 2, [I_D] = 4, [I_3DNOW] = 1 }
+const uint8_t ptd_ild_imm_size[ILD_CTX_COUNT][16] = { CTX_ALL(IMMROW) };
+
+/* Bytes after ModRM (SIB and displacement) by [16-bit addressing][ModRM]
+ * (SDM Vol. 2, Tables 2-1, 2-2, 2-3). ILD_SIB0 marks SIB with mod=00, where
+ * SIB.base=101 adds a disp32. */
+#define A32_MOD0 0, 0, 0, 0, 1 | ILD_SIB0, 4, 0, 0
+#define A32_MOD1 1, 1, 1, 1, 2, 1, 1, 1
+#define A32_MOD2 4, 4, 4, 4, 5, 4, 4, 4
+#define A16_MOD0 0, 0, 0, 0, 0, 0, 2, 0
+#define A16_MOD1 1, 1, 1, 1, 1, 1, 1, 1
+#define A16_MOD2 2, 2, 2, 2, 2, 2, 2, 2
+#define MOD3     0, 0, 0, 0, 0, 0, 0, 0
+#define X8(row)  row, row, row, row, row, row, row, row
+const uint8_t ptd_ild_modrm_extra[2][256] = {
+    { X8(A32_MOD0), X8(A32_MOD1), X8(A32_MOD2), X8(MOD3) },
+    { X8(A16_MOD0), X8(A16_MOD1), X8(A16_MOD2), X8(MOD3) },
 };
 
 /* SDM Table A-2, one-byte opcodes. */
@@ -186,6 +236,41 @@ const uint16_t ptd_ild_map_0f3a[] = {
     /* DF AESKEYGENASSIST */
     U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, V3,
     R16(U3), R16(U3),
+};
+
+/* Groups decided by ModRM.reg (SDM Table A-6 and the instruction pages). */
+const uint8_t ptd_ild_group_of[2][256] = {
+    [PTD_ILD_MAP_PRIMARY] = {
+        [0x8C] = GR_8C, [0x8E] = GR_8E, [0x8F] = GR_8F, [0xC6] = GR_C6,
+        [0xC7] = GR_C7, [0xF6] = GR_F6, [0xF7] = GR_F7, [0xFE] = GR_FE,
+        [0xFF] = GR_FF,
+    },
+    [PTD_ILD_MAP_0F] = { [0x00] = GR_0F00, [0xBA] = GR_0FBA },
+};
+
+const uint16_t ptd_ild_group_reg[GR_COUNT][8] = {
+    /* MOV r/m, Sreg: ES CS SS DS FS GS; 6 and 7 name no register */
+    [GR_8C] = { M, M, M, M, M, M, X, X },
+    /* MOV Sreg, r/m: loading CS is undefined (SDM MOV) */
+    [GR_8E] = { M, X, M, M, M, M, X, X },
+    /* Group 1A: POP r/m is /0 only (XOP was told apart before) */
+    [GR_8F] = { M, X, X, X, X, X, X, X },
+    /* Group 11: MOV r/m8, imm8 /0; C6 F8 ib is XABORT (whole ModRM) */
+    [GR_C6] = { M | Ib, X, X, X, X, X, X, M | Ib | G },
+    /* Group 11: MOV r/m, imm /0; C7 F8 is XBEGIN rel16/32 (whole ModRM) */
+    [GR_C7] = { M | Iz, X, X, X, X, X, X, M | I_RELZ_XBEGIN | G },
+    /* Group 3: TEST imm is /0 and its alias /1; NOT NEG MUL IMUL DIV IDIV */
+    [GR_F6] = { M | Ib, M | Ib, M, M, M, M, M, M },
+    [GR_F7] = { M | Iz, M | Iz, M, M, M, M, M, M },
+    /* Group 4: INC/DEC r/m8 */
+    [GR_FE] = { M, M, X, X, X, X, X, X },
+    /* Group 5: INC DEC CALL CALLF JMP JMPF PUSH -; far forms take m16:xx */
+    [GR_FF] = { M, M, M | ILD_CLASS(PTD_ICLASS_INDIRECT_CALL), M | NR | FAR,
+                M | ILD_CLASS(PTD_ICLASS_INDIRECT_JUMP), M | NR | FAR, M, X },
+    /* Group 6: SLDT STR LLDT LTR VERR VERW; /6 /7 undefined */
+    [GR_0F00] = { M, M, M, M, M, M, X, X },
+    /* Group 8: BT BTS BTR BTC r/m, imm8 are /4../7 */
+    [GR_0FBA] = { X, X, X, X, M | Ib, M | Ib, M | Ib, M | Ib },
 };
 
 /* Each map has exactly one entry per opcode byte. */

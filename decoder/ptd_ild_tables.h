@@ -42,18 +42,48 @@ enum {
     I_BB,           /* EXTRQ/INSERTQ ib, ib: 2 */
     I_D,            /* XOP map 0Ah: imm32 */
     I_3DNOW,        /* 3DNow!: the opcode suffix byte after ModRM/SIB/disp */
+    I_KINDS         /* at most 16: the kind is 4 bits of an entry */
 };
 
-/* Prefix kinds (SDM Vol. 2, 2.1.1; REX 2.2.1). */
-enum { PK_NONE = 0, PK_OSZ, PK_ASZ, PK_REP, PK_LOCK, PK_SEG, PK_REX };
-
-/* 256 entries each (checked where they are defined), indexed by a byte. */
-extern const uint8_t ptd_ild_prefix_kind[];
+/* Prefix bits (SDM Vol. 2, 2.1.1; REX 2.2.1): ptd_ild_prefix_bits gives
+ * them per byte (0: not a prefix). The low three bits are the size context
+ * (67, REX.W, 66, see ILD_CTX); LOCK, REP and REX are the PTD_INSN_* flags
+ * of the same name, so the decoder copies them over. */
+#define PF_ASZ  0x01u
+#define PF_W    0x02u
+#define PF_OSZ  0x04u
+#define PF_SEG  0x08u
+#define PF_LOCK 0x10u
+#define PF_REP  0x20u
+#define PF_REX  0x40u
+#define PF_CTX  (PF_ASZ | PF_W | PF_OSZ)
+extern const uint8_t ptd_ild_prefix_bits[2][256];   /* [64-bit mode][byte] */
+/* Size context: mode, 66, REX.W, 67 in one index. */
+#define ILD_CTX(mode, osz, w, asz) ((mode) * 8u + (osz) * 4u + (w) * 2u + (asz))
+#define ILD_CTX_OF(mode, pf) ((mode) * 8u + ((pf) & PF_CTX))
+#define ILD_CTX_COUNT 24
+extern const uint8_t ptd_ild_opsize[ILD_CTX_COUNT];       /* bits */
+extern const uint8_t ptd_ild_addrsize[ILD_CTX_COUNT];     /* bits */
+extern const uint8_t ptd_ild_imm_size[ILD_CTX_COUNT][16]; /* [ctx][I_*] bytes */
+#define ILD_SIB0 0x80u
+extern const uint8_t ptd_ild_modrm_extra[2][256];   /* [16-bit addr][ModRM] */
 extern const uint16_t ptd_ild_map_primary[];
 extern const uint16_t ptd_ild_map_0f[];
 extern const uint16_t ptd_ild_map_0f38[];
 extern const uint16_t ptd_ild_map_0f3a[];
 extern const uint8_t ptd_ild_evex_map[];  /* 8 entries: EVEX.mmm */
+
+/* Groups (SDM Table A-6) whose entry follows from ModRM.reg alone, with
+ * ILD_NOREG for memory-only forms. ptd_ild_group_of[map][opcode] names the
+ * group (0: none) for the one-byte and 0F maps; ptd_ild_group_reg[g][reg]
+ * replaces the opcode's entry. An entry that keeps ILD_GRP needs a closer
+ * look (whole ModRM byte, mandatory prefix) in ptd_ild_group(). */
+enum {
+    GR_NONE = 0, GR_8C, GR_8E, GR_8F, GR_C6, GR_C7, GR_F6, GR_F7, GR_FE, GR_FF,
+    GR_0F00, GR_0FBA, GR_COUNT
+};
+extern const uint8_t ptd_ild_group_of[2][256];
+extern const uint16_t ptd_ild_group_reg[GR_COUNT][8];
 
 /* The entry of a VEX/EVEX/XOP opcode (map: enum ptd_ild_map). */
 uint16_t ptd_ild_vector_entry(unsigned map, unsigned op);

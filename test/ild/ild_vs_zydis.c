@@ -309,6 +309,26 @@ static void check(unsigned mode, const uint8_t *b)
     ZyanStatus zs = ZydisDecoderDecodeInstruction(&zdec[mode], NULL, b, BUF, &z);
     bool zok = ZYAN_SUCCESS(zs);
 
+    /* The fast path (>= 15 bytes given) and the complete decoder (exactly
+     * the instruction's bytes) must agree; one byte less is truncated. */
+    if (rc > 0 && rc < PTD_ILD_MAX_LEN) {
+        struct ptd_insn in2;
+        in2.ip = in.ip;
+        int rc2 = ptd_ild_decode(&in2, b, (size_t)rc, (enum ptd_exec_mode)mode);
+        bool same = rc2 == rc && in2.iclass == in.iclass && in2.map == in.map &&
+                    in2.opcode == in.opcode && in2.flags == in.flags &&
+                    in2.opsize == in.opsize && in2.addrsize == in.addrsize &&
+                    in2.prefix_len == in.prefix_len && in2.rex == in.rex &&
+                    in2.rep_byte == in.rep_byte &&
+                    (!(in.flags & PTD_INSN_MODRM) || in2.modrm == in.modrm) &&
+                    (!(in.flags & (PTD_INSN_REL | PTD_INSN_FAR_PTR)) || in2.target == in.target);
+        int rc3 = ptd_ild_decode(&in2, b, (size_t)rc - 1, (enum ptd_exec_mode)mode);
+        if (!same || rc3 != -PTD_ILD_ERR_TRUNCATED) {
+            report(mode, b, !same ? "fast and complete decoders differ"
+                                  : "one byte less is not -TRUNCATED", rc, &in, zs, &z);
+            return;
+        }
+    }
     if (rc > 0 && !zok) {
         facts_from_ours(&f, &in, b);
         f.zstatus = zs;
