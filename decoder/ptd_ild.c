@@ -302,7 +302,7 @@ static int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes,
     }
 
     const unsigned kind = e & ILD_IMM_MASK;
-    const size_t len = pos + ptd_ild_imm_size[ctx][kind];
+    const size_t len = pos + ILD_IMM_SIZE(ctx, kind);
     if (len > avail)
         return ptd_ild_short(len > PTD_ILD_MAX_LEN ? len : avail);
 
@@ -430,7 +430,7 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
     const unsigned kind = e & ILD_IMM_MASK;
     if (kind > I_RELZ)
         return ptd_ild_decode_full(insn, bytes, size, mode);
-    const size_t len = pos + ptd_ild_imm_size[ctx][kind];
+    const size_t len = pos + ILD_IMM_SIZE(ctx, kind);
     if (len > PTD_ILD_MAX_LEN)
         return -PTD_ILD_ERR_TOO_LONG;
 

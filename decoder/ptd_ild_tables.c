@@ -65,18 +65,20 @@ const uint8_t ptd_ild_prefix_bits[2][256] = {
 const uint8_t ptd_ild_opsize[ILD_CTX_COUNT] = { CTX_ALL(OS_OF) };
 const uint8_t ptd_ild_addrsize[ILD_CTX_COUNT] = { CTX_ALL(AS_OF) };
 
-/* Immediate bytes by [context][kind] (SDM Vol. 2, A.2.2 codes b, w, z, v;
- * moffs by address size; near branches in 64-bit mode keep rel32 whatever
- * 66 says, as Intel CPUs do (SDM Vol. 2, 2.2.1.7 and the JMP/Jcc/CALL
- * pages; docs/ild.md)). */
+/* Immediate bytes by context, one 4-bit field per kind (I_* * 4), so that
+ * the decoder shifts instead of doing a second, dependent table load (SDM
+ * Vol. 2, A.2.2 codes b, w, z, v; moffs by address size; near branches in
+ * 64-bit mode keep rel32 whatever 66 says, as Intel CPUs do (SDM Vol. 2,
+ * 2.2.1.7 and the JMP/Jcc/CALL pages; docs/ild.md)). */
 #define IZ(os) ((os) == 16 ? 2 : 4)
-#define IMMROW(m, o, w, a) { \
-    [I_NONE] = 0, [I_B] = 1, [I_W] = 2, [I_Z] = IZ(OPSZ(m, o, w)), \
-    [I_V] = OPSZ(m, o, w) / 8, [I_MOFFS] = ADSZ(m, a) / 8, [I_REL8] = 1, \
-    [I_RELZ] = (m) == PTD_EXEC_MODE_64 ? 4 : IZ(OPSZ(m, o, w)), \
-    [I_RELZ_XBEGIN] = IZ(OPSZ(m, o, w)), [I_PTR] = IZ(OPSZ(m, o, w)) + 2, \
-    [I_WB] = 3, [I_BB] = 2, [I_D] = 4, [I_3DNOW] = 1 }
-const uint8_t ptd_ild_imm_size[ILD_CTX_COUNT][16] = { CTX_ALL(IMMROW) };
+#define IMMF(kind, n) ((uint64_t)(n) << (4 * (kind)))
+#define IMMPACK(m, o, w, a) ( \
+    IMMF(I_B, 1) | IMMF(I_W, 2) | IMMF(I_Z, IZ(OPSZ(m, o, w))) | \
+    IMMF(I_V, OPSZ(m, o, w) / 8) | IMMF(I_MOFFS, ADSZ(m, a) / 8) | IMMF(I_REL8, 1) | \
+    IMMF(I_RELZ, (m) == PTD_EXEC_MODE_64 ? 4 : IZ(OPSZ(m, o, w))) | \
+    IMMF(I_RELZ_XBEGIN, IZ(OPSZ(m, o, w))) | IMMF(I_PTR, IZ(OPSZ(m, o, w)) + 2) | \
+    IMMF(I_WB, 3) | IMMF(I_BB, 2) | IMMF(I_D, 4) | IMMF(I_3DNOW, 1))
+const uint64_t ptd_ild_imm_sizes[ILD_CTX_COUNT] = { CTX_ALL(IMMPACK) };
 
 /* Bytes after ModRM (SIB and displacement) by [16-bit addressing][ModRM]
  * (SDM Vol. 2, Tables 2-1, 2-2, 2-3). ILD_SIB0 marks SIB with mod=00, where

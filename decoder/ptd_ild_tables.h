@@ -64,7 +64,9 @@ extern const uint8_t ptd_ild_prefix_bits[2][256];   /* [64-bit mode][byte] */
 #define ILD_CTX_COUNT 24
 extern const uint8_t ptd_ild_opsize[ILD_CTX_COUNT];       /* bits */
 extern const uint8_t ptd_ild_addrsize[ILD_CTX_COUNT];     /* bits */
-extern const uint8_t ptd_ild_imm_size[ILD_CTX_COUNT][16]; /* [ctx][I_*] bytes */
+/* Immediate bytes of kind k in context c: ILD_IMM_SIZE(c, k). */
+extern const uint64_t ptd_ild_imm_sizes[ILD_CTX_COUNT];
+#define ILD_IMM_SIZE(c, k) ((unsigned)(ptd_ild_imm_sizes[c] >> (4u * (k))) & 15u)
 #define ILD_SIB0 0x80u
 extern const uint8_t ptd_ild_modrm_extra[2][256];   /* [16-bit addr][ModRM] */
 extern const uint16_t ptd_ild_map_primary[];
