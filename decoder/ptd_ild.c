@@ -301,6 +301,12 @@ static int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes,
         pos += x;
     }
 
+    /* LOCK only on the lockable instructions with a memory destination
+     * (SDM LOCK: "#UD if ... not one of the instructions listed, or the
+     * destination is a register"). */
+    if ((pf & PF_LOCK) && (!(e & ILD_LK) || MODRM_MOD(modrm) == MOD_REG))
+        return -PTD_ILD_ERR_BAD_INSN;
+
     const unsigned kind = e & ILD_IMM_MASK;
     const size_t len = pos + ILD_IMM_SIZE(ctx, kind);
     if (len > avail)
@@ -426,6 +432,9 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
         }
         pos += x;
     }
+
+    if ((pf & PF_LOCK) && (!(e & ILD_LK) || MODRM_MOD(modrm) == MOD_REG))
+        return -PTD_ILD_ERR_BAD_INSN;   /* SDM LOCK; see ptd_ild_decode_full() */
 
     const unsigned kind = e & ILD_IMM_MASK;
     if (kind > I_RELZ)

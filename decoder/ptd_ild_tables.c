@@ -28,8 +28,11 @@
 #define FAR  ILD_CLASS(PTD_ICLASS_FAR_TRANSFER)
 #define PTR  (I_PTR | FAR | X64)
 #define PFX  0   /* a prefix byte: consumed before the table is read */
-#define ALU  M, M, M, M, Ib, Iz   /* op r/m,r (8/z); op r,r/m (8/z); AL,ib; rAX,iz */
-#define R8(x)  x, x, x, x, x, x, x, x
+#define LK   ILD_LK
+#define ALU  M | LK, M | LK, M, M, Ib, Iz  /* op r/m,r (8/z); op r,r/m (8/z); AL,ib; rAX,iz */
+#define CMP  M, M, M, M, Ib, Iz             /* the same, not lockable */
+#define R7(x)  x, x, x, x, x, x, x
+#define R8(x)  R7(x), x
 #define R16(x) R8(x), R8(x)
 
 /* Prefix bits by [64-bit mode][byte]: 40-4F are REX prefixes in 64-bit
@@ -105,7 +108,7 @@ const uint16_t ptd_ild_map_primary[] = {
     /* 20 AND; 26 ES:; 27 DAA; 28 SUB; 2E CS:; 2F DAS */
     ALU, PFX, X64, ALU, PFX, X64,
     /* 30 XOR; 36 SS:; 37 AAA; 38 CMP; 3E DS:; 3F AAS */
-    ALU, PFX, X64, ALU, PFX, X64,
+    ALU, PFX, X64, CMP, PFX, X64,
     /* 40 INC/DEC (REX in 64-bit mode) */
     R16(0),
     /* 50 PUSH/POP r */
@@ -116,9 +119,10 @@ const uint16_t ptd_ild_map_primary[] = {
     Iz, M | Iz, Ib, M | Ib, 0, 0, 0, 0,
     /* 70 Jcc rel8 */
     R16(CJ),
-    /* 80 Group 1 (82: an alias of 80, not in 64-bit mode); TEST; XCHG; MOV;
+    /* 80 Group 1 (82: an alias of 80, not in 64-bit mode); TEST; XCHG
+       (lockable); MOV;
        8C MOV r/m,Sreg; 8D LEA; 8E MOV Sreg,r/m; 8F Group 1A POP / XOP */
-    M | Ib, M | Iz, M | Ib | X64, M | Ib, M, M, M, M,
+    M | Ib | G, M | Iz | G, M | Ib | X64 | G, M | Ib | G, M, M, M | LK, M | LK,
     M, M, M, M, M | G, M | NR, M | G, ESC | M | G,
     /* 90 NOP/XCHG; CBW CWD; 9A CALL ptr16:z; FWAIT PUSHF POPF SAHF LAHF */
     R8(0), 0, 0, PTR, 0, 0, 0, 0, 0,
@@ -172,14 +176,14 @@ const uint16_t ptd_ild_map_0f[] = {
        PUSH GS, POP GS, RSM, BTS, SHRD ib, SHRD CL, Group 15, IMUL;
        A6/A7: VIA PadLock (XSTORE, XCRYPT*, MONTMUL, XSHA*), which Zydis
        decodes by default; ModRM names the instruction */
-    0, 0, 0, M, M | Ib, M, M | G, M | G, 0, 0, FAR, M, M | Ib, M, M | G, M,
-    /* B0 CMPXCHG; LSS (memory); BTR; LFS, LGS (memory); MOVZX;
+    0, 0, 0, M, M | Ib, M, M | G, M | G, 0, 0, FAR, M | LK, M | Ib, M, M | G, M,
+    /* B0 CMPXCHG (lockable); LSS (memory); BTR; LFS, LGS (memory); MOVZX;
        B8 POPCNT (F3); UD1; Group 8 ib; BTC; BSF; BSR; MOVSX */
-    M, M, M | NR, M, M | NR, M | NR, M, M,
-    M | G, M, M | Ib | G, M, M, M, M, M,
-    /* C0 XADD; CMPPS ib; MOVNTI (memory); PINSRW ib; PEXTRW ib; SHUFPS ib;
-       Group 9; C8 BSWAP */
-    M, M, M | Ib, M | NR, M | Ib, M | Ib, M | Ib, M, R8(0),
+    M | LK, M | LK, M | NR, M | LK, M | NR, M | NR, M, M,
+    M | G, M, M | Ib | G, M | LK, M, M, M, M,
+    /* C0 XADD (lockable); CMPPS ib; MOVNTI (memory); PINSRW ib; PEXTRW ib;
+       SHUFPS ib; Group 9; C8 BSWAP */
+    M | LK, M | LK, M | Ib, M | NR, M | Ib, M | Ib, M | Ib, M | G, R8(0),
     /* D0 SSE/MMX */
     R16(M),
     /* E0 SSE/MMX; E7 MOVNTQ/MOVNTDQ (memory) */
@@ -243,14 +247,20 @@ const uint16_t ptd_ild_map_0f3a[] = {
 /* Groups decided by ModRM.reg (SDM Table A-6 and the instruction pages). */
 const uint8_t ptd_ild_group_of[2][256] = {
     [PTD_ILD_MAP_PRIMARY] = {
+        [0x80] = GR_80, [0x81] = GR_81, [0x82] = GR_82, [0x83] = GR_83,
         [0x8C] = GR_8C, [0x8E] = GR_8E, [0x8F] = GR_8F, [0xC6] = GR_C6,
         [0xC7] = GR_C7, [0xF6] = GR_F6, [0xF7] = GR_F7, [0xFE] = GR_FE,
         [0xFF] = GR_FF,
     },
-    [PTD_ILD_MAP_0F] = { [0x00] = GR_0F00, [0xBA] = GR_0FBA },
+    [PTD_ILD_MAP_0F] = { [0x00] = GR_0F00, [0xBA] = GR_0FBA, [0xC7] = GR_0FC7 },
 };
 
 const uint16_t ptd_ild_group_reg[GR_COUNT][8] = {
+    /* Group 1: ADD OR ADC SBB AND SUB XOR (lockable) CMP */
+    [GR_80] = { R7(M | Ib | LK), M | Ib },
+    [GR_81] = { R7(M | Iz | LK), M | Iz },
+    [GR_82] = { R7(M | Ib | LK), M | Ib },
+    [GR_83] = { R7(M | Ib | LK), M | Ib },
     /* MOV r/m, Sreg: ES CS SS DS FS GS; 6 and 7 name no register */
     [GR_8C] = { M, M, M, M, M, M, X, X },
     /* MOV Sreg, r/m: loading CS is undefined (SDM MOV) */
@@ -261,18 +271,22 @@ const uint16_t ptd_ild_group_reg[GR_COUNT][8] = {
     [GR_C6] = { M | Ib, X, X, X, X, X, X, M | Ib | G },
     /* Group 11: MOV r/m, imm /0; C7 F8 is XBEGIN rel16/32 (whole ModRM) */
     [GR_C7] = { M | Iz, X, X, X, X, X, X, M | I_RELZ_XBEGIN | G },
-    /* Group 3: TEST imm is /0 and its alias /1; NOT NEG MUL IMUL DIV IDIV */
-    [GR_F6] = { M | Ib, M | Ib, M, M, M, M, M, M },
-    [GR_F7] = { M | Iz, M | Iz, M, M, M, M, M, M },
+    /* Group 3: TEST imm is /0 and its alias /1; NOT NEG (lockable) MUL IMUL
+       DIV IDIV */
+    [GR_F6] = { M | Ib, M | Ib, M | LK, M | LK, M, M, M, M },
+    [GR_F7] = { M | Iz, M | Iz, M | LK, M | LK, M, M, M, M },
     /* Group 4: INC/DEC r/m8 */
-    [GR_FE] = { M, M, X, X, X, X, X, X },
+    [GR_FE] = { M | LK, M | LK, X, X, X, X, X, X },
     /* Group 5: INC DEC CALL CALLF JMP JMPF PUSH -; far forms take m16:xx */
-    [GR_FF] = { M, M, M | ILD_CLASS(PTD_ICLASS_INDIRECT_CALL), M | NR | FAR,
+    [GR_FF] = { M | LK, M | LK, M | ILD_CLASS(PTD_ICLASS_INDIRECT_CALL), M | NR | FAR,
                 M | ILD_CLASS(PTD_ICLASS_INDIRECT_JUMP), M | NR | FAR, M, X },
     /* Group 6: SLDT STR LLDT LTR VERR VERW; /6 /7 undefined */
     [GR_0F00] = { M, M, M, M, M, M, X, X },
-    /* Group 8: BT BTS BTR BTC r/m, imm8 are /4../7 */
-    [GR_0FBA] = { X, X, X, X, M | Ib, M | Ib, M | Ib, M | Ib },
+    /* Group 8: BT BTS BTR BTC r/m, imm8 are /4../7 (BTS BTR BTC lockable) */
+    [GR_0FBA] = { X, X, X, X, M | Ib, M | Ib | LK, M | Ib | LK, M | Ib | LK },
+    /* Group 9: CMPXCHG8B/16B /1 (lockable); the other forms (RDRAND,
+       RDSEED, VMPTRLD, XRSTORS...) are told apart by prefix and mod */
+    [GR_0FC7] = { M, M | LK, M, M, M, M, M, M },
 };
 
 /* Each map has exactly one entry per opcode byte. */

@@ -10,7 +10,7 @@
  *   bits 0-3   immediate kind (I_*)
  *   bit  4     ILD_M: a ModRM byte follows the opcode
  *   bits 5-7   enum ptd_iclass
- *   bits 8-14  flags below */
+ *   bits 8-15  flags below */
 #define ILD_IMM_MASK   0x000Fu
 #define ILD_M          0x0010u
 #define ILD_CLASS(c)   ((unsigned)(c) << 5)
@@ -25,6 +25,10 @@
                                    Registers"): no SIB, no displacement */
 #define ILD_ESC        0x2000u  /* escape or vector prefix: 0F, C4, C5, 62, 8F */
 #define ILD_PTW        0x4000u  /* PTWRITE */
+#define ILD_LK         0x8000u  /* LOCK allowed with a memory operand (SDM
+                                   LOCK: ADD ADC AND BTC BTR BTS CMPXCHG
+                                   CMPXCHG8B/16B DEC INC NEG NOT OR SBB SUB
+                                   XADD XCHG XOR); otherwise F0 is #UD */
 
 /* Immediate kinds (SDM Vol. 2, A.2.2 operand type codes). */
 enum {
@@ -81,8 +85,8 @@ extern const uint8_t ptd_ild_evex_map[];  /* 8 entries: EVEX.mmm */
  * replaces the opcode's entry. An entry that keeps ILD_GRP needs a closer
  * look (whole ModRM byte, mandatory prefix) in ptd_ild_group(). */
 enum {
-    GR_NONE = 0, GR_8C, GR_8E, GR_8F, GR_C6, GR_C7, GR_F6, GR_F7, GR_FE, GR_FF,
-    GR_0F00, GR_0FBA, GR_COUNT
+    GR_NONE = 0, GR_80, GR_81, GR_82, GR_83, GR_8C, GR_8E, GR_8F, GR_C6, GR_C7,
+    GR_F6, GR_F7, GR_FE, GR_FF, GR_0F00, GR_0FBA, GR_0FC7, GR_COUNT
 };
 extern const uint8_t ptd_ild_group_of[2][256];
 extern const uint16_t ptd_ild_group_reg[GR_COUNT][8];

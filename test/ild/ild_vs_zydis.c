@@ -63,10 +63,6 @@ struct allowed {
     unsigned long count[3];
 };
 
-static bool zy_illegal_lock(const struct facts *f)
-{
-    return f->zstatus == ZYDIS_STATUS_ILLEGAL_LOCK;
-}
 static bool zy_bad_register(const struct facts *f)
 {
     return f->zstatus == ZYDIS_STATUS_BAD_REGISTER;
@@ -87,9 +83,6 @@ static bool zy_decoding_error(const struct facts *f)
 
 /* Allowed differences. Keep docs/ild.md in step. */
 static struct allowed ild_allowed[] = {
-    { "lock", ONLY_OURS, MALL, -1, 0x00, 0xFF, 0, 0, zy_illegal_lock,
-      "F0 on an instruction that cannot be locked: the CPU raises #UD, "
-      "Zydis rejects it; the ILD decodes the length (LOCK changes no size)", {0} },
     { "bad-register", ONLY_OURS, MALL, -1, 0x00, 0xFF, 0, 0, zy_bad_register,
       "register numbers the CPU rejects with #UD (MOV to CS, CR1/CR5-7, "
       "DR with REX.R, ...): length is unaffected; the ILD does not look at "
