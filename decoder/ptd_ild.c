@@ -21,6 +21,7 @@
 #define PFX_OSZ   0x66
 #define PFX_ASZ   0x67
 #define REX_W     0x08  /* REX.W: 64-bit operand size */
+#define REX_R     0x04  /* REX.R: extends ModRM.reg */
 
 /* Escape and vector-prefix bytes (SDM Vol. 2, A.2, 2.3.5, 2.7.1; APM 1.8). */
 #define OPC_ESC_0F   0x0F
@@ -60,10 +61,11 @@ static inline int ptd_ild_short(size_t pos)
  * depend on ModRM or on the mandatory prefix. Returns the updated entry, or
  * 0 (never a valid entry: every valid entry with ILD_GRP keeps ILD_M or
  * ILD_GRP set) when the encoding is undefined. `mp` is the mandatory prefix
- * (F2/F3 if present, the last of them; else 66 if present; else 0). */
+ * (F2/F3 if present, the last of them; else 66 if present; else 0); rex
+ * the effective REX byte or 0. */
 __attribute__((noinline))
 static uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm,
-                              unsigned mp, unsigned mode, uint16_t e)
+                              unsigned mp, unsigned rex, unsigned mode, uint16_t e)
 {
     unsigned mod = MODRM_MOD(modrm), reg = MODRM_REG(modrm);
     unsigned g = map <= PTD_ILD_MAP_0F ? ptd_ild_group_of[map][op] : GR_NONE;
@@ -102,6 +104,16 @@ static uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm,
                 return mode == PTD_EXEC_MODE_64 ? e : 0;
             }
             return e;
+        case 0x20: /* MOV r, CRn / MOV CRn, r: CR0, CR2, CR3, CR4 and CR8 */
+        case 0x22: /* exist (REX.R extends reg); others are #UD (SDM MOV-Move
+                      to/from Control Registers) */
+            switch (reg | ((rex & REX_R) ? 8 : 0)) {
+            case 0: case 2: case 3: case 4: case 8: return e;
+            default: return 0;
+            }
+        case 0x21: /* MOV r, DRn / MOV DRn, r: DR0-DR7; REX.R is #UD */
+        case 0x23: /* (SDM MOV-Move to/from Debug Registers) */
+            return (rex & REX_R) ? 0 : e;
         case 0x78: /* NP: VMREAD; 66: EXTRQ xmm, ib, ib (/0, mod=11);
                       F2: INSERTQ xmm, xmm, ib, ib (mod=11); F3: none
                       (SDM VMREAD; AMD APM Vol. 4, EXTRQ/INSERTQ) */
@@ -282,7 +294,7 @@ static int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes,
         if (e & (ILD_GRP | ILD_NOREG | ILD_REGONLY)) {
             if (e & ILD_GRP) {
                 unsigned mp = (pf & PF_REP) ? rep : ((pf & PF_OSZ) ? PFX_OSZ : 0);
-                e = ptd_ild_group(map, op, modrm, mp, mode, e);
+                e = ptd_ild_group(map, op, modrm, mp, (pf & PF_REX) ? rex : 0, mode, e);
                 if (e == 0)
                     return -PTD_ILD_ERR_BAD_INSN;
             }

@@ -155,7 +155,7 @@ const uint16_t ptd_ild_map_0f[] = {
        18 Group 16 prefetch / hint NOPs to 1F */
     M, M, M, M | NR, M, M, M, M | NR, R8(M),
     /* 20 MOV r,CR/DR, MOV CR/DR,r; 24-27 -; 28 SSE (2B MOVNTPS/PD: memory) */
-    M | RO, M | RO, M | RO, M | RO, X, X, X, X,
+    M | RO | G, M | RO | G, M | RO | G, M | RO | G, X, X, X, X,
     M, M, M, M | NR, M, M, M, M,
     /* 30 WRMSR RDTSC RDMSR RDPMC SYSENTER SYSEXIT - GETSEC
        38 (escape) - 3A (escape) - - - - - */

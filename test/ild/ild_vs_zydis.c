@@ -83,10 +83,11 @@ static bool zy_decoding_error(const struct facts *f)
 
 /* Allowed differences. Keep docs/ild.md in step. */
 static struct allowed ild_allowed[] = {
-    { "bad-register", ONLY_OURS, MALL, -1, 0x00, 0xFF, 0, 0, zy_bad_register,
-      "register numbers the CPU rejects with #UD (MOV to CS, CR1/CR5-7, "
-      "DR with REX.R, ...): length is unaffected; the ILD does not look at "
-      "register fields", {0} },
+    { "mpx-bnd-register", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0x1A, 0x1B, 0, 0, zy_bad_register,
+      "0F 1A/1B with a BND register number above 3: Zydis decodes MPX by "
+      "default and rejects it; CPUs without MPX (all since Ice Lake) "
+      "execute these hint-NOP encodings as NOPs, which is what the ILD "
+      "decodes (length is the same either way)", {0} },
     { "vector-opcodes", ONLY_OURS, MALL, -1, 0x00, 0xFF, 0, 0, any_vector,
       "VEX/EVEX/XOP: the ILD checks the prefix itself (position, reserved "
       "bits, map) but not which opcode/W/L/pp/vvvv/mask combinations are "

@@ -148,6 +148,21 @@ static const struct ild_case cases[] = {
     { M64, "f00fb10a", 4, OTHER, NO_TARGET, PTD_INSN_LOCK },    /* lock cmpxchg */
     { M64, "f3a4", 2, OTHER, NO_TARGET, PTD_INSN_REP },         /* rep movsb */
     { M64, "40c3", 2, RET, NO_TARGET, 0 },
+    /* LOCK: lockable instructions with a memory destination only */
+    { M64, "f0870a", 3, OTHER, NO_TARGET, PTD_INSN_LOCK },      /* lock xchg [rdx] */
+    { M64, "f0800000", 4, OTHER, NO_TARGET, PTD_INSN_LOCK },    /* lock add byte [rax], 0 */
+    { M64, "f00fba2800", 5, OTHER, NO_TARGET, PTD_INSN_LOCK },  /* lock bts [rax], 0 */
+    { M64, "f00fc708", 4, OTHER, NO_TARGET, PTD_INSN_LOCK },    /* lock cmpxchg8b */
+    { M64, "f090", BAD, 0, NO_TARGET, 0 },
+    { M64, "f087c1", BAD, 0, NO_TARGET, 0 },                    /* register destination */
+    { M64, "f0803800", BAD, 0, NO_TARGET, 0 },                  /* lock cmp */
+    { M64, "f00f20c0", BAD, 0, NO_TARGET, 0 },                  /* AMD's lock mov cr0 (CR8) */
+    /* MOV CR/DR register numbers */
+    { M64, "440f20c0", 4, OTHER, NO_TARGET, 0 },                /* mov rax, cr8 */
+    { M64, "0f22c8", BAD, 0, NO_TARGET, 0 },                    /* cr1 */
+    { M64, "0f22e8", BAD, 0, NO_TARGET, 0 },                    /* cr5 */
+    { M64, "440f21c0", BAD, 0, NO_TARGET, 0 },                  /* dr8 */
+    { M32, "0f21f8", 3, OTHER, NO_TARGET, 0 },                  /* mov eax, dr7 */
     { M64, "8dc0", BAD, 0, NO_TARGET, 0 },                      /* lea needs memory */
     /* ---- 64-bit: ModRM/SIB/displacement ---- */
     { M64, "8b0424", 3, OTHER, NO_TARGET, 0 },
