@@ -12,6 +12,7 @@
 #include "arch/x86/rtit_filter.h"
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/rtit_seq.h"
+#include "arch/x86/rtit_stop_report.h"
 #include "arch/x86/rtit_topa.h"
 #include "test/unit/rtit_model_util.h"
 #include "test/unit/rtit_test_util.h"
@@ -427,6 +428,61 @@ static void test_filter_helpers(void **state)
 	assert_int_equal(rtit_filter_add_image(&c, &k, 0x1000, 0x1000), RTIT_FILTER_E_FULL);
 }
 
+struct lines {
+	char text[8][320];
+	int n;
+};
+
+static void collect(void *ctx, const char *line)
+{
+	struct lines *l = ctx;
+	assert_true(l->n < 8);
+	snprintf(l->text[l->n++], sizeof(l->text[0]), "%s", line);
+}
+
+static void test_stop_report(void **state)
+{
+	(void)state;
+	struct rig r;
+	struct rtit_stop_info st;
+	struct rtit_output_summary sum;
+	struct lines l;
+
+	rig_init(&r, "skylake-client.txt");
+	r.cfg.regions = 2;
+	rig_start(&r);
+	rtit_model_trace(&model, 10000);
+	rig_stop(&r, &st, &sum);
+	l.n = 0;
+	rtit_stop_report(&st, &sum, collect, &l);
+	assert_int_equal(l.n, 3);
+	assert_non_null(strstr(l.text[1], "ring wrapped: the oldest byte is at offset 1808 of 8192"));
+	assert_string_equal(l.text[2], "ptboot: trace bytes=8192 buffer=8192 oldest=1808 "
+				       "wrapped=1 stopped=0 error=0");
+
+	r.cfg.when_full = RTIT_FULL_STOP;
+	rig_start(&r);
+	rtit_model_trace(&model, 10000);
+	rig_stop(&r, &st, &sum);
+	l.n = 0;
+	rtit_stop_report(&st, &sum, collect, &l);
+	assert_int_equal(l.n, 4);
+	assert_non_null(strstr(l.text[1], "filled and tracing stopped"));
+	assert_non_null(strstr(l.text[2], "STATUS.Stopped"));
+	assert_string_equal(l.text[3], "ptboot: trace bytes=8192 buffer=8192 oldest=0 "
+				       "wrapped=0 stopped=1 error=0");
+
+	r.cfg.when_full = RTIT_FULL_RING;
+	rig_start(&r);
+	rtit_model_trace(&model, 100);
+	rig_stop(&r, &st, &sum);
+	l.n = 0;
+	rtit_stop_report(&st, &sum, collect, &l);
+	assert_string_equal(l.text[1], "trace: 100 bytes of 8192, not wrapped");
+	assert_string_equal(l.text[2], "ptboot: trace bytes=100 buffer=8192 oldest=0 "
+				       "wrapped=0 stopped=0 error=0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_trace_stop_range),
 		cmocka_unit_test(test_filter_helpers),
+		cmocka_unit_test(test_stop_report),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "arch/x86/rtit_config.h"
+#include "arch/x86/rtit_memory.h"
 #include "arch/x86/rtit_topa.h"
 #include "test/unit/rtit_test_util.h"
 
@@ -172,6 +173,65 @@ static void test_position(void **state)
 	assert_int_equal(rtit_topa_position(&l, TAB + 4096, ptrs(90, 0)), -1);
 }
 
+/* rtit_memory_place: for many sizes and block addresses, a block of
+ * need.block_bytes holds aligned, non-overlapping buffer and tables, and
+ * the placed configuration passes rtit_check. */
+static void test_memory_place(void **state)
+{
+	(void)state;
+	struct rtit_caps k = rtit_fixture_caps("skylake-client.txt");
+	uint64_t x = 12345;
+	for (int i = 0; i < 3000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		struct rtit_config c;
+		struct rtit_memory_need n;
+		rtit_config_default(&c, &k);
+		c.output = (x >> 60) & 1 ? RTIT_OUTPUT_SINGLE : RTIT_OUTPUT_TOPA;
+		c.regions = 1 + (unsigned)((x >> 20) % 1100);
+		c.region_size_code = (unsigned)((x >> 40) % 16);
+		c.single_size = (uint64_t)128 << ((x >> 33) % 26);
+		c.when_full = (x >> 50) & 1;
+		assert_int_equal(rtit_memory_need(&c, &k, &n), 0);
+		uint64_t block = ((x >> 8) & 0xfffff) << 12; /* 4 KiB aligned, < 4 GiB */
+		assert_int_equal(rtit_memory_place(&c, &k, block, n.block_bytes), 0);
+		uint64_t end = block + n.block_bytes;
+		assert_true(c.buffer_phys >= block && c.buffer_phys + n.buffer_bytes <= end);
+		assert_int_equal(c.buffer_phys % n.buffer_align, 0);
+		if (c.output == RTIT_OUTPUT_TOPA) {
+			assert_true(c.table_phys >= block && c.table_phys + n.table_bytes <= end);
+			assert_true(c.table_phys + n.table_bytes <= c.buffer_phys ||
+				    c.table_phys >= c.buffer_phys + n.buffer_bytes);
+		}
+		struct rtit_violation v;
+		if (rtit_check(&c, &k, &v) != RTIT_RULE_OK)
+			fail_msg("placed config refused: %s", rtit_rule_name(v.rule));
+		/* one page less may not be enough, but must never overlap */
+		if (rtit_memory_place(&c, &k, block, n.block_bytes - 4096) == 0)
+			assert_true(c.buffer_phys + n.buffer_bytes <= block + n.block_bytes - 4096);
+	}
+	struct rtit_config c;
+	struct rtit_memory_need n;
+	rtit_config_default(&c, &k);
+	c.regions = 2;
+	c.region_size_code = 9; /* 2 x 2 MiB + one table */
+	assert_int_equal(rtit_memory_need(&c, &k, &n), 0);
+	assert_int_equal(n.table_bytes, 4096);
+	assert_int_equal(n.buffer_bytes, 4u << 20);
+	assert_int_equal(n.buffer_align, 2u << 20);
+	assert_int_equal(n.block_bytes, (4u << 20) + (2u << 20));
+	/* block at 0x1000: buffer at 2 MiB, table in the gap before it */
+	assert_int_equal(rtit_memory_place(&c, &k, 0x1000, n.block_bytes), 0);
+	assert_int_equal(c.buffer_phys, 2u << 20);
+	assert_int_equal(c.table_phys, 0x1000);
+	/* block at 2 MiB: no gap, table after the buffer */
+	assert_int_equal(rtit_memory_place(&c, &k, 2u << 20, n.block_bytes), 0);
+	assert_int_equal(c.buffer_phys, 2u << 20);
+	assert_int_equal(c.table_phys, 6u << 20);
+	assert_int_equal(rtit_memory_place(&c, &k, 0x1000, 4u << 20), RTIT_MEMORY_E_SPACE);
+	c.regions = 0;
+	assert_int_equal(rtit_memory_need(&c, &k, &n), RTIT_MEMORY_E_CONFIG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_chained),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_position),
+		cmocka_unit_test(test_memory_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
