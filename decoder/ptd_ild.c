@@ -14,6 +14,13 @@
 #include "decoder/ptd_ild.h"
 #include "decoder/ptd_ild_tables.h"
 
+/* Branch hints for the fast path's rare cases (GCC and Clang). */
+#if defined(__GNUC__)
+#define ILD_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define ILD_UNLIKELY(x) (x)
+#endif
+
 /* Legacy prefix bytes (SDM Vol. 2, 2.1.1) and REX (2.2.1). */
 #define PFX_LOCK  0xF0
 #define PFX_REPNE 0xF2
@@ -389,7 +396,7 @@ static int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes,
 int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
                    enum ptd_exec_mode mode)
 {
-    if (size < PTD_ILD_MAX_LEN || !insn || !bytes || (unsigned)mode > PTD_EXEC_MODE_64)
+    if (ILD_UNLIKELY(size < PTD_ILD_MAX_LEN || !insn || !bytes || (unsigned)mode > PTD_EXEC_MODE_64))
         return ptd_ild_decode_full(insn, bytes, size, mode);
 
     const bool m64 = mode == PTD_EXEC_MODE_64;
@@ -400,7 +407,7 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
     while ((k = pt[b]) != 0) {
         pf = (pf & ~(PF_REX | PF_W)) | k;
         rep = (k & PF_REP) ? b : rep;
-        if (++pos >= PTD_ILD_MAX_LEN)
+        if (ILD_UNLIKELY(++pos >= PTD_ILD_MAX_LEN))
             return -PTD_ILD_ERR_TOO_LONG;
         b = bytes[pos];
     }
@@ -409,7 +416,7 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
     unsigned map = PTD_ILD_MAP_PRIMARY, op = b;
     uint16_t e = ptd_ild_map_primary[b];
     pos++;
-    if (e & ILD_ESC) {
+    if (ILD_UNLIKELY(e & ILD_ESC)) {
         if (b != OPC_ESC_0F || pos >= PTD_ILD_MAX_LEN)
             return ptd_ild_decode_full(insn, bytes, size, mode);
         op = bytes[pos++];
@@ -418,23 +425,23 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
         map = PTD_ILD_MAP_0F;
         e = ptd_ild_map_0f[op];
     }
-    if (e & (ILD_INV | ILD_I64 | ILD_REGONLY))
+    if (ILD_UNLIKELY(e & (ILD_INV | ILD_I64 | ILD_REGONLY)))
         return ptd_ild_decode_full(insn, bytes, size, mode);
 
     const unsigned ctx = ILD_CTX_OF((unsigned)mode, pf);
     unsigned modrm = 0;
     if (e & ILD_M) {
-        if (pos >= PTD_ILD_MAX_LEN)
+        if (ILD_UNLIKELY(pos >= PTD_ILD_MAX_LEN))
             return -PTD_ILD_ERR_TOO_LONG;
         modrm = bytes[pos++];
-        if (e & ILD_GRP) {
+        if (ILD_UNLIKELY(e & ILD_GRP)) {
             unsigned g = ptd_ild_group_of[map][op];
             uint16_t ge = ptd_ild_group_reg[g][MODRM_REG(modrm)];
             if (g == GR_NONE || (ge & (ILD_GRP | ILD_INV)))
                 return ptd_ild_decode_full(insn, bytes, size, mode);
             e = ge;
         }
-        if ((e & ILD_NOREG) && MODRM_MOD(modrm) == MOD_REG)
+        if (ILD_UNLIKELY((e & ILD_NOREG) && MODRM_MOD(modrm) == MOD_REG))
             return -PTD_ILD_ERR_BAD_INSN;
         unsigned x = ptd_ild_modrm_extra[ptd_ild_addrsize[ctx] == 16][modrm];
         if (x & ILD_SIB0) {
@@ -445,14 +452,14 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
         pos += x;
     }
 
-    if ((pf & PF_LOCK) && (!(e & ILD_LK) || MODRM_MOD(modrm) == MOD_REG))
+    if (ILD_UNLIKELY((pf & PF_LOCK) && (!(e & ILD_LK) || MODRM_MOD(modrm) == MOD_REG)))
         return -PTD_ILD_ERR_BAD_INSN;   /* SDM LOCK; see ptd_ild_decode_full() */
 
     const unsigned kind = e & ILD_IMM_MASK;
-    if (kind > I_RELZ)
+    if (ILD_UNLIKELY(kind > I_RELZ))
         return ptd_ild_decode_full(insn, bytes, size, mode);
     const size_t len = pos + ILD_IMM_SIZE(ctx, kind);
-    if (len > PTD_ILD_MAX_LEN)
+    if (ILD_UNLIKELY(len > PTD_ILD_MAX_LEN))
         return -PTD_ILD_ERR_TOO_LONG;
 
     unsigned iclass = ILD_CLASS_OF(e), opsz = ptd_ild_opsize[ctx];
