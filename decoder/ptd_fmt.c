@@ -425,6 +425,7 @@ enum { PH_INIT, PH_START, PH_RUN, PH_DONE };
 void ptd_dump_init(struct ptd_dump *d, const struct ptd_fmt_options *opt)
 {
     d->opt.flags = opt ? opt->flags : 0;
+    d->opt.errata = opt ? opt->errata : 0;
     ptd_fmt_state_init(&d->st);
     ptd_pkt_init(&d->dec, 0, 0);
     d->phase = PH_INIT;
@@ -441,6 +442,8 @@ int ptd_dump_feed(struct ptd_dump *d, const uint8_t *buf, size_t size)
     int r = ptd_pkt_init(&d->dec, buf, size);
     if (r < 0)
         return r;
+    ptd_pkt_set_errata(&d->dec, d->opt.errata);
+    ptd_pkt_set_libipt20(&d->dec, (d->opt.flags & PTD_FMT_LIBIPT20) != 0);
     d->phase = PH_START;
     return 0;
 }

@@ -37,10 +37,12 @@ enum {
     PTD_FMT_NO_CYC = 1u << 6,      /* skip CYC */
     PTD_FMT_QUIET = 1u << 7,       /* only error lines */
     PTD_FMT_NO_SYNC = 1u << 8,     /* decode from offset 0, no PSB search */
+    PTD_FMT_LIBIPT20 = 1u << 9,    /* only libipt 2.0's packets (ptd_pkt_set_libipt20) */
 };
 
 struct ptd_fmt_options {
     uint32_t flags;
+    uint32_t errata;   /* PTD_ERRATUM_* for the decoder (ptdump's --cpu) */
 };
 
 /* State the packet formatter keeps between packets (ptdump's "tracking"). */

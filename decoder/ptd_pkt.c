@@ -44,7 +44,29 @@ const struct ptd_pkt_kind_info ptd_pkt_kinds[PTD_PKT_KIND_COUNT] = {
     [PTD_PKT_CFE]       = PTD_KIND("cfe", PTD_OPC_EXT, 0xff, PTD_EXT_CFE, 0xff, 0, 2, 2, 4, PTD_LAYOUT_SPECIAL),
     [PTD_PKT_EVD]       = PTD_KIND("evd", PTD_OPC_EXT, 0xff, PTD_EXT_EVD, 0xff, 0, 2, 9, 11, PTD_LAYOUT_SPECIAL),
     [PTD_PKT_MNT]       = PTD_KIND("mnt", PTD_OPC_EXT, 0xff, PTD_EXT_MNT, 0xff, PTD_EXT2_MNT, 3, 8, 11, PTD_LAYOUT_VALUE),
+    [PTD_PKT_INVALID]   = PTD_KIND("<invalid>", 0, 0, 0, 0, 0, 0, 0, 0, PTD_LAYOUT_NONE),
 };
+
+void ptd_pkt_set_errata(struct ptd_pkt_decoder *d, unsigned errata)
+{
+    d->errata = (uint8_t)errata;
+}
+
+/* Which CPUs have them (family 6 models, from the specification updates;
+ * the same list as libipt's pt_cpu_errata()). */
+unsigned ptd_errata_for_cpu(unsigned family, unsigned model)
+{
+    if (family != 6)
+        return 0;
+    switch (model) {
+    case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6:
+        return PTD_ERRATUM_SKD007;   /* Skylake, Kaby/Coffee/Comet Lake */
+    case 0x55: case 0x6a: case 0x6c: case 0x8f:
+        return PTD_ERRATUM_SKZ84;    /* Skylake/Ice Lake/Sapphire Rapids server */
+    default:
+        return 0;
+    }
+}
 
 int ptd_ipc_size(unsigned ipc)
 {
@@ -218,7 +240,14 @@ int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size)
     d->sync = 0;
     d->in_block = 0;
     d->block_sz4 = 0;
+    d->errata = 0;
+    d->libipt20 = 0;
     return 0;
+}
+
+void ptd_pkt_set_libipt20(struct ptd_pkt_decoder *d, int on)
+{
+    d->libipt20 = on ? 1 : 0;
 }
 
 uint64_t ptd_pkt_offset(const struct ptd_pkt_decoder *d)
@@ -445,8 +474,15 @@ decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
                 return -PTD_ERR_TRUNCATED;
             /* Byte 4 and byte 6 bits 7:1 are reserved (SDM TMA packet
              * definition); set, they mean corruption (erratum SKZ84). */
-            if (pos[4] || (pos[6] & 0xfe))
-                return -PTD_ERR_BAD_PACKET;
+            if (pos[4] || (pos[6] & 0xfe)) {
+                if (!(d->errata & PTD_ERRATUM_SKZ84))
+                    return -PTD_ERR_BAD_PACKET;
+                /* SKZ84: a corrupted TMA and a bogus byte after it */
+                n = left < 8 ? (unsigned)left : 8u;
+                p->kind = PTD_PKT_INVALID;
+                p->size = (uint8_t)n;
+                return (int)n;
+            }
             p->kind = PTD_PKT_TMA;
             p->size = 7;
             p->payload = ld_le(pos + 2, 2);
@@ -488,7 +524,8 @@ decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
                 return -PTD_ERR_TRUNCATED;
             p->kind = PTD_PKT_PWRE;
             p->size = 4;
-            p->flags = (pos[2] & 0x80) ? PTD_PKTF_HW : 0;
+            /* HW is byte 2 bit 7 in the SDM; libipt 2.0 reads bit 3 */
+            p->flags = (pos[2] & (d->libipt20 ? 0x08 : 0x80)) ? PTD_PKTF_HW : 0;
             p->a = pos[3] >> 4;
             p->aux = pos[3] & 0xf;
             return 4;
@@ -516,6 +553,8 @@ decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
             return (int)n;
         }
         case EB_BBP:
+            if (d->libipt20)
+                return -PTD_ERR_BAD_OPC;
             if (left < 3)
                 return -PTD_ERR_TRUNCATED;
             p->kind = PTD_PKT_BBP;
@@ -526,12 +565,16 @@ decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
             d->block_sz4 = p->flags & PTD_PKTF_SZ4;
             return 3;
         case EB_BEP:
+            if (d->libipt20)
+                return -PTD_ERR_BAD_OPC;
             p->kind = PTD_PKT_BEP;
             p->size = 2;
             p->flags = (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0;
             d->in_block = 0;
             return 2;
         case EB_CFE:
+            if (d->libipt20)
+                return -PTD_ERR_BAD_OPC;
             if (left < 4)
                 return -PTD_ERR_TRUNCATED;
             p->kind = PTD_PKT_CFE;
@@ -541,6 +584,8 @@ decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
             p->aux = pos[3];
             return 4;
         case EB_EVD:
+            if (d->libipt20)
+                return -PTD_ERR_BAD_OPC;
             if (left < 11)
                 return -PTD_ERR_TRUNCATED;
             p->kind = PTD_PKT_EVD;
@@ -724,19 +769,18 @@ static int64_t psb_search(const uint8_t *begin, const uint8_t *end, size_t from,
 
 int ptd_pkt_sync_forward(struct ptd_pkt_decoder *d)
 {
-    size_t pos, start;
+    size_t pos;
     int64_t psb;
 
     if (!d)
         return -PTD_ERR_INVALID;
     pos = (size_t)(d->pos - d->begin);
+    /* From a sync point, look past its PSB. */
     if (d->sync && d->pos == d->sync)
         pos += PTD_PSB_SIZE;
-    start = pos;
     /* Like libipt: start a little earlier so a PSB partly consumed by the
      * preceding (bad) packet is found again. */
     pos -= pos < PTD_PSB_SIZE - 1 ? pos : PTD_PSB_SIZE - 1;
-    (void)start;
     psb = psb_search(d->begin, d->end, pos, pos);
     if (psb < 0)
         return (int)psb;

@@ -83,6 +83,7 @@ enum ptd_pkt_kind {
     PTD_PKT_CFE,
     PTD_PKT_EVD,
     PTD_PKT_MNT,
+    PTD_PKT_INVALID,  /* a packet an erratum corrupted (SKZ84 TMA) */
     PTD_PKT_KIND_COUNT
 };
 
@@ -238,9 +239,31 @@ struct ptd_pkt_decoder {
     const uint8_t *sync;   /* last synchronisation point, or NULL */
     uint8_t in_block;      /* between BBP and BEP: BIP packets possible */
     uint8_t block_sz4;     /* BIP payload is 4 bytes (else 8) */
+    uint8_t errata;        /* PTD_ERRATUM_* workarounds in effect */
+    uint8_t libipt20;      /* decode only the packets libipt 2.0 knows */
 };
 
 int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size);
+
+/* Errata workarounds (libipt applies them for ptdump's --cpu f/m).
+ * SKZ84 (packet layer): with VMX TSC scaling or offsetting, a TMA may be
+ * corrupted and followed by a bogus byte; a TMA with reserved bits set
+ * decodes as a PTD_PKT_INVALID packet of 8 bytes instead of an error.
+ * SKD007 (an OVF after a 2-byte CYC can lose its 0x02 to the CYC): not
+ * applied by the packet layer, as libipt 2.0.5's packet decoder does not;
+ * the flag is carried for the layers above. */
+enum {
+    PTD_ERRATUM_SKD007 = 0x01,
+    PTD_ERRATUM_SKZ84 = 0x02,
+};
+void ptd_pkt_set_errata(struct ptd_pkt_decoder *d, unsigned errata);
+/* The errata of a CPU by family and model (0 for unknown CPUs). */
+unsigned ptd_errata_for_cpu(unsigned family, unsigned model);
+
+/* Decode as libipt 2.0 does: CFE, EVD, BBP and BEP (newer than libipt 2.0)
+ * are unknown opcodes, and PWRE's HW flag is read from byte 2 bit 3 (the SDM
+ * has it in bit 7). For byte-identical dumps with libipt 2.0's ptdump. */
+void ptd_pkt_set_libipt20(struct ptd_pkt_decoder *d, int on);
 
 /* Decode the packet at the current position into *p and move past it.
  * Returns its size (> 0); -PTD_ERR_EOS at the end of the buffer; or another

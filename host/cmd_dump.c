@@ -35,7 +35,10 @@ static void dump_usage(FILE *out)
         "  --lastip                  show last IP updates on packets with IP payloads.\n"
         "  --exec-mode               show the current execution mode on mode.exec packets.\n"
         "  --stats                   print packet/error/skipped-byte counts to stderr.\n"
-        "  --cpu none|f/m[/s]        accepted for ptdump compatibility (no errata applied).\n"
+        "  --libipt-2.0              decode only the packets libipt 2.0 knows (CFE, EVD,\n"
+        "                            BBP, BEP are unknown opcodes), as its ptdump does.\n"
+        "  --cpu none|f/m[/s]        decode with that CPU's packet errata workarounds\n"
+        "                            (SKD007, SKZ84), as ptdump does.\n"
         "  --mtc-freq <n>, --nom-freq <n>, --cpuid-0x15.eax <n>, --cpuid-0x15.ebx <n>,\n"
         "  --no-tcal, --no-wall-clock, --time-delta, --keep-tcal-on-ovf,\n"
         "  --filter:addr<N>_cfg/_a/_b <n>\n"
@@ -129,6 +132,7 @@ int host_cmd_dump(int argc, char **argv)
         if (ptd_opts_dump_flag(a, &flag))   /* the option words the UEFI app takes */
             opt.flags |= flag;
         else if (!strcmp(a, "--stats")) stats = 1;
+        else if (!strcmp(a, "--libipt-2.0")) opt.flags |= PTD_FMT_LIBIPT20;
         else if (!strcmp(a, "--no-tcal") || !strcmp(a, "--no-wall-clock") ||
                  !strcmp(a, "--time-delta") || !strcmp(a, "--keep-tcal-on-ovf"))
             ; /* only change --time/--tcal output */
@@ -136,6 +140,7 @@ int host_cmd_dump(int argc, char **argv)
             fprintf(stderr, "%s: %s is not supported yet (time tracking is not implemented)\n", prog, a);
             return 2;
         } else if (!strcmp(a, "--cpu")) {
+            /* ptdump: decode with the errata workarounds of that CPU */
             const char *c = i + 1 < argc ? argv[++i] : NULL;
             unsigned fam, mod, step;
             char tail;
@@ -143,8 +148,12 @@ int host_cmd_dump(int argc, char **argv)
                 fprintf(stderr, "%s: --cpu: missing argument.\n", prog);
                 return 2;
             }
-            if (strcmp(c, "none") && sscanf(c, "%u/%u%c", &fam, &mod, &tail) != 2 &&
-                sscanf(c, "%u/%u/%u%c", &fam, &mod, &step, &tail) != 3) {
+            if (!strcmp(c, "none")) {
+                opt.errata = 0;
+            } else if (sscanf(c, "%u/%u%c", &fam, &mod, &tail) == 2 ||
+                       sscanf(c, "%u/%u/%u%c", &fam, &mod, &step, &tail) == 3) {
+                opt.errata = ptd_errata_for_cpu(fam, mod);
+            } else {
                 fprintf(stderr, "%s: cpu must be specified as f/m[/s]\n", prog);
                 return 2;
             }

@@ -125,9 +125,12 @@ static void to_lib(const struct ptd_pkt *p, struct pt_packet *l)
         break;
     case PTD_PKT_EXSTOP: l->type = ppt_exstop; l->payload.exstop.ip = p->flags & 1; break;
     case PTD_PKT_MNT: l->type = ppt_mnt; l->payload.mnt.payload = p->payload; break;
-    default: l->type = ppt_invalid; break;
+    case PTD_PKT_INVALID: l->type = ppt_invalid; break;
+    default: l->type = ppt_unknown; break;
     }
 }
+
+static int cmp_libipt20;
 
 /* Compare our decoded packet with libipt's: 0 if equal. */
 static int same(const struct ptd_pkt *p, const struct pt_packet *l, char *why, size_t n)
@@ -135,7 +138,10 @@ static int same(const struct ptd_pkt *p, const struct pt_packet *l, char *why, s
     struct pt_packet m;
     to_lib(p, &m);
     if (m.type != l->type) { snprintf(why, n, "type ours=%d libipt=%d", m.type, l->type); return 1; }
-    if (p->size != l->size) { snprintf(why, n, "size ours=%u libipt=%u", p->size, l->size); return 1; }
+    if (p->size != l->size) {
+        snprintf(why, n, "size ours=%u libipt=%u", p->size, l->size);
+        return 1;
+    }
     switch (l->type) {
     case ppt_tnt_8: case ppt_tnt_64:
         if (m.payload.tnt.bit_size != l->payload.tnt.bit_size || m.payload.tnt.payload != l->payload.tnt.payload) {
@@ -189,8 +195,10 @@ static int same(const struct ptd_pkt *p, const struct pt_packet *l, char *why, s
         }
         return 0;
     case ppt_pwre:
-        /* HW: the SDM puts it in byte 2 bit 7, libipt 2.0.5 in bit 3: not compared. */
-        if (m.payload.pwre.state != l->payload.pwre.state || m.payload.pwre.sub_state != l->payload.pwre.sub_state) {
+        /* HW: the SDM puts it in byte 2 bit 7, libipt 2.0.5 in bit 3: compared
+         * only when ours decodes as libipt 2.0 does. */
+        if (m.payload.pwre.state != l->payload.pwre.state || m.payload.pwre.sub_state != l->payload.pwre.sub_state ||
+            (cmp_libipt20 && m.payload.pwre.hw != l->payload.pwre.hw)) {
             snprintf(why, n, "pwre ours=%u.%u/%u libipt=%u.%u/%u", m.payload.pwre.state, m.payload.pwre.sub_state, m.payload.pwre.hw,
                      l->payload.pwre.state, l->payload.pwre.sub_state, l->payload.pwre.hw); return 1;
         }
@@ -248,7 +256,7 @@ static int fail(const char *what, uint64_t off, const char *why)
 
 /* Decode buf with both decoders the way ptdump does (sync, decode, resync
  * after errors) and compare every step. */
-static int compare_decoders(const uint8_t *buf, size_t size, int no_sync)
+static int compare_decoders(const uint8_t *buf, size_t size, int no_sync, unsigned errata)
 {
     struct pt_config cfg;
     struct pt_packet_decoder *lib;
@@ -259,8 +267,14 @@ static int compare_decoders(const uint8_t *buf, size_t size, int no_sync)
     pt_config_init(&cfg);
     cfg.begin = (uint8_t *)buf;
     cfg.end = (uint8_t *)buf + size;
+    cfg.errata.skd007 = !!(errata & PTD_ERRATUM_SKD007);
+    cfg.errata.skz84 = !!(errata & PTD_ERRATUM_SKZ84);
     lib = pt_pkt_alloc_decoder(&cfg);
     ptd_pkt_init(&ours, buf, size);
+    ptd_pkt_set_errata(&ours, errata);
+    /* every other stream as libipt 2.0 decodes: no cut at newer packets */
+    cmp_libipt20 = (int)(cur_seed & 1);
+    ptd_pkt_set_libipt20(&ours, cmp_libipt20);
 
     if (no_sync) {
         lr = pt_pkt_sync_set(lib, 0);
@@ -294,6 +308,12 @@ static int compare_decoders(const uint8_t *buf, size_t size, int no_sync)
             if (lr == -pte_bad_opc && ((or_ > 0 && newer_kind(op.kind)) || newer_opcode(buf, size, loff, &ours))) {
                 /* a packet newer than libipt 2.0.5: stop comparing here */
                 n_newer++;
+                pt_pkt_free_decoder(lib);
+                return 0;
+            }
+            /* SKZ84 at the very end: libipt's 8-byte invalid packet runs
+             * past the buffer, ours stops at its end; both end there */
+            if (or_ > 0 && op.kind == PTD_PKT_INVALID && lr == 8 && ooff + (uint64_t)or_ == size) {
                 pt_pkt_free_decoder(lib);
                 return 0;
             }
@@ -335,7 +355,7 @@ static int compare_decoders(const uint8_t *buf, size_t size, int no_sync)
 }
 
 /* Our batch decoder (the fast path) must give what ptd_pkt_next() gives. */
-static int check_batch(const uint8_t *buf, size_t size, int no_sync)
+static int check_batch(const uint8_t *buf, size_t size, int no_sync, unsigned errata)
 {
     struct ptd_pkt_decoder a, b;
     struct ptd_pkt out[300];
@@ -346,6 +366,8 @@ static int check_batch(const uint8_t *buf, size_t size, int no_sync)
 
     ptd_pkt_init(&a, buf, size);
     ptd_pkt_init(&b, buf, size);
+    ptd_pkt_set_errata(&a, errata);
+    ptd_pkt_set_errata(&b, errata);
     ra = no_sync ? ptd_pkt_sync_set(&a, 0) : ptd_pkt_sync_forward(&a);
     rb = no_sync ? ptd_pkt_sync_set(&b, 0) : ptd_pkt_sync_forward(&b);
     if (ra != rb)
@@ -397,7 +419,7 @@ static int gen_stream(uint8_t *buf, size_t cap, size_t *size, int use_libipt, in
     for (int i = 0; i < npk; i++) {
         struct ptd_pkt p;
         uint8_t kind = (i == 0 || rnd() % 40 == 0) ? PTD_PKT_PSB :
-                       all_kinds ? (uint8_t)(1 + rnd() % (PTD_PKT_KIND_COUNT - 1)) : common_kinds[rnd() % NCOMMON];
+                       all_kinds ? (uint8_t)(1 + rnd() % (PTD_PKT_INVALID - 1)) : common_kinds[rnd() % NCOMMON];
         if (kind == PTD_PKT_BIP)
             kind = PTD_PKT_TNT8;
         random_pkt(&p, kind);
@@ -447,7 +469,7 @@ static int roundtrip_all(uint8_t *buf, size_t cap)
 
     ptd_enc_init(&e, buf, cap);
     for (int i = 0; i < 64; i++) {
-        uint8_t kind = (uint8_t)(1 + rnd() % (PTD_PKT_KIND_COUNT - 1));
+        uint8_t kind = (uint8_t)(1 + rnd() % (PTD_PKT_INVALID - 1));
         if (kind == PTD_PKT_BIP && !in_block)
             kind = PTD_PKT_BBP;
         if (in_block && (kind == PTD_PKT_TNT8 || kind == PTD_PKT_CYC))
@@ -508,6 +530,20 @@ int main(int argc, char **argv)
                 size_t at = rnd() % (size - 15);
                 for (int i = 0; i < 16; i += 2) { buf[at + i] = 0x02; buf[at + i + 1] = 0x82; }
             }
+            /* errata material: CYC+OVF (SKD007), TMA with reserved bits (SKZ84) */
+            for (int k = (int)(rnd() % 8); k >= 0; k--) {
+                size_t at = rnd() % (size - 8);
+                if (rnd() & 1) {
+                    buf[at] = (uint8_t)(0x07 | (rnd() & 0xf8));
+                    buf[at + 1] = 0x02;
+                    buf[at + 2] = 0xf3;
+                } else {
+                    buf[at] = 0x02;
+                    buf[at + 1] = 0x73;
+                    buf[at + 4] = (uint8_t)(rnd() & 1);
+                    buf[at + 6] = (uint8_t)rnd();
+                }
+            }
         } else {
             if (gen_stream(buf, sizeof buf, &size, mode & 1, 0))
                 return 1;
@@ -523,7 +559,8 @@ int main(int argc, char **argv)
         }
         {
             int no_sync = (int)(rnd() & 1);
-            if (compare_decoders(buf, size, no_sync) || check_batch(buf, size, no_sync))
+            unsigned errata = rnd() % 4 == 0 ? (unsigned)(rnd() & 3) : 0;
+            if (compare_decoders(buf, size, no_sync, errata) || check_batch(buf, size, no_sync, errata))
                 return 1;
         }
     }

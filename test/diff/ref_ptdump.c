@@ -15,6 +15,7 @@
 #include <intel-pt.h>
 
 static int no_sync, no_pad, no_timing, no_cyc, no_offset, raw, lastip, exec_mode, quiet;
+static unsigned cpu_family, cpu_model;
 
 struct buf {
     char offset[17], raw[33], opcode[10];
@@ -154,6 +155,7 @@ static void print_packet(const struct pt_packet *p, uint64_t off, const uint8_t 
         field(b.payload, 25, "%s: c%u, c%u", wr, (x->last + 1) & 0xf, (x->deepest + 1) & 0xf);
         break;
     }
+    case ppt_invalid: field(b.opcode, 10, "<invalid>"); break;
     case ppt_ptw:
         field(b.opcode, 10, "ptw");
         field(b.payload, 25, "%x: %" PRIx64 "%s", p->payload.ptw.plc, p->payload.ptw.payload, p->payload.ptw.ip ? ", ip" : "");
@@ -192,6 +194,12 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--lastip")) lastip = 1;
         else if (!strcmp(a, "--exec-mode")) exec_mode = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
+        else if (!strcmp(a, "--cpu") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%u/%u", &cpu_family, &cpu_model) != 2) {
+                fprintf(stderr, "ref_ptdump: --cpu f/m\n");
+                return 2;
+            }
+        }
         else file = a;
     }
     if (!file) {
@@ -211,6 +219,12 @@ int main(int argc, char **argv)
     pt_config_init(&cfg);
     cfg.begin = buf;
     cfg.end = buf + n;
+    if (cpu_family) {
+        cfg.cpu.vendor = pcv_intel;
+        cfg.cpu.family = (uint16_t)cpu_family;
+        cfg.cpu.model = (uint8_t)cpu_model;
+        pt_cpu_errata(&cfg.errata, &cfg.cpu);
+    }
     struct pt_packet_decoder *d = pt_pkt_alloc_decoder(&cfg);
     int r = no_sync ? pt_pkt_sync_set(d, 0) : pt_pkt_sync_forward(d);
     if (r < 0) {

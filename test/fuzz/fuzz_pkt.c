@@ -23,6 +23,8 @@ static void check_reencode(const struct ptd_pkt *p, uint8_t in_block_sz4)
     struct ptd_pkt_decoder d;
     int n;
 
+    if (p->kind == PTD_PKT_INVALID)
+        return;   /* an erratum's corrupted packet has no encoding */
     if (p->kind == PTD_PKT_BIP)
         q.flags = in_block_sz4;
     n = ptd_enc_packet(b, sizeof b, &q);
@@ -44,15 +46,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t flags = 0;
     int ra, st;
 
-    if (size && (data[0] & 0x80)) {
-        flags = data[0];
-        data++;
-        size--;
+    if (size >= 2 && (data[0] & 0x80)) {
+        flags = (uint32_t)data[0] | (uint32_t)data[1] << 8;
+        data += 2;
+        size -= 2;
     }
 
     /* next() against batch, through errors and resyncs */
     ptd_pkt_init(&a, data, size);
     ptd_pkt_init(&b, data, size);
+    ptd_pkt_set_errata(&a, (flags >> 9) & 3);
+    ptd_pkt_set_errata(&b, (flags >> 9) & 3);
+    ptd_pkt_set_libipt20(&a, (flags >> 11) & 1);
+    ptd_pkt_set_libipt20(&b, (flags >> 11) & 1);
     ra = (flags & 1) ? ptd_pkt_sync_set(&a, 0) : ptd_pkt_sync_forward(&a);
     CHECK(ra == ((flags & 1) ? ptd_pkt_sync_set(&b, 0) : ptd_pkt_sync_forward(&b)));
     for (size_t guard = 0; ra == 0 && guard <= size + 1; guard++) {
@@ -81,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* the whole dump */
     struct ptd_dump dump;
-    struct ptd_fmt_options opt = { flags & 0x1ff };
+    struct ptd_fmt_options opt = { .flags = (flags & 0x1ff) | ((flags >> 2) & PTD_FMT_LIBIPT20),
+                                   .errata = (flags >> 9) & 3 };
     char line[PTD_FMT_LINE_MAX];
     int n;
     size_t lines = 0;

@@ -16,7 +16,7 @@
 
 static void expect_line(uint32_t flags, uint64_t off, struct ptd_pkt p, const char *want)
 {
-    struct ptd_fmt_options opt = { flags };
+    struct ptd_fmt_options opt = { .flags = flags };
     struct ptd_fmt_state st;
     uint8_t raw[PTD_PKT_MAX_SIZE];
     char line[PTD_FMT_LINE_MAX];
@@ -101,7 +101,7 @@ static void test_options(void **state)
                 "0000000000000010  fup        3: 0000000000100000       ip   0000000000100000");
 
     /* hidden packets */
-    struct ptd_fmt_options o = { PTD_FMT_NO_PAD | PTD_FMT_NO_TIMING };
+    struct ptd_fmt_options o = { .flags = PTD_FMT_NO_PAD | PTD_FMT_NO_TIMING };
     struct ptd_fmt_state st;
     char line[PTD_FMT_LINE_MAX];
     struct ptd_pkt p = PK(PAD, 0, 0, 0, 0);
@@ -132,7 +132,7 @@ static void test_error_line(void **state)
 static void dump_all(uint32_t flags, const uint8_t *buf, size_t n, char *out, size_t cap)
 {
     struct ptd_dump d;
-    struct ptd_fmt_options opt = { flags };
+    struct ptd_fmt_options opt = { .flags = flags };
     char line[PTD_FMT_LINE_MAX];
     size_t used = 0;
     int r;

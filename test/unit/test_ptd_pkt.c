@@ -476,6 +476,57 @@ static void test_batch(void **state)
     assert_int_equal(offs[5], 16 + 7 + 2 + 2 + 1);
 }
 
+static void test_errata(void **state)
+{
+    (void)state;
+    struct ptd_pkt_decoder d;
+    struct ptd_pkt p;
+    /* a TMA with a reserved bit set, a bogus byte, then PAD */
+    static const uint8_t b[] = { 0x02, 0x73, 0x34, 0x12, 0x00, 0xab, 0x03, 0x99, 0x00 };
+
+    assert_int_equal(ptd_errata_for_cpu(6, 0x55), PTD_ERRATUM_SKZ84);
+    assert_int_equal(ptd_errata_for_cpu(6, 0x5e), PTD_ERRATUM_SKD007);
+    assert_int_equal(ptd_errata_for_cpu(6, 0x3d), 0);
+    assert_int_equal(ptd_errata_for_cpu(15, 0x55), 0);
+
+    ptd_pkt_init(&d, b, sizeof b);
+    assert_int_equal(ptd_pkt_next(&d, &p), -PTD_ERR_BAD_PACKET);
+    ptd_pkt_set_errata(&d, PTD_ERRATUM_SKZ84);
+    assert_int_equal(ptd_pkt_next(&d, &p), 8);
+    assert_int_equal(p.kind, PTD_PKT_INVALID);
+    assert_int_equal(ptd_pkt_next(&d, &p), 1);
+    assert_int_equal(p.kind, PTD_PKT_PAD);
+    /* cut by the end of the buffer: what is there */
+    ptd_pkt_init(&d, b, 7);
+    ptd_pkt_set_errata(&d, PTD_ERRATUM_SKZ84);
+    assert_int_equal(ptd_pkt_next(&d, &p), 7);
+    assert_int_equal(ptd_pkt_next(&d, &p), -PTD_ERR_EOS);
+    /* the encoder has no encoding for it */
+    uint8_t out[16];
+    assert_int_equal(ptd_enc_packet(out, sizeof out, &p), -PTD_ERR_BAD_OPC);
+}
+
+static void test_libipt20(void **state)
+{
+    (void)state;
+    struct ptd_pkt_decoder d;
+    struct ptd_pkt p;
+    static const uint8_t cfe[] = { 0x02, 0x13, 0x81, 0x0e };
+    static const uint8_t evd[] = { 0x02, 0x53, 0x02, 0, 0, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t bbp[] = { 0x02, 0x63, 0x85 };
+    static const uint8_t bep[] = { 0x02, 0x33 };
+    const uint8_t *v[] = { cfe, evd, bbp, bep };
+    const size_t n[] = { sizeof cfe, sizeof evd, sizeof bbp, sizeof bep };
+
+    for (int i = 0; i < 4; i++) {
+        ptd_pkt_init(&d, v[i], n[i]);
+        assert_int_equal(ptd_pkt_next(&d, &p), (int)n[i]);
+        ptd_pkt_init(&d, v[i], n[i]);
+        ptd_pkt_set_libipt20(&d, 1);
+        assert_int_equal(ptd_pkt_next(&d, &p), -PTD_ERR_BAD_OPC);
+    }
+}
+
 static void test_errstr(void **state)
 {
     (void)state;
@@ -500,6 +551,8 @@ int main(void)
         cmocka_unit_test(test_unknown_opcodes),
         cmocka_unit_test(test_sync_and_resync),
         cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_errata),
+        cmocka_unit_test(test_libipt20),
         cmocka_unit_test(test_errstr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
