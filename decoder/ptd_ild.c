@@ -86,6 +86,12 @@ static uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm,
     }
     e &= (uint16_t)~ILD_GRP;
     if (map == PTD_ILD_MAP_PRIMARY) {
+        if (op >= OPC_X87_FIRST && op <= OPC_X87_LAST) {
+            unsigned i = op - OPC_X87_FIRST;
+            bool ok = mod == MOD_REG ? (ptd_ild_x87_reg[i] >> (modrm - 0xC0)) & 1u
+                                     : (ptd_ild_x87_mem[i] >> reg) & 1u;
+            return ok ? e : 0;
+        }
         switch (op) {
         case 0xC6: /* C6 F8 ib: XABORT */
         case 0xC7: /* C7 F8 rel16/32: XBEGIN */

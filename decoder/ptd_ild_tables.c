@@ -135,8 +135,8 @@ const uint16_t ptd_ild_map_primary[] = {
     M | Ib, M | Ib, Iw | RET, RET, ESC | M | NR, ESC | M | NR, M | Ib | G, M | Iz | G,
     I_WB, 0, Iw | FAR, FAR, FAR, Ib | FAR, FAR | X64, FAR,
     /* D0 Group 2; AAM ib; AAD ib; D6 SALC (undocumented, AMD: invalid in
-       64-bit mode); XLAT; D8-DF x87 escapes */
-    M, M, M, M, Ib | X64, Ib | X64, X64, 0, R8(M),
+       64-bit mode); XLAT; D8-DF x87 escapes (ptd_ild_x87_*) */
+    M, M, M, M, Ib | X64, Ib | X64, X64, 0, R8(M | G),
     /* E0 LOOPNE LOOPE LOOP JrCXZ; IN/OUT ib; CALL relz; JMP relz;
        EA JMP ptr16:z; JMP rel8; IN/OUT DX */
     CJ, CJ, CJ, CJ, Ib, Ib, Ib, Ib, CALZ, JMPZ, PTR, JMP8, 0, 0, 0, 0,
@@ -287,6 +287,35 @@ const uint16_t ptd_ild_group_reg[GR_COUNT][8] = {
     /* Group 9: CMPXCHG8B/16B /1 (lockable); the other forms (RDRAND,
        RDSEED, VMPTRLD, XRSTORS...) are told apart by prefix and mod */
     [GR_0FC7] = { M, M | LK, M, M, M, M, M, M },
+};
+
+/* x87 escapes D8-DF (SDM Vol. 2, A.4, Tables A-7 to A-22): which ModRM.reg
+ * values name an instruction with a memory operand, bit per reg; and which
+ * register forms C0-FF exist, bit (ModRM - C0). Beside the documented forms
+ * the register maps hold the aliases every x87 since the 8087 executes and
+ * disassemblers decode (FSTP1 D9 D8-DF, FCOM2/FCOMP3 DC D0-DF, FXCH4 DD
+ * C8-CF, FCOMP5 DE D0-D7, FFREEP/FXCH7/FSTP8/FSTP9 DF C0-DF) and the 287
+ * controls kept as no-ops (FENI, FDISI, FSETPM: DB E0, E1, E4). */
+#define XR(lo, hi) ((~0ull >> (63 - ((hi) - 0xC0))) & ~((1ull << ((lo) - 0xC0)) - 1))
+const uint8_t ptd_ild_x87_mem[8] = {
+    0xFF,   /* D8: FADD FMUL FCOM FCOMP FSUB FSUBR FDIV FDIVR m32fp */
+    0xFD,   /* D9: FLD - FST FSTP FLDENV FLDCW FNSTENV FNSTCW */
+    0xFF,   /* DA: FIADD .. FIDIVR m32int */
+    0xAF,   /* DB: FILD FISTTP FIST FISTP - FLD m80 - FSTP m80 */
+    0xFF,   /* DC: m64fp arithmetic */
+    0xDF,   /* DD: FLD FISTTP FST FSTP FRSTOR - FNSAVE FNSTSW */
+    0xFF,   /* DE: m16int arithmetic */
+    0xFF,   /* DF: FILD FISTTP FIST FISTP FBLD FILD FBSTP FISTP */
+};
+const uint64_t ptd_ild_x87_reg[8] = {
+    XR(0xC0, 0xFF),
+    XR(0xC0, 0xD0) | XR(0xD8, 0xE1) | XR(0xE4, 0xE5) | XR(0xE8, 0xEE) | XR(0xF0, 0xFF),
+    XR(0xC0, 0xDF) | XR(0xE9, 0xE9),
+    XR(0xC0, 0xE4) | XR(0xE8, 0xF7),
+    XR(0xC0, 0xFF),
+    XR(0xC0, 0xEF),
+    XR(0xC0, 0xD7) | XR(0xD9, 0xD9) | XR(0xE0, 0xFF),
+    XR(0xC0, 0xE0) | XR(0xE8, 0xF7),
 };
 
 /* Each map has exactly one entry per opcode byte. */

@@ -91,6 +91,12 @@ enum {
 extern const uint8_t ptd_ild_group_of[2][256];
 extern const uint16_t ptd_ild_group_reg[GR_COUNT][8];
 
+/* x87 (D8-DF): memory forms by ModRM.reg, register forms by ModRM - C0. */
+#define OPC_X87_FIRST 0xD8
+#define OPC_X87_LAST  0xDF
+extern const uint8_t ptd_ild_x87_mem[8];
+extern const uint64_t ptd_ild_x87_reg[8];
+
 /* The entry of a VEX/EVEX/XOP opcode (map: enum ptd_ild_map). */
 uint16_t ptd_ild_vector_entry(unsigned map, unsigned op);
 /* Whether a 3DNow! suffix byte names an instruction. */

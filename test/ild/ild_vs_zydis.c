@@ -112,9 +112,6 @@ static struct allowed ild_allowed[] = {
     { "knc-jkzd-map0", ONLY_ZYDIS, MALL, -1, 0x00, 0xFF, 0, 0, zy_knc_branch,
       "VEX with map 0 (C4 xx with m-mmmm=0): Knights Corner's JKZD/JKNZD; a "
       "reserved VEX map (#UD) on every CPU with Intel PT", {0} },
-    { "x87-forms", ONLY_OURS, MALL, PTD_ILD_MAP_PRIMARY, 0xD8, 0xDF, 0, 0, zy_decoding_error,
-      "x87 escapes D8-DF: ModRM slots the x87 maps leave empty (SDM A.4) "
-      "raise #UD; every x87 form is opcode + ModRM + addressing bytes", {0} },
 };
 #define N_ALLOWED (sizeof ild_allowed / sizeof ild_allowed[0])
 

@@ -157,6 +157,17 @@ static const struct ild_case cases[] = {
     { M64, "f087c1", BAD, 0, NO_TARGET, 0 },                    /* register destination */
     { M64, "f0803800", BAD, 0, NO_TARGET, 0 },                  /* lock cmp */
     { M64, "f00f20c0", BAD, 0, NO_TARGET, 0 },                  /* AMD's lock mov cr0 (CR8) */
+    /* x87 (SDM A.4): documented forms, the classic aliases, the holes */
+    { M64, "d900", 2, OTHER, NO_TARGET, 0 },                    /* fld dword [rax] */
+    { M64, "dd442408", 4, OTHER, NO_TARGET, 0 },                /* fld qword [rsp+8] */
+    { M64, "d9c9", 2, OTHER, NO_TARGET, 0 },                    /* fxch st1 */
+    { M64, "d9d8", 2, OTHER, NO_TARGET, 0 },                    /* fstp1 alias */
+    { M64, "dbe3", 2, OTHER, NO_TARGET, 0 },                    /* fninit */
+    { M64, "dfe0", 2, OTHER, NO_TARGET, 0 },                    /* fnstsw ax */
+    { M64, "d908", BAD, 0, NO_TARGET, 0 },                      /* D9 /1 memory */
+    { M64, "dd28", BAD, 0, NO_TARGET, 0 },                      /* DD /5 memory */
+    { M64, "d9d1", BAD, 0, NO_TARGET, 0 },
+    { M64, "daea", BAD, 0, NO_TARGET, 0 },                      /* only DA E9 */
     /* MOV CR/DR register numbers */
     { M64, "440f20c0", 4, OTHER, NO_TARGET, 0 },                /* mov rax, cr8 */
     { M64, "0f22c8", BAD, 0, NO_TARGET, 0 },                    /* cr1 */
