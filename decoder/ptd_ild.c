@@ -40,6 +40,40 @@
 #define OPC_VEX2     0xC5   /* LDS outside 64-bit mode unless ModRM.mod=11 */
 #define OPC_XOP      0x8F   /* POP r/m unless map_select >= 8 */
 
+/* Opcodes and ModRM bytes that ptd_ild_group() singles out (SDM Vol. 2
+ * instruction pages and Table A-6; AMD APM Vol. 3 for SVM, EXTRQ/INSERTQ;
+ * VIA PadLock Programming Guide). */
+#define OPC_GRP11_EB        0xC6  /* MOV r/m8, imm8; XABORT */
+#define OPC_GRP11_EV        0xC7  /* MOV r/m, imm; XBEGIN */
+#define MODRM_XABORT_XBEGIN 0xF8  /* C6 F8 ib, C7 F8 rel */
+#define OPC_0F_GRP7         0x01
+#define MODRM_VMCALL        0xC1
+#define MODRM_VMLAUNCH      0xC2
+#define MODRM_VMRESUME      0xC3
+#define MODRM_VMFUNC        0xD4
+#define MODRM_VMRUN         0xD8
+#define MODRM_VMMCALL       0xD9
+#define MODRM_SWAPGS        0xF8
+#define OPC_0F_MOV_R_CR     0x20
+#define OPC_0F_MOV_R_DR     0x21
+#define OPC_0F_MOV_CR_R     0x22
+#define OPC_0F_MOV_DR_R     0x23
+#define OPC_0F_VMREAD       0x78  /* 66: EXTRQ ib, ib; F2: INSERTQ ib, ib */
+#define OPC_0F_VMWRITE      0x79  /* 66: EXTRQ; F2: INSERTQ */
+#define OPC_0F_PADLOCK_A6   0xA6
+#define OPC_0F_PADLOCK_A7   0xA7
+#define OPC_0F_GRP15        0xAE
+#define OPC_0F_POPCNT       0xB8
+#define GRP15_PTWRITE       4     /* ModRM.reg of F3 0F AE /4 */
+#define MODRM_MONTMUL       0xC0  /* F3 0F A6 */
+#define MODRM_XSHA1         0xC8
+#define MODRM_XSHA256       0xD0
+#define MODRM_XSTORE        0xC0  /* 0F A7 */
+#define MODRM_XCRYPT_LAST   0xE8  /* F3 0F A7 C8..E8, step 8 */
+#define MODRM_REG_FIRST     0xC0  /* first register form (mod=11) */
+/* Control registers that exist, one bit per CRn: CR0 CR2 CR3 CR4 CR8. */
+#define CR_VALID_MASK       ((1u << 0) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 8))
+
 /* ModRM fields (SDM Vol. 2, 2.1.5). */
 #define MODRM_MOD(m) ((unsigned)(m) >> 6)
 #define MODRM_REG(m) (((unsigned)(m) >> 3) & 7u)
@@ -88,46 +122,43 @@ static uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm,
     if (map == PTD_ILD_MAP_PRIMARY) {
         if (op >= OPC_X87_FIRST && op <= OPC_X87_LAST) {
             unsigned i = op - OPC_X87_FIRST;
-            bool ok = mod == MOD_REG ? (ptd_ild_x87_reg[i] >> (modrm - 0xC0)) & 1u
+            bool ok = mod == MOD_REG ? (ptd_ild_x87_reg[i] >> (modrm - MODRM_REG_FIRST)) & 1u
                                      : (ptd_ild_x87_mem[i] >> reg) & 1u;
             return ok ? e : 0;
         }
         switch (op) {
-        case 0xC6: /* C6 F8 ib: XABORT */
-        case 0xC7: /* C7 F8 rel16/32: XBEGIN */
-            return modrm == 0xF8 ? e : 0;
+        case OPC_GRP11_EB: /* C6 F8 ib: XABORT */
+        case OPC_GRP11_EV: /* C7 F8 rel16/32: XBEGIN */
+            return modrm == MODRM_XABORT_XBEGIN ? e : 0;
         }
         return e;
     }
     if (map == PTD_ILD_MAP_0F) {
         switch (op) {
-        case 0x01: /* Group 7: the register forms name whole instructions;
+        case OPC_0F_GRP7: /* Group 7: the register forms name whole instructions;
                       the VMX/SVM ones that leave the guest or enter it are
                       far transfers for Intel PT (SDM Vol. 3C, "Intel PT",
                       VMX operation: VM exits and entries are far). */
             switch (modrm) {
-            case 0xC1: /* VMCALL */
-            case 0xC2: /* VMLAUNCH */
-            case 0xC3: /* VMRESUME */
-            case 0xD4: /* VMFUNC */
-            case 0xD8: /* VMRUN (AMD SVM) */
-            case 0xD9: /* VMMCALL (AMD SVM) */
+            case MODRM_VMCALL:
+            case MODRM_VMLAUNCH:
+            case MODRM_VMRESUME:
+            case MODRM_VMFUNC:
+            case MODRM_VMRUN:    /* AMD SVM */
+            case MODRM_VMMCALL:  /* AMD SVM */
                 return (uint16_t)(e | ILD_CLASS(PTD_ICLASS_FAR_TRANSFER));
-            case 0xF8: /* SWAPGS: 64-bit mode only */
+            case MODRM_SWAPGS: /* 64-bit mode only */
                 return mode == PTD_EXEC_MODE_64 ? e : 0;
             }
             return e;
-        case 0x20: /* MOV r, CRn / MOV CRn, r: CR0, CR2, CR3, CR4 and CR8 */
-        case 0x22: /* exist (REX.R extends reg); others are #UD (SDM MOV-Move
-                      to/from Control Registers) */
-            switch (reg | ((rex & REX_R) ? 8 : 0)) {
-            case 0: case 2: case 3: case 4: case 8: return e;
-            default: return 0;
-            }
-        case 0x21: /* MOV r, DRn / MOV DRn, r: DR0-DR7; REX.R is #UD */
-        case 0x23: /* (SDM MOV-Move to/from Debug Registers) */
+        case OPC_0F_MOV_R_CR: /* CR0, CR2, CR3, CR4 and CR8 exist (REX.R */
+        case OPC_0F_MOV_CR_R: /* extends reg); others are #UD (SDM MOV-Move
+                                 to/from Control Registers) */
+            return ((CR_VALID_MASK >> (reg | ((rex & REX_R) ? 8 : 0))) & 1u) ? e : 0;
+        case OPC_0F_MOV_R_DR: /* DR0-DR7; REX.R is #UD (SDM MOV-Move */
+        case OPC_0F_MOV_DR_R: /* to/from Debug Registers) */
             return (rex & REX_R) ? 0 : e;
-        case 0x78: /* NP: VMREAD; 66: EXTRQ xmm, ib, ib (/0, mod=11);
+        case OPC_0F_VMREAD: /* NP: VMREAD; 66: EXTRQ xmm, ib, ib (/0, mod=11);
                       F2: INSERTQ xmm, xmm, ib, ib (mod=11); F3: none
                       (SDM VMREAD; AMD APM Vol. 4, EXTRQ/INSERTQ) */
             if (mp == PFX_OSZ)
@@ -136,25 +167,27 @@ static uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm,
             if (mp == PFX_REPNE)
                 return mod == MOD_REG ? (uint16_t)(e | I_BB) : 0;
             return mp == PFX_REP ? 0 : e;
-        case 0x79: /* NP: VMWRITE; 66: EXTRQ xmm, xmm; F2: INSERTQ xmm, xmm */
+        case OPC_0F_VMWRITE: /* NP: VMWRITE; 66: EXTRQ xmm, xmm; F2: INSERTQ xmm, xmm */
             if (mp == PFX_OSZ || mp == PFX_REPNE)
                 return mod == MOD_REG ? e : 0;
             return mp == PFX_REP ? 0 : e;
-        case 0xAE: /* Group 15: F3 0F AE /4 is PTWRITE r/m32/64 (SDM
+        case OPC_0F_GRP15: /* Group 15: F3 0F AE /4 is PTWRITE r/m32/64 (SDM
                       PTWRITE); the rest are fences/xsave/fxsave forms */
-            if (mp == PFX_REP && reg == 4)
+            if (mp == PFX_REP && reg == GRP15_PTWRITE)
                 return (uint16_t)(e | ILD_PTW);
             return e;
-        case 0xA6: /* VIA PadLock, register forms only: F3 0F A6 C0/C8/D0
+        case OPC_0F_PADLOCK_A6: /* VIA PadLock, register forms only: F3 0F A6 C0/C8/D0
                       MONTMUL, XSHA1, XSHA256 */
-            return (mp == PFX_REP && (modrm == 0xC0 || modrm == 0xC8 || modrm == 0xD0))
+            return (mp == PFX_REP && (modrm == MODRM_MONTMUL || modrm == MODRM_XSHA1 ||
+                                     modrm == MODRM_XSHA256))
                  ? e : 0;
-        case 0xA7: /* 0F A7 C0 XSTORE; F3 0F A7 C8..E8 XCRYPTECB/CBC/CTR/CFB/OFB */
-            if (modrm == 0xC0)
+        case OPC_0F_PADLOCK_A7: /* 0F A7 C0 XSTORE; F3 0F A7 C8..E8 XCRYPTECB/CBC/CTR/CFB/OFB */
+            if (modrm == MODRM_XSTORE)
                 return e;
-            return (mp == PFX_REP && mod == MOD_REG && (modrm & 7) == 0 && modrm <= 0xE8)
+            return (mp == PFX_REP && mod == MOD_REG && MODRM_RM(modrm) == 0 &&
+                    modrm <= MODRM_XCRYPT_LAST)
                  ? e : 0;
-        case 0xB8: /* F3: POPCNT; otherwise undefined (JMPE of IA-64) */
+        case OPC_0F_POPCNT: /* F3: POPCNT; otherwise undefined (JMPE of IA-64) */
             return mp == PFX_REP ? e : 0;
         }
         return e;
