@@ -1,5 +1,6 @@
 # Benchmarks: `make bench` runs each step; results are ratios against libipt.
-bench: all $(BENCH_STEPS)
+# (The `bench` rule is at the end: make expands prerequisites when it reads a
+# rule, so every BENCH_STEPS += must come before it.)
 
 # Synthetic trace generator (our encoder), used by `make bench` and tests.
 $(B)/bench/gen_trace: bench/gen_trace.c $(B)/host/libptboot.a | $(B)/.setup-done
@@ -25,3 +26,5 @@ bench-packets: $(B)/ptboot $(B)/bench/synthetic.pt $(B)/bench/synthetic-uniform.
 	@$(B)/ptboot bench --pt $(B)/bench/synthetic.pt --rounds 3 --min-bytes 0
 	@$(B)/ptboot bench --pt $(B)/bench/synthetic-uniform.pt --rounds 3 --min-bytes 0
 BENCH_STEPS += bench-packets
+
+bench: all $(BENCH_STEPS)
