@@ -19,6 +19,12 @@
 #define RTIT_MSR_ADDR_B(n)        (0x581u + 2u * (n))
 #define RTIT_MAX_RANGES           4u /* ADDR0..ADDR3: CTL has 4 ADDRn_CFG */
 
+/* MSR_PLATFORM_INFO (model-specific; SDM Vol. 4): bits 15:8 are the
+ * maximum non-turbo ratio, which decoders need to turn CBR into time
+ * (libipt's nom_freq; Linux pt_pmu_hw_init). Read it #GP-safely. */
+#define X86_MSR_PLATFORM_INFO     0xceu
+#define X86_PLATFORM_INFO_NOM_RATIO(v) ((unsigned)(((v) >> 8) & 0xff))
+
 /* IA32_RTIT_CTL (36.2.7.2) */
 #define RTIT_CTL_TRACEEN          RTIT_BIT64(0)
 #define RTIT_CTL_CYCEN            RTIT_BIT64(1)

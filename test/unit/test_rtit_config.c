@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "arch/x86/rtit_config.h"
+#include "arch/x86/rtit_decode_params.h"
 #include "arch/x86/rtit_topa.h"
 #include "test/unit/rtit_test_util.h"
 
@@ -448,6 +449,60 @@ static void test_single_range(void **state)
 	assert_int_equal(rtit_rule_kind(RTIT_RULE_SINGLE_ERRATUM), RTIT_KIND_UNSAFE);
 }
 
+static int platform_info_rd(void *ctx, uint32_t msr, uint64_t *v)
+{
+	unsigned *reads = ctx;
+	(*reads)++;
+	if (msr != X86_MSR_PLATFORM_INFO)
+		return -1;
+	*v = 0x80838f1011ff00ull;
+	*v = (*v & ~0xff00ull) | 40u << 8; /* ratio 40 in bits 15:8 */
+	return 0;
+}
+
+static void test_decode_params(void **state)
+{
+	(void)state;
+	unsigned reads = 0;
+	struct rtit_msr_ops ops = {platform_info_rd, NULL, &reads};
+	struct rtit_decode_params p;
+	char buf[256];
+
+	struct rtit_caps k = caps("skylake-client.txt");
+	struct rtit_config c = base(&k);
+	c.mtc_en = true;
+	c.range[0] = (struct rtit_addr_range){RTIT_ADDR_CFG_FILTER, 0x1000, 0x1fff};
+	rtit_decode_params_fill(&p, &k, &c, &ops);
+	assert_int_equal(reads, 1);
+	assert_true(p.nom_freq_valid);
+	assert_int_equal(p.nom_freq, 40);
+	assert_int_equal(p.ctl, rtit_config_ctl(&c, true));
+	assert_int_equal(p.range[0].end, 0x1fff);
+	assert_int_equal(p.maxphyaddr, 39);
+	rtit_decode_params_libipt_args(&p, buf, sizeof(buf));
+	assert_string_equal(buf, "--cpu 6/94/3 --mtc-freq 3 --nom-freq 40 "
+				 "--cpuid-0x15.eax 2 --cpuid-0x15.ebx 334");
+	/* truncation is safe and reports the full length */
+	char small[10];
+	int n = rtit_decode_params_libipt_args(&p, small, sizeof(small));
+	assert_int_equal(n, (int)strlen(buf));
+	assert_string_equal(small, "--cpu 6/9");
+
+	/* Broadwell: no leaf 15h, MTC off, no MSR access without ops */
+	k = caps("broadwell-client.txt");
+	c = base(&k);
+	rtit_decode_params_fill(&p, &k, &c, NULL);
+	rtit_decode_params_libipt_args(&p, buf, sizeof(buf));
+	assert_string_equal(buf, "--cpu 6/61/4");
+	/* AMD: MSR_PLATFORM_INFO is not touched */
+	reads = 0;
+	k = caps("amd.txt");
+	c = base(&k);
+	rtit_decode_params_fill(&p, &k, &c, &ops);
+	assert_int_equal(reads, 0);
+	assert_false(p.nom_freq_valid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_topa_rules),
 		cmocka_unit_test(test_maxphyaddr),
 		cmocka_unit_test(test_single_range),
+		cmocka_unit_test(test_decode_params),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
