@@ -58,12 +58,17 @@
 #define OPC_0F_MOV_R_DR     0x21
 #define OPC_0F_MOV_CR_R     0x22
 #define OPC_0F_MOV_DR_R     0x23
+#define OPC_0F_GRP12        0x71  /* MMX/SSE shift groups (imm8) */
+#define OPC_0F_GRP13        0x72
+#define OPC_0F_GRP14        0x73
 #define OPC_0F_VMREAD       0x78  /* 66: EXTRQ ib, ib; F2: INSERTQ ib, ib */
 #define OPC_0F_VMWRITE      0x79  /* 66: EXTRQ; F2: INSERTQ */
 #define OPC_0F_PADLOCK_A6   0xA6
 #define OPC_0F_PADLOCK_A7   0xA7
 #define OPC_0F_GRP15        0xAE
 #define OPC_0F_POPCNT       0xB8
+#define OPC_0F38_KL_WIDE    0xD8  /* F3 0F 38 D8: Key Locker wide forms */
+#define OPC_0F38_KL_FIRST_MEM 0xDD /* F3 0F 38 DD-DF: memory-only Key Locker */
 #define GRP15_PTWRITE       4     /* ModRM.reg of F3 0F AE /4 */
 #define MODRM_MONTMUL       0xC0  /* F3 0F A6 */
 #define MODRM_XSHA1         0xC8
@@ -96,6 +101,34 @@
 static inline int ptd_ild_short(size_t pos)
 {
     return pos >= PTD_ILD_MAX_LEN ? -PTD_ILD_ERR_TOO_LONG : -PTD_ILD_ERR_TRUNCATED;
+}
+
+/* Whether an SSE/MMX opcode of the 0F map (rule from ptd_ild_0f_sse) is
+ * defined under mandatory prefix mp with this ModRM (SDM Table A-3; the
+ * shift groups 0F 71-73 by ModRM.reg, Table A-6 groups 12-14). */
+static bool ptd_ild_sse_ok(unsigned rule, unsigned op, unsigned mp, unsigned modrm)
+{
+    unsigned mod = MODRM_MOD(modrm), reg = MODRM_REG(modrm);
+    unsigned want = mp == PFX_OSZ ? SSE_66 : mp == PFX_REP ? SSE_F3
+                  : mp == PFX_REPNE ? SSE_F2 : SSE_NP;
+    if (!(rule & want))
+        return false;
+    if ((rule & SSE_REG) && mod != MOD_REG)
+        return false;
+    if ((rule & SSE_66MEM) && want == SSE_66 && mod == MOD_REG)
+        return false;
+    if ((rule & SSE_NPMEM) && want == SSE_NP && mod == MOD_REG)
+        return false;
+    if ((rule & SSE_REPREG) && (want & (SSE_F3 | SSE_F2)) && mod != MOD_REG)
+        return false;
+    switch (op) {
+    case OPC_0F_GRP12:  /* PSRLW /2, PSRAW /4, PSLLW /6 */
+    case OPC_0F_GRP13:  /* PSRLD /2, PSRAD /4, PSLLD /6 */
+        return reg == 2 || reg == 4 || reg == 6;
+    case OPC_0F_GRP14:  /* PSRLQ /2, PSLLQ /6; 66 only: PSRLDQ /3, PSLLDQ /7 */
+        return reg == 2 || reg == 6 || (want == SSE_66 && (reg == 3 || reg == 7));
+    }
+    return true;
 }
 
 /* Finishes the ILD_GRP opcodes: those whose validity, immediate or class
@@ -182,8 +215,8 @@ static uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm,
                                      modrm == MODRM_XSHA256))
                  ? e : 0;
         case OPC_0F_PADLOCK_A7: /* 0F A7 C0 XSTORE; F3 0F A7 C8..E8 XCRYPTECB/CBC/CTR/CFB/OFB */
-            if (modrm == MODRM_XSTORE)
-                return e;
+            if (modrm == MODRM_XSTORE)  /* XSTORE, REP XSTORE; not F2 */
+                return mp != PFX_REPNE ? e : 0;
             return (mp == PFX_REP && mod == MOD_REG && MODRM_RM(modrm) == 0 &&
                     modrm <= MODRM_XCRYPT_LAST)
                  ? e : 0;
@@ -191,6 +224,14 @@ static uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm,
             return mp == PFX_REP ? e : 0;
         }
         return e;
+    }
+    if (map == PTD_ILD_MAP_0F38) {
+        if (op == OPC_0F38_KL_WIDE)
+            return reg <= 3 ? e : 0;   /* AESENC/DECWIDE128/256KL are /0../3 */
+        /* F3 0F 38 DD-DF: AESDEC128KL, AESENC256KL, AESDEC256KL take m384/
+           m512 (F3 DC with a register is LOADIWKEY); 66: AES* */
+        if (op >= OPC_0F38_KL_FIRST_MEM && mp == PFX_REP && mod == MOD_REG)
+            return 0;
     }
     return e;
 }
@@ -359,6 +400,15 @@ static int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes,
         pos += x;
     }
 
+    /* Mandatory prefixes of the SSE-era opcodes (SDM Tables A-3 to A-5). */
+    if (map >= PTD_ILD_MAP_0F && map <= PTD_ILD_MAP_0F3A) {
+        unsigned rule = (map == PTD_ILD_MAP_0F ? ptd_ild_0f_sse
+                         : map == PTD_ILD_MAP_0F38 ? ptd_ild_0f38_sse : ptd_ild_0f3a_sse)[op];
+        unsigned mp = (pf & PF_REP) ? rep : ((pf & PF_OSZ) ? PFX_OSZ : 0);
+        if (rule && !ptd_ild_sse_ok(rule, map == PTD_ILD_MAP_0F ? op : 0, mp, modrm))
+            return -PTD_ILD_ERR_BAD_INSN;
+    }
+
     /* LOCK only on the lockable instructions with a memory destination
      * (SDM LOCK: "#UD if ... not one of the instructions listed, or the
      * destination is a register"). */
@@ -491,6 +541,11 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
         pos += x;
     }
 
+    if (map == PTD_ILD_MAP_0F && ptd_ild_0f_sse[op]) {
+        unsigned mp = (pf & PF_REP) ? rep : ((pf & PF_OSZ) ? PFX_OSZ : 0);
+        if (!ptd_ild_sse_ok(ptd_ild_0f_sse[op], op, mp, modrm))
+            return -PTD_ILD_ERR_BAD_INSN;
+    }
     if (ILD_UNLIKELY((pf & PF_LOCK) && (!(e & ILD_LK) || MODRM_MOD(modrm) == MOD_REG)))
         return -PTD_ILD_ERR_BAD_INSN;   /* SDM LOCK; see ptd_ild_decode_full() */
 

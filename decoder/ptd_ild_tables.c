@@ -214,11 +214,12 @@ const uint16_t ptd_ild_map_0f38[] = {
     U, U, U, U, U, U, U, U, M, M, M, M, M, M, U, M,
     /* D8 AESENC/DECWIDE*KL (Key Locker); DB AESIMC; DC-DF AESENC..AESDECLAST (and the
        F3 Key Locker forms) */
-    U, U, U, U, U, U, U, U, M, U, U, M, M, M, M, M,
+    U, U, U, U, U, U, U, U, M | NR | G, U, U, M, M, M | G, M | G, M | G,
     R16(U),
-    /* F0/F1 MOVBE / CRC32; F5 WRUSS; F6 ADCX/ADOX/WRSS; F8 MOVDIR64B/ENQCMD(S);
-       F9 MOVDIRI; FA/FB ENCODEKEY128/256 */
-    M, M, U, U, U, M, M, U, M, M, M, M, U, U, U, U,
+    /* F0/F1 MOVBE / CRC32; F5 WRUSS (memory); F6 ADCX/ADOX/WRSS; F8
+       MOVDIR64B/ENQCMD(S) (memory); F9 MOVDIRI (memory); FA/FB
+       ENCODEKEY128/256 */
+    M, M, U, U, U, M | NR, M, U, M | NR, M | NR, M, M, U, U, U, U,
 };
 
 /* SDM Table A-5, three-byte opcodes 0F 3A xx: ModRM and imm8 each. */
@@ -287,6 +288,104 @@ const uint16_t ptd_ild_group_reg[GR_COUNT][8] = {
     /* Group 9: CMPXCHG8B/16B /1 (lockable); the other forms (RDRAND,
        RDSEED, VMPTRLD, XRSTORS...) are told apart by prefix and mod */
     [GR_0FC7] = { M, M | LK, M, M, M, M, M, M },
+};
+
+/* Mandatory prefixes of the 0F map's SSE/MMX opcodes (SDM Table A-3: the
+ * rows whose cells list NP/66/F3/F2 forms; EXTRQ/INSERTQ at 78/79 are in
+ * ptd_ild_group()). */
+#define A4   (SSE_NP | SSE_66 | SSE_F3 | SSE_F2)
+#define NP66 (SSE_NP | SSE_66)
+const uint8_t ptd_ild_0f_sse[256] = {
+    /* 10/11 MOVUPS/PD/SS/SD; 12 MOVLPS MOVLPD(m) MOVSLDUP MOVDDUP; 13 MOVLPS/PD
+       store; 14/15 UNPCK; 16 MOVHPS MOVHPD(m) MOVSHDUP; 17 MOVHPS/PD store */
+    [0x10] = A4, [0x11] = A4, [0x12] = A4 | SSE_66MEM, [0x13] = NP66,
+    [0x14] = NP66, [0x15] = NP66, [0x16] = NP66 | SSE_F3 | SSE_66MEM, [0x17] = NP66,
+    /* 28/29 MOVAPS/PD; 2A CVT*2PS/PD/SS/SD; 2B MOVNTPS/PD (and AMD SSE4a
+       MOVNTSS/SD with F3/F2); 2C/2D CVT(T)*; 2E/2F (U)COMISS/SD; 37 GETSEC */
+    [0x28] = NP66, [0x29] = NP66, [0x2A] = A4, [0x2B] = A4, [0x2C] = A4,
+    [0x2D] = A4, [0x2E] = NP66, [0x2F] = NP66, [0x37] = SSE_NP,
+    /* 50 MOVMSKPS/PD (register); 51 SQRT; 52 RSQRT; 53 RCP; 54-57 AND ANDN
+       OR XOR; 58-5F arithmetic, CVT; 5B CVTDQ2PS CVTPS2DQ CVTTPS2DQ */
+    [0x50] = NP66 | SSE_REG, [0x51] = A4, [0x52] = SSE_NP | SSE_F3,
+    [0x53] = SSE_NP | SSE_F3, [0x54] = NP66, [0x55] = NP66, [0x56] = NP66,
+    [0x57] = NP66, [0x58] = A4, [0x59] = A4, [0x5A] = A4,
+    [0x5B] = NP66 | SSE_F3, [0x5C] = A4, [0x5D] = A4, [0x5E] = A4, [0x5F] = A4,
+    /* 60-6B MMX/SSE2 unpack/pack/compare; 6C/6D PUNPCKL/HQDQ (66); 6E MOVD/Q;
+       6F MOVQ MOVDQA MOVDQU */
+    [0x60] = NP66, [0x61] = NP66, [0x62] = NP66, [0x63] = NP66, [0x64] = NP66,
+    [0x65] = NP66, [0x66] = NP66, [0x67] = NP66, [0x68] = NP66, [0x69] = NP66,
+    [0x6A] = NP66, [0x6B] = NP66, [0x6C] = SSE_66, [0x6D] = SSE_66,
+    [0x6E] = NP66, [0x6F] = NP66 | SSE_F3,
+    /* 70 PSHUFW/D/HW/LW; 71-73 shift groups (register); 74-76 PCMPEQ; 77 EMMS;
+       7C/7D HADD/HSUB; 7E MOVD/Q, MOVQ; 7F MOVQ MOVDQA MOVDQU */
+    [0x70] = A4, [0x71] = NP66 | SSE_REG, [0x72] = NP66 | SSE_REG,
+    [0x73] = NP66 | SSE_REG, [0x74] = NP66, [0x75] = NP66, [0x76] = NP66,
+    [0x77] = SSE_NP, [0x7C] = SSE_66 | SSE_F2, [0x7D] = SSE_66 | SSE_F2,
+    [0x7E] = NP66 | SSE_F3, [0x7F] = NP66 | SSE_F3,
+    /* C2 CMPPS/PD/SS/SD; C3 MOVNTI; C4 PINSRW; C5 PEXTRW (register); C6
+       SHUFPS/PD */
+    [0xC2] = A4, [0xC3] = SSE_NP, [0xC4] = NP66, [0xC5] = NP66 | SSE_REG, [0xC6] = NP66,
+    /* D0 ADDSUBPD/PS; D1-D5; D6 MOVQ, MOVQ2DQ, MOVDQ2Q (register); D7
+       PMOVMSKB (register); D8-DF */
+    [0xD0] = SSE_66 | SSE_F2, [0xD1] = NP66, [0xD2] = NP66, [0xD3] = NP66,
+    [0xD4] = NP66, [0xD5] = NP66, [0xD6] = SSE_66 | SSE_F3 | SSE_F2 | SSE_REPREG,
+    [0xD7] = NP66 | SSE_REG, [0xD8] = NP66, [0xD9] = NP66, [0xDA] = NP66,
+    [0xDB] = NP66, [0xDC] = NP66, [0xDD] = NP66, [0xDE] = NP66, [0xDF] = NP66,
+    /* E0-E5; E6 CVTTPD2DQ CVTDQ2PD CVTPD2DQ; E7 MOVNTQ/DQ; E8-EF */
+    [0xE0] = NP66, [0xE1] = NP66, [0xE2] = NP66, [0xE3] = NP66, [0xE4] = NP66,
+    [0xE5] = NP66, [0xE6] = SSE_66 | SSE_F3 | SSE_F2, [0xE7] = NP66,
+    [0xE8] = NP66, [0xE9] = NP66, [0xEA] = NP66, [0xEB] = NP66, [0xEC] = NP66,
+    [0xED] = NP66, [0xEE] = NP66, [0xEF] = NP66,
+    /* F0 LDDQU (F2, memory); F1-FE; F7 MASKMOVQ/MASKMOVDQU (register) */
+    [0xF0] = SSE_F2, [0xF1] = NP66, [0xF2] = NP66, [0xF3] = NP66, [0xF4] = NP66,
+    [0xF5] = NP66, [0xF6] = NP66, [0xF7] = NP66 | SSE_REG, [0xF8] = NP66,
+    [0xF9] = NP66, [0xFA] = NP66, [0xFB] = NP66, [0xFC] = NP66, [0xFD] = NP66,
+    [0xFE] = NP66,
+};
+
+/* Mandatory prefixes in 0F 38 (SDM Table A-4). */
+#define R4(x) x, x, x, x
+const uint8_t ptd_ild_0f38_sse[256] = {
+    /* 00-0B SSSE3: MMX (NP) and XMM (66) forms; 10 PBLENDVB, 14/15
+       BLENDVPS/PD, 17 PTEST (66); 1C-1E PABSB/W/D (NP, 66) */
+    R4(NP66), R4(NP66), R4(NP66),
+    [0x10] = SSE_66, [0x14] = SSE_66, [0x15] = SSE_66, [0x17] = SSE_66,
+    [0x1C] = NP66, [0x1D] = NP66, [0x1E] = NP66,
+    /* 20-25 PMOVSX; 28-2B PMULDQ PCMPEQQ MOVNTDQA PACKUSDW; 30-35 PMOVZX;
+       37-41 PCMPGTQ .. PHMINPOSUW; 80-82 INVEPT INVVPID INVPCID: all 66 */
+    [0x20] = SSE_66, [0x21] = SSE_66, [0x22] = SSE_66, [0x23] = SSE_66,
+    [0x24] = SSE_66, [0x25] = SSE_66, [0x28] = SSE_66, [0x29] = SSE_66,
+    [0x2A] = SSE_66, [0x2B] = SSE_66, [0x30] = SSE_66, [0x31] = SSE_66,
+    [0x32] = SSE_66, [0x33] = SSE_66, [0x34] = SSE_66, [0x35] = SSE_66,
+    [0x37] = SSE_66, [0x38] = SSE_66, [0x39] = SSE_66, [0x3A] = SSE_66,
+    [0x3B] = SSE_66, [0x3C] = SSE_66, [0x3D] = SSE_66, [0x3E] = SSE_66,
+    [0x3F] = SSE_66, [0x40] = SSE_66, [0x41] = SSE_66,
+    [0x80] = SSE_66, [0x81] = SSE_66, [0x82] = SSE_66,
+    /* C8-CD SHA (NP); CF GF2P8MULB (66); DB-DF AESIMC AESENC.. (66), with
+       the Key Locker forms under F3 at D8 and DC-DF */
+    [0xC8] = SSE_NP, [0xC9] = SSE_NP, [0xCA] = SSE_NP, [0xCB] = SSE_NP,
+    [0xCC] = SSE_NP, [0xCD] = SSE_NP, [0xCF] = SSE_66,
+    [0xD8] = SSE_F3, [0xDB] = SSE_66, [0xDC] = SSE_66 | SSE_F3,
+    [0xDD] = SSE_66 | SSE_F3, [0xDE] = SSE_66 | SSE_F3, [0xDF] = SSE_66 | SSE_F3,
+    /* F0/F1 MOVBE (NP, 66), CRC32 (F2); F5 WRUSS (66); F6 WRSS (NP), ADCX
+       (66), ADOX (F3); F8 MOVDIR64B (66), ENQCMDS (F3), ENQCMD (F2); F9
+       MOVDIRI (NP); FA/FB ENCODEKEY128/256 (F3) */
+    [0xF0] = NP66 | SSE_F2 | SSE_NPMEM | SSE_66MEM,
+    [0xF1] = NP66 | SSE_F2 | SSE_NPMEM | SSE_66MEM, [0xF5] = SSE_66,
+    [0xF6] = NP66 | SSE_F3 | SSE_NPMEM, [0xF8] = SSE_66 | SSE_F3 | SSE_F2, [0xF9] = SSE_NP,
+    [0xFA] = SSE_F3 | SSE_REG, [0xFB] = SSE_F3 | SSE_REG,
+};
+
+/* Mandatory prefixes in 0F 3A (SDM Table A-5): all 66 but PALIGNR's MMX
+ * form (0F 3A 0F) and SHA1RNDS4 (CC, NP). */
+const uint8_t ptd_ild_0f3a_sse[256] = {
+    [0x08] = SSE_66, [0x09] = SSE_66, [0x0A] = SSE_66, [0x0B] = SSE_66,
+    [0x0C] = SSE_66, [0x0D] = SSE_66, [0x0E] = SSE_66, [0x0F] = NP66,
+    [0x14] = SSE_66, [0x15] = SSE_66, [0x16] = SSE_66, [0x17] = SSE_66,
+    [0x20] = SSE_66, [0x21] = SSE_66, [0x22] = SSE_66,
+    [0x40] = SSE_66, [0x41] = SSE_66, [0x42] = SSE_66, [0x44] = SSE_66,
+    [0x60] = SSE_66, [0x61] = SSE_66, [0x62] = SSE_66, [0x63] = SSE_66,
+    [0xCC] = SSE_NP, [0xCE] = SSE_66, [0xCF] = SSE_66, [0xDF] = SSE_66,
 };
 
 /* x87 escapes D8-DF (SDM Vol. 2, A.4, Tables A-7 to A-22): which ModRM.reg

@@ -91,6 +91,21 @@ enum {
 extern const uint8_t ptd_ild_group_of[2][256];
 extern const uint16_t ptd_ild_group_reg[GR_COUNT][8];
 
+/* SSE/MMX rows of the 0F map (SDM Table A-3): which mandatory prefixes
+ * select an instruction, and ModRM.mod limits. 0: no rule (integer
+ * opcodes, where F2/F3/66 are ignored or modify). */
+#define SSE_NP      0x01u   /* no prefix */
+#define SSE_66      0x02u
+#define SSE_F3      0x04u
+#define SSE_F2      0x08u
+#define SSE_REG     0x10u   /* every form takes a register (mod=11) */
+#define SSE_66MEM   0x20u   /* the 66 form takes memory (MOVLPD, MOVHPD) */
+#define SSE_REPREG  0x40u   /* the F2/F3 forms take a register (MOVQ2DQ...) */
+#define SSE_NPMEM   0x80u   /* the NP form takes memory (MOVBE, WRSS) */
+extern const uint8_t ptd_ild_0f_sse[256];
+extern const uint8_t ptd_ild_0f38_sse[256];   /* the same for 0F 38 */
+extern const uint8_t ptd_ild_0f3a_sse[256];   /* and 0F 3A */
+
 /* x87 (D8-DF): memory forms by ModRM.reg, register forms by ModRM - C0. */
 #define OPC_X87_FIRST 0xD8
 #define OPC_X87_LAST  0xDF

@@ -92,15 +92,21 @@ static struct allowed ild_allowed[] = {
       "VEX/EVEX/XOP: the ILD checks the prefix itself (position, reserved "
       "bits, map) but not which opcode/W/L/pp/vvvv/mask combinations are "
       "defined; their length rule is uniform per map", {0} },
-    { "0f-forms", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0x00, 0xFF, 0, 0, zy_decoding_error,
-      "0F map: an opcode the ILD knows, under a mandatory prefix (66/F2/F3) "
-      "or ModRM form (mod, reg, rm) that defines nothing: the CPU raises #UD; "
-      "the ILD validates opcodes, not every prefix/ModRM combination "
-      "(the length rule of the opcode does not depend on them)", {0} },
-    { "0f38-forms", ONLY_OURS, MALL, PTD_ILD_MAP_0F38, 0x00, 0xFF, 0, 0, zy_decoding_error,
-      "0F 38: as 0f-forms (all forms: ModRM, no immediate)", {0} },
-    { "0f3a-forms", ONLY_OURS, MALL, PTD_ILD_MAP_0F3A, 0x00, 0xFF, 0, 0, zy_decoding_error,
-      "0F 3A: as 0f-forms (all forms: ModRM, imm8)", {0} },
+    { "0f-group7", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0x01, 0x01, 0, 0, zy_decoding_error,
+      "0F 01 (Group 7): of the 64 register forms the ILD knows those that "
+      "change control flow (VMCALL...) and SWAPGS, not which others are "
+      "defined or which prefixes they take; every form is 0F 01 + ModRM", {0} },
+    { "0f-mpx", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0x1A, 0x1B, 0, 0, zy_decoding_error,
+      "0F 1A/1B: MPX prefix/ModRM combinations Zydis rejects are hint NOPs "
+      "on CPUs without MPX; the length is that of a ModRM instruction", {0} },
+    { "0f-group15", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0xAE, 0xAE, 0, 0, zy_decoding_error,
+      "0F AE (Group 15): fences, FXSAVE/XSAVE*, RD/WRFSBASE, CLWB, UMWAIT, "
+      "PTWRITE... the ILD recognises PTWRITE and does not model the other "
+      "prefix/mod/reg combinations; every form is 0F AE + ModRM", {0} },
+    { "0f-group9", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0xC7, 0xC7, 0, 0, zy_decoding_error,
+      "0F C7 (Group 9): CMPXCHG8B/16B, RDRAND, RDSEED, RDPID, VMPTRLD, "
+      "XRSTORS...: prefix/mod/reg combinations not modelled; every form is "
+      "0F C7 + ModRM", {0} },
     { "knc-mvex", ONLY_ZYDIS, M64, -1, 0x00, 0xFF, 0, 0, zy_mvex,
       "MVEX (62 with P1[2]=0): Knights Corner's vector encoding, which Zydis "
       "decodes by default; KNC has no Intel PT and runs no firmware, and on "
@@ -459,10 +465,11 @@ static void run_structured(void)
     for (size_t e = 0; e < 4; e++)
         for (unsigned op = 0; op < 256; op++)
             for (size_t p = 0; p < N_PFX; p++)
-                for (unsigned mr = 0; mr < 256; mr += (e == 0 ? 1 : 3)) {
-                    /* ModRM: every mod and reg with rm 0, 4 (SIB), 5, 6
-                       (disp forms), plus the full byte for one-byte and
-                       0F 01-like groups when stepping by 1. */
+                for (unsigned mr = 0; mr < 256;
+                     mr += (e == 0 ? 1 : p < 4 ? 3 : 11)) {
+                    /* ModRM: every byte for the one-byte map; every third
+                       for the escapes under the common prefix sets, every
+                       eleventh (still every mod and reg) under the rest. */
                     size_t k = 0;
                     for (size_t j = 0; j < pfx_sets[p][0]; j++)
                         b[k++] = pfx_sets[p][1 + j];
@@ -473,10 +480,6 @@ static void run_structured(void)
                     for (unsigned m = 0; m < 3; m++)
                         if (modes_mask & (1u << m))
                             check(m, b);
-                    if (e == 0 && mr % 16 == 15)
-                        mr += 0;  /* full sweep for the one-byte map */
-                    if (p >= 4 && mr >= 64 && e != 0)
-                        break;    /* rarer prefixes: a smaller ModRM sample */
                 }
     /* 3DNow!: 0F 0F ModRM [SIB/disp] suffix, every suffix. */
     for (unsigned suf = 0; suf < 256; suf++)

@@ -168,6 +168,24 @@ static const struct ild_case cases[] = {
     { M64, "dd28", BAD, 0, NO_TARGET, 0 },                      /* DD /5 memory */
     { M64, "d9d1", BAD, 0, NO_TARGET, 0 },
     { M64, "daea", BAD, 0, NO_TARGET, 0 },                      /* only DA E9 */
+    /* Mandatory prefixes (SDM Tables) */
+    { M64, "660f6cc1", 4, OTHER, NO_TARGET, 0 },                /* punpcklqdq */
+    { M64, "0f6cc1", BAD, 0, NO_TARGET, 0 },                    /* no NP form */
+    { M64, "f30f6ec0", BAD, 0, NO_TARGET, 0 },                  /* no F3 movd */
+    { M64, "0f50c1", 3, OTHER, NO_TARGET, 0 },                  /* movmskps */
+    { M64, "0f5000", BAD, 0, NO_TARGET, 0 },                    /* register only */
+    { M64, "660f1200", 4, OTHER, NO_TARGET, 0 },                /* movlpd xmm0, [rax] */
+    { M64, "660f12c0", BAD, 0, NO_TARGET, 0 },                  /* movlpd: memory only */
+    { M64, "0f73d001", 4, OTHER, NO_TARGET, 0 },                /* psrlq mm0, 1 */
+    { M64, "0f73d801", BAD, 0, NO_TARGET, 0 },                  /* psrldq: 66 only */
+    { M64, "660f73d801", 5, OTHER, NO_TARGET, 0 },
+    { M64, "0f38f000", 4, OTHER, NO_TARGET, 0 },                /* movbe eax, [rax] */
+    { M64, "0f38f0c0", BAD, 0, NO_TARGET, 0 },                  /* movbe: memory */
+    { M64, "f20f38f0c0", 5, OTHER, NO_TARGET, 0 },              /* crc32 eax, al */
+    { M64, "0f3a0fc101", 5, OTHER, NO_TARGET, 0 },              /* palignr mm0 */
+    { M64, "f30f3a0fc101", BAD, 0, NO_TARGET, 0 },
+    { M64, "0f3800c1", 4, OTHER, NO_TARGET, 0 },                /* pshufb mm0 */
+    { M64, "0f3810c1", BAD, 0, NO_TARGET, 0 },                  /* pblendvb: 66 */
     /* MOV CR/DR register numbers */
     { M64, "440f20c0", 4, OTHER, NO_TARGET, 0 },                /* mov rax, cr8 */
     { M64, "0f22c8", BAD, 0, NO_TARGET, 0 },                    /* cr1 */
