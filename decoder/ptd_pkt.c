@@ -677,16 +677,10 @@ size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
                 continue;
             }
         }
+        /* the other fast kinds (IP packets, TSC, MTC, short CYC) from the
+         * table, then everything else */
         n = (int)decode_fast(pos, end, in_block, p);
-        if (n) {
-            /* Branch on the size rather than add it: again so the next
-             * packet's position is predicted, not waited for. */
-            if (offsets)
-                offsets[i] = (uint64_t)(pos - begin);
-            i++;
-            pos += n;
-            continue;
-        } else {
+        if (!n) {
             if (pos >= end) {
                 st = -PTD_ERR_EOS;
                 break;
