@@ -27,6 +27,7 @@ static void info_usage(FILE *out)
 		"\n"
 		"  --cpuid FILE  read a recorded dump in the raw format of Debian's\n"
 		"                'cpuid -r -1' instead of executing CPUID here\n"
+		"                ('-' reads standard input)\n"
 		"  -h, --help    this text\n");
 }
 

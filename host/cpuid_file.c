@@ -10,7 +10,9 @@
 
 struct x86_cpuid_dump *host_cpuid_file_load(const char *path, const char *who)
 {
-	FILE *f = fopen(path, "rb");
+	/* "-": standard input, e.g. `cpuid -r -1 | ptboot info --cpuid -` */
+	int is_stdin = strcmp(path, "-") == 0;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
 	if (!f) {
 		fprintf(stderr, "%s: %s: %s\n", who, path, strerror(errno));
 		return NULL;
@@ -43,11 +45,13 @@ struct x86_cpuid_dump *host_cpuid_file_load(const char *path, const char *who)
 		goto fail;
 	}
 	free(buf);
-	fclose(f);
+	if (!is_stdin)
+		fclose(f);
 	return dump;
 fail:
 	free(buf);
 	free(dump);
-	fclose(f);
+	if (!is_stdin)
+		fclose(f);
 	return NULL;
 }

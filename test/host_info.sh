@@ -18,6 +18,17 @@ check broadwell-client.txt "ptboot: info pt=yes reason=ok vendor=GenuineIntel fa
 check goldmont.txt "ptboot: info pt=yes reason=ok vendor=GenuineIntel family=0x6 model=0x5c stepping=0xa hypervisor=0 maxleaf=0x15 ranges=2 topa=1 mentry=1 single=1"
 check amd.txt "ptboot: info pt=no reason=no-pt-bit vendor=AuthenticAMD family=0x19 model=0x61 stepping=0x2 hypervisor=0 maxleaf=0x10 ranges=0 topa=0 mentry=0 single=0"
 
+# standard input
+got=$("$P" info --cpuid - < "$F/skylake-client.txt" | tail -n 1)
+case $got in
+"ptboot: info pt=yes reason=ok vendor=GenuineIntel family=0x6 model=0x5e "*) echo "ok: info --cpuid -";;
+*) echo "FAIL: info --cpuid - gave: $got"; fail=1;;
+esac
+# the machine running the test: whatever it is, one well-formed last line
+got=$("$P" info | tail -n 1)
+re='^ptboot: info pt=(yes|no) reason=[a-z0-9-]+ vendor=[^ ]+ family=0x[0-9a-f]+ model=0x[0-9a-f]+ stepping=0x[0-9a-f]+ hypervisor=[01] maxleaf=0x[0-9a-f]+ ranges=[0-7] topa=[01] mentry=[01] single=[01]$'
+if [[ $got =~ $re ]]; then echo "ok: info on this CPU: $got"; else echo "FAIL: info on this CPU: $got"; fail=1; fi
+
 expect_fail() { # description expected-stderr-substring args...
 	local what=$1 want=$2; shift 2
 	local err rc

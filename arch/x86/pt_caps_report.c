@@ -188,6 +188,7 @@ static void report_leaf15(const struct rtit_caps *c, const struct out *o,
 	LPUT(l, "leaf 15h: TSC/crystal ratio %u/%u", (unsigned)c->tsc_numerator,
 	     (unsigned)c->tsc_denominator);
 	if (c->crystal_hz) {
+		/* < 2^64: both factors are 32-bit */
 		uint64_t tsc = (uint64_t)c->crystal_hz * c->tsc_numerator /
 			       c->tsc_denominator;
 		LPUT(l, ", crystal %s Hz, TSC %s Hz",
