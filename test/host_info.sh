@@ -29,6 +29,19 @@ got=$("$P" info | tail -n 1)
 re='^ptboot: info pt=(yes|no) reason=[a-z0-9-]+ vendor=[^ ]+ family=0x[0-9a-f]+ model=0x[0-9a-f]+ stepping=0x[0-9a-f]+ hypervisor=[01] maxleaf=0x[0-9a-f]+ ranges=[0-7] topa=[01] mentry=[01] single=[01]$'
 if [[ $got =~ $re ]]; then echo "ok: info on this CPU: $got"; else echo "FAIL: info on this CPU: $got"; fail=1; fi
 
+# Debian's cpuid tool, when installed: its raw dump of this CPU (one CPU and
+# all CPUs) must give the same verdict as executing CPUID directly
+if command -v cpuid >/dev/null; then
+	for opt in "-r -1" "-r"; do
+		# shellcheck disable=SC2086
+		via=$(cpuid $opt | "$P" info --cpuid - | tail -n 1)
+		if [ "$via" = "$got" ]; then echo "ok: cpuid $opt | info --cpuid - agrees";
+		else echo "FAIL: cpuid $opt | info --cpuid -: $via"; fail=1; fi
+	done
+else
+	echo "skip: Debian's cpuid tool not installed"
+fi
+
 expect_fail() { # description expected-stderr-substring args...
 	local what=$1 want=$2; shift 2
 	local err rc
