@@ -30,12 +30,14 @@ re='^ptboot: info pt=(yes|no) reason=[a-z0-9-]+ vendor=[^ ]+ family=0x[0-9a-f]+ 
 if [[ $got =~ $re ]]; then echo "ok: info on this CPU: $got"; else echo "FAIL: info on this CPU: $got"; fail=1; fi
 
 # Debian's cpuid tool, when installed: its raw dump of this CPU (one CPU and
-# all CPUs) must give the same verdict as executing CPUID directly
+# all CPUs) must give the same verdict as executing CPUID directly. Only the
+# fields up to maxleaf are compared: on hybrid parts leaf 14h differs
+# between the P-core and E-core each process may run on.
 if command -v cpuid >/dev/null; then
 	for opt in "-r -1" "-r"; do
 		# shellcheck disable=SC2086
 		via=$(cpuid $opt | "$P" info --cpuid - | tail -n 1)
-		if [ "$via" = "$got" ]; then echo "ok: cpuid $opt | info --cpuid - agrees";
+		if [ "${via%% ranges=*}" = "${got%% ranges=*}" ]; then echo "ok: cpuid $opt | info --cpuid - agrees";
 		else echo "FAIL: cpuid $opt | info --cpuid -: $via"; fail=1; fi
 	done
 else
