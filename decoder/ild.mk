@@ -18,12 +18,23 @@ $(B)/test/ild_vs_zydis: test/ild/ild_vs_zydis.c $(B)/host/libptboot.a | $(B)/.se
 TEST_STEPS += $(B)/test/ild_vs_zydis
 TEST_SCRIPTS += test/ild/ild_vs_zydis.sh
 
+# Bounds: the decoder sources compiled with AddressSanitizer/UBSan into
+# test/ild/ild_bounds.c; inputs in heap blocks of exactly the given size.
+ILD_SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+$(B)/test/ild_bounds: test/ild/ild_bounds.c $(wildcard decoder/ptd_ild*.c decoder/ptd_ild*.h) | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) $(ILD_SAN_FLAGS) -o $@ test/ild/ild_bounds.c $(wildcard decoder/ptd_ild*.c)
+
+TEST_STEPS += $(B)/test/ild_bounds
+TEST_SCRIPTS += test/ild/ild_bounds.sh
+
 ILD_FUZZ_N ?= 20000000
 ILD_FUZZ_SEED ?= $(shell date +%s)
 .PHONY: ild-fuzz
-ild-fuzz: $(B)/test/ild_vs_zydis
+ild-fuzz: $(B)/test/ild_vs_zydis $(B)/test/ild_bounds
 	$(B)/test/ild_vs_zydis --seed $(ILD_FUZZ_SEED) --random $(ILD_FUZZ_N) --structured \
 	    --real $(ILD_REAL_DIR) --real-random 2000000
+	$(B)/test/ild_bounds $(ILD_FUZZ_N) $(ILD_FUZZ_SEED)
 fuzz: ild-fuzz
 
 # Benchmark: ptd_ild_decode against Zydis over the real code pages.
