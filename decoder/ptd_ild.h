@@ -110,8 +110,10 @@ struct ptd_insn {
     uint8_t map;        /* enum ptd_ild_map */
     uint8_t opcode;     /* opcode byte within the map */
     uint8_t modrm;      /* when PTD_INSN_MODRM */
-    uint8_t opsize;     /* effective operand size in bits: 16, 32, 64 */
-    uint8_t addrsize;   /* effective address size in bits: 16, 32, 64 */
+    uint8_t opsize;     /* operand-size attribute in bits (16, 32, 64) from
+                           mode, 66 and REX.W; 64 for near branches in
+                           64-bit mode (PUSH/POP defaults not modelled) */
+    uint8_t addrsize;   /* address-size attribute in bits: 16, 32, 64 */
     uint8_t prefix_len; /* bytes before the opcode (legacy, REX, VEX...) */
     uint8_t rex;        /* when PTD_INSN_REX */
     uint8_t rep_byte;   /* when PTD_INSN_REP: 0xF2 or 0xF3 */
