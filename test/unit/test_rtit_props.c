@@ -296,25 +296,45 @@ static uint8_t pattern(uint64_t k)
 static unsigned hits[RTIT_RULE_COUNT];
 static unsigned accepted_runs, wraps, stops;
 
-static void run_accepted(const struct rtit_caps *k, const struct rtit_config *c)
+/* One capture: start (taking over when the previous cycle left tracing on),
+ * trace n bytes, and unless leave_running, stop and check the accounting. */
+static void one_cycle(const struct rtit_caps *k, const struct rtit_config *c,
+		      bool running, bool leave_running)
 {
 	struct rtit_msr_ops ops = rtit_model_ops(&model);
 	struct rtit_start_info si;
 	struct rtit_stop_info st;
 	struct rtit_output_summary sum;
 	uint64_t total = rtit_config_buffer_bytes(c);
+	uint8_t *b = c->fabric_en ? NULL : arena(c->buffer_phys, total);
 
-	int rc = rtit_start(&ops, c, k, false, &si);
+	if (!c->fabric_en) {
+		assert_non_null(b);
+		memset(b, 0, total); /* wrap detection needs a zeroed buffer */
+	}
+	int rc;
+	if (running) {
+		uint64_t ctl = model.ctl;
+		assert_int_equal(rtit_start(&ops, c, k, false, &si), RTIT_SEQ_E_BUSY);
+		assert_int_equal(model.ctl, ctl);
+		rc = rtit_start(&ops, c, k, true, &si);
+		assert_true(si.was_tracing);
+	} else {
+		rc = rtit_start(&ops, c, k, false, &si);
+	}
 	if (rc != RTIT_SEQ_OK || model.gp_count || (model.status & RTIT_STATUS_ERROR))
 		fail_msg("accepted config failed on the model: rc %d, %s / %s", rc,
 			 model.last_gp, model.last_error);
 	assert_true(model.psb_on_enable);
 	assert_int_equal(model.ctl, rtit_config_ctl(c, true));
 
+	uint64_t base = model.bytes_stored; /* pattern index of our first byte */
 	uint64_t n = below(2 * total + 2);
 	if (chance(10))
 		n = total;
 	uint64_t stored = rtit_model_trace(&model, n);
+	if (leave_running)
+		return;
 	assert_int_equal(rtit_stop(&ops, c, &st), RTIT_SEQ_OK);
 	if (model.gp_count || st.error)
 		fail_msg("accepted config faulted while tracing: %s / %s",
@@ -324,8 +344,6 @@ static void run_accepted(const struct rtit_caps *k, const struct rtit_config *c)
 		assert_int_equal(stored, 0);
 		return;
 	}
-	const uint8_t *b = arena(c->buffer_phys, total);
-	assert_non_null(b);
 	rtit_output_summarize(&st, c, b, &sum);
 	assert_int_equal(sum.buffer_bytes, total);
 
@@ -336,7 +354,7 @@ static void run_accepted(const struct rtit_caps *k, const struct rtit_config *c)
 		assert_true(st.stopped);
 		assert_true(sum.stopped_full);
 		assert_int_equal(sum.bytes, total);
-		assert_int_equal(b[total - 1], pattern(total - 1));
+		assert_int_equal(b[total - 1], pattern(base + total - 1));
 		return;
 	}
 	assert_int_equal(stored, n);
@@ -348,14 +366,29 @@ static void run_accepted(const struct rtit_caps *k, const struct rtit_config *c)
 		assert_int_equal(sum.bytes, total);
 		assert_int_equal(sum.oldest, n % total);
 		/* the newest byte is just before the write position */
-		assert_int_equal(b[(n - 1) % total], pattern(n - 1));
-		assert_int_equal(b[n % total], pattern(n - total));
+		assert_int_equal(b[(n - 1) % total], pattern(base + n - 1));
+		assert_int_equal(b[n % total], pattern(base + n - total));
 	} else {
 		assert_false(sum.wrapped);
 		assert_int_equal(sum.bytes, n);
 		assert_int_equal(sum.oldest, 0);
 		if (n)
-			assert_int_equal(b[n - 1], pattern(n - 1));
+			assert_int_equal(b[n - 1], pattern(base + n - 1));
+	}
+}
+
+/* 1-3 captures in a row on the same model: re-enabling after a STOP or a
+ * wrap must work, and a capture left running is taken over. */
+static unsigned takeovers;
+static void run_accepted(const struct rtit_caps *k, const struct rtit_config *c)
+{
+	unsigned cycles = 1 + (unsigned)below(3);
+	bool running = false;
+	for (unsigned i = 0; i < cycles; i++) {
+		bool leave = i + 1 < cycles && chance(30);
+		one_cycle(k, c, running, leave);
+		takeovers += running;
+		running = leave;
 	}
 }
 
@@ -485,8 +518,9 @@ static void test_random_configurations(void **state)
 		}
 	}
 
-	printf("seed 0x%llx, %u configurations: %u accepted (%u wrapped, %u stopped full)\n",
-	       (unsigned long long)seed, iters, accepted_runs, wraps, stops);
+	printf("seed 0x%llx, %u configurations: %u accepted (%u wrapped, %u stopped full, "
+	       "%u taken over)\n", (unsigned long long)seed, iters, accepted_runs, wraps,
+	       stops, takeovers);
 	for (int r = 1; r < RTIT_RULE_COUNT; r++)
 		printf("  %-28s %u\n", rtit_rule_name(r), hits[r]);
 	if (iters >= 20000 && !s) {
@@ -495,7 +529,7 @@ static void test_random_configurations(void **state)
 			if (!hits[r])
 				fail_msg("rule %s never hit", rtit_rule_name(r));
 		assert_true(accepted_runs >= iters / 4);
-		assert_true(wraps > 50 && stops > 50);
+		assert_true(wraps > 50 && stops > 50 && takeovers > 50);
 	}
 }
 
