@@ -7,9 +7,16 @@
  *
  * The decoder walks those parts once. What an opcode needs (ModRM, immediate
  * kind, branch class, validity) comes from one 16-bit entry per opcode in a
- * 256-entry table per legacy map (ptd_ild_tables.c). The few opcodes whose
- * length or class depend on ModRM.reg or on a mandatory prefix carry
- * ILD_GRP and are finished in ptd_ild_group(), off the common path.
+ * 256-entry table per legacy map (ptd_ild_tables.c). Sizes that depend on
+ * the mode and on 66/REX.W/67 come from one "size context" index. Opcodes
+ * whose entry depends on ModRM.reg take it from a group table; the few that
+ * depend on the whole ModRM byte or on the mandatory prefix carry ILD_GRP
+ * and are finished in ptd_ild_group(), off the common path.
+ *
+ * Two entry points share the tables: ptd_ild_decode() is a fast path for
+ * the common encodings with at least 15 bytes available; it hands anything
+ * else to ptd_ild_decode_full(), which handles every case and every input
+ * size. The differential test checks that both give the same results.
  */
 #include "decoder/ptd_ild.h"
 #include "decoder/ptd_ild_tables.h"
@@ -21,12 +28,7 @@
 #define ILD_UNLIKELY(x) (x)
 #endif
 
-/* Legacy prefix bytes (SDM Vol. 2, 2.1.1) and REX (2.2.1). */
-#define PFX_LOCK  0xF0
-#define PFX_REPNE 0xF2
-#define PFX_REP   0xF3
-#define PFX_OSZ   0x66
-#define PFX_ASZ   0x67
+/* REX bits (SDM Vol. 2, 2.2.1.2). Prefix bytes: ptd_ild_tables.h. */
 #define REX_W     0x08  /* REX.W: 64-bit operand size */
 #define REX_R     0x04  /* REX.R: extends ModRM.reg */
 
@@ -34,7 +36,6 @@
 #define OPC_ESC_0F   0x0F
 #define OPC_ESC_0F38 0x38   /* after 0F */
 #define OPC_ESC_0F3A 0x3A   /* after 0F */
-#define OPC_3DNOW    0x0F   /* after 0F */
 #define OPC_EVEX     0x62   /* BOUND outside 64-bit mode unless ModRM.mod=11 */
 #define OPC_VEX3     0xC4   /* LES outside 64-bit mode unless ModRM.mod=11 */
 #define OPC_VEX2     0xC5   /* LDS outside 64-bit mode unless ModRM.mod=11 */
@@ -103,7 +104,8 @@ static inline int ptd_ild_short(size_t pos)
     return pos >= PTD_ILD_MAX_LEN ? -PTD_ILD_ERR_TOO_LONG : -PTD_ILD_ERR_TRUNCATED;
 }
 
-/* Whether an SSE/MMX opcode of the 0F map (rule from ptd_ild_0f_sse) is
+/* Whether an SSE-era opcode (rule from ptd_ild_0f*_sse; op: the 0F opcode,
+ * 0 for 0F 38/0F 3A) is
  * defined under mandatory prefix mp with this ModRM (SDM Table A-3; the
  * shift groups 0F 71-73 by ModRM.reg, Table A-6 groups 12-14). */
 static bool ptd_ild_sse_ok(unsigned rule, unsigned op, unsigned mp, unsigned modrm)

@@ -38,18 +38,17 @@
 /* Prefix bits by [64-bit mode][byte]: 40-4F are REX prefixes in 64-bit
  * mode only, INC/DEC otherwise (SDM Vol. 2, 2.2.1); 48-4F carry REX.W. */
 #define PF_LEGACY \
-    [0x26] = PF_SEG, [0x2E] = PF_SEG, [0x36] = PF_SEG, [0x3E] = PF_SEG, \
-    [0x64] = PF_SEG, [0x65] = PF_SEG, \
-    [0x66] = PF_OSZ, [0x67] = PF_ASZ, \
-    [0xF0] = PF_LOCK, [0xF2] = PF_REP, [0xF3] = PF_REP
+    [PFX_ES] = PF_SEG, [PFX_CS] = PF_SEG, [PFX_SS] = PF_SEG, [PFX_DS] = PF_SEG, \
+    [PFX_FS] = PF_SEG, [PFX_GS] = PF_SEG, \
+    [PFX_OSZ] = PF_OSZ, [PFX_ASZ] = PF_ASZ, \
+    [PFX_LOCK] = PF_LOCK, [PFX_REPNE] = PF_REP, [PFX_REP] = PF_REP
 #define REXW (PF_REX | PF_W)
+#define REX8(first, v) [(first)] = (v), [(first) + 1] = (v), [(first) + 2] = (v), \
+    [(first) + 3] = (v), [(first) + 4] = (v), [(first) + 5] = (v), \
+    [(first) + 6] = (v), [(first) + 7] = (v)
 const uint8_t ptd_ild_prefix_bits[2][256] = {
     { PF_LEGACY },
-    { PF_LEGACY,
-      [0x40] = PF_REX, [0x41] = PF_REX, [0x42] = PF_REX, [0x43] = PF_REX,
-      [0x44] = PF_REX, [0x45] = PF_REX, [0x46] = PF_REX, [0x47] = PF_REX,
-      [0x48] = REXW, [0x49] = REXW, [0x4A] = REXW, [0x4B] = REXW,
-      [0x4C] = REXW, [0x4D] = REXW, [0x4E] = REXW, [0x4F] = REXW },
+    { PF_LEGACY, REX8(PFX_REX_MIN, PF_REX), REX8(PFX_REX_W, REXW) },
 };
 
 /* Operand size in bits by [mode][66][REX.W] (SDM Vol. 1, 3.6.1, Table 3-4:

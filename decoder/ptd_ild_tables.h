@@ -49,6 +49,21 @@ enum {
     I_KINDS         /* at most 16: the kind is 4 bits of an entry */
 };
 
+/* Prefix bytes (SDM Vol. 2, 2.1.1; REX 2.2.1). */
+#define PFX_ES       0x26
+#define PFX_CS       0x2E  /* also: branch not taken hint */
+#define PFX_SS       0x36
+#define PFX_DS       0x3E  /* also: branch taken hint, NOTRACK */
+#define PFX_FS       0x64
+#define PFX_GS       0x65
+#define PFX_OSZ      0x66
+#define PFX_ASZ      0x67
+#define PFX_LOCK     0xF0
+#define PFX_REPNE    0xF2
+#define PFX_REP      0xF3
+#define PFX_REX_MIN  0x40  /* 40-4F: REX in 64-bit mode */
+#define PFX_REX_W    0x48  /* 48-4F: REX with W=1 */
+
 /* Prefix bits (SDM Vol. 2, 2.1.1; REX 2.2.1): ptd_ild_prefix_bits gives
  * them per byte (0: not a prefix). The low three bits are the size context
  * (67, REX.W, 66, see ILD_CTX); LOCK, REP and REX are the PTD_INSN_* flags
