@@ -16,9 +16,6 @@
 #include "host/commands.h"
 #include "host/cpuid_file.h"
 
-#define PLAN_DEFAULT_BUFFER 0x40000000ull /* 1 GiB: aligned up to 1 GiB */
-#define PLAN_DEFAULT_TABLE  0x3ff00000ull /* 1 MiB below the buffer */
-
 static void emit_stdout(void *ctx, const char *line)
 {
 	(void)ctx;
@@ -161,8 +158,8 @@ int host_cmd_plan(int argc, char **argv)
 
 	struct rtit_config cfg;
 	rtit_config_default(&cfg, &caps);
-	cfg.buffer_phys = PLAN_DEFAULT_BUFFER;
-	cfg.table_phys = PLAN_DEFAULT_TABLE;
+	cfg.buffer_phys = RTIT_PLAN_DEFAULT_BUFFER;
+	cfg.table_phys = RTIT_PLAN_DEFAULT_TABLE;
 
 	for (i = 1; i < argc; i++) {
 		const char *o = argv[i];

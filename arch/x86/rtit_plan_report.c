@@ -57,3 +57,15 @@ int rtit_plan_report(const struct rtit_config *cfg, const struct rtit_caps *caps
 	}
 	return RTIT_RULE_OK;
 }
+
+int rtit_plan_report_default(const struct rtit_caps *caps,
+			     void (*emit)(void *ctx, const char *line), void *ctx)
+{
+	uint64_t table[RTIT_TOPA_ENTRIES_PER_TABLE];
+	struct rtit_config cfg;
+
+	rtit_config_default(&cfg, caps);
+	cfg.buffer_phys = RTIT_PLAN_DEFAULT_BUFFER;
+	cfg.table_phys = RTIT_PLAN_DEFAULT_TABLE;
+	return rtit_plan_report(&cfg, caps, table, 1, emit, ctx);
+}

@@ -11,6 +11,7 @@
 #include "arch/x86/rtit_config.h"
 #include "arch/x86/rtit_filter.h"
 #include "arch/x86/rtit_regs.h"
+#include "arch/x86/rtit_plan_report.h"
 #include "arch/x86/rtit_seq.h"
 #include "arch/x86/rtit_stop_report.h"
 #include "arch/x86/rtit_topa.h"
@@ -483,6 +484,23 @@ static void test_stop_report(void **state)
 				       "wrapped=0 stopped=0 error=0");
 }
 
+static void test_plan_report_default(void **state)
+{
+	(void)state;
+	struct lines l = {.n = 0};
+	struct rtit_caps k = rtit_fixture_caps("broadwell-client.txt");
+	assert_int_equal(rtit_plan_report_default(&k, collect, &l), 0);
+	assert_int_equal(l.n, 6);
+	assert_string_equal(l.text[0], "topa 0 0 0x40000000");
+	assert_string_equal(l.text[1], "topa 0 1 0x3ff00001");
+	assert_string_equal(l.text[5], "wrmsr 0x570 0x2505");
+	l.n = 0;
+	k = rtit_fixture_caps("amd.txt");
+	assert_int_equal(rtit_plan_report_default(&k, collect, &l), RTIT_RULE_PT_ABSENT);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.text[0], "refused pt-absent kind=#GP");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_trace_stop_range),
 		cmocka_unit_test(test_filter_helpers),
 		cmocka_unit_test(test_stop_report),
+		cmocka_unit_test(test_plan_report_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
