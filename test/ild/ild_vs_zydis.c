@@ -13,7 +13,10 @@
  * docs/ild.md) and is counted.
  *
  * Usage: ild_vs_zydis [--random N] [--seed S] [--structured] [--real DIR]
- *                     [--mode 16|32|64] [--max-fail N] [--verbose]
+ *                     [--real-random N] [--mode 16|32|64] [--real-mode16]
+ *                     [--max-fail N] [--verbose]
+ * --real-mode16 compares 16-bit mode against Zydis' real mode instead of
+ * 16-bit protected mode.
  * Exit 0 when every mismatch is allowed.
  */
 #include <Zydis/Zydis.h>
@@ -76,6 +79,28 @@ static bool zy_knc_branch(const struct facts *f)
 {
     return f->zmnemonic == ZYDIS_MNEMONIC_JKZD || f->zmnemonic == ZYDIS_MNEMONIC_JKNZD;
 }
+/* --real-mode16: Zydis decodes 16-bit code as real mode (REAL_16). */
+static bool zydis_real16;
+static bool real_mode_ud(const struct facts *f)
+{
+    /* Protected-mode-only instructions: #UD in real-address mode (SDM, the
+     * "Real-Address Mode Exceptions" of each). */
+    if (!zydis_real16)
+        return false;
+    switch (f->map) {
+    case PTD_ILD_MAP_PRIMARY:   /* ARPL */
+        return f->opcode == 0x63;
+    case PTD_ILD_MAP_0F:        /* group 6, LAR, LSL, SYSRET, SYSENTER,
+                                   SYSEXIT, GETSEC, VMREAD, VMWRITE */
+        return f->opcode == 0x00 || f->opcode == 0x02 || f->opcode == 0x03 ||
+               f->opcode == 0x07 || f->opcode == 0x34 || f->opcode == 0x35 ||
+               f->opcode == 0x37 || f->opcode == 0x78 || f->opcode == 0x79;
+    case PTD_ILD_MAP_0F38:      /* INVEPT, INVVPID, WRUSS, WRSS */
+        return f->opcode == 0x80 || f->opcode == 0x81 || f->opcode == 0xF5 ||
+               f->opcode == 0xF6;
+    }
+    return false;
+}
 static bool zy_decoding_error(const struct facts *f)
 {
     return f->zstatus == ZYDIS_STATUS_DECODING_ERROR;
@@ -107,6 +132,11 @@ static struct allowed ild_allowed[] = {
       "0F C7 (Group 9): CMPXCHG8B/16B, RDRAND, RDSEED, RDPID, VMPTRLD, "
       "XRSTORS...: prefix/mod/reg combinations not modelled; every form is "
       "0F C7 + ModRM", {0} },
+    { "real-mode-ud", ONLY_OURS, M16, -1, 0x00, 0xFF, 0, 0, real_mode_ud,
+      "with --real-mode16 only: instructions that exist only in protected "
+      "mode (ARPL, LAR, LSL, group 6, SYSRET, SYSENTER/SYSEXIT, GETSEC, VMX, "
+      "shadow stacks) raise #UD in real mode; the ILD has one 16-bit mode, "
+      "as Intel PT's MODE.Exec does not tell real from protected mode", {0} },
     { "knc-mvex", ONLY_ZYDIS, M64, -1, 0x00, 0xFF, 0, 0, zy_mvex,
       "MVEX (62 with P1[2]=0): Knights Corner's vector encoding, which Zydis "
       "decodes by default; KNC has no Intel PT and runs no firmware, and on "
@@ -127,7 +157,9 @@ static ZydisDecoder zdec[3];
 
 static void zydis_init(void)
 {
-    ZydisDecoderInit(&zdec[PTD_EXEC_MODE_16], ZYDIS_MACHINE_MODE_LEGACY_16, ZYDIS_STACK_WIDTH_16);
+    ZydisDecoderInit(&zdec[PTD_EXEC_MODE_16],
+                     zydis_real16 ? ZYDIS_MACHINE_MODE_REAL_16 : ZYDIS_MACHINE_MODE_LEGACY_16,
+                     ZYDIS_STACK_WIDTH_16);
     ZydisDecoderInit(&zdec[PTD_EXEC_MODE_32], ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32);
     ZydisDecoderInit(&zdec[PTD_EXEC_MODE_64], ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 }
@@ -603,9 +635,11 @@ int main(int argc, char **argv)
             max_fail = strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--verbose"))
             verbose = true;
+        else if (!strcmp(argv[i], "--real-mode16"))
+            zydis_real16 = true;
         else {
             fprintf(stderr, "usage: %s [--random N] [--seed S] [--structured] [--real DIR "
-                    "[--real-random N]] [--mode 16|32|64] [--max-fail N] [--verbose]\n", argv[0]);
+                    "[--real-random N]] [--mode 16|32|64] [--real-mode16] [--max-fail N] [--verbose]\n", argv[0]);
             return 2;
         }
     }
