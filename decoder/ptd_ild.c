@@ -596,6 +596,17 @@ int ptd_ild_decode_at(struct ptd_insn *insn, const uint8_t *bytes,
     return ptd_ild_decode(insn, bytes, size, mode);
 }
 
+const char *ptd_ild_errstr(int code)
+{
+    switch (code < 0 ? -code : code) {
+    case PTD_ILD_ERR_INVALID: return "invalid argument";
+    case PTD_ILD_ERR_BAD_INSN: return "bad instruction";
+    case PTD_ILD_ERR_TRUNCATED: return "instruction truncated";
+    case PTD_ILD_ERR_TOO_LONG: return "instruction longer than 15 bytes";
+    default: return NULL;
+    }
+}
+
 const char *ptd_ild_iclass_name(enum ptd_iclass iclass)
 {
     static const char *const names[PTD_ICLASS_COUNT] = {

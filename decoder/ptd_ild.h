@@ -130,6 +130,10 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
 int ptd_ild_decode_at(struct ptd_insn *insn, const uint8_t *bytes,
                       size_t size, enum ptd_exec_mode mode, uint64_t ip);
 
+/* A static message for a (positive or negative) -PTD_ILD_ERR_* code, or
+ * NULL for a code the ILD does not return. */
+const char *ptd_ild_errstr(int code);
+
 /* Static names for logs and tests: "cond_jump", "far_transfer"... */
 const char *ptd_ild_iclass_name(enum ptd_iclass iclass);
 

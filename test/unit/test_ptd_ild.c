@@ -431,6 +431,11 @@ static void test_names(void **state)
     assert_string_equal(ptd_ild_iclass_name(PTD_ICLASS_OTHER), "other");
     assert_string_equal(ptd_ild_iclass_name(PTD_ICLASS_FAR_TRANSFER), "far_transfer");
     assert_string_equal(ptd_ild_iclass_name((enum ptd_iclass)99), "?");
+    assert_string_equal(ptd_ild_errstr(-PTD_ILD_ERR_TRUNCATED), "instruction truncated");
+    assert_string_equal(ptd_ild_errstr(PTD_ILD_ERR_BAD_INSN), "bad instruction");
+    assert_non_null(ptd_ild_errstr(-PTD_ILD_ERR_TOO_LONG));
+    assert_non_null(ptd_ild_errstr(-PTD_ILD_ERR_INVALID));
+    assert_null(ptd_ild_errstr(-7));
     assert_false(ptd_ild_is_branch(PTD_ICLASS_OTHER));
     assert_true(ptd_ild_is_branch(PTD_ICLASS_NEAR_RET));
 }
