@@ -13,7 +13,8 @@
  * usage: gen_trace [--size BYTES] [--seed N] [--corrupt N] [--uniform]
  *                  [--all-kinds] [--chaos] OUT
  *   --corrupt N   overwrite N random bytes after generating
- *   --all-kinds   also CFE, EVD, BBP/BIP/BEP (libipt 2.0.5 does not know them)
+ *   --all-kinds   with --uniform: also CFE, EVD, BBP/BIP/BEP (libipt 2.0.5
+ *                 does not know them); the flow does not write them
  *   --chaos       IP packets with random IPBytes and payloads (not a valid
  *                 flow: exercises last-IP tracking before any full IP) */
 #include <inttypes.h>
@@ -72,7 +73,8 @@ int main(int argc, char **argv)
         uint16_t next[2];
     } sites[NSITES];
     unsigned cur = 0;
-    for (unsigned i = 0; i < NSITES; i++) {
+    /* (only for the flow: --uniform keeps its random sequence) */
+    for (unsigned i = 0; i < NSITES && !uniform; i++) {
         static const uint8_t padlen[] = { 0, 1, 2, 2, 2, 3, 4, 7, 9, 12 };
         sites[i].ip = 0x400000 + (i / 16) * 0x10000 + (rnd() & 0xfff0);
         sites[i].ntnt = (uint8_t)(rnd() % 12);
