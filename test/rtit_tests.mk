@@ -8,3 +8,19 @@ $(B)/test/rtit_model.o: test/rtit_model.c test/rtit_model.h | $(B)/.setup-done
 RTIT_MODEL_TESTS := test_rtit_seq test_rtit_props test_rtit_model
 $(RTIT_MODEL_TESTS:%=$(B)/test/%): $(B)/test/rtit_model.o
 $(foreach t,$(RTIT_MODEL_TESTS),$(eval TEST_LIBS_$(t) := $(B)/test/rtit_model.o))
+
+# libFuzzer target over the CPUID dump text (parser, caps, info report,
+# default plan): a short run in `make test`, `make cpuid-fuzz` for longer.
+FUZZ_CC ?= clang
+CPUID_FUZZ_SRCS := test/fuzz/fuzz_cpuid.c $(ARCH_SRCS)
+$(B)/test/fuzz_cpuid: $(CPUID_FUZZ_SRCS) $(wildcard arch/x86/*.h) | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 -O2 -g -I. -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined $(CPUID_FUZZ_SRCS) -o $@
+.PHONY: arch-test-progs cpuid-fuzz
+arch-test-progs: $(B)/test/fuzz_cpuid
+TEST_STEPS += arch-test-progs
+TEST_SCRIPTS += test/fuzz/fuzz_cpuid.sh
+cpuid-fuzz: $(B)/test/fuzz_cpuid
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} FUZZ_CORPUS=$(B)/fuzz/cpuid-corpus bash test/fuzz/fuzz_cpuid.sh
+fuzz: cpuid-fuzz
