@@ -1,15 +1,25 @@
-/* `info`: what the CPU offers for Intel PT, and what the firmware left in the
- * RTIT MSRs. Reads only MSRs that CPUID promises, through the #GP-safe path. */
+/* `info [--cpuid FILE]`: what the CPU offers for Intel PT, what the firmware
+ * left in the RTIT MSRs (only MSRs CPUID promises, through the #GP-safe
+ * path), and the MSR writes and ToPA entries a default capture would make.
+ * With --cpuid, the same report for a CPUID dump on the stick (Debian's
+ * `cpuid -r -1` format) instead of this CPU: no MSR is read then. */
+#include <string.h>
 #include <efi.h>
 #include <efilib.h>
 
 #include "arch/x86/cpuid.h"
+#include "arch/x86/cpuid_dump.h"
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/pt_caps_report.h"
 #include "arch/x86/rtit_msr_snapshot.h"
+#include "arch/x86/rtit_plan_report.h"
 #include "efi/app.h"
 #include "efi/console.h"
 #include "efi/msr_safe.h"
+#include "efi/volume.h"
+
+/* A CPUID dump is text of a few KiB; anything much larger is not one. */
+#define CPUID_DUMP_MAX_BYTES (256u << 10)
 
 static int msr_rd(void *ctx, uint32_t msr, uint64_t *value)
 {
@@ -25,8 +35,29 @@ static int msr_wr(void *ctx, uint32_t msr, uint64_t value)
 
 static void emit_line(void *ctx, const char *line)
 {
-    (void)ctx;
-    efi_con_printf("%s\n", line);
+    efi_con_printf("%s%s\n", ctx ? (const char *)ctx : "", line);
+}
+
+/* Reads caps from a dump file on the stick. */
+static int caps_from_dump(struct efi_app *app, const char *file, struct rtit_caps *caps)
+{
+    static struct x86_cpuid_dump dump; /* 6 KiB: off the stack */
+    void *text;
+    size_t len;
+    enum efi_volume_result r = efi_volume_load(app->image, file, CPUID_DUMP_MAX_BYTES, &text, &len);
+    if (r != EFI_VOLUME_OK) {
+        efi_con_printf("ptboot: error: info: %s: %s\n", file, efi_volume_result_name(r));
+        return EFI_APP_FAILED;
+    }
+    unsigned line = 0;
+    int err = x86_cpuid_dump_parse(&dump, text, len, &line);
+    efi_volume_free(text, len);
+    if (err) {
+        efi_con_printf("ptboot: error: info: %s:%u: %s\n", file, line, x86_cpuid_dump_strerror(err));
+        return EFI_APP_FAILED;
+    }
+    rtit_caps_read(caps, x86_cpuid_dump_query, &dump);
+    return EFI_APP_OK;
 }
 
 static void print_firmware(EFI_SYSTEM_TABLE *st)
@@ -44,18 +75,31 @@ static void print_firmware(EFI_SYSTEM_TABLE *st)
 
 int efi_cmd_info(struct efi_app *app, int argc, char **argv)
 {
-    if (argc > 0) {
-        efi_con_printf("ptboot: error: info: unknown argument '%s'\n", argv[0]);
-        return EFI_APP_USAGE;
+    const char *dump_file = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--cpuid") && i + 1 < argc) {
+            dump_file = argv[++i];
+        } else {
+            efi_con_printf("ptboot: error: info: unknown argument '%s' (usage: info [--cpuid FILE])\n",
+                           argv[i]);
+            return EFI_APP_USAGE;
+        }
     }
     print_firmware(app->st);
 
     struct rtit_caps caps;
-    rtit_caps_read(&caps, x86_cpuid_native, NULL);
+    if (dump_file) {
+        int status = caps_from_dump(app, dump_file, &caps);
+        if (status != EFI_APP_OK)
+            return status;
+        efi_con_printf("CPUID source:        %s (a recorded dump, not this CPU)\n", dump_file);
+    } else {
+        rtit_caps_read(&caps, x86_cpuid_native, NULL);
+    }
 
     struct rtit_msr_snapshot snap;
     const struct rtit_msr_snapshot *msrs = NULL;
-    if (caps.pt) {
+    if (caps.pt && !dump_file) {
         if (app->msr_state[0] == 'r') { /* "ready" */
             const struct rtit_msr_ops ops = { msr_rd, msr_wr, NULL };
             rtit_msr_snapshot_take(&snap, &caps, &ops);
@@ -66,5 +110,13 @@ int efi_cmd_info(struct efi_app *app, int argc, char **argv)
         }
     }
     rtit_caps_report(&caps, msrs, emit_line, NULL);
+    if (caps.pt) {
+        /* What a capture would program by default, so an engineer can check
+         * it against the SDM before anything is written. A refused plan
+         * prints its rule itself. */
+        efi_con_puts("Start plan (default configuration, illustrative addresses):\n");
+        if (rtit_plan_report_default(&caps, emit_line, "  ") < 0)
+            efi_con_puts("  (no plan: no room for the ToPA table)\n");
+    }
     return EFI_APP_OK;
 }

@@ -16,4 +16,32 @@ boot info-skylake "--shutdown info" -cpu Skylake-Client
 expect_rc info-skylake 0 "app shut the machine down"
 expect info-skylake '^ptboot: info pt=no reason=no-pt-bit vendor=GenuineIntel family=0x6 model=0x5e stepping=0x3 hypervisor=1 maxleaf=0xd ' "machine line for Skylake-Client"
 expect info-skylake '^ptboot: exit status=0 sbrk_calls=0 ' "no allocation"
+
+# The PT=yes path of the same code on the target, from recorded CPUID dumps
+# on the stick (QEMU cannot offer Intel PT): the report says yes, no MSR is
+# read for a dump, and the start plan printed on serial is line for line the
+# host's `ptboot plan --cpuid` for the same CPU (Broadwell: the one-entry
+# plus END ToPA layout of parts without multiple entries).
+for cpu in skylake-client broadwell-client; do
+  name=info-dump-$cpu
+  cp test/fixtures/cpuid/$cpu.txt "$BOOT_DIR/$cpu.txt"
+  scripts/mkimage.sh "$BOOT_DIR/$name.img" build/ptboot.efi "--shutdown info --cpuid $cpu.txt" \
+    "$BOOT_DIR/$cpu.txt" || exit 1
+  QUIET=1 scripts/qemu-run.sh "$BOOT_DIR/$name.img" "$BOOT_DIR/$name.log" "${BOOT_TIMEOUT:-90}"
+  boot_rc=$?
+  boot_clean $name
+  expect_rc $name 0 "clean shutdown"
+  expect $name "^CPUID source: +$cpu.txt \(a recorded dump, not this CPU\)$" "dump named as the source"
+  expect $name "^ptboot: info pt=yes reason=ok vendor=GenuineIntel " "PT reported present"
+  expect_not $name '^IA32_RTIT_CTL' "no MSR read for a dump"
+  build/ptboot plan --cpuid test/fixtures/cpuid/$cpu.txt > "$BOOT_DIR/$name.plan-expected"
+  sed -n '/^Start plan /,/^ptboot: exit /p' "$BOOT_DIR/$name.txt" | sed '1d;$d;s/^  //' > "$BOOT_DIR/$name.plan-got"
+  if [ -s "$BOOT_DIR/$name.plan-expected" ] && cmp -s "$BOOT_DIR/$name.plan-expected" "$BOOT_DIR/$name.plan-got"; then
+    ok "$name: start plan identical to 'ptboot plan' ($(wc -l < "$BOOT_DIR/$name.plan-got") lines)"
+  else
+    not_ok "$name: start plan differs from 'ptboot plan'"
+    diff "$BOOT_DIR/$name.plan-expected" "$BOOT_DIR/$name.plan-got" | head | sed 's/^/    | /'
+  fi
+done
+expect info-dump-broadwell-client '^  topa 0 1 0x[0-9a-f]*1$' "Broadwell: entry 1 is END"
 boot_done
