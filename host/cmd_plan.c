@@ -26,6 +26,7 @@ static void plan_usage(FILE *out)
 {
 	fprintf(out,
 "usage: ptboot plan --cpuid FILE [options]\n"
+"       ptboot plan --rules      (every rule a configuration is checked against)\n"
 "\n"
 "Prints the ToPA entries ('topa <table> <index> 0x<entry>') and MSR writes\n"
 "('wrmsr 0x<msr> 0x<value>', in order) that starting Intel PT with this\n"
@@ -135,10 +136,18 @@ int host_cmd_plan(int argc, char **argv)
 	const char *file = NULL;
 	int i;
 
-	/* First pass: --help and --cpuid (the defaults depend on the CPU). */
+	/* First pass: --help, --rules and --cpuid (the defaults depend on
+	 * the CPU). */
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			plan_usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--rules")) {
+			for (int r = 1; r < RTIT_RULE_COUNT; r++)
+				printf("%-28s %-18s %s\n", rtit_rule_name(r),
+				       rtit_rule_kind_name(rtit_rule_kind(r)),
+				       rtit_rule_text(r));
 			return 0;
 		}
 		if (!strcmp(argv[i], "--cpuid") && i + 1 < argc)

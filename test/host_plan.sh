@@ -97,4 +97,9 @@ done
 "$P" plan >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: plan without --cpuid"; fail=1; }
 "$P" plan --cpuid /nonexistent >/dev/null 2>&1; [ $? -eq 1 ] || { echo "FAIL: plan missing file"; fail=1; }
 "$P" plan --help | grep -q -- '--trace-stop' || { echo "FAIL: plan --help"; fail=1; }
+# every rule is documented in docs/plan.md
+while read -r name _; do
+	grep -q "^| \`$name\` |" docs/plan.md || { echo "FAIL: rule $name not in docs/plan.md"; fail=1; }
+done < <("$P" plan --rules)
+[ "$("$P" plan --rules | wc -l)" -ge 30 ] || { echo "FAIL: plan --rules"; fail=1; }
 exit $fail
