@@ -34,8 +34,10 @@ EFI_SRCS     :=
 # bench.mk expand those lists in rule prerequisites, so they come last.
 include decoder/decoder.mk
 include decoder/ild.mk
+include decoder/flow.mk
 include arch/x86/arch.mk
 include efi/efi.mk
+include test/vpt/vpt.mk
 include host/host.mk
 include test/test.mk
 include bench/bench.mk

@@ -12,3 +12,4 @@ __attribute__((weak)) int host_cmd_info(int argc, char **argv) { (void)argc; (vo
 __attribute__((weak)) int host_cmd_plan(int argc, char **argv) { (void)argc; (void)argv; return unbuilt("plan"); }
 __attribute__((weak)) int host_cmd_dump(int argc, char **argv) { (void)argc; (void)argv; return unbuilt("dump"); }
 __attribute__((weak)) int host_cmd_bench(int argc, char **argv) { (void)argc; (void)argv; return unbuilt("bench"); }
+__attribute__((weak)) int host_cmd_flow(int argc, char **argv) { (void)argc; (void)argv; return unbuilt("flow"); }

@@ -1,0 +1,1 @@
+# test/vpt: the virtual Intel PT trace unit, a QEMU TCG plugin.
