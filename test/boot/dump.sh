@@ -13,10 +13,8 @@ build/bench/gen_trace --size 24576 --seed 7 --all-kinds --corrupt 6 "$sample" >/
 dump_case() {
   local name=$1 args=$2 errors=$3
   (cd "$BOOT_DIR" && ../../ptboot dump $args) > "$BOOT_DIR/$name.expected" 2>/dev/null
-  scripts/mkimage.sh "$BOOT_DIR/$name.img" build/ptboot.efi "--shutdown dump $args" "$sample" || exit 1
-  QUIET=1 scripts/qemu-run.sh "$BOOT_DIR/$name.img" "$BOOT_DIR/$name.log" "${BOOT_TIMEOUT:-90}"
-  boot_rc=$?
-  boot_clean "$name"
+  boot_image "$name" "--shutdown dump $args" "$sample"
+  boot_run "$name"
   expect_rc "$name" 0 "clean shutdown"
   expect "$name" '^ptboot: dump begin file=' "dump started"
   expect "$name" "^ptboot: dump end packets=[1-9][0-9]* errors=$errors skipped=[0-9]+\$" "dump finished, errors=$errors"

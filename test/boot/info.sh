@@ -25,11 +25,8 @@ expect info-skylake '^ptboot: exit status=0 sbrk_calls=0 ' "no allocation"
 for cpu in skylake-client broadwell-client; do
   name=info-dump-$cpu
   cp test/fixtures/cpuid/$cpu.txt "$BOOT_DIR/$cpu.txt"
-  scripts/mkimage.sh "$BOOT_DIR/$name.img" build/ptboot.efi "--shutdown info --cpuid $cpu.txt" \
-    "$BOOT_DIR/$cpu.txt" || exit 1
-  QUIET=1 scripts/qemu-run.sh "$BOOT_DIR/$name.img" "$BOOT_DIR/$name.log" "${BOOT_TIMEOUT:-90}"
-  boot_rc=$?
-  boot_clean $name
+  boot_image $name "--shutdown info --cpuid $cpu.txt" "$BOOT_DIR/$cpu.txt"
+  boot_run $name
   expect_rc $name 0 "clean shutdown"
   expect $name "^CPUID source: +$cpu.txt \(a recorded dump, not this CPU\)$" "dump named as the source"
   expect $name "^ptboot: info pt=yes reason=ok vendor=GenuineIntel " "PT reported present"

@@ -5,16 +5,30 @@ BOOT_DIR=build/test/boot
 mkdir -p "$BOOT_DIR"
 boot_failures=0
 
-# boot NAME CONFIG-TEXT [qemu args...]: boots a stick whose ptboot.cfg is
-# CONFIG-TEXT; the cleaned log (no ANSI escapes, no CR) is $BOOT_DIR/NAME.txt
-# and QEMU's runner status is in $boot_rc.
-boot() {
+# boot_image NAME CONFIG-TEXT [FILE...]: makes the stick $BOOT_DIR/NAME.img
+# with that ptboot.cfg and the files at its root.
+boot_image() {
   local name=$1 cfg=$2
   shift 2
-  scripts/mkimage.sh "$BOOT_DIR/$name.img" build/ptboot.efi "$cfg" || { boot_rc=99; return; }
+  scripts/mkimage.sh "$BOOT_DIR/$name.img" build/ptboot.efi "$cfg" "$@" || exit 1
+}
+
+# boot_run NAME [qemu args...]: boots $BOOT_DIR/NAME.img; the cleaned log (no
+# ANSI escapes, no CR) is $BOOT_DIR/NAME.txt, the runner's status $boot_rc.
+boot_run() {
+  local name=$1
+  shift
   QUIET=1 scripts/qemu-run.sh "$BOOT_DIR/$name.img" "$BOOT_DIR/$name.log" "${BOOT_TIMEOUT:-90}" "$@"
   boot_rc=$?
   boot_clean "$name"
+}
+
+# boot NAME CONFIG-TEXT [qemu args...]: both of the above.
+boot() {
+  local name=$1 cfg=$2
+  shift 2
+  boot_image "$name" "$cfg"
+  boot_run "$name" "$@"
 }
 
 boot_clean() {

@@ -7,16 +7,14 @@ cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 name=shell
 img=$BOOT_DIR/$name.img
-scripts/mkimage.sh "$img" build/ptboot.efi "--shutdown info" || exit 1
+boot_image $name "--shutdown info"
 # No BOOTX64.EFI: OVMF falls through to its internal shell, which runs
 # startup.nsh from the stick after a 5 s countdown.
 mdel -i "$img" ::/EFI/BOOT/BOOTX64.EFI
 mcopy -i "$img" build/ptboot.efi ::/ptboot.efi
 printf 'fs0:\\ptboot.efi selftest\r\n' > "$BOOT_DIR/startup.nsh"
 mcopy -i "$img" "$BOOT_DIR/startup.nsh" ::/startup.nsh
-QUIET=1 scripts/qemu-run.sh "$img" "$BOOT_DIR/$name.log" "${BOOT_TIMEOUT:-90}"
-boot_rc=$?
-boot_clean $name
+boot_run $name
 expect_rc $name 0 "config's --shutdown applied"
 expect $name '^Shell> fs0:\\ptboot.efi selftest$' "ran from the shell"
 expect $name '^ptboot: selftest result=pass$' "shell's command replaced the config's"
