@@ -17,6 +17,7 @@ dump_case() {
   boot_run "$name"
   expect_rc "$name" 0 "clean shutdown"
   expect "$name" '^ptboot: dump begin file=' "dump started"
+  expect "$name" '^ptboot: exit status=0 sbrk_calls=0 msr_faults=0$' "no heap allocation while decoding"
   expect "$name" "^ptboot: dump end packets=[1-9][0-9]* errors=$errors skipped=[0-9]+\$" "dump finished, errors=$errors"
   sed -n '/^ptboot: dump begin /,/^ptboot: dump end /p' "$BOOT_DIR/$name.txt" | sed '1d;$d' > "$BOOT_DIR/$name.got"
   local lines
