@@ -9,6 +9,7 @@
 
 #include "arch/x86/rtit_config.h"
 #include "arch/x86/rtit_decode_params.h"
+#include "arch/x86/rtit_options.h"
 #include "arch/x86/rtit_topa.h"
 #include "test/unit/rtit_test_util.h"
 
@@ -503,6 +504,113 @@ static void test_decode_params(void **state)
 	assert_false(p.nom_freq_valid);
 }
 
+static void test_parse_u64(void **state)
+{
+	(void)state;
+	uint64_t v;
+	assert_int_equal(rtit_parse_u64("0", &v, false), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(rtit_parse_u64("0x7E000000", &v, false), 0);
+	assert_int_equal(v, 0x7e000000);
+	assert_int_equal(rtit_parse_u64("18446744073709551615", &v, false), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(rtit_parse_u64("18446744073709551616", &v, false), -1);
+	assert_int_equal(rtit_parse_u64("0xffffffffffffffff", &v, false), 0);
+	assert_int_equal(rtit_parse_u64("0x1ffffffffffffffff", &v, false), -1);
+	assert_int_equal(rtit_parse_u64("2M", &v, true), 0);
+	assert_int_equal(v, 2u << 20);
+	assert_int_equal(rtit_parse_u64("0x10k", &v, true), 0);
+	assert_int_equal(v, 16u << 10);
+	assert_int_equal(rtit_parse_u64("4G", &v, true), 0);
+	assert_true(v == 4ull << 30);
+	assert_int_equal(rtit_parse_u64("2M", &v, false), -1);
+	assert_int_equal(rtit_parse_u64("2MB", &v, true), -1);
+	assert_int_equal(rtit_parse_u64("", &v, false), -1);
+	assert_int_equal(rtit_parse_u64("0x", &v, false), -1);
+	assert_int_equal(rtit_parse_u64("-1", &v, false), -1);
+	assert_int_equal(rtit_parse_u64("17179869184G", &v, true), -1); /* 2^34 G */
+	assert_int_equal(rtit_parse_u64(NULL, &v, false), -1);
+}
+
+static void test_options(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("skylake-client.txt");
+	struct rtit_config c = base(&k);
+	char err[128];
+	static const char *const flags[] = {"user", "no-os", "no-branch", "no-tsc",
+		"dis-retc", "ptwrite", "fup-on-ptw", "power-events", "event-trace",
+		"dis-tnt", "inject-psb-pmi", "fabric"};
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		assert_int_equal(rtit_option_takes_value(flags[i]), 0);
+		assert_int_equal(rtit_option_apply(&c, flags[i], NULL, err, sizeof(err)), 0);
+	}
+	assert_true(c.user && !c.os && !c.branch_en && !c.tsc_en && c.dis_retc &&
+		    c.ptw_en && c.fup_on_ptw && c.pwr_evt_en && c.event_en &&
+		    c.dis_tnt && c.inject_psb_pmi && c.fabric_en);
+
+	c = base(&k);
+#define OK(n, v) assert_int_equal(rtit_option_apply(&c, n, v, err, sizeof(err)), 0)
+	OK("output", "single");
+	assert_int_equal(c.output, RTIT_OUTPUT_SINGLE);
+	OK("output", "topa");
+	OK("mode", "stop");
+	assert_int_equal(c.when_full, RTIT_FULL_STOP);
+	OK("regions", "600");
+	OK("region-size", "2M");
+	assert_int_equal(c.region_size_code, 9);
+	OK("region-size", "128M");
+	assert_int_equal(c.region_size_code, 15);
+	OK("single-size", "64K");
+	assert_int_equal(c.single_size, 65536);
+	OK("buffer-base", "0x80000000");
+	OK("table-base", "0x7ff00000");
+	OK("mtc", "6");
+	assert_true(c.mtc_en && c.mtc_freq == 6);
+	OK("cyc", "2");
+	assert_true(c.cyc_en && c.cyc_thresh == 2);
+	OK("psb", "5");
+	OK("cr3", "0x1000");
+	assert_true(c.cr3_filter && c.cr3 == 0x1000);
+	OK("filter", "1:0x1000:0x1fff");
+	assert_int_equal(c.range[1].cfg, RTIT_ADDR_CFG_FILTER);
+	assert_int_equal(c.range[1].end, 0x1fff);
+	OK("trace-stop", "0:0xffffffff80000000:0xffffffff80000fff");
+	assert_int_equal(c.range[0].cfg, RTIT_ADDR_CFG_STOP);
+	OK("range-cfg", "1:7:0:0");
+	assert_int_equal(c.range[1].cfg, 7);
+	/* the result is judged by rtit_check, not by the parser */
+	expect(&c, &k, RTIT_RULE_RANGE_CFG_RESERVED, 1);
+#undef OK
+
+#define BAD(n, v, msg)                                                            \
+	do {                                                                      \
+		assert_int_equal(rtit_option_apply(&c, n, v, err, sizeof(err)), -1); \
+		if (!strstr(err, msg))                                            \
+			fail_msg("'%s' lacks '%s'", err, msg);                    \
+	} while (0)
+	BAD("bogus", NULL, "bogus: unknown option");
+	BAD("regions", NULL, "regions: needs a value");
+	BAD("regions", "", "needs a value");
+	BAD("user", "1", "user=1: takes no value");
+	BAD("output", "both", "expected topa or single");
+	BAD("mode", "wrap", "expected ring or stop");
+	BAD("regions", "many", "expected a number");
+	BAD("region-size", "3K", "4K, 8K, ... or 128M");
+	BAD("region-size", "256M", "4K, 8K, ... or 128M");
+	BAD("filter", "4:0:1", "N 0..3");
+	BAD("filter", "0:1", "expected N:START:END");
+	BAD("filter", "0:1:2:3", "expected N:START:END");
+	BAD("range-cfg", "0:1:2", "expected N:CFG:START:END");
+	BAD("cr3", "x", "expected a number");
+#undef BAD
+	assert_int_equal(rtit_option_takes_value("cpuid"), -1);
+	/* a tiny error buffer stays terminated */
+	char tiny[4];
+	assert_int_equal(rtit_option_apply(&c, "bogus", NULL, tiny, sizeof(tiny)), -1);
+	assert_int_equal(strlen(tiny), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +632,8 @@ int main(void)
 		cmocka_unit_test(test_maxphyaddr),
 		cmocka_unit_test(test_single_range),
 		cmocka_unit_test(test_decode_params),
+		cmocka_unit_test(test_parse_u64),
+		cmocka_unit_test(test_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
