@@ -9,7 +9,7 @@ static const struct {
     { "--no-pad", PTD_FMT_NO_PAD },     { "--no-timing", PTD_FMT_NO_TIMING },
     { "--no-cyc", PTD_FMT_NO_CYC },     { "--no-offset", PTD_FMT_NO_OFFSET },
     { "--raw", PTD_FMT_RAW },           { "--lastip", PTD_FMT_LASTIP },
-    { "--exec-mode", PTD_FMT_EXEC_MODE },
+    { "--exec-mode", PTD_FMT_EXEC_MODE }, { "--libipt-2.0", PTD_FMT_LIBIPT20 },
 };
 #define DUMP_FLAG_COUNT (sizeof dump_flags / sizeof dump_flags[0])
 
@@ -71,6 +71,43 @@ bool ptd_opts_parse_u64(const char *s, uint64_t *out)
         v = v * base + (uint64_t)d;
     }
     *out = v;
+    return true;
+}
+
+/* Parses the number in s[0..len) (not NUL-terminated) into *out. */
+static bool parse_u64_n(const char *s, unsigned len, uint64_t *out)
+{
+    char tmp[24];
+    if (len == 0 || len >= sizeof tmp)
+        return false;
+    for (unsigned i = 0; i < len; i++)
+        tmp[i] = s[i];
+    tmp[len] = '\0';
+    return ptd_opts_parse_u64(tmp, out);
+}
+
+bool ptd_opts_parse_cpu(const char *s, unsigned *family, unsigned *model)
+{
+    *family = 0;
+    *model = 0;
+    if (same(s, "none"))
+        return true;
+    uint64_t part[3];
+    unsigned n = 0, start = 0, i = 0;
+    for (;; i++) {
+        if (s[i] != '/' && s[i] != '\0')
+            continue;
+        if (n == 3 || !parse_u64_n(s + start, i - start, &part[n]))
+            return false;
+        n++;
+        if (s[i] == '\0')
+            break;
+        start = i + 1;
+    }
+    if (n < 2 || part[0] > 0xffff || part[1] > 0xff || (n == 3 && part[2] > 0xff))
+        return false;
+    *family = (unsigned)part[0];
+    *model = (unsigned)part[1];
     return true;
 }
 

@@ -18,6 +18,11 @@ const char *ptd_opts_dump_flag_name(unsigned i);
  * on overflow. */
 bool ptd_opts_parse_u64(const char *s, uint64_t *out);
 
+/* libipt's --cpu argument: "none", or "f/m" or "f/m/s" (numbers as
+ * ptd_opts_parse_u64 takes them). Returns false on anything else; for
+ * "none" *family and *model are 0. */
+bool ptd_opts_parse_cpu(const char *s, unsigned *family, unsigned *model);
+
 /* "file[:from[-to]]" as libipt's tools take it: the suffix after the last
  * ':' is a byte range only if it parses as one, so names that contain ':'
  * (fs0:\trace.pt) still work. On a range, name is cut at the ':'. */

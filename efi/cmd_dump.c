@@ -7,6 +7,7 @@
  *   ptboot: dump end packets=<n> errors=<n> skipped=<n>
  * every line is a ptdump line. */
 #include <stdbool.h>
+#include <string.h>
 
 #include "decoder/ptd_fmt.h"
 #include "decoder/ptd_opts.h"
@@ -21,7 +22,7 @@
 static void dump_usage(void)
 {
     efi_con_puts("usage: ptboot.efi dump [options] FILE[:FROM[-TO]]\n"
-                 "options (as libipt's ptdump):");
+                 "options (as libipt's ptdump): --cpu none|f/m[/s]");
     for (unsigned i = 0; ptd_opts_dump_flag_name(i); i++)
         efi_con_printf(" %s", ptd_opts_dump_flag_name(i));
     efi_con_puts("\n");
@@ -33,8 +34,17 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
     char *file = NULL;
     for (int i = 0; i < argc; i++) {
         uint32_t flag;
+        unsigned family, model;
         if (ptd_opts_dump_flag(argv[i], &flag)) {
             opt.flags |= flag;
+        } else if (!strcmp(argv[i], "--cpu")) {
+            /* ptdump's --cpu: the packet errata workarounds of that CPU */
+            if (i + 1 == argc || !ptd_opts_parse_cpu(argv[i + 1], &family, &model)) {
+                efi_con_puts("ptboot: error: dump: --cpu needs none or f/m[/s]\n");
+                return EFI_APP_USAGE;
+            }
+            opt.errata = family ? ptd_errata_for_cpu(family, model) : 0;
+            i++;
         } else if (argv[i][0] == '-') {
             efi_con_printf("ptboot: error: dump: unknown option '%s'\n", argv[i]);
             dump_usage();

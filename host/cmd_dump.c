@@ -132,7 +132,6 @@ int host_cmd_dump(int argc, char **argv)
         if (ptd_opts_dump_flag(a, &flag))   /* the option words the UEFI app takes */
             opt.flags |= flag;
         else if (!strcmp(a, "--stats")) stats = 1;
-        else if (!strcmp(a, "--libipt-2.0")) opt.flags |= PTD_FMT_LIBIPT20;
         else if (!strcmp(a, "--no-tcal") || !strcmp(a, "--no-wall-clock") ||
                  !strcmp(a, "--time-delta") || !strcmp(a, "--keep-tcal-on-ovf"))
             ; /* only change --time/--tcal output */
@@ -142,17 +141,13 @@ int host_cmd_dump(int argc, char **argv)
         } else if (!strcmp(a, "--cpu")) {
             /* ptdump: decode with the errata workarounds of that CPU */
             const char *c = i + 1 < argc ? argv[++i] : NULL;
-            unsigned fam, mod, step;
-            char tail;
+            unsigned fam, mod;
             if (!c) {
                 fprintf(stderr, "%s: --cpu: missing argument.\n", prog);
                 return 2;
             }
-            if (!strcmp(c, "none")) {
-                opt.errata = 0;
-            } else if (sscanf(c, "%u/%u%c", &fam, &mod, &tail) == 2 ||
-                       sscanf(c, "%u/%u/%u%c", &fam, &mod, &step, &tail) == 3) {
-                opt.errata = ptd_errata_for_cpu(fam, mod);
+            if (ptd_opts_parse_cpu(c, &fam, &mod)) {
+                opt.errata = fam ? ptd_errata_for_cpu(fam, mod) : 0;
             } else {
                 fprintf(stderr, "%s: cpu must be specified as f/m[/s]\n", prog);
                 return 2;

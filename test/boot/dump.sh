@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # `ptboot.efi dump` on the target prints exactly the lines of the host's
 # `ptboot dump` for the same file and options: a synthetic trace with every
-# packet kind and some corrupted bytes (so error and resync lines are
-# compared too), with default options and with options plus a byte range.
+# packet kind (drawn independently) and some corrupted bytes (so error and
+# resync lines are compared too), with default options, and with options,
+# a CPU's errata and a byte range.
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 sample=$BOOT_DIR/sample.pt
-build/bench/gen_trace --size 24576 --seed 7 --all-kinds --corrupt 6 "$sample" >/dev/null || exit 1
+build/bench/gen_trace --size 24576 --seed 7 --uniform --all-kinds --corrupt 6 "$sample" >/dev/null || exit 1
 
 # dump_case NAME "DUMP ARGS" ERRORS-REGEX: boots a stick with sample.pt and
 # compares its serial lines with the host's.
@@ -31,7 +32,7 @@ dump_case() {
 }
 
 dump_case dump-default "sample.pt" "[1-9][0-9]*"
-dump_case dump-options "--raw --lastip --no-pad --exec-mode sample.pt:0x100-0x5000" "0"
+dump_case dump-options "--raw --lastip --no-pad --exec-mode --cpu 6/85 sample.pt:0x100-0x5000" "[0-9]+"
 
 boot dump-missing "--shutdown dump nosuch.pt"
 expect_rc dump-missing 0 "clean shutdown"

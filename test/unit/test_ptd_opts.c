@@ -25,7 +25,9 @@ static void dump_flags_by_name(void **state)
     unsigned n = 0;
     while (ptd_opts_dump_flag_name(n))
         n++;
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 10);
+    assert_true(ptd_opts_dump_flag("--libipt-2.0", &f));
+    assert_int_equal(f, PTD_FMT_LIBIPT20);
 }
 
 static void numbers(void **state)
@@ -49,6 +51,27 @@ static void numbers(void **state)
     assert_false(ptd_opts_parse_u64("12a", &v));
     assert_false(ptd_opts_parse_u64("08", &v));
     assert_false(ptd_opts_parse_u64("-1", &v));
+}
+
+static void cpus(void **state)
+{
+    (void)state;
+    unsigned f = 99, m = 99;
+    assert_true(ptd_opts_parse_cpu("6/94", &f, &m));
+    assert_int_equal(f, 6);
+    assert_int_equal(m, 94);
+    assert_true(ptd_opts_parse_cpu("6/0x5c/9", &f, &m));
+    assert_int_equal(m, 0x5c);
+    assert_true(ptd_opts_parse_cpu("none", &f, &m));
+    assert_int_equal(f, 0);
+    assert_int_equal(m, 0);
+    assert_false(ptd_opts_parse_cpu("6", &f, &m));
+    assert_false(ptd_opts_parse_cpu("6/", &f, &m));
+    assert_false(ptd_opts_parse_cpu("/6", &f, &m));
+    assert_false(ptd_opts_parse_cpu("6/94/1/2", &f, &m));
+    assert_false(ptd_opts_parse_cpu("6/x", &f, &m));
+    assert_false(ptd_opts_parse_cpu("6/256", &f, &m));
+    assert_false(ptd_opts_parse_cpu("", &f, &m));
 }
 
 static void ranges(void **state)
@@ -96,6 +119,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dump_flags_by_name),
         cmocka_unit_test(numbers),
+        cmocka_unit_test(cpus),
         cmocka_unit_test(ranges),
     };
     return cmocka_run_group_tests_name("ptd_opts", tests, NULL, NULL);
