@@ -25,7 +25,11 @@ decoder-freestanding-check: $(B)/decoder-fs/libptd.o
 	if grep -n '#include <' decoder/*.[ch] | grep -v -E '<(stdint|stddef|stdbool)\.h>'; then \
 	  echo "decoder-freestanding-check: FAILED, decoder/ includes a header other than stdint/stddef/stdbool"; exit 1; \
 	fi; \
-	echo "decoder-freestanding-check: ok (no undefined symbols, freestanding headers only)"
+	writable=$$(nm $< | awk '$$2 ~ /^[bBdDcCgGsS]$$/ {print $$3}' | sort -u); \
+	if [ -n "$$writable" ]; then \
+	  echo "decoder-freestanding-check: FAILED, decoder/ has mutable global state: $$writable"; exit 1; \
+	fi; \
+	echo "decoder-freestanding-check: ok (no undefined symbols, freestanding headers only, no writable globals)"
 TEST_STEPS += decoder-freestanding-check
 
 include decoder/tests.mk

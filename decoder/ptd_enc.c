@@ -210,12 +210,11 @@ int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
 
 int ptd_enc_init(struct ptd_encoder *e, uint8_t *buf, size_t size)
 {
-    static uint8_t empty[1];
-
-    if (!e || (!buf && size))
+    /* A buffer is required even when size is 0: no arithmetic on a null
+     * pointer, and no writable static to stand in for one (decoder/ keeps
+     * no mutable global state). */
+    if (!e || !buf)
         return -PTD_ERR_INVALID;
-    if (!buf)
-        buf = empty;   /* no arithmetic on a null pointer; size is 0 */
     e->begin = buf;
     e->end = buf + size;
     e->pos = buf;

@@ -25,6 +25,7 @@ struct ptd_encoder {
     uint8_t *pos;
 };
 
+/* buf must not be NULL (size may be 0). */
 int ptd_enc_init(struct ptd_encoder *e, uint8_t *buf, size_t size);
 /* Append one packet; returns its size or a negative error (nothing written). */
 int ptd_enc_next(struct ptd_encoder *e, const struct ptd_pkt *p);
