@@ -1,0 +1,333 @@
+/* Code images for the host flow tools: see flow_image.h. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "host/flow_image.h"
+
+#define PAGE 4096u
+
+static int fail(struct flow_image *img, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(img->err, sizeof(img->err), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int flow_read_file(const char *path, uint8_t **buf, size_t *size, char *err,
+                   size_t errsize)
+{
+    struct stat st;
+    FILE *f;
+    uint8_t *b;
+
+    *buf = NULL;
+    *size = 0;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errsize, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errsize, "%s: not a regular file", path);
+        return -1;
+    }
+    f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errsize, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    b = malloc((size_t)st.st_size + 1);
+    if (!b) {
+        fclose(f);
+        snprintf(err, errsize, "%s: out of memory", path);
+        return -1;
+    }
+    if (st.st_size && fread(b, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+        fclose(f);
+        free(b);
+        snprintf(err, errsize, "%s: read error", path);
+        return -1;
+    }
+    fclose(f);
+    *buf = b;
+    *size = (size_t)st.st_size;
+    return 0;
+}
+
+void flow_image_init(struct flow_image *img)
+{
+    memset(img, 0, sizeof(*img));
+}
+
+void flow_image_free(struct flow_image *img)
+{
+    for (size_t i = 0; i < img->nsegs; i++)
+        free(img->segs[i].data);
+    free(img->segs);
+    memset(img, 0, sizeof(*img));
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const struct flow_seg *x = a, *y = b;
+    return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* Keep segments sorted; merge overlapping/adjacent ones (a later segment's
+ * bytes win where they overlap an earlier one). */
+static int insert(struct flow_image *img, uint64_t base, const uint8_t *src,
+                  size_t size)
+{
+    struct flow_seg *s;
+    uint64_t lo = base, hi = base + size;
+    size_t i, first, last;
+    uint8_t *data;
+
+    if (!size)
+        return 0;
+    if (hi < lo)
+        return fail(img, "section at %#llx wraps around", (unsigned long long)base);
+    /* find segments touching [lo, hi] */
+    first = img->nsegs;
+    last = 0;
+    for (i = 0; i < img->nsegs; i++) {
+        s = &img->segs[i];
+        if (s->base <= hi && lo <= s->base + s->size) {
+            if (first == img->nsegs)
+                first = i;
+            last = i;
+        }
+    }
+    if (first == img->nsegs) {
+        if (img->nsegs == img->cap) {
+            size_t nc = img->cap ? img->cap * 2 : 16;
+            struct flow_seg *ns = realloc(img->segs, nc * sizeof(*ns));
+            if (!ns)
+                return fail(img, "out of memory");
+            img->segs = ns;
+            img->cap = nc;
+        }
+        data = malloc(size);
+        if (!data)
+            return fail(img, "out of memory");
+        memcpy(data, src, size);
+        img->segs[img->nsegs].base = base;
+        img->segs[img->nsegs].size = size;
+        img->segs[img->nsegs].data = data;
+        img->nsegs++;
+        qsort(img->segs, img->nsegs, sizeof(*img->segs), seg_cmp);
+        return 0;
+    }
+    /* merge segments first..last with the new bytes */
+    {
+        uint64_t mlo = lo < img->segs[first].base ? lo : img->segs[first].base;
+        uint64_t mhi = hi;
+        uint64_t lend = img->segs[last].base + img->segs[last].size;
+        if (lend > mhi)
+            mhi = lend;
+        data = calloc(1, (size_t)(mhi - mlo));
+        if (!data)
+            return fail(img, "out of memory");
+        for (i = first; i <= last; i++) {
+            s = &img->segs[i];
+            memcpy(data + (s->base - mlo), s->data, s->size);
+            free(s->data);
+        }
+        memcpy(data + (lo - mlo), src, size);
+        img->segs[first].base = mlo;
+        img->segs[first].size = mhi - mlo;
+        img->segs[first].data = data;
+        memmove(&img->segs[first + 1], &img->segs[last + 1],
+                (img->nsegs - last - 1) * sizeof(*img->segs));
+        img->nsegs -= last - first;
+    }
+    return 0;
+}
+
+int flow_image_add_buf(struct flow_image *img, uint64_t base, const uint8_t *buf,
+                       size_t size)
+{
+    return insert(img, base, buf, size);
+}
+
+struct page_ref {
+    uint64_t addr;
+    size_t idx;
+};
+
+static int page_cmp(const void *a, const void *b)
+{
+    const struct page_ref *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int flow_image_add_pages(struct flow_image *img, const char *prefix)
+{
+    char path[4096];
+    uint8_t *dump = NULL, *addr = NULL;
+    size_t dsize, asize, n, i, j;
+    struct page_ref *refs;
+    int rc = 0;
+
+    snprintf(path, sizeof(path), "%s.dump", prefix);
+    if (flow_read_file(path, &dump, &dsize, img->err, sizeof(img->err)) < 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s.addr", prefix);
+    if (flow_read_file(path, &addr, &asize, img->err, sizeof(img->err)) < 0) {
+        free(dump);
+        return -1;
+    }
+    if (asize % 8 || dsize != (asize / 8) * PAGE) {
+        free(dump);
+        free(addr);
+        return fail(img, "%s: %zu addresses for %zu bytes of pages (want 8 bytes per 4 KiB page)",
+                    prefix, asize / 8, dsize);
+    }
+    n = asize / 8;
+    refs = calloc(n ? n : 1, sizeof(*refs));
+    if (!refs) {
+        free(dump);
+        free(addr);
+        return fail(img, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t a = 0;
+        for (j = 0; j < 8; j++)
+            a |= (uint64_t)addr[i * 8 + j] << (8 * j);
+        refs[i].addr = a;
+        refs[i].idx = i;
+    }
+    qsort(refs, n, sizeof(*refs), page_cmp);
+    /* runs of consecutive pages become one segment; a repeated address
+     * keeps its last page */
+    for (i = 0; i < n && rc == 0;) {
+        size_t k = i, cnt;
+        uint8_t *run;
+        while (k + 1 < n && (refs[k + 1].addr == refs[k].addr + PAGE ||
+                             refs[k + 1].addr == refs[k].addr))
+            k++;
+        cnt = (size_t)((refs[k].addr - refs[i].addr) / PAGE + 1);
+        run = malloc(cnt * PAGE);
+        if (!run) {
+            rc = fail(img, "out of memory");
+            break;
+        }
+        for (j = i; j <= k; j++)
+            memcpy(run + (refs[j].addr - refs[i].addr), dump + refs[j].idx * PAGE, PAGE);
+        rc = insert(img, refs[i].addr, run, cnt * PAGE);
+        free(run);
+        i = k + 1;
+    }
+    free(refs);
+    free(dump);
+    free(addr);
+    return rc;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    if (!*s)
+        return -1;
+    errno = 0;
+    *v = strtoull(s, &end, 0);
+    return (errno || *end) ? -1 : 0;
+}
+
+int flow_image_add_raw(struct flow_image *img, const char *spec)
+{
+    char buf[4096], *colon, *range = NULL, *file;
+    uint64_t base, from = 0, to = 0;
+    int have_to = 0;
+    uint8_t *data;
+    size_t size;
+    int rc;
+
+    if (strlen(spec) >= sizeof(buf))
+        return fail(img, "--raw %s: too long", spec);
+    strcpy(buf, spec);
+    colon = strrchr(buf, ':');
+    if (!colon)
+        return fail(img, "--raw %s: want FILE[:FROM[-TO]]:BASE", spec);
+    *colon = 0;
+    if (parse_u64(colon + 1, &base) < 0)
+        return fail(img, "--raw %s: bad base address '%s'", spec, colon + 1);
+    file = buf;
+    colon = strrchr(buf, ':');
+    if (colon) {
+        char *dash;
+        range = colon + 1;
+        *colon = 0;
+        dash = strchr(range, '-');
+        if (dash) {
+            *dash = 0;
+            if (parse_u64(dash + 1, &to) < 0)
+                return fail(img, "--raw %s: bad end offset '%s'", spec, dash + 1);
+            have_to = 1;
+        }
+        if (parse_u64(range, &from) < 0)
+            return fail(img, "--raw %s: bad start offset '%s'", spec, range);
+    }
+    if (flow_read_file(file, &data, &size, img->err, sizeof(img->err)) < 0)
+        return -1;
+    if (!have_to)
+        to = size;
+    if (from > size || to > size || to < from) {
+        free(data);
+        return fail(img, "--raw %s: range %#llx-%#llx outside the file (%zu bytes)", spec,
+                    (unsigned long long)from, (unsigned long long)to, size);
+    }
+    rc = insert(img, base, data + from, (size_t)(to - from));
+    free(data);
+    return rc;
+}
+
+const uint8_t *flow_image_ptr(struct flow_image *img, uint64_t ip, size_t *avail)
+{
+    size_t lo, hi;
+    struct flow_seg *s;
+
+    if (img->nsegs == 0)
+        return NULL;
+    s = &img->segs[img->last < img->nsegs ? img->last : 0];
+    if (ip - s->base < s->size) {
+        *avail = (size_t)(s->size - (ip - s->base));
+        return s->data + (ip - s->base);
+    }
+    lo = 0;
+    hi = img->nsegs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        s = &img->segs[mid];
+        if (ip < s->base)
+            hi = mid;
+        else if (ip - s->base >= s->size)
+            lo = mid + 1;
+        else {
+            img->last = mid;
+            *avail = (size_t)(s->size - (ip - s->base));
+            return s->data + (ip - s->base);
+        }
+    }
+    return NULL;
+}
+
+size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf, size_t size)
+{
+    size_t avail;
+    const uint8_t *p = flow_image_ptr(img, ip, &avail);
+    if (!p)
+        return 0;
+    if (avail > size)
+        avail = size;
+    memcpy(buf, p, avail);
+    return avail;
+}

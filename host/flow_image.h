@@ -1,0 +1,51 @@
+/* Host-side code images for the flow tools: pages from a page dump
+ * (PREFIX.dump = concatenated 4 KiB pages, PREFIX.addr = one little-endian
+ * u64 virtual address per page) and raw files (ptxed's --raw
+ * FILE[:FROM[-TO]]:BASE), as sorted, merged segments with one read
+ * function usable as libptd's memory callback and as libipt's image
+ * callback. Also used by test/ref/libipt_flow.c and the benchmarks. */
+#ifndef HOST_FLOW_IMAGE_H
+#define HOST_FLOW_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct flow_seg {
+    uint64_t base;
+    uint64_t size;
+    uint8_t *data;
+};
+
+struct flow_image {
+    struct flow_seg *segs;
+    size_t nsegs, cap;
+    size_t last;          /* segment of the last hit (locality) */
+    char err[512];        /* why the last load failed */
+};
+
+void flow_image_init(struct flow_image *img);
+void flow_image_free(struct flow_image *img);
+
+/* Each returns 0 or -1 with img->err set. */
+int flow_image_add_pages(struct flow_image *img, const char *prefix);
+/* spec: FILE[:FROM[-TO]]:BASE (numbers in C notation: 0x.. hex, else
+ * decimal, as ptxed's strtoull(.., 0)). */
+int flow_image_add_raw(struct flow_image *img, const char *spec);
+int flow_image_add_buf(struct flow_image *img, uint64_t base,
+                       const uint8_t *buf, size_t size);
+
+/* Bytes readable at ip, copied into buf (at most size): 0 if unmapped.
+ * Adjacent segments are merged at load time, so a read never stops
+ * early at a segment boundary unless the next byte is unmapped. */
+size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf,
+                       size_t size);
+
+/* Direct pointer to the bytes at ip and how many follow, or NULL. */
+const uint8_t *flow_image_ptr(struct flow_image *img, uint64_t ip,
+                              size_t *avail);
+
+/* Read a whole file into a malloc'd buffer; -1 with err set on failure. */
+int flow_read_file(const char *path, uint8_t **buf, size_t *size,
+                   char *err, size_t errsize);
+
+#endif
