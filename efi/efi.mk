@@ -88,5 +88,5 @@ UNIT_TESTS += test_ptd_opts
 
 # The UEFI-free parts of efi/ also go into the host library, so the unit
 # tests run exactly the code the app runs.
-LIB_SRCS += efi/args.c
-UNIT_TESTS += test_efi_args
+LIB_SRCS += efi/args.c efi/memrange.c
+UNIT_TESTS += test_efi_args test_efi_memrange

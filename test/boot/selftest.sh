@@ -12,4 +12,12 @@ expect selftest '^ptboot: selftest alloc malloc=null sbrk_calls_before=0 after=[
 expect selftest '^ptboot: selftest result=pass$' "self-test passes"
 expect selftest '^ptboot: exit status=0 sbrk_calls=[1-9][0-9]* msr_faults=1$' "exit line counts the fault"
 expect_not selftest 'X64 Exception' "no exception dump"
+
+# The readable-memory check that guards on-target decoding, on OVMF's real
+# memory map: the app's own image is RAM, the local APIC page is not.
+boot memmap "--shutdown memmap --ranges"
+expect_rc memmap 0 "clean shutdown"
+expect memmap '^  ram 0x0000000000100000-0x[0-9a-f]{16}$' "RAM above 1 MiB listed"
+expect memmap '^ptboot: memmap descriptors=[1-9][0-9]* ram_ranges=[1-9][0-9]* ram_mib=2[0-9][0-9] image=0x[0-9a-f]+\+0x[0-9a-f]+ image_readable=1 apic_mmio_readable=0$' "image readable, MMIO not"
+expect memmap '^ptboot: exit status=0 sbrk_calls=0 ' "no allocation"
 boot_done
