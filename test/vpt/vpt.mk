@@ -1,1 +1,23 @@
 # test/vpt: the virtual Intel PT trace unit, a QEMU TCG plugin.
+# build/vpt/vpt.so is the QEMU plugin (records the executed instructions);
+# build/vpt/vpt_encode turns a recording into .pt, .truth and code pages.
+# docs/vpt.md describes both, the scenarios and the fixtures.
+VPT_PIC_SRCS := decoder/ptd_ild.c decoder/ptd_ild_tables.c
+VPT_PIC_OBJS := $(VPT_PIC_SRCS:%.c=$(B)/vpt/%.o)
+VPT_CFLAGS   := $(HOST_CFLAGS) -fPIC -fvisibility=hidden
+
+$(B)/vpt/%.o: %.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(VPT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/vpt/vpt.so: $(B)/vpt/test/vpt/vpt_plugin.o $(VPT_PIC_OBJS)
+	$(HOST_CC) -shared -o $@ $^
+
+$(B)/vpt/vpt_encode: test/vpt/vpt_encode.c $(B)/host/libptboot.a | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a
+
+-include $(VPT_PIC_OBJS:.o=.d) $(B)/vpt/test/vpt/vpt_plugin.d $(B)/vpt/vpt_encode.d
+
+.PHONY: vpt vpt-check
+vpt: $(B)/vpt/vpt.so $(B)/vpt/vpt_encode

@@ -1,0 +1,672 @@
+/* test/vpt/vpt_encode.c: the trace-unit half of the virtual Intel PT. Reads a
+ * recording of the vpt plugin (PREFIX.itab, PREFIX.stream) and QEMU's
+ * `-d plugin,int` log (PREFIX.log), and writes what an Intel CPU would have
+ * written for that execution, through libptd's encoder:
+ *   OUT.pt     the packet stream
+ *   OUT.truth  the executed instructions inside the filter ranges, one
+ *              16-hex-digit IP per line, plus bracketed event lines in the
+ *              style of libipt's ptxed ([enabled], [disabled], [interrupt])
+ *   OUT.dump, OUT.addr  code snapshot (concatenated 4 KiB pages; one
+ *              little-endian u64 address per page), bytes of every
+ *              instruction traced, 0xcc elsewhere
+ *
+ * Packets, as the SDM's "Intel Processor Trace" chapter says a CPU writes
+ * them: PSB+ (PSB, MODE.Exec, FUP, PSBEND) at the start and after every
+ * --psb-period bytes; TIP.PGE/TIP.PGD where the flow enters or leaves the
+ * filter ranges; TNT-8 bits for conditional branches (and compressed RETs);
+ * TIP with IP compression against the last IP for indirect branches and far
+ * transfers; MODE.Exec before the IP packet that follows a change of
+ * 16/32/64-bit mode; FUP+TIP for interrupts and exceptions (FUP+TIP.PGD when
+ * the handler is outside the ranges).
+ *
+ * Events: QEMU takes interrupts at translation-block boundaries; its log has
+ * one "v=VV e=EEEE i=I cpl=C IP=CS:EIP" line for each interrupt or
+ * exception, and the plugin's "vpt: tb N" lines say before which recorded
+ * instruction it happened. For a hardware interrupt (vector >= 32, or NMI)
+ * EIP is where execution resumes (the FUP IP); for an exception (vector <
+ * 32, i=0) EIP is the faulting instruction, which the plugin recorded (its
+ * callback runs before it) but which did not complete: it is dropped from
+ * the truth and becomes the FUP IP. Software INT n (i=1) is an instruction
+ * (a far transfer: TIP) and its log line is ignored.
+ *
+ * RET compression (default on; --no-retc is DisRETC): a near RET whose
+ * target is the return address pushed by the newest CALL still on a 64-entry
+ * stack is a taken TNT bit. The stack is emptied whenever tracing stops or
+ * starts (TIP.PGD/TIP.PGE) and after a RET that is not compressed, so a
+ * decoder that keeps older entries (libipt does) never disagrees.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/ptd_enc.h"
+#include "decoder/ptd_ild.h"
+#include "decoder/ptd_pkt.h"
+
+struct itab_rec {
+    uint64_t vaddr;
+    uint8_t size;
+    uint8_t mode;
+    uint8_t modes;
+    uint8_t pad[5];
+    uint8_t bytes[16];
+};
+
+struct insn_info {
+    uint64_t ip, end, target;
+    uint8_t iclass, mode, rep_string, ok;
+};
+
+struct event {
+    uint64_t pos;     /* before stream[pos] */
+    uint64_t eip;
+    unsigned vector;
+    bool soft;
+};
+
+static struct itab_rec *itab;
+static struct insn_info *info;   /* [itab index * 3 + mode] */
+static uint8_t *mode_at;         /* per stream entry: the resolved mode */
+static size_t itab_n;
+static uint32_t *stream;
+static size_t stream_n;
+static struct event *events;
+static size_t events_n;
+
+#define MAX_RANGES 4
+static uint64_t rlo[MAX_RANGES], rhi[MAX_RANGES];
+static int nranges;
+
+static void die(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "vpt_encode: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    exit(2);
+}
+
+static void *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) die("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = malloc(n ? (size_t)n : 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) die("cannot read %s", path);
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+static bool in_range(uint64_t ip)
+{
+    if (!nranges) return true;
+    for (int i = 0; i < nranges; i++)
+        if (ip >= rlo[i] && ip < rhi[i]) return true;
+    return false;
+}
+
+static void read_log(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) die("cannot open %s", path);
+    char *line = NULL;
+    size_t cap = 0;
+    size_t ecap = 0, pending = 0;
+    bool seen_mark = false;
+    while (getline(&line, &cap, f) > 0) {
+        unsigned long long n;
+        if (sscanf(line, "vpt: tb %llu", &n) == 1) {
+            /* events since the last mark happened before instruction n;
+             * those before the window's first mark are not ours */
+            for (size_t i = events_n - pending; i < events_n; i++) events[i].pos = n;
+            if (!seen_mark) events_n -= pending;
+            seen_mark = true;
+            pending = 0;
+            continue;
+        }
+        const char *v = strstr(line, ": v=");
+        if (!v) continue;
+        unsigned vec, soft;
+        unsigned long long eip;
+        const char *ipp = strstr(v, " IP=");
+        if (sscanf(v, ": v=%x e=%*x i=%u", &vec, &soft) != 2 || !ipp ||
+            sscanf(strchr(ipp, ':') + 1, "%llx", &eip) != 1)
+            continue;
+        if (events_n == ecap) {
+            ecap = ecap ? ecap * 2 : 1024;
+            events = realloc(events, ecap * sizeof *events);
+        }
+        events[events_n].pos = UINT64_MAX;
+        events[events_n].eip = eip;
+        events[events_n].vector = vec;
+        events[events_n].soft = soft != 0;
+        events_n++;
+        pending++;
+    }
+    events_n -= pending;  /* after the last mark: outside the recording */
+    free(line);
+    fclose(f);
+}
+
+/* ---- packet output ---- */
+static FILE *pt_out;
+static uint8_t pt_buf[1 << 16];
+static struct ptd_encoder enc;
+static uint64_t pt_total, since_psb;
+static uint64_t last_ip;
+static int have_last;
+static uint64_t tnt_bits;
+static unsigned tnt_n;
+static int told_mode = -1;
+static uint64_t n_packets;
+
+static void put(struct ptd_pkt p)
+{
+    if ((size_t)(enc.end - enc.pos) < PTD_PKT_MAX_SIZE) {
+        fwrite(enc.begin, 1, (size_t)(enc.pos - enc.begin), pt_out);
+        ptd_enc_init(&enc, pt_buf, sizeof pt_buf);
+    }
+    int n = ptd_enc_next(&enc, &p);
+    if (n < 0) {
+        fprintf(stderr, "vpt_encode: encoder error %d (kind %u)\n", n, p.kind);
+        exit(1);
+    }
+    pt_total += (unsigned)n;
+    since_psb += (unsigned)n;
+    n_packets++;
+}
+
+static void flush_tnt(void)
+{
+    if (!tnt_n) return;
+    put(ptd_pkt_make(PTD_PKT_TNT8, tnt_bits, (uint8_t)tnt_n, 0, 0));
+    tnt_bits = 0;
+    tnt_n = 0;
+}
+
+static void tnt(int taken)
+{
+    tnt_bits = tnt_bits << 1 | (unsigned)(taken != 0);
+    if (++tnt_n == 6) flush_tnt();
+}
+
+static void ip_packet(uint8_t kind, uint64_t ip)
+{
+    flush_tnt();
+    uint64_t payload;
+    unsigned ipc = ptd_enc_ip_compress(last_ip, have_last, ip, &payload);
+    put(ptd_pkt_make(kind, payload, (uint8_t)ipc, 0, 0));
+    last_ip = ip;
+    have_last = 1;
+}
+
+static void ip_suppressed(uint8_t kind)
+{
+    flush_tnt();
+    put(ptd_pkt_make(kind, 0, PTD_IPC_SUPPRESSED, 0, 0));
+}
+
+static uint8_t mode_flags(int mode)
+{
+    return mode == PTD_EXEC_MODE_64 ? PTD_PKTF_CSL : mode == PTD_EXEC_MODE_32 ? PTD_PKTF_CSD : 0;
+}
+
+static void truth_event(const char *what);
+
+/* force: in PSB+ (a status update, not an event); event: a decoder reports
+ * it (a mode change at a far transfer or an interrupt, not before TIP.PGE) */
+static void mode_exec(int mode, bool force, bool event)
+{
+    if (!force && mode == told_mode) return;
+    flush_tnt();
+    put(ptd_pkt_make(PTD_PKT_MODE_EXEC, 0, 0, 0, mode_flags(mode)));
+    if (event && mode != told_mode)
+        truth_event(mode == PTD_EXEC_MODE_64 ? "exec mode: 64-bit" :
+                    mode == PTD_EXEC_MODE_32 ? "exec mode: 32-bit" : "exec mode: 16-bit");
+    told_mode = mode;
+}
+
+static void psb_plus(int mode, bool fup, uint64_t ip)
+{
+    flush_tnt();
+    put(ptd_pkt_make(PTD_PKT_PSB, 0, 0, 0, 0));
+    have_last = 0;
+    mode_exec(mode, true, false);
+    if (fup) ip_packet(PTD_PKT_FUP, ip);
+    put(ptd_pkt_make(PTD_PKT_PSBEND, 0, 0, 0, 0));
+    since_psb = 0;
+}
+
+/* ---- RET compression stack ---- */
+static bool retc = true;
+static uint64_t rstack[64];
+static unsigned rtop, rcount;
+
+static void rpush(uint64_t ip)
+{
+    rtop = (rtop + 1) & 63;
+    rstack[rtop] = ip;
+    if (rcount < 64) rcount++;
+}
+
+/* ---- truth ---- */
+static FILE *truth;
+static uint64_t n_insns, n_events, n_unplaced, n_dropped, n_collapsed;
+
+static void truth_insn(uint64_t ip)
+{
+    fprintf(truth, "%016" PRIx64 "\n", ip);
+    n_insns++;
+}
+
+static void truth_event(const char *what)
+{
+    fprintf(truth, "[%s]\n", what);
+    n_events++;
+}
+
+/* ---- the flow ---- */
+static bool enabled;   /* the current instruction is inside the ranges */
+/* Where a decoder's flow stood when tracing was last disabled: after a call
+ * that left the ranges, its return address; after an asynchronous disable,
+ * the FUP IP. A TIP.PGE there is a resume, which libipt reports as such. */
+static uint64_t resume_ip = UINT64_MAX;
+
+static void enable(uint64_t ip, int mode)
+{
+    mode_exec(mode, false, false);
+    ip_packet(PTD_PKT_TIP_PGE, ip);
+    rcount = 0;
+    enabled = true;
+    truth_event(ip == resume_ip ? "resumed" : "enabled");
+}
+
+static void disable_at_branch(const struct insn_info *prev, uint64_t target)
+{
+    resume_ip = prev->iclass == PTD_ICLASS_DIRECT_CALL ||
+                prev->iclass == PTD_ICLASS_INDIRECT_CALL ? prev->end : target;
+    ip_packet(PTD_PKT_TIP_PGD, target);
+    rcount = 0;
+    enabled = false;
+    truth_event("disabled");
+}
+
+/* An asynchronous event (interrupt, exception) at `from` (the FUP IP),
+ * continuing at `to`. */
+static void async_event(uint64_t from, uint64_t to, int to_mode)
+{
+    bool fin = in_range(from), tin = in_range(to);
+    if (fin && enabled) {
+        flush_tnt();
+        ip_packet(PTD_PKT_FUP, from);
+        if (tin) {
+            mode_exec(to_mode, false, true);
+            ip_packet(PTD_PKT_TIP, to);
+            truth_event("interrupt");
+        } else {
+            ip_suppressed(PTD_PKT_TIP_PGD);
+            rcount = 0;
+            enabled = false;
+            resume_ip = from;
+            truth_event("disabled");
+        }
+    } else if (tin) {
+        enable(to, to_mode);
+    } else {
+        enabled = false;
+    }
+}
+
+/* `prev` completed and control went to `next` (mode next_mode). */
+static void branch(const struct insn_info *prev, uint64_t next, int next_mode)
+{
+    bool nin = in_range(next);
+    if (!enabled) {
+        if (nin) enable(next, next_mode);
+        return;
+    }
+    /* does the instruction explain the flow? */
+    bool expected = true;
+    switch (prev->iclass) {
+    case PTD_ICLASS_OTHER: expected = next == prev->end; break;
+    case PTD_ICLASS_COND_JUMP: expected = next == prev->end || next == prev->target; break;
+    case PTD_ICLASS_DIRECT_JUMP:
+    case PTD_ICLASS_DIRECT_CALL: expected = next == prev->target; break;
+    default: break;
+    }
+    if (!expected) {
+        /* an event the log did not place: an interrupt after `prev` */
+        n_unplaced++;
+        uint64_t resume = prev->iclass == PTD_ICLASS_OTHER ? prev->end :
+                          prev->iclass == PTD_ICLASS_COND_JUMP ? prev->end : prev->target;
+        branch(prev, resume, prev->mode);
+        async_event(resume, next, next_mode);
+        return;
+    }
+    if (!nin) {
+        /* leaving the ranges: TIP.PGD with the target replaces the branch's
+         * TNT or TIP */
+        disable_at_branch(prev, next);
+        return;
+    }
+    switch (prev->iclass) {
+    case PTD_ICLASS_OTHER:
+    case PTD_ICLASS_DIRECT_JUMP:
+        break;
+    case PTD_ICLASS_COND_JUMP:
+        tnt(next == prev->target && next != prev->end ? 1 : next == prev->target);
+        break;
+    case PTD_ICLASS_DIRECT_CALL:
+        rpush(prev->end);
+        break;
+    case PTD_ICLASS_INDIRECT_CALL:
+        rpush(prev->end);
+        ip_packet(PTD_PKT_TIP, next);
+        break;
+    case PTD_ICLASS_INDIRECT_JUMP:
+        ip_packet(PTD_PKT_TIP, next);
+        break;
+    case PTD_ICLASS_NEAR_RET:
+        if (retc && rcount && rstack[rtop] == next) {
+            rtop = (rtop - 1) & 63;
+            rcount--;
+            tnt(1);
+        } else {
+            ip_packet(PTD_PKT_TIP, next);
+            rcount = 0;
+        }
+        break;
+    default: /* far transfer */
+        mode_exec(next_mode, false, true);
+        ip_packet(PTD_PKT_TIP, next);
+        break;
+    }
+}
+
+static void decode_itab(void)
+{
+    info = calloc(itab_n * 3 + 1, sizeof *info);
+    for (size_t i = 0; i < itab_n; i++) {
+        for (int m = 0; m < 3; m++) {
+            struct ptd_insn in;
+            const struct itab_rec *r = &itab[i];
+            struct insn_info *f = &info[i * 3 + (size_t)m];
+            int n = ptd_ild_decode_at(&in, r->bytes, r->size, (enum ptd_exec_mode)m, r->vaddr);
+            f->ip = r->vaddr;
+            f->mode = (uint8_t)m;
+            f->ok = n == r->size;
+            f->end = r->vaddr + r->size;
+            if (m != PTD_EXEC_MODE_64) f->end &= 0xffffffffu;
+            if (!f->ok) continue;
+            f->iclass = in.iclass;
+            f->target = in.target;
+            f->rep_string = (in.flags & PTD_INSN_REP) && in.map == PTD_ILD_MAP_PRIMARY &&
+                            ((in.opcode >= 0x6c && in.opcode <= 0x6f) ||
+                             (in.opcode >= 0xa4 && in.opcode <= 0xa7) ||
+                             (in.opcode >= 0xaa && in.opcode <= 0xaf));
+        }
+    }
+}
+
+/* The plugin decides the mode per translation block, from the modes in
+ * which all its instructions have QEMU's lengths; a block that fits several
+ * keeps the mode of the block before it, so the first blocks after a mode
+ * switch may carry the old mode. The mode only changes at far transfers and
+ * events: intersect the possible modes over each run of instructions
+ * between those, and give the whole run the mode that remains. */
+static uint64_t n_mode_fixed;
+
+static void resolve_modes(void)
+{
+    mode_at = malloc(stream_n + 1);
+    size_t ev = 0, start = 0;
+    int prev_mode = -1;
+    for (size_t i = 0; i <= stream_n; i++) {
+        bool boundary = i == stream_n;
+        while (ev < events_n && events[ev].pos < i) ev++;
+        if (!boundary && i > start && ev < events_n && events[ev].pos == i && !events[ev].soft)
+            boundary = true;
+        if (!boundary && i > start) {
+            const struct itab_rec *p = &itab[stream[i - 1]];
+            const struct insn_info *pi = &info[stream[i - 1] * 3 + p->mode];
+            if (pi->ok && pi->iclass == PTD_ICLASS_FAR_TRANSFER) boundary = true;
+        }
+        if (!boundary) continue;
+        if (i > start) {
+            unsigned mask = 7;
+            for (size_t k = start; k < i; k++) {
+                unsigned m = itab[stream[k]].modes;
+                if (m) mask &= m;
+            }
+            for (size_t k = start; k < i; k++) {
+                int pm = itab[stream[k]].mode, m = pm;
+                if (mask && !(mask >> pm & 1)) {
+                    m = prev_mode >= 0 && (mask >> prev_mode & 1) ? prev_mode :
+                        (mask & 2) ? 1 : (mask & 4) ? 2 : 0;
+                    n_mode_fixed++;
+                } else if (mask && (mask & (mask - 1)) == 0) {
+                    m = __builtin_ctz(mask);
+                }
+                mode_at[k] = (uint8_t)m;
+            }
+            prev_mode = mode_at[i - 1];
+        }
+        start = i;
+    }
+}
+
+/* ---- code snapshot ---- */
+struct page { uint64_t addr; uint8_t *data; };
+static struct page *pages;
+static size_t npages, pcap;
+static uint64_t n_conflicts;
+
+static uint8_t *page_for(uint64_t addr)
+{
+    addr &= ~0xfffull;
+    for (size_t i = npages; i-- > 0;)  /* few pages: linear is fine */
+        if (pages[i].addr == addr) return pages[i].data;
+    if (npages == pcap) {
+        pcap = pcap ? pcap * 2 : 64;
+        pages = realloc(pages, pcap * sizeof *pages);
+    }
+    pages[npages].addr = addr;
+    pages[npages].data = malloc(8192);  /* byte map + written map */
+    memset(pages[npages].data, 0xcc, 4096);
+    memset(pages[npages].data + 4096, 0, 4096);
+    return pages[npages++].data;
+}
+
+static void snapshot(void)
+{
+    /* only the instructions of this recording: .itab also holds what was
+     * translated before the window, at addresses since reused */
+    uint8_t *used = calloc(itab_n ? itab_n : 1, 1);
+    for (size_t i = 0; i < stream_n; i++)
+        if (stream[i] < itab_n) used[stream[i]] = 1;
+    for (size_t i = 0; i < itab_n; i++) {
+        const struct itab_rec *r = &itab[i];
+        if (!used[i] || !in_range(r->vaddr)) continue;
+        for (unsigned k = 0; k < r->size; k++) {
+            uint8_t *p = page_for(r->vaddr + k);
+            unsigned o = (unsigned)((r->vaddr + k) & 0xfff);
+            if (p[4096 + o] && p[o] != r->bytes[k]) n_conflicts++;
+            p[o] = r->bytes[k];
+            p[4096 + o] = 1;
+        }
+    }
+    free(used);
+}
+
+static int cmp_page(const void *a, const void *b)
+{
+    const struct page *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: vpt_encode [options] IN-PREFIX [OUT-PREFIX]\n"
+            "  --filter LO-HI   trace only [LO, HI) (hex; up to %d; default: the\n"
+            "                   image range of IN-PREFIX.meta, else everything)\n"
+            "  --no-filter      trace everything\n"
+            "  --psb-period N   bytes between PSB+ (default 4096)\n"
+            "  --no-retc        no RET compression (DisRETC)\n", MAX_RANGES);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    uint64_t psb_period = 4096;
+    bool no_filter = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--filter") && i + 1 < argc) {
+            char *e;
+            if (nranges == MAX_RANGES) usage();
+            rlo[nranges] = strtoull(argv[++i], &e, 16);
+            if (*e != '-') usage();
+            rhi[nranges++] = strtoull(e + 1, NULL, 16);
+        } else if (!strcmp(argv[i], "--no-filter")) {
+            no_filter = true;
+        } else if (!strcmp(argv[i], "--psb-period") && i + 1 < argc) {
+            psb_period = strtoull(argv[++i], NULL, 0);
+        } else if (!strcmp(argv[i], "--no-retc")) {
+            retc = false;
+        } else if (argv[i][0] == '-') {
+            usage();
+        } else if (!in) {
+            in = argv[i];
+        } else if (!out) {
+            out = argv[i];
+        } else {
+            usage();
+        }
+    }
+    if (!in) usage();
+    if (!out) out = in;
+    char path[4096];
+    size_t size;
+
+    snprintf(path, sizeof path, "%s.meta", in);
+    FILE *mf = fopen(path, "r");
+    if (mf && !nranges && !no_filter) {
+        char line[256];
+        unsigned long long base = 0, isz = 0;
+        while (fgets(line, sizeof line, mf)) {
+            sscanf(line, "image_base %llx", &base);
+            sscanf(line, "image_size %llx", &isz);
+        }
+        if (base && isz) {
+            rlo[0] = base;
+            rhi[0] = base + isz;
+            nranges = 1;
+        }
+    }
+    if (mf) fclose(mf);
+    if (no_filter) nranges = 0;
+
+    snprintf(path, sizeof path, "%s.itab", in);
+    itab = read_file(path, &size);
+    itab_n = size / sizeof *itab;
+    snprintf(path, sizeof path, "%s.stream", in);
+    stream = read_file(path, &size);
+    stream_n = size / sizeof *stream;
+    snprintf(path, sizeof path, "%s.log", in);
+    read_log(path);
+    decode_itab();
+    resolve_modes();
+
+    snprintf(path, sizeof path, "%s.pt", out);
+    pt_out = fopen(path, "wb");
+    snprintf(path, sizeof path, "%s.truth", out);
+    truth = fopen(path, "w");
+    if (!pt_out || !truth) die("cannot write %s", path);
+    ptd_enc_init(&enc, pt_buf, sizeof pt_buf);
+
+    size_t ev = 0;
+    const struct insn_info *prev = NULL;
+    for (size_t i = 0; i < stream_n; i++) {
+        if (stream[i] >= itab_n) { n_dropped++; continue; }
+        const struct insn_info *cur = &info[stream[i] * 3 + mode_at[i]];
+        if (!cur->ok) { n_dropped++; continue; }
+        /* the event (at most one that is not a software INT) before cur */
+        const struct event *e = NULL;
+        for (; ev < events_n && events[ev].pos <= i; ev++)
+            if (events[ev].pos == i && !events[ev].soft && !e) e = &events[ev];
+        if (!prev) {
+            /* TraceEn: PSB+ then TIP.PGE if inside the ranges */
+            psb_plus(cur->mode, false, 0);
+            if (in_range(cur->ip)) enable(cur->ip, cur->mode);
+            prev = cur;
+            continue;
+        }
+        if (!e && cur->ip == prev->ip && prev->rep_string) {
+            n_collapsed++;  /* one more iteration of the same rep */
+            continue;
+        }
+        if (e) {
+            bool fault = e->vector < 32 && e->vector != 2;
+            bool completed = !(fault || (e->eip == prev->ip && prev->rep_string));
+            uint64_t from = e->eip;
+            if (completed) {
+                if (enabled) truth_insn(prev->ip);
+                branch(prev, from, prev->mode);
+            } else if (e->eip != prev->ip) {
+                n_unplaced++;  /* the log and the recording disagree */
+            }
+            async_event(from, cur->ip, cur->mode);
+        } else {
+            if (enabled) truth_insn(prev->ip);
+            branch(prev, cur->ip, cur->mode);
+        }
+        if (enabled && since_psb >= psb_period)
+            psb_plus(cur->mode, true, cur->ip);
+        prev = cur;
+    }
+    if (prev && enabled) {
+        /* the recording ends: TraceEn cleared before the last instruction
+         * (its outcome is unknown) */
+        flush_tnt();
+        ip_packet(PTD_PKT_FUP, prev->ip);
+        ip_suppressed(PTD_PKT_TIP_PGD);
+        truth_event("disabled");
+    }
+    fwrite(enc.begin, 1, (size_t)(enc.pos - enc.begin), pt_out);
+    fclose(pt_out);
+    fclose(truth);
+
+    snapshot();
+    qsort(pages, npages, sizeof *pages, cmp_page);
+    snprintf(path, sizeof path, "%s.dump", out);
+    FILE *pf = fopen(path, "wb");
+    snprintf(path, sizeof path, "%s.addr", out);
+    FILE *af = fopen(path, "wb");
+    if (!pf || !af) die("cannot write %s", path);
+    for (size_t i = 0; i < npages; i++) {
+        fwrite(pages[i].data, 1, 4096, pf);
+        uint8_t le[8];
+        for (int k = 0; k < 8; k++) le[k] = (uint8_t)(pages[i].addr >> (8 * k));
+        fwrite(le, 1, 8, af);
+    }
+    fclose(pf);
+    fclose(af);
+
+    printf("vpt_encode: insns=%" PRIu64 " events=%" PRIu64 " packets=%" PRIu64
+           " bytes=%" PRIu64 " pages=%zu rep_iterations=%" PRIu64
+           " unplaced=%" PRIu64 " conflicts=%" PRIu64 " dropped=%" PRIu64
+           " mode_fixed=%" PRIu64 "\n",
+           n_insns, n_events, n_packets, pt_total, npages, n_collapsed,
+           n_unplaced, n_conflicts, n_dropped, n_mode_fixed);
+    if (nranges)
+        for (int i = 0; i < nranges; i++)
+            printf("vpt_encode: filter %d: %" PRIx64 "-%" PRIx64 "\n", i, rlo[i], rhi[i]);
+    return n_unplaced || n_conflicts ? 1 : 0;
+}
