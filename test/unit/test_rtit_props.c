@@ -24,6 +24,7 @@
 #include "arch/x86/rtit_seq.h"
 #include "arch/x86/rtit_topa.h"
 #include "test/unit/rtit_model_util.h"
+#include "test/unit/rtit_test_util.h"
 
 #define MEM_PHYS 0x10000000ull
 #define MEM_SIZE (9u << 20)
@@ -294,6 +295,7 @@ static uint8_t pattern(uint64_t k)
 }
 
 static unsigned hits[RTIT_RULE_COUNT];
+static struct rtit_caps fixture_caps[RTIT_FIXTURE_COUNT];
 static unsigned accepted_runs, wraps, stops;
 
 /* One capture: start (taking over when the previous cycle left tracing on),
@@ -496,13 +498,19 @@ static void test_random_configurations(void **state)
 	uint64_t seed = s ? strtoull(s, NULL, 0) : 0x9e3779b97f4a7c15ull;
 	unsigned iters = it ? (unsigned)strtoul(it, NULL, 0) : 20000;
 	rng = seed ? seed : 1;
+	for (size_t f = 0; f < RTIT_FIXTURE_COUNT; f++)
+		fixture_caps[f] = rtit_fixture_caps(rtit_fixture_names[f]);
 
 	for (unsigned i = 0; i < iters; i++) {
 		struct rtit_caps k;
 		struct rtit_config c;
 		struct rtit_violation v;
 
-		random_cpu(&k);
+		/* one in five: a real CPU's capabilities (test/fixtures) */
+		if (chance(20))
+			k = fixture_caps[below(RTIT_FIXTURE_COUNT)];
+		else
+			random_cpu(&k);
 		random_config(&c, &k);
 		enum rtit_rule rule = rtit_check(&c, &k, &v);
 		hits[rule]++;
