@@ -1,7 +1,7 @@
 # Tests of the decoder's packet layer (included by decoder/decoder.mk).
 
 # cmocka unit tests (test/unit/NAME.c, built by test/test.mk)
-UNIT_TESTS += test_ptd_pkt test_ptd_fmt
+UNIT_TESTS += test_ptd_pkt test_ptd_fmt test_ptd_time
 
 # Differential test against libipt: build/test/diff_pkt, run by
 # test/diff/diff_pkt.sh (thousands of random and corrupted streams).
@@ -15,10 +15,17 @@ $(B)/test/ref_ptdump: test/diff/ref_ptdump.c | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) $< -o $@ -lipt
 
+# Differential test of time tracking against libipt's (pt_qry_time):
+# build/test/diff_time, run by test/time/diff_time.sh.
+$(B)/test/diff_time: test/time/diff_time.c $(B)/host/libptboot.a | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a -lipt
+-include $(B)/test/diff_time.d
+
 .PHONY: decoder-test-progs
-decoder-test-progs: $(B)/test/diff_pkt $(B)/test/ref_ptdump $(B)/bench/gen_trace
+decoder-test-progs: $(B)/test/diff_pkt $(B)/test/ref_ptdump $(B)/bench/gen_trace $(B)/test/diff_time
 TEST_STEPS += decoder-test-progs
-TEST_SCRIPTS += test/diff/diff_pkt.sh test/diff/dump_cmp.sh test/diff/dump_cli.sh
+TEST_SCRIPTS += test/diff/diff_pkt.sh test/diff/dump_cmp.sh test/diff/dump_cli.sh test/time/diff_time.sh
 
 # libFuzzer target over the packet layer, encoder and formatter.
 FUZZ_CC ?= clang
