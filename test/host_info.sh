@@ -44,6 +44,19 @@ else
 	echo "skip: Debian's cpuid tool not installed"
 fi
 
+# --msr: on a CPU without PT nothing is read and the report says so; with PT
+# it needs /dev/cpu/0/msr, and says so clearly when that is missing
+out=$("$P" info --msr 2>&1); rc=$?
+if grep -q '^ptboot: info pt=no' <<<"$out"; then
+	if [ $rc -eq 0 ] && grep -q 'IA32_RTIT_CTL (0x570): not read' <<<"$out"; then
+		echo "ok: info --msr without PT"
+	else echo "FAIL: info --msr without PT (exit $rc)"; fail=1; fi
+elif [ $rc -eq 0 ] || grep -q 'modprobe msr' <<<"$out"; then
+	echo "ok: info --msr with PT (exit $rc)"
+else
+	echo "FAIL: info --msr: exit $rc: $out"; fail=1
+fi
+
 expect_fail() { # description expected-stderr-substring args...
 	local what=$1 want=$2; shift 2
 	local err rc
@@ -60,5 +73,6 @@ expect_fail "missing file" "No such file" info --cpuid "$tmp/nonexistent.txt"
 expect_fail "malformed dump" "bad.txt:2:" info --cpuid "$tmp/bad.txt"
 expect_fail "missing argument" "needs a FILE" info --cpuid
 expect_fail "unknown option" "unknown option" info --bogus
+expect_fail "--msr with --cpuid" "use one of --cpuid and --msr" info --msr --cpuid "$F/amd.txt"
 "$P" info --help | grep -q -- '--cpuid FILE' || { echo "FAIL: info --help"; fail=1; }
 exit $fail
