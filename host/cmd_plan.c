@@ -29,7 +29,7 @@ static void plan_usage(FILE *out)
 "\n"
 "Prints the ToPA entries ('topa <table> <index> 0x<entry>') and MSR writes\n"
 "('wrmsr 0x<msr> 0x<value>', in order) that starting Intel PT with this\n"
-"configuration performs on the CPU of FILE (a 'cpuid -r -1' dump), or\n"
+"configuration performs on the CPU of FILE (a 'cpuid -r -1' or AIDA64 dump), or\n"
 "'refused <rule> ...' and exit status 1 when a real CPU would fault.\n"
 "\n"
 "output:\n"

@@ -87,6 +87,85 @@ static bool parse_leaf_line(struct cur *c, struct x86_cpuid_dump_entry *e)
 	return true;
 }
 
+/* Exactly 8 hex digits, no prefix (AIDA64 / InstLatx64 layout). */
+static bool hex8(struct cur *c, uint32_t *v)
+{
+	uint32_t x = 0;
+	int d;
+	if (c->end - c->p < 8)
+		return false;
+	for (int i = 0; i < 8; i++) {
+		if ((d = hex_digit(c->p[i])) < 0)
+			return false;
+		x = x << 4 | (uint32_t)d;
+	}
+	c->p += 8;
+	*v = x;
+	return true;
+}
+
+/* "<8 hex digits>:" after "CPUID ": a register line, not a heading such
+ * as "CPUID dump of ...". */
+static bool looks_aida(struct cur c)
+{
+	uint32_t v;
+	skip_space(&c);
+	return hex8(&c, &v) && c.p < c.end && *c.p == ':';
+}
+
+/* How many entries of `leaf` are stored: the subleaf of the next one in the
+ * AIDA64 layout, which lists subleaves in order without numbering them. */
+static uint32_t count_leaf(const struct x86_cpuid_dump *d, uint32_t leaf)
+{
+	uint32_t n = 0;
+	for (size_t i = 0; i < d->count; i++)
+		n += d->entry[i].leaf == leaf;
+	return n;
+}
+
+/* "CPUID 00000014: 00000001-0000000F-00000007-00000000 [SL 00]": the
+ * register dumps of AIDA64, as published in InstLatx64's collection. The
+ * subleaf is "[SL nn]" when present, else the position among lines of the
+ * same leaf. Other bracketed notes are ignored. */
+static bool parse_aida_line(struct cur *c, const struct x86_cpuid_dump *d,
+			    struct x86_cpuid_dump_entry *e)
+{
+	uint32_t r[4];
+
+	skip_space(c);
+	if (!hex8(c, &e->leaf) || !eat(c, ":"))
+		return false;
+	skip_space(c);
+	for (int i = 0; i < 4; i++)
+		if ((i && !eat(c, "-")) || !hex8(c, &r[i]))
+			return false;
+	e->regs = (x86_cpuid_regs){r[0], r[1], r[2], r[3]};
+	e->subleaf = count_leaf(d, e->leaf);
+	for (;;) {
+		skip_space(c);
+		if (c->p == c->end)
+			return true;
+		if (!eat(c, "["))
+			return false;
+		if (eat(c, "SL ")) {
+			uint32_t sl = 0;
+			int n = 0, dd;
+			while (c->p < c->end && (dd = hex_digit(*c->p)) >= 0 && n < 8) {
+				sl = sl << 4 | (uint32_t)dd;
+				c->p++;
+				n++;
+			}
+			if (!n)
+				return false;
+			e->subleaf = sl;
+		}
+		const char *close = memchr(c->p, ']', (size_t)(c->end - c->p));
+		if (!close)
+			return false;
+		c->p = close + 1;
+	}
+}
+
 int x86_cpuid_dump_parse(struct x86_cpuid_dump *dump, const char *buf,
 			 size_t len, unsigned *line)
 {
@@ -109,18 +188,25 @@ int x86_cpuid_dump_parse(struct x86_cpuid_dump *dump, const char *buf,
 			c.end--;
 		skip_space(&c);
 
-		if (eat(&c, "CPU")) {
+		struct x86_cpuid_dump_entry e;
+		bool ok;
+		if (eat(&c, "CPUID ") && looks_aida(c)) {
+			ok = parse_aida_line(&c, dump, &e);
+			/* leaf 0 again: the next CPU of a multi-CPU dump */
+			if (ok && e.leaf == 0 && x86_cpuid_dump_find(dump, 0, 0))
+				break;
+		} else if (eat(&c, "CPU")) {
 			/* "CPU:" or "CPU n:" starts a CPU; keep only the first. */
 			if (dump->count > 0)
 				break;
 			continue;
-		}
-		if (c.end - c.p < 2 || c.p[0] != '0' ||
-		    (c.p[1] != 'x' && c.p[1] != 'X'))
+		} else if (c.end - c.p >= 2 && c.p[0] == '0' &&
+			   (c.p[1] == 'x' || c.p[1] == 'X')) {
+			ok = parse_leaf_line(&c, &e);
+		} else {
 			continue; /* a line of another kind: tolerated */
-
-		struct x86_cpuid_dump_entry e;
-		if (!parse_leaf_line(&c, &e)) {
+		}
+		if (!ok) {
 			if (line)
 				*line = lineno;
 			return X86_CPUID_DUMP_E_SYNTAX;

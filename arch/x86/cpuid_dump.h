@@ -3,6 +3,11 @@
  *   CPU:
  *      0x00000014 0x00: eax=0x00000001 ebx=0x0000000f ecx=0x00000007 edx=0x00000000
  *
+ * or in AIDA64's layout, as in InstLatx64's public collection (EAX-EBX-ECX-
+ * EDX; subleaves in order, or numbered "[SL nn]"):
+ *
+ *   CPUID 00000014: 00000001-0000000F-00000007-00000000 [SL 00]
+ *
  * parsed from a memory buffer into fixed storage (no allocation), and a
  * CPUID callback over it that answers like the recorded CPU would. */
 #ifndef PTBOOT_ARCH_X86_CPUID_DUMP_H
@@ -33,9 +38,10 @@ enum x86_cpuid_dump_error {
 	X86_CPUID_DUMP_E_ARG = -5,    /* NULL argument */
 };
 
-/* Parses buf[0..len). Lines other than "CPU..." and "0x<leaf> 0x<sub>: ..."
- * lines are ignored; CRLF is accepted; when the text holds several CPUs
- * ("CPU 0:", "CPU 1:", ...) only the first is taken. Returns 0 or a negative
+/* Parses buf[0..len). Lines other than "CPU...", "0x<leaf> 0x<sub>: ..."
+ * and "CPUID <leaf>: ..." lines are ignored; CRLF is accepted; when the text
+ * holds several CPUs ("CPU 0:", "CPU 1:", ..., or leaf 0 again in the AIDA64
+ * layout) only the first is taken. Returns 0 or a negative
  * x86_cpuid_dump_error; *line (if not NULL) gets the 1-based line number of
  * the error (0 when it concerns the whole text). */
 int x86_cpuid_dump_parse(struct x86_cpuid_dump *dump, const char *buf,

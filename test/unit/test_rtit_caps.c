@@ -397,6 +397,58 @@ static void test_parse_tolerant(void **state)
 	assert_int_equal(dump.count, 1);
 }
 
+/* AIDA64's layout, as in InstLatx64's collection */
+static void test_parse_aida(void **state)
+{
+	(void)state;
+	struct rtit_caps c;
+	char line[256];
+	load_text("CPUID dump of an Intel Core i7-6700K\r\n"
+		  "CPU#000 AffMask: 0x0000000000000001\r\n"
+		  "CPUID 00000000: 00000016-756E6547-6C65746E-49656E69 [GenuineIntel]\r\n"
+		  "CPUID 00000001: 000506E3-00100800-7FFAFBBF-BFEBFBFF\r\n"
+		  "CPUID 00000004: 1C004121-01C0003F-0000003F-00000000 [SL 00]\r\n"
+		  "CPUID 00000004: 1C03C163-02C0003F-00000FFF-00000006 [SL 03]\r\n"
+		  "CPUID 00000007: 00000000-029C6FBF-00000000-9C002400\r\n"
+		  "CPUID 00000014: 00000001-0000000F-00000007-00000000\r\n"
+		  "CPUID 00000014: 02490002-003F3FFF-00000000-00000000\r\n"
+		  "CPUID 00000015: 00000002-0000014E-00000000-00000000\r\n"
+		  "CPUID 80000000: 80000008-00000000-00000000-00000000\r\n"
+		  "CPUID 80000008: 00003027-00000000-00000000-00000000\r\n"
+		  "CPU#001 AffMask: 0x0000000000000002\r\n"
+		  "CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\r\n"
+		  "CPUID 00000014: 00000001-00000000-00000000-00000000\r\n");
+	assert_int_equal(dump.count, 10);
+	const x86_cpuid_regs *r = x86_cpuid_dump_find(&dump, 4, 3);
+	assert_non_null(r);
+	assert_int_equal(r->edx, 6);
+	r = x86_cpuid_dump_find(&dump, 0x14, 1); /* second 14h line */
+	assert_non_null(r);
+	assert_int_equal(r->ebx, 0x003f3fff);
+	assert_int_equal(rtit_caps_read(&c, x86_cpuid_dump_query, &dump), 0);
+	machine_line(&c, line, sizeof(line));
+	assert_string_equal(line,
+		"ptboot: info pt=yes reason=ok vendor=GenuineIntel family=0x6 "
+		"model=0x5e stepping=0x3 hypervisor=0 maxleaf=0x16 ranges=2 "
+		"topa=1 mentry=1 single=1");
+
+	/* a second CPU starting with leaf 0 and no heading */
+	load_text("CPUID 00000000: 00000014-756E6547-6C65746E-49656E69\n"
+		  "CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\n");
+	assert_int_equal(dump.count, 1);
+	/* malformed register lines are errors with their line number */
+	expect_parse_error("CPUID 00000000: 00000016-756E6547-6C65746E\n",
+			   X86_CPUID_DUMP_E_SYNTAX, 1);
+	expect_parse_error("\nCPUID 00000001: 000506E3-00100800-7FFAFBBF-BFEBFBFF [SL\n",
+			   X86_CPUID_DUMP_E_SYNTAX, 2);
+	expect_parse_error("CPUID 00000001: 000506E3-00100800-7FFAFBBF-BFEBFBFF junk\n",
+			   X86_CPUID_DUMP_E_SYNTAX, 1);
+	/* "[SL nn]" naming a subleaf twice */
+	expect_parse_error("CPUID 00000004: 00000000-00000000-00000000-00000000 [SL 01]\n"
+			   "CPUID 00000004: 00000000-00000000-00000000-00000000\n",
+			   X86_CPUID_DUMP_E_DUP, 2);
+}
+
 static void test_query_semantics(void **state)
 {
 	(void)state;
@@ -611,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_full),
 		cmocka_unit_test(test_parse_tolerant),
+		cmocka_unit_test(test_parse_aida),
 		cmocka_unit_test(test_query_semantics),
 		cmocka_unit_test(test_report_skylake),
 		cmocka_unit_test(test_report_tsc_and_quirks),
