@@ -9,3 +9,4 @@ $(B)/test/libipt_flow: test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) host/flow_image
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) -lipt
 TEST_STEPS += $(B)/test/libipt_flow
 TEST_SCRIPTS += test/flow/ref_real.sh
+TEST_SCRIPTS += test/flow/real_flow.sh

@@ -1,0 +1,496 @@
+/* libptd instruction-flow layer: see ptd_flow.h. */
+#include "decoder/ptd_flow.h"
+
+_Static_assert(sizeof(struct ptd_flow) <= PTD_FLOW_STATE_SIZE,
+               "struct ptd_flow outgrew its documented size");
+
+/* MOV CR3, r (0F 22 /3): the instruction a PIP binds to besides far
+ * transfers (SDM "Packet Generation Scenarios"). */
+#define OPC_MOV_CR 0x22
+#define MODRM_REG(m) (((m) >> 3) & 7)
+#define CR3 3
+
+unsigned ptd_flow_errata_for_cpu(unsigned family, unsigned model)
+{
+    unsigned e = ptd_errata_for_cpu(family, model);
+    if (family != 6)
+        return e;
+    switch (model) {
+    case 0x3d: case 0x47: case 0x4f: case 0x56:             /* Broadwell */
+        return e | PTD_FLOW_ERRATUM_BDM64;
+    case 0x4e: case 0x5e: case 0x8e: case 0x9e:             /* Skylake, Kaby Lake */
+    case 0x55: case 0x66: case 0x7d: case 0x7e:
+        return e | PTD_FLOW_ERRATUM_SKL014;
+    default:
+        return e;
+    }
+}
+
+static void reset(struct ptd_flow *f)
+{
+    f->ip = 0;
+    f->status = 0;
+    f->mode = f->mode0;
+    f->enabled = 0;
+    f->speculative = 0;
+    f->process_event = 0;
+    f->process_insn = 0;
+    f->bound_paging = 0;
+    f->bound_vmcs = 0;
+    f->ret_top = 0;
+    f->ret_count = 0;
+}
+
+int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
+{
+    if (!f || !cfg || !cfg->read || (!cfg->trace && cfg->size))
+        return -PTD_ERR_INVALID;
+    ptd_qry_init(&f->q, cfg->trace, cfg->size);
+    ptd_qry_set_errata(&f->q, cfg->errata);
+    f->read = cfg->read;
+    f->ctx = cfg->ctx;
+    f->errata = cfg->errata;
+    f->nfilter = cfg->nfilter > 4 ? 4 : cfg->nfilter;
+    for (unsigned i = 0; i < 4; i++) {
+        f->filter_lo[i] = cfg->filter_lo[i];
+        f->filter_hi[i] = cfg->filter_hi[i];
+    }
+    f->mode0 = cfg->mode == 16 ? PTD_EXEC_MODE_16 : cfg->mode == 32 ? PTD_EXEC_MODE_32
+             : cfg->mode == 64 ? PTD_EXEC_MODE_64 : PTD_FLOW_MODE_UNKNOWN;
+    f->win_base = 0;
+    f->win_len = 0;
+    reset(f);
+    return 0;
+}
+
+void ptd_flow_invalidate(struct ptd_flow *f)
+{
+    f->win_len = 0;
+}
+
+uint64_t ptd_flow_offset(const struct ptd_flow *f)
+{
+    return ptd_qry_offset(&f->q);
+}
+
+static int status(const struct ptd_flow *f, int flags)
+{
+    if (!f->enabled)
+        flags |= PTD_ST_IP_SUPPRESSED;
+    if ((f->status & PTD_ST_EOS) && !f->process_event)
+        flags |= PTD_ST_EOS;
+    return flags;
+}
+
+/* ---- call stack (SDM "Indirect Transfer Compression for Returns") ------- */
+
+static void ret_push(struct ptd_flow *f, uint64_t ip)
+{
+    f->retstack[f->ret_top] = ip;
+    f->ret_top = (uint8_t)((f->ret_top + 1) % PTD_FLOW_RETSTACK);
+    if (f->ret_count < PTD_FLOW_RETSTACK)
+        f->ret_count++;
+}
+
+static int ret_pop(struct ptd_flow *f, uint64_t *ip)
+{
+    if (!f->ret_count)
+        return -PTD_ERR_RETSTACK_EMPTY;
+    f->ret_top = (uint8_t)((f->ret_top + PTD_FLOW_RETSTACK - 1) % PTD_FLOW_RETSTACK);
+    f->ret_count--;
+    *ip = f->retstack[f->ret_top];
+    return 0;
+}
+
+/* ---- code --------------------------------------------------------------- */
+
+static int decode(struct ptd_flow *f, struct ptd_insn *insn, const uint8_t **bytes)
+{
+    uint64_t off = f->ip - f->win_base;
+    size_t avail;
+    int n;
+
+    if (f->mode == PTD_FLOW_MODE_UNKNOWN)
+        return -PTD_ERR_BAD_INSN;
+    if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN) {
+        int r = f->read(f->ctx, f->ip, f->win, sizeof(f->win));
+        if (r <= 0) {
+            f->win_len = 0;
+            return -PTD_ERR_NOMAP;
+        }
+        f->win_base = f->ip;
+        f->win_len = (uint32_t)(r > (int)sizeof(f->win) ? (int)sizeof(f->win) : r);
+        off = 0;
+    }
+    avail = f->win_len - (size_t)off;
+    n = ptd_ild_decode_at(insn, f->win + off, avail, (enum ptd_exec_mode)f->mode, f->ip);
+    if (n < 0)
+        return -PTD_ERR_BAD_INSN;
+    *bytes = f->win + off;
+    return n;
+}
+
+static void pinsn_of(struct ptd_flow_pinsn *p, const struct ptd_insn *insn)
+{
+    p->ip = insn->ip;
+    p->size = insn->length;
+    p->iclass = insn->iclass;
+    p->target = insn->target;
+    p->direct = (insn->flags & PTD_INSN_REL) ? 1 : 0;
+    p->zero_disp = p->direct && insn->disp == 0;
+    p->cr3 = insn->map == PTD_ILD_MAP_0F && insn->opcode == OPC_MOV_CR &&
+             MODRM_REG(insn->modrm) == CR3;
+    /* far transfers change CPL or are VM transitions; all bind PIP/VMCS */
+    p->cpl = insn->iclass == PTD_ICLASS_FAR_TRANSFER;
+    p->vmcs = p->cpl;
+}
+
+static bool in_filter(const struct ptd_flow *f, uint64_t ip)
+{
+    for (unsigned i = 0; i < f->nfilter; i++)
+        if (f->filter_lo[i] <= ip && ip <= f->filter_hi[i])
+            return true;
+    return false;
+}
+
+/* Does a TIP.PGD bind to this instruction? */
+static int at_disabled(const struct ptd_flow *f, const struct ptd_event *ev,
+                       const struct ptd_flow_pinsn *p)
+{
+    if (ev->flags & PTD_EVF_IP_SUPPRESSED) {
+        if (p->iclass == PTD_ICLASS_FAR_TRANSFER || p->cr3)
+            return 1;
+        /* BDM64: with a filter, any branch may leave with no IP */
+        if (f->nfilter && (f->errata & PTD_FLOW_ERRATUM_BDM64) && p->iclass != PTD_ICLASS_OTHER)
+            return 1;
+        /* SKL014: a direct jump/call out of the filter with no IP */
+        if (f->nfilter && (f->errata & PTD_FLOW_ERRATUM_SKL014) && p->direct &&
+            (p->iclass == PTD_ICLASS_DIRECT_JUMP || p->iclass == PTD_ICLASS_DIRECT_CALL) &&
+            !in_filter(f, p->target))
+            return 1;
+        return 0;
+    }
+    switch (p->iclass) {
+    case PTD_ICLASS_OTHER:
+        return 0;
+    case PTD_ICLASS_DIRECT_JUMP:
+    case PTD_ICLASS_DIRECT_CALL:
+        /* a direct branch elsewhere than the PGD's IP is not the exit */
+        return p->target == ev->ip;
+    default:
+        return 1;
+    }
+}
+
+/* The IP after an instruction, when the code alone says it. */
+static int next_ip(const struct ptd_flow_pinsn *p, uint64_t *ip)
+{
+    switch (p->iclass) {
+    case PTD_ICLASS_OTHER:
+        *ip = p->ip + p->size;
+        return 0;
+    case PTD_ICLASS_DIRECT_JUMP:
+    case PTD_ICLASS_DIRECT_CALL:
+        *ip = p->target;
+        return 0;
+    default:
+        return -PTD_ERR_BAD_QUERY;
+    }
+}
+
+static int fetch_event(struct ptd_flow *f)
+{
+    int st;
+    if (f->process_event)
+        return 1;
+    if (!(f->status & PTD_ST_EVENT))
+        return 0;
+    st = ptd_qry_event(&f->q, &f->event);
+    if (st < 0)
+        return st;
+    f->process_event = 1;
+    f->status = st;
+    return 1;
+}
+
+/* Events that bind to the instruction just decoded (before its next IP is
+ * known). */
+static int check_insn_event(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
+{
+    const struct ptd_event *ev = &f->event;
+    int r = fetch_event(f);
+    if (r <= 0)
+        return r;
+    switch (ev->type) {
+    case PTD_EV_DISABLED:
+        if (!at_disabled(f, ev, p))
+            return 0;
+        /* where tracing is expected to resume (for RESUMED) */
+        if (next_ip(p, &f->ip) < 0) {
+            f->ip = 0;
+            if (p->iclass == PTD_ICLASS_INDIRECT_CALL)
+                f->ip = p->ip + p->size;
+        }
+        return status(f, PTD_ST_EVENT);
+    case PTD_EV_PAGING:
+        if (f->bound_paging || !(p->cr3 || p->cpl))
+            return 0;
+        f->bound_paging = 1;
+        return status(f, PTD_ST_EVENT);
+    case PTD_EV_VMCS:
+        if (f->bound_vmcs || !p->vmcs)
+            return 0;
+        f->bound_vmcs = 1;
+        return status(f, PTD_ST_EVENT);
+    default:
+        return 0;
+    }
+}
+
+/* Events that bind to the current IP (before the instruction there). */
+static int check_ip_event(struct ptd_flow *f)
+{
+    const struct ptd_event *ev = &f->event;
+    bool nip;
+    int r = fetch_event(f);
+    if (r < 0)
+        return r;
+    if (r == 0)
+        return status(f, 0);
+    nip = (ev->flags & PTD_EVF_IP_SUPPRESSED) != 0;
+    switch (ev->type) {
+    case PTD_EV_DISABLED:
+        break;
+    case PTD_EV_ASYNC_DISABLED:
+        if (ev->from != f->ip)
+            break;
+        return status(f, PTD_ST_EVENT);
+    case PTD_EV_ASYNC_BRANCH:
+        if (ev->from != f->ip)
+            break;
+        return status(f, PTD_ST_EVENT);
+    case PTD_EV_TSX:
+    case PTD_EV_EXEC_MODE:
+    case PTD_EV_ASYNC_PAGING:
+    case PTD_EV_ASYNC_VMCS:
+        if (!nip && ev->ip != f->ip)
+            break;
+        return status(f, PTD_ST_EVENT);
+    case PTD_EV_PAGING:
+    case PTD_EV_VMCS:
+        if (f->enabled)
+            break;
+        return status(f, PTD_ST_EVENT);
+    case PTD_EV_EXSTOP:
+    case PTD_EV_MWAIT:
+    case PTD_EV_PTWRITE:
+    case PTD_EV_TICK:
+        if (!nip && f->enabled && ev->ip != f->ip)
+            break;
+        return status(f, PTD_ST_EVENT);
+    default:
+        /* ENABLED, OVERFLOW, STOP, PWRE, PWRX, CBR, MNT */
+        return status(f, PTD_ST_EVENT);
+    }
+    return status(f, 0);
+}
+
+static int indirect(struct ptd_flow *f)
+{
+    uint64_t ip;
+    int st = ptd_qry_indirect(&f->q, &ip);
+    if (st < 0)
+        return st;
+    f->status = st;
+    if (st & PTD_ST_IP_SUPPRESSED)
+        return -PTD_ERR_NOIP;
+    f->ip = ip;
+    return 0;
+}
+
+/* The next IP from the instruction and the trace. */
+static int proceed(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
+{
+    uint64_t next = p->ip + p->size;
+    int st, taken;
+
+    switch (p->iclass) {
+    case PTD_ICLASS_OTHER:
+        f->ip = next;
+        return 0;
+    case PTD_ICLASS_COND_JUMP:
+        st = ptd_qry_cond(&f->q, &taken);
+        if (st < 0)
+            return st;
+        f->status = st;
+        f->ip = taken ? p->target : next;
+        return 0;
+    case PTD_ICLASS_DIRECT_JUMP:
+        f->ip = p->target;
+        return 0;
+    case PTD_ICLASS_DIRECT_CALL:
+        /* call +0 (getting the IP in position-independent code) is no call */
+        if (!p->zero_disp)
+            ret_push(f, next);
+        f->ip = p->target;
+        return 0;
+    case PTD_ICLASS_INDIRECT_CALL:
+        ret_push(f, next);
+        return indirect(f);
+    case PTD_ICLASS_NEAR_RET:
+        st = ptd_qry_cond(&f->q, &taken);
+        if (st >= 0) {
+            f->status = st;
+            if (!taken)
+                return -PTD_ERR_BAD_RETCOMP;
+            return ret_pop(f, &f->ip);
+        }
+        return indirect(f);
+    default:
+        return indirect(f);
+    }
+}
+
+int ptd_flow_sync_forward(struct ptd_flow *f)
+{
+    uint64_t ip = 0;
+    int st;
+
+    reset(f);
+    st = ptd_qry_sync_forward(&f->q, &ip);
+    if (st < 0)
+        return st;
+    f->status = st;
+    if (!(st & PTD_ST_IP_SUPPRESSED)) {
+        f->ip = ip;
+        f->enabled = 1;
+    }
+    return check_ip_event(f);
+}
+
+int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *out)
+{
+    struct ptd_insn insn;
+    const uint8_t *bytes;
+    struct ptd_flow_pinsn *p = &f->pinsn;
+    int n, st;
+
+    out->ip = f->ip;
+    out->size = 0;
+    out->iclass = PTD_FLOW_ICLASS_ERROR;
+    out->mode = f->mode;
+    out->speculative = f->speculative;
+    if (!f->enabled)
+        return (f->status & PTD_ST_EOS) ? -PTD_ERR_EOS : -PTD_ERR_NO_ENABLE;
+    n = decode(f, &insn, &bytes);
+    if (n < 0)
+        return n;
+    out->size = (uint8_t)n;
+    out->iclass = insn.iclass;
+    for (int i = 0; i < n; i++)
+        out->raw[i] = bytes[i];
+    pinsn_of(p, &insn);
+    f->bound_paging = 0;
+    f->bound_vmcs = 0;
+
+    st = check_insn_event(f, p);
+    if (st != 0) {
+        if (st < 0)
+            return st;
+        if (st & PTD_ST_EVENT) {
+            f->process_insn = 1;
+            return st;
+        }
+    }
+    st = proceed(f, p);
+    if (st < 0)
+        return st;
+    return check_ip_event(f);
+}
+
+int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev)
+{
+    struct ptd_event *e = &f->event;
+    bool nip;
+    int st;
+
+    if (!f->process_event)
+        return -PTD_ERR_BAD_QUERY;
+    f->process_event = 0;
+    ev->ip = e->ip;
+    ev->from = e->from;
+    ev->value = e->value;
+    ev->offset = e->offset;
+    ev->aux = e->aux;
+    ev->type = e->type;
+    ev->flags = e->flags;
+    ev->mode = e->mode;
+    ev->a = e->a;
+    ev->b = e->b;
+    nip = (e->flags & PTD_EVF_IP_SUPPRESSED) != 0;
+
+    switch (e->type) {
+    case PTD_EV_ENABLED:
+        if (e->flags & PTD_EVF_STATUS_UPDATE)
+            return -PTD_ERR_BAD_CONTEXT;
+        if (nip)
+            return -PTD_ERR_NOIP;
+        if (f->enabled)
+            return -PTD_ERR_BAD_CONTEXT;
+        if (f->ip == e->ip)
+            ev->flags |= PTD_EVF_RESUMED;
+        f->ip = e->ip;
+        f->enabled = 1;
+        break;
+    case PTD_EV_DISABLED:
+    case PTD_EV_ASYNC_DISABLED:
+        if (!f->enabled)
+            return -PTD_ERR_BAD_CONTEXT;
+        f->enabled = 0;
+        break;
+    case PTD_EV_ASYNC_BRANCH:
+        if (!f->enabled)
+            return -PTD_ERR_BAD_CONTEXT;
+        if (nip)
+            return -PTD_ERR_NOIP;
+        f->ip = e->ip;
+        break;
+    case PTD_EV_OVERFLOW:
+        if (nip) {
+            f->enabled = 0;
+            f->ip = 0;
+        } else {
+            f->ip = e->ip;
+            f->enabled = 1;
+        }
+        f->speculative = 0;
+        break;
+    case PTD_EV_EXEC_MODE:
+        f->mode = e->mode;
+        break;
+    case PTD_EV_TSX:
+        f->speculative = (e->flags & PTD_EVF_SPECULATIVE) && !(e->flags & PTD_EVF_ABORTED);
+        break;
+    default:
+        break;
+    }
+
+    if (f->process_insn) {
+        /* the instruction an event bound to: more events for it, then its
+         * next IP (unless tracing stopped there) */
+        st = check_insn_event(f, &f->pinsn);
+        if (st != 0) {
+            if (st < 0)
+                return st;
+            if (st & PTD_ST_EVENT)
+                return st;
+        }
+        f->process_insn = 0;
+        if (f->enabled && f->pinsn.iclass != PTD_FLOW_ICLASS_ERROR) {
+            st = proceed(f, &f->pinsn);
+            if (st < 0)
+                return st;
+        }
+    }
+    return check_ip_event(f);
+}

@@ -1,0 +1,128 @@
+/* libptd instruction-flow layer: the exact sequence of instructions the CPU
+ * executed, from the query layer's TNT bits, TIPs and events plus the code
+ * bytes, which it reads through a caller-supplied callback.
+ *
+ * One call, one instruction (ptd_flow_next) or one event (ptd_flow_event),
+ * so the caller bounds the work per call; code that loops without branches
+ * cannot hang the decoder. The binding rules (which event belongs before or
+ * after which instruction) follow libipt's instruction decoder, so the
+ * output of `ptboot flow --no-inst` equals libipt's ptxed line by line:
+ *   - asynchronous events (interrupt, async disable, status updates, MODE)
+ *     bind to an IP and are reported before the instruction there;
+ *   - TIP.PGD binds to the instruction that left the traced region
+ *     (a branch; with a suppressed IP only far transfers);
+ *   - PIP/VMCS bind to MOV CR3 / far transfers / VM entries.
+ * Near returns use the 64-entry call stack when the trace has a taken TNT
+ * bit for them (SDM "Indirect Transfer Compression for Returns").
+ *
+ * Usage (ptxed's loop):
+ *     ptd_flow_init(&f, &cfg);
+ *     for (;;) {
+ *         st = ptd_flow_sync_forward(&f);        // < 0: -PTD_ERR_EOS: done
+ *         for (;;) {
+ *             while (st >= 0 && (st & PTD_ST_EVENT)) st = ptd_flow_event(&f, &ev);
+ *             if (st < 0) break;
+ *             if (st & PTD_ST_EOS) { st = -PTD_ERR_EOS; break; }
+ *             st = ptd_flow_next(&f, &insn);     // insn.iclass valid even on
+ *             if (st < 0) break;                 // error unless PTD_FLOW_ICLASS_ERROR
+ *         }
+ *         if (st == -PTD_ERR_EOS) break;
+ *         report(st, ptd_flow_offset(&f));       // then resync
+ *     }
+ *
+ * State: struct ptd_flow, fixed size (PTD_FLOW_STATE_SIZE documents the
+ * bound; ~2.4 KiB on x86-64), plain data, no allocation, no recursion.
+ */
+#ifndef PTD_FLOW_H
+#define PTD_FLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/ptd_ild.h"
+#include "decoder/ptd_qry.h"
+
+/* Reads up to size code bytes at ip into buf; returns how many (0: none
+ * mapped there). */
+typedef int (*ptd_read_fn)(void *ctx, uint64_t ip, uint8_t *buf, size_t size);
+
+/* Code bytes are read in windows of this size and reused while the IP
+ * stays inside (the code is taken to be static while decoding). */
+#define PTD_FLOW_WINDOW 256
+#define PTD_FLOW_RETSTACK 64        /* SDM: the CPU's call stack depth */
+#define PTD_FLOW_STATE_SIZE 3072    /* bound on sizeof(struct ptd_flow) */
+
+/* Flow-layer errata (libipt's names), on top of the packet layer's
+ * PTD_ERRATUM_* bits in ptd_flow_config.errata:
+ * BDM64: with IP filtering, a branch may leave the filter with a TIP.PGD
+ *        whose IP is suppressed; it binds to that branch.
+ * SKL014: a direct jump/call out of the filter sends TIP.PGD with no IP. */
+enum {
+    PTD_FLOW_ERRATUM_BDM64 = 0x100,
+    PTD_FLOW_ERRATUM_SKL014 = 0x200,
+};
+/* Packet and flow errata of a CPU (0 for CPUs with none we handle). */
+unsigned ptd_flow_errata_for_cpu(unsigned family, unsigned model);
+
+#define PTD_FLOW_MODE_UNKNOWN 3     /* no MODE.Exec seen yet */
+#define PTD_FLOW_ICLASS_ERROR 0xff
+
+struct ptd_flow_config {
+    const uint8_t *trace;
+    size_t size;
+    ptd_read_fn read;
+    void *ctx;
+    unsigned errata;                /* PTD_ERRATUM_* (ptd_errata_for_cpu) */
+    /* IP filter (FilterEn ranges, as IA32_RTIT_ADDRn_A/B, inclusive);
+     * used where the trace does not say where tracing stopped. */
+    uint64_t filter_lo[4], filter_hi[4];
+    uint8_t nfilter;
+    /* Execution mode before the first MODE.Exec: 16, 32 or 64 (bits);
+     * 0: unknown, as libipt (instructions fail with -PTD_ERR_BAD_INSN). */
+    uint8_t mode;
+};
+
+struct ptd_flow_insn {
+    uint64_t ip;
+    uint8_t size;
+    uint8_t iclass;                 /* enum ptd_iclass, or PTD_FLOW_ICLASS_ERROR */
+    uint8_t mode;                   /* enum ptd_exec_mode */
+    uint8_t speculative;            /* inside a TSX transaction */
+    uint8_t raw[PTD_ILD_MAX_LEN];
+};
+
+/* What the flow layer keeps of an instruction whose next IP waits for an
+ * event (postponed until the event is delivered). */
+struct ptd_flow_pinsn {
+    uint64_t ip, target;
+    uint8_t size, iclass, direct, zero_disp, cpl, cr3, vmcs;
+};
+
+struct ptd_flow {
+    struct ptd_qry q;
+    ptd_read_fn read;
+    void *ctx;
+    uint64_t ip;
+    uint64_t win_base;
+    uint32_t win_len;
+    int status;
+    uint8_t mode, enabled, speculative, process_event, process_insn;
+    uint8_t bound_paging, bound_vmcs, ret_top, ret_count, nfilter, mode0;
+    unsigned errata;
+    uint64_t filter_lo[4], filter_hi[4];
+    struct ptd_event event;         /* held until it binds */
+    struct ptd_flow_pinsn pinsn;
+    uint64_t retstack[PTD_FLOW_RETSTACK];
+    uint8_t win[PTD_FLOW_WINDOW];
+};
+
+int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg);
+int ptd_flow_sync_forward(struct ptd_flow *f);
+int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *insn);
+int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev);
+uint64_t ptd_flow_offset(const struct ptd_flow *f);
+/* Forget the cached code window (after the memory behind it changed). */
+void ptd_flow_invalidate(struct ptd_flow *f);
+
+#endif

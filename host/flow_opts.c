@@ -1,0 +1,150 @@
+/* Options shared by `ptboot flow` and the flow benchmark: see flow_opts.h. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/flow_opts.h"
+
+void flow_opts_init(struct flow_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    flow_image_init(&o->img);
+}
+
+void flow_opts_free(struct flow_opts *o)
+{
+    flow_image_free(&o->img);
+    free(o->trace);
+    o->trace = NULL;
+}
+
+int flow_image_read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
+{
+    return (int)flow_image_read(ctx, ip, buf, size);
+}
+
+static int num(const char *s, uint64_t *v, int base)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    *v = strtoull(s, &end, base);
+    return (errno || *end) ? -1 : 0;
+}
+
+int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const char *prog)
+{
+    const char *a = argv[*i];
+    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    unsigned n;
+    char field[8];
+
+    if (strcmp(a, "--pt") && strcmp(a, "--pages") && strcmp(a, "--raw") &&
+        strcmp(a, "--filter") && strcmp(a, "--cpu") && strcmp(a, "--mode") &&
+        strncmp(a, "--filter:addr", 13))
+        return 0;
+    if (!v) {
+        fprintf(stderr, "%s: %s needs an argument\n", prog, a);
+        return -1;
+    }
+    (*i)++;
+    if (!strcmp(a, "--pt")) {
+        o->pt = v;
+    } else if (!strcmp(a, "--pages")) {
+        if (flow_image_add_pages(&o->img, v) < 0) {
+            fprintf(stderr, "%s: --pages: %s\n", prog, o->img.err);
+            return -1;
+        }
+    } else if (!strcmp(a, "--raw")) {
+        if (flow_image_add_raw(&o->img, v) < 0) {
+            fprintf(stderr, "%s: %s\n", prog, o->img.err);
+            return -1;
+        }
+    } else if (!strcmp(a, "--filter")) {
+        char buf[128], *dash;
+        uint64_t lo, hi;
+        snprintf(buf, sizeof(buf), "%s", v);
+        dash = strchr(buf, '-');
+        if (!dash) {
+            fprintf(stderr, "%s: --filter %s: want LO-HI (hex)\n", prog, v);
+            return -1;
+        }
+        *dash = 0;
+        if (num(buf, &lo, 16) < 0 || num(dash + 1, &hi, 16) < 0 || hi < lo) {
+            fprintf(stderr, "%s: --filter %s: want LO-HI (hex, LO <= HI)\n", prog, v);
+            return -1;
+        }
+        if (o->cfg.nfilter >= 4) {
+            fprintf(stderr, "%s: at most 4 filter ranges\n", prog);
+            return -1;
+        }
+        o->cfg.filter_lo[o->cfg.nfilter] = lo;
+        o->cfg.filter_hi[o->cfg.nfilter] = hi;
+        o->cfg.nfilter++;
+    } else if (!strcmp(a, "--cpu")) {
+        if (!strcmp(v, "none") || !strcmp(v, "auto")) {
+            o->have_cpu = 0;
+        } else if (sscanf(v, "%u/%u", &o->family, &o->model) != 2) {
+            fprintf(stderr, "%s: --cpu %s: want FAMILY/MODEL (e.g. 6/142), none or auto\n", prog, v);
+            return -1;
+        } else {
+            o->have_cpu = 1;
+        }
+    } else if (!strcmp(a, "--mode")) {
+        if (!strcmp(v, "16") || !strcmp(v, "32") || !strcmp(v, "64")) {
+            o->cfg.mode = (uint8_t)atoi(v);
+        } else {
+            fprintf(stderr, "%s: --mode %s: want 16, 32 or 64\n", prog, v);
+            return -1;
+        }
+    } else {
+        uint64_t x;
+        if (sscanf(a, "--filter:addr%u_%7s", &n, field) != 2 || n > 3 ||
+            (strcmp(field, "cfg") && strcmp(field, "a") && strcmp(field, "b"))) {
+            fprintf(stderr, "%s: unknown option %s\n", prog, a);
+            return -1;
+        }
+        if (num(v, &x, 0) < 0) {
+            fprintf(stderr, "%s: %s %s: not a number\n", prog, a, v);
+            return -1;
+        }
+        if (!strcmp(field, "cfg"))
+            o->addr_cfg[n] = x;
+        else if (!strcmp(field, "a"))
+            o->addr_a[n] = x;
+        else
+            o->addr_b[n] = x;
+        o->have_addr[n] = 1;
+    }
+    return 1;
+}
+
+int flow_opts_finish(struct flow_opts *o, const char *prog)
+{
+    char err[512];
+    if (!o->pt) {
+        fprintf(stderr, "%s: --pt FILE is required\n", prog);
+        return -1;
+    }
+    if (flow_read_file(o->pt, &o->trace, &o->tsize, err, sizeof(err)) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return -1;
+    }
+    for (unsigned n = 0; n < 4; n++) {
+        /* addrN_cfg 1: FilterEn (2: TraceStop, no filter for the flow) */
+        if (o->have_addr[n] && o->addr_cfg[n] == 1 && o->cfg.nfilter < 4) {
+            o->cfg.filter_lo[o->cfg.nfilter] = o->addr_a[n];
+            o->cfg.filter_hi[o->cfg.nfilter] = o->addr_b[n];
+            o->cfg.nfilter++;
+        }
+    }
+    o->cfg.trace = o->trace;
+    o->cfg.size = o->tsize;
+    o->cfg.read = flow_image_read_cb;
+    o->cfg.ctx = &o->img;
+    o->cfg.errata = o->have_cpu ? ptd_flow_errata_for_cpu(o->family, o->model) : 0;
+    return 0;
+}

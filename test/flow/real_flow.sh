@@ -1,0 +1,31 @@
+#!/bin/bash
+# `ptboot flow --no-inst` on the real traces of ../shared/traces/real gives
+# exactly the lines of the libipt reference (build/test/libipt_flow, ptxed's
+# format): every IP, event and error line, and the README's counts.
+# Skips when the traces are absent.
+set -u
+. test/flow/real_traces.env
+if [ ! -d "$REAL_DIR" ]; then
+    echo "real_flow: SKIP, $REAL_DIR not present"
+    exit 0
+fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+for t in $REAL_TRACES; do
+    IFS=: read -r name filter want <<< "$t"
+    args=(--pt "$REAL_DIR/$name/trace.pt" --pages "$REAL_DIR/$name/pages" --filter "$filter" --stat)
+    build/ptboot flow --no-inst "${args[@]}" > "$tmp/ptboot.txt"
+    build/test/libipt_flow "${args[@]}" > "$tmp/libipt.txt"
+    got=$(sed -n 's/^insn: \([0-9]*\)\.$/\1/p' "$tmp/ptboot.txt")
+    if ! cmp -s "$tmp/ptboot.txt" "$tmp/libipt.txt"; then
+        echo "real_flow: FAIL $name: ptboot flow differs from libipt:"
+        diff "$tmp/ptboot.txt" "$tmp/libipt.txt" | head -10
+        fail=1
+    elif [ "$got" != "$want" ]; then
+        echo "real_flow: FAIL $name: $got instructions, README says $want"
+        fail=1
+    else
+        echo "real_flow: ok $name: $(wc -l < "$tmp/ptboot.txt") lines identical to libipt, $got instructions"
+    fi
+done
+exit $fail
