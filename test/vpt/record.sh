@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Boots the ptboot stick in QEMU with the virtual-PT plugin and records.
 #
-# usage: test/vpt/record.sh OUTPREFIX WINDOW CONFIG [TIMEOUT]
+# usage: test/vpt/record.sh OUTPREFIX WINDOW CONFIG [TIMEOUT [FILE...]]
 #   WINDOW  app         window = the app's image, from its entry point on
 #           skip=N,count=M | enter=LO-HI[,count=M] | all[,count=M]
 #                       (passed to the plugin as its arguments)
 #   CONFIG  the words in ptboot.cfg, e.g. "--shutdown selftest"
+#   FILE    extra files put on the stick
 # Writes OUTPREFIX.itab/.stream/.meta (the plugin), OUTPREFIX.log (QEMU's
 # -d plugin,int log: block marks and interrupts), OUTPREFIX.serial.
 # Environment: QEMU (binary), APP (default build/ptboot.efi).
@@ -13,10 +14,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 3 ] || { echo "usage: $0 OUTPREFIX WINDOW CONFIG [TIMEOUT]" >&2; exit 2; }
 out=$1 window=$2 cfg=$3 limit=${4:-120}
+shift $(( $# >= 4 ? 4 : 3 ))
 app=${APP:-build/ptboot.efi}
 mkdir -p "$(dirname "$out")"
 img=$out.img
-scripts/mkimage.sh "$img" "$app" "$cfg" >/dev/null
+scripts/mkimage.sh "$img" "$app" "$cfg" "$@" >/dev/null
 
 args="out=$out"
 case $window in

@@ -21,3 +21,15 @@ $(B)/vpt/vpt_encode: test/vpt/vpt_encode.c $(B)/host/libptboot.a | $(B)/.setup-d
 
 .PHONY: vpt vpt-check
 vpt: $(B)/vpt/vpt.so $(B)/vpt/vpt_encode
+
+# `make vpt-check`: boots each scenario under the plugin (about 10 s each)
+# and decodes the committed fixtures; `make vpt-fixtures` regenerates them.
+vpt-check: vpt $(B)/test/libipt_flow $(B)/ptboot $(B)/ptboot.efi
+	@bash test/vpt/vpt-check.sh
+.PHONY: vpt-fixtures
+vpt-fixtures: vpt $(B)/test/libipt_flow $(B)/ptboot.efi
+	bash test/vpt/mkfixtures.sh
+
+# make test: the fixtures (no QEMU) and one live boot per scenario (~30 s).
+TEST_STEPS += $(B)/vpt/vpt.so $(B)/vpt/vpt_encode
+TEST_SCRIPTS += test/vpt/ci.sh

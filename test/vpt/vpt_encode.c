@@ -6,6 +6,8 @@
  *   OUT.truth  the executed instructions inside the filter ranges, one
  *              16-hex-digit IP per line, plus bracketed event lines in the
  *              style of libipt's ptxed ([enabled], [disabled], [interrupt])
+ *   OUT.filter the filter range to give a decoder (LO-HI, HI inclusive),
+ *              empty unless exactly one range was traced
  *   OUT.dump, OUT.addr  code snapshot (concatenated 4 KiB pages; one
  *              little-endian u64 address per page), bytes of every
  *              instruction traced, 0xcc elsewhere
@@ -517,6 +519,7 @@ static void usage(void)
             "  --filter LO-HI   trace only [LO, HI) (hex; up to %d; default: the\n"
             "                   image range of IN-PREFIX.meta, else everything)\n"
             "  --no-filter      trace everything\n"
+            "  --outside-image  trace everything but the image of IN-PREFIX.meta\n"
             "  --psb-period N   bytes between PSB+ (default 4096)\n"
             "  --no-retc        no RET compression (DisRETC)\n", MAX_RANGES);
     exit(2);
@@ -526,7 +529,7 @@ int main(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     uint64_t psb_period = 4096;
-    bool no_filter = false;
+    bool no_filter = false, outside = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--filter") && i + 1 < argc) {
             char *e;
@@ -534,6 +537,8 @@ int main(int argc, char **argv)
             rlo[nranges] = strtoull(argv[++i], &e, 16);
             if (*e != '-') usage();
             rhi[nranges++] = strtoull(e + 1, NULL, 16);
+        } else if (!strcmp(argv[i], "--outside-image")) {
+            outside = true;
         } else if (!strcmp(argv[i], "--no-filter")) {
             no_filter = true;
         } else if (!strcmp(argv[i], "--psb-period") && i + 1 < argc) {
@@ -564,7 +569,13 @@ int main(int argc, char **argv)
             sscanf(line, "image_base %llx", &base);
             sscanf(line, "image_size %llx", &isz);
         }
-        if (base && isz) {
+        if (base && isz && outside) {
+            rlo[0] = 0;
+            rhi[0] = base;
+            rlo[1] = base + isz;
+            rhi[1] = UINT64_MAX;
+            nranges = 2;
+        } else if (base && isz) {
             rlo[0] = base;
             rhi[0] = base + isz;
             nranges = 1;
@@ -665,6 +676,12 @@ int main(int argc, char **argv)
            " mode_fixed=%" PRIu64 "\n",
            n_insns, n_events, n_packets, pt_total, npages, n_collapsed,
            n_unplaced, n_conflicts, n_dropped, n_mode_fixed);
+    /* the filter for a decoder (libipt's address filter 0: HI inclusive) */
+    snprintf(path, sizeof path, "%s.filter", out);
+    FILE *ff = fopen(path, "w");
+    if (!ff) die("cannot write %s", path);
+    if (nranges == 1) fprintf(ff, "%" PRIx64 "-%" PRIx64 "\n", rlo[0], rhi[0] - 1);
+    fclose(ff);
     if (nranges)
         for (int i = 0; i < nranges; i++)
             printf("vpt_encode: filter %d: %" PRIx64 "-%" PRIx64 "\n", i, rlo[i], rhi[i]);

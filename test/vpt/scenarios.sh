@@ -1,0 +1,33 @@
+# The virtual-PT scenarios, sourced by test/vpt/vpt-check.sh and
+# test/vpt/mkfixtures.sh. Per scenario NAME:
+#   VPT_WINDOW[NAME]  the plugin's window (see test/vpt/record.sh)
+#   VPT_CONFIG[NAME]  the app's ptboot.cfg words
+
+#   VPT_ENCODE[NAME]  vpt_encode options (filters, PSB period, RET compression)
+# The filter a decoder is given is the one vpt_encode chose: it is written to
+# NAME.filter (LO-HI, hex, HI inclusive, as libipt's ADDR0_B), empty when the
+# trace unit had several ranges or none.
+declare -A VPT_WINDOW VPT_CONFIG VPT_ENCODE
+VPT_SCENARIOS="app dxe-usb switch64"
+
+# (a) the app calling boot services: window = the app's image from its entry
+# point on, filter = the image (TIP.PGD/TIP.PGE around every boot-service
+# call); selftest takes a real #GP inside it. PSB+ every 2 KiB (PSBFreq 0).
+VPT_WINDOW[app]="app"
+VPT_CONFIG[app]="--shutdown selftest"
+VPT_ENCODE[app]="--psb-period 2048"
+
+# (b) DXE drivers at work for the app: the first 200,000 instructions from the
+# app's entry, filtered to everything but the app: the firmware's drivers
+# reading ptboot.cfg from the USB stick (UsbMassStorage, UsbBus, XhciDxe,
+# FAT, DiskIo) and writing the console, with the timer interrupts they take.
+# RET compression off (DisRETC), PSB+ every 2 KiB.
+VPT_WINDOW[dxe-usb]="app,count=200000"
+VPT_CONFIG[dxe-usb]="--shutdown info"
+VPT_ENCODE[dxe-usb]="--outside-image --no-retc --psb-period 2048"
+
+# (c) the 32-to-64-bit switch of OVMF's DXE IPL: 3,000 instructions of 32-bit
+# PEI before the first 64-bit block, then 57,000 more in 64-bit DXE core.
+VPT_WINDOW[switch64]="trigger=mode64,pre=3000,count=60000"
+VPT_CONFIG[switch64]="--shutdown info"
+VPT_ENCODE[switch64]="--no-filter --psb-period 2048"
