@@ -10,3 +10,9 @@ $(B)/test/libipt_flow: test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) host/flow_image
 TEST_STEPS += $(B)/test/libipt_flow
 TEST_SCRIPTS += test/flow/ref_real.sh
 TEST_SCRIPTS += test/flow/real_flow.sh
+
+# ---- benchmark: ptboot's flow against libipt's insn and block decoders ----
+.PHONY: bench-flow
+bench-flow: $(B)/ptboot
+	@bash test/flow/bench_real.sh
+BENCH_STEPS += bench-flow

@@ -113,14 +113,22 @@ static int decode(struct ptd_flow *f, struct ptd_insn *insn, const uint8_t **byt
     if (f->mode == PTD_FLOW_MODE_UNKNOWN)
         return -PTD_ERR_BAD_INSN;
     if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN) {
-        int r = f->read(f->ctx, f->ip, f->win, sizeof(f->win));
+        /* start the window a little before the IP (aligned), so that short
+         * backward branches (loops) stay inside it; fall back to the IP
+         * itself when that is not readable */
+        uint64_t base = f->ip & ~(uint64_t)(PTD_FLOW_WINDOW / 4 - 1);
+        int r = f->read(f->ctx, base, f->win, sizeof(f->win));
+        if (r <= (int)(f->ip - base)) {
+            base = f->ip;
+            r = f->read(f->ctx, base, f->win, sizeof(f->win));
+        }
         if (r <= 0) {
             f->win_len = 0;
             return -PTD_ERR_NOMAP;
         }
-        f->win_base = f->ip;
+        f->win_base = base;
         f->win_len = (uint32_t)(r > (int)sizeof(f->win) ? (int)sizeof(f->win) : r);
-        off = 0;
+        off = f->ip - base;
     }
     avail = f->win_len - (size_t)off;
     n = ptd_ild_decode_at(insn, f->win + off, avail, (enum ptd_exec_mode)f->mode, f->ip);

@@ -13,6 +13,7 @@
 #include <intel-pt.h>
 
 #include "decoder/ptd_pkt.h"
+#include "host/bench_flow.h"
 #include "host/cmd_dump.h"
 #include "host/commands.h"
 
@@ -90,6 +91,9 @@ int host_cmd_bench(int argc, char **argv)
     long rounds = 7;
     unsigned long long min_bytes = 64ull << 20;
 
+    /* with a code image (--pages/--raw): the instruction-flow benchmark */
+    if (host_bench_is_flow(argc, argv))
+        return host_bench_flow(argc, argv);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             bench_usage(stdout);
