@@ -8,7 +8,7 @@
 # NAME.filter (LO-HI, hex, HI inclusive, as libipt's ADDR0_B), empty when the
 # trace unit had several ranges or none.
 declare -A VPT_WINDOW VPT_CONFIG VPT_ENCODE
-VPT_SCENARIOS="app dxe-usb switch64"
+VPT_SCENARIOS="app dxe-usb switch64 reset16"
 
 # (a) the app calling boot services: window = the app's image from its entry
 # point on, filter = the image (TIP.PGD/TIP.PGE around every boot-service
@@ -31,3 +31,10 @@ VPT_ENCODE[dxe-usb]="--outside-image --no-retc --psb-period 2048"
 VPT_WINDOW[switch64]="trigger=mode64,pre=3000,count=60000"
 VPT_CONFIG[switch64]="--shutdown info"
 VPT_ENCODE[switch64]="--no-filter --psb-period 2048"
+
+# (c') from the reset vector: 16-bit real mode (IPs are linear: CS base
+# 0xffff0000 + IP), the far jump into 32-bit flat protected mode (MODE.Exec +
+# TIP), the start of SEC; 20,000 instructions (rep iterations count once).
+VPT_WINDOW[reset16]="all,count=20000"
+VPT_CONFIG[reset16]="--shutdown info"
+VPT_ENCODE[reset16]="--no-filter --psb-period 2048"

@@ -408,6 +408,13 @@ static void decode_itab(void)
             if (!f->ok) continue;
             f->iclass = in.iclass;
             f->target = in.target;
+            /* The IPs here are linear (QEMU's vaddr: CS base + IP). A 16-bit
+             * near branch wraps within its 64 KiB segment; the ILD wraps
+             * the offset alone. Keep the segment's upper bits (the CS base
+             * is a multiple of 64 KiB in real mode and in OVMF's flat
+             * segments). */
+            if ((in.flags & PTD_INSN_REL) && in.opsize == 16)
+                f->target = (r->vaddr & ~0xffffull) | (in.target & 0xffff);
             f->rep_string = (in.flags & PTD_INSN_REP) && in.map == PTD_ILD_MAP_PRIMARY &&
                             ((in.opcode >= 0x6c && in.opcode <= 0x6f) ||
                              (in.opcode >= 0xa4 && in.opcode <= 0xa7) ||
