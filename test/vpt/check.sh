@@ -8,11 +8,11 @@
 #   PREFIX.truth.gz, PREFIX.filter (optional: LO-HI for address filter 0)
 # Prints "vpt: NAME insns=N events=N ptboot=<match|differ|n/a>
 # libipt=<match|differ>"; exit 1 on any difference. The decoders' outputs
-# and diffs stay in build/vpt/check/.
+# and diffs stay in $VPT_WORK (default build/vpt/check/).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 name=$1 p=$2
-work=build/vpt/check
+work=${VPT_WORK:-build/vpt/check}
 mkdir -p "$work"
 if [ -f "$p.truth.gz" ]; then gzip -dc "$p.truth.gz" > "$work/$name.truth"
 else cp "$p.truth" "$work/$name.truth"; fi

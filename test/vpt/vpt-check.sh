@@ -10,7 +10,9 @@
 #   --ci        (make test) a ptboot difference listed in
 #               test/vpt/ptboot-known.txt ("SCENARIO reason") is reported
 #               with its reason but does not fail; libipt must always match
-# With neither --fixtures nor --live: both. Recordings go to build/vpt/run/.
+# With neither --fixtures nor --live: both. Recordings and decoder outputs go
+# to a fresh build/vpt/run.XXXXXX (several `make test` may run at once),
+# removed when everything matched and kept otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . test/vpt/scenarios.sh
@@ -48,6 +50,9 @@ for t in build/vpt/vpt.so build/vpt/vpt_encode build/test/libipt_flow build/ptbo
   [ -f "$t" ] || { echo "vpt-check: $t missing (make vpt)" >&2; exit 2; }
 done
 
+mkdir -p build/vpt
+run=$(mktemp -d build/vpt/run.XXXXXX)
+export VPT_WORK=$run/check
 fail=0
 if [ $fixtures = 1 ]; then
   for n in "${names[@]}"; do
@@ -58,11 +63,11 @@ if [ $fixtures = 1 ]; then
 fi
 
 if [ $live = 1 ]; then
-  run=build/vpt/run
-  mkdir -p "$run"
   for n in "${names[@]}"; do
-    if ! test/vpt/record.sh "$run/$n" "${VPT_WINDOW[$n]}" "${VPT_CONFIG[$n]}" 120 >/dev/null 2>"$run/$n.record.err"; then
-      echo "vpt: $n: the QEMU run failed (rc $?; $run/$n.serial, $run/$n.record.err)"; fail=1; continue
+    test/vpt/record.sh "$run/$n" "${VPT_WINDOW[$n]}" "${VPT_CONFIG[$n]}" 120 >/dev/null 2>"$run/$n.record.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+      echo "vpt: $n: the QEMU run failed (rc $rc; $run/$n.serial, $run/$n.record.err)"; fail=1; continue
     fi
     # shellcheck disable=SC2086
     if ! build/vpt/vpt_encode ${VPT_ENCODE[$n]} "$run/$n" > "$run/$n.encode.txt"; then
@@ -71,4 +76,5 @@ if [ $live = 1 ]; then
     check "$n" "$run/$n" "$n" || fail=1
   done
 fi
+if [ $fail = 0 ]; then rm -rf "$run"; else echo "vpt-check: outputs kept in $run"; fi
 exit $fail
