@@ -11,6 +11,8 @@ packages=(
   ovmf qemu-system-x86 mtools dosfstools
   # test oracles and the unit-test framework
   libipt-dev libcmocka-dev libzydis-dev
+  # cross-check of the CPUID dump parser against the real `cpuid -r` output
+  cpuid
   # fuzzing (libFuzzer, sanitizers)
   clang libclang-rt-14-dev
 )
