@@ -10,6 +10,10 @@ static const struct {
     { "--no-cyc", PTD_FMT_NO_CYC },     { "--no-offset", PTD_FMT_NO_OFFSET },
     { "--raw", PTD_FMT_RAW },           { "--lastip", PTD_FMT_LASTIP },
     { "--exec-mode", PTD_FMT_EXEC_MODE }, { "--libipt-2.0", PTD_FMT_LIBIPT20 },
+    { "--time", PTD_FMT_TIME },         { "--tcal", PTD_FMT_TCAL },
+    { "--time-delta", PTD_FMT_TIME_DELTA }, { "--no-tcal", PTD_FMT_NO_TCAL },
+    { "--no-wall-clock", PTD_FMT_NO_WALL_CLOCK },
+    { "--keep-tcal-on-ovf", PTD_FMT_KEEP_TCAL_ON_OVF },
 };
 #define DUMP_FLAG_COUNT (sizeof dump_flags / sizeof dump_flags[0])
 
@@ -86,6 +90,37 @@ static bool parse_u64_n(const char *s, unsigned len, uint64_t *out)
     return ptd_opts_parse_u64(tmp, out);
 }
 
+/* Hex digits only (an optional 0x), at most 16 of them. */
+static bool parse_hex_n(const char *s, unsigned len, uint64_t *out)
+{
+    if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s += 2;
+        len -= 2;
+    }
+    if (len == 0 || len > 16)
+        return false;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < len; i++) {
+        int d = digit_value(s[i]);
+        if (d > 15)
+            return false;
+        v = v << 4 | (uint64_t)d;
+    }
+    *out = v;
+    return true;
+}
+
+bool ptd_opts_parse_filter(const char *s, uint64_t *lo, uint64_t *hi)
+{
+    unsigned dash = 0, len = 0;
+    for (; s[len]; len++)
+        if (s[len] == '-' && !dash)
+            dash = len;
+    if (!dash || !parse_hex_n(s, dash, lo) || !parse_hex_n(s + dash + 1, len - dash - 1, hi))
+        return false;
+    return *lo <= *hi;
+}
+
 bool ptd_opts_parse_cpu(const char *s, unsigned *family, unsigned *model)
 {
     *family = 0;
@@ -143,4 +178,66 @@ void ptd_opts_split_range(char *name, uint64_t *from, uint64_t *to, bool *has_to
     *from = a;
     *to = b;
     *colon = '\0';
+}
+
+/* ptdump's numeric timing options and the largest value each takes. */
+static const struct {
+    const char *name;
+    uint64_t max;
+} dump_values[] = {
+    { "--mtc-freq", PTD_TIME_MTC_FREQ_MAX },   /* IA32_RTIT_CTL.MTCFreq is 4 bits */
+    { "--nom-freq", 0xff },
+    { "--cpuid-0x15.eax", 0xffffffffu },
+    { "--cpuid-0x15.ebx", 0xffffffffu },
+};
+#define DUMP_VALUE_COUNT (sizeof dump_values / sizeof dump_values[0])
+
+int ptd_opts_dump_value(const char *name, const char *arg, struct ptd_fmt_options *opt,
+                        const char **why)
+{
+    unsigned i;
+    uint64_t v;
+
+    for (i = 0; i < DUMP_VALUE_COUNT && !same(name, dump_values[i].name); i++)
+        ;
+    if (i == DUMP_VALUE_COUNT)
+        return 0;
+    /* as ptdump: a following option is a missing argument, not a value */
+    if (!arg || !*arg || (arg[0] == '-' && arg[1] == '-')) {
+        *why = "missing argument";
+        return -1;
+    }
+    if (!ptd_opts_parse_u64(arg, &v)) {
+        *why = "bad argument";
+        return -1;
+    }
+    if (v > dump_values[i].max) {
+        *why = "value too big";
+        return -1;
+    }
+    switch (i) {
+    case 0: opt->time.mtc_freq = (uint8_t)v; break;
+    case 1: opt->time.nom_freq = (uint8_t)v; break;
+    case 2: opt->time.cpuid_0x15_eax = (uint32_t)v; break;
+    default: opt->time.cpuid_0x15_ebx = (uint32_t)v; break;
+    }
+    return 1;
+}
+
+const char *ptd_opts_dump_value_name(unsigned i)
+{
+    return i < DUMP_VALUE_COUNT ? dump_values[i].name : 0;
+}
+
+void ptd_opts_dump_cpu(struct ptd_fmt_options *opt, unsigned family, unsigned model)
+{
+    opt->errata = family ? ptd_errata_for_cpu(family, model) : 0;
+    opt->time.errata = family ? ptd_time_errata_for_cpu(family, model) : 0;
+}
+
+const char *ptd_opts_dump_check(const struct ptd_fmt_options *opt)
+{
+    if ((opt->flags & PTD_FMT_TIME) && (opt->flags & PTD_FMT_TCAL))
+        return "specify either --time or --tcal.";
+    return 0;
 }

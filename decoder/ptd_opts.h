@@ -7,11 +7,31 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "decoder/ptd_fmt.h"
+
 /* ptdump's flag options (--no-pad, --raw, ...) -> PTD_FMT_* bits. Returns
  * true and sets *flag if name is one of them. */
 bool ptd_opts_dump_flag(const char *name, uint32_t *flag);
 /* The i-th flag option's name, NULL past the end (for usage texts). */
 const char *ptd_opts_dump_flag_name(unsigned i);
+
+/* ptdump's options that take a number: --mtc-freq (0..15), --nom-freq
+ * (0..255), --cpuid-0x15.eax, --cpuid-0x15.ebx (32 bits); they set
+ * opt->time. Returns 1 if name is one of them and arg was taken (the caller
+ * skips arg), 0 if name is none of them, -1 if arg is missing or bad, with
+ * ptdump's words for it in *why ("missing argument", "bad argument",
+ * "value too big"). */
+int ptd_opts_dump_value(const char *name, const char *arg, struct ptd_fmt_options *opt,
+                        const char **why);
+/* The i-th numeric option's name, NULL past the end (for usage texts). */
+const char *ptd_opts_dump_value_name(unsigned i);
+
+/* --cpu: the packet and timing errata of that CPU (family 0: none). */
+void ptd_opts_dump_cpu(struct ptd_fmt_options *opt, unsigned family, unsigned model);
+
+/* Options that cannot go together: NULL if fine, else ptdump's complaint
+ * ("specify either --time or --tcal."). */
+const char *ptd_opts_dump_check(const struct ptd_fmt_options *opt);
 
 /* An unsigned number as C writes it: 0x.. hex, 0.. octal, else decimal.
  * The whole string must be the number; returns false on anything else or
@@ -22,6 +42,10 @@ bool ptd_opts_parse_u64(const char *s, uint64_t *out);
  * ptd_opts_parse_u64 takes them). Returns false on anything else; for
  * "none" *family and *model are 0. */
 bool ptd_opts_parse_cpu(const char *s, unsigned *family, unsigned *model);
+
+/* ptxed-style "--filter LO-HI": two hex numbers (0x optional), LO <= HI,
+ * both inclusive. Returns false on anything else. */
+bool ptd_opts_parse_filter(const char *s, uint64_t *lo, uint64_t *hi);
 
 /* "file[:from[-to]]" as libipt's tools take it: the suffix after the last
  * ':' is a byte range only if it parses as one, so names that contain ':'

@@ -6,6 +6,7 @@ static const struct efi_command commands[] = {
     { "help", "", "list the commands and the app's options", efi_cmd_help },
     { "info", "", "CPU and Intel PT capabilities, RTIT MSRs as found", efi_cmd_info },
     { "dump", "[options] FILE[:FROM[-TO]]", "packets of a trace file on the stick, as libipt's ptdump prints them", efi_cmd_dump },
+    { "flow", "--pt FILE (--pages PREFIX | --live) [options]", "instruction flow of a trace, as libipt's ptxed --no-inst prints it", efi_cmd_flow },
     { "memmap", "[--ranges]", "RAM ranges on-target decoding may read (from the memory map)", efi_cmd_memmap },
     { "selftest", "", "prove the #GP-safe MSR path and the no-allocation rule", efi_cmd_selftest },
 };

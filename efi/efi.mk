@@ -81,12 +81,12 @@ run: $(B)/ptboot.img
 	bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)
 
 TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh \
-  test/boot/dump.sh test/scripts/qemu_run.sh
+  test/boot/dump.sh test/boot/flow.sh test/scripts/qemu_run.sh
 # dump.sh makes its sample trace with the encoder's generator.
 TEST_STEPS += $(B)/bench/gen_trace
 UNIT_TESTS += test_ptd_opts
 
 # The UEFI-free parts of efi/ also go into the host library, so the unit
 # tests run exactly the code the app runs.
-LIB_SRCS += efi/args.c efi/memrange.c
-UNIT_TESTS += test_efi_args test_efi_memrange
+LIB_SRCS += efi/args.c efi/memrange.c efi/code_image.c
+UNIT_TESTS += test_efi_args test_efi_memrange test_efi_code_image

@@ -25,9 +25,49 @@ static void dump_flags_by_name(void **state)
     unsigned n = 0;
     while (ptd_opts_dump_flag_name(n))
         n++;
-    assert_int_equal(n, 10);
+    assert_int_equal(n, 16);
     assert_true(ptd_opts_dump_flag("--libipt-2.0", &f));
     assert_int_equal(f, PTD_FMT_LIBIPT20);
+    assert_true(ptd_opts_dump_flag("--time", &f));
+    assert_int_equal(f, PTD_FMT_TIME);
+    assert_true(ptd_opts_dump_flag("--keep-tcal-on-ovf", &f));
+    assert_int_equal(f, PTD_FMT_KEEP_TCAL_ON_OVF);
+}
+
+/* ptdump's timing options with a number, --cpu's timing errata, and
+ * --time with --tcal. */
+static void dump_time_options(void **state)
+{
+    (void)state;
+    struct ptd_fmt_options o = { 0 };
+    const char *why = NULL;
+    assert_int_equal(ptd_opts_dump_value("--mtc-freq", "3", &o, &why), 1);
+    assert_int_equal(o.time.mtc_freq, 3);
+    assert_int_equal(ptd_opts_dump_value("--nom-freq", "0x18", &o, &why), 1);
+    assert_int_equal(o.time.nom_freq, 24);
+    assert_int_equal(ptd_opts_dump_value("--cpuid-0x15.eax", "2", &o, &why), 1);
+    assert_int_equal(ptd_opts_dump_value("--cpuid-0x15.ebx", "4294967295", &o, &why), 1);
+    assert_int_equal(o.time.cpuid_0x15_eax, 2);
+    assert_int_equal(o.time.cpuid_0x15_ebx, 0xffffffffu);
+    assert_int_equal(ptd_opts_dump_value("--raw", "3", &o, &why), 0);
+    assert_int_equal(ptd_opts_dump_value("--mtc-freq", "16", &o, &why), -1);
+    assert_string_equal(why, "value too big");
+    assert_int_equal(ptd_opts_dump_value("--nom-freq", "256", &o, &why), -1);
+    assert_int_equal(ptd_opts_dump_value("--nom-freq", "x", &o, &why), -1);
+    assert_string_equal(why, "bad argument");
+    assert_int_equal(ptd_opts_dump_value("--nom-freq", NULL, &o, &why), -1);
+    assert_string_equal(why, "missing argument");
+    assert_int_equal(ptd_opts_dump_value("--nom-freq", "--time", &o, &why), -1);
+    assert_string_equal(ptd_opts_dump_value_name(0), "--mtc-freq");
+    assert_null(ptd_opts_dump_value_name(4));
+    ptd_opts_dump_cpu(&o, 6, 0x4e);
+    assert_int_equal(o.time.errata, PTD_TIME_ERRATUM_SKL168);
+    assert_int_equal(o.errata, PTD_ERRATUM_SKD007);
+    ptd_opts_dump_cpu(&o, 0, 0);
+    assert_int_equal(o.time.errata | o.errata, 0);
+    assert_null(ptd_opts_dump_check(&o));
+    o.flags = PTD_FMT_TIME | PTD_FMT_TCAL;
+    assert_string_equal(ptd_opts_dump_check(&o), "specify either --time or --tcal.");
 }
 
 static void numbers(void **state)
@@ -74,6 +114,25 @@ static void cpus(void **state)
     assert_false(ptd_opts_parse_cpu("", &f, &m));
 }
 
+static void filters(void **state)
+{
+    (void)state;
+    uint64_t lo = 1, hi = 1;
+    assert_true(ptd_opts_parse_filter("400000-427000", &lo, &hi));
+    assert_int_equal(lo, 0x400000);
+    assert_int_equal(hi, 0x427000);
+    assert_true(ptd_opts_parse_filter("0x7ffff7819000-0x7ffff79ca000", &lo, &hi));
+    assert_true(hi == 0x7ffff79ca000ull);
+    assert_true(ptd_opts_parse_filter("0-ffffffffffffffff", &lo, &hi));
+    assert_true(hi == UINT64_MAX);
+    assert_false(ptd_opts_parse_filter("5-4", &lo, &hi));
+    assert_false(ptd_opts_parse_filter("400000", &lo, &hi));
+    assert_false(ptd_opts_parse_filter("-4", &lo, &hi));
+    assert_false(ptd_opts_parse_filter("4-", &lo, &hi));
+    assert_false(ptd_opts_parse_filter("4-g", &lo, &hi));
+    assert_false(ptd_opts_parse_filter("1-10000000000000000", &lo, &hi));
+}
+
 static void ranges(void **state)
 {
     (void)state;
@@ -118,8 +177,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dump_flags_by_name),
+        cmocka_unit_test(dump_time_options),
         cmocka_unit_test(numbers),
         cmocka_unit_test(cpus),
+        cmocka_unit_test(filters),
         cmocka_unit_test(ranges),
     };
     return cmocka_run_group_tests_name("ptd_opts", tests, NULL, NULL);

@@ -1,0 +1,351 @@
+#include "decoder/ptd_fmt_flow.h"
+
+/* A bounded writer: every put stops at the end of the buffer, and the caller
+ * checks `full` once (lines are at most PTD_FMT_FLOW_LINE_MAX). */
+struct w {
+    char *p, *end;
+    int full;
+};
+
+static void put_c(struct w *w, char c)
+{
+    if (w->p < w->end)
+        *w->p++ = c;
+    else
+        w->full = 1;
+}
+
+static void put_s(struct w *w, const char *s)
+{
+    while (*s)
+        put_c(w, *s++);
+}
+
+static const char hexdigits[] = "0123456789abcdef";
+
+static void put_hex16(struct w *w, uint64_t v)
+{
+    for (int shift = 60; shift >= 0; shift -= 4)
+        put_c(w, hexdigits[(v >> shift) & 15]);
+}
+
+/* Lower-case hex without leading zeros, as printf's %x / PRIx64. */
+static void put_hex(struct w *w, uint64_t v)
+{
+    int shift = 60;
+    while (shift > 0 && !((v >> shift) & 15))
+        shift -= 4;
+    for (; shift >= 0; shift -= 4)
+        put_c(w, hexdigits[(v >> shift) & 15]);
+}
+
+static void put_dec(struct w *w, unsigned v)
+{
+    char d[10];
+    int n = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n < 10);
+    while (n)
+        put_c(w, d[--n]);
+}
+
+static int finish(struct w *w, char *line)
+{
+    if (w->full || w->p == w->end)
+        return -PTD_ERR_NOSPC;
+    *w->p = '\0';
+    return (int)(w->p - line);
+}
+
+static void writer(struct w *w, char *line, size_t cap)
+{
+    w->p = line;
+    w->end = line + (cap ? cap - 1 : 0);
+    w->full = cap == 0;
+}
+
+int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags,
+                      const struct ptd_flow_insn *insn, uint64_t offset)
+{
+    struct w w;
+    writer(&w, line, cap);
+    if (flags & PTD_FMT_FLOW_OFFSET) {
+        put_hex16(&w, offset);
+        put_s(&w, "  ");
+    }
+    if (insn->speculative)
+        put_s(&w, "? ");
+    put_hex16(&w, insn->ip);
+    return finish(&w, line);
+}
+
+static const char *mode_name(unsigned m)
+{
+    switch (m) {
+    case PTD_EXEC_MODE_16: return "16-bit";
+    case PTD_EXEC_MODE_32: return "32-bit";
+    case PTD_EXEC_MODE_64: return "64-bit";
+    default: return "unknown";
+    }
+}
+
+/* ", <label>: <ip>" when --event:ip asks for it and the IP is known. */
+static void put_ip(struct w *w, uint32_t flags, const char *label, uint64_t ip, int known)
+{
+    if (!(flags & PTD_FMT_FLOW_EVENT_IP) || !known)
+        return;
+    put_s(w, ", ");
+    put_s(w, label);
+    put_s(w, ": ");
+    put_hex16(w, ip);
+}
+
+int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
+                       const struct ptd_event *ev, uint64_t offset)
+{
+    struct w w;
+    int ip_known = !(ev->flags & PTD_EVF_IP_SUPPRESSED);
+    writer(&w, line, cap);
+    put_c(&w, '[');
+    if (flags & PTD_FMT_FLOW_OFFSET) {
+        put_hex16(&w, offset);
+        put_s(&w, "  ");
+    }
+    switch (ev->type) {
+    case PTD_EV_ENABLED:
+        put_s(&w, (ev->flags & PTD_EVF_RESUMED) ? "resumed" : "enabled");
+        put_ip(&w, flags, "ip", ev->ip, 1);
+        break;
+    case PTD_EV_DISABLED:
+        put_s(&w, "disabled");
+        put_ip(&w, flags, "ip", ev->ip, ip_known);
+        break;
+    case PTD_EV_ASYNC_DISABLED:
+        put_s(&w, "disabled");
+        put_ip(&w, flags, "at", ev->from, 1);
+        put_ip(&w, flags, "ip", ev->ip, ip_known);
+        break;
+    case PTD_EV_ASYNC_BRANCH:
+        put_s(&w, "interrupt");
+        put_ip(&w, flags, "from", ev->from, 1);
+        put_ip(&w, flags, "to", ev->ip, ip_known);
+        break;
+    case PTD_EV_PAGING:
+    case PTD_EV_ASYNC_PAGING:
+        put_s(&w, "paging, cr3: ");
+        put_hex16(&w, ev->value);
+        if (ev->flags & PTD_EVF_NR)
+            put_s(&w, ", nr");
+        put_ip(&w, flags, "ip", ev->ip, ev->type == PTD_EV_ASYNC_PAGING);
+        break;
+    case PTD_EV_OVERFLOW:
+        put_s(&w, "overflow");
+        put_ip(&w, flags, "ip", ev->ip, ip_known);
+        break;
+    case PTD_EV_EXEC_MODE:
+        put_s(&w, "exec mode: ");
+        put_s(&w, mode_name(ev->mode));
+        put_ip(&w, flags, "ip", ev->ip, ip_known);
+        break;
+    case PTD_EV_TSX:
+        put_s(&w, (ev->flags & PTD_EVF_ABORTED) ? "aborted"
+                  : (ev->flags & PTD_EVF_SPECULATIVE) ? "begin transaction"
+                  : "committed");
+        put_ip(&w, flags, "ip", ev->ip, ip_known);
+        break;
+    case PTD_EV_STOP:
+        put_s(&w, "stopped");
+        break;
+    case PTD_EV_VMCS:
+    case PTD_EV_ASYNC_VMCS:
+        put_s(&w, "vmcs, base: ");
+        put_hex16(&w, ev->value);
+        put_ip(&w, flags, "ip", ev->ip, ev->type == PTD_EV_ASYNC_VMCS);
+        break;
+    case PTD_EV_EXSTOP:
+        put_s(&w, "exstop");
+        put_ip(&w, flags, "ip", ev->ip, ip_known);
+        break;
+    case PTD_EV_MWAIT:
+        put_s(&w, "mwait ");
+        put_hex(&w, (uint32_t)ev->value);
+        put_c(&w, ' ');
+        put_hex(&w, ev->aux);
+        put_ip(&w, flags, "ip", ev->ip, ip_known);
+        break;
+    case PTD_EV_PWRE:
+        put_s(&w, "pwre c");
+        put_dec(&w, (ev->a + 1u) & 0xf);
+        put_c(&w, '.');
+        put_dec(&w, (ev->b + 1u) & 0xf);
+        if (ev->flags & PTD_EVF_HW)
+            put_s(&w, " hw");
+        break;
+    case PTD_EV_PWRX:
+        put_s(&w, "pwrx ");
+        if (ev->aux & PTD_PKTF_WR_INT)
+            put_s(&w, "int: ");
+        if (ev->aux & PTD_PKTF_WR_STORE)
+            put_s(&w, "st: ");
+        if (ev->aux & PTD_PKTF_WR_HW)
+            put_s(&w, "hw: ");
+        put_c(&w, 'c');
+        put_dec(&w, (ev->a + 1u) & 0xf);
+        put_s(&w, " (c");
+        put_dec(&w, (ev->b + 1u) & 0xf);
+        put_c(&w, ')');
+        break;
+    case PTD_EV_PTWRITE:
+        put_s(&w, "ptwrite: ");
+        put_hex(&w, ev->value);
+        put_ip(&w, flags, "ip", ev->ip, ip_known);
+        break;
+    case PTD_EV_TICK:
+        put_s(&w, "tick");
+        break;
+    case PTD_EV_CBR:
+        put_s(&w, "cbr: ");
+        put_hex(&w, ev->value);
+        break;
+    case PTD_EV_MNT:
+        put_s(&w, "mnt: ");
+        put_hex(&w, ev->value);
+        break;
+    default:
+        put_s(&w, "event ");
+        put_dec(&w, ev->type);
+        break;
+    }
+    put_c(&w, ']');
+    return finish(&w, line);
+}
+
+int ptd_fmt_flow_error(char *line, size_t cap, const char *kind, uint64_t offset,
+                       uint64_t ip, int err)
+{
+    struct w w;
+    writer(&w, line, cap);
+    put_c(&w, '[');
+    put_hex(&w, offset);
+    put_s(&w, ", ");
+    put_hex(&w, ip);
+    put_s(&w, ": ");
+    put_s(&w, kind);
+    put_s(&w, ": ");
+    put_s(&w, ptd_qry_errstr(err));
+    put_c(&w, ']');
+    return finish(&w, line);
+}
+
+/* The driver's phases. */
+enum { PH_SYNC, PH_LOOP, PH_FAILED, PH_DONE };
+
+void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t flags)
+{
+    L->f = f;
+    L->flags = flags;
+    L->st = 0;
+    L->phase = PH_SYNC;
+    L->have_sync = 0;
+    L->last_iclass = PTD_ICLASS_COND_JUMP;
+    L->sync = 0;
+    L->insn.ip = 0;
+    L->insn.iclass = PTD_FLOW_ICLASS_ERROR;
+    L->insns = 0;
+    L->blocks = 0;
+    L->errors = 0;
+}
+
+int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
+                        enum ptd_flow_line_kind *kind)
+{
+    if (cap < PTD_FMT_FLOW_LINE_MAX)
+        return -PTD_ERR_NOSPC;
+    int quiet = (L->flags & PTD_FMT_FLOW_QUIET) != 0;
+    /* Each pass either returns a line or advances the decoder, whose work
+     * is bounded by the trace: the loop ends with it. */
+    for (;;) {
+        switch (L->phase) {
+        case PH_DONE:
+            return 0;
+        case PH_SYNC: {
+            L->insn.ip = 0;
+            L->st = ptd_flow_sync_forward(L->f);
+            if (L->st >= 0) {
+                L->phase = PH_LOOP;
+                continue;
+            }
+            if (L->st == -PTD_ERR_EOS) {
+                L->phase = PH_DONE;
+                return 0;
+            }
+            uint64_t off = ptd_flow_offset(L->f);
+            /* No progress since the last failed sync: give up. */
+            if (L->have_sync && off <= L->sync)
+                L->phase = PH_DONE;
+            L->sync = off;
+            L->have_sync = 1;
+            L->errors++;
+            *kind = PTD_FLOW_LINE_ERROR;
+            return ptd_fmt_flow_error(line, cap, "sync error", off, L->insn.ip, L->st);
+        }
+        case PH_LOOP:
+            while (L->st >= 0 && (L->st & PTD_ST_EVENT)) {
+                struct ptd_event ev;
+                uint64_t off = ptd_flow_offset(L->f);
+                L->st = ptd_flow_event(L->f, &ev);
+                if (L->st >= 0 && !quiet && !(ev.flags & PTD_EVF_STATUS_UPDATE)) {
+                    *kind = PTD_FLOW_LINE_EVENT;
+                    return ptd_fmt_flow_event(line, cap, L->flags, &ev, off);
+                }
+            }
+            if (L->st < 0) {
+                L->phase = PH_FAILED;
+                continue;
+            }
+            if (L->st & PTD_ST_EOS) {
+                L->phase = PH_DONE;
+                if (!(L->st & PTD_ST_IP_SUPPRESSED) && !quiet) {
+                    *kind = PTD_FLOW_LINE_END;
+                    struct w w;
+                    writer(&w, line, cap);
+                    put_s(&w, "[end of trace]");
+                    return finish(&w, line);
+                }
+                return 0;
+            }
+            {
+                uint64_t off = (L->flags & PTD_FMT_FLOW_OFFSET) ? ptd_flow_offset(L->f) : 0;
+                L->st = ptd_flow_next(L->f, &L->insn);
+                if (L->st < 0)
+                    L->phase = PH_FAILED;
+                if (L->insn.iclass != PTD_FLOW_ICLASS_ERROR) {
+                    L->insns++;
+                    if (L->last_iclass != PTD_ICLASS_OTHER)
+                        L->blocks++;
+                    L->last_iclass = L->insn.iclass;
+                    if (!quiet) {
+                        *kind = PTD_FLOW_LINE_INSN;
+                        return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, off);
+                    }
+                }
+            }
+            continue;
+        case PH_FAILED:
+        default:
+            if (L->st == 0)
+                L->st = -PTD_ERR_INTERNAL;
+            if (L->st == -PTD_ERR_EOS) {
+                L->phase = PH_DONE;
+                return 0;
+            }
+            L->phase = PH_SYNC;
+            L->errors++;
+            *kind = PTD_FLOW_LINE_ERROR;
+            return ptd_fmt_flow_error(line, cap, "error", ptd_flow_offset(L->f), L->insn.ip,
+                                      L->st);
+        }
+    }
+}

@@ -1,0 +1,76 @@
+/* libptd text formatting of an instruction flow: the lines libipt's ptxed
+ * prints with --no-inst (one IP per instruction, bracketed events, error
+ * lines with trace offset and IP), into caller buffers, without libc. The
+ * host CLI (`ptboot flow`) and the UEFI app (`ptboot.efi flow`) both run
+ * the same driver, so their output is the same line for line.
+ *
+ * Driver (ptxed's decode loop, one line per call, resumable):
+ *
+ *     struct ptd_flow f;                // configured with ptd_flow_init()
+ *     struct ptd_flow_lines L;
+ *     char line[PTD_FMT_FLOW_LINE_MAX];
+ *     enum ptd_flow_line_kind kind;
+ *     ptd_flow_lines_init(&L, &f, PTD_FMT_FLOW_EVENT_IP);
+ *     while ((n = ptd_flow_lines_next(&L, line, sizeof line, &kind)) > 0)
+ *         print(line);                  // kind == PTD_FLOW_LINE_INSN: L.insn
+ *                                       // holds the instruction (bytes, mode)
+ *     // n == 0: the trace is done; n < 0: -PTD_ERR_NOSPC
+ *
+ * Errors in the trace never end the loop: they become error lines, and
+ * decoding resumes at the next PSB. */
+#ifndef PTD_FMT_FLOW_H
+#define PTD_FMT_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/ptd_flow.h"
+
+/* Longest line, NUL included (an event with every field). */
+#define PTD_FMT_FLOW_LINE_MAX 128
+
+/* ptxed's options that change the lines. */
+enum {
+    PTD_FMT_FLOW_OFFSET = 1u << 0,   /* --offset: trace offset first */
+    PTD_FMT_FLOW_EVENT_IP = 1u << 1, /* --event:ip: IPs in event lines */
+    PTD_FMT_FLOW_QUIET = 1u << 2,    /* --quiet: only error lines */
+};
+
+/* One instruction: "[<offset>  ][? ]<ip>" (16 hex digits each). */
+int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags,
+                      const struct ptd_flow_insn *insn, uint64_t offset);
+/* One event: "[<text>]" as ptxed words it. */
+int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
+                       const struct ptd_event *ev, uint64_t offset);
+/* An error: "[<offset hex>, <ip hex>: <kind>: <message>]". */
+int ptd_fmt_flow_error(char *line, size_t cap, const char *kind, uint64_t offset,
+                       uint64_t ip, int err);
+
+enum ptd_flow_line_kind {
+    PTD_FLOW_LINE_INSN = 1,
+    PTD_FLOW_LINE_EVENT,
+    PTD_FLOW_LINE_ERROR,
+    PTD_FLOW_LINE_END, /* "[end of trace]" */
+};
+
+struct ptd_flow_lines {
+    struct ptd_flow *f;
+    uint32_t flags;
+    int st;              /* status carried between calls */
+    uint8_t phase;       /* internal */
+    uint8_t have_sync;
+    uint8_t last_iclass;
+    uint64_t sync;       /* offset of the last failed sync */
+    struct ptd_flow_insn insn; /* the last instruction */
+    uint64_t insns;      /* instructions decoded */
+    uint64_t blocks;     /* runs of instructions ended by a branch */
+    uint64_t errors;     /* error lines */
+};
+
+void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t flags);
+/* The next line into line[0..cap) with its kind: returns its length (> 0),
+ * 0 at the end, or -PTD_ERR_NOSPC when cap < PTD_FMT_FLOW_LINE_MAX. */
+int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
+                        enum ptd_flow_line_kind *kind);
+
+#endif

@@ -1,0 +1,117 @@
+#include "efi/code_image.h"
+
+void code_image_init(struct code_image *ci, struct code_page *storage, size_t capacity)
+{
+    ci->pages = storage;
+    ci->count = 0;
+    ci->capacity = capacity;
+    ci->live = NULL;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+int code_image_add_dump(struct code_image *ci, const uint8_t *dump, size_t dump_len,
+                        const uint8_t *addr, size_t addr_len)
+{
+    size_t n = addr_len / 8;
+    if (addr_len % 8 || dump_len != n * CODE_PAGE_BYTES)
+        return CODE_IMAGE_E_SIZES;
+    if (n > ci->capacity - ci->count)
+        return CODE_IMAGE_E_FULL;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = le64(addr + 8 * i);
+        if (a % CODE_PAGE_BYTES)
+            return CODE_IMAGE_E_ALIGN;
+        ci->pages[ci->count + i].addr = a;
+        ci->pages[ci->count + i].data = dump + i * CODE_PAGE_BYTES;
+    }
+    ci->count += n;
+    return CODE_IMAGE_OK;
+}
+
+/* Shell sort with Ciura's gaps: no recursion, no allocation, fast enough
+ * for the tens of thousands of pages a large dump holds. */
+int code_image_finish(struct code_image *ci)
+{
+    static const size_t gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
+    struct code_page *p = ci->pages;
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+        size_t gap = gaps[g];
+        for (size_t i = gap; i < ci->count; i++) {
+            struct code_page x = p[i];
+            size_t j = i;
+            while (j >= gap && p[j - gap].addr > x.addr) {
+                p[j] = p[j - gap];
+                j -= gap;
+            }
+            p[j] = x;
+        }
+    }
+    for (size_t i = 1; i < ci->count; i++)
+        if (p[i].addr == p[i - 1].addr)
+            return CODE_IMAGE_E_DUP;
+    return CODE_IMAGE_OK;
+}
+
+/* Index of the page holding ip, or count. */
+static size_t find_page(const struct code_image *ci, uint64_t ip)
+{
+    uint64_t page = ip - ip % CODE_PAGE_BYTES;
+    size_t lo = 0, hi = ci->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ci->pages[mid].addr < page)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ci->count && ci->pages[lo].addr == page ? lo : ci->count;
+}
+
+int code_image_read(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
+{
+    const struct code_image *ci = ctx;
+    size_t done = 0;
+    if (size > 0x7fffffff)
+        size = 0x7fffffff;
+    size_t i = find_page(ci, ip);
+    /* Pages first: a snapshot wins over whatever memory holds now. */
+    while (done < size && i < ci->count && ci->pages[i].addr == ip - ip % CODE_PAGE_BYTES) {
+        size_t off = (size_t)(ip % CODE_PAGE_BYTES);
+        size_t n = CODE_PAGE_BYTES - off;
+        if (n > size - done)
+            n = size - done;
+        for (size_t k = 0; k < n; k++)
+            buf[done + k] = ci->pages[i].data[off + k];
+        done += n;
+        ip += n;
+        i++;
+    }
+    if (done == 0 && ci->live) {
+        uint64_t avail = mem_ranges_readable_from(ci->live, ip);
+        size_t n = avail < size ? (size_t)avail : size;
+        const volatile uint8_t *mem = (const volatile uint8_t *)(uintptr_t)ip;
+        for (size_t k = 0; k < n; k++)
+            buf[k] = mem[k];
+        done = n;
+    }
+    return (int)done;
+}
+
+const char *code_image_strerror(int err)
+{
+    switch (err) {
+    case CODE_IMAGE_OK: return "ok";
+    case CODE_IMAGE_E_SIZES: return "page dump and address list do not match (4 KiB pages, 8-byte addresses)";
+    case CODE_IMAGE_E_FULL: return "too many pages";
+    case CODE_IMAGE_E_ALIGN: return "a page address is not 4 KiB aligned";
+    case CODE_IMAGE_E_DUP: return "the same page address twice";
+    }
+    return "unknown error";
+}

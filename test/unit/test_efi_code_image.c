@@ -1,0 +1,105 @@
+/* efi/code_image.c: code pages and gated live memory for on-target flow. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "efi/code_image.h"
+
+#define PG CODE_PAGE_BYTES
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint8_t dump[3 * PG];
+static uint8_t addrs[3 * 8];
+
+static void setup_dump(void)
+{
+    for (int i = 0; i < 3 * PG; i++)
+        dump[i] = (uint8_t)(i / PG * 0x40 + i % 0x3f);
+    /* out of order: page 2 then 0 then 1; 0x1000 and 0x2000 adjacent */
+    put_le64(addrs + 0, 0x2000);
+    put_le64(addrs + 8, 0x1000);
+    put_le64(addrs + 16, 0x9000);
+}
+
+static void reads_across_adjacent_pages(void **state)
+{
+    (void)state;
+    struct code_page st[4];
+    struct code_image ci;
+    uint8_t buf[64];
+    setup_dump();
+    code_image_init(&ci, st, 4);
+    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump, addrs, sizeof addrs), 0);
+    assert_int_equal(code_image_finish(&ci), 0);
+    /* 16 bytes from 8 before the end of 0x1000's page: 8 from dump page 1,
+     * 8 from dump page 0 (mapped at 0x2000) */
+    assert_int_equal(code_image_read(&ci, 0x1ff8, buf, 16), 16);
+    assert_memory_equal(buf, dump + PG + PG - 8, 8);
+    assert_memory_equal(buf + 8, dump, 8);
+    /* 0x3000 is not mapped: the read stops at 0x2fff */
+    assert_int_equal(code_image_read(&ci, 0x2ff0, buf, 64), 16);
+    assert_int_equal(code_image_read(&ci, 0x3000, buf, 64), 0);
+    assert_int_equal(code_image_read(&ci, 0x9abc, buf, 4), 4);
+    assert_memory_equal(buf, dump + 2 * PG + 0xabc, 4);
+    assert_int_equal(code_image_read(&ci, 0x0, buf, 4), 0);
+    assert_int_equal(code_image_read(&ci, UINT64_MAX - 3, buf, 4), 0);
+}
+
+static void bad_dumps(void **state)
+{
+    (void)state;
+    struct code_page st[2];
+    struct code_image ci;
+    setup_dump();
+    code_image_init(&ci, st, 2);
+    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump - 1, addrs, sizeof addrs), CODE_IMAGE_E_SIZES);
+    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump, addrs, sizeof addrs - 4), CODE_IMAGE_E_SIZES);
+    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump, addrs, sizeof addrs), CODE_IMAGE_E_FULL);
+    put_le64(addrs + 8, 0x1001);
+    code_image_init(&ci, st, 2);
+    assert_int_equal(code_image_add_dump(&ci, dump, 2 * PG, addrs, 16), CODE_IMAGE_E_ALIGN);
+    put_le64(addrs + 8, 0x2000);
+    code_image_init(&ci, st, 2);
+    assert_int_equal(code_image_add_dump(&ci, dump, 2 * PG, addrs, 16), 0);
+    assert_int_equal(code_image_finish(&ci), CODE_IMAGE_E_DUP);
+}
+
+static void live_memory_only_inside_ranges(void **state)
+{
+    (void)state;
+    static uint8_t ram[256];
+    for (int i = 0; i < 256; i++)
+        ram[i] = (uint8_t)(255 - i);
+    struct mem_range rs[2];
+    struct mem_ranges live;
+    mem_ranges_init(&live, rs, 2);
+    mem_ranges_add(&live, (uint64_t)(uintptr_t)ram, 128); /* only the first half */
+    mem_ranges_finish(&live);
+    struct code_image ci;
+    code_image_init(&ci, NULL, 0);
+    ci.live = &live;
+    uint8_t buf[64];
+    uint64_t base = (uint64_t)(uintptr_t)ram;
+    assert_int_equal(code_image_read(&ci, base + 100, buf, 64), 28); /* stops at the range end */
+    assert_memory_equal(buf, ram + 100, 28);
+    assert_int_equal(code_image_read(&ci, base + 128, buf, 64), 0);  /* outside: refused */
+    assert_int_equal(code_image_read(&ci, 0xfee00000, buf, 16), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_across_adjacent_pages),
+        cmocka_unit_test(bad_dumps),
+        cmocka_unit_test(live_memory_only_inside_ranges),
+    };
+    return cmocka_run_group_tests_name("efi_code_image", tests, NULL, NULL);
+}
