@@ -148,6 +148,7 @@ static int fetch(struct ptd_qry *q)
 
 static void consume(struct ptd_qry *q)
 {
+    q->tip_used = 0;
     q->have_next = 0;
     q->ip_applied = 0;
 }
@@ -438,6 +439,10 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
          * stays ahead until they are all out. ip_applied marks the first. */
         if (q->ip_applied == 1) {
             q->ip_applied = 2;
+            if (s)
+                return -PTD_ERR_BAD_PACKET;
+            /* TNT bits left over belong to before the disable: drop them */
+            q->ntnt = 0;
             ev->type = PTD_EV_ENABLED;
             ev->ip = ip;
             if (s)
@@ -451,29 +456,43 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
         s = apply_ip(q, &ip, &err);
         if (err)
             return err;
-        if (q->ip_applied == 1) {
-            q->ip_applied = 2;
-            e = evq_front(&q->tipq);
-            if (e && e->type == PTD_EV_ASYNC_BRANCH) {
-                ev->type = PTD_EV_ASYNC_DISABLED;
-                ev->from = e->from;
-                evq_pop(&q->tipq);
-            } else {
-                ev->type = PTD_EV_DISABLED;
-            }
-            ev->ip = ip;
-            if (s)
-                ev->flags |= PTD_EVF_IP_SUPPRESSED;
-            if (!q->tipq.count)
-                consume(q);
-            return 1;
+        /* only an asynchronous branch may bind to TIP.PGD */
+        e = evq_front(&q->tipq);
+        if (e) {
+            if (e->type != PTD_EV_ASYNC_BRANCH || q->tipq.count > 1)
+                return -PTD_ERR_BAD_CONTEXT;
+            ev->type = PTD_EV_ASYNC_DISABLED;
+            ev->from = e->from;
+            evq_pop(&q->tipq);
+        } else {
+            ev->type = PTD_EV_DISABLED;
         }
-        return publish_bound(q, &q->tipq, ev, ip, s);
+        ev->ip = ip;
+        if (s)
+            ev->flags |= PTD_EVF_IP_SUPPRESSED;
+        consume(q);
+        return 1;
     case PTD_PKT_TIP:
+        /* An asynchronous branch uses the TIP up; MODE.Exec (and PIP/VMCS
+         * bound to it) only take its IP and leave it to the far branch's
+         * indirect query. */
         s = apply_ip(q, &ip, &err);
         if (err)
             return err;
-        return publish_bound(q, &q->tipq, ev, ip, s);
+        e = evq_front(&q->tipq);
+        if (e->type == PTD_EV_ASYNC_BRANCH)
+            q->tip_used = 1;
+        ev_copy(ev, e);
+        evq_pop(&q->tipq);
+        ev->offset = q->next_off;
+        ev->ip = ip;
+        if (s)
+            ev->flags |= PTD_EVF_IP_SUPPRESSED;
+        if (!q->tipq.count && q->tip_used) {
+            q->tip_used = 0;
+            consume(q);
+        }
+        return 1;
     case PTD_PKT_FUP:
         s = apply_ip(q, &ip, &err);
         if (err)

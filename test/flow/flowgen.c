@@ -1,0 +1,769 @@
+/* flowgen: random x86 programs with ground truth for the flow layers.
+ *
+ * For each seed it lays out a random program (64-bit functions with
+ * conditional branches, direct and indirect jumps and calls, returns,
+ * recursion past the 64-entry return stack; an interrupt handler ending in
+ * IRETQ; functions outside the traced range; a 32-bit region entered and
+ * left by far jumps), executes it itself for a budget of instructions
+ * (the ground truth: every instruction executed while tracing was on),
+ * and writes the trace the CPU would write with libptd's encoder: TNT
+ * bits, TIP for indirect branches and uncompressed returns, taken bits for
+ * compressed returns (when enabled, with the CPU's 64-entry stack), FUP+TIP
+ * for interrupts, MODE.Exec+TIP for far jumps that switch modes,
+ * TIP.PGD/TIP.PGE around calls out of the range, PSB+ every N bytes, and a
+ * final FUP+TIP.PGD. Then it decodes the trace with libptd's flow layer and
+ * with libipt's instruction decoder and checks: both give the ground
+ * truth's instructions, and both give the same events and errors in the
+ * same places. With --corrupt it also flips bytes of each trace and checks
+ * that the flow layer ends (no crash, hang or out-of-range read: run it
+ * under ASan), reports errors and resynchronises.
+ *
+ *   flowgen [--seeds N] [--first S] [--insns N] [--corrupt] [--write DIR] [-v]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <intel-pt.h>
+
+#include "decoder/ptd_enc.h"
+#include "decoder/ptd_flow.h"
+#include "host/flow_image.h"
+
+/* ---- random ------------------------------------------------------------- */
+static uint64_t rs;
+static uint64_t rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return rs;
+}
+static unsigned rn(unsigned n) { return (unsigned)(rnd() % n); }
+
+/* ---- program ------------------------------------------------------------ */
+enum kind { K_FILL, K_JCC, K_JMP, K_CALL, K_ICALL, K_IJMP, K_RET, K_IRET, K_FARJMP, K_CALLOUT };
+
+struct insn {
+    uint64_t ip;
+    uint8_t len, kind, mode;   /* mode: 1 = 32-bit, 2 = 64-bit */
+    uint64_t target;           /* JCC/JMP/CALL/CALLOUT */
+    int func;                  /* owning function */
+};
+
+#define MAXI 20000
+#define MAXF 64
+static struct insn prog[MAXI];
+static int nprog;
+struct func { int first, count; uint64_t entry; int outside; int mode; };
+static struct func funcs[MAXF];
+static int nfuncs, ninside, handler, region32;
+
+#define BASE_A   0x400000ull   /* traced 64-bit code */
+#define BASE_32  0x600000ull   /* traced 32-bit code */
+#define BASE_OUT 0x900000ull   /* outside the filter */
+#define FILTER_LO 0x400000ull
+#define FILTER_HI 0x7fffffull
+
+static uint8_t mem_a[0x40000], mem_32[0x10000], mem_out[0x10000];
+
+static uint8_t *memp(uint64_t ip)
+{
+    if (ip >= BASE_A && ip < BASE_A + sizeof(mem_a)) return mem_a + (ip - BASE_A);
+    if (ip >= BASE_32 && ip < BASE_32 + sizeof(mem_32)) return mem_32 + (ip - BASE_32);
+    if (ip >= BASE_OUT && ip < BASE_OUT + sizeof(mem_out)) return mem_out + (ip - BASE_OUT);
+    return NULL;
+}
+
+static int find_insn(uint64_t ip)
+{
+    int lo = 0, hi = nprog;
+    while (lo < hi) {
+        int m = (lo + hi) / 2;
+        if (prog[m].ip < ip) lo = m + 1; else hi = m;
+    }
+    return (lo < nprog && prog[lo].ip == ip) ? lo : -1;
+}
+
+static const uint8_t fills64[][11] = {
+    {1, 0x90}, {3, 0x48, 0x89, 0xc3}, {5, 0x48, 0x8d, 0x44, 0x24, 0x08},
+    {5, 0x0f, 0x1f, 0x44, 0x00, 0x00}, {10, 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8},
+};
+static const uint8_t fills32[][11] = {
+    {1, 0x90}, {2, 0x89, 0xc3}, {4, 0x8d, 0x44, 0x24, 0x08}, {5, 0x0f, 0x1f, 0x44, 0x00, 0x00},
+};
+
+/* Lay out function f's slots at *at: kinds only, targets fixed later. */
+static void gen_func(int f, uint64_t *at, int mode, int outside, int is_handler, int n)
+{
+    funcs[f].first = nprog;
+    funcs[f].entry = *at;
+    funcs[f].outside = outside;
+    funcs[f].mode = mode;
+    for (int i = 0; i < n && nprog < MAXI - 2; i++) {
+        struct insn *in = &prog[nprog++];
+        unsigned r = rn(100);
+        in->ip = *at;
+        in->mode = (uint8_t)mode;
+        in->func = f;
+        in->target = 0;
+        in->len = 0;
+        if (i == n - 1 && f == 0) {
+            in->kind = K_JMP;            /* main loops forever */
+            in->target = funcs[0].entry;
+        } else if (i == n - 1) {
+            in->kind = is_handler ? K_IRET : (mode == 1 ? K_FARJMP : K_RET);
+        } else if (i == 0 && f == 0) {
+            in->kind = K_JCC;            /* main's loop shows in the trace */
+        } else if (r < 40) {
+            in->kind = K_FILL;
+        } else if (r < 62) {
+            in->kind = K_JCC;
+        } else if (r < 67) {
+            in->kind = K_JMP;
+        } else if (outside || mode == 1 || is_handler) {
+            in->kind = K_FILL;
+        } else if (r < 80) {
+            /* direct calls only go to later functions: recursion is by
+             * indirect calls, which the trace shows (a cycle of direct
+             * calls and jumps would leave no packet to tell its rounds) */
+            in->kind = f < ninside - 1 ? K_CALL : K_FILL;
+        } else if (r < 84) {
+            in->kind = K_ICALL;
+        } else if (r < 87) {
+            in->kind = K_IJMP;
+        } else if (r < 89) {
+            in->kind = K_CALLOUT;
+        } else if (r < 90) {
+            in->kind = K_FARJMP;
+        } else {
+            in->kind = K_FILL;
+        }
+        switch (in->kind) {
+        case K_FILL: {
+            const uint8_t *e = mode == 2 ? fills64[rn(5)] : fills32[rn(4)];
+            in->len = e[0];
+            memcpy(memp(*at), e + 1, e[0]);
+            break;
+        }
+        case K_JCC: in->len = rn(2) ? 2 : 6; break;
+        case K_JMP: in->len = 5; break;
+        case K_CALL: case K_CALLOUT: in->len = 5; break;
+        case K_ICALL: case K_IJMP: in->len = 2; break;
+        case K_RET: in->len = 1; memp(*at)[0] = 0xc3; break;
+        case K_IRET: in->len = 2; memp(*at)[0] = 0x48; memp(*at)[1] = 0xcf; break;
+        case K_FARJMP: in->len = 2; memp(*at)[0] = 0xff; memp(*at)[1] = 0x28; break;
+        }
+        *at += in->len;
+    }
+    funcs[f].count = nprog - funcs[f].first;
+}
+
+static void put32(uint8_t *p, int32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)((uint32_t)v >> (8 * i));
+}
+
+static void fix_targets(void)
+{
+    for (int k = 0; k < nprog; k++) {
+        struct insn *in = &prog[k];
+        struct func *fn = &funcs[in->func];
+        uint8_t *p = memp(in->ip);
+        int64_t d;
+        switch (in->kind) {
+        case K_JCC:
+        case K_JMP: {
+            /* JCC anywhere in the function; JMP forward only (no branch-free
+             * endless loop) */
+            int lo = in->kind == K_JMP ? k + 1 : fn->first;
+            int hi = fn->first + fn->count - 1;
+            int t = lo > hi ? hi : lo + (int)rn((unsigned)(hi - lo + 1));
+            if (!in->target)
+                in->target = prog[t].ip;
+            d = (int64_t)(in->target - (in->ip + in->len));
+            if (in->kind == K_JCC && in->len == 2 && (d < -128 || d > 127)) {
+                in->len = 6;
+                /* keep length: re-layout is not possible; use a near target */
+                in->len = 2;
+                t = k + 1;
+                in->target = prog[t].ip;
+                d = (int64_t)(in->target - (in->ip + in->len));
+            }
+            if (in->kind == K_JCC && in->len == 2) {
+                p[0] = (uint8_t)(0x70 + rn(16));
+                p[1] = (uint8_t)(int8_t)d;
+            } else if (in->kind == K_JCC) {
+                p[0] = 0x0f;
+                p[1] = (uint8_t)(0x80 + rn(16));
+                put32(p + 2, (int32_t)d);
+            } else {
+                p[0] = 0xe9;
+                put32(p + 1, (int32_t)d);
+            }
+            break;
+        }
+        case K_CALL: {
+            int f = in->func + 1 + (int)rn((unsigned)(ninside - in->func - 1));
+            in->target = funcs[f].entry;
+            p[0] = 0xe8;
+            put32(p + 1, (int32_t)(in->target - (in->ip + 5)));
+            break;
+        }
+        case K_CALLOUT: {
+            int f;
+            do f = (int)rn((unsigned)nfuncs); while (!funcs[f].outside);
+            in->target = funcs[f].entry;
+            p[0] = 0xe8;
+            put32(p + 1, (int32_t)(in->target - (in->ip + 5)));
+            break;
+        }
+        case K_ICALL: p[0] = 0xff; p[1] = 0xd0; break;
+        case K_IJMP: p[0] = 0xff; p[1] = 0xe0; break;
+        }
+    }
+}
+
+static void gen_program(void)
+{
+    uint64_t a = BASE_A, b = BASE_32, o = BASE_OUT;
+    nprog = 0;
+    memset(mem_a, 0xcc, sizeof(mem_a));
+    memset(mem_32, 0xcc, sizeof(mem_32));
+    memset(mem_out, 0xcc, sizeof(mem_out));
+    nfuncs = 4 + (int)rn(20);
+    ninside = nfuncs;
+    handler = nfuncs;
+    region32 = nfuncs + 1;
+    for (int f = 0; f < nfuncs; f++) {
+        gen_func(f, &a, 2, 0, 0, 4 + (int)rn(30));
+        a += rn(16);
+    }
+    gen_func(handler, &a, 2, 0, 1, 3 + (int)rn(10));
+    gen_func(region32, &b, 1, 0, 0, 3 + (int)rn(12));
+    for (int f = region32 + 1; f < region32 + 4; f++) {
+        gen_func(f, &o, 2, 1, 0, 3 + (int)rn(10));
+        o += rn(16);
+    }
+    nfuncs = region32 + 4;
+    fix_targets();
+}
+
+/* ---- trace writer (the CPU's side) -------------------------------------- */
+static uint64_t n_comp, n_far, n_irq, n_out, n_psb;
+static int max_depth;
+struct writer {
+    struct ptd_encoder e;
+    uint8_t tnt;           /* bits, oldest first in the high positions */
+    int ntnt;
+    uint64_t last_ip;
+    int have_last;
+    uint64_t since_psb;
+    int retcomp, psb_period;
+    uint64_t stack[64];
+    int sp, cnt;           /* model of the CPU's return-compression stack */
+};
+
+static void w_pkt(struct writer *w, uint8_t kind, uint64_t payload, uint8_t a, uint8_t flags)
+{
+    struct ptd_pkt p = ptd_pkt_make(kind, payload, a, 0, flags);
+    uint64_t before = ptd_enc_offset(&w->e);
+    if (ptd_enc_next(&w->e, &p) < 0) {
+        fprintf(stderr, "flowgen: trace buffer full\n");
+        exit(2);
+    }
+    w->since_psb += ptd_enc_offset(&w->e) - before;
+}
+
+static void w_flush(struct writer *w)
+{
+    if (w->ntnt) {
+        w_pkt(w, PTD_PKT_TNT8, w->tnt, (uint8_t)w->ntnt, 0);
+        w->tnt = 0;
+        w->ntnt = 0;
+    }
+}
+
+static void w_bit(struct writer *w, int taken)
+{
+    w->tnt = (uint8_t)((w->tnt << 1) | (taken ? 1 : 0));
+    if (++w->ntnt == 6)
+        w_flush(w);
+}
+
+static void w_ip(struct writer *w, uint8_t kind, uint64_t ip, int suppress)
+{
+    uint64_t payload = 0;
+    unsigned ipc = 0;
+    if (!suppress) {
+        ipc = ptd_enc_ip_compress(w->last_ip, w->have_last, ip, &payload);
+        w->last_ip = ip;
+        w->have_last = 1;
+    }
+    w_pkt(w, kind, payload, (uint8_t)ipc, 0);
+}
+
+static void w_mode(struct writer *w, int mode)
+{
+    w_pkt(w, PTD_PKT_MODE_EXEC, 0, 0, mode == 2 ? PTD_PKTF_CSL : PTD_PKTF_CSD);
+}
+
+static void w_psb(struct writer *w, int mode, int enabled, uint64_t ip)
+{
+    w_flush(w);
+    w_pkt(w, PTD_PKT_PSB, 0, 0, 0);
+    w->have_last = 0;
+    w_mode(w, mode);
+    if (enabled)
+        w_ip(w, PTD_PKT_FUP, ip, 0);
+    w_pkt(w, PTD_PKT_PSBEND, 0, 0, 0);
+    w->since_psb = 0;
+    n_psb++;
+}
+
+/* ---- execution (ground truth) ------------------------------------------- */
+struct run {
+    uint64_t *truth;
+    size_t ntruth;
+    uint8_t *trace;
+    size_t tsize;
+};
+
+static void execute(struct run *r, size_t budget, int retcomp, int psb_period, int interrupts)
+{
+    static uint64_t stack[1 << 16];
+    int sp = 0, in_handler = 0, enabled = 1;
+    uint64_t ip = funcs[0].entry, irq_ret = 0, far_ret = 0;
+    int mode = 2;
+    struct writer w;
+    size_t cap = budget * 8 + 4096;
+
+    memset(&w, 0, sizeof(w));
+    r->trace = malloc(cap);
+    r->truth = malloc(budget * sizeof(uint64_t));
+    r->ntruth = 0;
+    ptd_enc_init(&w.e, r->trace, cap);
+    w.retcomp = retcomp;
+    w.psb_period = psb_period;
+    w_pkt(&w, PTD_PKT_PSB, 0, 0, 0);
+    w_pkt(&w, PTD_PKT_PSBEND, 0, 0, 0);
+    w_mode(&w, 2);
+    w_ip(&w, PTD_PKT_TIP_PGE, ip, 0);
+
+    for (size_t step = 0; step < budget; step++) {
+        int k = find_insn(ip);
+        struct insn *in;
+        uint64_t next;
+        if (k < 0) {
+            fprintf(stderr, "flowgen: internal: no instruction at %" PRIx64 "\n", ip);
+            exit(2);
+        }
+        in = &prog[k];
+        /* PSB+ at an instruction boundary once the period is used up */
+        if (psb_period && w.since_psb >= (uint64_t)psb_period && enabled)
+            w_psb(&w, mode, 1, ip);
+        /* an interrupt before this instruction */
+        if (interrupts && enabled && !in_handler && mode == 2 && rn(150) == 0) {
+            w_flush(&w);
+            w_ip(&w, PTD_PKT_FUP, ip, 0);
+            w_ip(&w, PTD_PKT_TIP, funcs[handler].entry, 0);
+            irq_ret = ip;
+            in_handler = 1;
+            n_irq++;
+            ip = funcs[handler].entry;
+            step--;
+            continue;
+        }
+        if (enabled)
+            r->truth[r->ntruth++] = ip;
+        next = ip + in->len;
+        switch (in->kind) {
+        case K_FILL:
+            ip = next;
+            break;
+        case K_JCC: {
+            int t = rn(2);
+            if (enabled)
+                w_bit(&w, t);
+            ip = t ? in->target : next;
+            break;
+        }
+        case K_JMP:
+            ip = in->target;
+            break;
+        case K_CALL:
+        case K_ICALL: {
+            uint64_t t = in->target;
+            if (in->kind == K_ICALL) {
+                int f;
+                do f = (int)rn((unsigned)nfuncs); while (funcs[f].outside || funcs[f].mode != 2 || f == handler || f == 0);
+                t = funcs[f].entry;
+                w_flush(&w);
+                w_ip(&w, PTD_PKT_TIP, t, 0);
+            }
+            if (sp >= (int)(sizeof(stack) / sizeof(stack[0])))
+                goto end;
+            stack[sp++] = next;
+            if (sp > max_depth)
+                max_depth = sp;
+            w.stack[w.sp] = next;
+            w.sp = (w.sp + 1) % 64;
+            if (w.cnt < 64)
+                w.cnt++;
+            ip = t;
+            break;
+        }
+        case K_IJMP: {
+            struct func *fn = &funcs[in->func];
+            uint64_t t = prog[fn->first + (int)rn((unsigned)fn->count)].ip;
+            w_flush(&w);
+            w_ip(&w, PTD_PKT_TIP, t, 0);
+            ip = t;
+            break;
+        }
+        case K_RET: {
+            uint64_t t;
+            if (!sp)
+                goto end;
+            t = stack[--sp];
+            if (funcs[in->func].outside) {
+                /* back into the traced range */
+                if (rn(2))
+                    w_mode(&w, 2);
+                w_ip(&w, PTD_PKT_TIP_PGE, t, 0);
+                enabled = 1;
+                w.cnt = 0;
+            } else if (w.retcomp && w.cnt && w.stack[(w.sp + 63) % 64] == t) {
+                w.sp = (w.sp + 63) % 64;
+                w.cnt--;
+                w_bit(&w, 1);
+                n_comp++;
+            } else {
+                w_flush(&w);
+                w_ip(&w, PTD_PKT_TIP, t, 0);
+            }
+            ip = t;
+            break;
+        }
+        case K_CALLOUT:
+            if (sp >= (int)(sizeof(stack) / sizeof(stack[0])))
+                goto end;
+            stack[sp++] = next;
+            w_flush(&w);
+            w_ip(&w, PTD_PKT_TIP_PGD, in->target, 0);
+            enabled = 0;
+            n_out++;
+            ip = in->target;
+            break;
+        case K_IRET:
+            w_flush(&w);
+            w_ip(&w, PTD_PKT_TIP, irq_ret, 0);
+            in_handler = 0;
+            ip = irq_ret;
+            break;
+        case K_FARJMP:
+            n_far++;
+            w_flush(&w);
+            if (mode == 2) {
+                far_ret = next;
+                mode = 1;
+                ip = funcs[region32].entry;
+            } else {
+                mode = 2;
+                ip = far_ret;
+            }
+            w_mode(&w, mode);
+            w_ip(&w, PTD_PKT_TIP, ip, 0);
+            break;
+        }
+    }
+end:
+    /* tracing stops here: asynchronous disable */
+    w_flush(&w);
+    if (enabled) {
+        w_ip(&w, PTD_PKT_FUP, ip, 0);
+        w_ip(&w, PTD_PKT_TIP_PGD, 0, 1);
+    }
+    r->tsize = (size_t)ptd_enc_offset(&w.e);
+}
+
+/* ---- decoding ----------------------------------------------------------- */
+/* A decoder's output as items: instruction IPs, events, errors. */
+struct item { uint8_t kind; uint64_t v; uint64_t w; };  /* 0 insn, 1 event, 2 error */
+struct items { struct item *it; size_t n, cap; };
+
+static void add(struct items *l, uint8_t kind, uint64_t v, uint64_t w)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 1024;
+        l->it = realloc(l->it, l->cap * sizeof(*l->it));
+    }
+    l->it[l->n].kind = kind;
+    l->it[l->n].v = v;
+    l->it[l->n].w = w;
+    l->n++;
+}
+
+static struct flow_image img;
+
+static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
+{
+    return (int)flow_image_read(ctx, ip, buf, size);
+}
+
+static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, size_t limit)
+{
+    static struct ptd_flow f;
+    struct ptd_flow_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.trace = trace;
+    cfg.size = size;
+    cfg.read = rd;
+    cfg.ctx = &img;
+    cfg.nfilter = 1;
+    cfg.filter_lo[0] = FILTER_LO;
+    cfg.filter_hi[0] = FILTER_HI;
+    ptd_flow_init(&f, &cfg);
+    uint64_t sync = 0;
+    int have_sync = 0;
+    for (;;) {
+        struct ptd_flow_insn insn;
+        struct ptd_event ev;
+        int st = ptd_flow_sync_forward(&f);
+        insn.ip = 0;
+        if (st < 0) {
+            if (st == -PTD_ERR_EOS)
+                break;
+            add(out, 2, (uint64_t)-st, ptd_flow_offset(&f));
+            if (have_sync && ptd_flow_offset(&f) <= sync)
+                break;
+            sync = ptd_flow_offset(&f);
+            have_sync = 1;
+            continue;
+        }
+        for (;;) {
+            while (st >= 0 && (st & PTD_ST_EVENT)) {
+                st = ptd_flow_event(&f, &ev);
+                if (st >= 0 && !(ev.flags & PTD_EVF_STATUS_UPDATE))
+                    add(out, 1, ev.type, ev.flags & PTD_EVF_RESUMED);
+            }
+            if (st < 0)
+                break;
+            if (st & PTD_ST_EOS) {
+                st = -PTD_ERR_EOS;
+                break;
+            }
+            st = ptd_flow_next(&f, &insn);
+            if (insn.iclass != PTD_FLOW_ICLASS_ERROR)
+                add(out, 0, insn.ip, 0);
+            if (st < 0 || out->n > limit)
+                break;
+        }
+        if (st == -PTD_ERR_EOS || out->n > limit)
+            break;
+        add(out, 2, (uint64_t)-st, ptd_flow_offset(&f));
+    }
+}
+
+static int lib_rd(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip, void *ctx)
+{
+    size_t n;
+    (void)asid;
+    n = flow_image_read(ctx, ip, buf, size);
+    return n ? (int)n : -pte_nomap;
+}
+
+static void decode_libipt(const uint8_t *trace, size_t size, struct items *out)
+{
+    struct pt_config cfg;
+    struct pt_insn_decoder *d;
+    pt_config_init(&cfg);
+    cfg.begin = (uint8_t *)trace;
+    cfg.end = (uint8_t *)trace + size;
+    d = pt_insn_alloc_decoder(&cfg);
+    pt_image_set_callback(pt_insn_get_image(d), lib_rd, &img);
+    uint64_t sync = 0;
+    int have_sync = 0;
+    for (;;) {
+        struct pt_insn insn;
+        struct pt_event ev;
+        uint64_t off = 0;
+        int st = pt_insn_sync_forward(d);
+        memset(&insn, 0, sizeof(insn));
+        if (st < 0) {
+            if (st == -pte_eos)
+                break;
+            pt_insn_get_offset(d, &off);
+            add(out, 2, (uint64_t)-st, off);
+            if (have_sync && off <= sync)
+                break;
+            sync = off;
+            have_sync = 1;
+            continue;
+        }
+        for (;;) {
+            while (st >= 0 && (st & pts_event_pending)) {
+                st = pt_insn_event(d, &ev, sizeof(ev));
+                if (st >= 0 && !ev.status_update)
+                    add(out, 1, (uint64_t)ev.type, ev.type == ptev_enabled ? ev.variant.enabled.resumed : 0);
+            }
+            if (st < 0)
+                break;
+            if (st & pts_eos) {
+                st = -pte_eos;
+                break;
+            }
+            st = pt_insn_next(d, &insn, sizeof(insn));
+            if (st < 0) {
+                if (insn.iclass != ptic_error)
+                    add(out, 0, insn.ip, 0);
+                break;
+            }
+            add(out, 0, insn.ip, 0);
+        }
+        if (st == -pte_eos)
+            break;
+        pt_insn_get_offset(d, &off);
+        add(out, 2, (uint64_t)-st, off);
+    }
+    pt_insn_free_decoder(d);
+}
+
+static const char *item_str(const struct item *it, char *buf, size_t n)
+{
+    if (it->kind == 0)
+        snprintf(buf, n, "insn %" PRIx64, it->v);
+    else if (it->kind == 1)
+        snprintf(buf, n, "event %" PRIu64 "%s", it->v, it->w ? " (resumed)" : "");
+    else
+        snprintf(buf, n, "error %s at %" PRIx64, ptd_qry_errstr((int)it->v), it->w);
+    return buf;
+}
+
+/* ---- main --------------------------------------------------------------- */
+int main(int argc, char **argv)
+{
+    unsigned seeds = 100, first = 1, insns = 5000, corrupt = 0, verbose = 0;
+    const char *wdir = NULL;
+    unsigned fails = 0, checked = 0, corrupted_runs = 0;
+    uint64_t total_insns = 0, total_errors = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--first") && i + 1 < argc) first = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--insns") && i + 1 < argc) insns = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--corrupt")) corrupt = 1;
+        else if (!strcmp(argv[i], "--write") && i + 1 < argc) wdir = argv[++i];
+        else if (!strcmp(argv[i], "-v")) verbose = 1;
+        else {
+            fprintf(stderr, "usage: flowgen [--seeds N] [--first S] [--insns N] [--corrupt] [--write DIR] [-v]\n");
+            return 2;
+        }
+    }
+    for (unsigned s = first; s < first + seeds; s++) {
+        struct run r;
+        struct items a = {0}, b = {0};
+        int retcomp = (int)(s & 1), psb = (s & 2) ? 0 : 64 + (int)(s % 7) * 100, irq = (s % 5) != 0;
+        size_t ti = 0;
+        int bad = 0;
+        char x[128], y[128];
+
+        rs = 0x9e3779b97f4a7c15ull * (s + 1);
+        gen_program();
+        execute(&r, insns, retcomp, psb, irq);
+        flow_image_init(&img);
+        flow_image_add_buf(&img, BASE_A, mem_a, sizeof(mem_a));
+        flow_image_add_buf(&img, BASE_32, mem_32, sizeof(mem_32));
+        flow_image_add_buf(&img, BASE_OUT, mem_out, sizeof(mem_out));
+        if (wdir) {
+            char p[4096];
+            FILE *f;
+            mkdir(wdir, 0755);
+            snprintf(p, sizeof(p), "%s/seed%u.pt", wdir, s);
+            f = fopen(p, "wb"); fwrite(r.trace, 1, r.tsize, f); fclose(f);
+            snprintf(p, sizeof(p), "%s/seed%u.a.bin", wdir, s);
+            f = fopen(p, "wb"); fwrite(mem_a, 1, sizeof(mem_a), f); fclose(f);
+            snprintf(p, sizeof(p), "%s/seed%u.32.bin", wdir, s);
+            f = fopen(p, "wb"); fwrite(mem_32, 1, sizeof(mem_32), f); fclose(f);
+            snprintf(p, sizeof(p), "%s/seed%u.out.bin", wdir, s);
+            f = fopen(p, "wb"); fwrite(mem_out, 1, sizeof(mem_out), f); fclose(f);
+        }
+        if (getenv("FLOWGEN_TRUTH"))
+            for (size_t i = 0; i < r.ntruth && i < 40; i++)
+                printf("truth %zu %" PRIx64 "\n", i, r.truth[i]);
+        decode_ptboot(r.trace, r.tsize, &a, (size_t)-1);
+        decode_libipt(r.trace, r.tsize, &b);
+        /* ptboot == libipt, item by item */
+        for (size_t i = 0; i < a.n || i < b.n; i++) {
+            if (i >= a.n || i >= b.n || a.it[i].kind != b.it[i].kind || a.it[i].v != b.it[i].v ||
+                a.it[i].w != b.it[i].w) {
+                printf("flowgen: seed %u: ptboot and libipt differ at item %zu: ptboot %s, libipt %s\n", s, i,
+                       i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
+                       i < b.n ? item_str(&b.it[i], y, sizeof(y)) : "(end)");
+                bad = 1;
+                break;
+            }
+        }
+        /* ptboot == ground truth (instructions; no errors) */
+        for (size_t i = 0; i < a.n && !bad; i++) {
+            if (a.it[i].kind == 2) {
+                printf("flowgen: seed %u: error on a clean trace: %s\n", s, item_str(&a.it[i], x, sizeof(x)));
+                bad = 1;
+            } else if (a.it[i].kind == 0) {
+                if (ti >= r.ntruth || a.it[i].v != r.truth[ti]) {
+                    printf("flowgen: seed %u: instruction %zu is %" PRIx64 ", executed %" PRIx64 "\n", s, ti,
+                           a.it[i].v, ti < r.ntruth ? r.truth[ti] : 0);
+                    bad = 1;
+                }
+                ti++;
+            }
+        }
+        if (!bad && ti != r.ntruth) {
+            printf("flowgen: seed %u: %zu instructions decoded, %zu executed\n", s, ti, r.ntruth);
+            bad = 1;
+        }
+        if (bad) {
+            fails++;
+            printf("flowgen: seed %u (retcomp %d, psb %d, interrupts %d): reproduce with --first %u --seeds 1 --write DIR\n",
+                   s, retcomp, psb, irq, s);
+        } else if (verbose) {
+            printf("flowgen: seed %u ok: %zu instructions, %zu trace bytes\n", s, r.ntruth, r.tsize);
+        }
+        total_insns += r.ntruth;
+        checked++;
+        if (corrupt) {
+            /* flip bytes: decoding must end, report errors, keep going */
+            for (int c = 0; c < 4; c++) {
+                struct items e = {0};
+                uint8_t *t = malloc(r.tsize + 1);
+                memcpy(t, r.trace, r.tsize);
+                for (int k = 0; k < 1 + c * 3; k++)
+                    t[rn((unsigned)r.tsize)] = (uint8_t)rnd();
+                decode_ptboot(t, r.tsize, &e, (size_t)insns * 64 + 100000);
+                for (size_t i = 0; i < e.n; i++)
+                    if (e.it[i].kind == 2)
+                        total_errors++;
+                corrupted_runs++;
+                free(e.it);
+                free(t);
+            }
+        }
+        free(a.it);
+        free(b.it);
+        free(r.trace);
+        free(r.truth);
+        flow_image_free(&img);
+    }
+    printf("flowgen: %u programs, %" PRIu64 " instructions: %u failed\n", checked, total_insns, fails);
+    printf("flowgen: covered %" PRIu64 " compressed returns, %" PRIu64 " far jumps switching modes, %" PRIu64
+           " interrupts, %" PRIu64 " calls out of the traced range, %" PRIu64 " PSB+, call depth up to %d\n",
+           n_comp, n_far, n_irq, n_out, n_psb, max_depth);
+    if (corrupt)
+        printf("flowgen: %u corrupted traces decoded, %" PRIu64 " errors reported and resynchronised\n", corrupted_runs,
+               total_errors);
+    return fails ? 1 : 0;
+}
