@@ -92,7 +92,233 @@ static void sb_s_pad(struct sb *b, const char *s, size_t width)
 
 void ptd_fmt_state_init(struct ptd_fmt_state *st)
 {
+    ptd_fmt_state_setup(st, 0);
+}
+
+void ptd_fmt_state_setup(struct ptd_fmt_state *st, const struct ptd_fmt_options *opt)
+{
+    struct ptd_time_config cfg = { 0 };
+
+    if (opt) {
+        cfg = opt->time;
+        cfg.flags &= ~(uint32_t)(PTD_TIME_NO_TCAL | PTD_TIME_KEEP_TCAL_ON_OVF);
+        if (opt->flags & PTD_FMT_NO_TCAL)
+            cfg.flags |= PTD_TIME_NO_TCAL;
+        if (opt->flags & PTD_FMT_KEEP_TCAL_ON_OVF)
+            cfg.flags |= PTD_TIME_KEEP_TCAL_ON_OVF;
+    }
     ptd_last_ip_init(&st->last_ip);
+    ptd_time_init(&st->time, &cfg);
+    st->shown_tsc = 0;
+    st->shown_fcr = 0;
+}
+
+/* ---- diagnostics ---------------------------------------------------------- */
+
+/* ptdump prints diagnostics as it goes, before the packet's line; we collect
+ * them, one line each, separated by '\n'. */
+struct diags {
+    struct sb b;
+    uint64_t offset;
+    int overflow;
+};
+
+static void diag_add(struct diags *d, const char *what, int err)
+{
+    char line[PTD_FMT_LINE_MAX];
+    int n;
+
+    if (!d->b.cap)
+        return;
+    n = ptd_fmt_error(line, sizeof line, d->offset, what, err);
+    if (n < 0 || d->b.n + (size_t)n + 2 > d->b.cap) {
+        d->overflow = 1;
+        return;
+    }
+    if (d->b.n)
+        sb_c(&d->b, '\n');
+    sb_s(&d->b, line);
+}
+
+/* ---- time columns (ptdump's --time, --tcal) -------------------------------- */
+
+/* A 64-bit integer as a double holds it: rounded to 53 significant bits,
+ * ties to even (ptdump converts the calibration to double to print it). */
+static uint64_t as_double(uint64_t v)
+{
+    unsigned bits = 64, shift;
+    uint64_t q, rem, half;
+
+    if (v < (1ull << 53))
+        return v;
+    while (!(v >> (bits - 1)))
+        bits--;
+    shift = bits - 53;
+    q = v >> shift;
+    rem = v & ((1ull << shift) - 1);
+    half = 1ull << (shift - 1);
+    if (rem > half || (rem == half && (q & 1)))
+        q++;
+    if (q >> 53 && shift == 11)
+        return UINT64_MAX;   /* 2^64 does not fit; never a real calibration */
+    return q << shift;
+}
+
+/* printf("%.3f", v / 256.0) for v < 2^64 already rounded as a double: the
+ * value is exact, so the three decimals round half to even, as glibc does. */
+static void sb_fcr(struct sb *b, uint64_t v)
+{
+    uint64_t ip = v >> PTD_TIME_FCR_SHIFT;
+    unsigned frac = (unsigned)(v & ((1u << PTD_TIME_FCR_SHIFT) - 1));
+    unsigned t = frac * 1000u, q = t >> PTD_TIME_FCR_SHIFT;
+    unsigned r = t & ((1u << PTD_TIME_FCR_SHIFT) - 1), half = 1u << (PTD_TIME_FCR_SHIFT - 1);
+
+    if (r > half || (r == half && (q & 1)))
+        q++;
+    if (q == 1000) {
+        ip++;
+        q = 0;
+    }
+    sb_dec(b, ip);
+    sb_c(b, '.');
+    sb_c(b, (char)('0' + q / 100));
+    sb_c(b, (char)('0' + q / 10 % 10));
+    sb_c(b, (char)('0' + q % 10));
+}
+
+/* Empty a column (ptdump overwrites a field it prints again). */
+static void sb_clear(struct sb *b)
+{
+    b->n = 0;
+    b->full = 0;
+    if (b->cap)
+        b->s[0] = 0;
+}
+
+/* ptdump's print_tcal(): "fcr" and the calibration (or its change). */
+static void show_tcal(struct sb *tid, struct sb *tr, uint32_t f, struct ptd_fmt_state *st,
+                      struct diags *dg)
+{
+    uint64_t fcr;
+    int r = ptd_time_fcr(&st->time, &fcr);
+
+    sb_clear(tid);
+    sb_clear(tr);
+    sb_s(tid, "fcr");
+    if (r < 0) {
+        sb_s(tr, "<unavailable>");
+        diag_add(dg, "error printing time", r);
+        return;
+    }
+    if (f & PTD_FMT_TIME_DELTA) {
+        uint64_t now = as_double(fcr), before = as_double(st->shown_fcr);
+        if (st->shown_fcr <= fcr) {
+            sb_c(tr, '+');
+            sb_fcr(tr, as_double(now - before));
+        } else {
+            sb_c(tr, '-');
+            sb_fcr(tr, as_double(before - now));
+        }
+        st->shown_fcr = fcr;
+    } else {
+        sb_fcr(tr, as_double(fcr));
+    }
+}
+
+/* ptdump's print_time(): "tsc" and the estimate (or its change). */
+static void show_time(struct sb *tid, struct sb *tr, uint32_t f, struct ptd_fmt_state *st,
+                      struct diags *dg)
+{
+    uint64_t tsc;
+    int r = ptd_time_now(&st->time, &tsc, 0, 0);
+
+    sb_clear(tid);
+    sb_clear(tr);
+    sb_s(tid, "tsc");
+    if (r < 0 && !(r == -PTD_TIME_ERR_NO_TIME && (f & PTD_FMT_NO_WALL_CLOCK))) {
+        diag_add(dg, "error printing time", r);
+        sb_s(tr, "<unavailable>");
+        return;
+    }
+    if (f & PTD_FMT_TIME_DELTA) {
+        if (st->shown_tsc <= tsc) {
+            sb_c(tr, '+');
+            sb_hex(tr, tsc - st->shown_tsc, 0);
+        } else {
+            sb_c(tr, '-');
+            sb_hex(tr, st->shown_tsc - tsc, 0);
+        }
+        st->shown_tsc = tsc;
+    } else {
+        sb_hex(tr, tsc, 16);
+    }
+}
+
+/* Time tracking for one packet, as ptdump's track_*() functions do it. */
+static void track_time(struct sb *tid, struct sb *tr, uint32_t f, struct ptd_fmt_state *st,
+                       const struct ptd_pkt *p, struct diags *dg)
+{
+    struct ptd_time *t = &st->time;
+    int want_tcal = 1, want_tsc = 1, cal = 0, r = 0;
+
+    switch (p->kind) {
+    case PTD_PKT_PSB:
+        cal = ptd_time_psb(t);
+        if (cal < 0)
+            diag_add(dg, "error calibrating time", cal);
+        return;
+    case PTD_PKT_PSBEND:
+        ptd_time_psbend(t);
+        return;
+    case PTD_PKT_OVF:
+        ptd_time_ovf(t);
+        return;
+    case PTD_PKT_TSC:
+        r = ptd_time_tsc(t, p->payload, &cal);
+        break;
+    case PTD_PKT_CBR:
+        r = ptd_time_cbr_update(t, (uint8_t)p->payload, &cal);
+        want_tsc = 0;   /* the time does not change here */
+        break;
+    case PTD_PKT_TMA:
+        r = ptd_time_tma(t, (uint32_t)p->payload, p->aux, &cal);
+        want_tcal = 0;  /* nor the calibration here */
+        break;
+    case PTD_PKT_MTC:
+        r = ptd_time_mtc(t, (uint8_t)p->payload, &cal);
+        break;
+    case PTD_PKT_CYC: {
+        uint64_t fcr;
+        bool used;
+        if (f & PTD_FMT_NO_CYC)
+            return;     /* ptdump ignores CYCs then */
+        if (!(f & PTD_FMT_NO_TCAL)) {
+            int e = ptd_time_fcr(t, &fcr);
+            if (e < 0)
+                diag_add(dg, "calibration error", e);
+        }
+        r = ptd_time_cyc(t, p->payload, &cal, &used);
+        if (cal < 0)
+            diag_add(dg, "error calibrating time", cal);
+        if (r < 0)
+            diag_add(dg, "error updating time", r);
+        else if (!used)
+            diag_add(dg, "error updating time: no calibration", 0);
+        cal = r = 0;
+        want_tcal = 0;
+        break;
+    }
+    default:
+        return;
+    }
+    if (cal < 0)
+        diag_add(dg, "error calibrating time", cal);
+    if (r < 0)
+        diag_add(dg, "error updating time", r);
+    if ((f & PTD_FMT_TCAL) && want_tcal)
+        show_tcal(tid, tr, f, st, dg);
+    if ((f & PTD_FMT_TIME) && want_tsc)
+        show_time(tid, tr, f, st, dg);
 }
 
 /* The columns of one line. */
@@ -147,10 +373,10 @@ static const char *evd_type_name(unsigned t)
 }
 
 /* Fill the columns for one packet; returns 1 if the packet is shown, 0 if
- * an option hides it. *diag_err receives a last-IP error to report. */
+ * an option hides it. Diagnostics to print before it go to dg. */
 static int fill_cols(struct cols *c, const struct ptd_fmt_options *opt,
                      struct ptd_fmt_state *st, const struct ptd_pkt *p,
-                     int *diag_err)
+                     struct diags *dg)
 {
     struct sb op, pl, tid, tr;
     int show = 1;
@@ -160,7 +386,6 @@ static int fill_cols(struct cols *c, const struct ptd_fmt_options *opt,
     sb_init(&pl, c->payload, COL_PAYLOAD);
     sb_init(&tid, c->track_id, sizeof c->track_id);
     sb_init(&tr, c->track, sizeof c->track);
-    *diag_err = 0;
 
     if (p->kind < PTD_PKT_KIND_COUNT)
         sb_s(&op, ptd_pkt_kinds[p->kind].name);
@@ -196,7 +421,7 @@ static int fill_cols(struct cols *c, const struct ptd_fmt_options *opt,
                 sb_s(&tr, "<suppressed>");
             else {
                 sb_s(&tr, "<unavailable>");
-                *diag_err = r;
+                diag_add(dg, "error tracking last-ip", r);
             }
         }
         break;
@@ -326,6 +551,8 @@ static int fill_cols(struct cols *c, const struct ptd_fmt_options *opt,
     default:
         break;
     }
+    if (f & (PTD_FMT_TIME | PTD_FMT_TCAL))
+        track_time(&tid, &tr, f, st, p, dg);
     return show;
 }
 
@@ -386,7 +613,7 @@ int ptd_fmt_error(char *line, size_t cap, uint64_t offset, const char *what, int
     sb_s(&b, what);
     if (err) {
         sb_s(&b, ": ");
-        sb_s(&b, ptd_errstr(err));
+        sb_s(&b, ptd_time_errstr(err));   /* ptd_errstr() and the time layer's codes */
     }
     sb_c(&b, ']');
     if (b.full)
@@ -400,19 +627,18 @@ int ptd_fmt_packet(char *line, size_t cap, const struct ptd_fmt_options *opt,
                    char *diag, size_t diag_cap)
 {
     struct cols c;
-    int diag_err, n;
+    struct diags dg;
+    int n;
 
     if (!line || !cap || !opt || !st || !p)
         return -PTD_ERR_INVALID;
     line[0] = 0;
-    if (diag && diag_cap)
-        diag[0] = 0;
-    n = fill_cols(&c, opt, st, p, &diag_err);
-    if (diag_err && diag && diag_cap) {
-        int r = ptd_fmt_error(diag, diag_cap, offset, "error tracking last-ip", diag_err);
-        if (r < 0)
-            return r;
-    }
+    sb_init(&dg.b, diag, diag ? diag_cap : 0);
+    dg.offset = offset;
+    dg.overflow = 0;
+    n = fill_cols(&c, opt, st, p, &dg);
+    if (dg.overflow)
+        return -PTD_ERR_NOSPC;
     if (!n || (opt->flags & PTD_FMT_QUIET))
         return 0;
     return assemble(line, cap, opt, offset, p, raw, &c);
@@ -426,11 +652,20 @@ void ptd_dump_init(struct ptd_dump *d, const struct ptd_fmt_options *opt)
 {
     d->opt.flags = opt ? opt->flags : 0;
     d->opt.errata = opt ? opt->errata : 0;
-    ptd_fmt_state_init(&d->st);
+    if (opt) {
+        d->opt.time = opt->time;
+    } else {
+        struct ptd_time_config none = { 0 };
+        d->opt.time = none;
+    }
+    ptd_fmt_state_setup(&d->st, &d->opt);
     ptd_pkt_init(&d->dec, 0, 0);
     d->phase = PH_INIT;
     d->have_pending = 0;
     d->pending_len = 0;
+    d->diag_pos = 0;
+    d->diag_len = 0;
+    d->diag[0] = 0;
     d->packets = 0;
     d->errors = 0;
     d->skipped = 0;
@@ -463,6 +698,20 @@ int ptd_dump_line(struct ptd_dump *d, char *line, size_t cap)
         return -PTD_ERR_INVALID;
     if (cap < PTD_FMT_LINE_MAX)
         return -PTD_ERR_NOSPC;
+    if (d->diag_pos < d->diag_len) {
+        /* the next diagnostic line before a packet's line */
+        int n = 0;
+        const char *s = d->diag + d->diag_pos;
+        while (s[n] && s[n] != '\n')
+            n++;
+        if ((size_t)n + 1 > cap || n >= PTD_FMT_LINE_MAX)
+            return -PTD_ERR_NOSPC;
+        for (int i = 0; i < n; i++)
+            line[i] = s[i];
+        line[n] = 0;
+        d->diag_pos = (uint16_t)(d->diag_pos + n + (s[n] == '\n'));
+        return n;
+    }
     if (d->have_pending) {
         int r = copy_line(line, cap, d->pending, d->pending_len);
         if (r >= 0)
@@ -489,7 +738,6 @@ int ptd_dump_line(struct ptd_dump *d, char *line, size_t cap)
         uint64_t off = ptd_pkt_offset(&d->dec);
         const uint8_t *raw = d->dec.pos;
         int r = ptd_pkt_next(&d->dec, &p);
-        char diag[PTD_FMT_LINE_MAX];
 
         if (r < 0) {
             uint64_t skipped = 0;
@@ -503,24 +751,26 @@ int ptd_dump_line(struct ptd_dump *d, char *line, size_t cap)
             if (ptd_pkt_resync(&d->dec, &skipped) < 0)
                 d->phase = PH_DONE;
             else
-                ptd_fmt_state_init(&d->st);
+                ptd_fmt_state_setup(&d->st, &d->opt);   /* ptdump resets its tracking */
             d->skipped += skipped;
             return ptd_fmt_error(line, cap, off, "error decoding packet", r);
         }
         d->packets++;
         r = ptd_fmt_packet(d->pending, sizeof d->pending, &d->opt, &d->st, off, &p, raw,
-                           diag, sizeof diag);
+                           d->diag, sizeof d->diag);
         if (r < 0)
             return r;
-        if (diag[0]) {
-            int n = 0;
-            while (diag[n])
+        if (d->diag[0]) {
+            unsigned n = 0;
+            while (d->diag[n])
                 n++;
+            d->diag_pos = 0;
+            d->diag_len = (uint16_t)n;
             if (r > 0) {
                 d->have_pending = 1;
                 d->pending_len = (uint16_t)r;
             }
-            return copy_line(line, cap, diag, n);
+            return ptd_dump_line(d, line, cap);   /* the first diagnostic */
         }
         if (r > 0)
             return copy_line(line, cap, d->pending, r);

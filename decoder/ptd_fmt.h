@@ -22,9 +22,12 @@
 #include <stdint.h>
 
 #include "decoder/ptd_pkt.h"
+#include "decoder/ptd_time.h"
 
 /* Longest line the dumper writes, NUL included. */
 #define PTD_FMT_LINE_MAX 192
+/* Diagnostics before one packet's line, at most (NUL included). */
+#define PTD_FMT_DIAG_MAX 384
 
 /* ptdump's options (same names, `--no-offset` -> PTD_FMT_NO_OFFSET, ...). */
 enum {
@@ -38,25 +41,45 @@ enum {
     PTD_FMT_QUIET = 1u << 7,       /* only error lines */
     PTD_FMT_NO_SYNC = 1u << 8,     /* decode from offset 0, no PSB search */
     PTD_FMT_LIBIPT20 = 1u << 9,    /* only libipt 2.0's packets (ptd_pkt_set_libipt20) */
+    /* Time tracking (decoder/ptd_time.h), ptdump's timing options: */
+    PTD_FMT_TIME = 1u << 10,       /* --time: estimated TSC on timing packets ("tsc" column) */
+    PTD_FMT_TCAL = 1u << 11,       /* --tcal: calibration on TSC/CBR/MTC ("fcr" column) */
+    PTD_FMT_TIME_DELTA = 1u << 12, /* --time-delta: both as differences to the last shown */
+    PTD_FMT_NO_TCAL = 1u << 13,    /* --no-tcal: no calibration (CYCs are lost) */
+    PTD_FMT_NO_WALL_CLOCK = 1u << 14, /* --no-wall-clock: time before the first TSC is relative */
+    PTD_FMT_KEEP_TCAL_ON_OVF = 1u << 15, /* --keep-tcal-on-ovf */
 };
 
 struct ptd_fmt_options {
     uint32_t flags;
     uint32_t errata;   /* PTD_ERRATUM_* for the decoder (ptdump's --cpu) */
+    /* --mtc-freq, --nom-freq, --cpuid-0x15.eax/.ebx and the timing errata of
+     * --cpu (PTD_TIME_ERRATUM_*). Its flags are set from PTD_FMT_NO_TCAL and
+     * PTD_FMT_KEEP_TCAL_ON_OVF. Used with PTD_FMT_TIME or PTD_FMT_TCAL. */
+    struct ptd_time_config time;
 };
 
 /* State the packet formatter keeps between packets (ptdump's "tracking"). */
 struct ptd_fmt_state {
     struct ptd_last_ip last_ip;
+    struct ptd_time time;   /* with PTD_FMT_TIME/PTD_FMT_TCAL */
+    uint64_t shown_tsc;     /* the last time shown (for --time-delta) */
+    uint64_t shown_fcr;     /* the last calibration shown (for --time-delta) */
 };
 
+/* Initialise for ptdump's default options (no time configuration). */
 void ptd_fmt_state_init(struct ptd_fmt_state *st);
+/* Initialise for these options (the time configuration of opt). */
+void ptd_fmt_state_setup(struct ptd_fmt_state *st, const struct ptd_fmt_options *opt);
 
 /* Format one packet as ptdump prints it (no newline), NUL-terminated.
  * raw: the packet's bytes (for PTD_FMT_RAW), may be NULL otherwise.
- * If formatting needs a diagnostic first (--lastip before any IP: ptdump
- * prints "[<off>: error tracking last-ip: no ip]" before the packet), it is
- * written to diag (NUL-terminated) when diag is not NULL, else dropped.
+ * If formatting needs diagnostics first (--lastip before any IP: ptdump
+ * prints "[<off>: error tracking last-ip: no ip]" before the packet; --time
+ * on a CYC before calibration: "[<off>: calibration error: no timing
+ * information]" and "[<off>: error updating time: no calibration]"), they
+ * are written to diag, one line each, separated by '\n', NUL-terminated,
+ * when diag is not NULL (PTD_FMT_DIAG_MAX bytes suffice), else dropped.
  * Returns the line length, 0 if the packet is not shown (--no-pad, ...),
  * or -PTD_ERR_NOSPC. */
 int ptd_fmt_packet(char *line, size_t cap, const struct ptd_fmt_options *opt,
@@ -75,12 +98,15 @@ struct ptd_dump {
     struct ptd_fmt_options opt;
     struct ptd_fmt_state st;
     uint8_t phase;        /* internal */
-    uint8_t have_pending; /* a packet line waits behind a diagnostic */
+    uint8_t have_pending; /* a packet line waits behind diagnostics */
     uint16_t pending_len;
+    uint16_t diag_pos;    /* diagnostics still to print: diag[diag_pos..] */
+    uint16_t diag_len;
     uint64_t packets;     /* packets decoded */
     uint64_t errors;      /* decode errors (each followed by a resync) */
     uint64_t skipped;     /* bytes skipped by resyncs */
     char pending[PTD_FMT_LINE_MAX];
+    char diag[PTD_FMT_DIAG_MAX];
 };
 
 void ptd_dump_init(struct ptd_dump *d, const struct ptd_fmt_options *opt);

@@ -25,6 +25,8 @@ static void dump_usage(void)
                  "options (as libipt's ptdump): --cpu none|f/m[/s]");
     for (unsigned i = 0; ptd_opts_dump_flag_name(i); i++)
         efi_con_printf(" %s", ptd_opts_dump_flag_name(i));
+    for (unsigned i = 0; ptd_opts_dump_value_name(i); i++)
+        efi_con_printf(" %s N", ptd_opts_dump_value_name(i));
     efi_con_puts("\n");
 }
 
@@ -35,15 +37,24 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         uint32_t flag;
         unsigned family, model;
+        const char *why;
+        int r;
         if (ptd_opts_dump_flag(argv[i], &flag)) {
             opt.flags |= flag;
+        } else if ((r = ptd_opts_dump_value(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &opt, &why))) {
+            /* ptdump's --mtc-freq, --nom-freq, --cpuid-0x15.eax/.ebx (time) */
+            if (r < 0) {
+                efi_con_printf("ptboot: error: dump: %s: %s\n", argv[i], why);
+                return EFI_APP_USAGE;
+            }
+            i++;
         } else if (!strcmp(argv[i], "--cpu")) {
-            /* ptdump's --cpu: the packet errata workarounds of that CPU */
+            /* ptdump's --cpu: the packet and timing errata of that CPU */
             if (i + 1 == argc || !ptd_opts_parse_cpu(argv[i + 1], &family, &model)) {
                 efi_con_puts("ptboot: error: dump: --cpu needs none or f/m[/s]\n");
                 return EFI_APP_USAGE;
             }
-            opt.errata = family ? ptd_errata_for_cpu(family, model) : 0;
+            ptd_opts_dump_cpu(&opt, family, model);
             i++;
         } else if (argv[i][0] == '-') {
             efi_con_printf("ptboot: error: dump: unknown option '%s'\n", argv[i]);
@@ -55,6 +66,10 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
         } else {
             file = argv[i];
         }
+    }
+    if (ptd_opts_dump_check(&opt)) {
+        efi_con_printf("ptboot: error: dump: %s\n", ptd_opts_dump_check(&opt));
+        return EFI_APP_USAGE;
     }
     if (!file) {
         efi_con_puts("ptboot: error: dump: no trace file given\n");
@@ -84,7 +99,7 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
 
     efi_con_printf("ptboot: dump begin file=%s bytes=%llu from=0x%llx\n", file,
                    (unsigned long long)(to - from), (unsigned long long)from);
-    static struct ptd_dump dump; /* ~300 bytes of state: off the stack */
+    static struct ptd_dump dump; /* ~1 KiB of state: off the stack */
     char line[PTD_FMT_LINE_MAX];
     int n;
     ptd_dump_init(&dump, &opt);

@@ -37,14 +37,21 @@ static void dump_usage(FILE *out)
         "  --stats                   print packet/error/skipped-byte counts to stderr.\n"
         "  --libipt-2.0              decode only the packets libipt 2.0 knows (CFE, EVD,\n"
         "                            BBP, BEP are unknown opcodes), as its ptdump does.\n"
-        "  --cpu none|f/m[/s]        decode with that CPU's packet errata workarounds\n"
-        "                            (SKD007, SKZ84), as ptdump does.\n"
-        "  --mtc-freq <n>, --nom-freq <n>, --cpuid-0x15.eax <n>, --cpuid-0x15.ebx <n>,\n"
-        "  --no-tcal, --no-wall-clock, --time-delta, --keep-tcal-on-ovf,\n"
+        "  --time                    show the estimated TSC on timing packets.\n"
+        "  --tcal                    show time calibration information.\n"
+        "  --time-delta              show timing information as delta.\n"
+        "  --no-tcal                 skip timing calibration.\n"
+        "                            this will result in errors when CYC packets are encountered.\n"
+        "  --no-wall-clock           suppress the no-time error and print relative time.\n"
+        "  --keep-tcal-on-ovf        preserve timing calibration on overflow.\n"
+        "  --cpu none|f/m[/s]        decode with that CPU's errata workarounds (SKD007,\n"
+        "                            SKZ84 for packets, SKL168 for timing), as ptdump does.\n"
+        "  --mtc-freq <n>            set the MTC frequency (IA32_RTIT_CTL[17:14]) to <n>.\n"
+        "  --nom-freq <n>            set the nominal frequency (MSR_PLATFORM_INFO[15:8]) to <n>.\n"
+        "  --cpuid-0x15.eax <n>      set the value of cpuid[0x15].eax.\n"
+        "  --cpuid-0x15.ebx <n>      set the value of cpuid[0x15].ebx.\n"
         "  --filter:addr<N>_cfg/_a/_b <n>\n"
-        "                            accepted for ptdump compatibility; they only matter\n"
-        "                            for --time/--tcal.\n"
-        "  --time, --tcal            not supported yet (refused).\n"
+        "                            accepted for ptdump compatibility (no effect on a dump).\n"
         "  <ptfile>[:<from>[-<to>]]  the trace; an optional byte offset or range.\n");
 }
 
@@ -129,16 +136,20 @@ int host_cmd_dump(int argc, char **argv)
             return 0;
         }
         uint32_t flag;
+        const char *why;
+        int r;
         if (ptd_opts_dump_flag(a, &flag))   /* the option words the UEFI app takes */
             opt.flags |= flag;
-        else if (!strcmp(a, "--stats")) stats = 1;
-        else if (!strcmp(a, "--no-tcal") || !strcmp(a, "--no-wall-clock") ||
-                 !strcmp(a, "--time-delta") || !strcmp(a, "--keep-tcal-on-ovf"))
-            ; /* only change --time/--tcal output */
-        else if (!strcmp(a, "--time") || !strcmp(a, "--tcal")) {
-            fprintf(stderr, "%s: %s is not supported yet (time tracking is not implemented)\n", prog, a);
-            return 2;
-        } else if (!strcmp(a, "--cpu")) {
+        else if ((r = ptd_opts_dump_value(a, i + 1 < argc ? argv[i + 1] : NULL, &opt, &why)) != 0) {
+            if (r < 0) {
+                int show = i + 1 < argc && strcmp(why, "missing argument");
+                fprintf(stderr, "%s: %s: %s%s%s.\n", prog, a, why, show ? ": " : "",
+                        show ? argv[i + 1] : "");
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--stats")) stats = 1;
+        else if (!strcmp(a, "--cpu")) {
             /* ptdump: decode with the errata workarounds of that CPU */
             const char *c = i + 1 < argc ? argv[++i] : NULL;
             unsigned fam, mod;
@@ -147,17 +158,11 @@ int host_cmd_dump(int argc, char **argv)
                 return 2;
             }
             if (ptd_opts_parse_cpu(c, &fam, &mod)) {
-                opt.errata = fam ? ptd_errata_for_cpu(fam, mod) : 0;
+                ptd_opts_dump_cpu(&opt, fam, mod);
             } else {
                 fprintf(stderr, "%s: cpu must be specified as f/m[/s]\n", prog);
                 return 2;
             }
-        } else if (!strcmp(a, "--mtc-freq") || !strcmp(a, "--nom-freq")) {
-            if (parse_u64(prog, a, i + 1 < argc ? argv[++i] : NULL, 0xff, &v) < 0)
-                return 2;
-        } else if (!strcmp(a, "--cpuid-0x15.eax") || !strcmp(a, "--cpuid-0x15.ebx")) {
-            if (parse_u64(prog, a, i + 1 < argc ? argv[++i] : NULL, 0xffffffffu, &v) < 0)
-                return 2;
         } else if (!strncmp(a, "--filter:addr", 13) &&
                    (strstr(a, "_cfg") || strstr(a, "_a") || strstr(a, "_b"))) {
             if (parse_u64(prog, a, i + 1 < argc ? argv[++i] : NULL, UINT64_MAX, &v) < 0)
@@ -167,6 +172,10 @@ int host_cmd_dump(int argc, char **argv)
             fprintf(stderr, "try 'ptboot dump --help'\n");
             return 2;
         }
+    }
+    if (ptd_opts_dump_check(&opt)) {
+        fprintf(stderr, "%s: %s\n", prog, ptd_opts_dump_check(&opt));
+        return 2;
     }
     if (!file) {
         fprintf(stderr, "%s: no trace file given\n", prog);

@@ -26,7 +26,11 @@ check "dump without a file" 2 "no trace file given" "$P" dump
 check "dump of a missing file" 1 "cannot open $tmp/missing.pt" "$P" dump "$tmp/missing.pt"
 check "dump of a directory" 1 "is a directory" "$P" dump "$tmp"
 check "dump with an unknown option" 2 "unknown option: --frobnicate" "$P" dump --frobnicate "$tmp/t.pt"
-check "dump --time is refused" 2 "not supported yet" "$P" dump --time "$tmp/t.pt"
+check "dump --time and --tcal together" 2 "specify either --time or --tcal" "$P" dump --time --tcal "$tmp/t.pt"
+check "dump --time" 0 "tsc  [0-9a-f]{16}$" "$P" dump --time "$tmp/t.pt"
+check "dump --tcal --nom-freq" 0 "^[0-9a-f]{16}  cbr +21 +fcr  [0-9]+\.[0-9]{3}$" "$P" dump --tcal --nom-freq 24 "$tmp/t.pt"
+check "dump --mtc-freq too big" 2 "--mtc-freq: value too big: 16" "$P" dump --mtc-freq 16 "$tmp/t.pt"
+check "dump --cpuid-0x15.eax bad" 2 "--cpuid-0x15.eax: bad argument: x" "$P" dump --cpuid-0x15.eax x "$tmp/t.pt"
 check "dump --mtc-freq without value" 2 "missing argument" "$P" dump "$tmp/t.pt" --mtc-freq
 check "dump of a trace" 0 "^0000000000000000  psb" "$P" dump "$tmp/t.pt"
 check "dump of a range" 0 "^0000000000000000  psb" "$P" dump --no-sync "$tmp/t.pt:0-0x40"

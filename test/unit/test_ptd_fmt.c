@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <inttypes.h>
 
 #include <cmocka.h>
 
@@ -215,6 +216,265 @@ static void test_dump_loop(void **state)
     assert_string_equal(out, "");
 }
 
+/* ---- --time / --tcal ------------------------------------------------------ */
+
+static void dump_opt(const struct ptd_fmt_options *opt, const uint8_t *buf, size_t n, char *out,
+                     size_t cap)
+{
+    struct ptd_dump d;
+    char line[PTD_FMT_LINE_MAX];
+    size_t used = 0;
+    int r;
+
+    ptd_dump_init(&d, opt);
+    assert_int_equal(ptd_dump_feed(&d, buf, n), 0);
+    out[0] = 0;
+    while ((r = ptd_dump_line(&d, line, sizeof line)) > 0) {
+        assert_true(used + (size_t)r + 2 < cap);
+        memcpy(out + used, line, (size_t)r);
+        used += (size_t)r;
+        out[used++] = '\n';
+        out[used] = 0;
+    }
+    assert_int_equal(r, 0);
+}
+
+/* Runs of spaces as one, as libipt's tests compare (diff -ub). */
+static void squeeze(char *s)
+{
+    char *o = s;
+    for (char *i = s; *i; i++)
+        if (!(*i == ' ' && o > s && o[-1] == ' '))
+            *o++ = *i;
+    *o = 0;
+}
+
+struct tpk {
+    uint8_t kind;
+    uint64_t payload;
+    uint32_t aux;
+};
+
+static size_t encode(uint8_t *buf, size_t cap, const struct tpk *k, size_t n)
+{
+    struct ptd_encoder e;
+    ptd_enc_init(&e, buf, cap);
+    for (size_t i = 0; i < n; i++) {
+        struct ptd_pkt p = ptd_pkt_make(k[i].kind, k[i].payload,
+                                        k[i].kind == PTD_PKT_FUP ? PTD_IPC_SEXT_48 :
+                                        k[i].kind == PTD_PKT_TNT8 ? 1 : 0,
+                                        k[i].aux, k[i].kind == PTD_PKT_MODE_EXEC ? PTD_PKTF_CSL : 0);
+        assert_true(ptd_enc_next(&e, &p) > 0);
+    }
+    return (size_t)ptd_enc_offset(&e);
+}
+
+/* libipt's cbr-tsc-tma-mtc-cyc (ptdump --time --time-delta --nom-freq 4
+ * --mtc-freq 8 --cpuid-0x15.eax 1 --cpuid-0x15.ebx 4), whose expected
+ * output holds the line of the format notes: "mtc 2 tsc +3f0". */
+static void test_time_delta(void **state)
+{
+    static const struct tpk k[] = {
+        { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_PSBEND, 0, 0 }, { PTD_PKT_CBR, 2, 0 },
+        { PTD_PKT_TSC, 0xa0000, 0 }, { PTD_PKT_TMA, 0x102, 0x8 }, { PTD_PKT_MTC, 2, 0 },
+        { PTD_PKT_CYC, 3, 0 }, { PTD_PKT_CYC, 1, 0 },
+    };
+    struct ptd_fmt_options opt = { .flags = PTD_FMT_TIME | PTD_FMT_TIME_DELTA,
+                                   .time = { .mtc_freq = 8, .nom_freq = 4, .cpuid_0x15_eax = 1,
+                                             .cpuid_0x15_ebx = 4 } };
+    uint8_t buf[128];
+    char out[2048];
+    size_t n = encode(buf, sizeof buf, k, sizeof k / sizeof k[0]);
+    (void)state;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    /* exact columns: payload padded to 25, "tsc" padded to 5 */
+    assert_string_equal(out,
+        "0000000000000000  psb\n"
+        "0000000000000010  psbend\n"
+        "0000000000000012  cbr        2\n"
+        "0000000000000016  tsc        a0000                     tsc  +a0000\n"
+        "000000000000001e  tma        102, 8                    tsc  +0\n"
+        "0000000000000025  mtc        2                         tsc  +3f0\n"
+        "0000000000000027  cyc        3                         tsc  +6\n"
+        "0000000000000028  cyc        1                         tsc  +2\n");
+    /* absolute: 16 digits; --tcal: the calibration nominal/CBR = 2.000 */
+    opt.flags = PTD_FMT_TIME;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    assert_non_null(strstr(out, "0000000000000025  mtc        2                         tsc  00000000000a03f0\n"));
+    opt.flags = PTD_FMT_TCAL;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    squeeze(out);
+    assert_string_equal(out,
+        "0000000000000000 psb\n"
+        "0000000000000010 psbend\n"
+        "0000000000000012 cbr 2 fcr 2.000\n"
+        "0000000000000016 tsc a0000 fcr 2.000\n"
+        "000000000000001e tma 102, 8\n"
+        "0000000000000025 mtc 2 fcr 2.000\n"
+        "0000000000000027 cyc 3\n"
+        "0000000000000028 cyc 1\n");
+}
+
+/* libipt's mtc-cyc_calibrate (--time --time-delta --no-wall-clock
+ * --mtc-freq 4 --cpuid-0x15.eax 1 --cpuid-0x15.ebx 4): no TSC; the CYC before
+ * calibration gives two diagnostics before its line. */
+static void test_time_calibrate(void **state)
+{
+    static const struct tpk k[] = {
+        { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_PSBEND, 0, 0 }, { PTD_PKT_MTC, 2, 0 },
+        { PTD_PKT_CYC, 0x100, 0 }, { PTD_PKT_MTC, 3, 0 }, { PTD_PKT_CYC, 0x100, 0 },
+        { PTD_PKT_MTC, 4, 0 },
+    };
+    struct ptd_fmt_options opt = { .flags = PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_WALL_CLOCK,
+                                   .time = { .mtc_freq = 4, .cpuid_0x15_eax = 1, .cpuid_0x15_ebx = 4 } };
+    uint8_t buf[128];
+    char out[2048];
+    size_t n = encode(buf, sizeof buf, k, sizeof k / sizeof k[0]);
+    (void)state;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    squeeze(out);
+    assert_string_equal(out,
+        "0000000000000000 psb\n"
+        "0000000000000010 psbend\n"
+        "0000000000000012 mtc 2 tsc +0\n"
+        "[14: calibration error: no timing information]\n"
+        "[14: error updating time: no calibration]\n"
+        "0000000000000014 cyc 100 tsc +0\n"
+        "0000000000000016 mtc 3 tsc +40\n"
+        "0000000000000018 cyc 100 tsc +40\n"
+        "000000000000001a mtc 4 tsc +0\n");
+    /* without --no-wall-clock there is no time before a TSC */
+    opt.flags = PTD_FMT_TIME;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    assert_non_null(strstr(out, "[12: error printing time: no timing information]\n"
+                                "0000000000000012  mtc        2                         tsc  <unavailable>\n"));
+    /* --tcal: 0x40 ticks over 0x100 cycles */
+    opt.flags = PTD_FMT_TCAL | PTD_FMT_TIME_DELTA;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    squeeze(out);
+    assert_non_null(strstr(out, "0000000000000016 mtc 3 fcr +0.250\n"));
+    assert_non_null(strstr(out, "[12: error printing time: no timing information]\n0000000000000012 mtc 2 fcr <unavailable>\n"));
+}
+
+/* libipt's mtc-ovf_keep-cyc and mtc-ovf_reset-cyc: OVF drops the
+ * calibration unless --keep-tcal-on-ovf. */
+static void test_time_ovf(void **state)
+{
+    static const struct tpk k[] = {
+        { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_MODE_EXEC, 0, 0 }, { PTD_PKT_FUP, 0x100000, 0 },
+        { PTD_PKT_TSC, 0x1000, 0 }, { PTD_PKT_TMA, 0x10, 0x40 }, { PTD_PKT_PSBEND, 0, 0 },
+        { PTD_PKT_MTC, 2, 0 }, { PTD_PKT_CYC, 0x100, 0 }, { PTD_PKT_MTC, 3, 0 },
+        { PTD_PKT_CYC, 0x80, 0 }, { PTD_PKT_TNT8, 1, 0 }, { PTD_PKT_CYC, 0x80, 0 },
+        { PTD_PKT_MTC, 4, 0 }, { PTD_PKT_OVF, 0, 0 }, { PTD_PKT_FUP, 0x100010, 0 },
+        { PTD_PKT_CYC, 0x80, 0 },
+    };
+    struct ptd_fmt_options opt = { .flags = PTD_FMT_TIME | PTD_FMT_TIME_DELTA,
+                                   .time = { .mtc_freq = 4, .cpuid_0x15_eax = 1, .cpuid_0x15_ebx = 4 } };
+    uint8_t buf[256];
+    char out[4096];
+    size_t n = encode(buf, sizeof buf, k, sizeof k / sizeof k[0]);
+    (void)state;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    squeeze(out);
+    assert_non_null(strstr(out,
+        "0000000000000019 tsc 1000 tsc +1000\n"
+        "0000000000000021 tma 10, 40 tsc +0\n"
+        "0000000000000028 psbend\n"
+        "000000000000002a mtc 2 tsc +0\n"
+        "[2c: calibration error: no timing information]\n"
+        "[2c: error updating time: no calibration]\n"
+        "000000000000002c cyc 100 tsc +0\n"
+        "000000000000002e mtc 3 tsc +40\n"
+        "0000000000000030 cyc 80 tsc +20\n"
+        "0000000000000032 tnt.8 !\n"
+        "0000000000000033 cyc 80 tsc +20\n"
+        "0000000000000035 mtc 4 tsc +0\n"
+        "0000000000000037 ovf\n"
+        "0000000000000039 fup 3: 0000000000100010\n"
+        "[40: calibration error: no timing information]\n"
+        "[40: error updating time: no calibration]\n"
+        "0000000000000040 cyc 80 tsc +0\n"));
+    opt.flags |= PTD_FMT_KEEP_TCAL_ON_OVF;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    squeeze(out);
+    assert_non_null(strstr(out, "0000000000000037 ovf\n"
+                                "0000000000000039 fup 3: 0000000000100010\n"
+                                "0000000000000040 cyc 80 tsc +20\n"));
+    /* --no-tcal: every CYC is an error; --no-cyc: CYCs ignored */
+    opt.flags = PTD_FMT_TIME | PTD_FMT_NO_TCAL;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    assert_non_null(strstr(out, "[30: error updating time: no calibration]\n"));
+    assert_null(strstr(out, "calibration error"));
+    opt.flags = PTD_FMT_TIME | PTD_FMT_NO_CYC;
+    dump_opt(&opt, buf, n, out, sizeof out);
+    assert_null(strstr(out, "cyc"));
+    assert_null(strstr(out, "error"));
+}
+
+/* ptdump prints the calibration with printf("%.3f"): three decimals,
+ * rounded half to even (values are multiples of 1/256, so ties happen). */
+static void test_tcal_decimals(void **state)
+{
+    static const struct { uint8_t nom, cbr; const char *want; } cases[] = {
+        { 1, 16, "0.062" },    /* 0.0625: a tie, to even */
+        { 3, 16, "0.188" },    /* 0.1875: a tie, to even */
+        { 1, 3, "0.332" },     /* 85/256 = 0.33203125 */
+        { 255, 1, "255.000" },
+        { 200, 7, "28.570" },  /* 7314/256 = 28.5703125 */
+        { 5, 128, "0.039" },   /* 10/256 = 0.0390625 */
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct tpk k[] = { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_CBR, cases[i].cbr, 0 }, { PTD_PKT_PSBEND, 0, 0 } };
+        struct ptd_fmt_options opt = { .flags = PTD_FMT_TCAL | PTD_FMT_NO_OFFSET,
+                                       .time = { .nom_freq = cases[i].nom } };
+        uint8_t buf[64];
+        char out[512], want[128];
+        size_t n = encode(buf, sizeof buf, k, 3);
+        dump_opt(&opt, buf, n, out, sizeof out);
+        squeeze(out);
+        snprintf(want, sizeof want, "psb\ncbr %x fcr %s\npsbend\n", cases[i].cbr, cases[i].want);
+        assert_string_equal(out, want);
+    }
+    /* against the C library's printf: every nominal/CBR ratio ... */
+    for (unsigned nom = 1; nom < 256; nom += 3) {
+        for (unsigned cbr = 1; cbr < 256; cbr += 2) {
+            struct tpk k[] = { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_CBR, cbr, 0 } };
+            struct ptd_fmt_options opt = { .flags = PTD_FMT_TCAL | PTD_FMT_NO_OFFSET,
+                                           .time = { .nom_freq = (uint8_t)nom } };
+            uint8_t buf[64];
+            char out[512], want[128];
+            size_t n = encode(buf, sizeof buf, k, 2);
+            dump_opt(&opt, buf, n, out, sizeof out);
+            squeeze(out);
+            snprintf(want, sizeof want, "psb\ncbr %x fcr %.3f\n", cbr,
+                     (double)(((uint64_t)nom << 8) / cbr) / 256.0);
+            assert_string_equal(out, want);
+        }
+    }
+    /* ... and large ratios from PSB+ TSCs (FCR beyond 2^53: rounded as a
+     * double; the column holds 16 characters, as ptdump's field) */
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 2000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t d = (x >> 8) >> (i % 40), cyc = 1 + (x >> 60);
+        struct tpk k[] = { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_TSC, 1, 0 }, { PTD_PKT_PSBEND, 0, 0 },
+                           { PTD_PKT_CYC, cyc, 0 }, { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_TSC, 1 + d, 0 } };
+        struct ptd_fmt_options opt = { .flags = PTD_FMT_TCAL | PTD_FMT_NO_OFFSET };
+        uint8_t buf[128];
+        char out[1024], want[256], val[64];
+        size_t n;
+        if (d >> 55 || !d)
+            continue;
+        n = encode(buf, sizeof buf, k, 6);
+        dump_opt(&opt, buf, n, out, sizeof out);
+        snprintf(val, sizeof val, "%.3f", (double)((d << 8) / cyc) / 256.0);
+        val[16] = 0;
+        snprintf(want, sizeof want, "tsc        %-25" PRIx64 " fcr  %s\n", 1 + d, val);
+        assert_non_null(strstr(out, want));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +482,10 @@ int main(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_error_line),
         cmocka_unit_test(test_dump_loop),
+        cmocka_unit_test(test_time_delta),
+        cmocka_unit_test(test_time_calibrate),
+        cmocka_unit_test(test_time_ovf),
+        cmocka_unit_test(test_tcal_decimals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
