@@ -17,8 +17,10 @@
  *   PREFIX.stream  u32 index into .itab per executed instruction, in order
  *   PREFIX.meta    text: window, image base, counts
  * With `-d plugin` a line "vpt: tb N" goes to QEMU's log before the first
- * recorded instruction of every executed translation block (N = index in
- * .stream); `-d int` lines between two such lines belong to that boundary.
+ * recorded instruction of an executed translation block (N = index in
+ * .stream) when that block could follow an interrupt (need_mark()); the
+ * `-d int` lines before such a line belong to that boundary. Consecutive
+ * iterations of a rep string instruction are recorded once.
  *
  * Arguments (arg=KEY=VALUE, several allowed):
  *   out=PREFIX            output prefix (required)
@@ -88,6 +90,14 @@ struct vpt_itab_rec {
 
 static struct vpt_itab_rec *itab;
 static uint32_t itab_n, itab_cap;
+/* what the plugin itself needs of each instruction (not written out): where
+ * the flow goes next when no interrupt intervenes */
+struct vpt_flow {
+    uint64_t end, target;
+    uint8_t iclass;
+    uint8_t rep_string;
+};
+static struct vpt_flow *flow;
 /* open-addressing hash (vaddr, bytes) -> index + 1 */
 static uint32_t *hash;
 static uint32_t hash_cap;
@@ -121,7 +131,7 @@ static void hash_grow(void)
     hash_cap = ncap;
 }
 
-static uint32_t itab_intern(const struct vpt_itab_rec *r)
+static uint32_t itab_intern(const struct vpt_itab_rec *r, const struct vpt_flow *fl)
 {
     if ((itab_n + 1) * 2 > hash_cap) hash_grow();
     uint64_t k = rec_hash(r) & (hash_cap - 1);
@@ -132,9 +142,11 @@ static uint32_t itab_intern(const struct vpt_itab_rec *r)
     if (itab_n == itab_cap) {
         itab_cap = itab_cap ? itab_cap * 2 : 1u << 14;
         itab = realloc(itab, (size_t)itab_cap * sizeof *itab);
-        if (!itab) abort();
+        flow = realloc(flow, (size_t)itab_cap * sizeof *flow);
+        if (!itab || !flow) abort();
     }
     itab[itab_n] = *r;
+    flow[itab_n] = *fl;
     hash[k] = itab_n + 1;
     return itab_n++;
 }
@@ -171,6 +183,27 @@ static void stream_push(uint32_t id)
     stream[stream_n++] = id;
 }
 
+static uint64_t rep_iterations, marks;
+static bool force_mark;
+
+/* QEMU takes interrupts only between blocks. A block whose first
+ * instruction is where the previous one leads without an interrupt (its
+ * fall-through, its direct target) cannot follow an interrupt; any other
+ * block start gets a mark, so every `-d int` line is followed by the mark of
+ * the handler's first block (or of the block after an indirect branch). */
+static bool need_mark(uint64_t ip)
+{
+    if (!stream_n) return true;
+    const struct vpt_flow *p = &flow[stream[stream_n - 1]];
+    switch (p->iclass) {
+    case PTD_ICLASS_OTHER: return ip != p->end;
+    case PTD_ICLASS_COND_JUMP: return ip != p->end && ip != p->target;
+    case PTD_ICLASS_DIRECT_JUMP:
+    case PTD_ICLASS_DIRECT_CALL: return ip != p->target;
+    default: return true;
+    }
+}
+
 /* userdata: index << 1 | first-of-block */
 static void insn_exec(unsigned int vcpu, void *ud)
 {
@@ -204,12 +237,18 @@ static void insn_exec(unsigned int vcpu, void *ud)
             uint64_t k = pre_count > pre_n ? pre_count - pre_n : 0;
             for (; k < pre_count; k++) stream_push(pre_ring[k % pre_n]);
         }
-        u |= 1;  /* the window opens here: a boundary for the log */
+        force_mark = true;  /* the window opens here: a boundary for the log */
     }
-    if ((u & 1) && log_marks) {
+    if (stream_n && id == stream[stream_n - 1] && flow[id].rep_string) {
+        rep_iterations++;  /* one instruction for PT */
+        return;
+    }
+    if (log_marks && (force_mark || ((u & 1) && need_mark(itab[id].vaddr)))) {
+        force_mark = false;
         char line[48];
         snprintf(line, sizeof line, "vpt: tb %llu\n", (unsigned long long)stream_n);
         qemu_plugin_outs(line);
+        marks++;
     }
     stream_push(id);
     if (stream_n >= count_n) { recording = false; done = true; }
@@ -298,7 +337,19 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
                 qemu_plugin_outs(line);
             }
         }
-        uint32_t idx = itab_intern(&r);
+        struct vpt_flow fl;
+        fl.end = r.vaddr + sz;
+        fl.target = in.target;
+        if (mode != PTD_EXEC_MODE_64) fl.end &= 0xffffffffu;
+        /* IPs are linear: a 16-bit branch stays in its 64 KiB segment */
+        if ((in.flags & PTD_INSN_REL) && in.opsize == 16)
+            fl.target = (r.vaddr & ~0xffffull) | (in.target & 0xffff);
+        fl.iclass = in.iclass;
+        fl.rep_string = (in.flags & PTD_INSN_REP) && in.map == PTD_ILD_MAP_PRIMARY &&
+                        ((in.opcode >= 0x6c && in.opcode <= 0x6f) ||
+                         (in.opcode >= 0xa4 && in.opcode <= 0xa7) ||
+                         (in.opcode >= 0xaa && in.opcode <= 0xaf));
+        uint32_t idx = itab_intern(&r, &fl);
         qemu_plugin_register_vcpu_insn_exec_cb(qi, insn_exec, QEMU_PLUGIN_CB_NO_REGS,
                                                (void *)((uintptr_t)idx << 1 | (i == 0)));
     }
@@ -324,8 +375,10 @@ static void at_exit(qemu_plugin_id_t id, void *ud)
     snprintf(path, sizeof path, "%s.meta", out_prefix);
     FILE *f = fopen(path, "w");
     if (f) {
-        fprintf(f, "executed %llu\nrecorded %llu\ndistinct %u\nphantoms %llu\n",
+        fprintf(f, "executed %llu\nrecorded %llu\nrep_iterations %llu\nmarks %llu\n"
+                "distinct %u\nphantoms %llu\n",
                 (unsigned long long)executed, (unsigned long long)stream_n,
+                (unsigned long long)rep_iterations, (unsigned long long)marks,
                 itab_n, (unsigned long long)phantoms);
         if (win_kind == WIN_IMAGE)
             fprintf(f, "image_base 0x%llx\nimage_size 0x%llx\n",
