@@ -11,9 +11,16 @@
  * report the same TSC (or the same "no time yet" with the same relative
  * time), the same lost MTC/CYC counts and the same CBR.
  *
+ * Whole traces (the real ones, gen_trace's realistic flows) go through a
+ * general driver instead: it answers libipt's query decoder as a flow
+ * decoder would (events when pending, a conditional branch per TNT bit, an
+ * indirect branch per TIP), and at each query that takes a new TNT or TIP
+ * packet compares libipt's time with ptd_time's after the packets before
+ * that one; after a decode error both resynchronise at the same PSB.
+ *
  * The timing errata table is checked against libipt's pt_cpu_errata().
  *
- * usage: diff_time [streams] [seed]     (prints the seed on failure) */
+ * usage: diff_time [streams] [seed] [trace.pt...]   (prints the seed on failure) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,6 +295,157 @@ static int check_errata_table(void)
     return bad;
 }
 
+/* ---- whole traces ----------------------------------------------------------- */
+
+struct follower {          /* our side, moved along to libipt's position */
+    struct ptd_pkt_decoder dec;
+    struct ptd_time time;
+    struct ptd_pkt next;   /* the packet at dec's position (decoded ahead) */
+    int have_next;
+};
+
+static void follow_start(struct follower *f, const uint8_t *buf, size_t size,
+                         const struct ptd_time_config *cfg, uint64_t sync)
+{
+    ptd_pkt_init(&f->dec, buf, size);
+    ptd_pkt_sync_set(&f->dec, sync);
+    ptd_time_init(&f->time, cfg);
+    f->have_next = 0;
+}
+
+/* Apply every packet before `offset`; returns the packet at `offset` (or
+ * NULL if offset is not a packet boundary on our side). */
+static const struct ptd_pkt *follow_to(struct follower *f, uint64_t offset)
+{
+    for (;;) {
+        uint64_t at = ptd_pkt_offset(&f->dec);
+        struct ptd_pkt_decoder peek = f->dec;
+        if (ptd_pkt_next(&peek, &f->next) < 0)
+            return NULL;
+        if (at == offset)
+            return &f->next;
+        if (at > offset)
+            return NULL;
+        f->dec = peek;
+        ptd_time_packet(&f->time, &f->next);
+    }
+}
+
+/* Returns the number of disagreements; *points counts the comparisons. */
+static unsigned compare_trace(const char *name, const uint8_t *buf, size_t size,
+                              const struct ptd_time_config *tc, unsigned long *points)
+{
+    struct pt_config cfg;
+    struct pt_query_decoder *q;
+    struct follower f;
+    unsigned bad = 0, bits_left = 0;
+    uint64_t ip, off, sync;
+    int status;
+
+    pt_config_init(&cfg);
+    cfg.begin = (uint8_t *)buf;
+    cfg.end = (uint8_t *)buf + size;
+    cfg.mtc_freq = tc->mtc_freq;
+    cfg.nom_freq = tc->nom_freq;
+    cfg.cpuid_0x15_eax = tc->cpuid_0x15_eax;
+    cfg.cpuid_0x15_ebx = tc->cpuid_0x15_ebx;
+    q = pt_qry_alloc_decoder(&cfg);
+    if (!q)
+        return 1;
+    memset(&f, 0, sizeof f);
+    status = pt_qry_sync_forward(q, &ip);
+    if (status >= 0 && pt_qry_get_sync_offset(q, &sync) == 0)
+        follow_start(&f, buf, size, tc, sync);
+    while (status != -pte_eos && bad < 5) {
+        if (status < 0) {   /* resync both sides at libipt's next PSB */
+            status = pt_qry_sync_forward(q, &ip);
+            bits_left = 0;
+            if (status < 0)
+                continue;
+            if (pt_qry_get_sync_offset(q, &sync) < 0)
+                break;
+            follow_start(&f, buf, size, tc, sync);
+            continue;
+        }
+        if (status & pts_event_pending) {
+            struct pt_event ev;
+            status = pt_qry_event(q, &ev, sizeof ev);
+            continue;
+        }
+        if (bits_left) {
+            int taken;
+            bits_left--;
+            status = pt_qry_cond_branch(q, &taken);
+            continue;
+        }
+        if (pt_qry_get_offset(q, &off) < 0)
+            break;
+        const struct ptd_pkt *p = follow_to(&f, off);
+        if (!p) {
+            if (off < size)
+                fprintf(stderr, "diff_time: %s: stopped at %#" PRIx64 " (no packet there on our side)\n",
+                        name, off);
+            break;
+        }
+        if (p->kind == PTD_PKT_TNT8 || p->kind == PTD_PKT_TNT64) {
+            int taken;
+            bits_left = p->a - 1u;
+            status = pt_qry_cond_branch(q, &taken);
+        } else if (p->kind == PTD_PKT_TIP) {
+            status = pt_qry_indirect_branch(q, &ip);
+        } else {
+            fprintf(stderr, "diff_time: %s: stopped at %#" PRIx64 " (%s, no event pending)\n", name, off,
+                    ptd_pkt_kinds[p->kind].name);
+            break;
+        }
+        if (status < 0)
+            continue;
+        uint64_t a = 0, b = 0;
+        uint32_t am = 0, ac = 0, bm = 0, bc = 0, acbr = 0, bcbr = 0;
+        int ra = pt_qry_time(q, &a, &am, &ac), rb = ptd_time_now(&f.time, &b, &bm, &bc);
+        int ca = pt_qry_core_bus_ratio(q, &acbr), cb = ptd_time_cbr(&f.time, &bcbr);
+        (*points)++;
+        if ((ra < 0) != (rb < 0) || a != b || am != bm || ac != bc || (ca < 0) != (cb < 0) ||
+            (ca >= 0 && acbr != bcbr)) {
+            fprintf(stderr, "FAIL: %s at %#" PRIx64 ": libipt time %" PRIx64 " (%d) lost %u/%u cbr %u (%d), "
+                    "ptd_time %" PRIx64 " (%d) lost %u/%u cbr %u (%d)\n", name, off, a, ra, am, ac, acbr, ca,
+                    b, rb, bm, bc, bcbr, cb);
+            bad++;
+        }
+    }
+    pt_qry_free_decoder(q);
+    return bad;
+}
+
+static int run_file(const char *path, unsigned long *points)
+{
+    static uint8_t buf[64 << 20];
+    static const struct ptd_time_config cfgs[] = {
+        { 0 },
+        { .mtc_freq = 3, .nom_freq = 24, .cpuid_0x15_eax = 2, .cpuid_0x15_ebx = 168 },
+        { .mtc_freq = 9, .cpuid_0x15_eax = 1, .cpuid_0x15_ebx = 3 },
+    };
+    FILE *fp = fopen(path, "rb");
+    size_t n;
+    unsigned bad = 0;
+
+    if (!fp) {
+        fprintf(stderr, "diff_time: cannot open %s\n", path);
+        return 1;
+    }
+    n = fread(buf, 1, sizeof buf, fp);
+    fclose(fp);
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        unsigned long before = *points;
+        bad += compare_trace(path, buf, n, &cfgs[i], points);
+        if (*points == before) {
+            fprintf(stderr, "FAIL: %s: no time point compared\n", path);
+            bad++;
+        }
+    }
+    return bad != 0;
+}
+
 int main(int argc, char **argv)
 {
     unsigned streams = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 0) : 5000;
@@ -308,5 +466,12 @@ int main(int argc, char **argv)
     }
     printf("diff_time: %u streams, %lu time points compared with libipt, seed %" PRIu64 ": %s\n",
            streams, checked, seed, failed ? "FAILED" : "ok");
+    for (int i = 3; i < argc; i++) {
+        unsigned long points = 0;
+        int bad = run_file(argv[i], &points);
+        printf("diff_time: %s: %lu time points compared with libipt: %s\n", argv[i], points,
+               bad ? "FAILED" : "ok");
+        failed += (unsigned)bad;
+    }
     return failed ? 1 : 0;
 }
