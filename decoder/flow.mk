@@ -33,3 +33,8 @@ FLOWGEN_INSNS ?= 20000
 .PHONY: flow-fuzz
 flow-fuzz: $(B)/test/flowgen
 	$(B)/test/flowgen --seeds $(FLOWGEN_SEEDS) --insns $(FLOWGEN_INSNS) --first $$RANDOM --corrupt
+
+# ---- unit tests: query/flow rules on hand-built traces, against libipt ----
+UNIT_TESTS += test_ptd_qry
+TEST_LIBS_test_ptd_qry := -lipt
+TEST_SCRIPTS += test/flow/flow_cli.sh

@@ -1,0 +1,413 @@
+/* Unit tests of decoder/ptd_qry.c and decoder/ptd_flow.c on hand-built
+ * traces: one rule each (TNT order, FUP+TIP interrupt, MODE.Exec binding,
+ * PSB+ status, OVF, TIP.PGD/PGE and RESUMED, compressed returns, call +0,
+ * bad queries, errors and resync, the instruction-per-call budget), plus
+ * the error strings against libipt's pt_errstr(). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <intel-pt.h>
+
+#include "decoder/ptd_enc.h"
+#include "decoder/ptd_flow.h"
+#include "decoder/ptd_qry.h"
+
+/* ---- a tiny trace writer ---- */
+struct tw {
+    uint8_t buf[512];
+    struct ptd_encoder e;
+    uint64_t last;
+    int have;
+};
+
+static void tw_init(struct tw *t)
+{
+    ptd_enc_init(&t->e, t->buf, sizeof(t->buf));
+    t->have = 0;
+}
+
+static void pkt(struct tw *t, uint8_t kind, uint64_t payload, uint8_t a, uint8_t flags)
+{
+    struct ptd_pkt p = ptd_pkt_make(kind, payload, a, 0, flags);
+    assert_true(ptd_enc_next(&t->e, &p) > 0);
+    if (kind == PTD_PKT_PSB)
+        t->have = 0;
+}
+
+static void ipp(struct tw *t, uint8_t kind, uint64_t ip)
+{
+    uint64_t pl;
+    unsigned ipc = ptd_enc_ip_compress(t->last, t->have, ip, &pl);
+    t->last = ip;
+    t->have = 1;
+    pkt(t, kind, pl, (uint8_t)ipc, 0);
+}
+
+static void psb(struct tw *t, int fup, uint64_t ip)
+{
+    pkt(t, PTD_PKT_PSB, 0, 0, 0);
+    pkt(t, PTD_PKT_MODE_EXEC, 0, 0, PTD_PKTF_CSL);
+    if (fup)
+        ipp(t, PTD_PKT_FUP, ip);
+    pkt(t, PTD_PKT_PSBEND, 0, 0, 0);
+}
+
+/* TNT-8 with bits given oldest first as a string of 0/1 */
+static void tnt(struct tw *t, const char *bits)
+{
+    uint64_t v = 0;
+    uint8_t n = 0;
+    for (; *bits; bits++, n++)
+        v = (v << 1) | (uint64_t)(*bits == '1');
+    pkt(t, PTD_PKT_TNT8, v, n, 0);
+}
+
+static size_t tw_size(struct tw *t) { return (size_t)ptd_enc_offset(&t->e); }
+
+/* ---- code ---- */
+static uint8_t code[0x200];
+#define CODE_BASE 0x1000u
+
+static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
+{
+    (void)ctx;
+    if (ip < CODE_BASE || ip >= CODE_BASE + sizeof(code))
+        return 0;
+    size_t n = CODE_BASE + sizeof(code) - ip;
+    if (n > size)
+        n = size;
+    memcpy(buf, code + (ip - CODE_BASE), n);
+    return (int)n;
+}
+
+/* Run the ptxed loop; the result as text: "i<ip>" per instruction, "e<type>"
+ * per event ('r' suffix for resumed), "x<code>" per error, space separated. */
+static char out[4096];
+static void run(struct tw *t, size_t max_insns)
+{
+    static struct ptd_flow f;
+    struct ptd_flow_config cfg;
+    char *p = out;
+    size_t insns = 0;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.trace = t->buf;
+    cfg.size = tw_size(t);
+    cfg.read = rd;
+    assert_int_equal(ptd_flow_init(&f, &cfg), 0);
+    out[0] = 0;
+    for (int rounds = 0; rounds < 20; rounds++) {
+        struct ptd_flow_insn in;
+        struct ptd_event ev;
+        int st = ptd_flow_sync_forward(&f);
+        if (st == -PTD_ERR_EOS)
+            break;
+        if (st < 0) {
+            p += sprintf(p, "x%d ", -st);
+            continue;
+        }
+        for (;;) {
+            while (st >= 0 && (st & PTD_ST_EVENT)) {
+                st = ptd_flow_event(&f, &ev);
+                if (st >= 0 && !(ev.flags & PTD_EVF_STATUS_UPDATE))
+                    p += sprintf(p, "e%u%s ", ev.type, (ev.flags & PTD_EVF_RESUMED) ? "r" : "");
+            }
+            if (st < 0 || (st & PTD_ST_EOS))
+                break;
+            st = ptd_flow_next(&f, &in);
+            if (in.iclass != PTD_FLOW_ICLASS_ERROR) {
+                p += sprintf(p, "i%llx ", (unsigned long long)in.ip);
+                if (++insns >= max_insns)
+                    return;
+            }
+            if (st < 0)
+                break;
+        }
+        if (st >= 0 || st == -PTD_ERR_EOS)
+            break;
+        p += sprintf(p, "x%d ", -st);
+    }
+}
+
+/* The same loop over libipt's instruction decoder, same text. */
+static int lib_rd(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip, void *ctx)
+{
+    int n = rd(ctx, ip, buf, size);
+    (void)asid;
+    return n ? n : -pte_nomap;
+}
+
+static char lib_out[4096];
+static void run_libipt(struct tw *t, size_t max_insns)
+{
+    struct pt_config cfg;
+    struct pt_insn_decoder *d;
+    char *p = lib_out;
+    size_t insns = 0;
+    pt_config_init(&cfg);
+    cfg.begin = t->buf;
+    cfg.end = t->buf + tw_size(t);
+    d = pt_insn_alloc_decoder(&cfg);
+    assert_non_null(d);
+    pt_image_set_callback(pt_insn_get_image(d), lib_rd, NULL);
+    lib_out[0] = 0;
+    for (int rounds = 0; rounds < 20; rounds++) {
+        struct pt_insn in;
+        struct pt_event ev;
+        int st = pt_insn_sync_forward(d);
+        if (st == -pte_eos)
+            break;
+        if (st < 0) {
+            p += sprintf(p, "x%d ", -st);
+            continue;
+        }
+        for (;;) {
+            while (st >= 0 && (st & pts_event_pending)) {
+                st = pt_insn_event(d, &ev, sizeof(ev));
+                if (st >= 0 && !ev.status_update)
+                    p += sprintf(p, "e%u%s ", ev.type,
+                                 (ev.type == ptev_enabled && ev.variant.enabled.resumed) ? "r" : "");
+            }
+            if (st < 0 || (st & pts_eos))
+                break;
+            memset(&in, 0, sizeof(in));
+            st = pt_insn_next(d, &in, sizeof(in));
+            if (st >= 0 || in.iclass != ptic_error) {
+                p += sprintf(p, "i%llx ", (unsigned long long)in.ip);
+                if (++insns >= max_insns)
+                    goto done;
+            }
+            if (st < 0)
+                break;
+        }
+        if (st >= 0 || st == -pte_eos)
+            break;
+        p += sprintf(p, "x%d ", -st);
+    }
+done:
+    pt_insn_free_decoder(d);
+}
+
+/* ptboot's flow, checked against libipt's on the same trace */
+static void run_both(struct tw *t, size_t max_insns)
+{
+    run(t, max_insns);
+    run_libipt(t, max_insns);
+    assert_string_equal(out, lib_out);
+}
+
+static void put(uint64_t ip, const char *hex)
+{
+    uint8_t *c = code + (ip - CODE_BASE);
+    unsigned v;
+    while (sscanf(hex, "%2x", &v) == 1) {
+        *c++ = (uint8_t)v;
+        hex += 2;
+        while (*hex == ' ')
+            hex++;
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(code, 0xcc, sizeof(code));
+    return 0;
+}
+
+/* ---- tests ---- */
+
+static void test_errstr_matches_libipt(void **state)
+{
+    (void)state;
+    static const int codes[] = {PTD_ERR_BAD_CONTEXT, PTD_ERR_BAD_QUERY, PTD_ERR_NOMAP, PTD_ERR_BAD_INSN,
+                                PTD_ERR_RETSTACK_EMPTY, PTD_ERR_BAD_RETCOMP, PTD_ERR_BAD_STATUS_UPDATE,
+                                PTD_ERR_NO_ENABLE, PTD_ERR_EVENT_IGNORED, PTD_ERR_EOS, PTD_ERR_NOSYNC,
+                                PTD_ERR_BAD_OPC, PTD_ERR_NOIP};
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+        assert_string_equal(ptd_qry_errstr(-codes[i]), pt_errstr((enum pt_error_code)codes[i]));
+}
+
+/* jz +2 twice, then the trace disables at the third instruction */
+static void test_tnt_then_async_disable(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "74 02 90 90 74 00 90");     /* jz 1004; nop; nop; jz 1006; nop */
+    tw_init(&t);
+    psb(&t, 0, 0);
+    ipp(&t, PTD_PKT_TIP_PGE, 0x1000);
+    tnt(&t, "10");
+    ipp(&t, PTD_PKT_FUP, 0x1006);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "e0 i1000 i1004 e2 ");
+}
+
+/* FUP + TIP: an interrupt before the instruction at the FUP's IP */
+static void test_interrupt(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 90 90");
+    put(0x1100, "48 cf");                     /* iretq */
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    ipp(&t, PTD_PKT_FUP, 0x1001);
+    ipp(&t, PTD_PKT_TIP, 0x1100);
+    ipp(&t, PTD_PKT_TIP, 0x1001);
+    ipp(&t, PTD_PKT_FUP, 0x1002);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 e3 i1100 i1001 e2 ");
+}
+
+/* MODE.Exec before the TIP of a far jump: the event comes after the jump,
+ * the far jump's query still gets the TIP */
+static void test_mode_exec_binds_to_tip(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "ff 28");                     /* jmp far [rax] */
+    put(0x1080, "90 90");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    pkt(&t, PTD_PKT_MODE_EXEC, 0, 0, PTD_PKTF_CSD);
+    ipp(&t, PTD_PKT_TIP, 0x1080);
+    ipp(&t, PTD_PKT_FUP, 0x1081);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 e7 i1080 e2 ");
+}
+
+/* compressed return: taken bit pops the call stack; call +0 pushes nothing */
+static void test_compressed_return(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "e8 00 00 00 00 e8 0b 00 00 00 90");  /* call +0; call 1015; nop */
+    put(0x1015, "c3");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    tnt(&t, "1");
+    ipp(&t, PTD_PKT_FUP, 0x100a);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 i1005 i1015 e2 ");
+}
+
+/* a return with no call before it and a taken bit: an error, then resync at
+ * the next PSB */
+static void test_retstack_empty_and_resync(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "c3");
+    put(0x1010, "90");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    tnt(&t, "1");
+    /* the PSB+ right behind the TNT is read ahead with it: resync finds
+     * the one after (as libipt) */
+    psb(&t, 1, 0x1010);
+    psb(&t, 1, 0x1010);
+    ipp(&t, PTD_PKT_FUP, 0x1011);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 x20 i1010 e2 ");
+}
+
+/* TIP.PGD with the target IP binds to the direct call that goes there;
+ * tracing resumes at the same IP: RESUMED */
+static void test_filter_exit_and_resume(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 e8 fa 0f 00 00 90");      /* nop; call 2000; nop */
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    ipp(&t, PTD_PKT_TIP_PGD, 0x2000);
+    ipp(&t, PTD_PKT_TIP_PGE, 0x2000);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 i1001 e1 e0r ");
+}
+
+/* OVF then FUP: tracing resumes at the FUP */
+static void test_overflow(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 90 90 90");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    pkt(&t, PTD_PKT_OVF, 0, 0, 0);
+    ipp(&t, PTD_PKT_FUP, 0x1002);
+    ipp(&t, PTD_PKT_FUP, 0x1003);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "e6 i1002 e2 ");
+}
+
+/* a loop with no branch never ends by itself: one instruction per call,
+ * the caller's budget stops it */
+static void test_budget(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 eb fd");                  /* nop; jmp 1000 */
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    pkt(&t, PTD_PKT_PAD, 0, 0, 0);
+    ipp(&t, PTD_PKT_FUP, 0x1000);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 1000);
+    /* the FUP binds at the first visit of 1000: the rounds are invisible */
+    assert_string_equal(out, "e2 ");
+}
+
+/* a conditional branch where the trace has a TIP: bad query, then end */
+static void test_bad_query(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "74 00");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    ipp(&t, PTD_PKT_TIP, 0x1000);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 x8 ");
+}
+
+/* no code mapped: nomap, nothing printed for the instruction */
+static void test_nomap(void **state)
+{
+    struct tw t;
+    (void)state;
+    tw_init(&t);
+    psb(&t, 1, 0x5000);
+    tnt(&t, "1");
+    run_both(&t, 100);
+    assert_string_equal(out, "x13 ");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_errstr_matches_libipt),
+        cmocka_unit_test_setup(test_tnt_then_async_disable, setup),
+        cmocka_unit_test_setup(test_interrupt, setup),
+        cmocka_unit_test_setup(test_mode_exec_binds_to_tip, setup),
+        cmocka_unit_test_setup(test_compressed_return, setup),
+        cmocka_unit_test_setup(test_retstack_empty_and_resync, setup),
+        cmocka_unit_test_setup(test_filter_exit_and_resume, setup),
+        cmocka_unit_test_setup(test_overflow, setup),
+        cmocka_unit_test_setup(test_budget, setup),
+        cmocka_unit_test_setup(test_bad_query, setup),
+        cmocka_unit_test_setup(test_nomap, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
