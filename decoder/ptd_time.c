@@ -57,6 +57,22 @@ unsigned ptd_time_errata_for_cpu(unsigned family, unsigned model)
     }
 }
 
+/* A CYC of 2 bytes whose second byte could be OVF's first, then OVF's
+ * second byte: two short CYCs in a row only happen when the counter wraps,
+ * with a full payload, so this is an OVF that cut the CYC short. The CYC's
+ * value 0x20..0x3f is exactly a second byte of 0x02 (value bits 11:5 sit in
+ * byte 1 bits 7:1). */
+bool ptd_time_skd007_cyc(const struct ptd_pkt *cyc, const uint8_t *at, const uint8_t *end)
+{
+    enum { SKD007_CYC_SIZE = 2, CYC_LOW_BITS = 5, CYC_AS_EXT = 0x20 };
+
+    if (cyc->kind != PTD_PKT_CYC || cyc->size != SKD007_CYC_SIZE)
+        return false;
+    if ((cyc->payload & ~(uint64_t)((1u << CYC_LOW_BITS) - 1)) != CYC_AS_EXT)
+        return false;
+    return end - at > SKD007_CYC_SIZE && at[SKD007_CYC_SIZE] == PTD_EXT_OVF;
+}
+
 /* ---- calibration ---------------------------------------------------------- */
 
 static void cal_init(struct ptd_time_cal *c)

@@ -90,6 +90,16 @@ enum {
     PTD_TIME_ERRATUM_SKL168 = 1u << 0,
 };
 
+/* SKD007 (Skylake and Kaby Lake clients; ptd_pkt.h's PTD_ERRATUM_SKD007):
+ * an OVF can come after the first byte of a multi-byte CYC instead of the
+ * rest of it. A 2-byte CYC whose second byte is OVF's 0x02 (a CYC value of
+ * 0x20..0x3f) followed by OVF's 0xf3 is taken for that case, as libipt's
+ * decoders do: the CYC is dropped and decoding goes on one byte after its
+ * start, at the OVF. cyc: the decoded CYC; at: its first byte; end: the end
+ * of the trace buffer. For the layers that walk packets with that erratum
+ * (the query layer); the packet layer decodes the bytes as they are. */
+bool ptd_time_skd007_cyc(const struct ptd_pkt *cyc, const uint8_t *at, const uint8_t *end);
+
 /* The timing errata of a CPU by family and model (0 for unknown CPUs); the
  * same CPUs as libipt's pt_cpu_errata(). */
 unsigned ptd_time_errata_for_cpu(unsigned family, unsigned model);

@@ -141,13 +141,22 @@ static void make_stream(struct stream *s)
             s->ctc = (uint8_t)(s->ctc + (pick(8) ? 1 : 1 + pick(300)));
             put(s, &e, PTD_PKT_MTC, s->ctc, 0, 0, 0);
         } else if (r < 85) {
-            /* SKD007 (a CPU errata of the packet layer, applied by libipt's
-             * query decoder): a 2-byte CYC of 0x20..0x3f before a byte f3
-             * is taken for a CYC cut by an OVF. Keep clear of it. */
-            uint64_t v = cyc_value();
-            if (v >= 0x20 && v <= 0x3f)
-                v += 0x20;
-            put(s, &e, PTD_PKT_CYC, v, 0, 0, 0);
+            /* now and then the SKD007 pattern: a 2-byte CYC of 0x20..0x3f
+             * and a byte f3 (here a CYC of 0x1e), which a CPU with the
+             * erratum writes for a CYC cut short by an OVF */
+            if (!pick(40)) {
+                put(s, &e, PTD_PKT_CYC, 0x20 + pick(32), 0, 0, 0);
+                put(s, &e, PTD_PKT_CYC, 0x1e, 0, 0, 0);
+                if (ptd_errata_for_cpu(s->family, s->model) & PTD_ERRATUM_SKD007)   /* an OVF: */
+                    put(s, &e, PTD_PKT_FUP, 0x400000 + (rnd() & 0xffff), PTD_IPC_FULL, 0, 0);
+            } else {
+                /* elsewhere keep clear of the pattern: after it, an OVF
+                 * would need its FUP */
+                uint64_t v = cyc_value();
+                if (v >= 0x20 && v <= 0x3f)
+                    v += 0x20;
+                put(s, &e, PTD_PKT_CYC, v, 0, 0, 0);
+            }
         }
         else if (r < 89)
             put_tsc_tma(s, &e);
@@ -179,9 +188,19 @@ static size_t our_points(const struct stream *s, struct point *pts)
     struct ptd_pkt p;
     size_t n = 0;
 
+    bool skd007 = (ptd_errata_for_cpu(s->family, s->model) & PTD_ERRATUM_SKD007) != 0;
+
     ptd_pkt_init(&d, s->buf, s->size);
     ptd_time_init(&t, &s->cfg);
-    while (ptd_pkt_next(&d, &p) > 0 && n < MAX_POINTS) {
+    for (;;) {
+        const uint8_t *at = d.pos;
+        if (ptd_pkt_next(&d, &p) <= 0 || n >= MAX_POINTS)
+            break;
+        if (skd007 && ptd_time_skd007_cyc(&p, at, d.end)) {
+            /* the CYC was cut short by the OVF that starts in its 2nd byte */
+            ptd_pkt_sync_set(&d, (uint64_t)(at + 1 - d.begin));
+            continue;
+        }
         ptd_time_packet(&t, &p);
         if (p.kind == PTD_PKT_TNT8 || p.kind == PTD_PKT_TIP) {
             struct point *q = &pts[n++];

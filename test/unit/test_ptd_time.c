@@ -327,6 +327,28 @@ static void test_errors(void **state)
     assert_int_equal(t.cfg.mtc_freq, PTD_TIME_MTC_FREQ_MAX);
 }
 
+/* SKD007: a 2-byte CYC of 0x20..0x3f followed by f3 is an OVF that cut a
+ * CYC short. */
+static void test_skd007(void **state)
+{
+    const uint8_t hit[] = { 0x07, 0x02, 0xf3, 0x1d };      /* CYC 0x20, then 02 f3 */
+    const uint8_t full[] = { 0x07, 0x02 };                  /* nothing after it */
+    const uint8_t other[] = { 0x07, 0x04, 0xf3 };           /* CYC 0x40 */
+    struct ptd_pkt_decoder d;
+    struct ptd_pkt p;
+    (void)state;
+    ptd_pkt_init(&d, hit, sizeof hit);
+    assert_int_equal(ptd_pkt_next(&d, &p), 2);
+    assert_int_equal(p.payload, 0x20);
+    assert_true(ptd_time_skd007_cyc(&p, hit, hit + sizeof hit));
+    assert_false(ptd_time_skd007_cyc(&p, full, full + sizeof full));
+    ptd_pkt_init(&d, other, sizeof other);
+    assert_int_equal(ptd_pkt_next(&d, &p), 2);
+    assert_false(ptd_time_skd007_cyc(&p, other, other + sizeof other));
+    p.kind = PTD_PKT_MTC;
+    assert_false(ptd_time_skd007_cyc(&p, hit, hit + sizeof hit));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_no_tcal),
         cmocka_unit_test(test_skl168),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_skd007),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
