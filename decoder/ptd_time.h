@@ -43,7 +43,20 @@
  *
  * ptd_time_packet() is the one call most users need. The per-packet calls
  * below it return the errors separately for the time estimate and for the
- * calibration, as ptdump reports them. */
+ * calibration, as ptdump reports them.
+ *
+ * Attaching time to instructions (the flow layer) as libipt does: libipt's
+ * query decoder applies timing packets while it reads ahead, but its
+ * pt_qry_time()/pt_insn_time() report the time as of the last TNT or TIP
+ * packet (or event) it handed out: the time after every packet before that
+ * one. So take ptd_time_now() when a TNT/TIP packet is taken from the trace
+ * (not when later bits of a cached TNT are used, and not after reading
+ * ahead). Events carry the time at their packet. Walking with SKD007
+ * (ptd_time_skd007_cyc) and resetting at each resync (libipt resets time and
+ * calibration when it syncs) keep the two in step; test/time/diff_time.c
+ * drives libipt's query decoder that way and compares at every such point.
+ * An OVF keeps the time (libipt's decoders do too) and, by default, drops
+ * the calibration. */
 #ifndef PTD_TIME_H
 #define PTD_TIME_H
 
