@@ -3,6 +3,7 @@
 
 _Static_assert(sizeof(struct ptd_flow) <= PTD_FLOW_STATE_SIZE,
                "struct ptd_flow outgrew its documented size");
+_Static_assert(sizeof(struct ptd_flow_centry) == PTD_FLOW_CENTRY_SIZE, "cache entry size");
 
 /* MOV CR3, r (0F 22 /3): the instruction a PIP binds to besides far
  * transfers (SDM "Packet Generation Scenarios"). */
@@ -59,13 +60,34 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
              : cfg->mode == 64 ? PTD_EXEC_MODE_64 : PTD_FLOW_MODE_UNKNOWN;
     f->win_base = 0;
     f->win_len = 0;
+    f->flags = cfg->flags;
+    f->cache = NULL;
+    f->cache_mask = 0;
+    if (cfg->cache) {
+        uintptr_t a = (uintptr_t)cfg->cache, b = (a + 7) & ~(uintptr_t)7;
+        size_t n = 1, avail = cfg->cache_size > (b - a) ? cfg->cache_size - (b - a) : 0;
+        avail /= sizeof(struct ptd_flow_centry);
+        while (n * 2 <= avail)
+            n *= 2;
+        if (avail >= 16) {
+            f->cache = (struct ptd_flow_centry *)b;
+            f->cache_mask = n - 1;
+        }
+    }
     reset(f);
+    ptd_flow_invalidate(f);
     return 0;
 }
+
+/* An entry that matches no IP: mode is never 0xff. */
+#define CENTRY_EMPTY 0xff
 
 void ptd_flow_invalidate(struct ptd_flow *f)
 {
     f->win_len = 0;
+    if (f->cache)
+        for (uint64_t i = 0; i <= f->cache_mask; i++)
+            f->cache[i].mode = CENTRY_EMPTY;
 }
 
 uint64_t ptd_flow_offset(const struct ptd_flow *f)
@@ -137,6 +159,9 @@ static int decode(struct ptd_flow *f, struct ptd_insn *insn, const uint8_t **byt
     *bytes = f->win + off;
     return n;
 }
+
+/* pinsn bits in the cache */
+enum { PB_DIRECT = 1, PB_ZERO_DISP = 2, PB_CR3 = 4, PB_CPL = 8 };
 
 static void pinsn_of(struct ptd_flow_pinsn *p, const struct ptd_insn *insn)
 {
@@ -390,14 +415,45 @@ int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *out)
     out->speculative = f->speculative;
     if (!f->enabled)
         return (f->status & PTD_ST_EOS) ? -PTD_ERR_EOS : -PTD_ERR_NO_ENABLE;
-    n = decode(f, &insn, &bytes);
-    if (n < 0)
-        return n;
-    out->size = (uint8_t)n;
-    out->iclass = insn.iclass;
-    for (int i = 0; i < n; i++)
-        out->raw[i] = bytes[i];
-    pinsn_of(p, &insn);
+    {
+        struct ptd_flow_centry *e = NULL;
+        if (f->cache) {
+            uint64_t ip = f->ip;
+            e = &f->cache[(ip ^ (ip >> 11)) & f->cache_mask];
+            if (e->ip == ip && e->mode == f->mode && !(f->flags & PTD_FLOW_F_RAW)) {
+                p->ip = ip;
+                p->target = e->target;
+                p->size = e->size;
+                p->iclass = e->iclass;
+                p->direct = (e->bits & PB_DIRECT) != 0;
+                p->zero_disp = (e->bits & PB_ZERO_DISP) != 0;
+                p->cr3 = (e->bits & PB_CR3) != 0;
+                p->cpl = p->vmcs = (e->bits & PB_CPL) != 0;
+                out->size = e->size;
+                out->iclass = e->iclass;
+                goto decoded;
+            }
+        }
+        n = decode(f, &insn, &bytes);
+        if (n < 0)
+            return n;
+        out->size = (uint8_t)n;
+        out->iclass = insn.iclass;
+        if (f->flags & PTD_FLOW_F_RAW)
+            for (int i = 0; i < n; i++)
+                out->raw[i] = bytes[i];
+        pinsn_of(p, &insn);
+        if (e) {
+            e->ip = p->ip;
+            e->target = p->target;
+            e->size = p->size;
+            e->iclass = p->iclass;
+            e->mode = f->mode;
+            e->bits = (uint8_t)((p->direct ? PB_DIRECT : 0) | (p->zero_disp ? PB_ZERO_DISP : 0) |
+                                (p->cr3 ? PB_CR3 : 0) | (p->cpl ? PB_CPL : 0));
+        }
+    }
+decoded:
     f->bound_paging = 0;
     f->bound_vmcs = 0;
 

@@ -78,10 +78,30 @@ struct ptd_flow_config {
      * used where the trace does not say where tracing stopped. */
     uint64_t filter_lo[4], filter_hi[4];
     uint8_t nfilter;
+    /* Optional decoded-instruction cache in caller memory (any size; NULL
+     * or too small: no cache). Entries are PTD_FLOW_CENTRY_SIZE bytes,
+     * direct-mapped by IP; the code is taken to be static (after it
+     * changed: ptd_flow_invalidate). */
+    void *cache;
+    size_t cache_size;
+    /* PTD_FLOW_F_* */
+    unsigned flags;
     /* Execution mode before the first MODE.Exec: 16, 32 or 64 (bits);
      * 0: unknown, as libipt (instructions fail with -PTD_ERR_BAD_INSN). */
     uint8_t mode;
 };
+
+enum {
+    PTD_FLOW_F_RAW = 1,     /* fill ptd_flow_insn.raw (for disassemblers) */
+};
+
+/* One decoded instruction in the cache. */
+struct ptd_flow_centry {
+    uint64_t ip, target;
+    uint8_t size, iclass, mode, bits;
+    uint32_t pad_;
+};
+#define PTD_FLOW_CENTRY_SIZE 24
 
 struct ptd_flow_insn {
     uint64_t ip;
@@ -89,7 +109,7 @@ struct ptd_flow_insn {
     uint8_t iclass;                 /* enum ptd_iclass, or PTD_FLOW_ICLASS_ERROR */
     uint8_t mode;                   /* enum ptd_exec_mode */
     uint8_t speculative;            /* inside a TSX transaction */
-    uint8_t raw[PTD_ILD_MAX_LEN];
+    uint8_t raw[PTD_ILD_MAX_LEN];   /* with PTD_FLOW_F_RAW only */
 };
 
 /* What the flow layer keeps of an instruction whose next IP waits for an
@@ -109,7 +129,9 @@ struct ptd_flow {
     int status;
     uint8_t mode, enabled, speculative, process_event, process_insn;
     uint8_t bound_paging, bound_vmcs, ret_top, ret_count, nfilter, mode0;
-    unsigned errata;
+    unsigned errata, flags;
+    struct ptd_flow_centry *cache;
+    uint64_t cache_mask;            /* entries - 1 (power of two), cache != NULL */
     uint64_t filter_lo[4], filter_hi[4];
     struct ptd_event event;         /* held until it binds */
     struct ptd_flow_pinsn pinsn;

@@ -17,7 +17,9 @@ void flow_opts_free(struct flow_opts *o)
 {
     flow_image_free(&o->img);
     free(o->trace);
+    free(o->cache);
     o->trace = NULL;
+    o->cache = NULL;
 }
 
 int flow_image_read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
@@ -42,6 +44,10 @@ int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const ch
     unsigned n;
     char field[8];
 
+    if (!strcmp(a, "--no-cache")) {
+        o->no_cache = 1;
+        return 1;
+    }
     if (strcmp(a, "--pt") && strcmp(a, "--pages") && strcmp(a, "--raw") &&
         strcmp(a, "--filter") && strcmp(a, "--cpu") && strcmp(a, "--mode") &&
         strncmp(a, "--filter:addr", 13))
@@ -146,5 +152,11 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
     o->cfg.read = flow_image_read_cb;
     o->cfg.ctx = &o->img;
     o->cfg.errata = o->have_cpu ? ptd_flow_errata_for_cpu(o->family, o->model) : 0;
+    /* the decoded-instruction cache: 1 MiB (--no-cache: none) */
+    if (!o->no_cache) {
+        o->cache = malloc(FLOW_CACHE_BYTES);
+        o->cfg.cache = o->cache;
+        o->cfg.cache_size = o->cache ? FLOW_CACHE_BYTES : 0;
+    }
     return 0;
 }

@@ -20,7 +20,11 @@ struct flow_opts {
     /* --filter:addrN_cfg/_a/_b */
     uint64_t addr_cfg[4], addr_a[4], addr_b[4];
     int have_addr[4];
+    int no_cache;
+    void *cache;
 };
+
+#define FLOW_CACHE_BYTES (1u << 20)
 
 void flow_opts_init(struct flow_opts *o);
 void flow_opts_free(struct flow_opts *o);

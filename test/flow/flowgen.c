@@ -515,11 +515,18 @@ static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
     return (int)flow_image_read(ctx, ip, buf, size);
 }
 
+static int use_cache;
+static uint64_t cache_mem[4096];
+
 static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, size_t limit)
 {
     static struct ptd_flow f;
     struct ptd_flow_config cfg;
     memset(&cfg, 0, sizeof(cfg));
+    if (use_cache) {
+        cfg.cache = (uint8_t *)cache_mem + (use_cache & 7);   /* unaligned on purpose */
+        cfg.cache_size = sizeof(cache_mem) - 8;
+    }
     cfg.trace = trace;
     cfg.size = size;
     cfg.read = rd;
@@ -672,6 +679,7 @@ int main(int argc, char **argv)
         int bad = 0;
         char x[128], y[128];
 
+        use_cache = (s % 3 != 0) ? (int)(s % 8) + 8 : 0;
         rs = 0x9e3779b97f4a7c15ull * (s + 1);
         gen_program();
         execute(&r, insns, retcomp, psb, irq);
