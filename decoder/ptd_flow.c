@@ -4,6 +4,7 @@
 _Static_assert(sizeof(struct ptd_flow) <= PTD_FLOW_STATE_SIZE,
                "struct ptd_flow outgrew its documented size");
 _Static_assert(sizeof(struct ptd_flow_centry) == PTD_FLOW_CENTRY_SIZE, "cache entry size");
+_Static_assert(sizeof(struct ptd_flow_bentry) == PTD_FLOW_BENTRY_SIZE, "block cache entry size");
 
 /* MOV CR3, r (0F 22 /3): the instruction a PIP binds to besides far
  * transfers (SDM "Packet Generation Scenarios"). */
@@ -74,6 +75,19 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
             f->cache_mask = n - 1;
         }
     }
+    f->bcache = NULL;
+    f->bcache_mask = 0;
+    if (cfg->bcache) {
+        uintptr_t a = (uintptr_t)cfg->bcache, b = (a + 7) & ~(uintptr_t)7;
+        size_t n = 1, avail = cfg->bcache_size > (b - a) ? cfg->bcache_size - (b - a) : 0;
+        avail /= sizeof(struct ptd_flow_bentry);
+        while (n * 2 <= avail)
+            n *= 2;
+        if (avail >= 16) {
+            f->bcache = (struct ptd_flow_bentry *)b;
+            f->bcache_mask = n - 1;
+        }
+    }
     reset(f);
     ptd_flow_invalidate(f);
     return 0;
@@ -88,6 +102,9 @@ void ptd_flow_invalidate(struct ptd_flow *f)
     if (f->cache)
         for (uint64_t i = 0; i <= f->cache_mask; i++)
             f->cache[i].mode = CENTRY_EMPTY;
+    if (f->bcache)
+        for (uint64_t i = 0; i <= f->bcache_mask; i++)
+            f->bcache[i].mode = CENTRY_EMPTY;
 }
 
 uint64_t ptd_flow_offset(const struct ptd_flow *f)
@@ -556,5 +573,111 @@ int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev)
                 return st;
         }
     }
+    return check_ip_event(f);
+}
+
+/* ---- blocks ------------------------------------------------------------- */
+
+static void pinsn_to_bentry(struct ptd_flow_bentry *e, const struct ptd_flow_pinsn *p)
+{
+    e->last_ip = p->ip;
+    e->target = p->target;
+    e->size = p->size;
+    e->iclass = p->iclass;
+    e->bits = (uint8_t)((p->direct ? PB_DIRECT : 0) | (p->zero_disp ? PB_ZERO_DISP : 0) |
+                        (p->cr3 ? PB_CR3 : 0) | (p->cpl ? PB_CPL : 0));
+}
+
+static void bentry_to_pinsn(struct ptd_flow_pinsn *p, const struct ptd_flow_bentry *e)
+{
+    p->ip = e->last_ip;
+    p->target = e->target;
+    p->size = e->size;
+    p->iclass = e->iclass;
+    p->direct = (e->bits & PB_DIRECT) != 0;
+    p->zero_disp = (e->bits & PB_ZERO_DISP) != 0;
+    p->cr3 = (e->bits & PB_CR3) != 0;
+    p->cpl = p->vmcs = (e->bits & PB_CPL) != 0;
+}
+
+/* events may bind anywhere: one instruction at a time */
+static int one_insn(struct ptd_flow *f, struct ptd_flow_block *blk)
+{
+    struct ptd_flow_insn in;
+    int st = ptd_flow_next(f, &in);
+    if (in.iclass != PTD_FLOW_ICLASS_ERROR) {
+        blk->ninsn = 1;
+        blk->last_ip = in.ip;
+        blk->last_iclass = in.iclass;
+    }
+    return st;
+}
+
+int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
+{
+    struct ptd_flow_bentry tmp, *e;
+    struct ptd_flow_pinsn *p = &f->pinsn;
+    uint64_t ip = f->ip;
+    int st;
+
+    blk->ip = ip;
+    blk->last_ip = ip;
+    blk->ninsn = 0;
+    blk->mode = f->mode;
+    blk->speculative = f->speculative;
+    blk->last_iclass = PTD_FLOW_ICLASS_ERROR;
+    if (!f->enabled || f->process_event || (f->status & PTD_ST_EVENT) || !f->bcache)
+        return one_insn(f, blk);
+    e = &f->bcache[(ip ^ (ip >> 11)) & f->bcache_mask];
+    if (!(e->ip == ip && e->mode == f->mode)) {
+        /* decode the block: non-branches up to a branch or the limit; an
+         * undecodable instruction ends it before (reported by the next call) */
+        struct ptd_insn insn;
+        const uint8_t *bytes;
+        uint16_t n = 0;
+        tmp.ip = ip;
+        tmp.mode = f->mode;
+        for (;;) {
+            int len = decode(f, &insn, &bytes);
+            if (len < 0) {
+                f->ip = ip;
+                if (n == 0)
+                    return one_insn(f, blk);     /* reports the error */
+                /* the run so far: no branch, no query, no event */
+                blk->ninsn = n;
+                blk->last_ip = tmp.last_ip;
+                blk->last_iclass = PTD_ICLASS_OTHER;
+                return status(f, 0);
+            }
+            pinsn_of(p, &insn);
+            pinsn_to_bentry(&tmp, p);
+            n++;
+            if (insn.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX)
+                break;
+            f->ip += (uint64_t)len;
+            ip = f->ip;
+        }
+        tmp.ninsn = n;
+        e->ip = tmp.ip;
+        e->last_ip = tmp.last_ip;
+        e->target = tmp.target;
+        e->ninsn = tmp.ninsn;
+        e->size = tmp.size;
+        e->iclass = tmp.iclass;
+        e->bits = tmp.bits;
+        e->mode = tmp.mode;
+    } else {
+        bentry_to_pinsn(p, e);
+    }
+    blk->ninsn = e->ninsn;
+    blk->last_ip = e->last_ip;
+    blk->last_iclass = e->iclass;
+    f->ip = e->last_ip;
+    bentry_to_pinsn(p, e);
+    f->bound_paging = 0;
+    f->bound_vmcs = 0;
+    st = proceed(f, p);
+    if (st < 0)
+        return st;
     return check_ip_event(f);
 }

@@ -84,6 +84,10 @@ struct ptd_flow_config {
      * changed: ptd_flow_invalidate). */
     void *cache;
     size_t cache_size;
+    /* Optional basic-block cache for ptd_flow_next_block, same rules;
+     * entries are PTD_FLOW_BENTRY_SIZE bytes. */
+    void *bcache;
+    size_t bcache_size;
     /* PTD_FLOW_F_* */
     unsigned flags;
     /* Execution mode before the first MODE.Exec: 16, 32 or 64 (bits);
@@ -102,6 +106,25 @@ struct ptd_flow_centry {
     uint32_t pad_;
 };
 #define PTD_FLOW_CENTRY_SIZE 24
+
+/* One basic block in the block cache: a run of non-branch instructions
+ * and the instruction that ends it (a branch, or the PTD_FLOW_BLOCK_MAX-th). */
+struct ptd_flow_bentry {
+    uint64_t ip, last_ip, target;
+    uint16_t ninsn;
+    uint8_t mode, size, iclass, bits;
+    uint16_t pad_;
+};
+#define PTD_FLOW_BENTRY_SIZE 32
+#define PTD_FLOW_BLOCK_MAX 64
+
+/* What ptd_flow_next_block decoded: ninsn instructions from ip, the last
+ * at last_ip (ninsn 0: none, as an instruction with ICLASS_ERROR). */
+struct ptd_flow_block {
+    uint64_t ip, last_ip;
+    uint32_t ninsn;
+    uint8_t mode, speculative, last_iclass;
+};
 
 struct ptd_flow_insn {
     uint64_t ip;
@@ -132,6 +155,8 @@ struct ptd_flow {
     unsigned errata, flags;
     struct ptd_flow_centry *cache;
     uint64_t cache_mask;            /* entries - 1 (power of two), cache != NULL */
+    struct ptd_flow_bentry *bcache;
+    uint64_t bcache_mask;
     uint64_t filter_lo[4], filter_hi[4];
     struct ptd_event event;         /* held until it binds */
     struct ptd_flow_pinsn pinsn;
@@ -143,6 +168,10 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg);
 int ptd_flow_sync_forward(struct ptd_flow *f);
 int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *insn);
 int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev);
+/* Like ptd_flow_next, but a whole basic block (at most PTD_FLOW_BLOCK_MAX
+ * instructions, so the work per call stays bounded) when no event is
+ * pending; with one pending, a single instruction. Same statuses. */
+int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk);
 uint64_t ptd_flow_offset(const struct ptd_flow *f);
 /* Forget the cached code window (after the memory behind it changed). */
 void ptd_flow_invalidate(struct ptd_flow *f);

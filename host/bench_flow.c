@@ -55,9 +55,15 @@ static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg
                 st = ptd_flow_event(f, &ev);
             if (st < 0 || (st & PTD_ST_EOS))
                 break;
-            st = ptd_flow_next(f, &insn);
-            if (insn.iclass != PTD_FLOW_ICLASS_ERROR)
-                n++;
+            if (cfg->bcache) {
+                struct ptd_flow_block blk;
+                st = ptd_flow_next_block(f, &blk);
+                n += blk.ninsn;
+            } else {
+                st = ptd_flow_next(f, &insn);
+                if (insn.iclass != PTD_FLOW_ICLASS_ERROR)
+                    n++;
+            }
             if (st < 0)
                 break;
         }
@@ -273,6 +279,12 @@ int host_bench_flow(int argc, char **argv)
     double best_nc = 1e30;
     nocache.cache = NULL;
     nocache.cache_size = 0;
+    nocache.bcache = NULL;
+    nocache.bcache_size = 0;
+    /* with caches: decoded instructions and basic blocks, 1 MiB each */
+    void *bmem = malloc(FLOW_CACHE_BYTES);
+    fo.cfg.bcache = bmem;
+    fo.cfg.bcache_size = bmem ? FLOW_CACHE_BYTES : 0;
     for (long r = 0; r < rounds; r++) {
         double tn = now_s();
         (void)run_ptboot(f, &nocache);
@@ -311,6 +323,7 @@ int host_bench_flow(int argc, char **argv)
     printf("bench: flow-nocache file=%s insns=%llu ptboot_minsn=%.1f\n", name, (unsigned long long)n[0],
            (double)n[0] / best_nc / 1e6);
     pt_image_free(ls.image);
+    free(bmem);
     free(f);
     flow_opts_free(&fo);
     return 0;
