@@ -33,3 +33,21 @@ vpt-fixtures: vpt $(B)/test/libipt_flow $(B)/ptboot.efi
 # make test: the fixtures (no QEMU) and one live boot per scenario (~30 s).
 TEST_STEPS += $(B)/vpt/vpt.so $(B)/vpt/vpt_encode
 TEST_SCRIPTS += test/vpt/ci.sh
+
+# A large trace for throughput measurements (make bench builds it once):
+# the whole boot from the reset vector (16-bit, 32-bit SEC/PEI with its LZMA
+# decompression, 64-bit DXE and BDS), no filter, cut where code first changes
+# under an address (--until-conflict): about 8 x 10^8 instructions, a 27 MB
+# trace and 1.8 MB of code pages in build/vpt/big/whole-boot.{pt,dump,addr}.
+# No truth file (it would be ~14 GB). About 2 minutes and 3.5 GB of
+# temporary recording. VPT_BIG_WINDOW=trigger=mode64 gives DXE and BDS only
+# (about 9 x 10^7 instructions, 40 s).
+VPT_BIG_WINDOW ?= all
+$(B)/vpt/big/whole-boot.pt: | $(B)/vpt/vpt.so $(B)/vpt/vpt_encode $(B)/ptboot.efi
+	@mkdir -p $(@D)
+	bash test/vpt/record.sh $(B)/vpt/big/rec '$(VPT_BIG_WINDOW)' "--shutdown info" 900 >/dev/null
+	$(B)/vpt/vpt_encode --no-filter --no-truth --until-conflict $(B)/vpt/big/rec $(B)/vpt/big/whole-boot
+	rm -f $(B)/vpt/big/rec.stream $(B)/vpt/big/rec.log $(B)/vpt/big/rec.img
+.PHONY: vpt-big
+vpt-big: $(B)/vpt/big/whole-boot.pt
+BENCH_STEPS += vpt-big

@@ -234,11 +234,24 @@ static void mode_exec(int mode, bool force, bool event)
     told_mode = mode;
 }
 
+/* --tsc: TSC packets (TSCEn) in every PSB+ and where tracing is enabled;
+ * the guest has no clock the plugin can read, so time is the index of the
+ * instruction in the recording times --tsc-ratio, from --tsc-base. */
+static bool tsc_on;
+static uint64_t tsc_ratio = 1, tsc_base = 0x100000, tsc_now;
+
+static void tsc_packet(void)
+{
+    if (tsc_on)
+        put(ptd_pkt_make(PTD_PKT_TSC, (tsc_base + tsc_now * tsc_ratio) & 0xffffffffffffffull, 0, 0, 0));
+}
+
 static void psb_plus(int mode, bool fup, uint64_t ip)
 {
     flush_tnt();
     put(ptd_pkt_make(PTD_PKT_PSB, 0, 0, 0, 0));
     have_last = 0;
+    tsc_packet();
     mode_exec(mode, true, false);
     if (fup) ip_packet(PTD_PKT_FUP, ip);
     put(ptd_pkt_make(PTD_PKT_PSBEND, 0, 0, 0, 0));
@@ -263,13 +276,13 @@ static uint64_t n_insns, n_events, n_unplaced, n_dropped, n_collapsed;
 
 static void truth_insn(uint64_t ip)
 {
-    fprintf(truth, "%016" PRIx64 "\n", ip);
+    if (truth) fprintf(truth, "%016" PRIx64 "\n", ip);
     n_insns++;
 }
 
 static void truth_event(const char *what)
 {
-    fprintf(truth, "[%s]\n", what);
+    if (truth) fprintf(truth, "[%s]\n", what);
     n_events++;
 }
 
@@ -282,6 +295,8 @@ static uint64_t resume_ip = UINT64_MAX;
 
 static void enable(uint64_t ip, int mode)
 {
+    flush_tnt();
+    tsc_packet();
     mode_exec(mode, false, false);
     ip_packet(PTD_PKT_TIP_PGE, ip);
     rcount = 0;
@@ -492,25 +507,43 @@ static uint8_t *page_for(uint64_t addr)
     return pages[npages++].data;
 }
 
+/* Builds the snapshot in execution order, from each instruction's first
+ * execution. Code that changes under the same address (an image unloaded
+ * and another loaded there) cannot be one page dump: with until_conflict the
+ * recording is cut before the first instruction whose bytes disagree with
+ * earlier ones (the trace then ends there, with FUP + TIP.PGD). */
+static bool until_conflict;
+
 static void snapshot(void)
 {
-    /* only the instructions of this recording: .itab also holds what was
-     * translated before the window, at addresses since reused */
-    uint8_t *used = calloc(itab_n ? itab_n : 1, 1);
-    for (size_t i = 0; i < stream_n; i++)
-        if (stream[i] < itab_n) used[stream[i]] = 1;
-    for (size_t i = 0; i < itab_n; i++) {
-        const struct itab_rec *r = &itab[i];
-        if (!used[i] || !in_range(r->vaddr)) continue;
+    uint8_t *seen = calloc(itab_n ? itab_n : 1, 1);
+    for (size_t i = 0; i < stream_n; i++) {
+        uint32_t id = stream[i];
+        if (id >= itab_n || seen[id]) continue;
+        seen[id] = 1;
+        const struct itab_rec *r = &itab[id];
+        if (!in_range(r->vaddr)) continue;
+        bool clash = false;
         for (unsigned k = 0; k < r->size; k++) {
             uint8_t *p = page_for(r->vaddr + k);
             unsigned o = (unsigned)((r->vaddr + k) & 0xfff);
-            if (p[4096 + o] && p[o] != r->bytes[k]) n_conflicts++;
+            if (p[4096 + o] && p[o] != r->bytes[k]) clash = true;
+        }
+        if (clash && until_conflict) {
+            printf("vpt_encode: code at %" PRIx64 " changed: recording cut at instruction %zu of %zu\n",
+                   r->vaddr, i, stream_n);
+            stream_n = i;
+            break;
+        }
+        if (clash) n_conflicts++;
+        for (unsigned k = 0; k < r->size; k++) {
+            uint8_t *p = page_for(r->vaddr + k);
+            unsigned o = (unsigned)((r->vaddr + k) & 0xfff);
             p[o] = r->bytes[k];
             p[4096 + o] = 1;
         }
     }
-    free(used);
+    free(seen);
 }
 
 static int cmp_page(const void *a, const void *b)
@@ -528,7 +561,12 @@ static void usage(void)
             "  --no-filter      trace everything\n"
             "  --outside-image  trace everything but the image of IN-PREFIX.meta\n"
             "  --psb-period N   bytes between PSB+ (default 4096)\n"
-            "  --no-retc        no RET compression (DisRETC)\n", MAX_RANGES);
+            "  --no-retc        no RET compression (DisRETC)\n"
+            "  --no-truth       do not write OUT.truth (huge traces)\n"
+            "  --until-conflict end the trace before code changes under an address\n"
+            "  --tsc            TSC packets in PSB+ and before TIP.PGE: time =\n"
+            "                   --tsc-base (0x100000) + instruction index *\n"
+            "                   --tsc-ratio (1)\n", MAX_RANGES);
     exit(2);
 }
 
@@ -536,7 +574,7 @@ int main(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     uint64_t psb_period = 4096;
-    bool no_filter = false, outside = false;
+    bool no_filter = false, outside = false, no_truth = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--filter") && i + 1 < argc) {
             char *e;
@@ -550,6 +588,16 @@ int main(int argc, char **argv)
             no_filter = true;
         } else if (!strcmp(argv[i], "--psb-period") && i + 1 < argc) {
             psb_period = strtoull(argv[++i], NULL, 0);
+        } else if (!strcmp(argv[i], "--tsc")) {
+            tsc_on = true;
+        } else if (!strcmp(argv[i], "--tsc-ratio") && i + 1 < argc) {
+            tsc_ratio = strtoull(argv[++i], NULL, 0);
+        } else if (!strcmp(argv[i], "--tsc-base") && i + 1 < argc) {
+            tsc_base = strtoull(argv[++i], NULL, 0);
+        } else if (!strcmp(argv[i], "--until-conflict")) {
+            until_conflict = true;
+        } else if (!strcmp(argv[i], "--no-truth")) {
+            no_truth = true;
         } else if (!strcmp(argv[i], "--no-retc")) {
             retc = false;
         } else if (argv[i][0] == '-') {
@@ -600,13 +648,14 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s.log", in);
     read_log(path);
     decode_itab();
+    snapshot();
     resolve_modes();
 
     snprintf(path, sizeof path, "%s.pt", out);
     pt_out = fopen(path, "wb");
+    if (!pt_out) die("cannot write %s", path);
     snprintf(path, sizeof path, "%s.truth", out);
-    truth = fopen(path, "w");
-    if (!pt_out || !truth) die("cannot write %s", path);
+    if (!no_truth && !(truth = fopen(path, "w"))) die("cannot write %s", path);
     ptd_enc_init(&enc, pt_buf, sizeof pt_buf);
 
     size_t ev = 0;
@@ -614,6 +663,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < stream_n; i++) {
         if (stream[i] >= itab_n) { n_dropped++; continue; }
         const struct insn_info *cur = &info[stream[i] * 3 + mode_at[i]];
+        tsc_now = i;
         if (!cur->ok) { n_dropped++; continue; }
         /* the event (at most one that is not a software INT) before cur */
         const struct event *e = NULL;
@@ -659,9 +709,8 @@ int main(int argc, char **argv)
     }
     fwrite(enc.begin, 1, (size_t)(enc.pos - enc.begin), pt_out);
     fclose(pt_out);
-    fclose(truth);
+    if (truth) fclose(truth);
 
-    snapshot();
     qsort(pages, npages, sizeof *pages, cmp_page);
     snprintf(path, sizeof path, "%s.dump", out);
     FILE *pf = fopen(path, "wb");
