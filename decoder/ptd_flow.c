@@ -185,7 +185,12 @@ static void pinsn_of(struct ptd_flow_pinsn *p, const struct ptd_insn *insn)
     p->ip = insn->ip;
     p->size = insn->length;
     p->iclass = insn->iclass;
-    p->target = insn->target;
+    /* Linear addresses, as the trace's IPs are (and as libipt computes
+     * them): ip + length + displacement, not wrapped to a 16-bit offset
+     * (real-mode code at 0xfffffff0 runs with CS base 0xffff0000). */
+    p->target = (insn->flags & PTD_INSN_REL)
+                    ? insn->ip + insn->length + (uint64_t)(int64_t)insn->disp
+                    : insn->target;
     p->direct = (insn->flags & PTD_INSN_REL) ? 1 : 0;
     p->zero_disp = p->direct && insn->disp == 0;
     p->cr3 = insn->map == PTD_ILD_MAP_0F && insn->opcode == OPC_MOV_CR &&
