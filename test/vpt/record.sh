@@ -3,7 +3,8 @@
 #
 # usage: test/vpt/record.sh OUTPREFIX WINDOW CONFIG [TIMEOUT [FILE...]]
 #   WINDOW  app         window = the app's image, from its entry point on
-#           skip=N,count=M | enter=LO-HI[,count=M] | all[,count=M]
+#           skip=N,count=M | enter=LO-HI[,count=M] | all[,count=M] |
+#           trigger=mode64,pre=N,count=M | trigger=markers[,marker-start=HEX,...]
 #                       (passed to the plugin as its arguments)
 #   CONFIG  the words in ptboot.cfg, e.g. "--shutdown selftest"
 #   FILE    extra files put on the stick

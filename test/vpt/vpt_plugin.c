@@ -31,6 +31,14 @@
  *   enter=LO-HI           window starts at the first instruction executed in
  *                         [LO, HI) (hex)
  *   skip=N                window starts after N executed instructions
+ *   trigger=markers       window = from the execution of the start marker
+ *                         to the stop marker (both recorded): multi-byte
+ *                         NOPs that code can put where it sets and clears
+ *                         TraceEn, harmless on real CPUs:
+ *                           start  nopl 0x2b747076(%rax)  0f 1f 80 76 70 74 2b
+ *                           stop   nopl 0x2d747076(%rax)  0f 1f 80 76 70 74 2d
+ *                         ("vpt+" and "vpt-"); marker-start=HEX and
+ *                         marker-stop=HEX name other instructions
  *   trigger=mode64        window starts at the first instruction of a block
  *                         in 64-bit mode executed after one that was not
  *   pre=N                 keep the last N instructions before the window
@@ -96,7 +104,12 @@ struct vpt_flow {
     uint64_t end, target;
     uint8_t iclass;
     uint8_t rep_string;
+    uint8_t marker;     /* MARK_START, MARK_STOP or 0 */
 };
+enum { MARK_START = 1, MARK_STOP = 2 };
+static uint8_t mark_start[16] = {0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2b};
+static uint8_t mark_stop[16] = {0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2d};
+static unsigned mark_start_len = 7, mark_stop_len = 7;
 static struct vpt_flow *flow;
 /* open-addressing hash (vaddr, bytes) -> index + 1 */
 static uint32_t *hash;
@@ -152,7 +165,7 @@ static uint32_t itab_intern(const struct vpt_itab_rec *r, const struct vpt_flow 
 }
 
 /* ---- window ---- */
-enum { WIN_ALL, WIN_IMAGE, WIN_ENTER, WIN_SKIP, WIN_MODE64 };
+enum { WIN_ALL, WIN_IMAGE, WIN_ENTER, WIN_SKIP, WIN_MODE64, WIN_MARKERS };
 static int win_kind = WIN_ALL;
 static uint8_t img_sig[64];
 static unsigned img_sig_len;
@@ -217,6 +230,9 @@ static void insn_exec(unsigned int vcpu, void *ud)
         int prev_mode = last_exec_mode;
         last_exec_mode = r->mode;
         switch (win_kind) {
+        case WIN_MARKERS:
+            if (flow[id].marker == MARK_START) recording = true;
+            break;
         case WIN_MODE64:
             if (r->mode == PTD_EXEC_MODE_64 && prev_mode != PTD_EXEC_MODE_64) recording = true;
             break;
@@ -251,7 +267,10 @@ static void insn_exec(unsigned int vcpu, void *ud)
         marks++;
     }
     stream_push(id);
-    if (stream_n >= count_n) { recording = false; done = true; }
+    if (stream_n >= count_n || (win_kind == WIN_MARKERS && flow[id].marker == MARK_STOP)) {
+        recording = false;
+        done = true;
+    }
 }
 
 /* Execution mode of a block: the modes in which our ILD gives every
@@ -349,6 +368,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
                         ((in.opcode >= 0x6c && in.opcode <= 0x6f) ||
                          (in.opcode >= 0xa4 && in.opcode <= 0xa7) ||
                          (in.opcode >= 0xaa && in.opcode <= 0xaf));
+        fl.marker = sz == mark_start_len && !memcmp(r.bytes, mark_start, sz) ? MARK_START :
+                    sz == mark_stop_len && !memcmp(r.bytes, mark_stop, sz) ? MARK_STOP : 0;
         uint32_t idx = itab_intern(&r, &fl);
         qemu_plugin_register_vcpu_insn_exec_cb(qi, insn_exec, QEMU_PLUGIN_CB_NO_REGS,
                                                (void *)((uintptr_t)idx << 1 | (i == 0)));
@@ -423,6 +444,20 @@ VPT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info,
         } else if (!strncmp(a, "skip=", 5)) {
             skip_n = strtoull(a + 5, NULL, 0);
             win_kind = WIN_SKIP;
+        } else if (!strcmp(a, "trigger=markers")) {
+            win_kind = WIN_MARKERS;
+        } else if (!strncmp(a, "marker-start=", 13) || !strncmp(a, "marker-stop=", 12)) {
+            bool start = !strncmp(a, "marker-start=", 13);
+            const char *h = strchr(a, '=') + 1;
+            uint8_t *dst = start ? mark_start : mark_stop;
+            unsigned n = 0;
+            for (; h[0] && h[1] && n < 16; h += 2) {
+                int hi = hexval(h[0]), lo = hexval(h[1]);
+                if (hi < 0 || lo < 0) goto bad;
+                dst[n++] = (uint8_t)(hi << 4 | lo);
+            }
+            if (!n || *h) goto bad;
+            if (start) mark_start_len = n; else mark_stop_len = n;
         } else if (!strcmp(a, "trigger=mode64")) {
             win_kind = WIN_MODE64;
         } else if (!strncmp(a, "pre=", 4)) {
