@@ -631,9 +631,17 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
     blk->mode = f->mode;
     blk->speculative = f->speculative;
     blk->last_iclass = PTD_FLOW_ICLASS_ERROR;
-    if (!f->enabled || f->process_event || (f->status & PTD_ST_EVENT) || !f->bcache)
+    struct ptd_flow_bentry local;
+
+    if (!f->enabled || f->process_event || (f->status & PTD_ST_EVENT))
         return one_insn(f, blk);
-    e = &f->bcache[(ip ^ (ip >> 11)) & f->bcache_mask];
+    if (f->bcache) {
+        e = &f->bcache[(ip ^ (ip >> 11)) & f->bcache_mask];
+    } else {
+        /* no cache: decode the block every time (still one call) */
+        e = &local;
+        e->mode = CENTRY_EMPTY;
+    }
     if (!(e->ip == ip && e->mode == f->mode)) {
         /* decode the block: non-branches up to a branch or the limit; an
          * undecodable instruction ends it before (reported by the next call) */

@@ -38,6 +38,8 @@ int host_bench_is_flow(int argc, char **argv)
     return 0;
 }
 
+#define BENCH_BLOCKS 0x10000u     /* a flag of ours in cfg.flags: use blocks */
+
 static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg)
 {
     uint64_t n = 0;
@@ -55,7 +57,7 @@ static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg
                 st = ptd_flow_event(f, &ev);
             if (st < 0 || (st & PTD_ST_EOS))
                 break;
-            if (cfg->bcache) {
+            if (cfg->flags & BENCH_BLOCKS) {
                 struct ptd_flow_block blk;
                 st = ptd_flow_next_block(f, &blk);
                 n += blk.ninsn;
@@ -285,6 +287,8 @@ int host_bench_flow(int argc, char **argv)
     void *bmem = malloc(FLOW_CACHE_BYTES);
     fo.cfg.bcache = bmem;
     fo.cfg.bcache_size = bmem ? FLOW_CACHE_BYTES : 0;
+    fo.cfg.flags |= BENCH_BLOCKS;
+    nocache.flags |= BENCH_BLOCKS;
     for (long r = 0; r < rounds; r++) {
         double tn = now_s();
         (void)run_ptboot(f, &nocache);

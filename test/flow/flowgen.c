@@ -527,7 +527,7 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
         cfg.cache = (uint8_t *)cache_mem + (use_cache & 7);   /* unaligned on purpose */
         cfg.cache_size = sizeof(cache_mem) - 8;
     }
-    if (use_blocks) {
+    if (use_blocks && (use_blocks & 4)) {
         cfg.bcache = (uint8_t *)bcache_mem + (use_blocks & 7);
         cfg.bcache_size = sizeof(bcache_mem) - 8;
     }
