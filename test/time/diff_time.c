@@ -215,9 +215,13 @@ static size_t our_points(const struct stream *s, struct point *pts)
 
 static void dump_stream(const struct stream *s, uint64_t seed, unsigned idx)
 {
-    char name[64];
+    char name[96];
     FILE *f;
-    snprintf(name, sizeof name, "diff_time-%" PRIu64 "-%u.pt", seed, idx);
+    /* into build/test when run from the top of the tree, else here */
+    FILE *probe = fopen("build/test/diff_time", "rb");
+    snprintf(name, sizeof name, "%sdiff_time-%" PRIu64 "-%u.pt", probe ? "build/test/" : "", seed, idx);
+    if (probe)
+        fclose(probe);
     f = fopen(name, "wb");
     if (f) {
         fwrite(s->buf, 1, s->size, f);
