@@ -38,3 +38,16 @@ flow-fuzz: $(B)/test/flowgen
 UNIT_TESTS += test_ptd_qry
 TEST_LIBS_test_ptd_qry := -lipt
 TEST_SCRIPTS += test/flow/flow_cli.sh
+
+# ---- libFuzzer target over trace + code (query and flow layers) ----
+FLOW_FUZZ_CC := $(or $(FUZZ_CC),clang)
+$(B)/test/fuzz_flow: test/fuzz/fuzz_flow.c $(DECODER_SRCS) $(wildcard decoder/ptd_*.h) | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(FLOW_FUZZ_CC) -std=c11 -O2 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  test/fuzz/fuzz_flow.c $(DECODER_SRCS) -o $@
+TEST_STEPS += $(B)/test/fuzz_flow
+TEST_SCRIPTS += test/fuzz/fuzz_flow.sh
+.PHONY: flow-libfuzz
+flow-libfuzz: $(B)/test/fuzz_flow $(B)/test/flowgen
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} FUZZ_CORPUS=$(B)/fuzz/flow-corpus bash test/fuzz/fuzz_flow.sh
+fuzz: flow-libfuzz flow-fuzz

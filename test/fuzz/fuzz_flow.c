@@ -1,0 +1,112 @@
+/* libFuzzer target over trace + code for the query and flow layers.
+ * Input: byte 0 selects the configuration (mode before MODE.Exec,
+ * instruction vs block API, caches); the next 1024 bytes (or fewer) are the
+ * code, mapped at 0x1000 and again at 0x400000 (where generated traces
+ * point); the rest is the trace. The decoder must end (every call bounded,
+ * the loop bounded by the input), never read code outside what the
+ * callback gave, never touch memory it does not own (ASan/UBSan), and
+ * report errors with offsets inside the trace. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/ptd_flow.h"
+
+#define CODE_MAX 1024
+
+struct code {
+    const uint8_t *bytes;
+    size_t size;
+};
+
+static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
+{
+    const struct code *c = ctx;
+    static const uint64_t bases[] = {0x1000, 0x400000};
+    for (unsigned i = 0; i < 2; i++) {
+        if (ip >= bases[i] && ip - bases[i] < c->size) {
+            size_t off = (size_t)(ip - bases[i]), n = c->size - off;
+            if (n > size)
+                n = size;
+            memcpy(buf, c->bytes + off, n);
+            return (int)n;
+        }
+    }
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct ptd_flow f;
+    static uint64_t cache[512], bcache[512];
+    struct ptd_flow_config cfg;
+    struct code code;
+    unsigned sel;
+    size_t csize, steps = 0, limit;
+
+    if (size < 1)
+        return 0;
+    sel = data[0];
+    data++;
+    size--;
+    csize = size < CODE_MAX ? size / 2 : CODE_MAX;
+    code.bytes = data;
+    code.size = csize;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.trace = data + csize;
+    cfg.size = size - csize;
+    cfg.read = rd;
+    cfg.ctx = &code;
+    cfg.mode = (uint8_t)((sel & 3) == 1 ? 16 : (sel & 3) == 2 ? 32 : (sel & 3) == 3 ? 64 : 0);
+    if (sel & 4) {
+        cfg.cache = cache;
+        cfg.cache_size = sizeof(cache);
+    }
+    if (sel & 8) {
+        cfg.bcache = bcache;
+        cfg.bcache_size = sizeof(bcache);
+    }
+    if (sel & 32) {
+        cfg.nfilter = 1;
+        cfg.filter_lo[0] = 0x1000;
+        cfg.filter_hi[0] = 0x1fff;
+        cfg.errata = PTD_FLOW_ERRATUM_BDM64 | PTD_FLOW_ERRATUM_SKL014;
+    }
+    if (ptd_flow_init(&f, &cfg) < 0)
+        abort();
+    /* a code loop with no branch decodes forever: the caller's budget */
+    limit = 64 * (cfg.size + 16);
+    for (unsigned rounds = 0; rounds <= cfg.size + 1; rounds++) {
+        int st = ptd_flow_sync_forward(&f);
+        if (st == -PTD_ERR_EOS)
+            break;
+        if (st < 0)
+            continue;
+        for (;;) {
+            struct ptd_event ev;
+            while (st >= 0 && (st & PTD_ST_EVENT))
+                st = ptd_flow_event(&f, &ev);
+            if (st < 0 || (st & PTD_ST_EOS) || ++steps > limit)
+                break;
+            if (sel & 16) {
+                struct ptd_flow_block b;
+                st = ptd_flow_next_block(&f, &b);
+                if (b.ninsn > PTD_FLOW_BLOCK_MAX)
+                    abort();
+            } else {
+                struct ptd_flow_insn in;
+                st = ptd_flow_next(&f, &in);
+                if (in.iclass != PTD_FLOW_ICLASS_ERROR && (in.size == 0 || in.size > PTD_ILD_MAX_LEN))
+                    abort();
+            }
+            if (st < 0)
+                break;
+        }
+        if (ptd_flow_offset(&f) > cfg.size)
+            abort();
+        if (st == -PTD_ERR_EOS || steps > limit || (st >= 0 && (st & PTD_ST_EOS)))
+            break;
+    }
+    return 0;
+}
