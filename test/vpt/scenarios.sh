@@ -21,10 +21,11 @@ VPT_ENCODE[app]="--psb-period 2048"
 # app's entry, filtered to everything but the app: the firmware's drivers
 # reading ptboot.cfg from the USB stick (UsbMassStorage, UsbBus, XhciDxe,
 # FAT, DiskIo) and writing the console, with the timer interrupts they take.
-# RET compression off (DisRETC), PSB+ every 2 KiB.
+# RET compression off (DisRETC), PSB+ every 2 KiB, TSC packets (time = the
+# instruction index).
 VPT_WINDOW[dxe-usb]="app,count=200000"
 VPT_CONFIG[dxe-usb]="--shutdown info"
-VPT_ENCODE[dxe-usb]="--outside-image --no-retc --psb-period 2048"
+VPT_ENCODE[dxe-usb]="--outside-image --no-retc --psb-period 2048 --tsc"
 
 # (c) the 32-to-64-bit switch of OVMF's DXE IPL: 3,000 instructions of 32-bit
 # PEI before the first 64-bit block, then 57,000 more in 64-bit DXE core.
