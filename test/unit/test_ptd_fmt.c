@@ -411,6 +411,79 @@ static void test_time_ovf(void **state)
     assert_null(strstr(out, "error"));
 }
 
+/* More of libipt's timing tests (their ptdump expectations, offsets left
+ * out, diagnostics without their offset). */
+static void unoffset_diags(char *s)
+{
+    char *o = s;
+    for (char *i = s; *i;) {
+        if (*i == '[' && (i == s || i[-1] == '\n')) {
+            *o++ = *i++;
+            while ((*i >= '0' && *i <= '9') || (*i >= 'a' && *i <= 'f'))
+                i++;
+        } else {
+            *o++ = *i++;
+        }
+    }
+    *o = 0;
+}
+
+static void test_time_libipt_cases(void **state)
+{
+    static const struct {
+        const char *name;
+        uint32_t flags;
+        struct ptd_time_config cfg;
+        struct tpk k[10];
+        const char *want;
+    } cases[] = {
+        { "mtc", PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_TCAL | PTD_FMT_NO_WALL_CLOCK,
+          { .mtc_freq = 8, .cpuid_0x15_eax = 1, .cpuid_0x15_ebx = 4 },
+          { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_PSBEND, 0, 0 }, { PTD_PKT_MTC, 0xc1, 0 },
+            { PTD_PKT_MTC, 0xc2, 0 }, { PTD_PKT_MTC, 0xc4, 0 } },
+          "psb\npsbend\nmtc c1 tsc +0\nmtc c2 tsc +400\nmtc c4 tsc +800\n" },
+        { "cbr-cyc", PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_WALL_CLOCK, { .nom_freq = 4 },
+          { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_CBR, 2, 0 }, { PTD_PKT_PSBEND, 0, 0 },
+            { PTD_PKT_CYC, 3, 0 }, { PTD_PKT_CYC, 1, 0 }, { PTD_PKT_CBR, 1, 0 }, { PTD_PKT_CYC, 2, 0 } },
+          "psb\ncbr 2\npsbend\ncyc 3 tsc +6\ncyc 1 tsc +2\ncbr 1\ncyc 2 tsc +8\n" },
+        { "cbr-mtc-cyc-mtc", PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_WALL_CLOCK,
+          { .nom_freq = 4, .mtc_freq = 0, .cpuid_0x15_eax = 1, .cpuid_0x15_ebx = 4 },
+          { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_CBR, 2, 0 }, { PTD_PKT_PSBEND, 0, 0 }, { PTD_PKT_MTC, 2, 0 },
+            { PTD_PKT_CYC, 3, 0 }, { PTD_PKT_CYC, 1, 0 }, { PTD_PKT_MTC, 3, 0 } },
+          "psb\ncbr 2\npsbend\nmtc 2 tsc +0\ncyc 3 tsc +6\ncyc 1 tsc +2\nmtc 3 tsc -4\n" },
+        { "cbr-tsc-cyc-tma", PTD_FMT_TIME | PTD_FMT_TIME_DELTA,
+          { .nom_freq = 1, .mtc_freq = 8, .cpuid_0x15_eax = 1, .cpuid_0x15_ebx = 4 },
+          { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_CBR, 2, 0 }, { PTD_PKT_PSBEND, 0, 0 }, { PTD_PKT_TSC, 0xa0000, 0 },
+            { PTD_PKT_CYC, 6, 0 }, { PTD_PKT_TMA, 0x102, 8 }, { PTD_PKT_CYC, 8, 0 }, { PTD_PKT_CYC, 4, 0 } },
+          "psb\ncbr 2\npsbend\ntsc a0000 tsc +a0000\ncyc 6 tsc +3\ntma 102, 8 tsc +0\n"
+          "cyc 8 tsc +4\ncyc 4 tsc +2\n" },
+        { "tsc-tma-mtc-cyc_calibrate", PTD_FMT_TIME | PTD_FMT_TIME_DELTA,
+          { .mtc_freq = 4, .cpuid_0x15_eax = 1, .cpuid_0x15_ebx = 4 },
+          { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_PSBEND, 0, 0 }, { PTD_PKT_TSC, 0xa0000, 0 },
+            { PTD_PKT_TMA, 0x18, 8 }, { PTD_PKT_MTC, 2, 0 }, { PTD_PKT_CYC, 0x100, 0 },
+            { PTD_PKT_MTC, 3, 0 }, { PTD_PKT_CYC, 0x100, 0 }, { PTD_PKT_MTC, 4, 0 } },
+          "psb\npsbend\ntsc a0000 tsc +a0000\ntma 18, 8 tsc +0\nmtc 2 tsc +18\n"
+          "[: calibration error: no timing information]\n[: error updating time: no calibration]\n"
+          "cyc 100 tsc +0\nmtc 3 tsc +40\ncyc 100 tsc +40\nmtc 4 tsc +0\n" },
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct ptd_fmt_options opt = { .flags = cases[i].flags | PTD_FMT_NO_OFFSET, .time = cases[i].cfg };
+        uint8_t buf[256];
+        char out[2048];
+        size_t nk = 0;
+        while (nk < 10 && cases[i].k[nk].kind)
+            nk++;
+        size_t n = encode(buf, sizeof buf, cases[i].k, nk);
+        dump_opt(&opt, buf, n, out, sizeof out);
+        squeeze(out);
+        unoffset_diags(out);
+        if (strcmp(out, cases[i].want))
+            print_error("libipt's %s:\n%s", cases[i].name, out);
+        assert_string_equal(out, cases[i].want);
+    }
+}
+
 /* ptdump prints the calibration with printf("%.3f"): three decimals,
  * rounded half to even (values are multiples of 1/256, so ties happen). */
 static void test_tcal_decimals(void **state)
@@ -485,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_time_delta),
         cmocka_unit_test(test_time_calibrate),
         cmocka_unit_test(test_time_ovf),
+        cmocka_unit_test(test_time_libipt_cases),
         cmocka_unit_test(test_tcal_decimals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
