@@ -434,7 +434,7 @@ static void test_time_libipt_cases(void **state)
         const char *name;
         uint32_t flags;
         struct ptd_time_config cfg;
-        struct tpk k[10];
+        struct tpk k[14];
         const char *want;
     } cases[] = {
         { "mtc", PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_TCAL | PTD_FMT_NO_WALL_CLOCK,
@@ -465,6 +465,27 @@ static void test_time_libipt_cases(void **state)
           "psb\npsbend\ntsc a0000 tsc +a0000\ntma 18, 8 tsc +0\nmtc 2 tsc +18\n"
           "[: calibration error: no timing information]\n[: error updating time: no calibration]\n"
           "cyc 100 tsc +0\nmtc 3 tsc +40\ncyc 100 tsc +40\nmtc 4 tsc +0\n" },
+        { "tsc_tma_mtc_gap", PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_TCAL,
+          { .mtc_freq = 0, .cpuid_0x15_eax = 2, .cpuid_0x15_ebx = 8 },
+          { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_PSBEND, 0, 0 }, { PTD_PKT_TSC, 0xa0000, 0 },
+            { PTD_PKT_TMA, 0x1, 4 }, { PTD_PKT_MTC, 4, 0 }, { PTD_PKT_MTC, 0xa, 0 } },
+          "psb\npsbend\ntsc a0000 tsc +a0000\ntma 1, 4 tsc +0\nmtc 4 tsc +8\nmtc a tsc +18\n" },
+        { "tsc-mtc-tma-mtc", PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_TCAL,
+          { .mtc_freq = 8, .cpuid_0x15_eax = 1, .cpuid_0x15_ebx = 4 },
+          { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_PSBEND, 0, 0 }, { PTD_PKT_TSC, 0xa0000, 0 },
+            { PTD_PKT_MTC, 0xc1, 0 }, { PTD_PKT_TMA, 0xc2d2, 0xe }, { PTD_PKT_MTC, 0xc3, 0 } },
+          "psb\npsbend\ntsc a0000 tsc +a0000\nmtc c1 tsc +0\ntma c2d2, e tsc +0\nmtc c3 tsc +aa\n" },
+        { "tsc-cyc_calibrate", PTD_FMT_TIME | PTD_FMT_TIME_DELTA, { 0 },
+          { { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_TSC, 0xa0000, 0 }, { PTD_PKT_PSBEND, 0, 0 },
+            { PTD_PKT_CYC, 0x100, 0 }, { PTD_PKT_TSC, 0xa0200, 0 }, { PTD_PKT_CYC, 0x100, 0 },
+            { PTD_PKT_PSB, 0, 0 }, { PTD_PKT_TSC, 0xa0300, 0 }, { PTD_PKT_PSBEND, 0, 0 },
+            { PTD_PKT_CYC, 0x100, 0 }, { PTD_PKT_TSC, 0xa0600, 0 }, { PTD_PKT_CYC, 0x100, 0 } },
+          "psb\ntsc a0000 tsc +a0000\npsbend\n"
+          "[: calibration error: no timing information]\n[: error updating time: no calibration]\n"
+          "cyc 100 tsc +0\ntsc a0200 tsc +200\n"
+          "[: calibration error: no timing information]\n[: error updating time: no calibration]\n"
+          "cyc 100 tsc +0\npsb\ntsc a0300 tsc +100\npsbend\ncyc 100 tsc +100\ntsc a0600 tsc +200\n"
+          "cyc 100 tsc +100\n" },
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -472,7 +493,7 @@ static void test_time_libipt_cases(void **state)
         uint8_t buf[256];
         char out[2048];
         size_t nk = 0;
-        while (nk < 10 && cases[i].k[nk].kind)
+        while (nk < 14 && cases[i].k[nk].kind)
             nk++;
         size_t n = encode(buf, sizeof buf, cases[i].k, nk);
         dump_opt(&opt, buf, n, out, sizeof out);
