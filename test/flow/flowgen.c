@@ -255,6 +255,7 @@ static void gen_program(void)
 
 /* ---- trace writer (the CPU's side) -------------------------------------- */
 static uint64_t n_comp, n_far, n_irq, n_out, n_psb;
+static int skl014;   /* simulate a Skylake with erratum SKL014 */
 static int max_depth;
 struct writer {
     struct ptd_encoder e;
@@ -454,7 +455,8 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
                 goto end;
             stack[sp++] = next;
             w_flush(&w);
-            w_ip(&w, PTD_PKT_TIP_PGD, in->target, 0);
+            /* SKL014: a direct call out of the filter may lose the PGD's IP */
+            w_ip(&w, PTD_PKT_TIP_PGD, in->target, skl014);
             enabled = 0;
             n_out++;
             ip = in->target;
@@ -538,6 +540,8 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
     cfg.nfilter = 1;
     cfg.filter_lo[0] = FILTER_LO;
     cfg.filter_hi[0] = FILTER_HI;
+    if (skl014)
+        cfg.errata = ptd_flow_errata_for_cpu(6, 0x4e);
     ptd_flow_init(&f, &cfg);
     uint64_t sync = 0;
     int have_sync = 0;
@@ -604,6 +608,15 @@ static void decode_libipt(const uint8_t *trace, size_t size, struct items *out)
     pt_config_init(&cfg);
     cfg.begin = (uint8_t *)trace;
     cfg.end = (uint8_t *)trace + size;
+    if (skl014) {
+        cfg.cpu.vendor = pcv_intel;
+        cfg.cpu.family = 6;
+        cfg.cpu.model = 0x4e;
+        pt_cpu_errata(&cfg.errata, &cfg.cpu);
+        cfg.addr_filter.config.ctl.addr0_cfg = 1;
+        cfg.addr_filter.addr0_a = FILTER_LO;
+        cfg.addr_filter.addr0_b = FILTER_HI;
+    }
     d = pt_insn_alloc_decoder(&cfg);
     pt_image_set_callback(pt_insn_get_image(d), lib_rd, &img);
     uint64_t sync = 0;
@@ -694,6 +707,7 @@ int main(int argc, char **argv)
 
         use_cache = (s % 3 != 0) ? (int)(s % 8) + 8 : 0;
         use_blocks = (s % 4 == 1) ? (int)(s % 8) + 8 : 0;
+        skl014 = (s % 7 == 3);
         rs = 0x9e3779b97f4a7c15ull * (s + 1);
         gen_program();
         execute(&r, insns, retcomp, psb, irq);
@@ -757,8 +771,8 @@ int main(int argc, char **argv)
         }
         if (bad) {
             fails++;
-            printf("flowgen: seed %u (retcomp %d, psb %d, interrupts %d): reproduce with --first %u --seeds 1 --write DIR\n",
-                   s, retcomp, psb, irq, s);
+            printf("flowgen: seed %u (retcomp %d, psb %d, interrupts %d, skl014 %d): reproduce with --first %u --seeds 1 --write DIR\n",
+                   s, retcomp, psb, irq, skl014, s);
         } else if (verbose) {
             printf("flowgen: seed %u ok: %zu instructions, %zu trace bytes\n", s, r.ntruth, r.tsize);
         }
