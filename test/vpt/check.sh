@@ -22,6 +22,10 @@ if [ -s "$p.filter" ]; then filter=(--filter "$(cat "$p.filter")"); fi
 insns=$(grep -c '^[0-9a-f]' "$work/$name.truth")
 events=$(grep -c '^\[' "$work/$name.truth")
 rc=0
+if [ "$insns" -eq 0 ]; then
+  echo "vpt: $name: the truth has no instruction (did the window open? see $p.meta)"
+  exit 1
+fi
 
 libipt=differ
 if build/test/libipt_flow --pt "$p.pt" --pages "$p" "${filter[@]}" > "$work/$name.libipt" 2>"$work/$name.libipt.err" &&

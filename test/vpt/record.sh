@@ -10,7 +10,9 @@
 #   FILE    extra files put on the stick
 # Writes OUTPREFIX.itab/.stream/.meta (the plugin), OUTPREFIX.log (QEMU's
 # -d plugin,int log: block marks and interrupts), OUTPREFIX.serial.
-# Environment: QEMU (binary), APP (default build/ptboot.efi).
+# Environment: QEMU (binary), APP (default build/ptboot.efi), VPT_QEMU_ARGS
+# (more QEMU arguments, e.g. "-trace usb_xhci_doorbell_write": trace events
+# land in the same log, between the plugin's marks).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 3 ] || { echo "usage: $0 OUTPREFIX WINDOW CONFIG [TIMEOUT]" >&2; exit 2; }
@@ -53,4 +55,4 @@ esac
 rm -f "$out.log" "$out.itab" "$out.stream" "$out.meta"
 QUIET=1 scripts/qemu-run.sh "$img" "$out.serial" "$limit" \
   -plugin "build/vpt/vpt.so,$args" \
-  -d plugin,int -D "$out.log"
+  -d plugin,int -D "$out.log" ${VPT_QEMU_ARGS:-}

@@ -8,7 +8,7 @@
 # NAME.filter (LO-HI, hex, HI inclusive, as libipt's ADDR0_B), empty when the
 # trace unit had several ranges or none.
 declare -A VPT_WINDOW VPT_CONFIG VPT_ENCODE
-VPT_SCENARIOS="app dxe-usb switch64 reset16"
+VPT_SCENARIOS="app xhci app-services switch64 reset16"
 
 # (a) the app calling boot services: window = the app's image from its entry
 # point on, filter = the image (TIP.PGD/TIP.PGE around every boot-service
@@ -17,15 +17,28 @@ VPT_WINDOW[app]="app"
 VPT_CONFIG[app]="--shutdown selftest"
 VPT_ENCODE[app]="--psb-period 2048"
 
-# (b) DXE drivers at work for the app: the first 200,000 instructions from the
-# app's entry, filtered to everything but the app: the firmware's drivers
-# reading ptboot.cfg from the USB stick (UsbMassStorage, UsbBus, XhciDxe,
-# FAT, DiskIo) and writing the console, with the timer interrupts they take.
-# RET compression off (DisRETC), PSB+ every 2 KiB, TSC packets (time = the
-# instruction index).
-VPT_WINDOW[dxe-usb]="app,count=200000"
-VPT_CONFIG[dxe-usb]="--shutdown info"
-VPT_ENCODE[dxe-usb]="--outside-image --no-retc --psb-period 2048 --tsc"
+# (b) a DXE driver connecting a device: OVMF's XhciDxe while BDS connects
+# the xHCI controller and the USB stick (port reset, enumeration, mass-storage
+# commands: 58 doorbell writes, 14 SCSI commands by QEMU's trace events).
+# Window: from the first execution of the instruction on XhciDxe's doorbell
+# path (0xe64bd4a), 300,000 instructions; filter: XhciDxe's image
+# [0xe647000, 0xe653000), so every call out (PciIo, boot services, UsbBus
+# calling in) is a TIP.PGD/TIP.PGE pair, and timer interrupts inside it are
+# FUP + TIP.PGD. The addresses are those of Debian's OVMF_CODE_4M.fd
+# (edk2 2022.11) with -m 256; docs/vpt.md says how they were found. RET
+# compression off (DisRETC), PSB+ every 2 KiB, TSC packets.
+VPT_WINDOW[xhci]="enter=e64bd4a-e64bd4b,count=300000"
+VPT_CONFIG[xhci]="--shutdown info"
+VPT_ENCODE[xhci]="--filter e647000-e653000 --no-retc --psb-period 2048 --tsc"
+
+# (b') the firmware services the app calls: the first 200,000 instructions
+# from the app's entry, filtered to everything but the app (console output
+# through the terminal and serial drivers, memory and protocol services,
+# ptboot.cfg read through the file system, served from its cache), with the
+# timer interrupts they take. PSB+ every 2 KiB.
+VPT_WINDOW[app-services]="app,count=200000"
+VPT_CONFIG[app-services]="--shutdown info"
+VPT_ENCODE[app-services]="--outside-image --psb-period 2048"
 
 # (c) the 32-to-64-bit switch of OVMF's DXE IPL: 3,000 instructions of 32-bit
 # PEI before the first 64-bit block, then 57,000 more in 64-bit DXE core.

@@ -30,7 +30,7 @@ vpt-check: vpt $(B)/test/libipt_flow $(B)/ptboot $(B)/ptboot.efi
 vpt-fixtures: vpt $(B)/test/libipt_flow $(B)/ptboot.efi
 	bash test/vpt/mkfixtures.sh
 
-# make test: the fixtures (no QEMU) and one live boot per scenario (~30 s).
+# make test: the fixtures (no QEMU) and one live boot per scenario (~60 s).
 TEST_STEPS += $(B)/vpt/vpt.so $(B)/vpt/vpt_encode
 TEST_SCRIPTS += test/vpt/ci.sh
 
