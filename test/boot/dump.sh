@@ -33,6 +33,10 @@ dump_case() {
 
 dump_case dump-default "sample.pt" "[1-9][0-9]*"
 dump_case dump-options "--raw --lastip --no-pad --exec-mode --cpu 6/85 sample.pt:0x100-0x5000" "[0-9]+"
+# ptdump's time tracking on the target: the time column, calibration
+# from MTC/TSC with the CPUID 15h ratio, and a CPU's timing errata.
+dump_case dump-time "--time --time-delta --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 100 --nom-freq 20 --cpu 6/94 sample.pt" "[0-9]+"
+expect dump-time '  tsc +\+[0-9a-f]+$' "time column printed"
 
 boot dump-missing "--shutdown dump nosuch.pt"
 expect_rc dump-missing 0 "clean shutdown"
