@@ -494,10 +494,24 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
         }
         return 1;
     case PTD_PKT_FUP:
+        /* MODE.TSX begin/commit, EXSTOP, MWAIT and PTW use the FUP up; a
+         * transaction abort only takes its IP: the FUP then also starts the
+         * asynchronous branch to the abort handler (SDM "MODE.TSX") */
         s = apply_ip(q, &ip, &err);
         if (err)
             return err;
-        return publish_bound(q, &q->fupq, ev, ip, s);
+        e = evq_front(&q->fupq);
+        if (!(e->type == PTD_EV_TSX && (e->flags & PTD_EVF_ABORTED)))
+            q->tip_used = 1;
+        ev_copy(ev, e);
+        evq_pop(&q->fupq);
+        ev->offset = q->next_off;
+        ev->ip = ip;
+        if (s)
+            ev->flags |= PTD_EVF_IP_SUPPRESSED;
+        if (!q->fupq.count && q->tip_used)
+            consume(q);
+        return 1;
     case PTD_PKT_PSBEND:
         s = ptd_last_ip_query(&q->lip, &ip) < 0;
         publish_bound(q, &q->psbq, ev, ip, s);

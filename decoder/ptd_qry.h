@@ -120,7 +120,7 @@ struct ptd_qry {
     uint8_t have_next;
     uint8_t ip_applied;         /* next's IP already applied to lip */
     uint8_t ntnt;               /* cached TNT bits left */
-    uint8_t tip_used;           /* the TIP ahead completed an async branch */
+    uint8_t tip_used;           /* the TIP/FUP ahead was used up by an event */
     uint64_t tnt;               /* the bits; next one is bit ntnt-1 */
     struct ptd_qry_evq tipq;    /* bound to the next TIP/TIP.PGE/TIP.PGD */
     struct ptd_qry_evq fupq;    /* bound to the next FUP */

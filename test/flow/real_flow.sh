@@ -27,5 +27,17 @@ for t in $REAL_TRACES; do
     else
         echo "real_flow: ok $name: $(wc -l < "$tmp/ptboot.txt") lines identical to libipt, $got instructions"
     fi
+    # event lines with their IPs (--event:ip), on the smaller traces
+    if [ "$name" != mruby ]; then
+        build/ptboot flow --no-inst --event:ip "${args[@]}" | grep '^\[' > "$tmp/ptboot.ev"
+        build/test/libipt_flow --event:ip "${args[@]}" | grep '^\[' > "$tmp/libipt.ev"
+        if ! cmp -s "$tmp/ptboot.ev" "$tmp/libipt.ev"; then
+            echo "real_flow: FAIL $name: --event:ip lines differ from libipt:"
+            diff "$tmp/ptboot.ev" "$tmp/libipt.ev" | head -6
+            fail=1
+        else
+            echo "real_flow: ok $name: $(wc -l < "$tmp/ptboot.ev") event lines with --event:ip identical"
+        fi
+    fi
 done
 exit $fail

@@ -394,6 +394,45 @@ static void test_nomap(void **state)
     assert_string_equal(out, "x13 ");
 }
 
+/* TSX: begin (speculative instructions), abort (the FUP also starts the
+ * branch to the abort handler) */
+static void test_tsx_abort(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 90 90 90 90 90 90");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    pkt(&t, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_INTX);
+    ipp(&t, PTD_PKT_FUP, 0x1001);
+    pkt(&t, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_ABRT);
+    ipp(&t, PTD_PKT_FUP, 0x1002);
+    ipp(&t, PTD_PKT_TIP, 0x1004);
+    ipp(&t, PTD_PKT_FUP, 0x1005);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 e8 i1001 e8 e3 i1004 e2 ");
+}
+
+/* TSX commit: the FUP is used up by the event */
+static void test_tsx_commit(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 90 90 90 74 00 90");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    pkt(&t, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_INTX);
+    ipp(&t, PTD_PKT_FUP, 0x1001);
+    pkt(&t, PTD_PKT_MODE_TSX, 0, 0, 0);
+    ipp(&t, PTD_PKT_FUP, 0x1003);
+    tnt(&t, "1");
+    ipp(&t, PTD_PKT_FUP, 0x1006);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 e8 i1001 i1002 e8 i1003 i1004 e2 ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +447,8 @@ int main(void)
         cmocka_unit_test_setup(test_budget, setup),
         cmocka_unit_test_setup(test_bad_query, setup),
         cmocka_unit_test_setup(test_nomap, setup),
+        cmocka_unit_test_setup(test_tsx_abort, setup),
+        cmocka_unit_test_setup(test_tsx_commit, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
