@@ -51,6 +51,22 @@ expect_not() {
 expect_rc() {
   if [ "$boot_rc" -eq "$2" ]; then ok "$1: runner status $2 ($3)"; else not_ok "$1: runner status $boot_rc, expected $2 ($3)"; fi
 }
+# expect_same_as_host NAME WHAT "HOST COMMAND": the serial lines between
+# "ptboot: WHAT begin" and "ptboot: WHAT end" equal $BOOT_DIR/NAME.expected
+# (the host CLI's output for the same input), which has over 100 lines.
+expect_same_as_host() {
+  local name=$1 what=$2 host=$3 lines
+  sed -n "/^ptboot: $what begin /,/^ptboot: $what end /p" "$BOOT_DIR/$name.txt" | sed '1d;$d' \
+    > "$BOOT_DIR/$name.got"
+  lines=$(wc -l < "$BOOT_DIR/$name.expected")
+  if [ "$lines" -gt 100 ] && cmp -s "$BOOT_DIR/$name.expected" "$BOOT_DIR/$name.got"; then
+    ok "$name: $lines lines identical to the host's '$host'"
+  else
+    not_ok "$name: serial differs from the host's '$host' ($lines lines expected)"
+    diff "$BOOT_DIR/$name.expected" "$BOOT_DIR/$name.got" | head -10 | sed 's/^/    | /'
+  fi
+}
+
 boot_done() {
   echo "boot tests: $boot_failures failure(s)"
   [ "$boot_failures" -eq 0 ]
