@@ -116,6 +116,7 @@ void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size)
     q->ip_applied = 0;
     q->ntnt = 0;
     q->tnt = 0;
+    q->errata = 0;
     evq_init(&q->tipq);
     evq_init(&q->fupq);
     evq_init(&q->psbq);
@@ -124,6 +125,7 @@ void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size)
 
 void ptd_qry_set_errata(struct ptd_qry *q, unsigned errata)
 {
+    q->errata = errata;
     ptd_pkt_set_errata(&q->pkt, errata);
 }
 
@@ -355,9 +357,35 @@ static int read_ahead(struct ptd_qry *q)
 
 /* ---- events ------------------------------------------------------------- */
 
+/* Kind of the first packet after the one ahead that is not PAD or timing
+ * (a second look-ahead on a copy of the packet decoder). */
+static unsigned peek_after_next(const struct ptd_qry *q)
+{
+    struct ptd_pkt_decoder d;
+    struct ptd_pkt p;
+    d.begin = q->pkt.begin;
+    d.end = q->pkt.end;
+    d.pos = q->pkt.pos;
+    d.sync = q->pkt.sync;
+    d.in_block = q->pkt.in_block;
+    d.block_sz4 = q->pkt.block_sz4;
+    d.errata = q->pkt.errata;
+    d.libipt20 = q->pkt.libipt20;
+    for (;;) {
+        if (ptd_pkt_next(&d, &p) < 0)
+            return PTD_PKT_NONE;
+        if (p.kind != PTD_PKT_PAD && p.kind != PTD_PKT_TSC && p.kind != PTD_PKT_MTC &&
+            p.kind != PTD_PKT_TMA && p.kind != PTD_PKT_CYC)
+            return p.kind;
+    }
+}
+
 /* OVF: drop what was pending; tracing resumes at the next FUP (only
  * timing packets in between), else the overflow resolved with tracing
- * disabled (SDM "Overflow Packet"). */
+ * disabled (SDM "Overflow Packet"); a TNT or TIP right after OVF contradicts
+ * both. Errata: APL12, a FUP followed by TIP.PGE is not where tracing
+ * resumed; APL11, a TIP.PGD may follow OVF; SKD010, the FUP may be missing
+ * and the TIP that follows gives the IP. */
 static int decode_ovf(struct ptd_qry *q, struct ptd_event *ev)
 {
     uint64_t off = q->next_off;
@@ -370,27 +398,52 @@ static int decode_ovf(struct ptd_qry *q, struct ptd_event *ev)
     ev->type = PTD_EV_OVERFLOW;
     ev->offset = off;
     for (;;) {
-        int r = fetch(q);
-        if (r < 0)
+        uint64_t ip = 0;
+        int err, s;
+        if (fetch(q) < 0)
             break;
-        if (q->next.kind == PTD_PKT_PAD || q->next.kind == PTD_PKT_TSC ||
-            q->next.kind == PTD_PKT_MTC || q->next.kind == PTD_PKT_TMA ||
-            q->next.kind == PTD_PKT_CYC) {
+        switch (q->next.kind) {
+        case PTD_PKT_PAD:
+        case PTD_PKT_TSC:
+        case PTD_PKT_MTC:
+        case PTD_PKT_TMA:
+        case PTD_PKT_CYC:
             consume(q);
             continue;
-        }
-        if (q->next.kind == PTD_PKT_FUP) {
-            uint64_t ip = 0;
-            int err;
-            int s = apply_ip(q, &ip, &err);
+        case PTD_PKT_FUP:
+            if ((q->errata & PTD_QRY_ERRATUM_APL12) && peek_after_next(q) == PTD_PKT_TIP_PGE) {
+                consume(q);
+                break;
+            }
+            s = apply_ip(q, &ip, &err);
             if (err)
                 return err;
-            if (!s) {
-                ev->ip = ip;
-                consume(q);
-                return 1;
-            }
             consume(q);
+            if (s)
+                break;
+            ev->ip = ip;
+            return 1;
+        case PTD_PKT_TIP_PGD:
+            if (!(q->errata & PTD_QRY_ERRATUM_APL11))
+                return -PTD_ERR_BAD_CONTEXT;
+            consume(q);
+            break;
+        case PTD_PKT_TIP:
+            if (!(q->errata & PTD_QRY_ERRATUM_SKD010))
+                return -PTD_ERR_BAD_CONTEXT;
+            s = apply_ip(q, &ip, &err);
+            if (err)
+                return err;
+            consume(q);
+            if (s)
+                break;
+            ev->ip = ip;
+            return 1;
+        case PTD_PKT_TNT8:
+        case PTD_PKT_TNT64:
+            return -PTD_ERR_BAD_CONTEXT;
+        default:
+            break;
         }
         break;
     }

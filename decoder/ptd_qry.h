@@ -122,10 +122,19 @@ struct ptd_qry {
     uint8_t ntnt;               /* cached TNT bits left */
     uint8_t tip_used;           /* the TIP/FUP ahead was used up by an event */
     uint64_t tnt;               /* the bits; next one is bit ntnt-1 */
+    unsigned errata;            /* PTD_ERRATUM_* | PTD_QRY_ERRATUM_* */
     struct ptd_qry_evq tipq;    /* bound to the next TIP/TIP.PGE/TIP.PGD */
     struct ptd_qry_evq fupq;    /* bound to the next FUP */
     struct ptd_qry_evq psbq;    /* bound to PSBEND */
     struct ptd_event cur;       /* the event being delivered */
+};
+
+/* Query-layer errata (libipt's names), beside the packet layer's
+ * PTD_ERRATUM_* bits; chosen by ptd_flow_errata_for_cpu(). */
+enum {
+    PTD_QRY_ERRATUM_APL11 = 0x400,   /* OVF may be followed by TIP.PGD */
+    PTD_QRY_ERRATUM_APL12 = 0x800,   /* OVF may be followed by an unexpected FUP */
+    PTD_QRY_ERRATUM_SKD010 = 0x1000, /* the FUP after OVF may be dropped */
 };
 
 void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size);

@@ -88,6 +88,7 @@ static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 /* Run the ptxed loop; the result as text: "i<ip>" per instruction, "e<type>"
  * per event ('r' suffix for resumed), "x<code>" per error, space separated. */
 static char out[4096];
+static unsigned cpu_family, cpu_model;   /* 0: no CPU (no errata) */
 static void run(struct tw *t, size_t max_insns)
 {
     static struct ptd_flow f;
@@ -98,6 +99,8 @@ static void run(struct tw *t, size_t max_insns)
     cfg.trace = t->buf;
     cfg.size = tw_size(t);
     cfg.read = rd;
+    if (cpu_family)
+        cfg.errata = ptd_flow_errata_for_cpu(cpu_family, cpu_model);
     assert_int_equal(ptd_flow_init(&f, &cfg), 0);
     out[0] = 0;
     for (int rounds = 0; rounds < 20; rounds++) {
@@ -151,6 +154,12 @@ static void run_libipt(struct tw *t, size_t max_insns)
     pt_config_init(&cfg);
     cfg.begin = t->buf;
     cfg.end = t->buf + tw_size(t);
+    if (cpu_family) {
+        cfg.cpu.vendor = pcv_intel;
+        cfg.cpu.family = (uint16_t)cpu_family;
+        cfg.cpu.model = (uint8_t)cpu_model;
+        assert_int_equal(pt_cpu_errata(&cfg.errata, &cfg.cpu), 0);
+    }
     d = pt_insn_alloc_decoder(&cfg);
     assert_non_null(d);
     pt_image_set_callback(pt_insn_get_image(d), lib_rd, NULL);
@@ -215,6 +224,8 @@ static void put(uint64_t ip, const char *hex)
 static int setup(void **state)
 {
     (void)state;
+    cpu_family = 0;
+    cpu_model = 0;
     memset(code, 0xcc, sizeof(code));
     return 0;
 }
@@ -433,6 +444,54 @@ static void test_tsx_commit(void **state)
     assert_string_equal(out, "i1000 e8 i1001 i1002 e8 i1003 i1004 e2 ");
 }
 
+/* Overflow errata, per CPU as libipt chooses them (and without a CPU: the
+ * same trace is an error): APL11 (OVF + TIP.PGD), APL12 (OVF + FUP +
+ * TIP.PGE), SKD010 (OVF + TIP, no FUP). */
+static void ovf_trace(struct tw *t, int kind)
+{
+    tw_init(t);
+    psb(t, 1, 0x1000);
+    pkt(t, PTD_PKT_OVF, 0, 0, 0);
+    if (kind == 0) {
+        pkt(t, PTD_PKT_TIP_PGD, 0, 0, 0);
+        ipp(t, PTD_PKT_TIP_PGE, 0x1002);
+    } else if (kind == 1) {
+        ipp(t, PTD_PKT_FUP, 0x1001);
+        ipp(t, PTD_PKT_TIP_PGE, 0x1002);
+    } else {
+        ipp(t, PTD_PKT_TIP, 0x1002);
+    }
+    ipp(t, PTD_PKT_FUP, 0x1004);
+    pkt(t, PTD_PKT_TIP_PGD, 0, 0, 0);
+}
+
+static void test_overflow_errata(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 90 90 90 90 90");
+    ovf_trace(&t, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "x6 ");
+    cpu_family = 6, cpu_model = 0x5c;
+    run_both(&t, 100);
+    assert_string_equal(out, "e6 e0 i1002 i1003 e2 ");
+    cpu_family = 0;
+    ovf_trace(&t, 1);
+    run_both(&t, 100);
+    assert_string_equal(out, "e6 x6 ");
+    cpu_family = 6, cpu_model = 0x5f;
+    run_both(&t, 100);
+    assert_string_equal(out, "e6 e0 i1002 i1003 e2 ");
+    cpu_family = 0;
+    ovf_trace(&t, 2);
+    run_both(&t, 100);
+    assert_string_equal(out, "x6 ");
+    cpu_family = 6, cpu_model = 0x4e;
+    run_both(&t, 100);
+    assert_string_equal(out, "e6 i1002 i1003 e2 ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +508,7 @@ int main(void)
         cmocka_unit_test_setup(test_nomap, setup),
         cmocka_unit_test_setup(test_tsx_abort, setup),
         cmocka_unit_test_setup(test_tsx_commit, setup),
+        cmocka_unit_test_setup(test_overflow_errata, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
