@@ -51,3 +51,6 @@ $(B)/vpt/big/whole-boot.pt: | $(B)/vpt/vpt.so $(B)/vpt/vpt_encode $(B)/ptboot.ef
 .PHONY: vpt-big
 vpt-big: $(B)/vpt/big/whole-boot.pt
 BENCH_STEPS += vpt-big
+# Phase two: the app and reset16 fixtures decoded by ptboot.efi flow in QEMU,
+# serial equal to the host's decode and to the truth (~20 s).
+TEST_SCRIPTS += test/vpt/on_target.sh
