@@ -5,11 +5,12 @@
 # lines instead of touching that memory.
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
-# flow_case NAME TRACE PAGES-PREFIX "OPTIONS": the first 3 KiB of TRACE with
-# its code pages on a stick, decoded on the target and on the host.
+# flow_case NAME TRACE PAGES-PREFIX "OPTIONS" [BYTES]: TRACE (its first
+# BYTES only, if given) with its code pages on a stick, decoded on the target
+# and on the host.
 flow_case() {
-  local name=$1 trace=$2 pages=$3 opts=$4
-  head -c 3072 "$trace" > "$BOOT_DIR/$name.pt"
+  local name=$1 trace=$2 pages=$3 opts=$4 bytes=${5:-}
+  if [ -n "$bytes" ]; then head -c "$bytes" "$trace"; else cat "$trace"; fi > "$BOOT_DIR/$name.pt"
   cp "$pages.dump" "$BOOT_DIR/$name-code.dump"
   cp "$pages.addr" "$BOOT_DIR/$name-code.addr"
   local args="--pt $name.pt --pages $name-code $opts"
@@ -23,11 +24,18 @@ flow_case() {
   expect_same_as_host "$name" flow "ptboot flow --no-inst $args"
 }
 
+# Traces of OVMF itself from the virtual trace unit (test/vpt): the app's
+# own image calling boot services, and DXE IPL's switch from 32- to 64-bit.
+vpt=test/vpt/fixtures
+flow_case flow-vpt-app "$vpt/app.pt" "$vpt/app" "--filter $(cat $vpt/app.filter)"
+flow_case flow-vpt-switch64 "$vpt/switch64.pt" "$vpt/switch64" "--event:ip"
+expect flow-vpt-switch64 '^\[exec mode: 64-bit' "mode switch decoded on the target"
+
 real=../shared/traces/real
 if [ -d "$real" ]; then
-  flow_case flow-foo "$real/foo/trace.pt" "$real/foo/pages" "--filter 7ffff7819000-7ffff79ca000 --event:ip"
+  flow_case flow-foo "$real/foo/trace.pt" "$real/foo/pages" "--filter 7ffff7819000-7ffff79ca000 --event:ip" 3072
   # 32-bit code, and a trace whose start needs a resync (an error line)
-  flow_case flow-avscript "$real/avscript_32/trace.pt" "$real/avscript_32/pages" "--filter 1000-7ffffffff000 --offset"
+  flow_case flow-avscript "$real/avscript_32/trace.pt" "$real/avscript_32/pages" "--filter 1000-7ffffffff000 --offset" 3072
   expect flow-avscript '^\[[0-9a-f]+, [0-9a-f]+: error: ' "error line reported, decoding went on"
 else
   echo "skip: $real not found, real-trace flow cases not run"
