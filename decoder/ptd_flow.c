@@ -23,10 +23,10 @@ unsigned ptd_flow_errata_for_cpu(unsigned family, unsigned model)
         return e | PTD_FLOW_ERRATUM_BDM64;
     case 0x4e: case 0x5e: case 0x8e: case 0x9e:             /* Skylake, Kaby Lake */
     case 0xa5: case 0xa6:                                   /* Comet Lake */
-        return e | PTD_FLOW_ERRATUM_SKL014 | PTD_QRY_ERRATUM_SKD010;
+        return e | PTD_FLOW_ERRATUM_SKL014 | PTD_FLOW_ERRATUM_SKD022 | PTD_QRY_ERRATUM_SKD010;
     case 0x55: case 0x66: case 0x7d: case 0x7e:             /* Skylake-SP, Cannon/Ice Lake */
     case 0x6a: case 0x6c: case 0x8c: case 0x8d:
-        return e | PTD_FLOW_ERRATUM_SKL014;
+        return e | PTD_FLOW_ERRATUM_SKL014 | PTD_FLOW_ERRATUM_SKD022;
     case 0x5c: case 0x5f:                                   /* Apollo Lake, Denverton */
         return e | PTD_QRY_ERRATUM_APL11 | PTD_QRY_ERRATUM_APL12;
     case 0x7a: case 0x86: case 0x96: case 0x9c:             /* Gemini Lake, Tremont */
@@ -310,6 +310,20 @@ static int check_insn_event(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
     }
 }
 
+/* Is the instruction at the IP VMLAUNCH or VMRESUME (0F 01 C2/C3)? */
+#define OPC_GRP7 0x01
+#define MODRM_VMLAUNCH 0xc2
+#define MODRM_VMRESUME 0xc3
+static bool at_vm_entry(struct ptd_flow *f)
+{
+    struct ptd_insn insn;
+    const uint8_t *bytes;
+    if (decode(f, &insn, &bytes) < 0)
+        return false;
+    return insn.map == PTD_ILD_MAP_0F && insn.opcode == OPC_GRP7 && (insn.flags & PTD_INSN_MODRM) &&
+           (insn.modrm == MODRM_VMLAUNCH || insn.modrm == MODRM_VMRESUME);
+}
+
 /* Events that bind to the current IP (before the instruction there). */
 static int check_ip_event(struct ptd_flow *f)
 {
@@ -327,6 +341,11 @@ static int check_ip_event(struct ptd_flow *f)
     case PTD_EV_ASYNC_DISABLED:
         if (ev->from != f->ip)
             break;
+        if ((f->errata & PTD_FLOW_ERRATUM_SKD022) && at_vm_entry(f)) {
+            /* SKD022: the disable follows the VM entry instruction */
+            f->event.type = PTD_EV_DISABLED;
+            break;
+        }
         return status(f, PTD_ST_EVENT);
     case PTD_EV_ASYNC_BRANCH:
         if (ev->from != f->ip)

@@ -61,6 +61,9 @@ typedef int (*ptd_read_fn)(void *ctx, uint64_t ip, uint8_t *buf, size_t size);
 enum {
     PTD_FLOW_ERRATUM_BDM64 = 0x100,
     PTD_FLOW_ERRATUM_SKL014 = 0x200,
+    /* SKD022: a VM entry that clears TraceEn may send FUP + TIP.PGD; at
+     * VMLAUNCH/VMRESUME it is a disable after the instruction. */
+    PTD_FLOW_ERRATUM_SKD022 = 0x2000,
 };
 /* Packet and flow errata of a CPU (0 for CPUs with none we handle). */
 unsigned ptd_flow_errata_for_cpu(unsigned family, unsigned model);

@@ -492,6 +492,26 @@ static void test_overflow_errata(void **state)
     assert_string_equal(out, "e6 i1002 i1003 e2 ");
 }
 
+/* SKD022: FUP + TIP.PGD at VMLAUNCH/VMRESUME is a disable after it */
+static void test_skd022(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 0f 01 c2 90 0f 01 c3 90");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    ipp(&t, PTD_PKT_FUP, 0x1001);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    ipp(&t, PTD_PKT_TIP_PGE, 0x1004);
+    ipp(&t, PTD_PKT_FUP, 0x1005);
+    ipp(&t, PTD_PKT_TIP_PGD, 0x2000);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 e2 e0 i1004 e2 ");
+    cpu_family = 6, cpu_model = 0x4e;
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 i1001 e1 e0 i1004 i1005 e1 ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +529,7 @@ int main(void)
         cmocka_unit_test_setup(test_tsx_abort, setup),
         cmocka_unit_test_setup(test_tsx_commit, setup),
         cmocka_unit_test_setup(test_overflow_errata, setup),
+        cmocka_unit_test_setup(test_skd022, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
