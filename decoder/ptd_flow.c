@@ -677,6 +677,7 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
         uint16_t n = 0;
         tmp.ip = ip;
         tmp.mode = f->mode;
+        uint64_t prev = ip;
         for (;;) {
             int len = decode(f, &insn, &bytes);
             if (len < 0) {
@@ -685,18 +686,20 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
                     return one_insn(f, blk);     /* reports the error */
                 /* the run so far: no branch, no query, no event */
                 blk->ninsn = n;
-                blk->last_ip = tmp.last_ip;
+                blk->last_ip = prev;
                 blk->last_iclass = PTD_ICLASS_OTHER;
                 return status(f, 0);
             }
-            pinsn_of(p, &insn);
-            pinsn_to_bentry(&tmp, p);
             n++;
             if (insn.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX)
                 break;
+            prev = ip;
             f->ip += (uint64_t)len;
             ip = f->ip;
         }
+        /* only the last instruction matters beyond its length */
+        pinsn_of(p, &insn);
+        pinsn_to_bentry(&tmp, p);
         tmp.ninsn = n;
         e->ip = tmp.ip;
         e->last_ip = tmp.last_ip;
