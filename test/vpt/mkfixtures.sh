@@ -6,6 +6,7 @@
 #   NAME.dump    code pages (4 KiB each) and NAME.addr (u64 LE per page)
 #   NAME.filter  address filter 0 for the decoder (LO-HI, HI inclusive) or empty
 #   NAME.truth.gz  the executed instructions and events (ptxed --no-inst lines)
+#   NAME.etruth.gz the same with the events' IPs (ptxed --no-inst --event:ip)
 #   NAME.txt     what vpt_encode reported, and the plugin's counts
 # A new app build or OVMF gives other (equally valid) fixtures.
 #
@@ -22,8 +23,10 @@ for n in "${names[@]}"; do
   # shellcheck disable=SC2086
   build/vpt/vpt_encode ${VPT_ENCODE[$n]} "$run/fx-$n" "$dir/$n" > "$dir/$n.txt"
   sed 's/^/plugin: /' "$run/fx-$n.meta" >> "$dir/$n.txt"
-  gzip -9n < "$dir/$n.truth" > "$dir/$n.truth.gz"
-  rm "$dir/$n.truth"
+  for t in truth etruth; do
+    gzip -9n < "$dir/$n.$t" > "$dir/$n.$t.gz"
+    rm "$dir/$n.$t"
+  done
   # libipt must agree; a ptboot difference is shown, not fatal here
   out=$(test/vpt/check.sh "$n" "$dir/$n") || true
   echo "$out"

@@ -6,6 +6,7 @@
  *   OUT.truth  the executed instructions inside the filter ranges, one
  *              16-hex-digit IP per line, plus bracketed event lines in the
  *              style of libipt's ptxed ([enabled], [disabled], [interrupt])
+ *   OUT.etruth the same with the events' IPs (ptxed --event:ip)
  *   OUT.filter the filter range to give a decoder (LO-HI, HI inclusive),
  *              empty unless exactly one range was traced
  *   OUT.dump, OUT.addr  code snapshot (concatenated 4 KiB pages; one
@@ -219,18 +220,20 @@ static uint8_t mode_flags(int mode)
     return mode == PTD_EXEC_MODE_64 ? PTD_PKTF_CSL : mode == PTD_EXEC_MODE_32 ? PTD_PKTF_CSD : 0;
 }
 
-static void truth_event(const char *what);
+static void truth_event(const char *what, const char *k1, uint64_t ip1,
+                        const char *k2, uint64_t ip2);
 
 /* force: in PSB+ (a status update, not an event); event: a decoder reports
  * it (a mode change at a far transfer or an interrupt, not before TIP.PGE) */
-static void mode_exec(int mode, bool force, bool event)
+static void mode_exec(int mode, bool force, bool event, uint64_t ip)
 {
     if (!force && mode == told_mode) return;
     flush_tnt();
     put(ptd_pkt_make(PTD_PKT_MODE_EXEC, 0, 0, 0, mode_flags(mode)));
     if (event && mode != told_mode)
         truth_event(mode == PTD_EXEC_MODE_64 ? "exec mode: 64-bit" :
-                    mode == PTD_EXEC_MODE_32 ? "exec mode: 32-bit" : "exec mode: 16-bit");
+                    mode == PTD_EXEC_MODE_32 ? "exec mode: 32-bit" : "exec mode: 16-bit",
+                    "ip", ip, NULL, 0);
     told_mode = mode;
 }
 
@@ -252,7 +255,7 @@ static void psb_plus(int mode, bool fup, uint64_t ip)
     put(ptd_pkt_make(PTD_PKT_PSB, 0, 0, 0, 0));
     have_last = 0;
     tsc_packet();
-    mode_exec(mode, true, false);
+    mode_exec(mode, true, false, 0);
     if (fup) ip_packet(PTD_PKT_FUP, ip);
     put(ptd_pkt_make(PTD_PKT_PSBEND, 0, 0, 0, 0));
     since_psb = 0;
@@ -274,15 +277,27 @@ static void rpush(uint64_t ip)
 static FILE *truth;
 static uint64_t n_insns, n_events, n_unplaced, n_dropped, n_collapsed;
 
+/* OUT.etruth: the same with the events' IPs, as ptxed --event:ip prints
+ * them */
+static FILE *etruth;
+
 static void truth_insn(uint64_t ip)
 {
     if (truth) fprintf(truth, "%016" PRIx64 "\n", ip);
+    if (etruth) fprintf(etruth, "%016" PRIx64 "\n", ip);
     n_insns++;
 }
 
-static void truth_event(const char *what)
+static void truth_event(const char *what, const char *k1, uint64_t ip1,
+                        const char *k2, uint64_t ip2)
 {
     if (truth) fprintf(truth, "[%s]\n", what);
+    if (etruth) {
+        fprintf(etruth, "[%s", what);
+        if (k1) fprintf(etruth, ", %s: %016" PRIx64, k1, ip1);
+        if (k2) fprintf(etruth, ", %s: %016" PRIx64, k2, ip2);
+        fprintf(etruth, "]\n");
+    }
     n_events++;
 }
 
@@ -297,11 +312,11 @@ static void enable(uint64_t ip, int mode)
 {
     flush_tnt();
     tsc_packet();
-    mode_exec(mode, false, false);
+    mode_exec(mode, false, false, ip);
     ip_packet(PTD_PKT_TIP_PGE, ip);
     rcount = 0;
     enabled = true;
-    truth_event(ip == resume_ip ? "resumed" : "enabled");
+    truth_event(ip == resume_ip ? "resumed" : "enabled", "ip", ip, NULL, 0);
 }
 
 static void disable_at_branch(const struct insn_info *prev, uint64_t target)
@@ -311,7 +326,7 @@ static void disable_at_branch(const struct insn_info *prev, uint64_t target)
     ip_packet(PTD_PKT_TIP_PGD, target);
     rcount = 0;
     enabled = false;
-    truth_event("disabled");
+    truth_event("disabled", "ip", target, NULL, 0);
 }
 
 /* An asynchronous event (interrupt, exception) at `from` (the FUP IP),
@@ -323,15 +338,15 @@ static void async_event(uint64_t from, uint64_t to, int to_mode)
         flush_tnt();
         ip_packet(PTD_PKT_FUP, from);
         if (tin) {
-            mode_exec(to_mode, false, true);
+            mode_exec(to_mode, false, true, to);
             ip_packet(PTD_PKT_TIP, to);
-            truth_event("interrupt");
+            truth_event("interrupt", "from", from, "to", to);
         } else {
             ip_suppressed(PTD_PKT_TIP_PGD);
             rcount = 0;
             enabled = false;
             resume_ip = from;
-            truth_event("disabled");
+            truth_event("disabled", "at", from, NULL, 0);
         }
     } else if (tin) {
         enable(to, to_mode);
@@ -400,7 +415,7 @@ static void branch(const struct insn_info *prev, uint64_t next, int next_mode)
         }
         break;
     default: /* far transfer */
-        mode_exec(next_mode, false, true);
+        mode_exec(next_mode, false, true, next);
         ip_packet(PTD_PKT_TIP, next);
         break;
     }
@@ -656,6 +671,8 @@ int main(int argc, char **argv)
     if (!pt_out) die("cannot write %s", path);
     snprintf(path, sizeof path, "%s.truth", out);
     if (!no_truth && !(truth = fopen(path, "w"))) die("cannot write %s", path);
+    snprintf(path, sizeof path, "%s.etruth", out);
+    if (!no_truth && !(etruth = fopen(path, "w"))) die("cannot write %s", path);
     ptd_enc_init(&enc, pt_buf, sizeof pt_buf);
 
     size_t ev = 0;
@@ -705,11 +722,12 @@ int main(int argc, char **argv)
         flush_tnt();
         ip_packet(PTD_PKT_FUP, prev->ip);
         ip_suppressed(PTD_PKT_TIP_PGD);
-        truth_event("disabled");
+        truth_event("disabled", "at", prev->ip, NULL, 0);
     }
     fwrite(enc.begin, 1, (size_t)(enc.pos - enc.begin), pt_out);
     fclose(pt_out);
     if (truth) fclose(truth);
+    if (etruth) fclose(etruth);
 
     qsort(pages, npages, sizeof *pages, cmp_page);
     snprintf(path, sizeof path, "%s.dump", out);
