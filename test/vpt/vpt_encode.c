@@ -684,8 +684,11 @@ int main(int argc, char **argv)
         if (!cur->ok) { n_dropped++; continue; }
         /* the event (at most one that is not a software INT) before cur */
         const struct event *e = NULL;
-        for (; ev < events_n && events[ev].pos <= i; ev++)
-            if (events[ev].pos == i && !events[ev].soft && !e) e = &events[ev];
+        for (; ev < events_n && events[ev].pos <= i; ev++) {
+            if (events[ev].pos != i || events[ev].soft) continue;
+            if (e) n_unplaced++;  /* a second event at one boundary: not modelled */
+            else e = &events[ev];
+        }
         if (!prev) {
             /* TraceEn: PSB+ then TIP.PGE if inside the ranges */
             psb_plus(cur->mode, false, 0);
