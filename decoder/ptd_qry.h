@@ -20,7 +20,7 @@
  * libipt's (pts_*, pte_*) so the layers above can mirror libipt's
  * instruction decoder exactly.
  *
- * State: struct ptd_qry, about 1.2 KiB, plain data, no allocation; every
+ * State: struct ptd_qry, 1328 bytes on x86-64, plain data, no allocation; every
  * loop is bounded by the trace.
  */
 #ifndef PTD_QRY_H
