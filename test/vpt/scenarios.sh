@@ -52,3 +52,11 @@ VPT_ENCODE[switch64]="--no-filter --psb-period 2048"
 VPT_WINDOW[reset16]="all,count=20000"
 VPT_CONFIG[reset16]="--shutdown info"
 VPT_ENCODE[reset16]="--no-filter --psb-period 2048"
+
+# More encodings of a live recording (no extra boot): VPT_VARIANTS[NAME] is
+# a list of "SUFFIX:OPTIONS" checked as NAME-SUFFIX. A PSB+ every 64 bytes is
+# denser than any PSBFreq allows; it exercises PSB+ at every kind of
+# instruction boundary.
+declare -A VPT_VARIANTS
+VPT_VARIANTS[app]="retc-off:--no-retc psb64:--psb-period_64_--tsc"
+VPT_VARIANTS[xhci]="retc-on:--filter_e647000-e653000_--psb-period_2048"

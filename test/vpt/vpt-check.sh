@@ -74,6 +74,14 @@ if [ $live = 1 ]; then
       echo "vpt: $n: vpt_encode reports events it could not place:"; sed 's/^/  /' "$run/$n.encode.txt"; fail=1; continue
     fi
     check "$n" "$run/$n" "$n" || fail=1
+    for v in ${VPT_VARIANTS[$n]:-}; do
+      suffix=${v%%:*} opts=${v#*:}
+      # shellcheck disable=SC2086
+      if ! build/vpt/vpt_encode ${opts//_/ } "$run/$n" "$run/$n-$suffix" > "$run/$n-$suffix.encode.txt"; then
+        echo "vpt: $n-$suffix: vpt_encode failed"; sed 's/^/  /' "$run/$n-$suffix.encode.txt"; fail=1; continue
+      fi
+      check "$n-$suffix" "$run/$n-$suffix" "$n-$suffix" || fail=1
+    done
   done
 fi
 if [ $fail = 0 ]; then rm -rf "$run"; else echo "vpt-check: outputs kept in $run"; fi
