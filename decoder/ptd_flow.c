@@ -57,6 +57,7 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
         return -PTD_ERR_INVALID;
     ptd_qry_init(&f->q, cfg->trace, cfg->size);
     ptd_qry_set_errata(&f->q, cfg->errata);
+    ptd_qry_set_time(&f->q, cfg->time);
     f->read = cfg->read;
     f->ctx = cfg->ctx;
     f->errata = cfg->errata;
@@ -118,6 +119,11 @@ void ptd_flow_invalidate(struct ptd_flow *f)
 uint64_t ptd_flow_offset(const struct ptd_flow *f)
 {
     return ptd_qry_offset(&f->q);
+}
+
+int ptd_flow_time(const struct ptd_flow *f, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
+{
+    return ptd_qry_time(&f->q, tsc, lost_mtc, lost_cyc);
 }
 
 static int status(const struct ptd_flow *f, int flags)

@@ -31,7 +31,7 @@
  *     }
  *
  * State: struct ptd_flow, fixed size (PTD_FLOW_STATE_SIZE documents the
- * bound; 2328 bytes on x86-64), plain data, no allocation, no recursion.
+ * bound; 2488 bytes on x86-64), plain data, no allocation, no recursion.
  */
 #ifndef PTD_FLOW_H
 #define PTD_FLOW_H
@@ -91,6 +91,8 @@ struct ptd_flow_config {
      * entries are PTD_FLOW_BENTRY_SIZE bytes. */
     void *bcache;
     size_t bcache_size;
+    /* Timing (TSC/MTC/CYC/CBR to time; NULL: not tracked, faster). */
+    const struct ptd_time_config *time;
     /* PTD_FLOW_F_* */
     unsigned flags;
     /* Execution mode before the first MODE.Exec: 16, 32 or 64 (bits);
@@ -176,6 +178,10 @@ int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev);
  * pending; with one pending, a single instruction. Same statuses. */
 int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk);
 uint64_t ptd_flow_offset(const struct ptd_flow *f);
+/* The time of the trace at the current instruction or event, as libipt's
+ * pt_insn_time(): that of the last TNT/TIP/event packet taken (with
+ * ptd_flow_config.time); see ptd_qry_time. */
+int ptd_flow_time(const struct ptd_flow *f, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
 /* Forget the cached code window (after the memory behind it changed). */
 void ptd_flow_invalidate(struct ptd_flow *f);
 

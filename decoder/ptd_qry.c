@@ -121,6 +121,7 @@ void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size)
     evq_init(&q->fupq);
     evq_init(&q->psbq);
     ev_clear(&q->cur);
+    ptd_qry_set_time(q, NULL);
 }
 
 void ptd_qry_set_errata(struct ptd_qry *q, unsigned errata)
@@ -148,11 +149,48 @@ static int fetch(struct ptd_qry *q)
     return q->next_err;
 }
 
-static void consume(struct ptd_qry *q)
+/* Forget the packet ahead without taking it (resync). */
+static void drop(struct ptd_qry *q)
 {
     q->tip_used = 0;
     q->have_next = 0;
     q->ip_applied = 0;
+}
+
+static void consume(struct ptd_qry *q)
+{
+    if (q->timing && q->have_next && !q->next_err)
+        (void)ptd_time_packet(&q->time, &q->next);
+    q->tip_used = 0;
+    q->have_next = 0;
+    q->ip_applied = 0;
+}
+
+void ptd_qry_set_time(struct ptd_qry *q, const struct ptd_time_config *cfg)
+{
+    q->timing = cfg != NULL;
+    ptd_time_init(&q->time, cfg);
+    q->snap_rc = -PTD_TIME_ERR_NO_TIME;
+    q->snap_tsc = 0;
+}
+
+/* The time handed out from now on (libipt's last_time). */
+static void snapshot(struct ptd_qry *q)
+{
+    if (q->timing)
+        q->snap_rc = ptd_time_now(&q->time, &q->snap_tsc, &q->snap_lost_mtc, &q->snap_lost_cyc);
+}
+
+int ptd_qry_time(const struct ptd_qry *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
+{
+    if (!q->timing)
+        return -PTD_TIME_ERR_NO_TIME;
+    *tsc = q->snap_tsc;
+    if (lost_mtc)
+        *lost_mtc = q->snap_lost_mtc;
+    if (lost_cyc)
+        *lost_cyc = q->snap_lost_cyc;
+    return q->snap_rc;
 }
 
 uint64_t ptd_qry_offset(const struct ptd_qry *q)
@@ -659,7 +697,9 @@ int ptd_qry_sync_forward(struct ptd_qry *q, uint64_t *ip)
     uint64_t at = ptd_qry_offset(q);
 
     q->pkt.pos = q->pkt.begin + at;
-    consume(q);
+    drop(q);
+    if (q->timing)
+        ptd_time_reset(&q->time);
     q->ntnt = 0;
     evq_init(&q->tipq);
     evq_init(&q->fupq);
@@ -678,6 +718,7 @@ int ptd_qry_sync_forward(struct ptd_qry *q, uint64_t *ip)
         return r;
     if (ptd_last_ip_query(&q->lip, ip) < 0)
         flags |= PTD_ST_IP_SUPPRESSED;
+    snapshot(q);
     r = read_ahead(q);
     if (r < 0 && r != -PTD_ERR_EOS)
         return r;
@@ -697,6 +738,7 @@ int ptd_qry_cond(struct ptd_qry *q, int *taken)
                 q->tnt = q->next.payload;
                 q->ntnt = q->next.a;
                 consume(q);
+                snapshot(q);
                 r = read_ahead(q);
                 if (r < 0 && r != -PTD_ERR_EOS)
                     return r;
@@ -736,6 +778,7 @@ int ptd_qry_indirect(struct ptd_qry *q, uint64_t *ip)
             if (err)
                 return err;
             consume(q);
+            snapshot(q);
             break;
         } else {
             r = decode_status(q);
@@ -766,8 +809,10 @@ int ptd_qry_event(struct ptd_qry *q, struct ptd_event *ev)
             r = decode_event(q, ev);
             if (r < 0)
                 return r;
-            if (r > 0)
+            if (r > 0) {
+                snapshot(q);
                 break;
+            }
         } else {
             if (is_branch_pkt(q))
                 return -PTD_ERR_BAD_QUERY;

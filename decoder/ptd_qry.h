@@ -20,7 +20,7 @@
  * libipt's (pts_*, pte_*) so the layers above can mirror libipt's
  * instruction decoder exactly.
  *
- * State: struct ptd_qry, 1328 bytes on x86-64, plain data, no allocation; every
+ * State: struct ptd_qry, 1488 bytes on x86-64, plain data, no allocation; every
  * loop is bounded by the trace.
  */
 #ifndef PTD_QRY_H
@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "decoder/ptd_pkt.h"
+#include "decoder/ptd_time.h"
 
 /* Status flags returned (>= 0) by the query and flow functions. */
 enum {
@@ -127,6 +128,14 @@ struct ptd_qry {
     struct ptd_qry_evq fupq;    /* bound to the next FUP */
     struct ptd_qry_evq psbq;    /* bound to PSBEND */
     struct ptd_event cur;       /* the event being delivered */
+    /* time (ptd_qry_set_time): every consumed packet goes through it; the
+     * time handed out is the one at the last TNT/TIP/event taken from the
+     * trace, as libipt's pt_qry_time() */
+    struct ptd_time time;
+    uint64_t snap_tsc;
+    uint32_t snap_lost_mtc, snap_lost_cyc;
+    int snap_rc;
+    uint8_t timing;
 };
 
 /* Query-layer errata (libipt's names), beside the packet layer's
@@ -153,6 +162,13 @@ int ptd_qry_indirect(struct ptd_qry *q, uint64_t *ip);
 
 /* The next event (when PTD_ST_EVENT was reported). */
 int ptd_qry_event(struct ptd_qry *q, struct ptd_event *ev);
+
+/* Track time with this configuration (NULL: none, the default). */
+void ptd_qry_set_time(struct ptd_qry *q, const struct ptd_time_config *cfg);
+/* The time at the last TNT/TIP/event handed out (libipt's pt_qry_time):
+ * 0, or -PTD_TIME_ERR_NO_TIME (no TSC yet: *tsc is relative) or another
+ * error; lost_* may be NULL. */
+int ptd_qry_time(const struct ptd_qry *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
 
 /* The trace offset of the next packet not yet consumed. */
 uint64_t ptd_qry_offset(const struct ptd_qry *q);

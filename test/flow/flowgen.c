@@ -11,7 +11,10 @@
  * compressed returns (when enabled, with the CPU's 64-entry stack), FUP+TIP
  * for interrupts, MODE.Exec+TIP for far jumps that switch modes,
  * TIP.PGD/TIP.PGE around calls out of the range, PSB+ every N bytes, and a
- * final FUP+TIP.PGD. Then it decodes the trace with libptd's flow layer and
+ * final FUP+TIP.PGD; every 5th program also writes TSC/TMA in PSB+ and
+ * MTC/CYC/TSC between packets, and then the time ptboot's flow gives at each
+ * instruction (ptd_flow_time) must equal libipt's pt_insn_time(). Then it
+ * decodes the trace with libptd's flow layer and
  * with libipt's instruction decoder and checks: both give the ground
  * truth's instructions, and both give the same events and errors in the
  * same places. With --corrupt it also flips bytes of each trace and checks
@@ -256,6 +259,9 @@ static void gen_program(void)
 /* ---- trace writer (the CPU's side) -------------------------------------- */
 static uint64_t n_comp, n_far, n_irq, n_out, n_psb;
 static int skl014;   /* simulate a Skylake with erratum SKL014 */
+static int timing;   /* write TSC/TMA/MTC/CYC and compare the flows' times */
+static uint64_t vclock;
+static struct ptd_time_config time_cfg = {3, 0, 2, 168, 0, 0};
 static int max_depth;
 struct writer {
     struct ptd_encoder e;
@@ -319,6 +325,14 @@ static void w_psb(struct writer *w, int mode, int enabled, uint64_t ip)
     w_pkt(w, PTD_PKT_PSB, 0, 0, 0);
     w->have_last = 0;
     w_mode(w, mode);
+    if (timing) {
+        w_pkt(w, PTD_PKT_TSC, vclock & 0xffffffffffffffull, 0, 0);
+        {
+            struct ptd_pkt p = ptd_pkt_make(PTD_PKT_TMA, (vclock / 84) & 0xffff, 0, (uint32_t)(vclock % 84), 0);
+            if (ptd_enc_next(&w->e, &p) < 0)
+                exit(2);
+        }
+    }
     if (enabled)
         w_ip(w, PTD_PKT_FUP, ip, 0);
     w_pkt(w, PTD_PKT_PSBEND, 0, 0, 0);
@@ -382,6 +396,16 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
         if (enabled)
             r->truth[r->ntruth++] = ip;
         next = ip + in->len;
+        vclock += 3;
+        if (timing && rn(24) == 0) {
+            unsigned k = rn(3);
+            if (k == 0)
+                w_pkt(&w, PTD_PKT_MTC, (vclock / 84 >> 3) & 0xff, 0, 0);
+            else if (k == 1)
+                w_pkt(&w, PTD_PKT_CYC, 1 + rn(200), 0, 0);
+            else
+                w_pkt(&w, PTD_PKT_TSC, vclock & 0xffffffffffffffull, 0, 0);
+        }
         switch (in->kind) {
         case K_FILL:
             ip = next;
@@ -542,6 +566,8 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
     cfg.filter_hi[0] = FILTER_HI;
     if (skl014)
         cfg.errata = ptd_flow_errata_for_cpu(6, 0x4e);
+    if (timing)
+        cfg.time = &time_cfg;
     ptd_flow_init(&f, &cfg);
     uint64_t sync = 0;
     int have_sync = 0;
@@ -581,8 +607,11 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
                     add(out, k ? 3 : 0, k ? 0 : blk.ip, k == blk.ninsn - 1 ? blk.last_ip : 0);
             } else {
                 st = ptd_flow_next(&f, &insn);
-                if (insn.iclass != PTD_FLOW_ICLASS_ERROR)
-                    add(out, 0, insn.ip, 0);
+                if (insn.iclass != PTD_FLOW_ICLASS_ERROR) {
+                    uint64_t tsc = 0;
+                    int rc = timing ? ptd_flow_time(&f, &tsc, NULL, NULL) : 0;
+                    add(out, 0, insn.ip, timing ? (tsc ^ ((uint64_t)-rc << 56)) : 0);
+                }
             }
             if (st < 0 || out->n > limit)
                 break;
@@ -608,6 +637,11 @@ static void decode_libipt(const uint8_t *trace, size_t size, struct items *out)
     pt_config_init(&cfg);
     cfg.begin = (uint8_t *)trace;
     cfg.end = (uint8_t *)trace + size;
+    if (timing) {
+        cfg.mtc_freq = time_cfg.mtc_freq;
+        cfg.cpuid_0x15_eax = time_cfg.cpuid_0x15_eax;
+        cfg.cpuid_0x15_ebx = time_cfg.cpuid_0x15_ebx;
+    }
     if (skl014) {
         cfg.cpu.vendor = pcv_intel;
         cfg.cpu.family = 6;
@@ -651,12 +685,19 @@ static void decode_libipt(const uint8_t *trace, size_t size, struct items *out)
                 break;
             }
             st = pt_insn_next(d, &insn, sizeof(insn));
-            if (st < 0) {
-                if (insn.iclass != ptic_error)
-                    add(out, 0, insn.ip, 0);
-                break;
+            {
+                uint64_t tsc = 0, tw = 0;
+                if (timing) {
+                    int rc = pt_insn_time(d, &tsc, NULL, NULL);
+                    tw = tsc ^ ((uint64_t)-rc << 56);
+                }
+                if (st < 0) {
+                    if (insn.iclass != ptic_error)
+                        add(out, 0, insn.ip, tw);
+                    break;
+                }
+                add(out, 0, insn.ip, tw);
             }
-            add(out, 0, insn.ip, 0);
         }
         if (st == -pte_eos)
             break;
@@ -708,7 +749,13 @@ int main(int argc, char **argv)
         use_cache = (s % 3 != 0) ? (int)(s % 8) + 8 : 0;
         use_blocks = (s % 4 == 1) ? (int)(s % 8) + 8 : 0;
         skl014 = (s % 7 == 3);
+        timing = (s % 5 == 2);
+        if (timing)
+            use_blocks = 0;
+        /* the CPU's timing errata too (SKL168), as libipt takes them from --cpu */
+        time_cfg.errata = skl014 ? ptd_time_errata_for_cpu(6, 0x4e) : 0;
         rs = 0x9e3779b97f4a7c15ull * (s + 1);
+        vclock = 0x100000 + rnd() % 0x100000;
         gen_program();
         execute(&r, insns, retcomp, psb, irq);
         flow_image_init(&img);
