@@ -166,17 +166,14 @@ static const uint8_t ptd_ipc_bytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
 
 /* The fast path: for every first byte whose packet is complete in itself
  * (PAD, TNT-8, TIP/TIP.PGE/TIP.PGD/FUP, TSC, MTC, CYC without extension),
- * everything but the payload bytes is known from that byte alone. The
- * payload is (the 8 bytes after the opcode & mask) | base. size 0: not a
- * fast packet. bip: may be a BIP inside a BBP block. */
-struct ptd_fast {
-    uint64_t mask;
-    uint64_t meta;   /* PTD_PKT_META(0, kind, size, a, 0); 0: not fast */
-    uint8_t base;
-    uint8_t size;
-    uint8_t bip;
-};
-
+ * everything but the payload bytes is known from that byte alone. Three
+ * tables, indexed by the first byte:
+ *   ptd_fast_pkt   the packet as far as that byte tells: meta complete, and
+ *                  the payload bits the byte itself holds (TNT-8, short CYC);
+ *                  for PAD and TNT-8 (the 1-byte packets) the whole packet
+ *   ptd_fast_mask  which bits of the 8 bytes after the opcode are payload
+ *   ptd_fast_size  the packet's size; 0: not a fast packet (decode_one())
+ * Inside a BBP block an even byte may be a BIP: no fast path there. */
 #define MSB7(v) ((v) >= 64 ? 6 : (v) >= 32 ? 5 : (v) >= 16 ? 4 : (v) >= 8 ? 3 : (v) >= 4 ? 2 : (v) >= 2 ? 1 : 0)
 #define IPN(b) (((b) >> 5) == 0 ? 0 : ((b) >> 5) == 1 ? 2 : ((b) >> 5) == 2 ? 4 : ((b) >> 5) == 6 ? 8 : 6)
 #define IPMASK(b) (((1ull << (4 * IPN(b))) << (4 * IPN(b))) - 1)   /* 8*IPN low bits */
@@ -196,12 +193,13 @@ struct ptd_fast {
                       FB_ISIP(b) ? (IPOK(b) ? 1 + IPN(b) : 0) : \
                       FB_OF(b) == FB_TSC ? 8 : FB_OF(b) == FB_MTC ? 2 : 0)
 #define FAST_A(b) (FB_OF(b) == FB_TNT8 ? MSB7((b) >> 1) : FB_ISIP(b) ? ((b) >> 5) : 0)
-#define FAST_BIP(b) (FB_OF(b) == FB_TNT8 && ((b) & PTD_OPC_BIP_MASK) == PTD_OPC_BIP)
-#define FAST_OF(b) { FAST_MASK(b), \
-                     (FAST_SIZE(b) ? PTD_PKT_META(0, FAST_KIND(b), FAST_SIZE(b), FAST_A(b), 0) : 0), \
-                     (uint8_t)(FAST_BASE(b)), (uint8_t)(FAST_SIZE(b)), (uint8_t)(FAST_BIP(b)) }
+#define FAST_PKT(b) { .payload = FAST_BASE(b), \
+                      .meta = (FAST_SIZE(b) ? PTD_PKT_META(0, FAST_KIND(b), FAST_SIZE(b), FAST_A(b), 0) : 0) }
+#define FAST_SIZE8(b) ((uint8_t)FAST_SIZE(b))
 
-static const struct ptd_fast ptd_fast[256] = { R256(FAST_OF) };
+static const struct ptd_pkt ptd_fast_pkt[256] = { R256(FAST_PKT) };
+static const uint64_t ptd_fast_mask[256] = { R256(FAST_MASK) };
+static const uint8_t ptd_fast_size[256] = { R256(FAST_SIZE8) };
 
 /* Little-endian load of n bytes (the caller checked the bounds). With a
  * constant n the compiler merges this into plain loads. */
@@ -605,16 +603,17 @@ decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
 static inline __attribute__((always_inline)) unsigned
 decode_fast(const uint8_t *pos, const uint8_t *end, uint8_t in_block, struct ptd_pkt *p)
 {
-    const struct ptd_fast *f;
+    unsigned b, n;
 
-    if ((size_t)(end - pos) < 9)
+    if ((size_t)(end - pos) < 9 || in_block)
         return 0;
-    f = &ptd_fast[pos[0]];
-    if (!f->size || (f->bip & in_block))
+    b = pos[0];
+    n = ptd_fast_size[b];
+    if (!n)
         return 0;
-    p->payload = f->base | (ld_le64(pos + 1) & f->mask);
-    p->meta = f->meta;
-    return f->size;
+    p->payload = ptd_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_fast_mask[b]);
+    p->meta = ptd_fast_pkt[b].meta;
+    return n;
 }
 
 int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p)
@@ -637,62 +636,117 @@ int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p)
     return n;
 }
 
-size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
-                          uint64_t *offsets, size_t max, int *status)
+/* One packet the general way, for the batch decoder: out of line, so the
+ * batch loop keeps its state in registers. */
+static __attribute__((noinline)) int
+decode_slow(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end, struct ptd_pkt *p)
+{
+    int n = (int)decode_fast(pos, end, d->in_block, p);
+
+    if (n)
+        return n;
+    if (pos >= end)
+        return -PTD_ERR_EOS;
+    return decode_one(d, pos, end, p);
+}
+
+#define BYTES_01 0x0101010101010101ull
+#define BYTES_80 0x8080808080808080ull
+
+/* The batch decoder. Its fast loop takes a run of 1-byte packets and the
+ * packet after it per round without a branch that depends on the data:
+ * runs of PAD and TNT-8 and the IP packets between them come in patterns
+ * no branch predictor learns. Each round loads 8 bytes, writes out[i..i+7]
+ * from the table as if all were 1-byte packets (the entries after the run
+ * are scratch, overwritten later or past the count returned), then
+ * completes the packet that ends the run. A round reads at most 16 bytes
+ * (the 8, and a 9-byte packet at the 8th) and writes 8 packets: the loop
+ * runs as many rounds as both bounds allow at least, then counts again.
+ * Near the end of out[] and of the buffer, one fast packet at a time;
+ * inside a BBP block and for the other packets, decode_slow(). */
+static inline __attribute__((always_inline)) size_t
+next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out, uint64_t *offsets,
+           const bool with_offsets, size_t max, int *status)
 {
     const uint8_t *pos = d->pos, *end = d->end, *begin = d->begin;
-    uint8_t in_block = d->in_block;
     size_t i = 0;
     int st = 0;
 
     while (i < max) {
-        struct ptd_pkt *p = &out[i];
         int n;
 
-        /* 1-byte packets first (PAD, TNT-8: most of a real trace): the
-         * next position does not wait for the table load, so consecutive
-         * packets decode in parallel. */
-        if ((size_t)(end - pos) >= 9) {
-            const uint8_t b = pos[0];
-            if (b == PTD_OPC_PAD) {
-                /* runs of PAD fill a real trace's gaps */
-                do {
-                    if (offsets)
-                        offsets[i] = (uint64_t)(pos - begin);
-                    out[i].payload = 0;
-                    out[i].meta = PTD_PKT_META(0, PTD_PKT_PAD, 1, 0, 0);
-                    pos++;
+        if (!d->in_block) {
+            for (;;) {
+                size_t left = (size_t)(end - pos), rounds;
+
+                if (left < 16 || max - i < 8)
+                    break;
+                rounds = (left - 16) / 16 + 1;
+                if (rounds > (max - i - 8) / 8 + 1)
+                    rounds = (max - i - 8) / 8 + 1;
+                for (; rounds; rounds--) {
+                    const uint64_t w = ld_le64(pos);
+                    /* 8 x the index of the first odd byte, at most 8 x 7 */
+                    const unsigned k8 = (unsigned)__builtin_ctzll((w & BYTES_01) | 1ull << 56);
+                    /* 0x02 bytes before it (bit 7 of the zero-byte test on
+                     * w ^ 0x02..02; ~x & 0x80..80 is ~w's) */
+                    const uint64_t x = w ^ (BYTES_01 * PTD_OPC_EXT);
+                    const uint64_t ext = (x - BYTES_01) & ~w & BYTES_80 & ((1ull << k8) - 1);
+                    unsigned k, b, size;
+
+#define RUN_PKT(j)                                                          \
+    do {                                                                    \
+        out[i + (j)] = ptd_fast_pkt[pos[j]];                                \
+        if (with_offsets)                                                   \
+            offsets[i + (j)] = (uint64_t)(pos - begin) + (j);               \
+    } while (0)
+                    RUN_PKT(0); RUN_PKT(1); RUN_PKT(2); RUN_PKT(3);
+                    RUN_PKT(4); RUN_PKT(5); RUN_PKT(6); RUN_PKT(7);
+#undef RUN_PKT
+                    if (__builtin_expect(ext != 0, 0)) {
+                        /* a 2-byte opcode ends the run */
+                        k = (unsigned)__builtin_ctzll(ext) >> 3;
+                        pos += k;
+                        i += k;
+                        goto slow;
+                    }
+                    k = k8 >> 3;
+                    pos += k;
+                    i += k;
+                    /* out[i] and offsets[i] hold the packet at pos, but
+                     * for the payload bytes after its first */
+                    b = (uint8_t)(w >> k8);
+                    size = ptd_fast_size[b];
+                    if (!size)
+                        goto slow;
+                    out[i].payload = ptd_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_fast_mask[b]);
+                    pos += size;
                     i++;
-                } while (i < max && pos < end && *pos == PTD_OPC_PAD);
-                continue;
+                }
             }
-            if ((b & 1) == 0 && b != PTD_OPC_EXT && !in_block) {
-                const struct ptd_fast *f = &ptd_fast[b];
-                p->payload = f->base;
-                p->meta = f->meta;
-                if (offsets)
+            /* the last few packets out[] takes */
+            while (i < max && (size_t)(end - pos) >= 9) {
+                const unsigned b = pos[0], size = ptd_fast_size[b];
+
+                if (!size)
+                    goto slow;
+                out[i].payload = ptd_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_fast_mask[b]);
+                out[i].meta = ptd_fast_pkt[b].meta;
+                if (with_offsets)
                     offsets[i] = (uint64_t)(pos - begin);
-                pos += 1;
+                pos += size;
                 i++;
-                continue;
             }
-        }
-        /* the other fast kinds (IP packets, TSC, MTC, short CYC) from the
-         * table, then everything else */
-        n = (int)decode_fast(pos, end, in_block, p);
-        if (!n) {
-            if (pos >= end) {
-                st = -PTD_ERR_EOS;
+            if (i >= max)
                 break;
-            }
-            n = decode_one(d, pos, end, p);
-            if (n < 0) {
-                st = n;
-                break;
-            }
-            in_block = d->in_block;
         }
-        if (offsets)
+    slow:
+        n = decode_slow(d, pos, end, &out[i]);
+        if (n < 0) {
+            st = n;
+            break;
+        }
+        if (with_offsets)
             offsets[i] = (uint64_t)(pos - begin);
         pos += n;
         i++;
@@ -701,6 +755,14 @@ size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
     if (status)
         *status = st;
     return i;
+}
+
+size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
+                          uint64_t *offsets, size_t max, int *status)
+{
+    if (offsets)
+        return next_batch(d, out, offsets, true, max, status);
+    return next_batch(d, out, 0, false, max, status);
 }
 
 /* ---- synchronisation --------------------------------------------------------- */

@@ -274,7 +274,8 @@ int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p);
 /* Decode up to max packets into out[]. Returns how many were decoded (>= 0)
  * and stores 0 or the error that stopped it (negative, -PTD_ERR_EOS at the
  * end) in *status. offsets, when not NULL, receives each packet's offset.
- * The fast path of the decoder: no call per packet. */
+ * The fast path of the decoder: no call per packet. It may write scratch
+ * into out[] and offsets[] past the count it returns (up to max). */
 size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
                           uint64_t *offsets, size_t max, int *status);
 
