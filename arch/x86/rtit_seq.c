@@ -4,6 +4,7 @@
 
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/rtit_topa.h"
+#include "arch/x86/trace_markers.h"
 
 static void add(struct rtit_plan *p, uint32_t msr, uint64_t v)
 {
@@ -87,6 +88,8 @@ int rtit_start(const struct rtit_msr_ops *ops, const struct rtit_config *cfg,
 	for (size_t i = 0; i < plan.n; i++)
 		if ((err = ops->wr(ops->ctx, plan.w[i].msr, plan.w[i].value)) != 0)
 			MSR_FAIL(plan.w[i].msr, err);
+	/* CTL (TraceEn) was the last write: tracing runs from here. */
+	rtit_marker_trace_on();
 
 	/* An operational error may show at once (HyperDbg checks this). */
 	if ((err = ops->rd(ops->ctx, RTIT_MSR_STATUS, &v)) != 0)
@@ -141,6 +144,7 @@ int rtit_stop(const struct rtit_msr_ops *ops, const struct rtit_config *cfg,
 	if (info->ctl & RTIT_CTL_TRACEEN) {
 		info->was_tracing = true;
 		info->ctl &= ~RTIT_CTL_TRACEEN;
+		rtit_marker_trace_off();
 		/* Clearing TraceEn flushes the internal buffers (36.2.7.3). */
 		MSR_DO(ops->wr(ops->ctx, RTIT_MSR_CTL, info->ctl), RTIT_MSR_CTL);
 	}
