@@ -1,5 +1,6 @@
 /* libptd instruction-flow layer: see ptd_flow.h. */
 #include "decoder/ptd_flow.h"
+#include "decoder/ptd_ild_fast.h"
 
 _Static_assert(sizeof(struct ptd_flow) <= PTD_FLOW_STATE_SIZE,
                "struct ptd_flow outgrew its documented size");
@@ -189,6 +190,32 @@ static int decode(struct ptd_flow *f, struct ptd_insn *insn, const uint8_t **byt
         return -PTD_ERR_BAD_INSN;
     *bytes = f->win + off;
     return n;
+}
+
+/* The length, class and displacement of the instruction at the IP when it
+ * is a common one inside the window (ptd_ild_fast.h); 0: decode() it. */
+static inline unsigned step(const struct ptd_flow *f, struct ptd_ild_step *s)
+{
+    uint64_t off = f->ip - f->win_base;
+    if (off >= f->win_len)
+        return 0;
+    return ptd_ild_step(f->win + off, f->win_len - (size_t)off, f->mode, s);
+}
+
+/* pinsn_of() for a step(): the same fields (MOV CR3 and far pointers never
+ * take that path; the target of an indirect branch is not used). */
+static void pinsn_of_step(struct ptd_flow_pinsn *p, uint64_t ip, unsigned len,
+                          const struct ptd_ild_step *s)
+{
+    p->ip = ip;
+    p->size = (uint8_t)len;
+    p->iclass = s->iclass;
+    p->target = s->rel ? ip + len + (uint64_t)(int64_t)s->disp : 0;
+    p->direct = s->rel;
+    p->zero_disp = s->rel && s->disp == 0;
+    p->cr3 = 0;
+    p->cpl = s->iclass == PTD_ICLASS_FAR_TRANSFER;
+    p->vmcs = p->cpl;
 }
 
 /* pinsn bits in the cache */
@@ -685,6 +712,20 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
         tmp.mode = f->mode;
         uint64_t prev = ip;
         for (;;) {
+            /* the common instructions: length and class (ptd_ild_fast.h) */
+            struct ptd_ild_step s;
+            unsigned sl = step(f, &s);
+            if (sl) {
+                n++;
+                if (s.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX) {
+                    pinsn_of_step(p, ip, sl, &s);
+                    break;
+                }
+                prev = ip;
+                f->ip += sl;
+                ip = f->ip;
+                continue;
+            }
             int len = decode(f, &insn, &bytes);
             if (len < 0) {
                 f->ip = ip;
@@ -697,14 +738,15 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
                 return status(f, 0);
             }
             n++;
-            if (insn.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX)
+            if (insn.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX) {
+                /* only the last instruction matters beyond its length */
+                pinsn_of(p, &insn);
                 break;
+            }
             prev = ip;
             f->ip += (uint64_t)len;
             ip = f->ip;
         }
-        /* only the last instruction matters beyond its length */
-        pinsn_of(p, &insn);
         pinsn_to_bentry(&tmp, p);
         tmp.ninsn = n;
         e->ip = tmp.ip;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "decoder/ptd_ild.h"
+#include "decoder/ptd_ild_fast.h"
 
 static uint64_t state;
 static uint64_t rnd(void)
@@ -46,6 +47,14 @@ int main(int argc, char **argv)
             struct ptd_insn in;
             in.ip = rnd();
             int rc = ptd_ild_decode(&in, b, size, (enum ptd_exec_mode)m);
+            struct ptd_ild_step stp;
+            unsigned sl = ptd_ild_step(b, size, (unsigned)m, &stp);
+            if (sl && (rc != (int)sl || in.iclass != stp.iclass ||
+                       !(in.flags & PTD_INSN_REL) != !stp.rel ||
+                       (stp.rel && in.disp != stp.disp))) {
+                printf("ild_bounds: FAILED: ptd_ild_step gives %u, ptd_ild_decode %d\n", sl, rc);
+                return 1;
+            }
             if (rc > 0) {
                 decoded++;
                 if ((size_t)rc > size || rc > PTD_ILD_MAX_LEN || in.length != rc) {

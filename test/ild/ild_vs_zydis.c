@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "decoder/ptd_ild.h"
+#include "decoder/ptd_ild_fast.h"
 
 #define BUF 16  /* one more than the longest instruction */
 
@@ -219,7 +220,7 @@ static int zydis_map(const ZydisDecodedInstruction *z)
 /* ---- comparison -------------------------------------------------------------- */
 
 struct stats {
-    unsigned long n, both_ok, both_bad, allowed, fail;
+    unsigned long n, both_ok, both_bad, allowed, fail, stepped;
 };
 
 static struct stats st[3];
@@ -337,6 +338,19 @@ static void check(unsigned mode, const uint8_t *b)
     int rc = ptd_ild_decode(&in, b, BUF, (enum ptd_exec_mode)mode);
     ZyanStatus zs = ZydisDecoderDecodeInstruction(&zdec[mode], NULL, b, BUF, &z);
     bool zok = ZYAN_SUCCESS(zs);
+
+    /* The flow layer's lean step: the same length, class and displacement;
+     * 0 leaves the instruction to ptd_ild_decode(). */
+    struct ptd_ild_step stp;
+    unsigned sl = ptd_ild_step(b, BUF, mode, &stp);
+    if (sl) {
+        s->stepped++;
+        if (rc != (int)sl || in.iclass != stp.iclass || !(in.flags & PTD_INSN_REL) != !stp.rel ||
+            (stp.rel && in.disp != stp.disp)) {
+            report(mode, b, "ptd_ild_step and ptd_ild_decode differ", rc, &in, zs, &z);
+            return;
+        }
+    }
 
     /* The fast path (>= 15 bytes given) and the complete decoder (exactly
      * the instruction's bytes) must agree; one byte less is truncated. */
@@ -660,8 +674,8 @@ int main(int argc, char **argv)
             continue;
         struct stats *s = &st[m];
         printf("mode %s: %lu inputs: %lu agree (decoded), %lu agree (rejected), "
-               "%lu allowed differences, %lu mismatches\n",
-               mode_name[m], s->n, s->both_ok, s->both_bad, s->allowed, s->fail);
+               "%lu allowed differences, %lu mismatches (%lu by ptd_ild_step)\n",
+               mode_name[m], s->n, s->both_ok, s->both_bad, s->allowed, s->fail, s->stepped);
         fails += s->fail;
     }
     for (size_t i = 0; i < N_ALLOWED; i++) {

@@ -1,0 +1,104 @@
+/* libptd ILD: a lean step for the flow layer's hot loop.
+ *
+ * ptd_ild_step() gives only the length, the branch class and, for direct
+ * near branches, the displacement of the common instructions: legacy/REX
+ * prefixes without LOCK or F2/F3, the one-byte map and the 0F map outside
+ * its SSE rows, groups decided by ModRM.reg, immediates up to rel16/32 (no
+ * far pointers, ENTER, XBEGIN). Inlined into the caller, it costs no call
+ * and fills only a small struct. For anything else (errors, vector
+ * encodings, fewer than PTD_ILD_MAX_LEN bytes, ...) it returns 0 and the
+ * caller decodes with ptd_ild_decode(), which then gives the answer. When
+ * it returns n > 0, ptd_ild_decode() on the same bytes returns n with the
+ * same iclass, PTD_INSN_REL exactly when s->rel, and then the same disp
+ * (test/ild/ild_vs_zydis.c and ild_bounds.c check this).
+ *
+ * Internal to libptd (decoder/): it reads the ILD's tables directly. */
+#ifndef PTD_ILD_FAST_H
+#define PTD_ILD_FAST_H
+
+#include "decoder/ptd_ild.h"
+#include "decoder/ptd_ild_tables.h"
+
+#if defined(__GNUC__)
+#define PTD_ILD_STEP_RARE(x) __builtin_expect(!!(x), 0)
+#else
+#define PTD_ILD_STEP_RARE(x) (x)
+#endif
+
+struct ptd_ild_step {
+    uint8_t iclass;     /* enum ptd_iclass */
+    uint8_t rel;        /* direct near branch (rel8/16/32): disp valid */
+    int32_t disp;       /* the sign-extended displacement (rel), else 0 */
+};
+
+static inline unsigned ptd_ild_step(const uint8_t *bytes, size_t size, unsigned mode,
+                                    struct ptd_ild_step *s)
+{
+    if (PTD_ILD_STEP_RARE(size < PTD_ILD_MAX_LEN || mode > PTD_EXEC_MODE_64))
+        return 0;
+    const uint8_t *pt = ptd_ild_prefix_bits[mode == PTD_EXEC_MODE_64];
+    unsigned pos = 0, pf = 0, b = bytes[0], k;
+
+    while (PTD_ILD_STEP_RARE((k = pt[b]) != 0)) {
+        pf = (pf & ~(PF_REX | PF_W)) | k;
+        if (++pos >= PTD_ILD_MAX_LEN)
+            return 0;
+        b = bytes[pos];
+    }
+    if (PTD_ILD_STEP_RARE(pf & (PF_LOCK | PF_REP)))
+        return 0;
+    unsigned map = PTD_ILD_MAP_PRIMARY, op = b;
+    uint16_t e = ptd_ild_map_primary[b];
+    pos++;
+    if (e & ILD_ESC) {
+        if (b != 0x0F || pos >= PTD_ILD_MAX_LEN)   /* VEX, EVEX, XOP */
+            return 0;
+        op = bytes[pos++];
+        if (op == 0x38 || op == 0x3A || ptd_ild_0f_sse[op])
+            return 0;
+        map = PTD_ILD_MAP_0F;
+        e = ptd_ild_map_0f[op];
+    }
+    if (PTD_ILD_STEP_RARE(e & (ILD_INV | ILD_I64 | ILD_REGONLY)))
+        return 0;
+    if (e & ILD_M) {
+        if (pos >= PTD_ILD_MAX_LEN)
+            return 0;
+        unsigned modrm = bytes[pos++];
+        if (PTD_ILD_STEP_RARE(e & ILD_GRP)) {
+            unsigned g = ptd_ild_group_of[map][op];
+            uint16_t ge = ptd_ild_group_reg[g][(modrm >> 3) & 7u];
+            if (g == GR_NONE || (ge & (ILD_GRP | ILD_INV | ILD_REGONLY)))
+                return 0;
+            e = ge;
+        }
+        if ((e & ILD_NOREG) && (modrm >> 6) == 3u)
+            return 0;
+        unsigned x = ptd_ild_modrm_extra[ptd_ild_addrsize[ILD_CTX_OF(mode, pf)] == 16][modrm];
+        if (x & ILD_SIB0) {
+            if (pos >= PTD_ILD_MAX_LEN)
+                return 0;
+            x = (x & ~ILD_SIB0) + ((bytes[pos] & 7u) == 5u ? 4 : 0);
+        }
+        pos += x;
+    }
+    unsigned kind = e & ILD_IMM_MASK;
+    if (PTD_ILD_STEP_RARE(kind > I_RELZ))
+        return 0;
+    unsigned len = pos + ILD_IMM_SIZE(ILD_CTX_OF(mode, pf), kind);
+    if (PTD_ILD_STEP_RARE(len > PTD_ILD_MAX_LEN))
+        return 0;
+    s->iclass = (uint8_t)ILD_CLASS_OF(e);
+    s->rel = kind >= I_REL8;
+    s->disp = 0;
+    if (kind >= I_REL8) {
+        const uint8_t *p = bytes + pos;
+        s->disp = kind == I_REL8 ? (int8_t)p[0]
+                : (len - pos == 2) ? (int16_t)(uint16_t)(p[0] | (p[1] << 8))
+                : (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
+                            ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+    }
+    return len;
+}
+
+#endif /* PTD_ILD_FAST_H */
