@@ -158,14 +158,13 @@ static int ret_pop(struct ptd_flow *f, uint64_t *ip)
 
 /* ---- code --------------------------------------------------------------- */
 
-static int decode(struct ptd_flow *f, struct ptd_insn *insn, const uint8_t **bytes)
+/* Makes the window hold the IP and, where readable, PTD_ILD_MAX_LEN bytes
+ * from it. */
+__attribute__((noinline))
+static int window(struct ptd_flow *f)
 {
     uint64_t off = f->ip - f->win_base;
-    size_t avail;
-    int n;
 
-    if (f->mode == PTD_FLOW_MODE_UNKNOWN)
-        return -PTD_ERR_BAD_INSN;
     if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN) {
         /* start the window a little before the IP (aligned), so that short
          * backward branches (loops) stay inside it; fall back to the IP
@@ -182,8 +181,22 @@ static int decode(struct ptd_flow *f, struct ptd_insn *insn, const uint8_t **byt
         }
         f->win_base = base;
         f->win_len = (uint32_t)(r > (int)sizeof(f->win) ? (int)sizeof(f->win) : r);
-        off = f->ip - base;
     }
+    return 0;
+}
+
+static int decode(struct ptd_flow *f, struct ptd_insn *insn, const uint8_t **bytes)
+{
+    uint64_t off;
+    size_t avail;
+    int n;
+
+    if (f->mode == PTD_FLOW_MODE_UNKNOWN)
+        return -PTD_ERR_BAD_INSN;
+    n = window(f);
+    if (n < 0)
+        return n;
+    off = f->ip - f->win_base;
     avail = f->win_len - (size_t)off;
     n = ptd_ild_decode_at(insn, f->win + off, avail, (enum ptd_exec_mode)f->mode, f->ip);
     if (n < 0)
@@ -193,12 +206,16 @@ static int decode(struct ptd_flow *f, struct ptd_insn *insn, const uint8_t **byt
 }
 
 /* The length, class and displacement of the instruction at the IP when it
- * is a common one inside the window (ptd_ild_fast.h); 0: decode() it. */
-static inline unsigned step(const struct ptd_flow *f, struct ptd_ild_step *s)
+ * is a common one (ptd_ild_fast.h), moving the window as decode() would;
+ * 0: decode() it (which also reports a window that cannot be read). */
+static PTD_ILD_STEP_INLINE unsigned step(struct ptd_flow *f, struct ptd_ild_step *s)
 {
     uint64_t off = f->ip - f->win_base;
-    if (off >= f->win_len)
-        return 0;
+    if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN) {
+        if (f->mode == PTD_FLOW_MODE_UNKNOWN || window(f) < 0)
+            return 0;
+        off = f->ip - f->win_base;
+    }
     return ptd_ild_step(f->win + off, f->win_len - (size_t)off, f->mode, s);
 }
 
@@ -516,15 +533,21 @@ int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *out)
                 goto decoded;
             }
         }
-        n = decode(f, &insn, &bytes);
-        if (n < 0)
-            return n;
-        out->size = (uint8_t)n;
-        out->iclass = insn.iclass;
-        if (f->flags & PTD_FLOW_F_RAW)
-            for (int i = 0; i < n; i++)
-                out->raw[i] = bytes[i];
-        pinsn_of(p, &insn);
+        struct ptd_ild_step s;
+        unsigned sl = (f->flags & PTD_FLOW_F_RAW) ? 0 : step(f, &s);
+        if (sl) {
+            pinsn_of_step(p, f->ip, sl, &s);
+        } else {
+            n = decode(f, &insn, &bytes);
+            if (n < 0)
+                return n;
+            if (f->flags & PTD_FLOW_F_RAW)
+                for (int i = 0; i < n; i++)
+                    out->raw[i] = bytes[i];
+            pinsn_of(p, &insn);
+        }
+        out->size = p->size;
+        out->iclass = p->iclass;
         if (e) {
             e->ip = p->ip;
             e->target = p->target;

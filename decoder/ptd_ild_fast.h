@@ -21,8 +21,10 @@
 
 #if defined(__GNUC__)
 #define PTD_ILD_STEP_RARE(x) __builtin_expect(!!(x), 0)
+#define PTD_ILD_STEP_INLINE __attribute__((always_inline)) inline
 #else
 #define PTD_ILD_STEP_RARE(x) (x)
+#define PTD_ILD_STEP_INLINE inline
 #endif
 
 struct ptd_ild_step {
@@ -31,7 +33,7 @@ struct ptd_ild_step {
     int32_t disp;       /* the sign-extended displacement (rel), else 0 */
 };
 
-static inline unsigned ptd_ild_step(const uint8_t *bytes, size_t size, unsigned mode,
+static PTD_ILD_STEP_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t size, unsigned mode,
                                     struct ptd_ild_step *s)
 {
     if (PTD_ILD_STEP_RARE(size < PTD_ILD_MAX_LEN || mode > PTD_EXEC_MODE_64))
