@@ -590,6 +590,7 @@ int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev)
     ev->from = e->from;
     ev->value = e->value;
     ev->offset = e->offset;
+    ev->tsc = e->tsc;
     ev->aux = e->aux;
     ev->type = e->type;
     ev->flags = e->flags;

@@ -31,7 +31,7 @@
  *     }
  *
  * State: struct ptd_flow, fixed size (PTD_FLOW_STATE_SIZE documents the
- * bound; 2488 bytes on x86-64), plain data, no allocation, no recursion.
+ * bound; 2696 bytes on x86-64), plain data, no allocation, no recursion.
  */
 #ifndef PTD_FLOW_H
 #define PTD_FLOW_H

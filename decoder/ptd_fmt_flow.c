@@ -67,12 +67,16 @@ static void writer(struct w *w, char *line, size_t cap)
 }
 
 int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags,
-                      const struct ptd_flow_insn *insn, uint64_t offset)
+                      const struct ptd_flow_insn *insn, uint64_t offset, uint64_t time)
 {
     struct w w;
     writer(&w, line, cap);
     if (flags & PTD_FMT_FLOW_OFFSET) {
         put_hex16(&w, offset);
+        put_s(&w, "  ");
+    }
+    if (flags & PTD_FMT_FLOW_TIME) {
+        put_hex16(&w, time);
         put_s(&w, "  ");
     }
     if (insn->speculative)
@@ -111,6 +115,10 @@ int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
     put_c(&w, '[');
     if (flags & PTD_FMT_FLOW_OFFSET) {
         put_hex16(&w, offset);
+        put_s(&w, "  ");
+    }
+    if ((flags & PTD_FMT_FLOW_EVENT_TIME) && (ev->flags & PTD_EVF_HAS_TSC)) {
+        put_hex16(&w, ev->tsc);
         put_s(&w, "  ");
     }
     switch (ev->type) {
@@ -251,6 +259,7 @@ void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t 
     L->have_sync = 0;
     L->last_iclass = PTD_ICLASS_COND_JUMP;
     L->sync = 0;
+    L->time = 0;
     L->insn.ip = 0;
     L->insn.iclass = PTD_FLOW_ICLASS_ERROR;
     L->insns = 0;
@@ -296,6 +305,8 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                 struct ptd_event ev;
                 uint64_t off = ptd_flow_offset(L->f);
                 L->st = ptd_flow_event(L->f, &ev);
+                if (L->st >= 0)
+                    L->time = ev.tsc;
                 if (L->st >= 0 && !quiet && !(ev.flags & PTD_EVF_STATUS_UPDATE)) {
                     *kind = PTD_FLOW_LINE_EVENT;
                     return ptd_fmt_flow_event(line, cap, L->flags, &ev, off);
@@ -328,7 +339,8 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                     L->last_iclass = L->insn.iclass;
                     if (!quiet) {
                         *kind = PTD_FLOW_LINE_INSN;
-                        return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, off);
+                        return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, off,
+                                                 L->time);
                     }
                 }
             }

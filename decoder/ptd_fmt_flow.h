@@ -34,12 +34,17 @@ enum {
     PTD_FMT_FLOW_OFFSET = 1u << 0,   /* --offset: trace offset first */
     PTD_FMT_FLOW_EVENT_IP = 1u << 1, /* --event:ip: IPs in event lines */
     PTD_FMT_FLOW_QUIET = 1u << 2,    /* --quiet: only error lines */
+    PTD_FMT_FLOW_TIME = 1u << 3,     /* --time: TSC before each instruction */
+    PTD_FMT_FLOW_EVENT_TIME = 1u << 4, /* --event:time: TSC in event lines */
 };
 
-/* One instruction: "[<offset>  ][? ]<ip>" (16 hex digits each). */
+/* One instruction: "[<offset>  ][<time>  ][? ]<ip>" (16 hex digits each).
+ * As ptxed, <time> is the TSC of the last event decoded (0 before the
+ * first; the flow's time needs ptd_flow_config.time). */
 int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags,
-                      const struct ptd_flow_insn *insn, uint64_t offset);
-/* One event: "[<text>]" as ptxed words it. */
+                      const struct ptd_flow_insn *insn, uint64_t offset, uint64_t time);
+/* One event: "[[<offset>  ][<tsc>  ]<text>]" as ptxed words it; <tsc> with
+ * PTD_FMT_FLOW_EVENT_TIME when the event has one (PTD_EVF_HAS_TSC). */
 int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
                        const struct ptd_event *ev, uint64_t offset);
 /* An error: "[<offset hex>, <ip hex>: <kind>: <message>]". */
@@ -61,6 +66,7 @@ struct ptd_flow_lines {
     uint8_t have_sync;
     uint8_t last_iclass;
     uint64_t sync;       /* offset of the last failed sync */
+    uint64_t time;       /* the last event's TSC (PTD_FMT_FLOW_TIME) */
     struct ptd_flow_insn insn; /* the last instruction */
     uint64_t insns;      /* instructions decoded */
     uint64_t blocks;     /* runs of instructions ended by a branch */

@@ -31,6 +31,7 @@ static void ev_clear(struct ptd_event *e)
     e->from = 0;
     e->value = 0;
     e->offset = 0;
+    e->tsc = 0;
     e->aux = 0;
     e->type = 0;
     e->flags = 0;
@@ -47,7 +48,9 @@ static void evq_init(struct ptd_qry_evq *q)
 
 /* Appends a cleared event; when full, the oldest is dropped (bounded
  * memory for a corrupt trace that never sends the binding packet). */
-static struct ptd_event *evq_push(struct ptd_qry_evq *q)
+static void ev_stamp(const struct ptd_qry *q, struct ptd_event *e);
+
+static struct ptd_event *evq_push_(struct ptd_qry_evq *q)
 {
     struct ptd_event *e;
     if (q->count == PTD_QRY_EVQ) {
@@ -57,6 +60,14 @@ static struct ptd_event *evq_push(struct ptd_qry_evq *q)
     e = &q->ev[(q->head + q->count) % PTD_QRY_EVQ];
     q->count++;
     ev_clear(e);
+    return e;
+}
+
+/* An event made now takes the current time (libipt's pt_qry_event_time). */
+#define evq_push(qry, evq) ev_stamped((qry), evq_push_(evq))
+static struct ptd_event *ev_stamped(const struct ptd_qry *q, struct ptd_event *e)
+{
+    ev_stamp(q, e);
     return e;
 }
 
@@ -87,6 +98,7 @@ static void ev_copy(struct ptd_event *d, const struct ptd_event *s)
     d->from = s->from;
     d->value = s->value;
     d->offset = s->offset;
+    d->tsc = s->tsc;
     d->aux = s->aux;
     d->type = s->type;
     d->flags = s->flags;
@@ -172,6 +184,12 @@ void ptd_qry_set_time(struct ptd_qry *q, const struct ptd_time_config *cfg)
     ptd_time_init(&q->time, cfg);
     q->snap_rc = -PTD_TIME_ERR_NO_TIME;
     q->snap_tsc = 0;
+}
+
+static void ev_stamp(const struct ptd_qry *q, struct ptd_event *e)
+{
+    if (q->timing && ptd_time_now(&q->time, &e->tsc, NULL, NULL) == 0)
+        e->flags |= PTD_EVF_HAS_TSC;
 }
 
 /* The time handed out from now on (libipt's last_time). */
@@ -301,12 +319,12 @@ static int read_psb(struct ptd_qry *q)
                 return err;
             break;
         case PTD_PKT_MODE_EXEC:
-            e = evq_push(&q->psbq);
+            e = evq_push(q, &q->psbq);
             e->type = PTD_EV_EXEC_MODE;
             e->mode = (uint8_t)exec_mode_of(&q->next);
             break;
         case PTD_PKT_MODE_TSX:
-            e = evq_push(&q->psbq);
+            e = evq_push(q, &q->psbq);
             e->type = PTD_EV_TSX;
             if (q->next.flags & PTD_PKTF_INTX)
                 e->flags |= PTD_EVF_SPECULATIVE;
@@ -314,14 +332,14 @@ static int read_psb(struct ptd_qry *q)
                 e->flags |= PTD_EVF_ABORTED;
             break;
         case PTD_PKT_PIP:
-            e = evq_push(&q->psbq);
+            e = evq_push(q, &q->psbq);
             e->type = PTD_EV_ASYNC_PAGING;
             e->value = q->next.payload;
             if (q->next.flags & PTD_PKTF_NR)
                 e->flags |= PTD_EVF_NR;
             break;
         case PTD_PKT_VMCS:
-            e = evq_push(&q->psbq);
+            e = evq_push(q, &q->psbq);
             e->type = PTD_EV_ASYNC_VMCS;
             e->value = q->next.payload;
             break;
@@ -344,12 +362,12 @@ static int decode_status(struct ptd_qry *q)
     case PTD_PKT_PSB:
         return read_psb(q);
     case PTD_PKT_MODE_EXEC:
-        e = evq_push(&q->tipq);
+        e = evq_push(q, &q->tipq);
         e->type = PTD_EV_EXEC_MODE;
         e->mode = (uint8_t)exec_mode_of(&q->next);
         break;
     case PTD_PKT_MODE_TSX:
-        e = evq_push(&q->fupq);
+        e = evq_push(q, &q->fupq);
         e->type = PTD_EV_TSX;
         if (q->next.flags & PTD_PKTF_INTX)
             e->flags |= PTD_EVF_SPECULATIVE;
@@ -363,7 +381,7 @@ static int decode_status(struct ptd_qry *q)
             int s = apply_ip(q, &ip, &err);
             if (err)
                 return err;
-            e = evq_push(&q->tipq);
+            e = evq_push(q, &q->tipq);
             e->type = PTD_EV_ASYNC_BRANCH;
             e->from = ip;
             if (s)
@@ -520,6 +538,7 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
     int s, err;
 
     ev_clear(ev);
+    ev_stamp(q, ev);
     ev->offset = q->next_off;
     switch (q->next.kind) {
     case PTD_PKT_TIP_PGE:
@@ -607,12 +626,16 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
         s = ptd_last_ip_query(&q->lip, &ip) < 0;
         publish_bound(q, &q->psbq, ev, ip, s);
         ev->flags |= PTD_EVF_STATUS_UPDATE;
+        /* PSB+ events take the time at PSBEND (libipt's psbend events) */
+        ev->flags &= (uint8_t)~PTD_EVF_HAS_TSC;
+        ev->tsc = 0;
+        ev_stamp(q, ev);
         return 1;
     case PTD_PKT_OVF:
         return decode_ovf(q, ev);
     case PTD_PKT_PIP:
         if (evq_has(&q->tipq, PTD_EV_ASYNC_BRANCH)) {
-            e = evq_push(&q->tipq);
+            e = evq_push(q, &q->tipq);
             e->type = PTD_EV_ASYNC_PAGING;
             e->value = q->next.payload;
             if (q->next.flags & PTD_PKTF_NR)
@@ -628,7 +651,7 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
         return 1;
     case PTD_PKT_VMCS:
         if (evq_has(&q->tipq, PTD_EV_ASYNC_BRANCH)) {
-            e = evq_push(&q->tipq);
+            e = evq_push(q, &q->tipq);
             e->type = PTD_EV_ASYNC_VMCS;
             e->value = q->next.payload;
             consume(q);
@@ -674,7 +697,7 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
             unsigned type = q->next.kind == PTD_PKT_EXSTOP ? PTD_EV_EXSTOP
                           : q->next.kind == PTD_PKT_PTW ? PTD_EV_PTWRITE : PTD_EV_MWAIT;
             bool bound = q->next.kind == PTD_PKT_MWAIT || (q->next.flags & PTD_PKTF_IP);
-            e = bound ? evq_push(&q->fupq) : ev;
+            e = bound ? evq_push(q, &q->fupq) : ev;
             e->type = (uint8_t)type;
             e->value = q->next.payload;
             e->aux = q->next.aux;

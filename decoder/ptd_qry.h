@@ -20,7 +20,7 @@
  * libipt's (pts_*, pte_*) so the layers above can mirror libipt's
  * instruction decoder exactly.
  *
- * State: struct ptd_qry, 1488 bytes on x86-64, plain data, no allocation; every
+ * State: struct ptd_qry, 1688 bytes on x86-64, plain data, no allocation; every
  * loop is bounded by the trace.
  */
 #ifndef PTD_QRY_H
@@ -91,6 +91,7 @@ enum {
     PTD_EVF_SPECULATIVE = 0x10,     /* TSX: in a transaction */
     PTD_EVF_ABORTED = 0x20,         /* TSX: transaction aborted */
     PTD_EVF_HW = 0x40,              /* PWRE: hardware-initiated */
+    PTD_EVF_HAS_TSC = 0x80,         /* tsc is known (libipt's has_tsc) */
 };
 
 struct ptd_event {
@@ -98,6 +99,9 @@ struct ptd_event {
     uint64_t from;
     uint64_t value;
     uint64_t offset;     /* trace offset of the packet that completed it */
+    uint64_t tsc;        /* time when its packet was decoded (with time
+                          * tracking; libipt's event tsc, also without
+                          * PTD_EVF_HAS_TSC) */
     uint32_t aux;
     uint8_t type;        /* enum ptd_ev_type */
     uint8_t flags;       /* PTD_EVF_* */

@@ -15,6 +15,7 @@
 #include "decoder/ptd_flow.h"
 #include "decoder/ptd_fmt_flow.h"
 #include "decoder/ptd_opts.h"
+#include "decoder/ptd_time.h"
 #include "efi/app.h"
 #include "efi/code_image.h"
 #include "efi/console.h"
@@ -39,13 +40,16 @@ struct flow_args {
     int live, stat;
     uint32_t fmt_flags;
     struct ptd_flow_config cfg;
+    struct ptd_time_config tcfg; /* --mtc-freq, --nom-freq, --cpuid-0x15.* */
 };
 
 static void flow_usage(void)
 {
     efi_con_puts("usage: ptboot.efi flow --pt FILE (--pages PREFIX | --live) [--filter LO-HI]\n"
                  "                      [--cpu f/m] [--mode 16|32|64] [--event:ip] [--offset]\n"
-                 "                      [--quiet] [--stat] [--no-inst]\n");
+                 "                      [--quiet] [--stat] [--no-inst] [--time] [--event:time]\n"
+                 "                      [--mtc-freq N] [--nom-freq N] [--cpuid-0x15.eax N]\n"
+                 "                      [--cpuid-0x15.ebx N]\n");
 }
 
 static int usage_error(const char *what, const char *arg)
@@ -70,6 +74,10 @@ static int parse(struct flow_args *a, int argc, char **argv)
             a->fmt_flags |= PTD_FMT_FLOW_QUIET;
         } else if (!strcmp(o, "--stat")) {
             a->stat = 1;
+        } else if (!strcmp(o, "--time")) {
+            a->fmt_flags |= PTD_FMT_FLOW_TIME;
+        } else if (!strcmp(o, "--event:time")) {
+            a->fmt_flags |= PTD_FMT_FLOW_EVENT_TIME;
         } else if (!strcmp(o, "--no-inst")) {
             /* the target prints IPs only, always */
         } else if (!strcmp(o, "--live")) {
@@ -94,6 +102,23 @@ static int parse(struct flow_args *a, int argc, char **argv)
             if (!ptd_opts_parse_cpu(v, &family, &model))
                 return usage_error("--cpu wants none or f/m[/s], not", v);
             a->cfg.errata = family ? ptd_flow_errata_for_cpu(family, model) : 0;
+            a->tcfg.errata = family ? ptd_time_errata_for_cpu(family, model) : 0;
+            i++;
+        } else if (!strcmp(o, "--mtc-freq") || !strcmp(o, "--nom-freq") ||
+                   !strcmp(o, "--cpuid-0x15.eax") || !strcmp(o, "--cpuid-0x15.ebx")) {
+            uint64_t n;
+            uint64_t max = !strcmp(o, "--mtc-freq") ? PTD_TIME_MTC_FREQ_MAX
+                           : !strcmp(o, "--nom-freq") ? 0xff : 0xffffffffu;
+            if (!ptd_opts_parse_u64(v, &n) || n > max)
+                return usage_error("bad number for", o);
+            if (!strcmp(o, "--mtc-freq"))
+                a->tcfg.mtc_freq = (uint8_t)n;
+            else if (!strcmp(o, "--nom-freq"))
+                a->tcfg.nom_freq = (uint8_t)n;
+            else if (!strcmp(o, "--cpuid-0x15.eax"))
+                a->tcfg.cpuid_0x15_eax = (uint32_t)n;
+            else
+                a->tcfg.cpuid_0x15_ebx = (uint32_t)n;
             i++;
         } else if (!strcmp(o, "--mode")) {
             if (strcmp(v, "16") && strcmp(v, "32") && strcmp(v, "64"))
@@ -106,6 +131,8 @@ static int parse(struct flow_args *a, int argc, char **argv)
     }
     if (!a->pt)
         return usage_error("--pt FILE is required", NULL);
+    if (a->fmt_flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME))
+        a->cfg.time = &a->tcfg;
     if (!a->npages && !a->live)
         return usage_error("no code: give --pages PREFIX or --live", NULL);
     return EFI_APP_OK;

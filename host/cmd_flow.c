@@ -15,6 +15,8 @@
 
 #include "decoder/ptd_flow.h"
 #include "decoder/ptd_fmt_flow.h"
+#include "decoder/ptd_opts.h"
+#include "decoder/ptd_time.h"
 #include "host/commands.h"
 #include "host/flow_opts.h"
 
@@ -91,11 +93,14 @@ static void usage(FILE *to)
         "  --quiet, -q                no flow lines\n"
         "  --stat, --stat:insn        instruction count at the end; --stat:blocks also blocks\n"
         "  --check                    accepted (the flow layer always checks consistency)\n"
-        "Accepted for ptxed compatibility, no effect (timing is not decoded yet):\n"
-        "  --time --time-delta --tcal --no-tcal --event:tick --event:time --event:iflags\n"
+        "  --time                     TSC of the last event before each instruction (as ptxed)\n"
+        "  --event:time               TSC in event lines, when known\n"
+        "Timing (as ptxed):\n"
+        "  --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
+        "Accepted for ptxed/ptdump compatibility, no effect:\n"
+        "  --time-delta --tcal --no-tcal --event:tick --event:iflags\n"
         "  --block:show-blocks --block:end-on-call --insn-decoder --block-decoder\n"
-        "  --resync-on-error (always on) --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
-        "  --mtc-freq N --nom-freq N\n"
+        "  --resync-on-error (always on)\n"
         "Exit status: 0 decoded (decode errors are reported in the flow), 1 bad input\n"
         "file, 2 bad usage.\n");
 }
@@ -108,7 +113,9 @@ int host_cmd_flow(int argc, char **argv)
     struct ptd_flow *f;
     int rc = 0;
 
+    static struct ptd_time_config tcfg;
     memset(&o, 0, sizeof(o));
+    memset(&tcfg, 0, sizeof(tcfg));
     flow_opts_init(&fo);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -138,21 +145,36 @@ int host_cmd_flow(int argc, char **argv)
         } else if (!strcmp(a, "--stat:blocks")) {
             o.stat = 1;
             o.stat_blocks = 1;
-        } else if (!strcmp(a, "--check") || !strcmp(a, "--time") || !strcmp(a, "--time-delta") ||
+        } else if (!strcmp(a, "--time")) {
+            o.flags |= PTD_FMT_FLOW_TIME;
+        } else if (!strcmp(a, "--event:time")) {
+            o.flags |= PTD_FMT_FLOW_EVENT_TIME;
+        } else if (!strcmp(a, "--check") || !strcmp(a, "--time-delta") ||
                    !strcmp(a, "--tcal") || !strcmp(a, "--no-tcal") || !strcmp(a, "--event:tick") ||
-                   !strcmp(a, "--event:time") || !strcmp(a, "--event:iflags") ||
+                   !strcmp(a, "--event:iflags") ||
                    !strcmp(a, "--block:show-blocks") || !strcmp(a, "--block:end-on-call") ||
                    !strcmp(a, "--insn-decoder") || !strcmp(a, "--block-decoder") ||
                    !strcmp(a, "--resync-on-error")) {
             /* accepted, see --help */
         } else if (!strcmp(a, "--cpuid-0x15.eax") || !strcmp(a, "--cpuid-0x15.ebx") ||
                    !strcmp(a, "--mtc-freq") || !strcmp(a, "--nom-freq")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "ptboot flow: %s needs an argument\n", a);
+            uint64_t v;
+            int mtc = !strcmp(a, "--mtc-freq"), nom = !strcmp(a, "--nom-freq");
+            uint64_t max = mtc ? PTD_TIME_MTC_FREQ_MAX : nom ? 0xff : 0xffffffffu;
+            if (i + 1 >= argc || !ptd_opts_parse_u64(argv[i + 1], &v) || v > max) {
+                fprintf(stderr, "ptboot flow: %s needs a number up to %" PRIu64 "\n", a, max);
                 flow_opts_free(&fo);
                 return 2;
             }
             i++;
+            if (mtc)
+                tcfg.mtc_freq = (uint8_t)v;
+            else if (nom)
+                tcfg.nom_freq = (uint8_t)v;
+            else if (!strcmp(a, "--cpuid-0x15.eax"))
+                tcfg.cpuid_0x15_eax = (uint32_t)v;
+            else
+                tcfg.cpuid_0x15_ebx = (uint32_t)v;
         } else {
             fprintf(stderr, "ptboot flow: unknown option '%s' (see ptboot flow --help)\n", a);
             flow_opts_free(&fo);
@@ -183,6 +205,10 @@ int host_cmd_flow(int argc, char **argv)
     setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
     if (!o.no_inst)
         fo.cfg.flags |= PTD_FLOW_F_RAW;
+    if (o.flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME)) {
+        tcfg.errata = fo.have_cpu ? ptd_time_errata_for_cpu(fo.family, fo.model) : 0;
+        fo.cfg.time = &tcfg;
+    }
     ptd_flow_init(f, &fo.cfg);
     struct ptd_flow_lines lines;
     run(f, &o, &lines);

@@ -31,6 +31,8 @@ struct opts {
     int event_ip;
     int quiet;
     int stat;
+    int time;        /* --time: the last event's tsc before each instruction */
+    int event_time;  /* --event:time: the event's tsc, when it has one */
 };
 
 static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
@@ -55,6 +57,8 @@ static const char *mode_name(enum pt_exec_mode m)
 static void print_event(const struct pt_event *ev, const struct opts *o)
 {
     printf("[");
+    if (o->event_time && ev->has_tsc)
+        printf("%016" PRIx64 "  ", ev->tsc);
     switch (ev->type) {
     case ptev_enabled:
         printf("%s", ev->variant.enabled.resumed ? "resumed" : "enabled");
@@ -179,13 +183,21 @@ static void diagnose(const char *kind, struct pt_insn_decoder *d, uint64_t ip, i
         printf("[%" PRIx64 ", %" PRIx64 ": %s: %s]\n", pos, ip, kind, pt_errstr(pt_errcode(err)));
 }
 
-static int drain(struct pt_insn_decoder *d, int status, const struct opts *o)
+static void print_ip(const struct opts *o, uint64_t time, const struct pt_insn *insn)
+{
+    if (o->time)
+        printf("%016" PRIx64 "  ", time);
+    printf("%s%016" PRIx64 "\n", insn->speculative ? "? " : "", insn->ip);
+}
+
+static int drain(struct pt_insn_decoder *d, int status, const struct opts *o, uint64_t *time)
 {
     while (status & pts_event_pending) {
         struct pt_event ev;
         status = pt_insn_event(d, &ev, sizeof(ev));
         if (status < 0)
             return status;
+        *time = ev.tsc;
         if (!o->quiet && !ev.status_update)
             print_event(&ev, o);
     }
@@ -194,7 +206,7 @@ static int drain(struct pt_insn_decoder *d, int status, const struct opts *o)
 
 static uint64_t decode(struct pt_insn_decoder *d, const struct opts *o)
 {
-    uint64_t insns = 0, sync = 0;
+    uint64_t insns = 0, sync = 0, time = 0;
     int have_sync = 0;
 
     for (;;) {
@@ -216,7 +228,7 @@ static uint64_t decode(struct pt_insn_decoder *d, const struct opts *o)
             continue;
         }
         for (;;) {
-            status = drain(d, status, o);
+            status = drain(d, status, o, &time);
             if (status < 0)
                 break;
             if (status & pts_eos) {
@@ -230,13 +242,13 @@ static uint64_t decode(struct pt_insn_decoder *d, const struct opts *o)
                 /* the instruction may still have been decoded */
                 if (insn.iclass != ptic_error) {
                     if (!o->quiet)
-                        printf("%s%016" PRIx64 "\n", insn.speculative ? "? " : "", insn.ip);
+                        print_ip(o, time, &insn);
                     insns++;
                 }
                 break;
             }
             if (!o->quiet)
-                printf("%s%016" PRIx64 "\n", insn.speculative ? "? " : "", insn.ip);
+                print_ip(o, time, &insn);
             insns++;
         }
         if (!status)
@@ -272,7 +284,7 @@ int main(int argc, char **argv)
 {
     static char obuf[1 << 16];
     struct flow_image img;
-    struct opts o = {0, 0, 0};
+    struct opts o = {0, 0, 0, 0, 0};
     const char *pt = NULL;
     struct pt_config cfg;
     struct pt_insn_decoder *d;
@@ -293,6 +305,8 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) { o.quiet = 1; continue; }
         if (!strcmp(a, "--event:ip")) { o.event_ip = 1; continue; }
         if (!strcmp(a, "--no-inst")) continue;
+        if (!strcmp(a, "--time")) { o.time = 1; continue; }
+        if (!strcmp(a, "--event:time")) { o.event_time = 1; continue; }
         if (!v) {
             fprintf(stderr, "libipt_flow: %s: missing argument or unknown option\n", a);
             return usage(2);
@@ -332,6 +346,22 @@ int main(int argc, char **argv)
                 fprintf(stderr, "libipt_flow: --cpu %s: unknown cpu\n", v);
                 return 2;
             }
+        } else if (!strcmp(a, "--mtc-freq") || !strcmp(a, "--nom-freq") ||
+                   !strcmp(a, "--cpuid-0x15.eax") || !strcmp(a, "--cpuid-0x15.ebx")) {
+            char *end;
+            unsigned long n = strtoul(v, &end, 0);
+            if (*end) {
+                fprintf(stderr, "libipt_flow: %s %s: want a number\n", a, v);
+                return usage(2);
+            }
+            if (!strcmp(a, "--mtc-freq"))
+                cfg.mtc_freq = (uint8_t)n;
+            else if (!strcmp(a, "--nom-freq"))
+                cfg.nom_freq = (uint8_t)n;
+            else if (!strcmp(a, "--cpuid-0x15.eax"))
+                cfg.cpuid_0x15_eax = (uint32_t)n;
+            else
+                cfg.cpuid_0x15_ebx = (uint32_t)n;
         } else if (!strcmp(a, "--mode")) {
             if (strcmp(v, "16") && strcmp(v, "32") && strcmp(v, "64")) {
                 fprintf(stderr, "libipt_flow: --mode %s: want 16, 32 or 64\n", v);
