@@ -151,6 +151,12 @@ static int fetch(struct ptd_qry *q)
         return q->next_err;
     q->next_off = ptd_pkt_offset(&q->pkt);
     r = ptd_pkt_next(&q->pkt, &q->next);
+    if (r >= 0 && q->next.kind == PTD_PKT_CYC && (q->errata & PTD_ERRATUM_SKD007) &&
+        ptd_time_skd007_cyc(&q->next, q->pkt.begin + q->next_off, q->pkt.end)) {
+        /* SKD007: an OVF cut this CYC; drop it, go on at the OVF */
+        q->pkt.pos = q->pkt.begin + q->next_off + 1;
+        r = ptd_pkt_next(&q->pkt, &q->next);
+    }
     if (r == -PTD_ERR_TRUNCATED)
         r = -PTD_ERR_EOS;
     q->next_err = r < 0 ? r : 0;
