@@ -37,6 +37,40 @@ else
   echo "skip: $real not found, real-trace flow cases not run"
 fi
 
+# Time on the target: a generated program with timing packets (TSC/TMA in
+# PSB+, MTC and CYC; test/flow/flowgen.c), its raw code files turned into a
+# page dump, decoded with ptxed's --time --event:time on both sides.
+# raw_to_pages RAW BASE PREFIX: appends RAW, loaded at BASE, to PREFIX.dump
+# and PREFIX.addr (4 KiB pages, zero padded; one LE u64 address per page).
+raw_to_pages() {
+  local raw=$1 base=$(($2)) prefix=$3 size pages i a
+  size=$(stat -c %s "$raw")
+  pages=$(( (size + 4095) / 4096 ))
+  { cat "$raw"; head -c $(( pages * 4096 - size )) /dev/zero; } >> "$prefix.dump"
+  for ((i = 0; i < pages; i++)); do
+    a=$(( base + i * 4096 ))
+    printf "$(printf '\\x%02x' $((a & 255)) $((a >> 8 & 255)) $((a >> 16 & 255)) $((a >> 24 & 255)) \
+      $((a >> 32 & 255)) $((a >> 40 & 255)) $((a >> 48 & 255)) $((a >> 56 & 255)))" >> "$prefix.addr"
+  done
+}
+gen=$BOOT_DIR/flowgen
+rm -rf "$gen" && mkdir -p "$gen"
+build/test/flowgen --seeds 8 --insns 3000 --write "$gen" > /dev/null || exit 1
+: > "$gen/code.dump"; : > "$gen/code.addr"
+raw_to_pages "$gen/seed7.a.bin" 0x400000 "$gen/code"
+raw_to_pages "$gen/seed7.32.bin" 0x600000 "$gen/code"
+raw_to_pages "$gen/seed7.out.bin" 0x900000 "$gen/code"
+flow_case flow-time "$gen/seed7.pt" "$gen/code" \
+  "--mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 --time --event:time"
+# the page dump must hold the same code as the raw files
+build/ptboot flow --no-inst --pt "$gen/seed7.pt" --raw "$gen/seed7.a.bin:0x400000" \
+  --raw "$gen/seed7.32.bin:0x600000" --raw "$gen/seed7.out.bin:0x900000" \
+  --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 --time --event:time > "$gen/raw.txt" 2>&1
+if cmp -s "$gen/raw.txt" "$BOOT_DIR/flow-time.expected"; then ok "flow-time: page dump decodes as the raw files"
+else not_ok "flow-time: page dump and raw files decode differently"; fi
+expect flow-time '^0000000000000000  [0-9a-f]{16}$|^[0-9a-f]{16}  [0-9a-f]{16}$' "instruction lines carry a time"
+expect flow-time '^[1-9a-f][0-9a-f]{15}  [0-9a-f]{16}$|^0[0-9a-f]*[1-9a-f][0-9a-f]*  [0-9a-f]{16}$' "a non-zero time reached the target's output"
+
 # A trace that enables tracing at the local APIC's MMIO page, then at an
 # unmapped address: with --live the decoder may read only RAM from the
 # memory map, so both give error lines and the machine goes on.
