@@ -116,6 +116,36 @@ static unsigned exec_mode_of(const struct ptd_pkt *p)
     return PTD_EXEC_MODE_16;
 }
 
+/* Sets e's type and the fields the packet p carries (MODE.Exec: the mode;
+ * MODE.TSX: in transaction / aborted; PIP: CR3 and NR; VMCS: the base).
+ * The same packet makes different event types in PSB+, ahead of a TIP or
+ * on its own, so the caller names the type. */
+static void event_from_packet(struct ptd_event *e, uint8_t type, const struct ptd_pkt *p)
+{
+    e->type = type;
+    switch (p->kind) {
+    case PTD_PKT_MODE_EXEC:
+        e->mode = (uint8_t)exec_mode_of(p);
+        break;
+    case PTD_PKT_MODE_TSX:
+        if (p->flags & PTD_PKTF_INTX)
+            e->flags |= PTD_EVF_SPECULATIVE;
+        if (p->flags & PTD_PKTF_ABRT)
+            e->flags |= PTD_EVF_ABORTED;
+        break;
+    case PTD_PKT_PIP:
+        e->value = p->payload;
+        if (p->flags & PTD_PKTF_NR)
+            e->flags |= PTD_EVF_NR;
+        break;
+    case PTD_PKT_VMCS:
+        e->value = p->payload;
+        break;
+    default:
+        break;
+    }
+}
+
 /* ---- packet access ------------------------------------------------------ */
 
 void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size)
@@ -304,7 +334,6 @@ static int read_psb(struct ptd_qry *q)
     evq_init(&q->psbq);
     /* bounded: every iteration consumes a packet */
     for (;;) {
-        struct ptd_event *e;
         uint64_t ip;
         int err, r = fetch(q);
         if (r < 0)
@@ -325,29 +354,16 @@ static int read_psb(struct ptd_qry *q)
                 return err;
             break;
         case PTD_PKT_MODE_EXEC:
-            e = evq_push(q, &q->psbq);
-            e->type = PTD_EV_EXEC_MODE;
-            e->mode = (uint8_t)exec_mode_of(&q->next);
+            event_from_packet(evq_push(q, &q->psbq), PTD_EV_EXEC_MODE, &q->next);
             break;
         case PTD_PKT_MODE_TSX:
-            e = evq_push(q, &q->psbq);
-            e->type = PTD_EV_TSX;
-            if (q->next.flags & PTD_PKTF_INTX)
-                e->flags |= PTD_EVF_SPECULATIVE;
-            if (q->next.flags & PTD_PKTF_ABRT)
-                e->flags |= PTD_EVF_ABORTED;
+            event_from_packet(evq_push(q, &q->psbq), PTD_EV_TSX, &q->next);
             break;
         case PTD_PKT_PIP:
-            e = evq_push(q, &q->psbq);
-            e->type = PTD_EV_ASYNC_PAGING;
-            e->value = q->next.payload;
-            if (q->next.flags & PTD_PKTF_NR)
-                e->flags |= PTD_EVF_NR;
+            event_from_packet(evq_push(q, &q->psbq), PTD_EV_ASYNC_PAGING, &q->next);
             break;
         case PTD_PKT_VMCS:
-            e = evq_push(q, &q->psbq);
-            e->type = PTD_EV_ASYNC_VMCS;
-            e->value = q->next.payload;
+            event_from_packet(evq_push(q, &q->psbq), PTD_EV_ASYNC_VMCS, &q->next);
             break;
         default:
             return -PTD_ERR_BAD_CONTEXT;
@@ -368,17 +384,10 @@ static int decode_status(struct ptd_qry *q)
     case PTD_PKT_PSB:
         return read_psb(q);
     case PTD_PKT_MODE_EXEC:
-        e = evq_push(q, &q->tipq);
-        e->type = PTD_EV_EXEC_MODE;
-        e->mode = (uint8_t)exec_mode_of(&q->next);
+        event_from_packet(evq_push(q, &q->tipq), PTD_EV_EXEC_MODE, &q->next);
         break;
     case PTD_PKT_MODE_TSX:
-        e = evq_push(q, &q->fupq);
-        e->type = PTD_EV_TSX;
-        if (q->next.flags & PTD_PKTF_INTX)
-            e->flags |= PTD_EVF_SPECULATIVE;
-        if (q->next.flags & PTD_PKTF_ABRT)
-            e->flags |= PTD_EVF_ABORTED;
+        event_from_packet(evq_push(q, &q->fupq), PTD_EV_TSX, &q->next);
         break;
     case PTD_PKT_FUP:
         /* a FUP with nothing bound to it: the source of an asynchronous
@@ -641,30 +650,20 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
         return decode_ovf(q, ev);
     case PTD_PKT_PIP:
         if (evq_has(&q->tipq, PTD_EV_ASYNC_BRANCH)) {
-            e = evq_push(q, &q->tipq);
-            e->type = PTD_EV_ASYNC_PAGING;
-            e->value = q->next.payload;
-            if (q->next.flags & PTD_PKTF_NR)
-                e->flags |= PTD_EVF_NR;
+            event_from_packet(evq_push(q, &q->tipq), PTD_EV_ASYNC_PAGING, &q->next);
             consume(q);
             return 0;
         }
-        ev->type = PTD_EV_PAGING;
-        ev->value = q->next.payload;
-        if (q->next.flags & PTD_PKTF_NR)
-            ev->flags |= PTD_EVF_NR;
+        event_from_packet(ev, PTD_EV_PAGING, &q->next);
         consume(q);
         return 1;
     case PTD_PKT_VMCS:
         if (evq_has(&q->tipq, PTD_EV_ASYNC_BRANCH)) {
-            e = evq_push(q, &q->tipq);
-            e->type = PTD_EV_ASYNC_VMCS;
-            e->value = q->next.payload;
+            event_from_packet(evq_push(q, &q->tipq), PTD_EV_ASYNC_VMCS, &q->next);
             consume(q);
             return 0;
         }
-        ev->type = PTD_EV_VMCS;
-        ev->value = q->next.payload;
+        event_from_packet(ev, PTD_EV_VMCS, &q->next);
         consume(q);
         return 1;
     case PTD_PKT_STOP:
