@@ -52,6 +52,25 @@ static void reset(struct ptd_flow *f)
     f->ret_count = 0;
 }
 
+/* A cache in the caller's memory: the 8-byte aligned part of mem, as the
+ * largest power-of-two count of entries that fits (so an index is a mask).
+ * Less than 16 entries is not worth it: no cache (NULL, mask 0). */
+static void *arena(void *mem, size_t size, size_t entry_size, uint64_t *mask)
+{
+    *mask = 0;
+    if (!mem)
+        return NULL;
+    uintptr_t a = (uintptr_t)mem, b = (a + 7) & ~(uintptr_t)7;
+    size_t n = 1, avail = size > (b - a) ? size - (b - a) : 0;
+    avail /= entry_size;
+    if (avail < 16)
+        return NULL;
+    while (n * 2 <= avail)
+        n *= 2;
+    *mask = n - 1;
+    return (void *)b;
+}
+
 int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
 {
     if (!f || !cfg || !cfg->read || (!cfg->trace && cfg->size))
@@ -72,32 +91,8 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
     f->win_base = 0;
     f->win_len = 0;
     f->flags = cfg->flags;
-    f->cache = NULL;
-    f->cache_mask = 0;
-    if (cfg->cache) {
-        uintptr_t a = (uintptr_t)cfg->cache, b = (a + 7) & ~(uintptr_t)7;
-        size_t n = 1, avail = cfg->cache_size > (b - a) ? cfg->cache_size - (b - a) : 0;
-        avail /= sizeof(struct ptd_flow_centry);
-        while (n * 2 <= avail)
-            n *= 2;
-        if (avail >= 16) {
-            f->cache = (struct ptd_flow_centry *)b;
-            f->cache_mask = n - 1;
-        }
-    }
-    f->bcache = NULL;
-    f->bcache_mask = 0;
-    if (cfg->bcache) {
-        uintptr_t a = (uintptr_t)cfg->bcache, b = (a + 7) & ~(uintptr_t)7;
-        size_t n = 1, avail = cfg->bcache_size > (b - a) ? cfg->bcache_size - (b - a) : 0;
-        avail /= sizeof(struct ptd_flow_bentry);
-        while (n * 2 <= avail)
-            n *= 2;
-        if (avail >= 16) {
-            f->bcache = (struct ptd_flow_bentry *)b;
-            f->bcache_mask = n - 1;
-        }
-    }
+    f->cache = arena(cfg->cache, cfg->cache_size, sizeof(struct ptd_flow_centry), &f->cache_mask);
+    f->bcache = arena(cfg->bcache, cfg->bcache_size, sizeof(struct ptd_flow_bentry), &f->bcache_mask);
     reset(f);
     ptd_flow_invalidate(f);
     return 0;
