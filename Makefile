@@ -38,6 +38,12 @@ include decoder/flow.mk
 include arch/x86/arch.mk
 include efi/efi.mk
 include test/vpt/vpt.mk
+include decoder/tracer.mk
+include decoder/frame.mk
+include decoder/summary.mk
+include test/image/image.mk
+include test/capture/capture.mk
+include test/resident/resident.mk
 include host/host.mk
 include test/test.mk
 include bench/bench.mk

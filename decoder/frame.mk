@@ -1,0 +1,1 @@
+# decoder/frame.mk: (being written)

@@ -1,0 +1,1 @@
+# decoder/summary.mk: (being written)

@@ -1,0 +1,1 @@
+# decoder/tracer.mk: (being written)

@@ -1,0 +1,1 @@
+# test/capture/capture.mk: (being written)

@@ -1,0 +1,1 @@
+# test/image/image.mk: (being written)

@@ -1,0 +1,1 @@
+# test/resident/resident.mk: (being written)
