@@ -697,10 +697,107 @@ static int one_insn(struct ptd_flow *f, struct ptd_flow_block *blk)
     return st;
 }
 
+/* proceed() for the last instruction of a block, straight from its entry:
+ * the common cases inline (a direct branch; a conditional branch or a
+ * compressed return whose TNT bit is cached with more bits after it, so no
+ * packet is read and no event can be due), the rest through proceed(). */
+static PTD_ILD_STEP_INLINE int proceed_entry(struct ptd_flow *f, const struct ptd_flow_bentry *e)
+{
+    uint64_t next = e->last_ip + e->size;
+    int taken;
+
+    switch (e->iclass) {
+    case PTD_ICLASS_OTHER:
+        f->ip = next;
+        return 0;
+    case PTD_ICLASS_COND_JUMP:
+        taken = ptd_qry_cond_cached(&f->q);
+        if (taken < 0)
+            break;
+        f->status = 0;
+        f->ip = taken ? e->target : next;
+        return 0;
+    case PTD_ICLASS_DIRECT_JUMP:
+        f->ip = e->target;
+        return 0;
+    case PTD_ICLASS_DIRECT_CALL:
+        if (!(e->bits & PB_ZERO_DISP))
+            ret_push(f, next);
+        f->ip = e->target;
+        return 0;
+    case PTD_ICLASS_NEAR_RET:
+        taken = ptd_qry_cond_cached(&f->q);
+        if (taken < 0)
+            break;
+        f->status = 0;
+        if (!taken)
+            return -PTD_ERR_BAD_RETCOMP;
+        return ret_pop(f, &f->ip);
+    default:
+        break;
+    }
+    struct ptd_flow_pinsn p;
+    bentry_to_pinsn(&p, e);
+    return proceed(f, &p);
+}
+
+/* Decodes the block at the IP into *e (ip and mode last, so a cache slot
+ * never matches half-written): non-branches up to a branch or
+ * PTD_FLOW_BLOCK_MAX instructions. Leaves the IP at the block's start.
+ * 0, or < 0 when an instruction cannot be decoded: -1 - n, n the
+ * instructions before it (a run of their own: e->last_ip is the last of
+ * them, e->target the IP that failed, decoded on its own next time). */
+static int decode_block(struct ptd_flow *f, struct ptd_flow_bentry *e)
+{
+    struct ptd_flow_pinsn p;
+    uint64_t start = f->ip, ip = start, prev = start;
+    unsigned n = 0;
+
+    for (;;) {
+        /* the common instructions: length and class (ptd_ild_fast.h) */
+        struct ptd_ild_step s;
+        unsigned sl = step(f, &s);
+        if (sl) {
+            n++;
+            if (s.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX) {
+                pinsn_of_step(&p, ip, sl, &s);
+                break;
+            }
+            prev = ip;
+            f->ip += sl;
+            ip = f->ip;
+            continue;
+        }
+        struct ptd_insn insn;
+        const uint8_t *bytes;
+        int len = decode(f, &insn, &bytes);
+        if (len < 0) {
+            e->last_ip = prev;
+            e->target = ip;
+            f->ip = start;
+            return -1 - (int)n;
+        }
+        n++;
+        if (insn.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX) {
+            /* only the last instruction matters beyond its length */
+            pinsn_of(&p, &insn);
+            break;
+        }
+        prev = ip;
+        f->ip += (uint64_t)len;
+        ip = f->ip;
+    }
+    f->ip = start;
+    pinsn_to_bentry(e, &p);
+    e->ninsn = (uint16_t)n;
+    e->ip = start;
+    e->mode = f->mode;
+    return 0;
+}
+
 int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
 {
-    struct ptd_flow_bentry tmp, *e;
-    struct ptd_flow_pinsn *p = &f->pinsn;
+    struct ptd_flow_bentry local, *e;
     uint64_t ip = f->ip;
     int st;
 
@@ -710,84 +807,37 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
     blk->mode = f->mode;
     blk->speculative = f->speculative;
     blk->last_iclass = PTD_FLOW_ICLASS_ERROR;
-    struct ptd_flow_bentry local;
 
+    /* events may bind anywhere: one instruction at a time */
     if (!f->enabled || f->process_event || (f->status & PTD_ST_EVENT))
         return one_insn(f, blk);
-    if (f->bcache) {
-        e = &f->bcache[(ip ^ (ip >> 11)) & f->bcache_mask];
-    } else {
+    e = f->bcache ? &f->bcache[(ip ^ (ip >> 11)) & f->bcache_mask] : &local;
+    if (!f->bcache || !(e->ip == ip && e->mode == f->mode)) {
         /* no cache: decode the block every time (still one call) */
-        e = &local;
-        e->mode = CENTRY_EMPTY;
-    }
-    if (!(e->ip == ip && e->mode == f->mode)) {
-        /* decode the block: non-branches up to a branch or the limit; an
-         * undecodable instruction ends it before (reported by the next call) */
-        struct ptd_insn insn;
-        const uint8_t *bytes;
-        uint16_t n = 0;
-        tmp.ip = ip;
-        tmp.mode = f->mode;
-        uint64_t prev = ip;
-        for (;;) {
-            /* the common instructions: length and class (ptd_ild_fast.h) */
-            struct ptd_ild_step s;
-            unsigned sl = step(f, &s);
-            if (sl) {
-                n++;
-                if (s.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX) {
-                    pinsn_of_step(p, ip, sl, &s);
-                    break;
-                }
-                prev = ip;
-                f->ip += sl;
-                ip = f->ip;
-                continue;
-            }
-            int len = decode(f, &insn, &bytes);
-            if (len < 0) {
-                f->ip = ip;
-                if (n == 0)
-                    return one_insn(f, blk);     /* reports the error */
-                /* the run so far: no branch, no query, no event */
-                blk->ninsn = n;
-                blk->last_ip = prev;
-                blk->last_iclass = PTD_ICLASS_OTHER;
-                return status(f, 0);
-            }
-            n++;
-            if (insn.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX) {
-                /* only the last instruction matters beyond its length */
-                pinsn_of(p, &insn);
-                break;
-            }
-            prev = ip;
-            f->ip += (uint64_t)len;
-            ip = f->ip;
+        st = decode_block(f, &local);
+        if (st < 0) {
+            if (st == -1)
+                return one_insn(f, blk);     /* reports the error */
+            /* the run so far: no branch, no query, no event */
+            blk->ninsn = (uint32_t)(-1 - st);
+            blk->last_ip = local.last_ip;
+            blk->last_iclass = PTD_ICLASS_OTHER;
+            f->ip = local.target;
+            return status(f, 0);
         }
-        pinsn_to_bentry(&tmp, p);
-        tmp.ninsn = n;
-        e->ip = tmp.ip;
-        e->last_ip = tmp.last_ip;
-        e->target = tmp.target;
-        e->ninsn = tmp.ninsn;
-        e->size = tmp.size;
-        e->iclass = tmp.iclass;
-        e->bits = tmp.bits;
-        e->mode = tmp.mode;
-    } else {
-        bentry_to_pinsn(p, e);
+        if (e != &local)
+            *e = local;
     }
     blk->ninsn = e->ninsn;
     blk->last_ip = e->last_ip;
     blk->last_iclass = e->iclass;
     f->ip = e->last_ip;
-    bentry_to_pinsn(p, e);
     f->bound_paging = 0;
     f->bound_vmcs = 0;
-    st = proceed(f, p);
+    st = proceed_entry(f, e);
     if (st < 0)
         return st;
+    if (!(f->status & PTD_ST_EVENT))
+        return status(f, 0);
     return check_ip_event(f);
 }

@@ -161,6 +161,19 @@ int ptd_qry_sync_forward(struct ptd_qry *q, uint64_t *ip);
 /* The next conditional branch: *taken = 1/0. */
 int ptd_qry_cond(struct ptd_qry *q, int *taken);
 
+/* ptd_qry_cond's fast case, inline for the flow layer's block loop: when
+ * at least one more cached TNT bit stays after this one, nothing is read
+ * from the trace and the status ptd_qry_cond would return is 0 (an event
+ * or the end can only come after the last cached bit). Returns the bit
+ * (1 taken, 0 not taken) then; -1: call ptd_qry_cond. */
+static inline int ptd_qry_cond_cached(struct ptd_qry *q)
+{
+    if (q->ntnt < 2)
+        return -1;
+    q->ntnt--;
+    return (int)((q->tnt >> q->ntnt) & 1);
+}
+
 /* The next indirect-branch target (PTD_ST_IP_SUPPRESSED: none). */
 int ptd_qry_indirect(struct ptd_qry *q, uint64_t *ip);
 
