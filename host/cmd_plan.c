@@ -14,6 +14,7 @@
 #include "arch/x86/rtit_topa.h"
 #include "host/commands.h"
 #include "host/cpuid_file.h"
+#include "host/plan_capture.h"
 
 static void emit_stdout(void *ctx, const char *line)
 {
@@ -26,6 +27,8 @@ static void plan_usage(FILE *out)
 	fprintf(out,
 "usage: ptboot plan --cpuid FILE [options]\n"
 "       ptboot plan --rules      (every rule a configuration is checked against)\n"
+"       ptboot plan --cpuid FILE --capture trace|resident [--unit hw|soft]\n"
+"                   [--image BASE:SIZE]... [words]   (docs/capture-plan.md)\n"
 "\n"
 "Prints the ToPA entries ('topa <table> <index> 0x<entry>') and MSR writes\n"
 "('wrmsr 0x<msr> 0x<value>', in order) that starting Intel PT with this\n"
@@ -78,6 +81,9 @@ int host_cmd_plan(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--cpuid") && i + 1 < argc)
 			file = argv[i + 1];
+		/* --capture: a whole capture plan (host/plan_capture.c) */
+		if (!strcmp(argv[i], "--capture"))
+			return host_plan_capture(argc, argv);
 	}
 	if (!file) {
 		fprintf(stderr, "ptboot plan: --cpuid FILE is required\n");

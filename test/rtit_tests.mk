@@ -24,3 +24,10 @@ TEST_SCRIPTS += test/fuzz/fuzz_cpuid.sh
 cpuid-fuzz: $(B)/test/fuzz_cpuid
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} FUZZ_CORPUS=$(B)/fuzz/cpuid-corpus bash test/fuzz/fuzz_cpuid.sh
 fuzz: cpuid-fuzz
+
+# Capture plans (arch/x86/capture_plan, capture_seq) for every fixture CPU
+# through the RTIT model.
+UNIT_TESTS += test_capture_plan
+$(B)/test/test_capture_plan: $(B)/test/rtit_model.o
+TEST_LIBS_test_capture_plan := $(B)/test/rtit_model.o
+TEST_SCRIPTS += test/capture_plan.sh
