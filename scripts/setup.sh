@@ -15,6 +15,8 @@ packages=(
   cpuid
   # fuzzing (libFuzzer, sanitizers)
   clang libclang-rt-14-dev
+  # real PE/COFF images with a CodeView debug record for pe_info's tests
+  lld
 )
 
 # One dpkg-query for all: fast enough to run before every build.

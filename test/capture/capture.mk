@@ -1,1 +1,34 @@
-# test/capture/capture.mk: (being written)
+# test/capture/capture.mk: the capture's sideband, PE names, files on the
+# stick and `ptboot flow --capture` (docs/capture-files.md).
+
+# The UEFI-free parts go into the host library: the unit tests and the host
+# CLI run exactly the code the app runs.
+LIB_SRCS += efi/sideband.c efi/pe_info.c
+UNIT_TESTS += test_efi_sideband test_efi_pe_info
+
+# Real PE/COFF images for pe_info's tests: our own app (no debug directory,
+# as gnu-efi's objcopy writes it) and a driver linked by LLVM's lld-link with
+# a CodeView RSDS record whose PDB path looks like an EDK2 build's. What
+# binutils' `objdump -p` says about each is the expectation.
+CAPTURE_FIX := $(B)/test/capture
+PE_FIXTURE_PDB := /build/edk2/Build/OvmfX64/DEBUG_GCC5/X64/PcRtcFixture/DEBUG/PcRtcFixture.dll
+$(CAPTURE_FIX)/PcRtcFixture.efi: test/capture/pe_fixture.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	clang --target=x86_64-unknown-windows -ffreestanding -fno-stack-protector -mno-red-zone -O1 \
+	  -c $< -o $(CAPTURE_FIX)/pe_fixture.obj
+	lld-link /nologo /subsystem:efi_boot_service_driver /entry:efi_main /nodefaultlib /debug \
+	  /pdb:$(CAPTURE_FIX)/PcRtcFixture.pdb /pdbaltpath:$(PE_FIXTURE_PDB) \
+	  /out:$@ $(CAPTURE_FIX)/pe_fixture.obj
+$(CAPTURE_FIX)/%.objdump: $(CAPTURE_FIX)/%.efi
+	objdump -p $< > $@
+$(CAPTURE_FIX)/ptboot.efi: $(B)/ptboot.efi
+	@mkdir -p $(@D)
+	cp $< $@
+$(CAPTURE_FIX)/ptboot.objdump: $(CAPTURE_FIX)/ptboot.efi
+capture-fixtures: $(CAPTURE_FIX)/PcRtcFixture.objdump $(CAPTURE_FIX)/ptboot.objdump
+.PHONY: capture-fixtures
+TEST_STEPS += capture-fixtures
+$(B)/test/test_efi_pe_info: | capture-fixtures
+# The hostile-input cases run under ASan/UBSan: the test compiles
+# efi/pe_info.c into itself so the parser is instrumented too.
+TEST_LIBS_test_efi_pe_info := -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -1,0 +1,575 @@
+/* The sideband of one capture and its text form: see sideband.h and
+ * docs/capture-files.md. Integer formats only, so newlib's vsnprintf never
+ * touches the heap on the target. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/x86/rtit_regs.h"
+#include "efi/sideband.h"
+
+void sideband_init(struct sideband *sb)
+{
+    memset(sb, 0, sizeof(*sb));
+}
+
+void sideband_set_cpu(struct sideband *sb, const struct rtit_caps *caps,
+                      const struct rtit_decode_params *p)
+{
+    struct sideband_cpu *c = &sb->cpu;
+    if (caps) {
+        memcpy(c->vendor, caps->vendor, sizeof(c->vendor));
+        c->vendor[sizeof(c->vendor) - 1] = '\0';
+        c->family = caps->family;
+        c->model = caps->model;
+        c->stepping = caps->stepping;
+        if (caps->has_leaf15) {
+            c->cpuid15_eax = caps->tsc_denominator;
+            c->cpuid15_ebx = caps->tsc_numerator;
+            c->cpuid15_ecx = caps->crystal_hz;
+        }
+        if (caps->has_leaf14) {
+            c->cpuid14_eax = caps->leaf14_0.eax;
+            c->cpuid14_ebx = caps->leaf14_0.ebx;
+            c->cpuid14_ecx = caps->leaf14_0.ecx;
+        }
+    }
+    if (p) {
+        c->nom_freq_valid = p->nom_freq_valid;
+        c->nom_freq = p->nom_freq;
+        sb->config.ctl = p->ctl;
+    }
+}
+
+void sideband_set_config(struct sideband *sb, const struct rtit_config *cfg, uint64_t buffer_bytes)
+{
+    struct sideband_config *k = &sb->config;
+    k->buffer_bytes = buffer_bytes;
+    if (!cfg)
+        return;
+    k->tsc = cfg->tsc_en;
+    k->mtc = cfg->mtc_en;
+    k->cyc = cfg->cyc_en;
+    k->mtc_freq = cfg->mtc_freq;
+    k->cyc_thresh = cfg->cyc_thresh;
+    k->psb_freq = cfg->psb_freq;
+    k->ring = cfg->when_full == RTIT_FULL_RING;
+    k->nfilter = 0;
+    for (unsigned i = 0; i < RTIT_MAX_RANGES && i < SIDEBAND_MAX_FILTERS; i++) {
+        if (cfg->range[i].cfg == RTIT_ADDR_CFG_OFF)
+            continue;
+        k->filter[k->nfilter].kind = cfg->range[i].cfg;
+        k->filter[k->nfilter].a = cfg->range[i].start;
+        k->filter[k->nfilter].b = cfg->range[i].end;
+        k->nfilter++;
+    }
+}
+
+/* Printable ASCII without leading/trailing blanks; the rest becomes '_'.
+ * A line-based format must never see a newline inside a value. */
+static void copy_name(char *dst, const char *src)
+{
+    size_t n = 0;
+    while (src && (*src == ' ' || *src == '\t'))
+        src++;
+    for (; src && *src && n + 1 < SIDEBAND_NAME_MAX; src++)
+        dst[n++] = (*src >= 0x20 && *src < 0x7f) ? *src : '_';
+    while (n && dst[n - 1] == ' ')
+        n--;
+    if (n == 0)
+        dst[n++] = '?';
+    dst[n] = '\0';
+}
+
+int sideband_add_image(struct sideband *sb, uint64_t base, uint64_t size, uint64_t entry,
+                       const char *name, uint32_t flags)
+{
+    uint32_t i;
+    for (i = 0; i < sb->nimages; i++)
+        if (sb->images[i].base == base)
+            break;
+    if (i == sb->nimages) {
+        if (sb->nimages >= SIDEBAND_MAX_IMAGES) {
+            sb->images_dropped++;
+            return -1;
+        }
+        sb->nimages++;
+    }
+    struct sideband_image *im = &sb->images[i];
+    im->base = base;
+    im->size = size;
+    im->entry = entry;
+    im->flags = flags;
+    copy_name(im->name, name);
+    return (int)i;
+}
+
+const struct sideband_image *sideband_find_image(const struct sideband *sb, uint64_t addr)
+{
+    for (uint32_t i = 0; i < sb->nimages; i++) {
+        const struct sideband_image *im = &sb->images[i];
+        if (addr >= im->base && addr - im->base < im->size)
+            return im;
+    }
+    return NULL;
+}
+
+const char *sideband_unit_name(enum sideband_unit u)
+{
+    switch (u) {
+    case SIDEBAND_UNIT_HW: return "hw";
+    case SIDEBAND_UNIT_SOFT: return "soft";
+    case SIDEBAND_UNIT_NONE: break;
+    }
+    return "none";
+}
+
+static const char *const flag_names[] = { "before", "while", "unloaded", "snapshot", "target" };
+#define NFLAGS (sizeof flag_names / sizeof flag_names[0])
+
+static const char *filter_kind_name(uint32_t k)
+{
+    return k == SIDEBAND_FILTER_EN ? "filter" : k == SIDEBAND_FILTER_STOP ? "stop" : "off";
+}
+
+const char *sideband_flags_str(uint32_t flags, char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (cap == 0)
+        return buf;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < NFLAGS; i++) {
+        if (!(flags & (1u << i)))
+            continue;
+        int w = snprintf(buf + n, cap - n, "%s%s", n ? "," : "", flag_names[i]);
+        if (w < 0 || (size_t)w >= cap - n)
+            break;
+        n += (size_t)w;
+    }
+    if (n == 0)
+        snprintf(buf, cap, "-");
+    return buf;
+}
+
+/* ---- writer ----------------------------------------------------------- */
+
+struct out {
+    char *buf;
+    size_t cap, len;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct out *o, const char *fmt, ...)
+{
+    char line[SIDEBAND_LINE_MAX + 8];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof line)
+        n = sizeof line - 1; /* cannot happen: names and numbers are bounded */
+    if (o->len < o->cap) {
+        size_t room = o->cap - o->len - 1;
+        size_t k = (size_t)n < room ? (size_t)n : room;
+        memcpy(o->buf + o->len, line, k);
+        o->buf[o->len + k] = '\0';
+    }
+    o->len += (size_t)n;
+}
+
+typedef unsigned long long ull;
+
+size_t sideband_write(const struct sideband *sb, char *buf, size_t cap)
+{
+    struct out o = { buf, cap, 0 };
+    const struct sideband_cpu *c = &sb->cpu;
+    const struct sideband_config *k = &sb->config;
+    char flags[64];
+
+    if (cap)
+        buf[0] = '\0';
+    put(&o, "%s %d\n", SIDEBAND_MAGIC, SIDEBAND_VERSION);
+    put(&o, "unit %s\n", sideband_unit_name(sb->unit));
+    put(&o, "cpu.vendor %s\n", c->vendor[0] ? c->vendor : "unknown");
+    put(&o, "cpu.family %u\n", (unsigned)c->family);
+    put(&o, "cpu.model %u\n", (unsigned)c->model);
+    put(&o, "cpu.stepping %u\n", (unsigned)c->stepping);
+    put(&o, "cpu.cpuid15 eax=0x%x ebx=0x%x ecx=0x%x\n", (unsigned)c->cpuid15_eax,
+        (unsigned)c->cpuid15_ebx, (unsigned)c->cpuid15_ecx);
+    put(&o, "cpu.cpuid14 eax=0x%x ebx=0x%x ecx=0x%x\n", (unsigned)c->cpuid14_eax,
+        (unsigned)c->cpuid14_ebx, (unsigned)c->cpuid14_ecx);
+    if (c->nom_freq_valid)
+        put(&o, "cpu.nom_freq %u\n", (unsigned)c->nom_freq);
+    put(&o, "config.ctl 0x%llx\n", (ull)k->ctl);
+    put(&o, "config.tsc %d\n", k->tsc);
+    put(&o, "config.mtc %d\n", k->mtc);
+    put(&o, "config.mtc_freq %u\n", (unsigned)k->mtc_freq);
+    put(&o, "config.cyc %d\n", k->cyc);
+    put(&o, "config.cyc_thresh %u\n", (unsigned)k->cyc_thresh);
+    put(&o, "config.psb_freq %u\n", (unsigned)k->psb_freq);
+    put(&o, "config.buffer 0x%llx\n", (ull)k->buffer_bytes);
+    put(&o, "config.full %s\n", k->ring ? "ring" : "stop");
+    for (uint32_t i = 0; i < k->nfilter && i < SIDEBAND_MAX_FILTERS; i++)
+        put(&o, "filter kind=%s a=0x%llx b=0x%llx\n", filter_kind_name(k->filter[i].kind),
+            (ull)k->filter[i].a, (ull)k->filter[i].b);
+    put(&o, "trace.bytes %llu\n", (ull)sb->trace.bytes);
+    put(&o, "trace.wrapped %d\n", sb->trace.wrapped);
+    put(&o, "trace.stopped %d\n", sb->trace.stopped);
+    put(&o, "images.dropped %u\n", (unsigned)sb->images_dropped);
+    for (uint32_t i = 0; i < sb->nimages && i < SIDEBAND_MAX_IMAGES; i++) {
+        const struct sideband_image *im = &sb->images[i];
+        put(&o, "image base=0x%llx size=0x%llx entry=0x%llx flags=%s name=%s\n", (ull)im->base,
+            (ull)im->size, (ull)im->entry, sideband_flags_str(im->flags, flags, sizeof flags),
+            im->name);
+    }
+    put(&o, "end\n");
+    return o.len;
+}
+
+/* ---- parser ----------------------------------------------------------- */
+
+/* A whole token (delimited by the caller) as an unsigned number: decimal,
+ * or hex after 0x; no sign, no overflow past max. */
+static int parse_num(const char *s, size_t n, uint64_t max, uint64_t *v)
+{
+    uint64_t x = 0;
+    unsigned base = 10;
+    if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+        n -= 2;
+    }
+    if (n == 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d;
+        char ch = s[i];
+        if (ch >= '0' && ch <= '9')
+            d = (unsigned)(ch - '0');
+        else if (base == 16 && ch >= 'a' && ch <= 'f')
+            d = (unsigned)(ch - 'a' + 10);
+        else if (base == 16 && ch >= 'A' && ch <= 'F')
+            d = (unsigned)(ch - 'A' + 10);
+        else
+            return -1;
+        if (x > (UINT64_MAX - d) / base)
+            return -1;
+        x = x * base + d;
+    }
+    if (x > max)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+/* A cursor over the value part of one line. */
+struct cur {
+    const char *p, *end;
+};
+
+static void skip_blanks(struct cur *c)
+{
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
+        c->p++;
+}
+
+/* Takes "NAME=VALUE" (VALUE up to the next blank) into val and vlen. */
+static int field(struct cur *c, const char *name, const char **val, size_t *vlen)
+{
+    size_t n = strlen(name);
+    skip_blanks(c);
+    if ((size_t)(c->end - c->p) <= n || memcmp(c->p, name, n) || c->p[n] != '=')
+        return -1;
+    c->p += n + 1;
+    *val = c->p;
+    while (c->p < c->end && *c->p != ' ' && *c->p != '\t')
+        c->p++;
+    *vlen = (size_t)(c->p - *val);
+    return 0;
+}
+
+static int num_field(struct cur *c, const char *name, uint64_t max, uint64_t *v)
+{
+    const char *s;
+    size_t n;
+    return field(c, name, &s, &n) < 0 ? -1 : parse_num(s, n, max, v);
+}
+
+static int at_end(struct cur *c)
+{
+    skip_blanks(c);
+    return c->p == c->end;
+}
+
+static int parse_flags(const char *s, size_t n, uint32_t *flags)
+{
+    *flags = 0;
+    if (n == 1 && s[0] == '-')
+        return 0;
+    while (n) {
+        size_t w = 0;
+        while (w < n && s[w] != ',')
+            w++;
+        unsigned i;
+        for (i = 0; i < NFLAGS; i++)
+            if (strlen(flag_names[i]) == w && !memcmp(s, flag_names[i], w))
+                break;
+        if (i == NFLAGS)
+            return -1;
+        *flags |= 1u << i;
+        if (w == n)
+            break;
+        s += w + 1;
+        n -= w + 1;
+        if (n == 0)
+            return -1; /* trailing comma */
+    }
+    return 0;
+}
+
+#define FAIL(m) do { err->msg = (m); return -1; } while (0)
+
+/* Scalar keys: name, where the value goes, its largest value. */
+struct scalar {
+    const char *key;
+    size_t off;  /* in struct sideband */
+    int width;   /* 1 = bool, 4 = uint32_t, 8 = uint64_t */
+    uint64_t max;
+};
+
+#define SB_OFF(member) offsetof(struct sideband, member)
+static const struct scalar scalars[] = {
+    { "cpu.family", SB_OFF(cpu.family), 4, 0xfff },
+    { "cpu.model", SB_OFF(cpu.model), 4, 0xfff },
+    { "cpu.stepping", SB_OFF(cpu.stepping), 4, 0xf },
+    { "cpu.nom_freq", SB_OFF(cpu.nom_freq), 4, 0xff },
+    { "config.ctl", SB_OFF(config.ctl), 8, UINT64_MAX },
+    { "config.tsc", SB_OFF(config.tsc), 1, 1 },
+    { "config.mtc", SB_OFF(config.mtc), 1, 1 },
+    { "config.mtc_freq", SB_OFF(config.mtc_freq), 4, 15 },
+    { "config.cyc", SB_OFF(config.cyc), 1, 1 },
+    { "config.cyc_thresh", SB_OFF(config.cyc_thresh), 4, 15 },
+    { "config.psb_freq", SB_OFF(config.psb_freq), 4, 15 },
+    { "config.buffer", SB_OFF(config.buffer_bytes), 8, UINT64_MAX },
+    { "trace.bytes", SB_OFF(trace.bytes), 8, UINT64_MAX },
+    { "trace.wrapped", SB_OFF(trace.wrapped), 1, 1 },
+    { "trace.stopped", SB_OFF(trace.stopped), 1, 1 },
+    { "images.dropped", SB_OFF(images_dropped), 4, UINT32_MAX },
+};
+
+static void store(struct sideband *sb, const struct scalar *s, uint64_t v)
+{
+    char *p = (char *)sb + s->off;
+    if (s->width == 1) {
+        bool b = v != 0;
+        memcpy(p, &b, sizeof b);
+    } else if (s->width == 4) {
+        uint32_t w = (uint32_t)v;
+        memcpy(p, &w, sizeof w);
+    } else {
+        memcpy(p, &v, sizeof v);
+    }
+}
+
+static int key_is(const char *key, size_t klen, const char *want)
+{
+    return strlen(want) == klen && !memcmp(key, want, klen);
+}
+
+static int parse_regs(struct cur *c, uint32_t *eax, uint32_t *ebx, uint32_t *ecx)
+{
+    uint64_t a, b, x;
+    if (num_field(c, "eax", UINT32_MAX, &a) || num_field(c, "ebx", UINT32_MAX, &b) ||
+        num_field(c, "ecx", UINT32_MAX, &x) || !at_end(c))
+        return -1;
+    *eax = (uint32_t)a;
+    *ebx = (uint32_t)b;
+    *ecx = (uint32_t)x;
+    return 0;
+}
+
+static int parse_line(struct sideband *sb, const char *key, size_t klen, struct cur *c,
+                      struct sideband_error *err)
+{
+    const char *s;
+    size_t n;
+    uint64_t v;
+
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+        if (!key_is(key, klen, scalars[i].key))
+            continue;
+        skip_blanks(c);
+        const char *val = c->p;
+        while (c->p < c->end && *c->p != ' ' && *c->p != '\t')
+            c->p++;
+        if (parse_num(val, (size_t)(c->p - val), scalars[i].max, &v) || !at_end(c))
+            FAIL("bad number (or out of range) for this key");
+        store(sb, &scalars[i], v);
+        if (key_is(key, klen, "cpu.nom_freq"))
+            sb->cpu.nom_freq_valid = true;
+        return 0;
+    }
+    if (key_is(key, klen, "unit")) {
+        skip_blanks(c);
+        n = (size_t)(c->end - c->p);
+        if (n == 2 && !memcmp(c->p, "hw", 2))
+            sb->unit = SIDEBAND_UNIT_HW;
+        else if (n == 4 && !memcmp(c->p, "soft", 4))
+            sb->unit = SIDEBAND_UNIT_SOFT;
+        else if (n == 4 && !memcmp(c->p, "none", 4))
+            sb->unit = SIDEBAND_UNIT_NONE;
+        else
+            FAIL("unit: want hw, soft or none");
+        return 0;
+    }
+    if (key_is(key, klen, "cpu.vendor")) {
+        skip_blanks(c);
+        n = (size_t)(c->end - c->p);
+        if (n == 0 || n >= sizeof sb->cpu.vendor)
+            FAIL("cpu.vendor: want 1 to 12 characters");
+        memcpy(sb->cpu.vendor, c->p, n);
+        sb->cpu.vendor[n] = '\0';
+        return 0;
+    }
+    if (key_is(key, klen, "cpu.cpuid15")) {
+        if (parse_regs(c, &sb->cpu.cpuid15_eax, &sb->cpu.cpuid15_ebx, &sb->cpu.cpuid15_ecx))
+            FAIL("cpu.cpuid15: want eax=N ebx=N ecx=N");
+        return 0;
+    }
+    if (key_is(key, klen, "cpu.cpuid14")) {
+        if (parse_regs(c, &sb->cpu.cpuid14_eax, &sb->cpu.cpuid14_ebx, &sb->cpu.cpuid14_ecx))
+            FAIL("cpu.cpuid14: want eax=N ebx=N ecx=N");
+        return 0;
+    }
+    if (key_is(key, klen, "config.full")) {
+        skip_blanks(c);
+        n = (size_t)(c->end - c->p);
+        if (n == 4 && !memcmp(c->p, "ring", 4))
+            sb->config.ring = true;
+        else if (n == 4 && !memcmp(c->p, "stop", 4))
+            sb->config.ring = false;
+        else
+            FAIL("config.full: want ring or stop");
+        return 0;
+    }
+    if (key_is(key, klen, "filter")) {
+        struct sideband_filter f;
+        uint32_t kind;
+        memset(&f, 0, sizeof f); /* padding too: the struct is compared whole */
+        if (sb->config.nfilter >= SIDEBAND_MAX_FILTERS)
+            FAIL("filter: more than 4 address ranges");
+        if (field(c, "kind", &s, &n))
+            FAIL("filter: want kind=filter|stop a=N b=N");
+        if (n == 6 && !memcmp(s, "filter", 6))
+            kind = SIDEBAND_FILTER_EN;
+        else if (n == 4 && !memcmp(s, "stop", 4))
+            kind = SIDEBAND_FILTER_STOP;
+        else
+            FAIL("filter: kind must be filter or stop");
+        if (num_field(c, "a", UINT64_MAX, &f.a) || num_field(c, "b", UINT64_MAX, &f.b) ||
+            !at_end(c))
+            FAIL("filter: want kind=filter|stop a=N b=N");
+        if (f.b < f.a)
+            FAIL("filter: b below a");
+        f.kind = kind;
+        sb->config.filter[sb->config.nfilter++] = f;
+        return 0;
+    }
+    if (key_is(key, klen, "image")) {
+        uint64_t base, size, entry;
+        uint32_t flags;
+        char name[SIDEBAND_NAME_MAX];
+        if (num_field(c, "base", UINT64_MAX, &base) || num_field(c, "size", UINT64_MAX, &size) ||
+            num_field(c, "entry", UINT64_MAX, &entry))
+            FAIL("image: want base=N size=N entry=N flags=F name=NAME");
+        if (size == 0 || base + size - 1 < base)
+            FAIL("image: size zero or past the end of the address space");
+        if (entry && (entry < base || entry - base >= size))
+            FAIL("image: entry outside the image");
+        if (field(c, "flags", &s, &n) || parse_flags(s, n, &flags))
+            FAIL("image: flags: want - or a comma list of before,while,unloaded,snapshot,target");
+        /* name= is last and runs to the end of the line */
+        skip_blanks(c);
+        if (c->end - c->p < 6 || memcmp(c->p, "name=", 5))
+            FAIL("image: want name=NAME last");
+        n = (size_t)(c->end - c->p - 5);
+        if (n >= SIDEBAND_NAME_MAX)
+            FAIL("image: name longer than 71 characters");
+        memcpy(name, c->p + 5, n);
+        name[n] = '\0';
+        for (uint32_t i = 0; i < sb->nimages; i++)
+            if (sb->images[i].base == base)
+                FAIL("image: a second image at the same base");
+        if (sideband_add_image(sb, base, size, entry, name, flags) < 0)
+            FAIL("image: more images than the table holds (512)");
+        return 0;
+    }
+    FAIL("unknown key");
+}
+
+int sideband_parse(struct sideband *sb, const char *text, size_t len, struct sideband_error *err)
+{
+    const char *p = text, *end = text + len;
+    unsigned line = 0;
+    int seen_header = 0, seen_end = 0;
+
+    sideband_init(sb);
+    err->line = 0;
+    err->msg = NULL;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *next = eol ? eol + 1 : end;
+        if (!eol)
+            eol = end;
+        line++;
+        err->line = line;
+        if (eol > p && eol[-1] == '\r')
+            eol--;
+        if ((size_t)(eol - p) > SIDEBAND_LINE_MAX)
+            FAIL("line too long");
+        for (const char *q = p; q < eol; q++)
+            if ((unsigned char)*q < 0x20 && *q != '\t')
+                FAIL("control character in line");
+        struct cur c = { p, eol };
+        skip_blanks(&c);
+        p = next;
+        if (c.p == c.end || *c.p == '#')
+            continue; /* blank or comment */
+        if (seen_end)
+            FAIL("text after 'end'");
+        const char *key = c.p;
+        while (c.p < c.end && *c.p != ' ' && *c.p != '\t')
+            c.p++;
+        size_t klen = (size_t)(c.p - key);
+        if (!seen_header) {
+            uint64_t v;
+            skip_blanks(&c);
+            if (!key_is(key, klen, SIDEBAND_MAGIC))
+                FAIL("not a ptboot sideband (first line must be 'ptboot-sideband 1')");
+            if (parse_num(c.p, (size_t)(c.end - c.p), UINT32_MAX, &v) || v != SIDEBAND_VERSION)
+                FAIL("unsupported sideband version (this reader knows version 1)");
+            seen_header = 1;
+            continue;
+        }
+        if (key_is(key, klen, "end")) {
+            if (!at_end(&c))
+                FAIL("end: no value expected");
+            seen_end = 1;
+            continue;
+        }
+        if (parse_line(sb, key, klen, &c, err) < 0)
+            return -1;
+    }
+    if (!seen_header) {
+        err->line = 0;
+        FAIL("empty: no 'ptboot-sideband 1' line");
+    }
+    if (!seen_end) {
+        err->line = line;
+        FAIL("truncated: no 'end' line");
+    }
+    err->line = 0;
+    return 0;
+}
