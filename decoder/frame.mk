@@ -1,4 +1,16 @@
 # decoder/frame.mk: the serial framing (decoder/ptd_frame.c, picked up by
 # decoder.mk's wildcard for the host library, the app and the freestanding
-# check), the app's serial dump, `ptboot serial`, and their tests.
+# check), the app's serial dump (efi/serial_dump.c, efi/cmd_serialdump.c),
+# `ptboot serial` (host/cmd_serial.c) and their tests. docs/serial.md.
 UNIT_TESTS += test_ptd_frame
+
+# The target's encoder on the host: frame lines for the tests, and the
+# benchmark of `make bench`.
+$(B)/test/serial_enc: test/serial/serial_enc.c $(B)/host/libptboot.a | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a
+-include $(B)/test/serial_enc.d
+TEST_STEPS += $(B)/test/serial_enc
+
+# QEMU: serial-dump of a trace and a raw file, recovered byte for byte.
+TEST_SCRIPTS += test/boot/serial_dump.sh

@@ -427,7 +427,7 @@ static void rec_clear(struct ptd_frame_rec *r)
 {
     r->type = PTD_FRAME_NONE;
     r->damage = PTD_FRAME_OK;
-    r->hint_id = r->hint_seq = false;
+    r->hint_id = r->hint_seq = r->hint_offset = false;
     r->hint_type = 0;
     r->id = r->seq = r->len = r->lines = r->file_crc = 0;
     r->offset = r->size = 0;
@@ -468,6 +468,10 @@ static void read_hints(const char *s, size_t len, struct ptd_frame_rec *r)
     if (r->hint_type == 'D' && n >= 3 && parse_dec(f[2], UINT32_MAX, &v)) {
         r->hint_seq = true;
         r->seq = (uint32_t)v;
+    }
+    if (r->hint_type == 'D' && n >= 4 && parse_hex(f[3], 16, &v)) {
+        r->hint_offset = true;
+        r->offset = v;
     }
 }
 

@@ -100,9 +100,9 @@ enum ptd_frame_damage {
 struct ptd_frame_rec {
     enum ptd_frame_type type;
     enum ptd_frame_damage damage;  /* PTD_FRAME_CORRUPT: why */
-    /* A corrupt line's type letter, id and seq as they read, when they
-     * parse (hints: they are not covered by a good CRC). */
-    bool hint_id, hint_seq;
+    /* A corrupt line's type letter, id, seq and offset as they read, when
+     * they parse (hints: they are not covered by a good CRC). */
+    bool hint_id, hint_seq, hint_offset;
     char hint_type;
     uint32_t id;
     uint32_t seq;           /* D */

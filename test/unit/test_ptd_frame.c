@@ -279,6 +279,8 @@ static void every_corruption(void **state)
                     assert_int_equal(r.hint_type, 'D');
                     assert_true(r.hint_id);
                     assert_int_equal(r.id, 7);
+                    assert_true(r.hint_offset);
+                    assert_int_equal(r.offset, 96);
                 }
             }
         }

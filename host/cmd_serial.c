@@ -1,0 +1,630 @@
+/* `ptboot serial LOG [--out DIR] [--quiet] [--strict]`: recovers the files
+ * of a serial dump (decoder/ptd_frame.h, docs/serial.md) from a captured
+ * serial log, reports every lost or damaged line, writes what survives and
+ * decodes it.
+ *
+ * What is written, per file of the dump (NAME is the name in the dump):
+ *   - every line there and the whole-file CRC32 right: DIR/NAME, byte for
+ *     byte the file the target sent;
+ *   - lines lost, a "pt" file: DIR/NAME.seg-<from>-<to> (hex offsets) for
+ *     each run of surviving bytes that starts at the file's start or at a
+ *     PSB (a line flagged P), up to the next loss: each decodes on its own.
+ *     Surviving bytes before the first PSB of a run are reported, not
+ *     written (a decoder cannot sync there);
+ *   - lines lost, a "raw" file: DIR/NAME.partial, the file's size (as far as
+ *     known) with the lost ranges as zero bytes.
+ * Then each written trace is decoded with the packet layer (the dump
+ * machinery of `ptboot dump`) and a summary line is printed per trace. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "decoder/ptd_fmt.h"
+#include "decoder/ptd_frame.h"
+#include "host/cmd_dump.h"
+#include "host/commands.h"
+
+/* A file may not claim more than this (a forged or damaged size). */
+#define SERIAL_MAX_FILE (1ull << 32)
+
+struct sline {
+    uint64_t off;
+    uint32_t len;
+    bool present, psb;
+    size_t log_line;
+};
+
+struct sdamage {          /* a damaged frame line, to be attributed */
+    size_t log_line;
+    struct ptd_frame_rec rec; /* only the hints and damage are used */
+    bool used;
+};
+
+struct sfile {
+    uint32_t id;
+    bool have_begin, have_end;
+    struct ptd_frame_rec begin, end; /* payload unused */
+    size_t begin_log, end_log;
+    struct sline *lines;
+    size_t nlines_cap;
+    uint32_t max_seq_plus1;
+    uint8_t *data;
+    uint64_t data_len;       /* bytes allocated in data */
+    uint64_t extent;         /* max off + len seen */
+    struct sdamage *dmg;
+    size_t ndmg, dmg_cap;
+    size_t duplicates, conflicts;
+    char out_name[PTD_FRAME_NAME_MAX + 16];
+};
+
+struct serial_ctx {
+    const char *prog;
+    const char *dir;
+    bool quiet;
+    struct sfile *files;
+    size_t nfiles, cap;
+    size_t stray;            /* damaged lines with no file to attribute to */
+    size_t written;          /* files and segments written */
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fprintf(stderr, "ptboot serial: out of memory\n");
+        exit(1);
+    }
+    return q;
+}
+
+static struct sfile *new_file(struct serial_ctx *c, uint32_t id)
+{
+    if (c->nfiles == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 8;
+        c->files = xrealloc(c->files, c->cap * sizeof *c->files);
+    }
+    struct sfile *f = &c->files[c->nfiles++];
+    memset(f, 0, sizeof *f);
+    f->id = id;
+    return f;
+}
+
+/* The latest file of the dump with that id. */
+static struct sfile *find_file(struct serial_ctx *c, uint32_t id)
+{
+    for (size_t i = c->nfiles; i > 0; i--)
+        if (c->files[i - 1].id == id)
+            return &c->files[i - 1];
+    return NULL;
+}
+
+static void add_damage(struct sfile *f, size_t log_line, const struct ptd_frame_rec *r)
+{
+    if (f->ndmg == f->dmg_cap) {
+        f->dmg_cap = f->dmg_cap ? 2 * f->dmg_cap : 16;
+        f->dmg = xrealloc(f->dmg, f->dmg_cap * sizeof *f->dmg);
+    }
+    struct sdamage *d = &f->dmg[f->ndmg++];
+    d->log_line = log_line;
+    d->rec = *r;
+    d->used = false;
+}
+
+static void add_data(struct serial_ctx *c, struct sfile *f, size_t log_line,
+                     const struct ptd_frame_rec *r)
+{
+    uint64_t end = r->offset + r->len;
+    uint64_t limit = f->have_begin ? f->begin.size : SERIAL_MAX_FILE;
+    if (end > limit || end > SERIAL_MAX_FILE) {
+        /* CRC-good but impossible: treat as damage of that line */
+        struct ptd_frame_rec d = *r;
+        d.type = PTD_FRAME_CORRUPT;
+        d.damage = PTD_FRAME_BAD_SYNTAX;
+        d.hint_type = 'D';
+        d.hint_id = d.hint_seq = d.hint_offset = true;
+        add_damage(f, log_line, &d);
+        return;
+    }
+    if (r->seq >= f->nlines_cap) {
+        size_t n = f->nlines_cap ? f->nlines_cap : 256;
+        while (n <= r->seq)
+            n *= 2;
+        f->lines = xrealloc(f->lines, n * sizeof *f->lines);
+        memset(f->lines + f->nlines_cap, 0, (n - f->nlines_cap) * sizeof *f->lines);
+        f->nlines_cap = n;
+    }
+    struct sline *l = &f->lines[r->seq];
+    if (l->present) {
+        if (l->off != r->offset || l->len != r->len || memcmp(f->data + l->off, r->payload, r->len)) {
+            f->conflicts++;
+            fprintf(stderr, "%s: %s: line %u (log line %zu) differs from its copy on log line %zu; the first is kept\n",
+                    c->prog, f->out_name[0] ? f->out_name : "?", r->seq, log_line, l->log_line);
+        } else {
+            f->duplicates++;
+        }
+        return;
+    }
+    if (end > f->data_len) {
+        uint64_t n = f->data_len ? f->data_len : 65536;
+        while (n < end)
+            n *= 2;
+        f->data = xrealloc(f->data, (size_t)n);
+        memset(f->data + f->data_len, 0, (size_t)(n - f->data_len));
+        f->data_len = n;
+    }
+    memcpy(f->data + r->offset, r->payload, r->len);
+    l->present = true;
+    l->off = r->offset;
+    l->len = r->len;
+    l->psb = r->psb;
+    l->log_line = log_line;
+    if (end > f->extent)
+        f->extent = end;
+    if (r->seq + 1 > f->max_seq_plus1)
+        f->max_seq_plus1 = r->seq + 1;
+}
+
+/* One line of the log. cur is the file the last frame line belonged to. */
+static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t log_line,
+                      struct sfile **cur, struct ptd_frame_rec *r)
+{
+    struct sfile *f;
+    switch (ptd_frame_parse(s, len, r)) {
+    case PTD_FRAME_NONE:
+        return;
+    case PTD_FRAME_BEGIN:
+        f = find_file(c, r->id);
+        /* a begin line for an id already in use: a new dump (another boot) */
+        if (!f || f->have_begin || f->max_seq_plus1 || f->have_end)
+            f = new_file(c, r->id);
+        f->have_begin = true;
+        f->begin = *r;
+        f->begin_log = log_line;
+        *cur = f;
+        return;
+    case PTD_FRAME_DATA:
+        f = find_file(c, r->id);
+        if (!f || f->have_end)
+            f = new_file(c, r->id);
+        add_data(c, f, log_line, r);
+        *cur = f;
+        return;
+    case PTD_FRAME_END:
+        f = find_file(c, r->id);
+        if (!f || f->have_end)
+            f = new_file(c, r->id);
+        f->have_end = true;
+        f->end = *r;
+        f->end_log = log_line;
+        *cur = f;
+        return;
+    case PTD_FRAME_CORRUPT:
+        f = r->hint_id ? find_file(c, r->id) : NULL;
+        if (!f || (f->have_end && *cur && *cur != f))
+            f = *cur;
+        if (!f) {
+            c->stray++;
+            printf("serial: log line %zu: damaged frame line before any file (%s)\n", log_line,
+                       r->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "bad syntax");
+            return;
+        }
+        add_damage(f, log_line, r);
+        return;
+    }
+}
+
+/* ---- reports and output ------------------------------------------------------ */
+
+static const char *damage_word(const struct sdamage *d)
+{
+    return d->rec.damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "bad syntax";
+}
+
+/* A file name safe to write: the base name of the dump's name. */
+static void choose_name(struct serial_ctx *c, struct sfile *f)
+{
+    const char *n = f->have_begin ? f->begin.name : f->have_end ? f->end.name : NULL;
+    char base[PTD_FRAME_NAME_MAX + 1];
+    if (n) {
+        const char *b = n;
+        for (const char *p = n; *p; p++)
+            if (*p == '/' || *p == '\\' || *p == ':')
+                b = p + 1;
+        snprintf(base, sizeof base, "%s", b);
+    } else {
+        base[0] = 0;
+    }
+    if (!base[0] || !strcmp(base, ".") || !strcmp(base, ".."))
+        snprintf(base, sizeof base, "file%u.bin", f->id);
+    snprintf(f->out_name, sizeof f->out_name, "%s", base);
+    /* the same name twice in one log (two dumps): number the later ones */
+    for (unsigned k = 2;; k++) {
+        bool clash = false;
+        for (struct sfile *g = c->files; g < f; g++)
+            if (!strcmp(g->out_name, f->out_name))
+                clash = true;
+        if (!clash)
+            break;
+        snprintf(f->out_name, sizeof f->out_name, "%s.%u", base, k);
+    }
+}
+
+static int write_file(struct serial_ctx *c, const char *name, const uint8_t *data, uint64_t len,
+                      char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", c->dir, name);
+    FILE *o = fopen(path, "wb");
+    if (!o || (len && fwrite(data, 1, (size_t)len, o) != len) || fclose(o) != 0) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", c->prog, path, strerror(errno));
+        return -1;
+    }
+    c->written++;
+    return 0;
+}
+
+/* Packet-level decode of a recovered trace, as `ptboot dump` would. */
+static void decode_summary(struct serial_ctx *c, const char *path, const uint8_t *data, uint64_t len)
+{
+    static struct ptd_dump dump;
+    struct ptd_fmt_options opt = { .flags = PTD_FMT_QUIET };
+    char line[PTD_FMT_LINE_MAX];
+    uint64_t psbs = 0;
+    int n;
+    if (c->quiet)
+        return;
+    for (int64_t q = ptd_psb_find(data, (size_t)len, 0); q >= 0;
+         q = ptd_psb_find(data, (size_t)len, (size_t)q + PTD_PSB_SIZE))
+        psbs++;
+    ptd_dump_init(&dump, &opt);
+    ptd_dump_feed(&dump, data, (size_t)len);
+    while ((n = ptd_dump_line(&dump, line, sizeof line)) > 0)
+        ;
+    printf("serial: decode %s: packets=%llu errors=%llu skipped=%llu psbs=%llu\n", path,
+           (unsigned long long)dump.packets, (unsigned long long)dump.errors,
+           (unsigned long long)dump.skipped, (unsigned long long)psbs);
+}
+
+/* Attributes a damaged line to the lost data line seq (in the gap between
+ * log lines lo_log and hi_log): one with that seq as hint first, else the
+ * first unattributed one in that part of the log. */
+static struct sdamage *damage_for(struct sfile *f, uint32_t seq, size_t lo_log, size_t hi_log)
+{
+    for (size_t i = 0; i < f->ndmg; i++) {
+        struct sdamage *d = &f->dmg[i];
+        if (!d->used && d->rec.hint_type == 'D' && d->rec.hint_seq && d->rec.seq == seq &&
+            d->log_line > lo_log && d->log_line < hi_log) {
+            d->used = true;
+            return d;
+        }
+    }
+    for (size_t i = 0; i < f->ndmg; i++) {
+        struct sdamage *d = &f->dmg[i];
+        if (!d->used && d->log_line > lo_log && d->log_line < hi_log &&
+            (d->rec.hint_type == 'D' || !d->rec.hint_type) &&
+            !(d->rec.hint_seq && d->rec.hint_type == 'D' && d->rec.seq != seq)) {
+            d->used = true;
+            return d;
+        }
+    }
+    return NULL;
+}
+
+static struct sdamage *damage_of_kind(struct sfile *f, char type)
+{
+    for (size_t i = 0; i < f->ndmg; i++)
+        if (!f->dmg[i].used && f->dmg[i].rec.hint_type == type) {
+            f->dmg[i].used = true;
+            return &f->dmg[i];
+        }
+    return NULL;
+}
+
+/* Reports one gap of lost data lines [a, b] covering bytes [lo, hi),
+ * between log lines lo_log and hi_log: damaged lines one by one, the rest
+ * in runs. Returns the lines lost; *corrupt counts the damaged ones. */
+static uint64_t report_gap(struct sfile *f, uint32_t a, uint32_t b, uint64_t lo, uint64_t hi,
+                           size_t lo_log, size_t hi_log, uint64_t *corrupt)
+{
+    const char *n = f->out_name;
+    uint32_t run = a;  /* first seq of the current run of plainly missing lines */
+    for (uint64_t s = a; s <= b; s++) {
+        struct sdamage *d = damage_for(f, (uint32_t)s, lo_log, hi_log);
+        if (!d)
+            continue;
+        if (run < s)
+            printf("serial: %s: line%s %u%s%.0u missing (within offset 0x%llx-0x%llx)\n", n,
+                   s - run > 1 ? "s" : "", run, s - run > 1 ? "-" : "", s - run > 1 ? (unsigned)s - 1 : 0,
+                   (unsigned long long)lo, (unsigned long long)hi - 1);
+        uint64_t off = d->rec.hint_offset && d->rec.offset >= lo && d->rec.offset < hi ? d->rec.offset
+                     : s == a ? lo : UINT64_MAX;
+        if (off != UINT64_MAX)
+            printf("serial: %s: line %u (offset 0x%llx) %s (log line %zu)\n", n, (unsigned)s,
+                   (unsigned long long)off, damage_word(d), d->log_line);
+        else
+            printf("serial: %s: line %u (within offset 0x%llx-0x%llx) %s (log line %zu)\n", n,
+                   (unsigned)s, (unsigned long long)lo, (unsigned long long)hi - 1, damage_word(d),
+                   d->log_line);
+        (*corrupt)++;
+        run = (uint32_t)s + 1;
+    }
+    if (run <= b && run > a)
+        printf("serial: %s: line%s %u%s%.0u missing (within offset 0x%llx-0x%llx)\n", n,
+               b > run ? "s" : "", run, b > run ? "-" : "", b > run ? b : 0,
+               (unsigned long long)lo, (unsigned long long)hi - 1);
+    else if (run == a)
+        printf("serial: %s: line%s %u%s%.0u (offset 0x%llx-0x%llx) missing\n", n,
+               b > a ? "s" : "", a, b > a ? "-" : "", b > a ? b : 0,
+               (unsigned long long)lo, (unsigned long long)hi - 1);
+    return (uint64_t)b - a + 1;
+}
+
+/* Bytes inside [0, extent) that no present line covers. */
+static uint64_t lost_bytes(const struct sfile *f, uint32_t total)
+{
+    uint64_t have = 0;
+    for (uint32_t i = 0; i < total && i < f->nlines_cap; i++)
+        if (f->lines[i].present)
+            have += f->lines[i].len;
+    return f->extent - have;
+}
+
+/* Writes the PSB-aligned parts of an incomplete trace. */
+static void write_segments(struct serial_ctx *c, struct sfile *f, uint32_t total)
+{
+    char path[4096];
+    uint32_t s = 0;
+    while (s < total) {
+        if (s >= f->nlines_cap || !f->lines[s].present) {
+            s++;
+            continue;
+        }
+        /* a run of present lines [s, e) */
+        uint32_t e = s;
+        while (e < total && e < f->nlines_cap && f->lines[e].present)
+            e++;
+        uint32_t start = s;
+        if (f->lines[s].off != 0)
+            while (start < e && !f->lines[start].psb)
+                start++;
+        uint64_t lo = f->lines[s].off, hi = f->lines[e - 1].off + f->lines[e - 1].len;
+        if (start == e) {
+            printf("serial: %s: bytes 0x%llx-0x%llx survive but hold no PSB: not written\n", f->out_name,
+                   (unsigned long long)lo, (unsigned long long)hi - 1);
+        } else {
+            uint64_t from = f->lines[start].off;
+            char name[PTD_FRAME_NAME_MAX + 64];
+            if (from > lo)
+                printf("serial: %s: bytes 0x%llx-0x%llx before the PSB at 0x%llx cannot be decoded: not written\n",
+                       f->out_name, (unsigned long long)lo, (unsigned long long)from - 1,
+                       (unsigned long long)from);
+            snprintf(name, sizeof name, "%s.seg-%llx-%llx", f->out_name, (unsigned long long)from,
+                     (unsigned long long)hi);
+            if (write_file(c, name, f->data + from, hi - from, path, sizeof path) == 0) {
+                printf("serial: %s: bytes 0x%llx-0x%llx (%s) -> %s\n", f->out_name,
+                       (unsigned long long)from, (unsigned long long)hi - 1,
+                       from ? "from a PSB" : "from the file's start", path);
+                decode_summary(c, path, f->data + from, hi - from);
+            }
+        }
+        s = e;
+    }
+}
+
+/* Reports and writes one file; returns true when it came back whole. */
+static bool finish_file(struct serial_ctx *c, struct sfile *f)
+{
+    const char *n;
+    char path[4096];
+    uint64_t size, lost = 0, corrupt = 0;
+    uint32_t total;
+    bool count_known = f->have_end;
+    struct sdamage *d;
+
+    choose_name(c, f);
+    n = f->out_name;
+    if (!f->have_begin) {
+        d = damage_of_kind(f, 'B');
+        if (d)
+            printf("serial: %s: begin line %s (log line %zu)\n", n, damage_word(d), d->log_line);
+        else
+            printf("serial: %s: begin line missing\n", n);
+        if (!f->have_end)
+            printf("serial: %s: name, size and file CRC unknown: written as %s\n", n, n);
+    }
+    if (!f->have_end) {
+        d = damage_of_kind(f, 'E');
+        if (d)
+            printf("serial: %s: end line %s (log line %zu)\n", n, damage_word(d), d->log_line);
+        else
+            printf("serial: %s: end line missing\n", n);
+    }
+    if (f->have_begin && f->have_end &&
+        (f->begin.size != f->end.size || f->begin.file_crc != f->end.file_crc))
+        printf("serial: %s: begin and end lines disagree (size %llu/%llu): begin line used\n", n,
+               (unsigned long long)f->begin.size, (unsigned long long)f->end.size);
+    size = f->have_begin ? f->begin.size : f->have_end ? f->end.size : f->extent;
+    uint32_t kind = f->have_begin ? f->begin.kind : PTD_FRAME_KIND_PT;
+    uint32_t crc = f->have_begin ? f->begin.file_crc : f->end.file_crc;
+    total = count_known ? f->end.lines : f->max_seq_plus1;
+    if (f->max_seq_plus1 > total) {
+        printf("serial: %s: lines beyond the end line's count %u: ignored\n", n, total);
+    }
+
+    /* gaps in the sequence */
+    uint64_t prev_end = 0;
+    size_t prev_log = f->have_begin ? f->begin_log : 0;
+    for (uint32_t s = 0; s < total;) {
+        if (s < f->nlines_cap && f->lines[s].present) {
+            prev_end = f->lines[s].off + f->lines[s].len;
+            prev_log = f->lines[s].log_line;
+            s++;
+            continue;
+        }
+        uint32_t e = s;
+        while (e < total && !(e < f->nlines_cap && f->lines[e].present))
+            e++;
+        uint64_t hi = e < total ? f->lines[e].off : size;
+        size_t hi_log = e < total ? f->lines[e].log_line : f->have_end ? f->end_log : SIZE_MAX;
+        lost += report_gap(f, s, e - 1, prev_end, hi, prev_log, hi_log, &corrupt);
+        s = e;
+    }
+    if (!count_known && (total == 0 ? size > 0 : prev_end < size)) {
+        /* the end line and the lines before it are gone */
+        printf("serial: %s: lines %u and on (offset 0x%llx-0x%llx) missing (their count went with the end line)\n",
+               n, total, (unsigned long long)prev_end, (unsigned long long)size - 1);
+        lost++;
+    }
+    for (size_t i = 0; i < f->ndmg; i++)
+        if (!f->dmg[i].used)
+            printf("serial: %s: log line %zu: damaged frame line (%s), no line of this file is missing for it\n",
+                   n, f->dmg[i].log_line, damage_word(&f->dmg[i]));
+
+    bool whole = f->have_begin && f->have_end && lost == 0 && f->extent == size;
+    bool crc_ok = whole && ptd_crc32(0, f->data, (size_t)size) == crc;
+    if (whole && !crc_ok)
+        printf("serial: %s: all lines present but the file CRC32 differs (expected %08x)\n", n, crc);
+    if (crc_ok) {
+        if (write_file(c, n, f->data, size, path, sizeof path) == 0) {
+            if (!c->quiet)
+                printf("serial: %s: complete, %llu bytes in %u lines, crc32 %08x ok -> %s\n", n,
+                       (unsigned long long)size, total, crc, path);
+            if (kind == PTD_FRAME_KIND_PT)
+                decode_summary(c, path, f->data, size);
+        }
+        return true;
+    }
+    uint64_t present = 0;
+    for (uint32_t i = 0; i < total && i < f->nlines_cap; i++)
+        present += f->lines[i].present;
+    printf("serial: %s: incomplete: %llu of %s%u lines (%llu damaged), %llu of %s%llu bytes\n", n,
+           (unsigned long long)present, count_known ? "" : "at least ", total,
+           (unsigned long long)corrupt, (unsigned long long)(f->extent - lost_bytes(f, total)),
+           f->have_begin || f->have_end ? "" : "at least ", (unsigned long long)size);
+    if (kind == PTD_FRAME_KIND_PT) {
+        write_segments(c, f, total);
+    } else {
+        char name[PTD_FRAME_NAME_MAX + 32];
+        uint64_t len = size > f->extent ? f->extent : size;
+        snprintf(name, sizeof name, "%s.partial", n);
+        if (write_file(c, name, f->data, len, path, sizeof path) == 0)
+            printf("serial: %s: %llu bytes with the lost ranges as zeros -> %s\n", n,
+                   (unsigned long long)len, path);
+    }
+    return false;
+}
+
+static void serial_usage(FILE *out)
+{
+    fprintf(out,
+        "usage: ptboot serial LOG [--out DIR] [--quiet] [--strict]\n"
+        "\n"
+        "Recovers the files of a serial dump (ptboot.efi serial-dump, docs/serial.md)\n"
+        "from a captured serial log, reports every lost or damaged line, writes what\n"
+        "survives and decodes the traces among it.\n"
+        "\n"
+        "  --out DIR   write the files into DIR (default: the log's directory).\n"
+        "  --quiet     print only damage reports and errors.\n"
+        "  --strict    exit 3 when any file came back incomplete.\n"
+        "\n"
+        "Written: DIR/NAME for a file that came back whole (CRC32 checked);\n"
+        "DIR/NAME.seg-FROM-TO for each PSB-aligned part of an incomplete trace;\n"
+        "DIR/NAME.partial (lost bytes as zeros) for another incomplete file.\n"
+        "Exit: 0 something recovered, 1 nothing recovered, 2 bad usage.\n");
+}
+
+int host_cmd_serial(int argc, char **argv)
+{
+    struct serial_ctx c = { .prog = "ptboot serial" };
+    const char *log = NULL;
+    char dirbuf[4096];
+    bool strict = false;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            serial_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--out")) {
+            if (i + 1 == argc || !argv[i + 1][0]) {
+                fprintf(stderr, "%s: --out needs a directory\n", c.prog);
+                return 2;
+            }
+            c.dir = argv[++i];
+        } else if (!strcmp(a, "--quiet")) {
+            c.quiet = true;
+        } else if (!strcmp(a, "--strict")) {
+            strict = true;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "%s: unknown option: %s\ntry 'ptboot serial --help'\n", c.prog, a);
+            return 2;
+        } else if (log) {
+            fprintf(stderr, "%s: more than one log: %s and %s\n", c.prog, log, a);
+            return 2;
+        } else {
+            log = a;
+        }
+    }
+    if (!log) {
+        fprintf(stderr, "%s: no serial log given\nusage: ptboot serial LOG [--out DIR] [--quiet] [--strict]\n",
+                c.prog);
+        return 2;
+    }
+    if (!c.dir) {
+        const char *slash = strrchr(log, '/');
+        if (slash)
+            snprintf(dirbuf, sizeof dirbuf, "%.*s", (int)(slash - log) ? (int)(slash - log) : 1, log);
+        else
+            snprintf(dirbuf, sizeof dirbuf, ".");
+        c.dir = dirbuf;
+    }
+    struct stat sb;
+    if (stat(c.dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "%s: %s: not a directory\n", c.prog, c.dir);
+        return 2;
+    }
+
+    uint8_t *text;
+    size_t size;
+    if (host_load_file(c.prog, log, &text, &size) < 0)
+        return 1;
+
+    /* Lines end at LF or at a lone CR (CR noise); log line numbers count LFs. */
+    static struct ptd_frame_rec rec;
+    struct sfile *cur = NULL;
+    size_t log_line = 1, start = 0;
+    for (size_t i = 0; i <= size; i++) {
+        if (i < size && text[i] != '\n' && text[i] != '\r')
+            continue;
+        if (i > start)
+            take_line(&c, (const char *)text + start, i - start, log_line, &cur, &rec);
+        if (i < size && text[i] == '\n')
+            log_line++;
+        start = i + 1;
+    }
+    free(text);
+
+    if (!c.nfiles) {
+        fprintf(stderr, "%s: %s: no serial dump found (no intact frame line)\n", c.prog, log);
+        return 1;
+    }
+    size_t whole = 0;
+    for (size_t i = 0; i < c.nfiles; i++) {
+        whole += finish_file(&c, &c.files[i]);
+        free(c.files[i].lines);
+        free(c.files[i].data);
+        free(c.files[i].dmg);
+    }
+    free(c.files);
+    if (!c.quiet || whole < c.nfiles)
+        printf("serial: %zu file(s) in the log, %zu complete, %zu written to %s\n", c.nfiles, whole,
+               c.written, c.dir);
+    if (!c.written) {
+        fprintf(stderr, "%s: nothing could be recovered\n", c.prog);
+        return 1;
+    }
+    return strict && whole < c.nfiles ? 3 : 0;
+}
