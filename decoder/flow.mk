@@ -10,6 +10,7 @@ $(B)/test/libipt_flow: test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) host/flow_image
 TEST_STEPS += $(B)/test/libipt_flow
 TEST_SCRIPTS += test/flow/ref_real.sh
 TEST_SCRIPTS += test/flow/real_flow.sh
+TEST_SCRIPTS += test/flow/blocks_real.sh
 
 # ---- benchmark: ptboot's flow against libipt's insn and block decoders ----
 .PHONY: bench-flow

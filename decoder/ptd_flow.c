@@ -741,6 +741,45 @@ static PTD_ILD_STEP_INLINE int proceed_entry(struct ptd_flow *f, const struct pt
     return proceed(f, &p);
 }
 
+/* With an event held (fetched, not bound yet), can the block's body (every
+ * instruction but its last) be run without looking at the event? Yes when
+ * no instruction there can bind it, as ptd_flow_next would find one by one:
+ * a TIP.PGD with an IP binds only to a branch (check_insn_event), and the
+ * body has none; an event bound to an IP (check_ip_event) only at that IP,
+ * and the body's instructions after the first (whose IP was checked when
+ * the flow got there) lie in (ip, last_ip]. The others (PAGING, VMCS,
+ * TIP.PGD without IP: MOV CR3 is not a branch) go one instruction at a
+ * time. */
+static bool held_skips_body(const struct ptd_flow *f, const struct ptd_flow_bentry *e)
+{
+    const struct ptd_event *ev = &f->event;
+    uint64_t key;
+
+    if (ev->flags & PTD_EVF_IP_SUPPRESSED)
+        return false;
+    switch (ev->type) {
+    case PTD_EV_DISABLED:
+        return true;
+    case PTD_EV_ASYNC_BRANCH:
+    case PTD_EV_ASYNC_DISABLED:
+        key = ev->from;
+        break;
+    case PTD_EV_TSX:
+    case PTD_EV_EXEC_MODE:
+    case PTD_EV_ASYNC_PAGING:
+    case PTD_EV_ASYNC_VMCS:
+    case PTD_EV_EXSTOP:
+    case PTD_EV_MWAIT:
+    case PTD_EV_PTWRITE:
+    case PTD_EV_TICK:
+        key = ev->ip;
+        break;
+    default:
+        return false;
+    }
+    return !(e->ip < key && key <= e->last_ip);
+}
+
 /* Decodes the block at the IP into *e (ip and mode last, so a cache slot
  * never matches half-written): non-branches up to a branch or
  * PTD_FLOW_BLOCK_MAX instructions. Leaves the IP at the block's start.
@@ -808,8 +847,9 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
     blk->speculative = f->speculative;
     blk->last_iclass = PTD_FLOW_ICLASS_ERROR;
 
-    /* events may bind anywhere: one instruction at a time */
-    if (!f->enabled || f->process_event || (f->status & PTD_ST_EVENT))
+    /* an event not fetched yet may bind anywhere: one instruction at a
+     * time (a held one is looked at once the block is known) */
+    if (!f->enabled || (f->status & PTD_ST_EVENT && !f->process_event))
         return one_insn(f, blk);
     e = f->bcache ? &f->bcache[(ip ^ (ip >> 11)) & f->bcache_mask] : &local;
     if (!f->bcache || !(e->ip == ip && e->mode == f->mode)) {
@@ -828,12 +868,33 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
         if (e != &local)
             *e = local;
     }
+    if (f->process_event && !held_skips_body(f, e))
+        return one_insn(f, blk);
     blk->ninsn = e->ninsn;
     blk->last_ip = e->last_ip;
     blk->last_iclass = e->iclass;
     f->ip = e->last_ip;
     f->bound_paging = 0;
     f->bound_vmcs = 0;
+    if (f->process_event) {
+        /* the last instruction as ptd_flow_next does it: the held event
+         * may bind to it */
+        struct ptd_flow_pinsn *p = &f->pinsn;
+        bentry_to_pinsn(p, e);
+        st = check_insn_event(f, p);
+        if (st != 0) {
+            if (st < 0)
+                return st;
+            if (st & PTD_ST_EVENT) {
+                f->process_insn = 1;
+                return st;
+            }
+        }
+        st = proceed(f, p);
+        if (st < 0)
+            return st;
+        return check_ip_event(f);
+    }
     st = proceed_entry(f, e);
     if (st < 0)
         return st;

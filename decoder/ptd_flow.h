@@ -175,7 +175,9 @@ int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *insn);
 int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev);
 /* Like ptd_flow_next, but a whole basic block (at most PTD_FLOW_BLOCK_MAX
  * instructions, so the work per call stays bounded) when no event is
- * pending; with one pending, a single instruction. Same statuses. */
+ * pending or the pending one cannot bind before the block's last
+ * instruction; otherwise a single instruction. Same statuses, events and
+ * errors as ptd_flow_next at the same places. */
 int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk);
 uint64_t ptd_flow_offset(const struct ptd_flow *f);
 /* The time of the trace at the current instruction or event, as libipt's

@@ -1,15 +1,17 @@
-/* `ptboot bench --pt FILE --pages PREFIX|--raw SPEC [--filter LO-HI]`:
- * instruction-flow throughput of libptd's flow layer against libipt's
- * instruction decoder (pt_insn_next) and block decoder (pt_blk_next), on
- * the same trace and code, in one run. Rounds alternate between the three
- * and the best round of each counts. ptboot runs with its decoded-
- * instruction cache (1 MiB, the host default); a second line gives it
- * without a cache (the on-target case):
- *   bench: flow-nocache file=<name> insns=<n> ptboot_minsn=<x> libipt gets its fastest setup: the
- * code as file sections (pt_image_add_file, so its block cache works);
- * ptboot reads through its callback over the same bytes in memory. Prints
+/* `ptboot bench --pt FILE --pages PREFIX|--raw SPEC [--filter LO-HI]
+ * [--rounds N] [--verify]`: instruction-flow throughput of libptd's flow
+ * layer against libipt's instruction decoder (pt_insn_next) and block
+ * decoder (pt_blk_next), on the same trace and code, in one run. Rounds
+ * alternate between them and the best round of each counts. Prints
  *   bench: flow file=<name> insns=<n> ptboot_minsn=<x> libipt_insn_minsn=<y> libipt_blk_minsn=<z>
- */
+ *   bench: flow-nocache file=<name> insns=<n> ptboot_minsn=<x>
+ * The first ptboot rate is libptd's block API with its instruction and
+ * block caches (1 MiB each), the second the block API with no cache (the
+ * on-target case). libipt gets its fastest setup: the code as file
+ * sections (pt_image_add_file, so its block cache works); ptboot reads
+ * through its callback over the same bytes in memory. Before timing, the
+ * block API (with and without caches) is checked against the instruction
+ * API on the same trace; --verify does only that. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +75,84 @@ static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg
             break;
     }
     return n;
+}
+
+/* The block API against the instruction API on the same trace: every
+ * block's instructions are the next ninsn of ptd_flow_next's, starting at
+ * blk.ip and ending at blk.last_ip, with only the last one a branch; the
+ * statuses and errors at the same places. Run before timing, so a fast
+ * path that loses an instruction cannot hide in the numbers. Returns 0 or
+ * -1 (printed). */
+static int check_blocks(const struct ptd_flow_config *cfg, const char *what, const char *prog)
+{
+    struct ptd_flow *fi = malloc(sizeof(*fi)), *fb = malloc(sizeof(*fb));
+    struct ptd_flow_config ci = *cfg;
+    uint64_t blocks = 0, insns = 0;
+    int sti = 0, stb = 0, bad = 0;
+
+    ci.flags &= ~BENCH_BLOCKS;
+    ci.cache = NULL;
+    ci.bcache = NULL;
+    if (!fi || !fb) {
+        free(fi);
+        free(fb);
+        return -1;
+    }
+    ptd_flow_init(fi, &ci);
+    ptd_flow_init(fb, cfg);
+    /* both sides step through syncs, events and errors in lock step */
+    sti = ptd_flow_sync_forward(fi);
+    stb = ptd_flow_sync_forward(fb);
+    while (!bad) {
+        struct ptd_event evi, evb;
+        if (sti != stb) {
+            bad = 1;
+            break;
+        }
+        if (sti < 0) {
+            if (sti == -PTD_ERR_EOS)
+                break;
+            sti = ptd_flow_sync_forward(fi);
+            stb = ptd_flow_sync_forward(fb);
+            continue;
+        }
+        if (sti & PTD_ST_EVENT) {
+            sti = ptd_flow_event(fi, &evi);
+            stb = ptd_flow_event(fb, &evb);
+            if (sti >= 0 && (evi.type != evb.type || evi.ip != evb.ip))
+                bad = 1;
+            continue;
+        }
+        if (sti & PTD_ST_EOS)
+            break;
+        struct ptd_flow_block blk;
+        stb = ptd_flow_next_block(fb, &blk);
+        blocks++;
+        if (blk.ninsn == 0) {
+            struct ptd_flow_insn in;
+            sti = ptd_flow_next(fi, &in);
+            if (in.iclass != PTD_FLOW_ICLASS_ERROR || in.ip != blk.ip)
+                bad = 1;
+            continue;
+        }
+        for (uint32_t k = 0; k < blk.ninsn && !bad; k++) {
+            struct ptd_flow_insn in;
+            sti = ptd_flow_next(fi, &in);
+            insns++;
+            bool last = k + 1 == blk.ninsn;
+            if ((k == 0 && in.ip != blk.ip) || (last && in.ip != blk.last_ip) ||
+                in.iclass == PTD_FLOW_ICLASS_ERROR || (!last && in.iclass != PTD_ICLASS_OTHER) ||
+                (!last && sti != 0))
+                bad = 1;
+        }
+    }
+    if (bad)
+        fprintf(stderr, "%s: %s: block API differs from the instruction API after %llu blocks, %llu instructions (status %d / %d, offset %llu)\n",
+                prog, what, (unsigned long long)blocks, (unsigned long long)insns, sti, stb,
+                (unsigned long long)ptd_flow_offset(fi));
+    free(fi);
+    free(fb);
+    return bad ? -1 : 0;
 }
 
 struct lib_setup {
@@ -230,8 +310,9 @@ int host_bench_flow(int argc, char **argv)
     struct lib_setup ls;
     struct ptd_flow *f;
     long rounds = 5;
+    int verify_only = 0;
     double best[3] = {1e30, 1e30, 1e30};
-    uint64_t n[3];
+    uint64_t n[3] = {0, 0, 0};
     const char *name;
 
     flow_opts_init(&fo);
@@ -245,6 +326,8 @@ int host_bench_flow(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
             rounds = strtol(argv[++i], NULL, 0);
+        } else if (!strcmp(argv[i], "--verify")) {
+            verify_only = 1;
         } else {
             fprintf(stderr, "%s: unknown option for the flow benchmark: %s\n", prog, argv[i]);
             flow_opts_free(&fo);
@@ -289,6 +372,15 @@ int host_bench_flow(int argc, char **argv)
     fo.cfg.bcache_size = bmem ? FLOW_CACHE_BYTES : 0;
     fo.cfg.flags |= BENCH_BLOCKS;
     nocache.flags |= BENCH_BLOCKS;
+    if (check_blocks(&fo.cfg, "with caches", prog) < 0 || check_blocks(&nocache, "without caches", prog) < 0) {
+        pt_image_free(ls.image);
+        free(bmem);
+        free(f);
+        flow_opts_free(&fo);
+        return 1;
+    }
+    if (verify_only)
+        rounds = 0;
     for (long r = 0; r < rounds; r++) {
         double tn = now_s();
         (void)run_ptboot(f, &nocache);
@@ -304,7 +396,7 @@ int host_bench_flow(int argc, char **argv)
         if (t2 - t1 < best[1]) best[1] = t2 - t1;
         if (t3 - t2 < best[2]) best[2] = t3 - t2;
     }
-    if (n[0] != n[1] || n[0] != n[2])
+    if (rounds && (n[0] != n[1] || n[0] != n[2]))
         fprintf(stderr, "%s: warning: instruction counts differ (ptboot %llu, libipt insn %llu, blk %llu)\n",
                 prog, (unsigned long long)n[0], (unsigned long long)n[1], (unsigned long long)n[2]);
     name = strrchr(fo.pt, '/');
@@ -320,6 +412,14 @@ int host_bench_flow(int argc, char **argv)
             snprintf(nm, sizeof(nm), "%.*s", (int)(slash - s), s);
             name = nm;
         }
+    }
+    if (verify_only) {
+        printf("bench: flow-verify file=%s ok (blocks with and without caches equal the instruction flow)\n", name);
+        pt_image_free(ls.image);
+        free(bmem);
+        free(f);
+        flow_opts_free(&fo);
+        return 0;
     }
     printf("bench: flow file=%s insns=%llu ptboot_minsn=%.1f libipt_insn_minsn=%.1f libipt_blk_minsn=%.1f\n",
            name, (unsigned long long)n[0], (double)n[0] / best[0] / 1e6, (double)n[1] / best[1] / 1e6,
