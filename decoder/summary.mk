@@ -1,1 +1,8 @@
-# decoder/summary.mk: (being written)
+# decoder/ptd_sum*: decode summaries (call tree, hot blocks and edges, time
+# per image and function, last transitions, errors) for the serial console;
+# sources are picked up by decoder.mk's wildcard, `ptboot summary` by
+# host.mk's. docs/summary.md.
+
+# real traces: instruction totals against libipt, calls per function against
+# the flow (skips without ../shared/traces/real)
+TEST_SCRIPTS += test/summary/real_summary.sh

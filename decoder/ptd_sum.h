@@ -1,0 +1,226 @@
+/* libptd decode summaries: what a trace says about the code that ran, in a
+ * few hundred lines of text instead of one line per instruction, so that it
+ * fits through a 115200-baud serial console (docs/summary.md).
+ *
+ *   - call tree: functions by entry address as module+0xOFF, calls and
+ *     returns followed on a bounded shadow stack, counts, instructions
+ *     (inclusive/exclusive) and, with timing packets, TSC ticks;
+ *   - instructions (and time) per image and per function (top N);
+ *   - hottest basic blocks and edges (top N);
+ *   - the last N block transitions before the trace ended;
+ *   - decode errors (trace offset, what was skipped), overflows, gaps.
+ *
+ * It runs on top of the flow layer (decoder/ptd_flow.h, block by block)
+ * and keeps its tables in an arena the caller hands in; when the arena is
+ * small it counts what did not fit and says so. No allocation, no libc, no
+ * global state; every loop is bounded by the trace or by a table size.
+ *
+ * Usage (host and target run the same driver):
+ *
+ *     struct ptd_sum s;                       // sizeof: PTD_SUM_STATE_SIZE
+ *     struct ptd_sum_config c = { .modules = mods, .nmodules = n,
+ *         .arena = buf, .arena_size = PTD_SUM_ARENA_SUGGESTED,
+ *         .line = print_line, .ctx = con };   // other fields 0: defaults
+ *     ptd_flow_init(&f, &fcfg);
+ *     st = ptd_sum_run(&s, &c, &f);           // decode to the end, print
+ *
+ * or, to bound the work per call (a watchdog, a progress dot):
+ *
+ *     ptd_sum_init(&s, &c);
+ *     while (ptd_sum_decode(&s, &f, 100000) > 0) tick();
+ *     ptd_sum_print(&s);
+ *     st = ptd_sum_stats(&s);
+ */
+#ifndef PTD_SUM_H
+#define PTD_SUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/ptd_flow.h"
+
+/* An image the capture recorded (loaded module): code in [base, base+size). */
+struct ptd_sum_module {
+    uint64_t base, size;
+    const char *name;       /* NUL-terminated; printed up to PTD_SUM_NAME_MAX */
+};
+#define PTD_SUM_NAME_MAX 40
+
+/* One output line, NUL-terminated, without a newline (len excludes NUL). */
+typedef void (*ptd_sum_line_fn)(void *ctx, const char *line, size_t len);
+
+/* Longest line, NUL included. */
+#define PTD_SUM_LINE_MAX 192
+
+/* Defaults (a config field of 0 takes these). */
+#define PTD_SUM_TOP_DEFAULT 20          /* top N functions, blocks, edges, images */
+#define PTD_SUM_LAST_DEFAULT 32         /* last N block transitions */
+#define PTD_SUM_STACK_DEFAULT 256       /* shadow stack depth */
+#define PTD_SUM_TREE_DEPTH_DEFAULT 24   /* deeper calls fold into the node at this depth */
+#define PTD_SUM_TREE_LINES_DEFAULT 400  /* call tree lines printed */
+#define PTD_SUM_TREE_PERMILLE_DEFAULT 2 /* tree nodes under 0.2% of the insns: folded */
+#define PTD_SUM_ERRORS_KEPT 16          /* decode errors listed one by one */
+
+/* Suggested arena: 1 MiB holds ~6k functions, ~5k tree nodes, ~11k blocks
+ * and ~9k edges (the firmware boot of a whole platform fits; a driver
+ * under test fits in 64 KiB). Any size works, even 0: what does not fit is
+ * counted ("not tracked") and the summary says so. */
+#define PTD_SUM_ARENA_SUGGESTED (1u << 20)
+
+struct ptd_sum_config {
+    const struct ptd_sum_module *modules;
+    size_t nmodules;
+    void *arena;            /* 8-byte aligned is best; any alignment works */
+    size_t arena_size;
+    ptd_sum_line_fn line;
+    void *ctx;
+    unsigned top;           /* 0: PTD_SUM_TOP_DEFAULT */
+    unsigned last;          /* 0: PTD_SUM_LAST_DEFAULT */
+    unsigned stack_depth;   /* 0: PTD_SUM_STACK_DEFAULT */
+    unsigned tree_depth;    /* 0: PTD_SUM_TREE_DEPTH_DEFAULT */
+    unsigned tree_lines;    /* 0: PTD_SUM_TREE_LINES_DEFAULT */
+    unsigned tree_permille; /* 0: PTD_SUM_TREE_PERMILLE_DEFAULT; 1000+: all */
+    unsigned flags;         /* PTD_SUM_F_* */
+};
+
+enum {
+    PTD_SUM_F_NO_TREE = 1u << 0,    /* leave sections out of the text */
+    PTD_SUM_F_NO_BLOCKS = 1u << 1,
+    PTD_SUM_F_NO_LAST = 1u << 2,
+    PTD_SUM_F_TREE_ALL = 1u << 3,   /* every node (no permille folding) */
+};
+
+/* Totals, for the caller's final machine-readable line. */
+struct ptd_sum_stats {
+    uint64_t bytes;             /* trace size */
+    uint64_t insns, blocks;     /* instructions; basic blocks executed */
+    uint64_t calls, returns;    /* near calls; returns matched to a call */
+    uint64_t irqs;              /* asynchronous branches (interrupts, faults) */
+    uint64_t unmatched_returns; /* returns to no caller on the shadow stack */
+    uint64_t errors;            /* decode and sync errors */
+    uint64_t bytes_skipped;     /* trace bytes skipped resyncing after errors */
+    uint64_t overflows, enables, disables;
+    uint64_t max_depth;         /* deepest shadow stack seen */
+    uint64_t depth_exceeded;    /* calls deeper than the shadow stack */
+    uint64_t functions, nodes;  /* distinct functions, call tree nodes */
+    uint64_t untracked;         /* table entries that did not fit (all tables) */
+    uint64_t tsc_first, tsc_last; /* time span (has_time) */
+    uint64_t lines, text_bytes; /* what ptd_sum_print wrote (newlines included) */
+    uint8_t has_time;
+};
+
+/* ---- internal state (plain data; callers only allocate it) ------------- */
+
+struct ptd_sum_err {
+    uint64_t offset, ip, resync;    /* resync: offset decoding went on from */
+    int code;
+    uint8_t sync, has_resync;
+};
+
+struct ptd_sum_tab {        /* one table in the arena */
+    void *p;
+    uint32_t cap, used;
+    uint64_t dropped;
+};
+
+struct ptd_sum {
+    struct ptd_sum_config cfg;
+    struct ptd_sum_tab funcs, nodes, blocks, edges, frames, ring, mods, top;
+    uint32_t depth;             /* frames in use */
+    uint32_t lost_frames;       /* calls past the stack depth, not yet returned */
+    uint32_t ring_pos;          /* next ring slot */
+    uint32_t mod_hint;          /* last module found */
+    uint64_t ring_count;
+    /* the open basic block and the branch that ended the last one */
+    uint64_t lb_ip, lb_insns, pend_from;
+    uint8_t lb_open, pend, pend_iclass, gap;
+    uint8_t phase, have_sync, in_err;
+    uint64_t sync_off, last_ip, err_off;
+    int st;
+    uint64_t cur_tsc;
+    struct ptd_sum_stats stats;
+    uint32_t nerr;
+    struct ptd_sum_err err[PTD_SUM_ERRORS_KEPT];
+    uint64_t gap_offset[4];     /* the first overflows' offsets */
+};
+#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum) */
+
+/* Resets s and lays out the tables in cfg->arena. */
+void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg);
+/* Decodes at most budget steps (flow blocks, events, syncs) of f, which
+ * the caller set up with ptd_flow_init. Returns 1 while there is more, 0
+ * when the trace is done. Errors in the trace never end it early. */
+int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget);
+/* Writes the summary through cfg->line (once decoding is done). */
+void ptd_sum_print(struct ptd_sum *s);
+/* The totals (valid after ptd_sum_print for lines/text_bytes). */
+const struct ptd_sum_stats *ptd_sum_stats(const struct ptd_sum *s);
+/* All of it: init, decode to the end, print; returns the totals. */
+const struct ptd_sum_stats *ptd_sum_run(struct ptd_sum *s, const struct ptd_sum_config *cfg,
+                                        struct ptd_flow *f);
+
+/* ---- shared by ptd_sum.c and ptd_sum_fmt.c ----------------------------- */
+
+enum ptd_sum_fkind {
+    PTD_SUM_FN_CALL = 0,    /* entered by a near call: key is its entry */
+    PTD_SUM_FN_ROOT,        /* entry unknown: key is where it was entered */
+    PTD_SUM_FN_IRQ,         /* entered by an asynchronous branch */
+    PTD_SUM_FN_OUT,         /* called, but outside the trace (no IP) */
+};
+
+struct ptd_sum_func {
+    uint64_t entry;
+    uint64_t calls, insns, tsc;     /* insns, tsc: exclusive */
+    uint32_t module;                /* index, or UINT32_MAX */
+    uint8_t kind, used;
+    uint16_t pad_;
+};
+
+#define PTD_SUM_NONE 0xffffffffu
+
+struct ptd_sum_node {
+    uint32_t func, parent, child, last_child, sibling;
+    uint16_t depth, used;
+    uint64_t calls, insns, tsc;     /* exclusive */
+    uint64_t incl, tsc_incl;        /* filled in by ptd_sum_print */
+};
+
+struct ptd_sum_block {
+    uint64_t ip, last_ip, count, insns;
+    uint32_t module, used;
+};
+
+struct ptd_sum_edge {
+    uint64_t from, to, count;
+    uint32_t kind, used;            /* kind: enum ptd_iclass of the branch */
+};
+
+struct ptd_sum_frame {
+    uint64_t from;                  /* call: the call's IP; irq: interrupted IP */
+    uint32_t func, node;
+    uint8_t irq;
+    uint8_t pad_[7];
+};
+
+/* Last-N ring: kind is an enum ptd_iclass or one of these. */
+enum {
+    PTD_SUM_TR_IRQ = 0x80,
+    PTD_SUM_TR_DISABLE,
+    PTD_SUM_TR_ENABLE,
+    PTD_SUM_TR_OVERFLOW,
+    PTD_SUM_TR_ERROR,
+    PTD_SUM_TR_END,                 /* the trace ended after this branch */
+};
+struct ptd_sum_tr {
+    uint64_t from, to;
+    uint32_t kind, known_to;
+};
+
+struct ptd_sum_modstat {
+    uint64_t insns, tsc;
+};
+
+/* Module containing ip (index into cfg.modules) or PTD_SUM_NONE. */
+uint32_t ptd_sum_module_of(struct ptd_sum *s, uint64_t ip);
+
+#endif

@@ -1,0 +1,214 @@
+/* `ptboot summary [flow options] [--module BASE:SIZE:NAME ...] [--top N]
+ * [--last N] ...`: the decode summary the UEFI app prints over serial
+ * (call tree with module+offset names, time and instructions per image and
+ * function, hot blocks and edges, the last transitions, errors), from the
+ * same driver (decoder/ptd_sum.h); docs/summary.md explains the text. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/ptd_opts.h"
+#include "decoder/ptd_sum.h"
+#include "decoder/ptd_time.h"
+#include "host/cmd_summary.h"
+#include "host/commands.h"
+
+#define MAX_MODULES 4096
+
+static void to_file(void *ctx, const char *line, size_t len)
+{
+    FILE *out = ctx;
+    fwrite(line, 1, len, out);
+    fputc('\n', out);
+}
+
+int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
+                       const struct ptd_sum_config *cfg, int stat, FILE *out)
+{
+    struct ptd_sum_config c = *cfg;
+    struct ptd_flow *f = malloc(sizeof(*f));
+    struct ptd_sum *s = malloc(sizeof(*s));
+    void *arena = NULL, *bcache = malloc(FLOW_CACHE_BYTES);
+    if (!c.arena) {
+        c.arena_size = PTD_SUM_ARENA_SUGGESTED;
+        c.arena = arena = malloc(c.arena_size);
+    }
+    if (!f || !s || !c.arena || !bcache) {
+        fprintf(stderr, "ptboot summary: out of memory\n");
+        free(f), free(s), free(arena), free(bcache);
+        return 1;
+    }
+    if (!c.line) {
+        c.line = to_file;
+        c.ctx = out;
+    }
+    struct ptd_flow_config fcfg = fo->cfg;
+    if (!fo->no_cache) {
+        fcfg.bcache = bcache;
+        fcfg.bcache_size = FLOW_CACHE_BYTES;
+    }
+    fcfg.time = tcfg;
+    ptd_flow_init(f, &fcfg);
+    const struct ptd_sum_stats *st = ptd_sum_run(s, &c, f);
+    if (stat)
+        fprintf(out,
+                "summary: bytes %" PRIu64 " insns %" PRIu64 " blocks %" PRIu64 " calls %" PRIu64
+                " returns %" PRIu64 " irqs %" PRIu64 " errors %" PRIu64 " skipped %" PRIu64
+                " functions %" PRIu64 " nodes %" PRIu64 " untracked %" PRIu64 " lines %" PRIu64
+                " text %" PRIu64 "\n",
+                st->bytes, st->insns, st->blocks, st->calls, st->returns, st->irqs, st->errors,
+                st->bytes_skipped, st->functions, st->nodes, st->untracked, st->lines,
+                st->text_bytes);
+    free(f), free(s), free(arena), free(bcache);
+    return 0;
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+        "usage: ptboot summary [options] --pt FILE\n"
+        "Decode summary of an Intel PT trace, as ptboot.efi prints it over serial\n"
+        "(docs/summary.md): call tree, time and instructions per image and function,\n"
+        "hot blocks and edges, the last transitions, errors and gaps.\n"
+        "Trace and code (as ptboot flow):\n"
+        "  --pt FILE --pages PREFIX --raw FILE[:FROM[-TO]]:BASE --filter LO-HI\n"
+        "  --filter:addrN_cfg/_a/_b V --cpu F/M|none|auto --mode 16|32|64 --no-cache\n"
+        "Timing: --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
+        "Images:\n"
+        "  --module BASE:SIZE:NAME    an image (hex base and size), repeatable\n"
+        "Limits:\n"
+        "  --top N                    top N images, functions, blocks, edges (20)\n"
+        "  --last N                   last N transitions (32)\n"
+        "  --depth N                  shadow stack depth (256)\n"
+        "  --tree-depth N             call tree depth (24)\n"
+        "  --tree-lines N             call tree lines (400)\n"
+        "  --tree-permille N          fold tree nodes under N/1000 of the insns (2)\n"
+        "  --tree-all                 every tree node (up to --tree-lines)\n"
+        "  --arena BYTES              table memory, as on target (1048576)\n"
+        "  --stat                     a last line \"summary: bytes N insns N ...\"\n"
+        "Exit status: 0 decoded (decode errors are in the summary), 1 bad input,\n"
+        "2 bad usage.\n");
+}
+
+static int parse_module(const char *v, struct ptd_sum_module *m)
+{
+    char *end;
+    m->base = strtoull(v, &end, 16);
+    if (end == v || *end != ':')
+        return -1;
+    v = end + 1;
+    m->size = strtoull(v, &end, 16);
+    if (end == v || *end != ':' || !end[1] || !m->size)
+        return -1;
+    m->name = end + 1;
+    return 0;
+}
+
+int host_cmd_summary(int argc, char **argv)
+{
+    static struct ptd_sum_module mods[MAX_MODULES];
+    static struct ptd_time_config tcfg;
+    struct flow_opts fo;
+    struct ptd_sum_config c;
+    int stat = 0, rc;
+    uint64_t arena_size = PTD_SUM_ARENA_SUGGESTED;
+
+    memset(&c, 0, sizeof(c));
+    memset(&tcfg, 0, sizeof(tcfg));
+    c.modules = mods;
+    flow_opts_init(&fo);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r = flow_opts_parse(&fo, argc, argv, &i, "ptboot summary");
+        if (r < 0) {
+            flow_opts_free(&fo);
+            return strncmp(a, "--pages", 7) && strncmp(a, "--raw", 5) ? 2 : 1;
+        }
+        if (r > 0)
+            continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            flow_opts_free(&fo);
+            return 0;
+        } else if (!strcmp(a, "--stat")) {
+            stat = 1;
+        } else if (!strcmp(a, "--tree-all")) {
+            c.flags |= PTD_SUM_F_TREE_ALL;
+        } else if (!strcmp(a, "--module")) {
+            if (i + 1 >= argc || c.nmodules >= MAX_MODULES ||
+                parse_module(argv[i + 1], &mods[c.nmodules]) < 0) {
+                fprintf(stderr, "ptboot summary: --module wants BASE:SIZE:NAME (hex, up to %d)\n",
+                        MAX_MODULES);
+                flow_opts_free(&fo);
+                return 2;
+            }
+            c.nmodules++;
+            i++;
+        } else if (!strcmp(a, "--top") || !strcmp(a, "--last") || !strcmp(a, "--depth") ||
+                   !strcmp(a, "--tree-depth") || !strcmp(a, "--tree-lines") ||
+                   !strcmp(a, "--tree-permille") || !strcmp(a, "--arena") ||
+                   !strcmp(a, "--cpuid-0x15.eax") || !strcmp(a, "--cpuid-0x15.ebx") ||
+                   !strcmp(a, "--mtc-freq") || !strcmp(a, "--nom-freq")) {
+            uint64_t v, max = !strcmp(a, "--arena") ? (1ull << 32)
+                             : !strcmp(a, "--mtc-freq") ? PTD_TIME_MTC_FREQ_MAX
+                             : !strcmp(a, "--nom-freq") ? 0xff : 0xffffffffu;
+            if (i + 1 >= argc || !ptd_opts_parse_u64(argv[i + 1], &v) || v > max) {
+                fprintf(stderr, "ptboot summary: %s needs a number up to %" PRIu64 "\n", a, max);
+                flow_opts_free(&fo);
+                return 2;
+            }
+            i++;
+            if (!strcmp(a, "--top"))
+                c.top = (unsigned)v;
+            else if (!strcmp(a, "--last"))
+                c.last = (unsigned)v;
+            else if (!strcmp(a, "--depth"))
+                c.stack_depth = (unsigned)v;
+            else if (!strcmp(a, "--tree-depth"))
+                c.tree_depth = (unsigned)v;
+            else if (!strcmp(a, "--tree-lines"))
+                c.tree_lines = (unsigned)v;
+            else if (!strcmp(a, "--tree-permille"))
+                c.tree_permille = (unsigned)v;
+            else if (!strcmp(a, "--arena"))
+                arena_size = v;
+            else if (!strcmp(a, "--mtc-freq"))
+                tcfg.mtc_freq = (uint8_t)v;
+            else if (!strcmp(a, "--nom-freq"))
+                tcfg.nom_freq = (uint8_t)v;
+            else if (!strcmp(a, "--cpuid-0x15.eax"))
+                tcfg.cpuid_0x15_eax = (uint32_t)v;
+            else
+                tcfg.cpuid_0x15_ebx = (uint32_t)v;
+        } else {
+            fprintf(stderr, "ptboot summary: unknown option '%s' (see ptboot summary --help)\n", a);
+            flow_opts_free(&fo);
+            return 2;
+        }
+    }
+    if (!fo.pt) {
+        fprintf(stderr, "ptboot summary: --pt FILE is required (see ptboot summary --help)\n");
+        flow_opts_free(&fo);
+        return 2;
+    }
+    if (flow_opts_finish(&fo, "ptboot summary") < 0) {
+        flow_opts_free(&fo);
+        return 1;
+    }
+    tcfg.errata = fo.have_cpu ? ptd_time_errata_for_cpu(fo.family, fo.model) : 0;
+    void *arena = malloc(arena_size ? arena_size : 1);
+    if (!arena) {
+        fprintf(stderr, "ptboot summary: out of memory\n");
+        flow_opts_free(&fo);
+        return 1;
+    }
+    c.arena = arena;
+    c.arena_size = arena_size;
+    rc = host_summary_write(&fo, &tcfg, &c, stat, stdout);
+    fflush(stdout);
+    free(arena);
+    flow_opts_free(&fo);
+    return rc;
+}

@@ -1,0 +1,79 @@
+#!/bin/bash
+# `ptboot summary` on the real traces of ../shared/traces/real (skips when
+# absent): its instruction count equals libipt's (test/flow/real_traces.env,
+# from the traces' README), and its calls per function equal those counted
+# independently from `ptboot flow --event:ip` (with disassembly): the
+# instruction after each executed `call` is the callee (or the IP of the
+# [disabled] event when the call leaves the traced range). The summary's
+# text stays small (bytes per call event printed).
+set -u
+. test/flow/real_traces.env
+PTBOOT=${PTBOOT:-build/ptboot}
+if [ ! -d "$REAL_DIR" ]; then
+    echo "real_summary: SKIP, $REAL_DIR not present"
+    exit 0
+fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+for t in $REAL_TRACES; do
+    IFS=: read -r name filter want <<< "$t"
+    args=(--pt "$REAL_DIR/$name/trace.pt" --pages "$REAL_DIR/$name/pages" --filter "$filter")
+    # every function listed (--top large, arena large enough for all)
+    "$PTBOOT" summary "${args[@]}" --top 1000000 --arena 67108864 --stat > "$tmp/sum.txt" || {
+        echo "real_summary: FAIL $name: ptboot summary exited $?"; fail=1; continue; }
+    stat=$(tail -1 "$tmp/sum.txt")
+    insns=$(sed -n 's/^summary: .* insns \([0-9]*\) .*/\1/p' <<< "$stat")
+    calls=$(sed -n 's/^summary: .* calls \([0-9]*\) .*/\1/p' <<< "$stat")
+    untracked=$(sed -n 's/^summary: .* untracked \([0-9]*\) .*/\1/p' <<< "$stat")
+    if [ "$insns" != "$want" ]; then
+        echo "real_summary: FAIL $name: $insns instructions, libipt gives $want"
+        fail=1
+        continue
+    fi
+    if [ "$untracked" != 0 ]; then
+        echo "real_summary: FAIL $name: $untracked untracked with a 64 MiB arena"
+        fail=1
+    fi
+    # default limits: the text for the serial console
+    "$PTBOOT" summary "${args[@]}" --stat > "$tmp/default.txt"
+    text=$(tail -1 "$tmp/default.txt" | sed -n 's/.* text \([0-9]*\)$/\1/p')
+    bytes=$(head -n -1 "$tmp/default.txt" | wc -c)
+    if [ "$text" != "$bytes" ]; then
+        echo "real_summary: FAIL $name: stats say $text bytes of text, $bytes written"
+        fail=1
+    fi
+    [ "$name" = mruby ] && { echo "real_summary: ok $name: $insns instructions; $bytes bytes of summary for $calls calls"; continue; }
+    # calls per callee from the flow (independent of the summary's code)
+    "$PTBOOT" flow --event:ip "${args[@]}" | awk '
+        /^\[/ {
+            if (pending && $0 ~ /^\[disabled/) {
+                if (match($0, /ip: [0-9a-f]+/)) {
+                    ip = substr($0, RSTART + 4, RLENGTH - 4); sub(/^0+/, "", ip)
+                    n["0x" (ip == "" ? "0" : ip)]++
+                } else n["(outside the trace)"]++
+                pending = 0
+            } else if ($0 ~ /error/) pending = 0
+            next
+        }
+        /^[0-9a-f]+  / {
+            if (pending) { ip = $1; sub(/^0+/, "", ip); n["0x" (ip == "" ? "0" : ip)]++; pending = 0 }
+            if ($2 == "call") pending = 1
+        }
+        END { for (k in n) print k, n[k] }' | sort > "$tmp/flow.calls"
+    # the summary's functions section: calls self-insns % name
+    awk '/^== functions/ {on = 1; next} /^== / {on = 0} on && $4 !~ /^\(caller/ && $4 !~ /^irq>/ && $1 > 0 {
+            name = $4; for (i = 5; i <= NF; i++) name = name " " $i; print name, $1 }' "$tmp/sum.txt" |
+        sort > "$tmp/sum.calls"
+    flowtotal=$(awk '{s += $NF} END {print s + 0}' "$tmp/flow.calls")
+    if [ "$flowtotal" != "$calls" ]; then
+        echo "real_summary: FAIL $name: $calls calls in the summary, $flowtotal call instructions in the flow"
+        fail=1
+    elif ! cmp -s "$tmp/flow.calls" "$tmp/sum.calls"; then
+        echo "real_summary: FAIL $name: calls per function differ (flow < > summary):"
+        diff "$tmp/flow.calls" "$tmp/sum.calls" | head -8
+        fail=1
+    else
+        echo "real_summary: ok $name: $insns instructions, $calls calls to $(wc -l < "$tmp/flow.calls") functions as in the flow; $bytes bytes of summary"
+    fi
+done
+exit $fail
