@@ -14,3 +14,6 @@ TEST_STEPS += $(B)/test/serial_enc
 
 # QEMU: serial-dump of a trace and a raw file, recovered byte for byte.
 TEST_SCRIPTS += test/boot/serial_dump.sh
+
+# Host: clean, noisy and damaged logs of real and generated traces.
+TEST_SCRIPTS += test/serial/recover.sh

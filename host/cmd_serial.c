@@ -209,7 +209,7 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
         if (!f) {
             c->stray++;
             printf("serial: log line %zu: damaged frame line before any file (%s)\n", log_line,
-                       r->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "bad syntax");
+                       r->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed");
             return;
         }
         add_damage(f, log_line, r);
@@ -221,7 +221,7 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
 
 static const char *damage_word(const struct sdamage *d)
 {
-    return d->rec.damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "bad syntax";
+    return d->rec.damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed";
 }
 
 /* A file name safe to write: the base name of the dump's name. */
