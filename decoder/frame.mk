@@ -17,3 +17,9 @@ TEST_SCRIPTS += test/boot/serial_dump.sh
 
 # Host: clean, noisy and damaged logs of real and generated traces.
 TEST_SCRIPTS += test/serial/recover.sh
+
+# `make bench`: framing overhead, encoder throughput, fraction of line rate.
+.PHONY: bench-serial
+bench-serial: $(B)/test/serial_enc $(B)/bench/gen_trace $(B)/ptboot
+	@bash test/serial/bench.sh
+BENCH_STEPS += bench-serial
