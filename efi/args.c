@@ -103,29 +103,51 @@ static int apply_app_option(struct efi_args *a, const char *w, char *err, size_t
 
 int efi_args_apply(struct efi_args *a, char **words, int n, char *err, size_t err_len)
 {
-    bool have_command = false;
+    bool replaced = false;  /* this source named a command: earlier ones go */
+    bool in_command = false;
+    int used = 0;           /* argv slots this source filled */
     for (int i = 0; i < n; i++) {
         const char *w = words[i];
+        if (!strcmp(w, EFI_ARGS_SEPARATOR)) {
+            in_command = false;
+            continue;
+        }
         int r = apply_app_option(a, w, err, err_len);
         if (r < 0)
             return -1;
         if (r > 0)
             continue;
-        if (!have_command) {
+        if (!in_command) {
             if (w[0] == '-') {
                 snprintf(err, err_len, "unknown option '%s' (see 'ptboot help')", w);
                 return -1;
             }
-            a->command = w;
-            a->argc = 0;
-            have_command = true;
+            if (!replaced) {
+                a->ncommands = 0;
+                replaced = true;
+            }
+            if (a->ncommands == EFI_ARGS_MAX_COMMANDS) {
+                snprintf(err, err_len, "more than %d commands", EFI_ARGS_MAX_COMMANDS);
+                return -1;
+            }
+            struct efi_args_command *c = &a->cmd[a->ncommands++];
+            c->command = w;
+            c->argc = 0;
+            c->argv = a->argv + used;
+            in_command = true;
             continue;
         }
-        if (a->argc == EFI_ARGS_MAX_TOKENS) {
-            snprintf(err, err_len, "too many arguments for '%s'", a->command);
+        struct efi_args_command *c = &a->cmd[a->ncommands - 1];
+        if (used == EFI_ARGS_MAX_TOKENS) {
+            snprintf(err, err_len, "too many arguments for '%s'", c->command);
             return -1;
         }
-        a->argv[a->argc++] = words[i];
+        a->argv[used++] = words[i];
+        c->argc++;
+    }
+    if (a->ncommands > 0) {
+        a->command = a->cmd[0].command;
+        a->argc = a->cmd[0].argc;
     }
     return 0;
 }

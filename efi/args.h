@@ -9,6 +9,9 @@
 
 #define EFI_ARGS_MAX_TOKENS 64
 #define EFI_ARGS_ERROR_BYTES 160
+#define EFI_ARGS_MAX_COMMANDS 8
+/* The word that separates commands: `info ; trace \ptbtest.efi`. */
+#define EFI_ARGS_SEPARATOR ";"
 
 enum efi_args_serial { EFI_ARGS_SERIAL_AUTO, EFI_ARGS_SERIAL_ON, EFI_ARGS_SERIAL_OFF };
 
@@ -22,6 +25,15 @@ struct efi_args {
     const char *command;
     int argc;
     char *argv[EFI_ARGS_MAX_TOKENS];
+    /* Every command of the line, in order (cmd[0] is command/argc/argv
+     * above): a word ";" ends one command and starts the next. Their
+     * arguments lie back to back in argv. */
+    int ncommands;
+    struct efi_args_command {
+        const char *command;
+        int argc;
+        char **argv;
+    } cmd[EFI_ARGS_MAX_COMMANDS];
 };
 
 /* Splits the NUL-terminated text in place into whitespace-separated words. Double quotes group
@@ -40,8 +52,10 @@ void efi_args_init(struct efi_args *a);
  * App options set flags; the first other word is the command, and the words
  * after it are its arguments. A source that names a command replaces the
  * command and arguments of an earlier source, so the shell line overrides the
- * stick's config. An unknown option before any command is an error. Returns
- * 0, or -1 with a message in err. */
+ * stick's config. A word ";" separates commands (empty ones are skipped);
+ * each runs in turn. App options count wherever they stand. An unknown
+ * option before a command is an error. Returns 0, or -1 with a message in
+ * err. */
 int efi_args_apply(struct efi_args *a, char **words, int n, char *err, size_t err_len);
 
 #endif

@@ -114,13 +114,34 @@ static int run(struct efi_app *app)
         efi_con_printf("ptboot: error: %s\n", err);
         return EFI_APP_USAGE;
     }
-    const char *name = app->args.command ? app->args.command : "help";
-    const struct efi_command *cmd = efi_command_find(name);
-    if (!cmd) {
-        efi_con_printf("ptboot: error: unknown command '%s' (see 'ptboot help')\n", name);
-        return EFI_APP_USAGE;
+    if (app->args.ncommands <= 1) {
+        const char *name = app->args.command ? app->args.command : "help";
+        const struct efi_command *cmd = efi_command_find(name);
+        if (!cmd) {
+            efi_con_printf("ptboot: error: unknown command '%s' (see 'ptboot help')\n", name);
+            return EFI_APP_USAGE;
+        }
+        return cmd->run(app, app->args.argc, app->args.argv);
     }
-    return cmd->run(app, app->args.argc, app->args.argv);
+    /* Several commands (`info ; trace X`): each runs, in order, even after
+     * one failed; the exit status is the first non-zero one. Names are
+     * checked first, so a typo stops the run before anything happens. */
+    for (int i = 0; i < app->args.ncommands; i++) {
+        if (!efi_command_find(app->args.cmd[i].command)) {
+            efi_con_printf("ptboot: error: unknown command '%s' (see 'ptboot help')\n",
+                           app->args.cmd[i].command);
+            return EFI_APP_USAGE;
+        }
+    }
+    int status = EFI_APP_OK;
+    for (int i = 0; i < app->args.ncommands; i++) {
+        const struct efi_args_command *c = &app->args.cmd[i];
+        int s = efi_command_find(c->command)->run(app, c->argc, c->argv);
+        efi_con_printf("ptboot: command %d/%d %s status=%d\n", i + 1, app->args.ncommands, c->command, s);
+        if (s != EFI_APP_OK && status == EFI_APP_OK)
+            status = s;
+    }
+    return status;
 }
 
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)

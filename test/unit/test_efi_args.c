@@ -139,6 +139,107 @@ static void apply_errors(void **state)
     assert_null(a.command);
 }
 
+/* A word ";" separates commands; each keeps its own arguments. */
+static void separator_splits_commands(void **state)
+{
+    (void)state;
+    char text[] = "--shutdown info ; trace --unit soft \\ptbtest.efi ;; ; help\n";
+    char *w[16], err[EFI_ARGS_ERROR_BYTES];
+    int n = efi_args_split(text, w, 16, err, sizeof err);
+    assert_int_equal(n, 10);
+    struct efi_args a;
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, w, n, err, sizeof err), 0);
+    assert_true(a.shutdown);
+    /* ";;" is not the separator: it is one more of trace's words */
+    assert_int_equal(a.ncommands, 3);
+    assert_string_equal(a.cmd[0].command, "info");
+    assert_int_equal(a.cmd[0].argc, 0);
+    assert_string_equal(a.cmd[1].command, "trace");
+    assert_int_equal(a.cmd[1].argc, 4);
+    assert_string_equal(a.cmd[1].argv[0], "--unit");
+    assert_string_equal(a.cmd[1].argv[1], "soft");
+    assert_string_equal(a.cmd[1].argv[2], "\\ptbtest.efi");
+    assert_string_equal(a.cmd[1].argv[3], ";;");
+    assert_string_equal(a.cmd[2].command, "help");
+    assert_int_equal(a.cmd[2].argc, 0);
+    /* the first command is also command/argc/argv, as for one command */
+    assert_string_equal(a.command, "info");
+    assert_int_equal(a.argc, 0);
+    assert_ptr_equal(a.cmd[1].argv, &a.argv[0]);
+}
+
+/* One command: ncommands 1 and the same fields as before the separator. */
+static void single_command_unchanged(void **state)
+{
+    (void)state;
+    char *w[] = { "dump", "--raw", "x.pt", "--shutdown" };
+    char err[EFI_ARGS_ERROR_BYTES];
+    struct efi_args a;
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, w, 4, err, sizeof err), 0);
+    assert_int_equal(a.ncommands, 1);
+    assert_string_equal(a.command, "dump");
+    assert_int_equal(a.argc, 2);
+    assert_string_equal(a.argv[1], "x.pt");
+    assert_ptr_equal(a.cmd[0].argv, a.argv);
+    assert_true(a.shutdown);
+}
+
+/* The shell line's commands replace all of the config's; app options on
+ * the shell line alone keep the config's commands. */
+static void separator_with_two_sources(void **state)
+{
+    (void)state;
+    char *cfg[] = { "info", ";", "trace", "\\a.efi" };
+    char *opts[] = { "--shutdown" };
+    char *line[] = { "flow", "--live", ";", "help" };
+    char err[EFI_ARGS_ERROR_BYTES];
+    struct efi_args a;
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, cfg, 4, err, sizeof err), 0);
+    assert_int_equal(efi_args_apply(&a, opts, 1, err, sizeof err), 0);
+    assert_int_equal(a.ncommands, 2);
+    assert_string_equal(a.cmd[1].argv[0], "\\a.efi");
+    assert_int_equal(efi_args_apply(&a, line, 4, err, sizeof err), 0);
+    assert_int_equal(a.ncommands, 2);
+    assert_string_equal(a.cmd[0].command, "flow");
+    assert_int_equal(a.cmd[0].argc, 1);
+    assert_string_equal(a.cmd[1].command, "help");
+    assert_int_equal(a.cmd[1].argc, 0);
+    assert_string_equal(a.command, "flow");
+}
+
+static void separator_errors(void **state)
+{
+    (void)state;
+    char err[EFI_ARGS_ERROR_BYTES];
+    struct efi_args a;
+    /* an option where a command should start */
+    char *bad[] = { "info", ";", "--unit", "soft" };
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, bad, 4, err, sizeof err), -1);
+    assert_string_equal(err, "unknown option '--unit' (see 'ptboot help')");
+    /* more commands than the table holds */
+    char *many[2 * EFI_ARGS_MAX_COMMANDS + 2];
+    for (int i = 0; i < EFI_ARGS_MAX_COMMANDS + 1; i++) {
+        many[2 * i] = "info";
+        many[2 * i + 1] = ";";
+    }
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, many, 2 * EFI_ARGS_MAX_COMMANDS, err, sizeof err), 0);
+    assert_int_equal(a.ncommands, EFI_ARGS_MAX_COMMANDS);
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, many, 2 * EFI_ARGS_MAX_COMMANDS + 1, err, sizeof err), -1);
+    assert_string_equal(err, "more than 8 commands");
+    /* only separators: no command */
+    char *none[] = { ";", ";" };
+    efi_args_init(&a);
+    assert_int_equal(efi_args_apply(&a, none, 2, err, sizeof err), 0);
+    assert_int_equal(a.ncommands, 0);
+    assert_null(a.command);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +251,10 @@ int main(void)
         cmocka_unit_test(apply_options_and_command),
         cmocka_unit_test(command_line_overrides_config),
         cmocka_unit_test(apply_errors),
+        cmocka_unit_test(separator_splits_commands),
+        cmocka_unit_test(single_command_unchanged),
+        cmocka_unit_test(separator_with_two_sources),
+        cmocka_unit_test(separator_errors),
     };
     return cmocka_run_group_tests_name("efi_args", tests, NULL, NULL);
 }
