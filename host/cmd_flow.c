@@ -17,6 +17,7 @@
 #include "decoder/ptd_fmt_flow.h"
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_time.h"
+#include "host/capture.h"
 #include "host/commands.h"
 #include "host/flow_opts.h"
 
@@ -75,7 +76,12 @@ static void usage(FILE *to)
 {
     fprintf(to,
         "usage: ptboot flow [options] --pt FILE\n"
+        "       ptboot flow [options] --capture DIR\n"
         "Instruction flow of an Intel PT trace, as libipt's ptxed prints it.\n"
+        "Capture (docs/capture-files.md):\n"
+        "  --capture DIR              DIR/trace.pt, its code snapshot, CPU, timing and filters\n"
+        "                             from DIR/sideband.txt (options after it override)\n"
+        "  --libipt-args              print the libipt ptxed options for the capture and exit\n"
         "Code:\n"
         "  --pages PREFIX             PREFIX.dump (4 KiB pages) + PREFIX.addr (u64 LE per page)\n"
         "  --raw FILE[:FROM[-TO]]:BASE  load FILE (bytes FROM..TO) at BASE (repeatable)\n"
@@ -114,6 +120,9 @@ int host_cmd_flow(int argc, char **argv)
     int rc = 0;
 
     static struct ptd_time_config tcfg;
+    static struct host_capture cap;
+    int libipt_args = 0;
+    char cerr[4096 + 600];
     memset(&o, 0, sizeof(o));
     memset(&tcfg, 0, sizeof(tcfg));
     flow_opts_init(&fo);
@@ -130,6 +139,20 @@ int host_cmd_flow(int argc, char **argv)
             usage(stdout);
             flow_opts_free(&fo);
             return 0;
+        } else if (!strcmp(a, "--capture")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "ptboot flow: --capture needs a directory\n");
+                flow_opts_free(&fo);
+                return 2;
+            }
+            host_capture_free(&cap);
+            if (host_capture_load(argv[++i], &cap, &fo, &tcfg, cerr, sizeof cerr) < 0) {
+                fprintf(stderr, "ptboot flow: --capture: %s\n", cerr);
+                flow_opts_free(&fo);
+                return 1;
+            }
+        } else if (!strcmp(a, "--libipt-args")) {
+            libipt_args = 1;
         } else if (!strcmp(a, "--no-inst")) {
             o.no_inst = 1;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
@@ -186,6 +209,14 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return 2;
     }
+    if (libipt_args) {
+        int r = cap.sb ? host_capture_print_libipt_args(NULL, &cap, stdout, cerr, sizeof cerr) : -1;
+        if (r < 0)
+            fprintf(stderr, "ptboot flow: --libipt-args: %s\n", cap.sb ? cerr : "needs --capture DIR");
+        host_capture_free(&cap);
+        flow_opts_free(&fo);
+        return r < 0 ? 1 : 0;
+    }
     if (flow_opts_finish(&fo, "ptboot flow") < 0) {
         flow_opts_free(&fo);
         return 1;
@@ -220,5 +251,6 @@ int host_cmd_flow(int argc, char **argv)
     fflush(stdout);
     free(f);
     flow_opts_free(&fo);
+    host_capture_free(&cap);
     return rc;
 }

@@ -32,3 +32,11 @@ $(B)/test/test_efi_pe_info: | capture-fixtures
 # The hostile-input cases run under ASan/UBSan: the test compiles
 # efi/pe_info.c into itself so the parser is instrumented too.
 TEST_LIBS_test_efi_pe_info := -fsanitize=address,undefined -fno-sanitize-recover=all
+
+# `ptboot flow --capture DIR` on capture directories written with the app's
+# own sideband writer from flowgen's programs (test/capture/capture_dir.sh).
+$(B)/test/capture/mkcapture: test/capture/mkcapture.c $(B)/host/libptboot.a | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ $< $(B)/host/libptboot.a
+TEST_STEPS += $(B)/test/capture/mkcapture
+TEST_SCRIPTS += test/capture/capture_dir.sh
