@@ -58,6 +58,7 @@ struct sfile {
     struct sdamage *dmg;
     size_t ndmg, dmg_cap;
     size_t duplicates, conflicts;
+    uint32_t maxlen;         /* longest data line seen (a full line) */
     char out_name[PTD_FRAME_NAME_MAX + 16];
 };
 
@@ -164,6 +165,8 @@ static void add_data(struct serial_ctx *c, struct sfile *f, size_t log_line,
     l->log_line = log_line;
     if (end > f->extent)
         f->extent = end;
+    if (r->len > f->maxlen)
+        f->maxlen = r->len;
     if (r->seq + 1 > f->max_seq_plus1)
         f->max_seq_plus1 = r->seq + 1;
 }
@@ -289,8 +292,9 @@ static void decode_summary(struct serial_ctx *c, const char *path, const uint8_t
 }
 
 /* Attributes a damaged line to the lost data line seq (in the gap between
- * log lines lo_log and hi_log): one with that seq as hint first, else the
- * first unattributed one in that part of the log. */
+ * log lines lo_log and hi_log): one whose seq reads as that first, else the
+ * first unattributed one in that part of the log whose seq does not read as
+ * another lost line (its seq field may be the damaged part). */
 static struct sdamage *damage_for(struct sfile *f, uint32_t seq, size_t lo_log, size_t hi_log)
 {
     for (size_t i = 0; i < f->ndmg; i++) {
@@ -303,12 +307,15 @@ static struct sdamage *damage_for(struct sfile *f, uint32_t seq, size_t lo_log, 
     }
     for (size_t i = 0; i < f->ndmg; i++) {
         struct sdamage *d = &f->dmg[i];
-        if (!d->used && d->log_line > lo_log && d->log_line < hi_log &&
-            (d->rec.hint_type == 'D' || !d->rec.hint_type) &&
-            !(d->rec.hint_seq && d->rec.hint_type == 'D' && d->rec.seq != seq)) {
-            d->used = true;
-            return d;
-        }
+        if (d->used || d->log_line <= lo_log || d->log_line >= hi_log)
+            continue;
+        if (d->rec.hint_type && d->rec.hint_type != 'D')
+            continue;
+        if (d->rec.hint_seq && d->rec.seq > seq &&
+            !(d->rec.seq < f->nlines_cap && f->lines[d->rec.seq].present))
+            continue;  /* reads as a later lost line: keep it for that one */
+        d->used = true;
+        return d;
     }
     return NULL;
 }
@@ -323,24 +330,47 @@ static struct sdamage *damage_of_kind(struct sfile *f, char type)
     return NULL;
 }
 
+static void print_run(const char *n, uint32_t from, uint32_t to, uint64_t lo, uint64_t hi, bool exact)
+{
+    char lines[32];
+    if (to > from)
+        snprintf(lines, sizeof lines, "lines %u-%u", from, to);
+    else
+        snprintf(lines, sizeof lines, "line %u", from);
+    if (exact)
+        printf("serial: %s: %s (offset 0x%llx-0x%llx) missing\n", n, lines,
+               (unsigned long long)lo, (unsigned long long)hi - 1);
+    else
+        printf("serial: %s: %s missing (within offset 0x%llx-0x%llx)\n", n, lines,
+               (unsigned long long)lo, (unsigned long long)hi - 1);
+}
+
 /* Reports one gap of lost data lines [a, b] covering bytes [lo, hi),
- * between log lines lo_log and hi_log: damaged lines one by one, the rest
- * in runs. Returns the lines lost; *corrupt counts the damaged ones. */
+ * between log lines lo_log and hi_log: damaged lines one by one (offset from
+ * the line's own offset field when it reads as one inside the gap), the
+ * rest in runs, with their exact byte range when both ends are known.
+ * Returns the lines lost; *corrupt counts the damaged ones. */
 static uint64_t report_gap(struct sfile *f, uint32_t a, uint32_t b, uint64_t lo, uint64_t hi,
                            size_t lo_log, size_t hi_log, uint64_t *corrupt)
 {
     const char *n = f->out_name;
-    uint32_t run = a;  /* first seq of the current run of plainly missing lines */
+    uint32_t run = a;        /* first seq of the current run of plainly missing lines */
+    uint64_t run_lo = lo;    /* where that run starts, if run_exact */
+    bool run_exact = true;
     for (uint64_t s = a; s <= b; s++) {
         struct sdamage *d = damage_for(f, (uint32_t)s, lo_log, hi_log);
         if (!d)
             continue;
+        /* the damaged line's own offset field, if it is plausible: the
+         * lost lines before it hold between one byte and a full line each */
+        uint64_t k = s - run;
+        bool known = d->rec.hint_offset && d->rec.offset < hi &&
+                     (run_exact ? d->rec.offset >= run_lo + k && d->rec.offset <= run_lo + k * f->maxlen
+                                : d->rec.offset > lo);
+        uint64_t off = known ? d->rec.offset : run == s && run_exact ? run_lo : UINT64_MAX;
         if (run < s)
-            printf("serial: %s: line%s %u%s%.0u missing (within offset 0x%llx-0x%llx)\n", n,
-                   s - run > 1 ? "s" : "", run, s - run > 1 ? "-" : "", s - run > 1 ? (unsigned)s - 1 : 0,
-                   (unsigned long long)lo, (unsigned long long)hi - 1);
-        uint64_t off = d->rec.hint_offset && d->rec.offset >= lo && d->rec.offset < hi ? d->rec.offset
-                     : s == a ? lo : UINT64_MAX;
+            print_run(n, run, (uint32_t)s - 1, run_exact ? run_lo : lo,
+                      known && run_exact ? off : hi, known && run_exact);
         if (off != UINT64_MAX)
             printf("serial: %s: line %u (offset 0x%llx) %s (log line %zu)\n", n, (unsigned)s,
                    (unsigned long long)off, damage_word(d), d->log_line);
@@ -350,15 +380,10 @@ static uint64_t report_gap(struct sfile *f, uint32_t a, uint32_t b, uint64_t lo,
                    d->log_line);
         (*corrupt)++;
         run = (uint32_t)s + 1;
+        run_exact = false;   /* a damaged line's length is not known */
     }
-    if (run <= b && run > a)
-        printf("serial: %s: line%s %u%s%.0u missing (within offset 0x%llx-0x%llx)\n", n,
-               b > run ? "s" : "", run, b > run ? "-" : "", b > run ? b : 0,
-               (unsigned long long)lo, (unsigned long long)hi - 1);
-    else if (run == a)
-        printf("serial: %s: line%s %u%s%.0u (offset 0x%llx-0x%llx) missing\n", n,
-               b > a ? "s" : "", a, b > a ? "-" : "", b > a ? b : 0,
-               (unsigned long long)lo, (unsigned long long)hi - 1);
+    if (run <= b)
+        print_run(n, run, b, run_exact ? run_lo : lo, hi, run_exact);
     return (uint64_t)b - a + 1;
 }
 

@@ -99,7 +99,8 @@ expect_report "$tmp/r2.txt" "serial: gen.pt: line 200 (offset $(hex "$(off_of $F
 # the split line: its first part has no CRC field left (log line: 3 lines
 # dropped before it)
 expect_report "$tmp/r2.txt" "serial: gen.pt: line 300 (offset $(hex "$(off_of $F 300)")) malformed (log line $(( $(L 300) - 3 )))"
-expect_report "$tmp/r2.txt" "serial: gen.pt: line 900 missing (within offset $(hex "$(off_of $F 900)")-$(hex $(( $(off_of $F 902) - 1 ))))"
+# line 900's end: from the offset field of the damaged line 901 after it
+expect_report "$tmp/r2.txt" "serial: gen.pt: line 900 (offset $(hex "$(off_of $F 900)")-$(hex $(( $(off_of $F 901) - 1 )))) missing"
 expect_report "$tmp/r2.txt" "serial: gen.pt: line 901 (offset $(hex "$(off_of $F 901)")) crc mismatch (log line $(( $(L 901) - 4 + 2 )))"
 expect_report "$tmp/r2.txt" "serial: gen.pt: incomplete: $(( nlines - 7 )) of $nlines lines (3 damaged), $(( $(stat -c %s "$tmp/gen.pt") - ( $(end_of $F 6) - $(off_of $F 5) ) - ( $(end_of $F 20) - $(off_of $F 20) ) - ( $(end_of $F 200) - $(off_of $F 200) ) - ( $(end_of $F 300) - $(off_of $F 300) ) - ( $(end_of $F 901) - $(off_of $F 900) ) )) of $(stat -c %s "$tmp/gen.pt") bytes"
 n=$(grep -c 'missing\|mismatch\|malformed' "$tmp/r2.txt")
@@ -165,7 +166,21 @@ dd if=/dev/zero of="$tmp/side-zeroed.bin" bs=1 seek="$o" count=$((e - o)) conv=n
 cmp -s "$tmp/out5/side.bin.partial" "$tmp/side-zeroed.bin" && ok "raw file: .partial has the lost line as zeros" \
   || not_ok "raw file: .partial differs"
 
-# ---- 6. nothing to recover, bad usage ------------------------------------------
+# ---- 6. a damaged sequence number; two dumps of the same file in one log ---
+# "@PTF1 D 1 50 " -> "@PTF1 D 1 59 ": reads as line 59, which is there
+awk -v c="$(L 50)" 'NR == c { sub(/^@PTF1 D 1 50 /, "@PTF1 D 1 59 ") } { print }' "$tmp/one.log" > "$tmp/seq.log"
+mkdir -p "$tmp/out6"
+$P serial --out "$tmp/out6" "$tmp/seq.log" > "$tmp/r6.txt"
+expect_report "$tmp/r6.txt" "serial: gen.pt: line 50 (offset $(hex "$(off_of $F 50)")) crc mismatch (log line $(L 50))"
+n=$(grep -c 'missing\|mismatch\|malformed\|damaged frame' "$tmp/r6.txt")
+[ "$n" -eq 1 ] && ok "damaged seq field: one damage line" || not_ok "damaged seq field: $n damage lines"
+cat "$tmp/one.log" "$tmp/noisy.log" > "$tmp/twice.log"
+mkdir -p "$tmp/out7"
+$P serial --out "$tmp/out7" "$tmp/twice.log" > "$tmp/r7.txt"
+cmp -s "$tmp/out7/gen.pt" "$tmp/gen.pt" && cmp -s "$tmp/out7/gen.pt.2" "$tmp/gen.pt" && cmp -s "$tmp/out7/side.bin" "$tmp/side.bin" \
+  && ok "two dumps in one log: gen.pt and gen.pt.2 both byte-identical" || not_ok "two dumps in one log"
+
+# ---- 7. nothing to recover, bad usage ------------------------------------------
 printf 'BdsDxe: no dump here\r\n' > "$tmp/none.log"
 $P serial --out "$tmp" "$tmp/none.log" > /dev/null 2> "$tmp/e6.txt"; rc=$?
 [ $rc -eq 1 ] && grep -q 'no serial dump found' "$tmp/e6.txt" && ok "no dump: exit 1 with a message" || not_ok "no dump: exit $rc"
