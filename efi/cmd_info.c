@@ -15,6 +15,7 @@
 #include "arch/x86/rtit_plan_report.h"
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/mp.h"
 #include "efi/msr_safe.h"
 #include "efi/volume.h"
 
@@ -79,8 +80,11 @@ int efi_cmd_info(struct efi_app *app, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--cpuid") && i + 1 < argc) {
             dump_file = argv[++i];
+        } else if (!strcmp(argv[i], "--cpus")) {
+            /* each processor's own CPUID, through MP services (efi/mp_info.c) */
+            return efi_mp_info_cpus(app);
         } else {
-            efi_con_printf("ptboot: error: info: unknown argument '%s' (usage: info [--cpuid FILE])\n",
+            efi_con_printf("ptboot: error: info: unknown argument '%s' (usage: info [--cpuid FILE | --cpus])\n",
                            argv[i]);
             return EFI_APP_USAGE;
         }

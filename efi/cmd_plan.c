@@ -1,0 +1,145 @@
+/* `plan [trace|resident] [--unit hw|soft] [--image BASE:SIZE]... [--cpuid FILE]
+ * [words]`: what a capture would program on this CPU (or the CPU of a
+ * CPUID dump on the stick), as arch/x86/capture_plan.h decides it: the
+ * decisions, the ToPA entries and the MSR writes, or the rule that refuses
+ * it. Nothing is written. The text is the host's `ptboot plan --cpuid FILE
+ * --capture MODE ...` line for line. */
+#include <string.h>
+#include <efi.h>
+
+#include "arch/x86/capture_plan.h"
+#include "arch/x86/cpuid.h"
+#include "arch/x86/cpuid_dump.h"
+#include "arch/x86/pt_caps.h"
+#include "arch/x86/rtit_options.h"
+#include "arch/x86/rtit_topa.h"
+#include "efi/app.h"
+#include "efi/console.h"
+#include "efi/mp.h"
+#include "efi/volume.h"
+
+#define PLAN_MAX_WORDS 48
+/* ToPA tables the report can show (2 MiB of 4 KiB regions, 2 GiB of the
+ * default 64 KiB regions per table...): 8 tables of 4 KiB, off the stack. */
+#define PLAN_TABLES 8
+#define CPUID_DUMP_MAX_BYTES (256u << 10)
+
+static uint64_t tables[PLAN_TABLES * RTIT_TOPA_ENTRIES_PER_TABLE];
+static struct capture_plan plan;
+static struct x86_cpuid_dump dump;
+
+static void emit(void *ctx, const char *line)
+{
+    (void)ctx;
+    efi_con_printf("%s\n", line);
+}
+
+static int usage(const char *why, const char *arg)
+{
+    efi_con_printf("ptboot: error: plan: %s '%s' (usage: plan [trace|resident] [--unit hw|soft] "
+                   "[--image BASE:SIZE]... [--cpuid FILE] [words])\n", why, arg);
+    return EFI_APP_USAGE;
+}
+
+static int parse_image(const char *s, struct capture_image *im)
+{
+    char buf[40];
+    const char *colon = strchr(s, ':');
+    if (!colon || (size_t)(colon - s) >= sizeof buf)
+        return -1;
+    memcpy(buf, s, (size_t)(colon - s));
+    buf[colon - s] = '\0';
+    return rtit_parse_u64(buf, &im->base, false) || rtit_parse_u64(colon + 1, &im->size, true)
+               ? -1 : 0;
+}
+
+static int caps_from_dump(struct efi_app *app, const char *file, struct rtit_caps *caps)
+{
+    void *text;
+    size_t len;
+    enum efi_volume_result r = efi_volume_load(app->image, file, CPUID_DUMP_MAX_BYTES, &text, &len);
+    if (r != EFI_VOLUME_OK) {
+        efi_con_printf("ptboot: error: plan: %s: %s\n", file, efi_volume_result_name(r));
+        return EFI_APP_FAILED;
+    }
+    unsigned line = 0;
+    int err = x86_cpuid_dump_parse(&dump, text, len, &line);
+    efi_volume_free(text, len);
+    if (err) {
+        efi_con_printf("ptboot: error: plan: %s:%u: %s\n", file, line, x86_cpuid_dump_strerror(err));
+        return EFI_APP_FAILED;
+    }
+    rtit_caps_read(caps, x86_cpuid_dump_query, &dump);
+    return EFI_APP_OK;
+}
+
+int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
+{
+    struct capture_request req;
+    struct capture_image images[RTIT_MAX_RANGES];
+    const char *words[PLAN_MAX_WORDS];
+    const char *dump_file = NULL;
+    size_t nw = 0, ni = 0;
+
+    memset(&req, 0, sizeof req);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "trace") || !strcmp(a, "resident")) { /* not option words */
+            req.mode = a[0] == 'r' ? CAPTURE_RESIDENT : CAPTURE_TRACE;
+        } else if (!strcmp(a, "--unit") || !strcmp(a, "--image") || !strcmp(a, "--cpuid")) {
+            if (i + 1 >= argc)
+                return usage("needs a value:", a);
+            const char *v = argv[++i];
+            if (a[2] == 'c') {
+                dump_file = v;
+            } else if (a[2] == 'u') {
+                if (!strcmp(v, "soft"))
+                    req.unit = CAPTURE_UNIT_SOFT;
+                else if (!strcmp(v, "hw"))
+                    req.unit = CAPTURE_UNIT_HW;
+                else
+                    return usage("--unit is hw or soft, not", v);
+            } else if (ni == RTIT_MAX_RANGES || parse_image(v, &images[ni++])) {
+                return usage("--image BASE:SIZE (at most 4), not", v);
+            }
+        } else if (nw == PLAN_MAX_WORDS) {
+            return usage("too many words at", a);
+        } else {
+            /* the host's spellings: --cpus, --name=value */
+            words[nw++] = !strcmp(a, "--cpus") ? "cpus=all"
+                        : !strncmp(a, "--", 2) ? a + 2 : a;
+        }
+    }
+
+    struct rtit_caps caps;
+    if (dump_file) {
+        int st = caps_from_dump(app, dump_file, &caps);
+        if (st != EFI_APP_OK)
+            return st;
+    } else {
+        rtit_caps_read(&caps, x86_cpuid_native, NULL);
+    }
+    req.images = images;
+    req.n_images = ni;
+    req.words = words;
+    req.n_words = nw;
+    int st = capture_plan_make(&plan, &caps, &req);
+    if (st == CAPTURE_PLAN_E_WORD || st == CAPTURE_PLAN_E_ARG) {
+        efi_con_printf("ptboot: error: plan: %s\n", plan.error);
+        return EFI_APP_USAGE;
+    }
+    efi_con_printf("ptboot: plan begin source=%s\n", dump_file ? dump_file : "this-cpu");
+    int r = capture_plan_report(&plan, &caps, tables, PLAN_TABLES, emit, NULL);
+    if (r < 0 && st == CAPTURE_PLAN_OK)
+        efi_con_printf("(ToPA tables not shown: more than %u tables)\n", (unsigned)PLAN_TABLES);
+    if (st == CAPTURE_PLAN_OK && plan.cpus != 1 && !dump_file) {
+        /* what cpus=N|all means on this machine */
+        struct efi_mp mp;
+        int m = efi_mp_init(&mp, app->st->BootServices);
+        efi_con_printf("ptboot: plan cpus: %u processor(s), %u enabled (mp=%s)\n",
+                       mp.count, mp.enabled, efi_mp_result_name(m));
+    }
+    efi_con_printf("ptboot: plan end status=%s\n",
+                   st == CAPTURE_PLAN_OK ? "ok" : "refused");
+    return st == CAPTURE_PLAN_OK ? EFI_APP_OK : EFI_APP_FAILED;
+}
