@@ -65,7 +65,7 @@ void capture_soft_caps(struct rtit_caps *k)
 	 * capture_plan_make() refuses by its own rule since rtit_check()
 	 * ties both to one CPUID bit. CycThresh 0 (the default) is allowed. */
 	k->psb_cyc = true;
-	k->psb_periods = 0x003f;     /* PSBFreq 0..5: 2 KiB .. 64 KiB */
+	k->psb_periods = 0xffff;     /* PSBFreq 0..15 (soft_unit.c) */
 	k->cyc_thresholds = 0x0001;
 	k->ip_filter = true;
 	k->num_ranges = RTIT_MAX_RANGES;
