@@ -515,6 +515,10 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
     case PTD_EV_ASYNC_DISABLED:
         close_block(s, s->last_ip);
         s->stats.disables++;
+        /* an asynchronous disable stops before the instruction at from: the
+         * branch before went there */
+        if (s->pend && ev->type == PTD_EV_ASYNC_DISABLED)
+            resolve(s, ev->from);
         if (s->pend && (s->pend_iclass == PTD_ICLASS_DIRECT_CALL ||
                         s->pend_iclass == PTD_ICLASS_INDIRECT_CALL)) {
             /* a call out of the traced code: its return enables again */

@@ -6,3 +6,7 @@
 # real traces: instruction totals against libipt, calls per function against
 # the flow (skips without ../shared/traces/real)
 TEST_SCRIPTS += test/summary/real_summary.sh
+
+# generated programs with ground truth: calls, tree, blocks, last
+# transitions, images, time; small arenas; corrupted traces
+UNIT_TESTS += test_ptd_sum

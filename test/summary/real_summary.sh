@@ -4,7 +4,8 @@
 # from the traces' README), and its calls per function equal those counted
 # independently from `ptboot flow --event:ip` (with disassembly): the
 # instruction after each executed `call` is the callee (or the IP of the
-# [disabled] event when the call leaves the traced range). The summary's
+# [disabled] event when the call leaves the traced range, or its "at" when
+# tracing stopped asynchronously before the callee's first instruction). The summary's
 # text stays small (bytes per call event printed).
 set -u
 . test/flow/real_traces.env
@@ -46,7 +47,13 @@ for t in $REAL_TRACES; do
     # calls per callee from the flow (independent of the summary's code)
     "$PTBOOT" flow --event:ip "${args[@]}" | awk '
         /^\[/ {
-            if (pending && $0 ~ /^\[disabled/) {
+            if (pending && $0 ~ /^\[disabled, at: /) {
+                # asynchronous: stopped before the first insn of the callee
+                match($0, /at: [0-9a-f]+/)
+                ip = substr($0, RSTART + 4, RLENGTH - 4); sub(/^0+/, "", ip)
+                n["0x" (ip == "" ? "0" : ip)]++
+                pending = 0
+            } else if (pending && $0 ~ /^\[disabled/) {
                 if (match($0, /ip: [0-9a-f]+/)) {
                     ip = substr($0, RSTART + 4, RLENGTH - 4); sub(/^0+/, "", ip)
                     n["0x" (ip == "" ? "0" : ip)]++
