@@ -1,7 +1,8 @@
 /* Decode summaries (decoder/ptd_sum.h) on generated programs whose control
  * flow the test knows: it lays out functions (fill instructions, calls
  * skipped by conditional jumps, direct and indirect calls, loops, returns)
- * in two images and a region outside both, executes them with random
+ * in two images and a region outside both, and an interrupt handler;
+ * executes them with random
  * decisions, and writes the trace a CPU would write (TNT, TIP, PSB+, TSC,
  * an asynchronous disable at the end) with libptd's encoder. While it
  * executes it keeps its own account: calls per function, the call tree
@@ -32,7 +33,7 @@
 #define NF_MAX 16
 #define NI_MAX 4096
 
-enum { K_FILL, K_JCC_SKIP, K_JCC_LOOP, K_CALL, K_ICALL, K_RET, K_JMP };
+enum { K_FILL, K_JCC_SKIP, K_JCC_LOOP, K_CALL, K_ICALL, K_RET, K_JMP, K_IRET };
 
 struct insn {
     uint64_t ip, target;
@@ -43,8 +44,8 @@ struct insn {
 struct prog {
     uint8_t mem[MEM_SIZE];
     struct insn in[NI_MAX];
-    int ni, nf;
-    uint64_t entry[NF_MAX];
+    int ni, nf, handler;        /* handler: the interrupt handler's index */
+    uint64_t entry[NF_MAX + 1];
     struct ptd_sum_module mods[2];
 };
 
@@ -146,6 +147,15 @@ static void gen(struct prog *p, unsigned seed)
             if (p->in[k].kind == K_CALL)
                 put32(&p->mem[p->in[k].ip - BASE + 1], p->in[k].ip + 5, p->in[k].target);
         }
+    /* the interrupt handler, in no image: two fills and IRETQ */
+    p->handler = p->nf;
+    at += 16;
+    p->entry[p->handler] = at;
+    fill(p, &at, p->handler);
+    fill(p, &at, p->handler);
+    struct insn *iret = add(p, &at, K_IRET, 2, p->handler);
+    p->mem[iret->ip - BASE] = 0x48;
+    p->mem[iret->ip - BASE + 1] = 0xcf;
     p->mods[0].base = BASE;
     p->mods[0].size = 0x4000;
     p->mods[0].name = "a.efi";
@@ -196,7 +206,7 @@ struct ttr {
 #define TR_MAX 200000
 
 struct truth {
-    uint64_t insns, calls, fcalls[NF_MAX], fins[NF_MAX], mod_insns[3];
+    uint64_t insns, calls, irqs, fcalls[NF_MAX + 1], fins[NF_MAX + 1], mod_insns[3];
     struct tnode node[TN_MAX];
     int nnode;
     struct tblock blk[TB_MAX];
@@ -307,8 +317,10 @@ static int mod_of(uint64_t ip)
 
 /* Runs the program for budget instructions; writes the trace into buf. */
 static size_t execute(const struct prog *p, struct truth *t, uint8_t *buf, size_t cap,
-                      uint64_t budget, int timing)
+                      uint64_t budget, int timing, int irqs)
 {
+    uint64_t irq_ret = 0;
+    int irq_node = -1;
     struct writer w;
     int stack_node[256], sp = 0;
     uint64_t stack_ret[256];
@@ -319,7 +331,7 @@ static size_t execute(const struct prog *p, struct truth *t, uint8_t *buf, size_
     memset(t->fcalls, 0, sizeof(t->fcalls));
     memset(t->fins, 0, sizeof(t->fins));
     memset(t->mod_insns, 0, sizeof(t->mod_insns));
-    t->insns = t->calls = 0;
+    t->insns = t->calls = t->irqs = 0;
     t->nnode = t->nblk = 0;
     t->ntr = 0;
     ptd_enc_init(&w.e, buf, cap);
@@ -338,6 +350,25 @@ static size_t execute(const struct prog *p, struct truth *t, uint8_t *buf, size_
         int k = find(p, ip);
         assert_true(k >= 0);
         const struct insn *in = &p->in[k];
+        if (irqs && irq_node < 0 && rn(200) == 0) {
+            /* an interrupt before this instruction: FUP + TIP */
+            if (blk_n)
+                tblock_add(t, blk_ip, blk_n);
+            w_flush(&w);
+            w_ip(&w, PTD_PKT_FUP, ip, 0);
+            w_ip(&w, PTD_PKT_TIP, p->entry[p->handler], 0);
+            ttr_add(t, ip, p->entry[p->handler], PTD_SUM_TR_IRQ);
+            irq_ret = ip;
+            irq_node = node;
+            node = tchild(t, node, p->handler);
+            t->node[node].calls++;
+            t->fcalls[p->handler]++;
+            t->irqs++;
+            ip = blk_ip = p->entry[p->handler];
+            blk_n = 0;
+            k = find(p, ip);
+            in = &p->in[k];
+        }
         if (w.since_psb >= 300) {
             tsc += 7;
             w_psb(&w, ip, tsc, timing);
@@ -391,6 +422,13 @@ static size_t execute(const struct prog *p, struct truth *t, uint8_t *buf, size_
         case K_JMP:
             to = in->target;
             break;
+        case K_IRET:
+            to = irq_ret;
+            node = irq_node;
+            irq_node = -1;
+            w_flush(&w);
+            w_ip(&w, PTD_PKT_TIP, to, 0);
+            break;
         }
         if (timing && rn(40) == 0) {
             /* a TSC between packets: after the TNT bits so far */
@@ -407,7 +445,8 @@ static size_t execute(const struct prog *p, struct truth *t, uint8_t *buf, size_
                                : in->kind == K_CALL ? PTD_ICLASS_DIRECT_CALL
                                : in->kind == K_ICALL ? PTD_ICLASS_INDIRECT_CALL
                                : in->kind == K_RET ? PTD_ICLASS_NEAR_RET
-                                                   : PTD_ICLASS_DIRECT_JUMP);
+                               : in->kind == K_IRET ? PTD_ICLASS_FAR_TRANSFER
+                                                    : PTD_ICLASS_DIRECT_JUMP);
             blk_ip = to;
             blk_n = 0;
         }
@@ -525,12 +564,12 @@ static uint8_t tracebuf[1 << 20];
 static struct truth truth;
 static struct prog prog;
 
-static void check_against_truth(unsigned seed, uint64_t budget, int timing)
+static void check_against_truth(unsigned seed, uint64_t budget, int timing, int irqs)
 {
     struct run *r = calloc(1, sizeof(*r));
     gen(&prog, seed);
     truth.tr = malloc(TR_MAX * sizeof(*truth.tr));
-    size_t size = execute(&prog, &truth, tracebuf, sizeof(tracebuf), budget, timing);
+    size_t size = execute(&prog, &truth, tracebuf, sizeof(tracebuf), budget, timing, irqs);
     run_sum(r, &prog, tracebuf, size, 4u << 20, 64, timing);
     const struct ptd_sum_stats *st = ptd_sum_stats(&r->s);
     const struct ptd_sum *s = &r->s;
@@ -538,15 +577,18 @@ static void check_against_truth(unsigned seed, uint64_t budget, int timing)
     /* totals */
     assert_int_equal(st->insns, truth.insns);
     assert_int_equal(st->calls, truth.calls);
+    assert_int_equal(st->irqs, truth.irqs);
+    assert_true(!irqs || truth.irqs > 0);
     assert_int_equal(st->errors, 0);
     assert_int_equal(st->untracked, 0);
     assert_int_equal(st->unmatched_returns, 0);
     assert_int_equal(st->bytes, size);
 
     /* calls and self instructions per function */
-    for (int f = 0; f < prog.nf; f++) {
+    for (int f = 0; f <= prog.nf; f++) {
         const struct ptd_sum_func *fn =
-            sum_func(s, prog.entry[f], f == 0 ? PTD_SUM_FN_ROOT : PTD_SUM_FN_CALL);
+            sum_func(s, prog.entry[f], f == 0 ? PTD_SUM_FN_ROOT
+                                       : f == prog.handler ? PTD_SUM_FN_IRQ : PTD_SUM_FN_CALL);
         if (!truth.fcalls[f] && f) {
             assert_null(fn);
             continue;
@@ -554,7 +596,7 @@ static void check_against_truth(unsigned seed, uint64_t budget, int timing)
         assert_non_null(fn);
         assert_int_equal(fn->calls, truth.fcalls[f]);
         assert_int_equal(fn->insns, truth.fins[f]);
-        assert_int_equal(fn->module, f < 4 ? 0u : f < 8 ? 1u : PTD_SUM_NONE);
+        assert_int_equal(fn->module, f < 4 ? 0u : f < 8 && f < prog.nf ? 1u : PTD_SUM_NONE);
     }
 
     /* the tree: every executed path is a node with its calls and self
@@ -651,32 +693,41 @@ static void test_truth_small(void **state)
 {
     (void)state;
     for (unsigned seed = 1; seed <= 20; seed++)
-        check_against_truth(seed, 5000, 0);
+        check_against_truth(seed, 5000, 0, 0);
 }
 
 static void test_truth_large(void **state)
 {
     (void)state;
     for (unsigned seed = 100; seed < 104; seed++)
-        check_against_truth(seed, 100000, 0);
+        check_against_truth(seed, 100000, 0, seed & 1);
 }
 
 static void test_truth_timing(void **state)
 {
     (void)state;
     for (unsigned seed = 200; seed < 210; seed++)
-        check_against_truth(seed, 20000, 1);
+        check_against_truth(seed, 20000, 1, seed & 1);
 }
 
 /* Arenas from nothing to a few KiB: totals stay right, what did not fit is
  * counted and said, the text stays well formed. */
+/* Interrupts: the handler is a child of the code it interrupted (irq>),
+ * IRETQ returns to the interrupted instruction. */
+static void test_truth_irqs(void **state)
+{
+    (void)state;
+    for (unsigned seed = 300; seed < 320; seed++)
+        check_against_truth(seed, 20000, 0, 1);
+}
+
 static void test_small_arena(void **state)
 {
     (void)state;
     static const size_t sizes[] = { 0, 1, 64, 700, 2048, 8192, 32768 };
     gen(&prog, 7);
     truth.tr = malloc(TR_MAX * sizeof(*truth.tr));
-    size_t size = execute(&prog, &truth, tracebuf, sizeof(tracebuf), 50000, 0);
+    size_t size = execute(&prog, &truth, tracebuf, sizeof(tracebuf), 50000, 0, 1);
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         struct run *r = calloc(1, sizeof(*r));
         run_sum(r, &prog, tracebuf, size, sizes[i], 0, 0);
@@ -705,7 +756,7 @@ static void test_corrupt(void **state)
     static uint8_t bad[1 << 20];
     gen(&prog, 11);
     truth.tr = malloc(TR_MAX * sizeof(*truth.tr));
-    size_t size = execute(&prog, &truth, tracebuf, sizeof(tracebuf), 30000, 0);
+    size_t size = execute(&prog, &truth, tracebuf, sizeof(tracebuf), 30000, 0, 1);
     uint64_t with_errors = 0;
     for (unsigned k = 0; k < 40; k++) {
         memcpy(bad, tracebuf, size);
@@ -758,7 +809,7 @@ static void test_state_and_slices(void **state)
     assert_true(sizeof(struct ptd_sum) <= PTD_SUM_STATE_SIZE);
     gen(&prog, 3);
     truth.tr = malloc(TR_MAX * sizeof(*truth.tr));
-    size_t size = execute(&prog, &truth, tracebuf, sizeof(tracebuf), 20000, 0);
+    size_t size = execute(&prog, &truth, tracebuf, sizeof(tracebuf), 20000, 0, 1);
     struct run *r = calloc(1, sizeof(*r));
     run_sum(r, &prog, tracebuf, size, 1u << 20, 0, 0);
     uint64_t insns = ptd_sum_stats(&r->s)->insns;
@@ -809,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_truth_small),
         cmocka_unit_test(test_truth_large),
         cmocka_unit_test(test_truth_timing),
+        cmocka_unit_test(test_truth_irqs),
         cmocka_unit_test(test_small_arena),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_state_and_slices),
