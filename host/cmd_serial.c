@@ -22,9 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "decoder/ptd_fmt.h"
 #include "decoder/ptd_frame.h"
+#include "host/capture.h"
 #include "host/cmd_dump.h"
 #include "host/commands.h"
 
@@ -60,6 +62,9 @@ struct sfile {
     size_t duplicates, conflicts;
     uint32_t maxlen;         /* longest data line seen (a full line) */
     char out_name[PTD_FRAME_NAME_MAX + 16];
+    bool whole;              /* written as DIR/out_name, CRC checked */
+    char **segs;             /* paths of the segments written (incomplete pt) */
+    size_t nsegs;
 };
 
 struct serial_ctx {
@@ -432,6 +437,9 @@ static void write_segments(struct serial_ctx *c, struct sfile *f, uint32_t total
                 printf("serial: %s: bytes 0x%llx-0x%llx (%s) -> %s\n", f->out_name,
                        (unsigned long long)from, (unsigned long long)hi - 1,
                        from ? "from a PSB" : "from the file's start", path);
+                f->segs = xrealloc(f->segs, (f->nsegs + 1) * sizeof *f->segs);
+                f->segs[f->nsegs] = xrealloc(NULL, strlen(path) + 1);
+                strcpy(f->segs[f->nsegs++], path);
                 decode_summary(c, path, f->data + from, hi - from);
             }
         }
@@ -514,6 +522,7 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
         printf("serial: %s: all lines present but the file CRC32 differs (expected %08x)\n", n, crc);
     if (crc_ok) {
         if (write_file(c, n, f->data, size, path, sizeof path) == 0) {
+            f->whole = true;
             if (!c->quiet)
                 printf("serial: %s: complete, %llu bytes in %u lines, crc32 %08x ok -> %s\n", n,
                        (unsigned long long)size, total, crc, path);
@@ -540,6 +549,93 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
                    (unsigned long long)len, path);
     }
     return false;
+}
+
+/* The file of this run written as DIR/name, or NULL. */
+static const struct sfile *recovered(const struct serial_ctx *c, const char *name)
+{
+    for (size_t i = 0; i < c->nfiles; i++)
+        if (!strcmp(c->files[i].out_name, name))
+            return &c->files[i];
+    return NULL;
+}
+
+static int run_flow(const char *dir)
+{
+    char *argv[] = { "flow", "--capture", (char *)dir, "--quiet", "--stat", NULL };
+    fflush(stdout);
+    int rc = host_cmd_flow(5, argv);
+    fflush(stdout);
+    return rc;
+}
+
+/* The segment's flow with the capture's sideband and code: a scratch
+ * capture directory of symbolic links (trace.pt -> the segment). */
+static void segment_flow(const struct serial_ctx *c, const char *seg)
+{
+    static const char *const other[] = { HOST_CAPTURE_SIDEBAND, HOST_CAPTURE_CODE ".dump",
+                                         HOST_CAPTURE_CODE ".addr" };
+    char tmpl[] = "/tmp/ptboot-serial-XXXXXX", link[4200], target[4200];
+    char *abs_dir = realpath(c->dir, NULL), *abs_seg = realpath(seg, NULL);
+    bool ok = abs_dir && abs_seg && mkdtemp(tmpl);
+    if (ok) {
+        snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
+        ok = symlink(abs_seg, link) == 0;
+        for (size_t i = 0; ok && i < sizeof other / sizeof other[0]; i++) {
+            snprintf(link, sizeof link, "%s/%s", tmpl, other[i]);
+            snprintf(target, sizeof target, "%s/%s", abs_dir, other[i]);
+            ok = symlink(target, link) == 0;
+        }
+    }
+    if (ok) {
+        printf("serial: capture flow of %s (with the sideband and code in %s):\n", seg, c->dir);
+        int rc = run_flow(tmpl);
+        if (rc)
+            printf("serial: the segment's flow failed (status %d)\n", rc);
+    } else {
+        printf("serial: cannot set up the flow of %s: %s\n", seg, strerror(errno));
+    }
+    if (tmpl[sizeof tmpl - 7] != 'X') {
+        snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
+        unlink(link);
+        for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+            snprintf(link, sizeof link, "%s/%s", tmpl, other[i]);
+            unlink(link);
+        }
+        rmdir(tmpl);
+    }
+    free(abs_dir);
+    free(abs_seg);
+}
+
+/* A capture among the files (docs/capture-files.md: trace.pt with its
+ * sideband.txt and code snapshot code.dump/code.addr): its instruction
+ * flow, as `ptboot flow --capture DIR --quiet --stat` prints it; for a
+ * damaged trace, the flow of each segment. */
+static void decode_capture(struct serial_ctx *c)
+{
+    static const char *const need[] = { HOST_CAPTURE_SIDEBAND, HOST_CAPTURE_CODE ".dump",
+                                        HOST_CAPTURE_CODE ".addr" };
+    const struct sfile *t = recovered(c, HOST_CAPTURE_TRACE);
+    if (c->quiet || !t)
+        return;
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        const struct sfile *f = recovered(c, need[i]);
+        if (!f || !f->whole) {
+            printf("serial: no whole capture (%s %s): packets only; give ptboot flow the code "
+                   "for the instruction flow\n", need[i], f ? "incomplete" : "not in the log");
+            return;
+        }
+    }
+    if (t->whole) {
+        printf("serial: capture in %s: ptboot flow --capture %s --quiet --stat\n", c->dir, c->dir);
+        int rc = run_flow(c->dir);
+        if (rc)
+            printf("serial: the capture's flow failed (status %d)\n", rc);
+        return;
+    }
+    for (size_t i = 0; i < t->nsegs; i++)
+        segment_flow(c, t->segs[i]);
 }
 
 static void serial_usage(FILE *out)
@@ -637,11 +733,16 @@ int host_cmd_serial(int argc, char **argv)
         return 1;
     }
     size_t whole = 0;
-    for (size_t i = 0; i < c.nfiles; i++) {
+    for (size_t i = 0; i < c.nfiles; i++)
         whole += finish_file(&c, &c.files[i]);
+    decode_capture(&c);
+    for (size_t i = 0; i < c.nfiles; i++) {
         free(c.files[i].lines);
         free(c.files[i].data);
         free(c.files[i].dmg);
+        for (size_t k = 0; k < c.files[i].nsegs; k++)
+            free(c.files[i].segs[k]);
+        free(c.files[i].segs);
     }
     free(c.files);
     if (!c.quiet || whole < c.nfiles)

@@ -180,7 +180,46 @@ $P serial --out "$tmp/out7" "$tmp/twice.log" > "$tmp/r7.txt"
 cmp -s "$tmp/out7/gen.pt" "$tmp/gen.pt" && cmp -s "$tmp/out7/gen.pt.2" "$tmp/gen.pt" && cmp -s "$tmp/out7/side.bin" "$tmp/side.bin" \
   && ok "two dumps in one log: gen.pt and gen.pt.2 both byte-identical" || not_ok "two dumps in one log"
 
-# ---- 7. nothing to recover, bad usage ------------------------------------------
+# ---- 7. a whole capture (trace, sideband, code snapshot) comes with its flow --
+if [ -x build/test/flowgen ] && [ -x build/test/capture/mkcapture ]; then
+  build/test/flowgen --seeds 1 --insns 3000 --write "$tmp/fg" > /dev/null || exit 1
+  g=$tmp/fg/seed1
+  build/test/capture/mkcapture "$tmp/cap" --pt "$g.pt" --raw "$g.a.bin:0x400000" --raw "$g.32.bin:0x600000" \
+    --raw "$g.out.bin:0x900000" --filter 400000-7fffff || exit 1
+  c=$tmp/cap
+  build/test/serial_enc "$c/trace.pt" "$c/sideband.txt" "$c/code.dump" "$c/code.addr" > "$tmp/cap.log"
+  mkdir -p "$tmp/out8"
+  $P serial --out "$tmp/out8" "$tmp/cap.log" > "$tmp/r8.txt"
+  want=$($P flow --capture "$c" --quiet --stat)
+  if grep -Fxq "serial: capture in $tmp/out8: ptboot flow --capture $tmp/out8 --quiet --stat" "$tmp/r8.txt" &&
+     grep -A1 '^serial: capture in' "$tmp/r8.txt" | tail -1 | grep -Fxq "$want" && [ -n "$want" ]; then
+    ok "capture: recovered and decoded with its sideband and code ($want)"
+  else not_ok "capture: no flow of the recovered capture ('$want' expected)"; sed 's/^/    | /' "$tmp/r8.txt"; fi
+  # the trace damaged: each segment's flow with the capture's code; together
+  # fewer instructions than the whole trace's, each segment some
+  awk '$2 == "D" && $3 == 1 && $4 == 3 { next } { print }' "$tmp/cap.log" > "$tmp/cap-dmg.log"
+  mkdir -p "$tmp/out9"
+  $P serial --out "$tmp/out9" "$tmp/cap-dmg.log" > "$tmp/r9.txt"
+  segs=$(ls "$tmp/out9" | grep -c '^trace.pt.seg-')
+  flows=$(grep -c "^serial: capture flow of $tmp/out9/trace.pt.seg-" "$tmp/r9.txt")
+  total=$(sed -n 's/^insn: \([0-9]*\)\.$/\1/p' <<< "$want")
+  counts=$(sed -n 's/^insn: \([1-9][0-9]*\)\.$/\1/p' "$tmp/r9.txt" | tr '\n' ' ')
+  sum=$(awk '{ for (i = 1; i <= NF; i++) s += $i } END { print s + 0 }' <<< "$counts")
+  if [ "$segs" -ge 2 ] && [ "$flows" -eq "$segs" ] && [ "$(wc -w <<< "$counts")" -eq "$segs" ] && [ "$sum" -lt "$total" ]; then
+    ok "capture with a damaged trace: flow of each of its $segs segments (insns $counts< $total)"
+  else not_ok "capture with a damaged trace: $segs segments, $flows flows, insns '$counts' (whole: $total)"
+    sed 's/^/    | /' "$tmp/r9.txt"; fi
+  # the code snapshot damaged: no flow, and it says why
+  awk '$2 == "D" && $3 == 3 && $4 == 7 { next } { print }' "$tmp/cap.log" > "$tmp/cap-dmg2.log"
+  mkdir -p "$tmp/out10"
+  $P serial --out "$tmp/out10" "$tmp/cap-dmg2.log" > "$tmp/r10.txt"
+  grep -q '^serial: no whole capture (code.dump incomplete): packets only' "$tmp/r10.txt" && ! grep -q '^insn:' "$tmp/r10.txt" \
+    && ok "capture with a damaged code snapshot: packets only, said so" || not_ok "capture with a damaged code snapshot"
+else
+  echo "recover: build/test/flowgen or mkcapture not built, capture case skipped"
+fi
+
+# ---- 8. nothing to recover, bad usage ------------------------------------------
 printf 'BdsDxe: no dump here\r\n' > "$tmp/none.log"
 $P serial --out "$tmp" "$tmp/none.log" > /dev/null 2> "$tmp/e6.txt"; rc=$?
 [ $rc -eq 1 ] && grep -q 'no serial dump found' "$tmp/e6.txt" && ok "no dump: exit 1 with a message" || not_ok "no dump: exit $rc"
