@@ -1,9 +1,14 @@
 /* `plan [trace|resident] [--unit hw|soft] [--image BASE:SIZE]... [--cpuid FILE]
- * [words]`: what a capture would program on this CPU (or the CPU of a
+ * [--check-cpus] [words]`: what a capture would program on this CPU (or the CPU of a
  * CPUID dump on the stick), as arch/x86/capture_plan.h decides it: the
  * decisions, the ToPA entries and the MSR writes, or the rule that refuses
  * it. Nothing is written. The text is the host's `ptboot plan --cpuid FILE
- * --capture MODE ...` line for line. */
+ * --capture MODE ...` line for line.
+ *
+ * --check-cpus also prepares the per-CPU buffers of a hardware plan
+ * (efi_mp_trace_prepare: every CPU's own CPUID, the plan checked against
+ * it, buffer and ToPA tables built) and reports which CPUs it fits, then
+ * frees them: still no MSR is written. */
 #include <string.h>
 #include <efi.h>
 
@@ -37,7 +42,7 @@ static void emit(void *ctx, const char *line)
 static int usage(const char *why, const char *arg)
 {
     efi_con_printf("ptboot: error: plan: %s '%s' (usage: plan [trace|resident] [--unit hw|soft] "
-                   "[--image BASE:SIZE]... [--cpuid FILE] [words])\n", why, arg);
+                   "[--image BASE:SIZE]... [--cpuid FILE] [--check-cpus] [words])\n", why, arg);
     return EFI_APP_USAGE;
 }
 
@@ -73,12 +78,40 @@ static int caps_from_dump(struct efi_app *app, const char *file, struct rtit_cap
     return EFI_APP_OK;
 }
 
+static struct efi_mp_trace mp_trace;
+
+/* One line per CPU: does the plan fit that CPU's own capabilities? */
+static void check_per_cpu(struct efi_app *app)
+{
+    EFI_BOOT_SERVICES *bs = app->st->BootServices;
+    EFI_STATUS s = efi_mp_trace_prepare(&mp_trace, bs, &plan);
+    if (EFI_ERROR(s)) {
+        efi_con_printf("ptboot: plan cpus: no memory for the per-CPU buffers (status 0x%lx)\n",
+                       (unsigned long)s);
+        return;
+    }
+    unsigned fit = 0;
+    for (unsigned n = 0; n < mp_trace.mp.count && n < EFI_MP_MAX_CPUS; n++) {
+        const struct efi_mp_trace_cpu *c = &mp_trace.cpu[n];
+        if (!c->seen && !c->pages && c->rule == RTIT_RULE_OK)
+            continue; /* not among the CPUs wanted */
+        fit += c->used;
+        efi_con_printf("ptboot: plan cpu n=%u bsp=%d fits=%s rule=%s pages=%lu\n", n,
+                       n == mp_trace.mp.bsp, c->used ? "yes" : "no", rtit_rule_name(c->rule),
+                       (unsigned long)c->pages);
+    }
+    efi_con_printf("ptboot: plan cpus wanted=%u fit=%u count=%u\n", mp_trace.cpus, fit,
+                   mp_trace.mp.count);
+    efi_mp_trace_free(&mp_trace, bs);
+}
+
 int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
 {
     struct capture_request req;
     struct capture_image images[RTIT_MAX_RANGES];
     const char *words[PLAN_MAX_WORDS];
     const char *dump_file = NULL;
+    bool check_cpus = false;
     size_t nw = 0, ni = 0;
 
     memset(&req, 0, sizeof req);
@@ -102,6 +135,8 @@ int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
             } else if (ni == RTIT_MAX_RANGES || parse_image(v, &images[ni++])) {
                 return usage("--image BASE:SIZE (at most 4), not", v);
             }
+        } else if (!strcmp(a, "--check-cpus")) {
+            check_cpus = true;
         } else if (nw == PLAN_MAX_WORDS) {
             return usage("too many words at", a);
         } else {
@@ -139,6 +174,8 @@ int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
         efi_con_printf("ptboot: plan cpus: %u processor(s), %u enabled (mp=%s)\n",
                        mp.count, mp.enabled, efi_mp_result_name(m));
     }
+    if (st == CAPTURE_PLAN_OK && check_cpus && plan.unit == CAPTURE_UNIT_HW)
+        check_per_cpu(app);
     efi_con_printf("ptboot: plan end status=%s\n",
                    st == CAPTURE_PLAN_OK ? "ok" : "refused");
     return st == CAPTURE_PLAN_OK ? EFI_APP_OK : EFI_APP_FAILED;

@@ -194,9 +194,14 @@ EFI_STATUS efi_mp_trace_prepare(struct efi_mp_trace *t, EFI_BOOT_SERVICES *bs,
         }
         taken++;
         c->cfg = plan->cfg;
-        /* the plan was checked on the BSP; this CPU's own caps decide */
+        /* the plan was checked on the BSP; this CPU's own caps decide,
+         * first at the plan's addresses (nothing allocated for a CPU that
+         * cannot take it), then again where its buffer lands */
         struct rtit_violation v;
         struct rtit_memory_need need;
+        c->rule = rtit_check(&c->cfg, &c->caps, &v);
+        if (c->rule != RTIT_RULE_OK)
+            continue;
         if (rtit_memory_need(&c->cfg, &c->caps, &need) != 0) {
             c->rule = rtit_check(&c->cfg, &c->caps, &v);
             if (c->rule == RTIT_RULE_OK)

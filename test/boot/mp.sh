@@ -22,12 +22,18 @@ expect mp-soft '^ptboot: plan end status=ok$' "plan accepted"
 name=mp-plan-dump
 cpu=skylake-client
 cp test/fixtures/cpuid/$cpu.txt "$BOOT_DIR/$cpu.txt"
-args="trace --image 0x7e000000:0x20000 buffer=256K mode=stop trace-stop=1:0x7e010000:0x7e0100ff"
-boot_image $name "--shutdown plan --cpuid $cpu.txt $args" "$BOOT_DIR/$cpu.txt"
-boot_run $name
+args="trace --image 0x7e000000:0x20000 buffer=256K mode=stop trace-stop=1:0x7e010000:0x7e0100ff cpus=all"
+boot_image $name "--shutdown plan --cpuid $cpu.txt --check-cpus $args" "$BOOT_DIR/$cpu.txt"
+boot_run $name -smp 2
 expect_rc $name 0 "clean shutdown"
+# the Skylake plan checked against each QEMU CPU's own CPUID: no PT on
+# either, so neither gets a buffer (and no MSR is ever written by plan)
+expect $name '^ptboot: plan cpu n=0 bsp=1 fits=no rule=pt-absent pages=0$' "BSP: plan refused by its own CPUID"
+expect $name '^ptboot: plan cpu n=1 bsp=0 fits=no rule=pt-absent pages=0$' "AP: plan refused by its own CPUID"
+expect $name '^ptboot: plan cpus wanted=2 fit=0 count=2$' "both CPUs wanted, none fits"
 build/ptboot plan --cpuid test/fixtures/cpuid/$cpu.txt --capture $args > "$BOOT_DIR/$name.expected"
-sed -n '/^ptboot: plan begin /,/^ptboot: plan end /p' "$BOOT_DIR/$name.txt" | sed '1d;$d' > "$BOOT_DIR/$name.got"
+sed -n '/^ptboot: plan begin /,/^ptboot: plan end /p' "$BOOT_DIR/$name.txt" | sed '1d;$d' |
+  grep -av '^ptboot: ' > "$BOOT_DIR/$name.got"
 if [ -s "$BOOT_DIR/$name.expected" ] && grep -q '^wrmsr 0x570 ' "$BOOT_DIR/$name.expected" &&
    cmp -s "$BOOT_DIR/$name.expected" "$BOOT_DIR/$name.got"; then
   ok "$name: target plan identical to 'ptboot plan --capture' ($(wc -l < "$BOOT_DIR/$name.got") lines)"
