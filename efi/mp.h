@@ -114,4 +114,11 @@ void efi_mp_trace_free(struct efi_mp_trace *t, EFI_BOOT_SERVICES *bs);
 struct efi_app;
 int efi_mp_info_cpus(struct efi_app *app);
 
+/* After efi_mp_trace_stop (efi/mp_info.c): one line per wanted CPU,
+ *   ptboot: trace-cpu n=<n> bsp=<0|1> used=<0|1> rule=<rule> start=<rc>
+ *           bytes=<n> wrapped=<0|1> stopped=<0|1>
+ * (rule: why a CPU was skipped, "ok" when used; start: rtit_start's
+ * result, 0 ok). Returns the number of CPUs traced. */
+unsigned efi_mp_trace_report(const struct efi_mp_trace *t);
+
 #endif

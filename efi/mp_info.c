@@ -78,3 +78,21 @@ int efi_mp_info_cpus(struct efi_app *app)
                    mp.count, mp.enabled, reported, same, efi_mp_result_name(r));
     return reported ? EFI_APP_OK : EFI_APP_FAILED;
 }
+
+unsigned efi_mp_trace_report(const struct efi_mp_trace *t)
+{
+    unsigned traced = 0;
+    for (unsigned n = 0; n < t->mp.count && n < EFI_MP_MAX_CPUS; n++) {
+        const struct efi_mp_trace_cpu *c = &t->cpu[n];
+        if (!c->seen && !c->used && c->rule == RTIT_RULE_OK)
+            continue; /* not wanted */
+        bool ok = c->used && c->start_rc == RTIT_SEQ_OK;
+        traced += ok;
+        efi_con_printf("ptboot: trace-cpu n=%u bsp=%d used=%d rule=%s start=%d bytes=%lu "
+                       "wrapped=%d stopped=%d\n", n, n == t->mp.bsp, c->used,
+                       rtit_rule_name(c->rule), c->start_rc,
+                       (unsigned long)(ok ? c->sum.bytes : 0), ok && c->sum.wrapped,
+                       ok && c->stop.stopped);
+    }
+    return traced;
+}
