@@ -458,18 +458,22 @@ static void read_hints(const char *s, size_t len, struct ptd_frame_rec *r)
         n++;
         start = i + 1;
     }
-    if (n < 2 || f[0].len != 1)
+    if (n < 2)
         return;
-    r->hint_type = f[0].s[0];
+    /* a type letter that is none of B, D, E was itself damaged: unknown */
+    if (f[0].len == 1 && (f[0].s[0] == 'B' || f[0].s[0] == 'D' || f[0].s[0] == 'E'))
+        r->hint_type = f[0].s[0];
     if (parse_dec(f[1], UINT32_MAX, &v)) {
         r->hint_id = true;
         r->id = (uint32_t)v;
     }
-    if (r->hint_type == 'D' && n >= 3 && parse_dec(f[2], UINT32_MAX, &v)) {
+    /* seq and offset where a data line has them (B and E have a name there) */
+    bool data = r->hint_type == 'D' || !r->hint_type;
+    if (data && n >= 3 && parse_dec(f[2], UINT32_MAX, &v)) {
         r->hint_seq = true;
         r->seq = (uint32_t)v;
     }
-    if (r->hint_type == 'D' && n >= 4 && parse_hex(f[3], 16, &v)) {
+    if (data && n >= 4 && parse_hex(f[3], 16, &v)) {
         r->hint_offset = true;
         r->offset = v;
     }

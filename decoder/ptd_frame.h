@@ -100,8 +100,10 @@ enum ptd_frame_damage {
 struct ptd_frame_rec {
     enum ptd_frame_type type;
     enum ptd_frame_damage damage;  /* PTD_FRAME_CORRUPT: why */
-    /* A corrupt line's type letter, id, seq and offset as they read, when
-     * they parse (hints: they are not covered by a good CRC). */
+    /* A corrupt line's type letter ('B', 'D', 'E'; 0 when it is none of
+     * them), id, seq and offset as they read, when they parse (hints: they
+     * are not covered by a good CRC; seq and offset are read from a line of
+     * type D or of unknown type). */
     bool hint_id, hint_seq, hint_offset;
     char hint_type;
     uint32_t id;

@@ -304,8 +304,8 @@ static struct sdamage *damage_for(struct sfile *f, uint32_t seq, size_t lo_log, 
 {
     for (size_t i = 0; i < f->ndmg; i++) {
         struct sdamage *d = &f->dmg[i];
-        if (!d->used && d->rec.hint_type == 'D' && d->rec.hint_seq && d->rec.seq == seq &&
-            d->log_line > lo_log && d->log_line < hi_log) {
+        if (!d->used && (d->rec.hint_type == 'D' || !d->rec.hint_type) && d->rec.hint_seq &&
+            d->rec.seq == seq && d->log_line > lo_log && d->log_line < hi_log) {
             d->used = true;
             return d;
         }

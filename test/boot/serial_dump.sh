@@ -46,4 +46,26 @@ fi
 if grep -q 'missing\|mismatch\|damaged' "$out/report.txt"; then
   not_ok "serial-dump: damage reported on a clean log"
 fi
+
+# The same log with the trace's data line 10 dropped and a character of
+# line 11 changed: exactly those two are reported, by number and offset.
+log=$BOOT_DIR/serial-dump.log
+l10=$(grep -an '@PTF1 D 1 10 ' "$log" | cut -d: -f1)
+l11=$(grep -an '@PTF1 D 1 11 ' "$log" | cut -d: -f1)
+o10=$(grep -a '@PTF1 D 1 10 ' "$log" | awk '{ print $5 }')
+o11=$(grep -a '@PTF1 D 1 11 ' "$log" | awk '{ print $5 }')
+o12=$(grep -a '@PTF1 D 1 12 ' "$log" | awk '{ print $5 }')
+awk -v d="$l10" -v c="$l11" 'NR == d { next } NR == c { sub(/ [A-Za-z0-9]/, " ~") } { print }' "$log" > "$BOOT_DIR/serial-dump-damaged.log"
+rm -rf "$out" && mkdir -p "$out"
+build/ptboot serial --out "$out" "$BOOT_DIR/serial-dump-damaged.log" > "$out/report.txt"
+want="serial: serial-trace.pt: line 10 (offset 0x$o10-$(printf '0x%x' $((0x$o11 - 1)))) missing
+serial: serial-trace.pt: line 11 (offset 0x$o11) crc mismatch (log line $((l11 - 1)))"
+got=$(grep 'missing\|mismatch\|malformed' "$out/report.txt")
+if [ "$got" = "$want" ]; then ok "serial-dump: damaged log: lines 10 and 11 reported, nothing else"
+else not_ok "serial-dump: damaged log reports:"; echo "$got" | sed 's/^/    | /'; echo "    expected:"; echo "$want" | sed 's/^/    | /'; fi
+seg=$(ls "$out" | grep '^serial-trace.pt.seg-' | tail -1)
+from=${seg#serial-trace.pt.seg-}; from=${from%-*}
+if [ -n "$seg" ] && [ $((0x$from)) -ge $((0x$o12)) ] && cmp -s <(build/ptboot dump "$out/$seg") <(build/ptboot dump "$trace:0x$from"); then
+  ok "serial-dump: damaged log: the part from the PSB at 0x$from decodes as the original's"
+else not_ok "serial-dump: damaged log: no segment from a PSB after line 11 ($seg)"; fi
 boot_done

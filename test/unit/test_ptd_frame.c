@@ -369,6 +369,21 @@ static void noise(void **state)
     assert_int_equal(ptd_frame_parse("@PTF1 ", 6, &r), PTD_FRAME_CORRUPT);
     assert_int_equal(ptd_frame_parse("@PTF1 \r\n", 8, &r), PTD_FRAME_CORRUPT);
     assert_int_equal(ptd_frame_parse("@PTF1 D", 7, &r), PTD_FRAME_CORRUPT);
+    /* a damaged type letter: type unknown, seq and offset still read */
+    one_line(line, sizeof line, 'D');
+    line[6] = '~';
+    assert_int_equal(ptd_frame_parse(line, strlen(line), &r), PTD_FRAME_CORRUPT);
+    assert_int_equal(r.hint_type, 0);
+    assert_true(r.hint_seq && r.hint_offset && r.hint_id);
+    assert_int_equal(r.seq, 1);
+    assert_int_equal(r.offset, 96);
+    /* a damaged begin line: its name is not read as a seq */
+    one_line(line, sizeof line, 'B');
+    line[strlen(line) - 1] ^= 1;
+    assert_int_equal(ptd_frame_parse(line, strlen(line), &r), PTD_FRAME_CORRUPT);
+    assert_int_equal(r.damage, PTD_FRAME_BAD_CRC);
+    assert_int_equal(r.hint_type, 'B');
+    assert_false(r.hint_seq);
 }
 
 static void bad_init(void **state)
