@@ -155,6 +155,10 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget);
 void ptd_sum_print(struct ptd_sum *s);
 /* The totals (valid after ptd_sum_print for lines/text_bytes). */
 const struct ptd_sum_stats *ptd_sum_stats(const struct ptd_sum *s);
+/* Upper bound on the bytes ptd_sum_print writes with cfg's limits
+ * (newlines included): with the defaults 105,024 bytes (547 lines), 9.1 s
+ * at 115200 baud, whatever the size of the trace. */
+uint64_t ptd_sum_text_bound(const struct ptd_sum_config *cfg);
 /* All of it: init, decode to the end, print; returns the totals. */
 const struct ptd_sum_stats *ptd_sum_run(struct ptd_sum *s, const struct ptd_sum_config *cfg,
                                         struct ptd_flow *f);

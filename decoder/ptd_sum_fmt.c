@@ -423,8 +423,9 @@ static void tree_line(struct ptd_sum *s, const struct ptd_sum_node *n, unsigned 
     emit(s, &l);
 }
 
-/* "(N more callees: I insns)" for the children of p not shown. */
-static void tree_hidden(struct ptd_sum *s, uint32_t p, unsigned depth)
+/* "(N more callees: I insns)" for the children of p not shown; returns
+ * the lines written (0 or 1). */
+static unsigned tree_hidden(struct ptd_sum *s, uint32_t p, unsigned depth)
 {
     const struct ptd_sum_node *t = s->nodes.p;
     uint64_t cnt = 0, insns = 0;
@@ -434,7 +435,7 @@ static void tree_hidden(struct ptd_sum *s, uint32_t p, unsigned depth)
             insns += t[c].incl;
         }
     if (!cnt)
-        return;
+        return 0;
     struct line l;
     l.n = 0;
     for (unsigned i = 0; i < (s->stats.has_time ? 46u : 32u); i++)
@@ -447,6 +448,7 @@ static void tree_hidden(struct ptd_sum *s, uint32_t p, unsigned depth)
     put_dec(&l, insns, 0);
     put_s(&l, " insns)", 7);
     emit(s, &l);
+    return 1;
 }
 
 static void sec_tree(struct ptd_sum *s)
@@ -478,7 +480,7 @@ static void sec_tree(struct ptd_sum *s)
             }
             tree_line(s, &t[n], t[n].depth);
             lines++;
-            tree_hidden(s, n, t[n].depth + 1u);
+            lines += tree_hidden(s, n, t[n].depth + 1u);
             uint32_t c = next_shown(s, t[n].child);
             if (c != PTD_SUM_NONE) {
                 n = c;
@@ -619,4 +621,18 @@ void ptd_sum_print(struct ptd_sum *s)
     if (!(fl & PTD_SUM_F_NO_LAST))
         sec_last(s);
     emit_s(s, "== end");
+}
+
+uint64_t ptd_sum_text_bound(const struct ptd_sum_config *cfg)
+{
+    uint64_t top = cfg->top ? cfg->top : PTD_SUM_TOP_DEFAULT;
+    uint64_t last = cfg->last ? cfg->last : PTD_SUM_LAST_DEFAULT;
+    uint64_t tree = cfg->tree_lines ? cfg->tree_lines : PTD_SUM_TREE_LINES_DEFAULT;
+    /* totals 1; errors: heading, kept errors, "more", 4 overflows, totals,
+     * not tracked; images, functions, blocks, edges: heading + top; tree:
+     * heading, its lines (+1: a node and its folded line), cut, roots;
+     * last: heading + last; end */
+    uint64_t lines = 1 + (1 + PTD_SUM_ERRORS_KEPT + 1 + 4 + 1 + 1) + 4 * (1 + top) +
+                     (1 + tree + 1 + 2) + (1 + last) + 1;
+    return lines * PTD_SUM_LINE_MAX;    /* PTD_SUM_LINE_MAX - 1 chars + newline */
 }

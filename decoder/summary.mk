@@ -10,3 +10,9 @@ TEST_SCRIPTS += test/summary/real_summary.sh
 # generated programs with ground truth: calls, tree, blocks, last
 # transitions, images, time; small arenas; corrupted traces
 UNIT_TESTS += test_ptd_sum
+
+# make bench: speed, text size, serial time, bytes per call event
+.PHONY: bench-summary
+bench-summary: $(B)/ptboot
+	@bash test/summary/bench_summary.sh
+BENCH_STEPS += bench-summary

@@ -57,10 +57,10 @@ int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
                 "summary: bytes %" PRIu64 " insns %" PRIu64 " blocks %" PRIu64 " calls %" PRIu64
                 " returns %" PRIu64 " irqs %" PRIu64 " errors %" PRIu64 " skipped %" PRIu64
                 " functions %" PRIu64 " nodes %" PRIu64 " untracked %" PRIu64 " lines %" PRIu64
-                " text %" PRIu64 "\n",
+                " text %" PRIu64 " bound %" PRIu64 "\n",
                 st->bytes, st->insns, st->blocks, st->calls, st->returns, st->irqs, st->errors,
                 st->bytes_skipped, st->functions, st->nodes, st->untracked, st->lines,
-                st->text_bytes);
+                st->text_bytes, ptd_sum_text_bound(&c));
     free(f), free(s), free(arena), free(bcache);
     return 0;
 }

@@ -15,6 +15,8 @@ if [ ! -d "$REAL_DIR" ]; then
     exit 0
 fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# the value after key in a "summary: key value key value ..." line
+get() { awk -v k="$1" '{ for (i = 2; i < NF; i++) if ($i == k) print $(i + 1) }' <<< "$2"; }
 fail=0
 for t in $REAL_TRACES; do
     IFS=: read -r name filter want <<< "$t"
@@ -23,9 +25,7 @@ for t in $REAL_TRACES; do
     "$PTBOOT" summary "${args[@]}" --top 1000000 --arena 67108864 --stat > "$tmp/sum.txt" || {
         echo "real_summary: FAIL $name: ptboot summary exited $?"; fail=1; continue; }
     stat=$(tail -1 "$tmp/sum.txt")
-    insns=$(sed -n 's/^summary: .* insns \([0-9]*\) .*/\1/p' <<< "$stat")
-    calls=$(sed -n 's/^summary: .* calls \([0-9]*\) .*/\1/p' <<< "$stat")
-    untracked=$(sed -n 's/^summary: .* untracked \([0-9]*\) .*/\1/p' <<< "$stat")
+    insns=$(get insns "$stat"); calls=$(get calls "$stat"); untracked=$(get untracked "$stat")
     if [ "$insns" != "$want" ]; then
         echo "real_summary: FAIL $name: $insns instructions, libipt gives $want"
         fail=1
@@ -37,8 +37,13 @@ for t in $REAL_TRACES; do
     fi
     # default limits: the text for the serial console
     "$PTBOOT" summary "${args[@]}" --stat > "$tmp/default.txt"
-    text=$(tail -1 "$tmp/default.txt" | sed -n 's/.* text \([0-9]*\)$/\1/p')
+    text=$(get text "$(tail -1 "$tmp/default.txt")")
     bytes=$(head -n -1 "$tmp/default.txt" | wc -c)
+    bound=$(get bound "$(tail -1 "$tmp/default.txt")")
+    if [ "$text" -gt "$bound" ]; then
+        echo "real_summary: FAIL $name: $text bytes of text, over the bound $bound"
+        fail=1
+    fi
     if [ "$text" != "$bytes" ]; then
         echo "real_summary: FAIL $name: stats say $text bytes of text, $bytes written"
         fail=1

@@ -50,6 +50,7 @@ struct prog {
 };
 
 static uint64_t rs;
+static unsigned calls_max = 4;  /* call sites per function: 0..calls_max-1 */
 static unsigned rn(unsigned n)
 {
     rs ^= rs << 13;
@@ -104,7 +105,7 @@ static void gen(struct prog *p, unsigned seed)
         at += rn(8);
         p->entry[f] = at;
         fill(p, &at, f);
-        int ncalls = f + 1 < p->nf ? (int)rn(4) + (f == 0) : 0;
+        int ncalls = f + 1 < p->nf ? (int)rn(calls_max) + (f == 0) : 0;
         for (int j = 0; j < ncalls; j++) {
             fill(p, &at, f);
             int ind = rn(3) == 0;
@@ -747,6 +748,53 @@ static void test_small_arena(void **state)
     free(truth.tr);
 }
 
+/* With the default limits the text stays under ptd_sum_text_bound (the
+ * serial budget), on programs with many call paths. */
+static void test_default_bound(void **state)
+{
+    (void)state;
+    calls_max = 8;
+    gen(&prog, 21);
+    calls_max = 4;
+    truth.tr = malloc(TR_MAX * sizeof(*truth.tr));
+    size_t size = execute(&prog, &truth, tracebuf, sizeof(tracebuf), 100000, 1, 1);
+    struct ptd_flow *f = malloc(sizeof(*f));
+    struct ptd_sum *s = malloc(sizeof(*s));
+    struct ptd_time_config tc;
+    struct ptd_flow_config fc;
+    struct ptd_sum_config c;
+    struct text text = { NULL, 0, 0, 0 };
+    memset(&tc, 0, sizeof(tc));
+    memset(&fc, 0, sizeof(fc));
+    memset(&c, 0, sizeof(c));
+    fc.trace = tracebuf;
+    fc.size = size;
+    fc.read = read_code;
+    fc.ctx = &prog;
+    fc.mode = 64;
+    fc.time = &tc;
+    ptd_flow_init(f, &fc);
+    c.modules = prog.mods;
+    c.nmodules = 2;
+    c.arena = malloc(PTD_SUM_ARENA_SUGGESTED);
+    c.arena_size = PTD_SUM_ARENA_SUGGESTED;
+    c.line = collect;
+    c.ctx = &text;
+    c.tree_permille = 1;        /* more of the tree */
+    const struct ptd_sum_stats *st = ptd_sum_run(s, &c, f);
+    assert_int_equal(st->insns, truth.insns);
+    print_message("default_bound: %d call paths, %d blocks\n", truth.nnode, truth.nblk);
+    assert_true(truth.nnode > 100);
+    assert_true(st->text_bytes <= ptd_sum_text_bound(&c));
+    assert_true(ptd_sum_text_bound(&c) < 115200 / 10 * 30);     /* 30 s of serial */
+    assert_int_equal(st->text_bytes, text.len);
+    free(text.buf);
+    free(c.arena);
+    free(s);
+    free(f);
+    free(truth.tr);
+}
+
 /* Corrupted traces: as many errors and instructions as the flow driver
  * finds (the same decoder, one instruction at a time), each error listed
  * with its offset, decoding resumed. */
@@ -862,6 +910,7 @@ int main(void)
         cmocka_unit_test(test_truth_timing),
         cmocka_unit_test(test_truth_irqs),
         cmocka_unit_test(test_small_arena),
+        cmocka_unit_test(test_default_bound),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_state_and_slices),
     };
