@@ -48,3 +48,16 @@ ild-bench: $(B)/bench/ild_bench
 	$(B)/bench/ild_bench $(ILD_REAL_DIR)
 BENCH_STEPS += ild-bench
 TEST_STEPS += $(B)/bench/ild_bench
+
+# The step table of ptd_ild_step (decoder/ptd_ild_step_table.c) is generated
+# ahead of time from ptd_ild_decode() by test/ild/gen_step_table.c and
+# committed (the decoder builds without a host tool): `make ild-step-table`
+# regenerates it, test/ild/step_table.sh fails when it is not current.
+$(B)/test/gen_step_table: test/ild/gen_step_table.c decoder/ptd_ild.c decoder/ptd_ild_tables.c $(wildcard decoder/ptd_ild*.h) | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ild/gen_step_table.c decoder/ptd_ild.c decoder/ptd_ild_tables.c
+TEST_STEPS += $(B)/test/gen_step_table
+TEST_SCRIPTS += test/ild/step_table.sh
+.PHONY: ild-step-table
+ild-step-table: $(B)/test/gen_step_table
+	$(B)/test/gen_step_table > decoder/ptd_ild_step_table.c

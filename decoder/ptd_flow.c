@@ -7,6 +7,12 @@ _Static_assert(sizeof(struct ptd_flow) <= PTD_FLOW_STATE_SIZE,
 _Static_assert(sizeof(struct ptd_flow_centry) == PTD_FLOW_CENTRY_SIZE, "cache entry size");
 _Static_assert(sizeof(struct ptd_flow_bentry) == PTD_FLOW_BENTRY_SIZE, "block cache entry size");
 
+#if defined(__GNUC__) && !defined(NOPF)
+#define PTD_FLOW_PREFETCH(p) __builtin_prefetch((p))
+#else
+#define PTD_FLOW_PREFETCH(p) ((void)(p))
+#endif
+
 /* MOV CR3, r (0F 22 /3): the instruction a PIP binds to besides far
  * transfers (SDM "Packet Generation Scenarios"). */
 #define OPC_MOV_CR 0x22
@@ -792,10 +798,22 @@ static int decode_block(struct ptd_flow *f, struct ptd_flow_bentry *e)
     uint64_t start = f->ip, ip = start, prev = start;
     unsigned n = 0;
 
+    /* The IP stays in a register: the loop stores nothing to *f except
+     * through window()/decode(), so the window's fields stay in registers
+     * too and each step depends only on the one before. */
     for (;;) {
         /* the common instructions: length and class (ptd_ild_fast.h) */
         struct ptd_ild_step s;
-        unsigned sl = step(f, &s);
+        uint64_t off = ip - f->win_base;
+        unsigned sl = 0;
+        if (PTD_ILD_STEP_RARE(off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN)) {
+            f->ip = ip;
+            if (f->mode != PTD_FLOW_MODE_UNKNOWN && window(f) == 0)
+                sl = ptd_ild_step(f->win + (ip - f->win_base), f->win_len - (size_t)(ip - f->win_base),
+                                  f->mode, &s);
+        } else {
+            sl = ptd_ild_step(f->win + off, f->win_len - (size_t)off, f->mode, &s);
+        }
         if (sl) {
             n++;
             if (s.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX) {
@@ -803,12 +821,12 @@ static int decode_block(struct ptd_flow *f, struct ptd_flow_bentry *e)
                 break;
             }
             prev = ip;
-            f->ip += sl;
-            ip = f->ip;
+            ip += sl;
             continue;
         }
         struct ptd_insn insn;
         const uint8_t *bytes;
+        f->ip = ip;
         int len = decode(f, &insn, &bytes);
         if (len < 0) {
             e->last_ip = prev;
@@ -823,8 +841,7 @@ static int decode_block(struct ptd_flow *f, struct ptd_flow_bentry *e)
             break;
         }
         prev = ip;
-        f->ip += (uint64_t)len;
-        ip = f->ip;
+        ip += (uint64_t)len;
     }
     f->ip = start;
     pinsn_to_bentry(e, &p);
@@ -870,6 +887,13 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
     }
     if (f->process_event && !held_skips_body(f, e))
         return one_insn(f, blk);
+    if (f->bcache) {
+        /* the next block is one of these two for most blocks: start
+         * loading its entry while this one is proceeded (a hint only) */
+        uint64_t a = e->target, b = e->last_ip + e->size;
+        PTD_FLOW_PREFETCH(&f->bcache[(a ^ (a >> 11)) & f->bcache_mask]);
+        PTD_FLOW_PREFETCH(&f->bcache[(b ^ (b >> 11)) & f->bcache_mask]);
+    }
     blk->ninsn = e->ninsn;
     blk->last_ip = e->last_ip;
     blk->last_iclass = e->iclass;

@@ -33,11 +33,78 @@ struct ptd_ild_step {
     int32_t disp;       /* the sign-extended displacement (rel), else 0 */
 };
 
+/* The step table (decoder/ptd_ild_step_table.c, generated ahead of time by
+ * test/ild/gen_step_table.c from ptd_ild_decode()): for an instruction with
+ * no legacy prefix (at most a REX), one entry per map (one-byte, 0F),
+ * context (16-, 32-, 64-bit mode; 64-bit with REX.W) and opcode byte:
+ *   bits 0-3   length without prefix and without what follows ModRM
+ *              (opcode bytes, ModRM, immediate or displacement)
+ *   bit  4     PTD_STEP_M: a ModRM byte follows (add its SIB/displacement)
+ *   bits 5-7   enum ptd_iclass
+ *   bits 8-9   direct near branch: 1 rel8, 2 rel16, 3 rel32 (its last bytes)
+ *   bit  10    PTD_STEP_NOREG: ModRM.mod = 11 is not this instruction
+ *   bit  11    PTD_STEP_ESC0F: 0F, look up the next byte in the 0F map
+ *   bit  15    PTD_STEP_SLOW: anything else (prefixes, groups decided by
+ *              ModRM.reg, vector encodings, invalid): the general path */
+#define PTD_STEP_LEN 0x000Fu
+#define PTD_STEP_M 0x0010u
+#define PTD_STEP_CLASS_SHIFT 5
+#define PTD_STEP_CLASS_OF(e) (((unsigned)(e) >> PTD_STEP_CLASS_SHIFT) & 7u)
+#define PTD_STEP_REL_SHIFT 8
+#define PTD_STEP_REL_OF(e) (((unsigned)(e) >> PTD_STEP_REL_SHIFT) & 3u)
+#define PTD_STEP_NOREG 0x0400u
+#define PTD_STEP_ESC0F 0x0800u
+#define PTD_STEP_SLOW 0x8000u
+extern const uint16_t ptd_ild_step_table[2][4][256];
+
+/* The table's answer, or 0 for the general path below. */
+static PTD_ILD_STEP_INLINE unsigned ptd_ild_step_tab(const uint8_t *bytes, unsigned mode,
+                                                     struct ptd_ild_step *s)
+{
+    unsigned b0 = bytes[0];
+    /* one REX prefix (64-bit mode), W selecting the context */
+    unsigned rex = (mode == PTD_EXEC_MODE_64) & ((b0 >> 4) == 4u);
+    unsigned ctx = mode + (rex & (b0 >> 3));
+    const uint8_t *p = bytes + rex;
+    unsigned e = ptd_ild_step_table[0][ctx][p[0]];
+    if (e & PTD_STEP_ESC0F) {
+        e = ptd_ild_step_table[1][ctx][p[1]];
+        p++;
+    }
+    if (PTD_ILD_STEP_RARE(e & PTD_STEP_SLOW))
+        return 0;
+    unsigned len = rex + (e & PTD_STEP_LEN);
+    if (e & PTD_STEP_M) {
+        unsigned modrm = p[1];
+        if (PTD_ILD_STEP_RARE((e & PTD_STEP_NOREG) && modrm >= 0xC0u))
+            return 0;
+        unsigned x = ptd_ild_modrm_extra[mode == PTD_EXEC_MODE_16][modrm];
+        if (x & ILD_SIB0)
+            x = (x & ~ILD_SIB0) + ((p[2] & 7u) == 5u ? 4 : 0);
+        len += x;
+    }
+    s->iclass = (uint8_t)PTD_STEP_CLASS_OF(e);
+    unsigned rk = PTD_STEP_REL_OF(e);
+    s->rel = rk != 0;
+    s->disp = 0;
+    if (rk) {
+        const uint8_t *d = bytes + len - (rk == 3 ? 4 : rk);
+        s->disp = rk == 1 ? (int8_t)d[0]
+                : rk == 2 ? (int16_t)(uint16_t)(d[0] | (d[1] << 8))
+                : (int32_t)((uint32_t)d[0] | ((uint32_t)d[1] << 8) |
+                            ((uint32_t)d[2] << 16) | ((uint32_t)d[3] << 24));
+    }
+    return len;
+}
+
 static PTD_ILD_STEP_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t size, unsigned mode,
                                     struct ptd_ild_step *s)
 {
     if (PTD_ILD_STEP_RARE(size < PTD_ILD_MAX_LEN || mode > PTD_EXEC_MODE_64))
         return 0;
+    unsigned t = ptd_ild_step_tab(bytes, mode, s);
+    if (t)
+        return t;
     const uint8_t *pt = ptd_ild_prefix_bits[mode == PTD_EXEC_MODE_64];
     unsigned pos = 0, pf = 0, b = bytes[0], k;
 
