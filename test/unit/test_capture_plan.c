@@ -506,6 +506,17 @@ static void test_words_and_report(void **state)
 	struct capture_image five[5] = {{0x1000, 16}, {0x2000, 16}, {0x3000, 16}};
 	assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, five, 3, NULL, 0), 0);
 	assert_false(r.plan.filtered);
+	/* two images on Skylake's two ranges: both filtered, and the model
+	 * takes the writes */
+	struct capture_image two[2] = {{0x7e000000, 0x20000}, {0x7f000000, 0x1000}};
+	const char *w2[] = {"buffer=16K"};
+	assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, two, 2, w2, 1), 0);
+	assert_true(r.plan.filtered);
+	assert_int_equal(r.plan.cfg.range[1].cfg, RTIT_ADDR_CFG_FILTER);
+	assert_int_equal(r.plan.cfg.range[1].end, 0x7f000fff);
+	rig_start(&r, "two images");
+	assert_int_equal(model.addr[2], 0x7f000000);
+	trace_and_check(&r, 1000, "two images");
 	/* an empty image is an argument error, not a silent no-filter */
 	struct capture_image empty = {0x1000, 0};
 	assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, &empty, 1, NULL, 0),
