@@ -156,6 +156,7 @@ static void tsc_packet(struct ptd_tracer *t)
 static void psb_plus(struct ptd_tracer *t, unsigned mode, uint64_t ip)
 {
     flush_tnt(t);
+    t->since_psb = 0;   /* the period runs from PSB to PSB */
     put(t, PTD_PKT_PSB, 0, 0, 0);
     t->have_last = false;
     t->ret_n = 0;
@@ -164,7 +165,6 @@ static void psb_plus(struct ptd_tracer *t, unsigned mode, uint64_t ip)
     if (t->enabled)
         ip_packet(t, PTD_PKT_FUP, ip);
     put(t, PTD_PKT_PSBEND, 0, 0, 0);
-    t->since_psb = 0;
 }
 
 /* ---- state changes ---------------------------------------------------------- */

@@ -27,6 +27,8 @@
 #include <stdint.h>
 
 #include "arch/x86/rtit_config.h"
+#include "arch/x86/rtit_seq.h"
+#include "decoder/ptd_tracer.h"
 
 /* Code reader: up to size bytes at ip into buf; returns bytes read (0 if
  * nothing is mapped there). Same shape as decoder/'s ptd_read_fn. */
@@ -51,11 +53,49 @@ struct soft_unit_status {
 	bool wrapped;          /* the ring wrapped at least once */
 	bool stopped;          /* stop-when-full or TraceStop */
 	bool stopped_full;     /* the stop was the buffer filling */
+	/* added with the implementation: */
+	bool tracing;          /* PacketEn now (inside the FilterEn ranges) */
+	bool skipping;         /* a SKIP_CALL free run is under way */
+	uint64_t gaps;         /* steps no outcome of the previous
+				* instruction explains (written as gaps) */
+	uint64_t undecodable;  /* previous instructions the ILD could not
+				* read or decode (written as gaps) */
+	uint64_t skips;        /* SKIP_CALL answers */
+	int error;             /* 0, or the negative error that stopped it */
+};
+
+/* Errors (negative) of soft_unit_init() and in soft_unit_status.error. */
+enum soft_unit_error {
+	SOFT_UNIT_E_INVALID = -1,     /* NULL unit, config, buffer or reader */
+	SOFT_UNIT_E_OUTPUT = -2,      /* no regions, a size code > 15, a
+				       * single range not a power of two
+				       * >= 128, or a buffer smaller than
+				       * the configured output */
+	SOFT_UNIT_E_RANGE = -3,       /* ADDRn_CFG other than 0, 1, 2 */
+	SOFT_UNIT_E_BRANCH_EN = -4,   /* BranchEn=0: nothing to model */
+	SOFT_UNIT_E_MODE = -5,        /* exec_mode not 16, 32 or 64 */
+	SOFT_UNIT_E_STATE = -6,       /* a call out of order (stop twice) */
 };
 
 /* The unit's whole state (fixed size; the caller owns it). Fields are
  * private to soft_unit.c. */
-struct soft_unit;   /* defined here by the implementation */
+struct soft_unit {
+	struct ptd_tracer tracer;      /* the packets (decoder/ptd_tracer.h) */
+	uint8_t *buf;
+	uint64_t size;                 /* output bytes cfg describes */
+	uint64_t pos;                  /* offset of the next byte */
+	uint64_t bytes;
+	soft_unit_read_fn read;
+	void *read_ctx;
+	uint64_t prev_ip;              /* the instruction stepped last */
+	uint64_t resume_ip;            /* SKIP_CALL: where stepping resumes */
+	uint64_t insns, steps, gaps, undecodable, skips;
+	int error;
+	uint8_t prev_mode;             /* enum ptd_exec_mode */
+	bool ring;                     /* wrap when full (else stop) */
+	bool wrapped, stopped_full;
+	bool started, have_prev, skipping, ended;
+};
 
 /* Checks cfg the way soft tracing needs it (ToPA or single range output,
  * filter/TraceStop ranges, BranchEn, DisRETC, TSCEn, PSBFreq) and prepares
@@ -67,12 +107,29 @@ int soft_unit_init(struct soft_unit *u, const struct rtit_config *cfg,
 /* The instruction at ip (exec_mode 16, 32 or 64) is about to execute; tsc
  * is the time stamp now. Returns an enum soft_unit_action. */
 int soft_unit_step(struct soft_unit *u, uint64_t ip, unsigned exec_mode, uint64_t tsc);
+/* An interrupt or exception was delivered before the instruction at the
+ * IP stepped last completed (for a fault it never does; for an interrupt
+ * it runs after the handler returns); the handler's first instruction at
+ * ip is about to execute. Writes what the CPU writes for an asynchronous
+ * event (SDM 36.2.1.3): FUP (the interrupted IP) + TIP (ip), or FUP +
+ * TIP.PGD when ip is outside the FilterEn ranges, or TIP.PGE when tracing
+ * was disabled and ip is inside. Glue that can tell a handler's entry from
+ * a step calls this instead of soft_unit_step() for it; without it the
+ * step shows as a gap. Returns an enum soft_unit_action. */
+int soft_unit_interrupt(struct soft_unit *u, uint64_t ip, unsigned exec_mode, uint64_t tsc);
 /* With SOFT_UNIT_SKIP_CALL: where tracing resumes (the return address). */
 uint64_t soft_unit_resume_ip(const struct soft_unit *u);
 /* Tracing ends with the instruction at ip about to execute (TraceEn=0):
- * flushes TNT, writes TIP.PGD if inside a range. */
+ * flushes TNT, writes TIP.PGD if inside a range. The instruction stepped
+ * last has completed and went to ip (the glue passes where the traced call
+ * returned to), so it is traced first. Returns 0 or SOFT_UNIT_E_STATE. */
 int soft_unit_stop(struct soft_unit *u, uint64_t ip, uint64_t tsc);
 void soft_unit_get_status(const struct soft_unit *u, struct soft_unit_status *s);
 const char *soft_unit_strerror(int err);
+
+/* What the buffer holds, in the hardware path's terms (rtit_seq.h), for
+ * rtit_trace_linearize() (arch/x86/rtit_linear.h): oldest byte and count,
+ * wrapped, stopped_full. */
+void soft_unit_summarize(const struct soft_unit *u, struct rtit_output_summary *out);
 
 #endif

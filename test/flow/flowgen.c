@@ -341,6 +341,13 @@ static void w_psb(struct writer *w, int mode, int enabled, uint64_t ip)
 }
 
 /* ---- execution (ground truth) ------------------------------------------- */
+/* Every instruction about to execute, in order (mode 1 = 32-bit, 2 =
+ * 64-bit; how = 0), an interrupt taken before the instruction at ip (how =
+ * 2; the handler's first instruction follows), and the IP where execution
+ * ends (how = 1): test/tracer's soft-unit check single-steps the software
+ * trace unit with it. */
+static void (*exec_hook)(uint64_t ip, int mode, int how);
+
 struct run {
     uint64_t *truth;
     size_t ntruth;
@@ -389,10 +396,14 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
             irq_ret = ip;
             in_handler = 1;
             n_irq++;
+            if (exec_hook)
+                exec_hook(ip, mode, 2);
             ip = funcs[handler].entry;
             step--;
             continue;
         }
+        if (exec_hook)
+            exec_hook(ip, mode, 0);
         if (enabled)
             r->truth[r->ntruth++] = ip;
         next = ip + in->len;
@@ -508,6 +519,8 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
         }
     }
 end:
+    if (exec_hook)
+        exec_hook(ip, mode, 1);
     /* tracing stops here: asynchronous disable */
     w_flush(&w);
     if (enabled) {

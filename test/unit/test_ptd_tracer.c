@@ -386,12 +386,13 @@ static void test_stop(void **state)
 static void test_psb_period(void **state)
 {
     (void)state;
-    setup(1, 0, false, true, 8);
+    setup(1, 0, false, true, 40);
     ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0x55);
     now = 0x77;   /* the PSB+ in the middle carries the time of its insn */
-    /* the start wrote more than 8 bytes since its PSB (TSC, PGE): the next
-     * boundary has a PSB+ with a FUP, and the call before it cannot be
-     * compressed after it; 3 more bytes (TIP) do not make another period */
+    /* the period runs from PSB to PSB: the start wrote 43 bytes (PSB 16,
+     * TSC 8, MODE 2, PSBEND 2, TSC 8, PGE 7), so the next boundary has a
+     * PSB+ with a FUP, and the call before it cannot be compressed after
+     * it; that PSB+ (35 bytes) and a TIP (3) stay under 40 */
     insn(0x1000, 5, PTD_ICLASS_DIRECT_CALL, 0x2000, 0x2000);
     insn(0x2000, 1, PTD_ICLASS_NEAR_RET, 0, 0x1005);
     assert_string_equal(words(&S), "PSB TSC(55) MODE64 PSBEND TSC(55) PGE(1000) "

@@ -1,0 +1,295 @@
+/* soft_flowgen: the software trace unit (arch/x86/soft_unit) against the
+ * ground truth of flowgen's random programs (test/flow/flowgen.c, compiled
+ * into this file so its generator, executor and both decoder drivers are
+ * reused as they are).
+ *
+ * For each seed flowgen lays out a program and executes it; its exec_hook
+ * hands every instruction about to execute to soft_unit_step(), as the #DB
+ * glue does on the target, and a SKIP_CALL answer makes the driver run the
+ * instructions free (not stepped) until soft_unit_resume_ip(). The output
+ * buffer, linearised (rtit_trace_linearize), is decoded with ptboot's flow
+ * layer and with libipt's instruction decoder:
+ *   - both give the same items (instructions, events, errors);
+ *   - no errors, and the instructions equal what was executed while
+ *     tracing was on (the ground truth), instruction by instruction;
+ *   - the unit counted as many traced instructions as the truth has.
+ * Seeds vary the configuration: RET compression on/off (DisRETC), TSCEn,
+ * PSBFreq, interrupts (which the unit sees as unexplained IPs: gaps), and
+ *   - a small ring (ToPA END back to the start) that wraps: the decoded
+ *     instructions are the truth's last ones (a suffix, from a PSB);
+ *   - stop-when-full: a prefix of the truth, the unit reports stopped_full;
+ *   - a TraceStop range over the code outside the filter: the trace ends
+ *     at the first call out (a prefix), the unit reports stopped.
+ *
+ *   soft_flowgen [--seeds N] [--first S] [--insns N] [-v]
+ */
+#define main flowgen_main
+#include "test/flow/flowgen.c"
+#undef main
+
+#include "arch/x86/rtit_linear.h"
+#include "arch/x86/soft_unit.h"
+
+/* ---- the steps of one execution ------------------------------------------ */
+struct step { uint64_t ip; uint8_t mode, irq; };
+static struct step *steps;
+static size_t nsteps, capsteps;
+static int irq_next;
+static uint64_t end_ip;
+static int end_mode;
+
+static void record(uint64_t ip, int mode, int how)
+{
+    if (how == 2) {
+        /* an interrupt before ip: the #DB glue saw ip about to execute;
+         * the next step is the handler's entry */
+        record(ip, mode, 0);
+        irq_next = 1;
+        return;
+    }
+    if (how == 1) {
+        end_ip = ip;
+        end_mode = mode;
+        return;
+    }
+    if (nsteps == capsteps) {
+        capsteps = capsteps ? capsteps * 2 : 8192;
+        steps = realloc(steps, capsteps * sizeof *steps);
+        if (!steps)
+            exit(2);
+    }
+    steps[nsteps].ip = ip;
+    steps[nsteps].mode = (uint8_t)mode;
+    steps[nsteps].irq = (uint8_t)irq_next;
+    irq_next = 0;
+    nsteps++;
+}
+
+static int unit_read(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
+{
+    (void)ctx;
+    size_t n = 0;
+    for (; n < size; n++) {
+        const uint8_t *p = memp(ip + n);
+        if (!p)
+            break;
+        buf[n] = *p;
+    }
+    return (int)n;
+}
+
+static unsigned exec_bits(int mode)
+{
+    return mode == 2 ? 64 : 32;
+}
+
+enum shape { S_PLAIN, S_RING, S_STOP_FULL, S_TRACESTOP };
+
+static const char *shape_name(enum shape s)
+{
+    return s == S_RING ? "ring" : s == S_STOP_FULL ? "stop-when-full" : s == S_TRACESTOP ? "tracestop" : "plain";
+}
+
+int main(int argc, char **argv)
+{
+    unsigned seeds = 200, first = 1, insns = 5000, verbose = 0, fails = 0;
+    uint64_t total = 0, n_irqs = 0, n_gaps = 0, n_skips = 0, n_wraps = 0, n_full = 0, n_tstop = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--first") && i + 1 < argc) first = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--insns") && i + 1 < argc) insns = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-v")) verbose = 1;
+        else {
+            fprintf(stderr, "usage: soft_flowgen [--seeds N] [--first S] [--insns N] [-v]\n");
+            return 2;
+        }
+    }
+    exec_hook = record;
+    for (unsigned s = first; s < first + seeds; s++) {
+        struct run r;
+        struct items a = {0}, b = {0};
+        int retcomp = (int)(s & 1), irq = (s % 5) != 0, bad = 0;
+        enum shape shape = s % 4 == 1 ? S_RING : s % 8 == 2 ? S_STOP_FULL : s % 8 == 6 ? S_TRACESTOP : S_PLAIN;
+        char x[128], y[128];
+
+        use_cache = (s % 3 != 0) ? (int)(s % 8) + 8 : 0;
+        use_blocks = 0;
+        skl014 = 0;
+        timing = 0;
+        rs = 0x5eed5eedull * (s + 7) ^ 0x9e3779b97f4a7c15ull;
+        vclock = 0x100000;
+        nsteps = 0;
+        gen_program();
+        /* the ring and the STOP region (4 KiB) need more than 5000 */
+        execute(&r, shape == S_RING || shape == S_STOP_FULL ? insns * 4 : insns, retcomp, 0, irq);
+        free(r.trace);   /* flowgen's own trace: not used here */
+        flow_image_init(&img);
+        flow_image_add_buf(&img, BASE_A, mem_a, sizeof(mem_a));
+        flow_image_add_buf(&img, BASE_32, mem_32, sizeof(mem_32));
+        flow_image_add_buf(&img, BASE_OUT, mem_out, sizeof(mem_out));
+
+        /* the configuration, as the efi glue would take it */
+        struct rtit_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.output = RTIT_OUTPUT_TOPA;
+        cfg.when_full = shape == S_STOP_FULL ? RTIT_FULL_STOP : RTIT_FULL_RING;
+        cfg.region_size_code = 0;    /* 4 KiB regions */
+        cfg.regions = shape == S_RING ? 2 : shape == S_STOP_FULL ? 1 : 64;
+        cfg.branch_en = true;
+        cfg.os = true;
+        cfg.dis_retc = !retcomp;
+        cfg.tsc_en = (s % 3) == 2;
+        /* PSB+ every 2 KiB or 4 KiB; the 8 KiB ring holds at least two */
+        cfg.psb_freq = shape == S_RING ? 0 : s % 2;
+        cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
+        cfg.range[0].start = FILTER_LO;
+        cfg.range[0].end = FILTER_HI;
+        if (shape == S_TRACESTOP) {
+            cfg.range[2].cfg = RTIT_ADDR_CFG_STOP;
+            cfg.range[2].start = BASE_OUT;
+            cfg.range[2].end = BASE_OUT + sizeof(mem_out) - 1;
+        }
+        size_t bsize = (size_t)rtit_config_buffer_bytes(&cfg);
+        uint8_t *buf = calloc(1, bsize);
+        static struct soft_unit unit;
+        int rc = soft_unit_init(&unit, &cfg, buf, bsize, unit_read, NULL);
+        if (rc) {
+            printf("soft_flowgen: seed %u: init: %s\n", s, soft_unit_strerror(rc));
+            return 1;
+        }
+
+        /* single-step it */
+        int skipping = 0, stopped = 0;
+        uint64_t resume = 0, tsc = 0x1000;
+        for (size_t k = 0; k < nsteps && !stopped; k++) {
+            tsc += 3;
+            n_irqs += steps[k].irq;
+            if (skipping && steps[k].ip != resume)
+                continue;   /* runs free */
+            skipping = 0;
+            int act = steps[k].irq ? soft_unit_interrupt(&unit, steps[k].ip, exec_bits(steps[k].mode), tsc)
+                                   : soft_unit_step(&unit, steps[k].ip, exec_bits(steps[k].mode), tsc);
+            if (act == SOFT_UNIT_SKIP_CALL) {
+                skipping = 1;
+                resume = soft_unit_resume_ip(&unit);
+            } else if (act == SOFT_UNIT_STOPPED) {
+                stopped = 1;
+            }
+        }
+        (void)end_mode;
+        soft_unit_stop(&unit, end_ip, tsc);
+        struct soft_unit_status st;
+        soft_unit_get_status(&unit, &st);
+
+        /* the stream a decoder reads */
+        struct rtit_output_summary sum;
+        struct rtit_linear lin;
+        soft_unit_summarize(&unit, &sum);
+        uint8_t *trace = malloc(bsize);
+        if (rtit_trace_linearize(buf, &sum, trace, bsize, &lin) || !lin.have_psb) {
+            printf("soft_flowgen: seed %u: no PSB in the %" PRIu64 " output bytes\n", s, sum.bytes);
+            bad = 1;
+        }
+        /* the in-place variant gives the same stream */
+        if (!bad) {
+            struct rtit_linear lin2;
+            if (rtit_trace_linearize_in_place(buf, &sum, &lin2) || lin2.bytes != lin.bytes ||
+                memcmp(buf, trace, (size_t)lin.bytes)) {
+                printf("soft_flowgen: seed %u: in-place linearisation differs\n", s);
+                bad = 1;
+            }
+        }
+        if (!bad) {
+            decode_ptboot(trace, (size_t)lin.bytes, &a, (size_t)-1);
+            decode_libipt(trace, (size_t)lin.bytes, &b);
+        }
+        /* ptboot == libipt, item by item */
+        for (size_t i = 0; !bad && (i < a.n || i < b.n); i++) {
+            if (i >= a.n || i >= b.n || a.it[i].kind != b.it[i].kind || a.it[i].v != b.it[i].v ||
+                a.it[i].w != b.it[i].w) {
+                printf("soft_flowgen: seed %u: ptboot and libipt differ at item %zu: ptboot %s, libipt %s\n", s, i,
+                       i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
+                       i < b.n ? item_str(&b.it[i], y, sizeof(y)) : "(end)");
+                bad = 1;
+            }
+        }
+        /* the instructions against the truth: all of it, its suffix (ring
+         * wrapped) or its prefix (stopped) */
+        size_t nd = 0;
+        for (size_t i = 0; i < a.n; i++)
+            nd += a.it[i].kind == 0;
+        size_t t0 = 0;
+        if (!bad && shape == S_RING && st.wrapped)
+            t0 = nd <= r.ntruth ? r.ntruth - nd : 0;
+        size_t ti = t0;
+        for (size_t i = 0; i < a.n && !bad; i++) {
+            if (a.it[i].kind == 2) {
+                printf("soft_flowgen: seed %u: decode error: %s\n", s, item_str(&a.it[i], x, sizeof(x)));
+                bad = 1;
+            } else if (a.it[i].kind == 0) {
+                if (ti >= r.ntruth || a.it[i].v != r.truth[ti]) {
+                    printf("soft_flowgen: seed %u: instruction %zu is %" PRIx64 ", executed %" PRIx64 "\n", s, ti,
+                           a.it[i].v, ti < r.ntruth ? r.truth[ti] : 0);
+                    bad = 1;
+                }
+                ti++;
+            }
+        }
+        int full_run = !st.stopped && !(shape == S_RING && st.wrapped);
+        if (!bad && full_run && (ti != r.ntruth || st.insns != r.ntruth)) {
+            printf("soft_flowgen: seed %u: %zu instructions decoded, unit counted %" PRIu64 ", %zu executed\n", s, ti,
+                   st.insns, r.ntruth);
+            bad = 1;
+        }
+        if (!bad && (st.gaps || st.undecodable || st.error)) {
+            printf("soft_flowgen: seed %u: the unit found %" PRIu64 " gaps, %" PRIu64 " undecodable steps, error %d\n",
+                   s, st.gaps, st.undecodable, st.error);
+            bad = 1;
+        }
+        if (!bad && shape == S_RING && st.wrapped && nd < 100) {
+            printf("soft_flowgen: seed %u: wrapped ring gave only %zu instructions\n", s, nd);
+            bad = 1;
+        }
+        if (!bad && st.stopped && (ti == 0 || ti > st.insns)) {
+            printf("soft_flowgen: seed %u: stopped trace decoded %zu instructions, unit traced %" PRIu64 "\n", s, ti,
+                   st.insns);
+            bad = 1;
+        }
+        if (!bad && shape == S_TRACESTOP && st.stopped && st.stopped_full) {
+            printf("soft_flowgen: seed %u: TraceStop reported as buffer full\n", s);
+            bad = 1;
+        }
+        if (!bad && shape == S_STOP_FULL && st.bytes > bsize) {
+            printf("soft_flowgen: seed %u: stop-when-full wrote %" PRIu64 " bytes into %zu\n", s, st.bytes, bsize);
+            bad = 1;
+        }
+        if (bad) {
+            fails++;
+            printf("soft_flowgen: seed %u (%s, retcomp %d, tsc %d, interrupts %d): reproduce with --first %u --seeds 1\n",
+                   s, shape_name(shape), retcomp, cfg.tsc_en, irq, s);
+        } else if (verbose) {
+            printf("soft_flowgen: seed %u ok (%s): %zu of %zu instructions, %" PRIu64 " bytes, %" PRIu64
+                   " gaps, %" PRIu64 " skips%s%s\n", s, shape_name(shape), ti - t0, r.ntruth, st.bytes, st.gaps,
+                   st.skips, st.wrapped ? ", wrapped" : "", st.stopped ? (st.stopped_full ? ", full" : ", stopped") : "");
+        }
+        total += ti - t0;
+        n_gaps += st.gaps;
+        n_skips += st.skips;
+        n_wraps += shape == S_RING && st.wrapped;
+        n_full += st.stopped_full;
+        n_tstop += st.stopped && !st.stopped_full;
+        free(a.it);
+        free(b.it);
+        free(trace);
+        free(buf);
+        free(r.truth);
+        flow_image_free(&img);
+    }
+    printf("soft_flowgen: %u programs, %" PRIu64 " instructions decoded equal to the truth: %u failed\n", seeds, total,
+           fails);
+    printf("soft_flowgen: covered %" PRIu64 " interrupts, %" PRIu64 " gaps, %" PRIu64 " SKIP_CALL free runs, %" PRIu64
+           " wrapped rings, %" PRIu64 " stop-when-full, %" PRIu64 " TraceStops\n", n_irqs, n_gaps, n_skips, n_wraps,
+           n_full, n_tstop);
+    return fails ? 1 : 0;
+}
