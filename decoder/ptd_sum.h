@@ -61,10 +61,14 @@ typedef void (*ptd_sum_line_fn)(void *ctx, const char *line, size_t len);
 #define PTD_SUM_TREE_PERMILLE_DEFAULT 2 /* tree nodes under 0.2% of the insns: folded */
 #define PTD_SUM_ERRORS_KEPT 16          /* decode errors listed one by one */
 
-/* Suggested arena: 1 MiB holds ~6k functions, ~5k tree nodes, ~11k blocks
- * and ~9k edges (the firmware boot of a whole platform fits; a driver
+/* Suggested arena: 1 MiB holds about 5,800 blocks, 7,300 edges, 2,700
+ * call tree nodes and 3,500 functions (the tables fill to 3/4; a driver
  * under test fits in 64 KiB). Any size works, even 0: what does not fit is
- * counted ("not tracked") and the summary says so. */
+ * counted ("not tracked", in lookups) and the summary says so. The arena
+ * holds first the shadow stack (24 bytes a frame), the per-image counters
+ * (16 bytes an image), the top-N scratch and the last-N ring (24 bytes an
+ * entry): about 7 KiB with the defaults; then the four tables. Totals and
+ * errors need no arena. */
 #define PTD_SUM_ARENA_SUGGESTED (1u << 20)
 
 struct ptd_sum_config {
@@ -143,7 +147,7 @@ struct ptd_sum {
     struct ptd_sum_err err[PTD_SUM_ERRORS_KEPT];
     uint64_t gap_offset[4];     /* the first overflows' offsets */
 };
-#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum) */
+#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1096 on x86-64 */
 
 /* Resets s and lays out the tables in cfg->arena. */
 void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg);
