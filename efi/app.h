@@ -35,6 +35,7 @@ int efi_cmd_selftest(struct efi_app *app, int argc, char **argv);
 int efi_cmd_dump(struct efi_app *app, int argc, char **argv);
 int efi_cmd_memmap(struct efi_app *app, int argc, char **argv);
 int efi_cmd_flow(struct efi_app *app, int argc, char **argv);
+int efi_cmd_images(struct efi_app *app, int argc, char **argv);
 int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv);
 int efi_cmd_trace(struct efi_app *app, int argc, char **argv);
 int efi_cmd_plan(struct efi_app *app, int argc, char **argv);

@@ -8,6 +8,7 @@ static const struct efi_command commands[] = {
     { "dump", "[options] FILE[:FROM[-TO]]", "packets of a trace file on the stick, as libipt's ptdump prints them", efi_cmd_dump },
     { "flow", "--pt FILE (--pages PREFIX | --live) [options]", "instruction flow of a trace, as libipt's ptxed --no-inst prints it", efi_cmd_flow },
     { "serial-dump", "[--line-bytes N] FILE...", "send files over serial as framed base64 lines, for `ptboot serial`", efi_cmd_serial_dump },
+    { "images", "[--save] [--load FILE]", "loaded images: base, size, entry, name (debug directory, firmware file or path)", efi_cmd_images },
     { "memmap", "[--ranges]", "RAM ranges on-target decoding may read (from the memory map)", efi_cmd_memmap },
     { "trace", "[options] [PATH | --boot-next]", "load an image and trace it running (Intel PT or the software unit), decode on target", efi_cmd_trace },
     { "plan", "[trace|resident] [--unit hw|soft] [--image BASE:SIZE]... [--cpuid FILE] [words]", "what a capture would program on this CPU (decisions, ToPA, MSR writes), nothing written", efi_cmd_plan },

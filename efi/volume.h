@@ -26,4 +26,30 @@ enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_
 void efi_volume_free(void *data, size_t len);
 const char *efi_volume_result_name(enum efi_volume_result r);
 
+/* ---- writing (capture files, docs/capture-files.md) ----------------------
+ * Paths are UEFI form on the app's own volume ('/' is accepted for '\\').
+ * Simple File System protocol, UEFI 2.10 section 13.5 (EFI_FILE_PROTOCOL
+ * Open with EFI_FILE_MODE_CREATE, Write, Flush, Delete). */
+
+/* Creates the directory path unless it exists (as a directory). */
+enum efi_volume_result efi_volume_mkdir(EFI_HANDLE image, const char *path);
+/* 1 if path exists (file or directory), 0 if not, <0 on i/o error. */
+int efi_volume_exists(EFI_HANDLE image, const char *path);
+
+/* A file being written: created empty (an existing file of that name is
+ * replaced), then appended to, then closed (flushed). */
+struct efi_volume_file {
+    EFI_FILE_HANDLE fh;
+    unsigned long long written;
+    enum efi_volume_result status; /* first error, kept until close */
+};
+enum efi_volume_result efi_volume_create(EFI_HANDLE image, const char *path,
+                                         struct efi_volume_file *f);
+enum efi_volume_result efi_volume_append(struct efi_volume_file *f, const void *data, size_t len);
+/* Flushes and closes; returns the first error of the file's life. */
+enum efi_volume_result efi_volume_close(struct efi_volume_file *f);
+/* The three in one for a file held whole in memory. */
+enum efi_volume_result efi_volume_write(EFI_HANDLE image, const char *path,
+                                        const void *data, size_t len);
+
 #endif

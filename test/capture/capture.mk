@@ -40,3 +40,7 @@ $(B)/test/capture/mkcapture: test/capture/mkcapture.c $(B)/host/libptboot.a | $(
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ $< $(B)/host/libptboot.a
 TEST_STEPS += $(B)/test/capture/mkcapture
 TEST_SCRIPTS += test/capture/capture_dir.sh
+
+# `images` on OVMF (names from firmware files, this app's size and entry,
+# the watcher's notify path, the capture directory read back by the host).
+TEST_SCRIPTS += test/boot/images.sh
