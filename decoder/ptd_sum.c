@@ -6,38 +6,10 @@
  * behind, and every transition goes into the edge table and the last-N
  * ring. Instructions (and TSC ticks) go to the block, the function and call
  * tree node on top of the shadow stack, and the image. */
-#include "decoder/ptd_sum.h"
-
-/* ---- arena -------------------------------------------------------------- */
-
-/* Carves count entries of size bytes (8-aligned) from [*p, end). */
-static void *carve(uint8_t **p, uint8_t *end, uint64_t count, size_t size, uint32_t *got)
-{
-    uintptr_t a = ((uintptr_t)*p + 7u) & ~(uintptr_t)7u;
-    uint64_t room = (uintptr_t)end > a ? (uint64_t)((uintptr_t)end - a) : 0;
-    if (count > room / size)
-        count = room / size;
-    *got = (uint32_t)count;
-    if (!count)
-        return NULL;
-    *p = (uint8_t *)(a + count * size);
-    return (void *)a;
-}
-
-static void tab_hash(struct ptd_sum_tab *t, uint8_t **p, uint8_t *end, uint64_t bytes, size_t size)
-{
-    uint64_t want = bytes / size;
-    if (want > 0x7fffffffu)
-        want = 0x7fffffffu;
-    t->p = carve(p, end, want, size, &t->cap);
-    t->used = 0;
-    t->dropped = 0;
-}
+#include "decoder/ptd_sum_tab.h"
 
 void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
 {
-    uint8_t *p = (uint8_t *)cfg->arena, *end = p ? p + cfg->arena_size : p;
-
     s->cfg.modules = cfg->modules;
     s->cfg.nmodules = cfg->modules ? cfg->nmodules : 0;
     s->cfg.arena = cfg->arena;
@@ -54,38 +26,7 @@ void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
     if (s->cfg.tree_depth > 0xfff0)
         s->cfg.tree_depth = 0xfff0;
 
-    /* the fixed parts first, each shrunk to what fits */
-    s->frames.p = carve(&p, end, s->cfg.stack_depth, sizeof(struct ptd_sum_frame), &s->frames.cap);
-    s->mods.p = carve(&p, end, (uint64_t)s->cfg.nmodules + 1, sizeof(struct ptd_sum_modstat),
-                      &s->mods.cap);
-    s->top.p = carve(&p, end, s->cfg.top, sizeof(uint32_t), &s->top.cap);
-    s->ring.p = carve(&p, end, s->cfg.last, sizeof(struct ptd_sum_tr), &s->ring.cap);
-    /* the rest in shares: blocks 30%, edges 30%, nodes 22%, funcs 18% */
-    uint64_t rest = (uintptr_t)end > (uintptr_t)p ? (uint64_t)((uintptr_t)end - (uintptr_t)p) : 0;
-    tab_hash(&s->blocks, &p, end, rest / 100 * 30, sizeof(struct ptd_sum_block));
-    tab_hash(&s->edges, &p, end, rest / 100 * 30, sizeof(struct ptd_sum_edge));
-    tab_hash(&s->nodes, &p, end, rest / 100 * 22, sizeof(struct ptd_sum_node));
-    tab_hash(&s->funcs, &p, end, rest / 100 * 18, sizeof(struct ptd_sum_func));
-
-    struct ptd_sum_block *b = s->blocks.p;
-    for (uint32_t i = 0; i < s->blocks.cap; i++)
-        b[i].used = 0;
-    struct ptd_sum_node *n = s->nodes.p;
-    for (uint32_t i = 0; i < s->nodes.cap; i++)
-        n[i].used = 0;
-    struct ptd_sum_func *fn = s->funcs.p;
-    for (uint32_t i = 0; i < s->funcs.cap; i++)
-        fn[i].used = 0;
-    struct ptd_sum_edge *e = s->edges.p;
-    for (uint32_t i = 0; i < s->edges.cap; i++)
-        e[i].used = 0;
-    struct ptd_sum_modstat *m = s->mods.p;
-    for (uint32_t i = 0; i < s->mods.cap; i++) {
-        m[i].insns = 0;
-        m[i].tsc = 0;
-    }
-    s->frames.used = s->mods.used = s->top.used = s->ring.used = 0;
-    s->frames.dropped = s->mods.dropped = s->top.dropped = s->ring.dropped = 0;
+    ptd_sum_tab_layout(s);
 
     s->depth = 0;
     s->lost_frames = 0;
@@ -117,171 +58,6 @@ const struct ptd_sum_stats *ptd_sum_stats(const struct ptd_sum *s)
     return &s->stats;
 }
 
-/* ---- lookups ------------------------------------------------------------ */
-
-/* Slot for a key in a table of cap entries (any cap: the high bits of a
- * multiplicative hash scaled to the range). */
-static uint32_t hash(uint64_t a, uint64_t b, uint32_t cap)
-{
-    uint64_t h = (a ^ (b * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(((h >> 32) * cap) >> 32);
-}
-
-static uint32_t next_slot(uint32_t i, uint32_t cap)
-{
-    return i + 1 < cap ? i + 1 : 0;
-}
-
-/* Tables fill to 3/4 at most, so probes stay short. */
-static int has_room(const struct ptd_sum_tab *t)
-{
-    return t->used < t->cap - t->cap / 4;
-}
-
-uint32_t ptd_sum_module_of(struct ptd_sum *s, uint64_t ip)
-{
-    const struct ptd_sum_module *m = s->cfg.modules;
-    size_t n = s->cfg.nmodules;
-    if (s->mod_hint < n && ip - m[s->mod_hint].base < m[s->mod_hint].size)
-        return s->mod_hint;
-    for (size_t i = 0; i < n; i++)
-        if (ip - m[i].base < m[i].size) {
-            s->mod_hint = (uint32_t)i;
-            return (uint32_t)i;
-        }
-    return PTD_SUM_NONE;
-}
-
-static uint32_t func_get(struct ptd_sum *s, uint64_t entry, uint8_t kind)
-{
-    struct ptd_sum_func *t = s->funcs.p;
-    uint32_t cap = s->funcs.cap;
-    if (!cap)
-        return PTD_SUM_NONE;
-    uint32_t i = hash(entry, kind, cap);
-    for (uint32_t probe = 0; probe < cap; probe++, i = next_slot(i, cap)) {
-        if (!t[i].used) {
-            if (!has_room(&s->funcs))
-                break;
-            t[i].used = 1;
-            t[i].entry = entry;
-            t[i].kind = kind;
-            t[i].calls = t[i].insns = t[i].tsc = 0;
-            t[i].module = ptd_sum_module_of(s, entry);
-            s->funcs.used++;
-            return i;
-        }
-        if (t[i].entry == entry && t[i].kind == kind)
-            return i;
-    }
-    s->funcs.dropped++;
-    return PTD_SUM_NONE;
-}
-
-/* The child of parent (PTD_SUM_NONE: a root) for func; PTD_SUM_NONE when
- * it does not fit. */
-static uint32_t node_get(struct ptd_sum *s, uint32_t parent, uint32_t func)
-{
-    struct ptd_sum_node *t = s->nodes.p;
-    uint32_t cap = s->nodes.cap;
-    if (!cap || func == PTD_SUM_NONE)
-        return PTD_SUM_NONE;
-    uint32_t i = hash(parent, func, cap);
-    for (uint32_t probe = 0; probe < cap; probe++, i = next_slot(i, cap)) {
-        if (!t[i].used) {
-            if (!has_room(&s->nodes))
-                break;
-            t[i].used = 1;
-            t[i].func = func;
-            t[i].parent = parent;
-            t[i].child = t[i].last_child = t[i].sibling = PTD_SUM_NONE;
-            t[i].depth = (uint16_t)(parent == PTD_SUM_NONE ? 0 : t[parent].depth + 1);
-            t[i].calls = t[i].insns = t[i].tsc = t[i].incl = t[i].tsc_incl = 0;
-            if (parent != PTD_SUM_NONE) {
-                if (t[parent].last_child == PTD_SUM_NONE)
-                    t[parent].child = i;
-                else
-                    t[t[parent].last_child].sibling = i;
-                t[parent].last_child = i;
-            }
-            s->nodes.used++;
-            return i;
-        }
-        if (t[i].parent == parent && t[i].func == func)
-            return i;
-    }
-    s->nodes.dropped++;
-    return PTD_SUM_NONE;
-}
-
-static struct ptd_sum_block *block_get(struct ptd_sum *s, uint64_t ip)
-{
-    struct ptd_sum_block *t = s->blocks.p;
-    uint32_t cap = s->blocks.cap;
-    if (!cap)
-        return NULL;
-    uint32_t i = hash(ip, 0, cap);
-    for (uint32_t probe = 0; probe < cap; probe++, i = next_slot(i, cap)) {
-        if (!t[i].used) {
-            if (!has_room(&s->blocks))
-                break;
-            t[i].used = 1;
-            t[i].ip = ip;
-            t[i].last_ip = ip;
-            t[i].count = t[i].insns = 0;
-            t[i].module = ptd_sum_module_of(s, ip);
-            s->blocks.used++;
-            return &t[i];
-        }
-        if (t[i].ip == ip)
-            return &t[i];
-    }
-    s->blocks.dropped++;
-    return NULL;
-}
-
-static void edge_add(struct ptd_sum *s, uint64_t from, uint64_t to, uint32_t kind)
-{
-    struct ptd_sum_edge *t = s->edges.p;
-    uint32_t cap = s->edges.cap;
-    if (!cap) {
-        s->edges.dropped++;
-        return;
-    }
-    uint32_t i = hash(from, to, cap);
-    for (uint32_t probe = 0; probe < cap; probe++, i = next_slot(i, cap)) {
-        if (!t[i].used) {
-            if (!has_room(&s->edges))
-                break;
-            t[i].used = 1;
-            t[i].from = from;
-            t[i].to = to;
-            t[i].kind = kind;
-            t[i].count = 1;
-            s->edges.used++;
-            return;
-        }
-        if (t[i].from == from && t[i].to == to) {
-            t[i].count++;
-            return;
-        }
-    }
-    s->edges.dropped++;
-}
-
-static void ring_add(struct ptd_sum *s, uint64_t from, uint64_t to, uint32_t kind, int known_to)
-{
-    struct ptd_sum_tr *r = s->ring.p;
-    s->ring_count++;
-    if (!s->ring.cap)
-        return;
-    r[s->ring_pos].from = from;
-    r[s->ring_pos].to = to;
-    r[s->ring_pos].kind = kind;
-    r[s->ring_pos].known_to = (uint32_t)known_to;
-    s->ring_pos = s->ring_pos + 1 < s->ring.cap ? s->ring_pos + 1 : 0;
-}
-
 /* ---- shadow stack ------------------------------------------------------- */
 
 static struct ptd_sum_frame *top(struct ptd_sum *s)
@@ -301,8 +77,8 @@ static void push_root(struct ptd_sum *s, uint64_t ip)
         return;
     fr[0].from = 0;
     fr[0].irq = 0;
-    fr[0].func = func_get(s, ip, PTD_SUM_FN_ROOT);
-    fr[0].node = node_get(s, PTD_SUM_NONE, fr[0].func);
+    fr[0].func = ptd_sum_func_get(s, ip, PTD_SUM_FN_ROOT);
+    fr[0].node = ptd_sum_node_get(s, PTD_SUM_NONE, fr[0].func);
     if (fr[0].node != PTD_SUM_NONE)
         ((struct ptd_sum_node *)s->nodes.p)[fr[0].node].calls++;
     s->depth = 1;
@@ -312,7 +88,7 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
 {
     struct ptd_sum_frame *fr = s->frames.p;
     struct ptd_sum_node *nodes = s->nodes.p;
-    uint32_t func = func_get(s, entry, kind);
+    uint32_t func = ptd_sum_func_get(s, entry, kind);
     if (func != PTD_SUM_NONE)
         ((struct ptd_sum_func *)s->funcs.p)[func].calls++;
     if (kind == PTD_SUM_FN_IRQ)
@@ -330,7 +106,7 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
     uint32_t pnode = parent ? parent->node : PTD_SUM_NONE;
     uint32_t node = PTD_SUM_NONE;
     if (pnode == PTD_SUM_NONE || nodes[pnode].depth + 1u < s->cfg.tree_depth)
-        node = node_get(s, pnode, func);
+        node = ptd_sum_node_get(s, pnode, func);
     if (node != PTD_SUM_NONE)
         nodes[node].calls++;
     else
@@ -394,8 +170,8 @@ static void resolve(struct ptd_sum *s, uint64_t to)
     uint64_t from = s->pend_from;
     uint8_t ic = s->pend_iclass;
     s->pend = 0;
-    edge_add(s, from, to, ic);
-    ring_add(s, from, to, ic, 1);
+    ptd_sum_edge_add(s, from, to, ic);
+    ptd_sum_ring_add(s, from, to, ic, 1);
     switch (ic) {
     case PTD_ICLASS_DIRECT_CALL:
     case PTD_ICLASS_INDIRECT_CALL:
@@ -421,7 +197,7 @@ static void close_block(struct ptd_sum *s, uint64_t last_ip)
         return;
     s->lb_open = 0;
     s->stats.blocks++;
-    struct ptd_sum_block *b = block_get(s, s->lb_ip);
+    struct ptd_sum_block *b = ptd_sum_block_get(s, s->lb_ip);
     if (b) {
         b->count++;
         b->insns += s->lb_insns;
@@ -508,7 +284,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
             resolve(s, ev->from);
         if (!s->depth)
             push_root(s, ev->from);
-        ring_add(s, ev->from, ev->ip, PTD_SUM_TR_IRQ, 1);
+        ptd_sum_ring_add(s, ev->from, ev->ip, PTD_SUM_TR_IRQ, 1);
         push(s, ev->from, ev->ip, PTD_SUM_FN_IRQ);
         break;
     case PTD_EV_DISABLED:
@@ -522,11 +298,11 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
         if (s->pend && (s->pend_iclass == PTD_ICLASS_DIRECT_CALL ||
                         s->pend_iclass == PTD_ICLASS_INDIRECT_CALL)) {
             /* a call out of the traced code: its return enables again */
-            ring_add(s, s->pend_from, ev->ip, PTD_SUM_TR_DISABLE, ip_known);
+            ptd_sum_ring_add(s, s->pend_from, ev->ip, PTD_SUM_TR_DISABLE, ip_known);
             push(s, s->pend_from, ip_known ? ev->ip : 0,
                  ip_known ? PTD_SUM_FN_CALL : PTD_SUM_FN_OUT);
         } else {
-            ring_add(s, ev->type == PTD_EV_ASYNC_DISABLED ? ev->from : s->last_ip, ev->ip,
+            ptd_sum_ring_add(s, ev->type == PTD_EV_ASYNC_DISABLED ? ev->from : s->last_ip, ev->ip,
                      PTD_SUM_TR_DISABLE, ip_known);
         }
         s->pend = 0;
@@ -535,7 +311,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
     case PTD_EV_ENABLED:
         close_block(s, s->last_ip);
         s->stats.enables++;
-        ring_add(s, 0, ev->ip, PTD_SUM_TR_ENABLE, 1);
+        ptd_sum_ring_add(s, 0, ev->ip, PTD_SUM_TR_ENABLE, 1);
         s->pend = 0;
         s->gap = 1;
         break;
@@ -544,7 +320,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
         if (s->stats.overflows < 4)
             s->gap_offset[s->stats.overflows] = ev->offset;
         s->stats.overflows++;
-        ring_add(s, 0, ev->ip, PTD_SUM_TR_OVERFLOW, ip_known);
+        ptd_sum_ring_add(s, 0, ev->ip, PTD_SUM_TR_OVERFLOW, ip_known);
         s->pend = 0;
         s->gap = 1;
         break;
@@ -557,10 +333,10 @@ static void on_error(struct ptd_sum *s, int code, uint64_t offset, int sync)
 {
     close_block(s, s->last_ip);
     if (s->pend) {
-        ring_add(s, s->pend_from, 0, s->pend_iclass, 0);
+        ptd_sum_ring_add(s, s->pend_from, 0, s->pend_iclass, 0);
         s->pend = 0;
     }
-    ring_add(s, s->last_ip, 0, PTD_SUM_TR_ERROR, 0);
+    ptd_sum_ring_add(s, s->last_ip, 0, PTD_SUM_TR_ERROR, 0);
     s->gap = 1;
     s->stats.errors++;
     if (!s->in_err) {
@@ -602,7 +378,7 @@ static void finish(struct ptd_sum *s)
     close_block(s, s->last_ip);
     if (s->pend) {
         /* the trace ended after this branch: where it went is unknown */
-        ring_add(s, s->pend_from, 0, s->pend_iclass, 0);
+        ptd_sum_ring_add(s, s->pend_from, 0, s->pend_iclass, 0);
         s->pend = 0;
     }
     s->stats.functions = s->funcs.used;
