@@ -14,6 +14,7 @@
 #include "efi/args.h"
 #include "efi/console.h"
 #include "efi/msr_safe.h"
+#include "efi/resident_driver.h"
 #include "efi/syscalls.h"
 #include "efi/volume.h"
 
@@ -148,6 +149,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 {
     static struct efi_app app;
     InitializeLib(image, st);
+    /* Loaded from a Driver#### option (`install`): the resident tracer. */
+    if (efi_resident_is_driver(image))
+        return efi_resident_driver_main(image, st);
     efi_con_init(st);
     app.image = image;
     app.st = st;

@@ -4,7 +4,8 @@
 # loop mounts, no root), holding
 #   EFI/BOOT/BOOTX64.EFI   the app (the removable-media default boot path)
 #   ptboot.cfg             the words the app runs with at boot
-#   any extra files given, at the root.
+#   any extra files given, at the root (FILE) or at a path (FILE=DIR/NAME,
+#   directories made as needed).
 # The same layout copied onto any FAT stick boots the same way.
 #
 # usage: scripts/mkimage.sh OUT.img APP.efi CONFIG-TEXT [FILE...]
@@ -26,5 +27,11 @@ if [ -n "$cfg" ]; then
   mcopy -i "$out" "$tmp/ptboot.cfg" ::/ptboot.cfg
 fi
 for f in "$@"; do
-  mcopy -i "$out" "$f" "::/$(basename "$f")"
+  if [[ $f == *=* ]]; then
+    dest=${f#*=}
+    mmd -D s -i "$out" "::/$(dirname "$dest")" 2>/dev/null || true
+    mcopy -i "$out" "${f%%=*}" "::/$dest"
+  else
+    mcopy -i "$out" "$f" "::/$(basename "$f")"
+  fi
 done

@@ -7,8 +7,10 @@
 #       3 timeout, 4 the firmware reported a CPU exception (it would hang),
 #       other: QEMU failed to start.
 # Environment: OVMF_CODE, OVMF_VARS (templates; a fresh copy of the vars is
-# used per run), QEMU (binary), QEMU_CPU (default: qemu64), QUIET=1 (no
-# echo of the serial output to stdout).
+# used per run), OVMF_VARS_FILE (a writable vars file used as it is and
+# kept, so that a second run sees what the first stored), QEMU (binary),
+# QEMU_CPU (default: qemu64), QUIET=1 (no echo of the serial output to
+# stdout).
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 IMAGE LOG [TIMEOUT] [qemu args...]" >&2; exit 2; }
 img=$1 log=$2 limit=${3:-60}
@@ -21,12 +23,18 @@ for f in "$img" "$OVMF_CODE" "$OVMF_VARS"; do
 done
 
 work=$(mktemp -d)
-cp "$OVMF_VARS" "$work/vars.fd"
+vars=$work/vars.fd
+if [ -n "${OVMF_VARS_FILE:-}" ]; then
+  vars=$OVMF_VARS_FILE
+  [ -f "$vars" ] || cp "$OVMF_VARS" "$vars"
+else
+  cp "$OVMF_VARS" "$vars"
+fi
 : > "$log"
 "$QEMU" -nodefaults -machine q35 -m 256 -cpu "${QEMU_CPU:-qemu64}" \
   -display none -vga none -monitor none -serial "file:$log" \
   -drive "if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE" \
-  -drive "if=pflash,format=raw,unit=1,file=$work/vars.fd" \
+  -drive "if=pflash,format=raw,unit=1,file=$vars" \
   -device qemu-xhci,id=xhci \
   -drive "if=none,id=stick,format=raw,file=$img" \
   -device usb-storage,bus=xhci.0,drive=stick,bootindex=1 \

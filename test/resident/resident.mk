@@ -7,3 +7,37 @@
 # unit test runs exactly the app's code.
 LIB_SRCS += efi/load_option.c
 UNIT_TESTS += test_efi_load_option
+
+# build/ptbootdrv.efi: the same image as ptboot.efi with the PE subsystem of
+# an EFI boot-service driver (11; UEFI 2.10 section 2.1.1): a Driver####
+# option must load an image that stays resident, and an application is
+# unloaded when its entry point returns. efi_main tells the two apart by
+# the loaded image's ImageCodeType (efi/resident_driver.h).
+$(B)/ptbootdrv.efi: $(B)/efi/ptboot.so
+	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-bsdrv-x86_64 $< $@
+	@objdump -p $@ | grep -q 'Subsystem.*(EFI boot service driver)' \
+	  || { echo "$@ is not an EFI boot service driver" >&2; rm -f $@; exit 1; }
+
+# build/osloader.efi: the OS-loader stand-in (test/resident/osloader.c),
+# built like test/image's ptbtest.efi (no libc, no libefi); its symbols
+# (build/test/resident/osloader.so) give the test its function offsets.
+$(B)/test/resident/osloader.o: test/resident/osloader.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PTBTEST_CFLAGS) -c $< -o $@
+
+$(B)/test/resident/osloader.so: $(B)/test/resident/osloader.o linker/ptboot.lds
+	ld -nostdlib -znocombreloc -T linker/ptboot.lds -shared -Bsymbolic --no-undefined \
+	  $(GNUEFI_LIB)/crt0-efi-x86_64.o $< -L$(GNUEFI_LIB) -lgnuefi -o $@
+	bash scripts/check-efi-sections.sh $@
+
+$(B)/osloader.efi: $(B)/test/resident/osloader.so
+	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-app-x86_64 $< $@
+
+# The boot test reads variables back from the OVMF variable store file.
+$(B)/test/efivars: test/resident/efivars.c $(B)/host/libptboot.a | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) $< -o $@ $(B)/host/libptboot.a
+
+all: $(B)/ptbootdrv.efi $(B)/osloader.efi
+TEST_STEPS += $(B)/test/efivars
+TEST_SCRIPTS += test/resident/resident.sh

@@ -1,0 +1,321 @@
+/* The resident boot tracer's driver side (efi/resident.h has the story).
+ * Entered from efi_main when the image was loaded as a boot-service driver
+ * (a Driver#### option): reads its words from LoadOptions, allocates the
+ * header and the trace buffer as EfiReservedMemoryType, publishes the
+ * header as a configuration table, records every image loaded from then
+ * on, arms tracing for the --image it was given, hooks ExitBootServices
+ * and returns EFI_SUCCESS to stay resident. Its lines go to COM1 directly
+ * (efi/resident_uart.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <efi.h>
+#include <efilib.h>
+
+#include "arch/x86/rtit_regs.h"
+#include "arch/x86/soft_unit.h"
+#include "efi/args.h"
+#include "efi/load_option.h"
+#include "efi/pe_info.h"
+#include "efi/resident.h"
+#include "efi/resident_driver.h"
+#include "efi/resident_report.h"
+#include "efi/resident_step.h"
+#include "efi/resident_uart.h"
+
+#define PAGE_BYTES 4096ull
+/* The software unit writes a few bytes per traced branch; 1 MiB holds
+ * the stand-in loader's run many times over and stays cheap. Sizes are
+ * powers of two (single-range output rule, SDM 33.2.7.7). */
+#define RESIDENT_DEFAULT_BUFFER (1ull << 20)
+#define RESIDENT_MIN_BUFFER (1ull << 12)
+#define RESIDENT_MAX_BUFFER (1ull << 30)
+/* A device path this long is not one firmware made: stop reading there. */
+#define RESIDENT_DP_MAX 4096
+
+static struct resident_header *hdr;
+static struct soft_unit unit;
+static struct rtit_config unit_cfg;
+static EFI_EVENT ebs_event, load_event;
+static void *load_registration;
+static char words_text[RESIDENT_TEXT_BYTES];
+static char *words[EFI_ARGS_MAX_TOKENS];
+
+static void fail(const char *msg)
+{
+    snprintf(hdr->message, sizeof hdr->message, "%s", msg);
+    hdr->state = RESIDENT_FAILED;
+    resident_uart_printf("ptboot: resident error: %s\n", msg);
+}
+
+static int ascii_casecmp(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        int ca = (*a >= 'A' && *a <= 'Z') ? *a + 32 : *a;
+        int cb = (*b >= 'A' && *b <= 'Z') ? *b + 32 : *b;
+        if (ca != cb || !ca)
+            return ca - cb;
+    }
+}
+
+/* The soft unit reads code where the CPU is about to execute it: mapped. */
+static int read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
+{
+    (void)ctx;
+    memcpy(buf, (const void *)(uintptr_t)ip, size);
+    return (int)size;
+}
+
+/* Configures the soft unit for [base, base + size) (FilterEn range 0) over
+ * the reserved buffer: single-range output, stop when full so the start of
+ * the run is kept, branches and TSC on (SDM 33.2.7). */
+static int soft_configure(uint64_t base, uint64_t size)
+{
+    memset(&unit_cfg, 0, sizeof unit_cfg);
+    unit_cfg.output = RTIT_OUTPUT_SINGLE;
+    unit_cfg.when_full = RTIT_FULL_STOP;
+    unit_cfg.buffer_phys = hdr->buffer;
+    unit_cfg.single_size = hdr->buffer_bytes;
+    unit_cfg.os = true;
+    unit_cfg.branch_en = true;
+    unit_cfg.tsc_en = true;
+    unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
+    unit_cfg.range[0].start = base;
+    unit_cfg.range[0].end = base + size - 1;
+    hdr->rtit_ctl = rtit_config_ctl(&unit_cfg, true);
+    hdr->filter_lo = base;
+    hdr->filter_hi = base + size - 1;
+    return soft_unit_init(&unit, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer,
+                          (size_t)hdr->buffer_bytes, read_code, NULL);
+}
+
+static bool matches(const char *name, const char *pe_name)
+{
+    return !ascii_casecmp(name, hdr->image_filter) || (pe_name[0] && !ascii_casecmp(pe_name, hdr->image_filter));
+}
+
+static void record_image(EFI_HANDLE handle)
+{
+    EFI_LOADED_IMAGE *li = NULL;
+    if (EFI_ERROR(BS->HandleProtocol(handle, &LoadedImageProtocol, (void **)&li)) || !li)
+        return;
+    uint64_t base = (uint64_t)(uintptr_t)li->ImageBase, size = li->ImageSize;
+    /* The PE headers: entry point and the build's module name (images
+     * from a firmware volume have no file path to name them). */
+    static struct pe_info pe;
+    memset(&pe, 0, sizeof pe);
+    if (!base || !size || pe_info_parse(li->ImageBase, (size_t)size, PE_LAYOUT_MEMORY, &pe))
+        memset(&pe, 0, sizeof pe);
+    uint64_t entry = pe.entry_rva && pe.entry_rva < size ? base + pe.entry_rva : 0;
+    char path[RESIDENT_NAME_BYTES * 2];
+    long n = li->FilePath ? efi_dp_file_text((const uint8_t *)li->FilePath, RESIDENT_DP_MAX, path,
+                                             sizeof path)
+                          : 0;
+    if (n <= 0 && pe.name[0])
+        snprintf(path, sizeof path, "%s", pe.name);
+    else if (n <= 0)
+        snprintf(path, sizeof path, "image@0x%llx", (unsigned long long)base);
+    const char *name = strrchr(path, '\\');
+    name = name ? name + 1 : path;
+    struct resident_image im = { .base = base, .size = size, .entry = entry };
+    snprintf(im.name, sizeof im.name, "%s", name);
+    if (hdr->image_count == RESIDENT_IMAGES_MAX)
+        hdr->images_dropped++;
+    else
+        hdr->images[hdr->image_count++] = im;
+    resident_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
+                         (unsigned long long)base, (unsigned long long)size,
+                         (unsigned long long)entry, im.name);
+    if (hdr->state != RESIDENT_ARMED || hdr->has_target || !matches(im.name, pe.name))
+        return;
+    if (!entry) {
+        fail("the --image has no PE entry point");
+        return;
+    }
+    int err = soft_configure(base, size);
+    if (err) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "soft unit: %s", soft_unit_strerror(err));
+        fail(msg);
+        return;
+    }
+    /* Room for the code snapshot taken when tracing ends (reserved: it
+     * must outlive the image and the boot services). */
+    EFI_PHYSICAL_ADDRESS snap;
+    uint64_t snap_bytes = ((base & (PAGE_BYTES - 1)) + size + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1);
+    if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
+                                     snap_bytes / PAGE_BYTES, &snap))) {
+        hdr->snapshot = snap;
+        hdr->snapshot_bytes = snap_bytes;
+    }
+    hdr->target = im;
+    hdr->has_target = 1;
+    resident_step_arm(entry);
+    resident_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
+                         im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
+                         (unsigned long long)hdr->filter_hi);
+}
+
+/* LoadImage reinstalls EFI_LOADED_IMAGE_PROTOCOL once the image is in
+ * memory and relocated (UEFI 2.10 section 7.4.1), which signals this
+ * event (RegisterProtocolNotify, section 7.3). */
+static VOID EFIAPI on_image_loaded(EFI_EVENT e, VOID *ctx)
+{
+    (void)e;
+    (void)ctx;
+    for (;;) {
+        EFI_HANDLE h;
+        UINTN size = sizeof h;
+        if (EFI_ERROR(BS->LocateHandle(ByRegisterNotify, NULL, load_registration, &size, &h)))
+            return;
+        record_image(h);
+    }
+}
+
+/* ExitBootServices notify (UEFI 2.10 section 7.4.6): may not allocate or
+ * use any boot service. Tracing stops, the header says so, and the
+ * results go out over COM1 with port writes (decoding uses only the
+ * header, the reserved buffer and the images' code, all still mapped). */
+static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
+{
+    (void)e;
+    (void)ctx;
+    hdr->stop = NULL;
+    if (hdr->state == RESIDENT_ARMED || hdr->state == RESIDENT_TRACING)
+        resident_step_stop(RESIDENT_STOP_EBS);
+    resident_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
+                         resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
+    resident_report(hdr, resident_uart_write);
+}
+
+static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
+{
+    (void)h;
+    resident_step_stop(RESIDENT_STOP_COMMAND);
+}
+
+static int parse_words(int n, uint64_t *buffer_bytes, char *err, size_t err_len)
+{
+    for (int i = 0; i < n; i++) {
+        const char *w = words[i];
+        const char *v = i + 1 < n ? words[i + 1] : NULL;
+        if (!strcmp(w, "--image") && v) {
+            snprintf(hdr->image_filter, sizeof hdr->image_filter, "%s", v);
+            i++;
+        } else if (!strcmp(w, "--unit") && v) {
+            if (strcmp(v, "soft")) {
+                /* The hardware path (Intel PT over the whole rest of the
+                 * boot) is not wired into the driver yet. */
+                snprintf(err, err_len, "--unit %s: only the soft unit is resident so far", v);
+                return -1;
+            }
+            i++;
+        } else if (!strcmp(w, "--buffer") && v) {
+            char *end;
+            unsigned long long b = strtoull(v, &end, 0);
+            if (*end || b < RESIDENT_MIN_BUFFER || b > RESIDENT_MAX_BUFFER || (b & (b - 1))) {
+                snprintf(err, err_len, "--buffer %s: a power of two from 4096 to 1 GiB", v);
+                return -1;
+            }
+            *buffer_bytes = b;
+            i++;
+        } else {
+            snprintf(err, err_len, "unknown word '%s'", w);
+            return -1;
+        }
+    }
+    if (!hdr->image_filter[0]) {
+        /* Single-stepping all of BDS in QEMU's TCG takes hours. */
+        snprintf(err, err_len, "the soft unit needs --image NAME (the image to trace)");
+        return -1;
+    }
+    return 0;
+}
+
+EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
+{
+    EFI_LOADED_IMAGE *li = NULL;
+    BS->HandleProtocol(image, &LoadedImageProtocol, (void **)&li);
+    words_text[0] = '\0';
+    if (li && li->LoadOptions && li->LoadOptionsSize)
+        efi_ucs2_to_ascii(li->LoadOptions, li->LoadOptionsSize & ~(UINT32)1, words_text,
+                          sizeof words_text);
+    resident_uart_printf("ptboot: resident driver start base=0x%llx options='%s'\n",
+                         li ? (unsigned long long)(uintptr_t)li->ImageBase : 0ull, words_text);
+
+    /* The header first, so that every later failure is published. */
+    EFI_PHYSICAL_ADDRESS a;
+    UINTN hdr_pages = (sizeof *hdr + PAGE_BYTES - 1) / PAGE_BYTES;
+    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType, hdr_pages, &a))) {
+        resident_uart_printf("ptboot: resident error: no memory for the header\n");
+        return EFI_OUT_OF_RESOURCES;
+    }
+    hdr = (struct resident_header *)(uintptr_t)a;
+    memset(hdr, 0, hdr_pages * PAGE_BYTES);
+    hdr->magic = RESIDENT_MAGIC;
+    hdr->version = RESIDENT_VERSION;
+    hdr->header_bytes = sizeof *hdr;
+    hdr->unit = RESIDENT_UNIT_SOFT;
+    hdr->state = RESIDENT_STARTING;
+    hdr->sideband = (uint64_t)(uintptr_t)hdr->images;
+    snprintf(hdr->options, sizeof hdr->options, "%s", words_text);
+    EFI_GUID guid = PTBOOT_RESIDENT_GUID_INIT;
+    if (EFI_ERROR(st->BootServices->InstallConfigurationTable(&guid, hdr))) {
+        resident_uart_printf("ptboot: resident error: InstallConfigurationTable failed\n");
+        BS->FreePages(a, hdr_pages);
+        return EFI_ABORTED;
+    }
+
+    /* From here on the driver stays: failures are told through the header. */
+    char err[EFI_ARGS_ERROR_BYTES];
+    uint64_t buffer_bytes = RESIDENT_DEFAULT_BUFFER;
+    int n = efi_args_split(words_text, words, EFI_ARGS_MAX_TOKENS, err, sizeof err);
+    if (n < 0 || parse_words(n, &buffer_bytes, err, sizeof err)) {
+        fail(err);
+        return EFI_SUCCESS;
+    }
+    /* Reserved: the trace may be written after ExitBootServices on the
+     * hardware path, and the buffer must outlive the boot for a reader. */
+    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
+                                    buffer_bytes / PAGE_BYTES, &a))) {
+        fail("no memory for the trace buffer");
+        return EFI_SUCCESS;
+    }
+    hdr->buffer = a;
+    hdr->buffer_bytes = buffer_bytes;
+
+    EFI_STATUS s = resident_step_init(hdr, &unit);
+    if (EFI_ERROR(s)) {
+        fail(s == EFI_ALREADY_STARTED ? "the #DB vector is taken (a debug agent?)"
+                                      : "no CPU Architectural Protocol");
+        return EFI_SUCCESS;
+    }
+    if (EFI_ERROR(BS->CreateEvent(EVT_SIGNAL_EXIT_BOOT_SERVICES, TPL_NOTIFY, on_exit_boot_services,
+                                  NULL, &ebs_event))) {
+        fail("cannot hook ExitBootServices");
+        return EFI_SUCCESS;
+    }
+    if (EFI_ERROR(BS->CreateEvent(EVT_NOTIFY_SIGNAL, TPL_CALLBACK, on_image_loaded, NULL,
+                                  &load_event)) ||
+        EFI_ERROR(BS->RegisterProtocolNotify(&LoadedImageProtocol, load_event,
+                                             &load_registration))) {
+        fail("cannot watch image loads");
+        return EFI_SUCCESS;
+    }
+    hdr->stop = stop_now;
+    hdr->state = RESIDENT_ARMED;
+    resident_uart_printf("ptboot: resident driver ready unit=soft image=%s buffer=0x%llx bytes=%llu "
+                         "header=0x%llx\n",
+                         hdr->image_filter, (unsigned long long)hdr->buffer,
+                         (unsigned long long)hdr->buffer_bytes,
+                         (unsigned long long)(uintptr_t)hdr);
+    return EFI_SUCCESS;
+}
+
+BOOLEAN efi_resident_is_driver(EFI_HANDLE image)
+{
+    EFI_LOADED_IMAGE *li = NULL;
+    if (EFI_ERROR(BS->HandleProtocol(image, &LoadedImageProtocol, (void **)&li)) || !li)
+        return FALSE;
+    return li->ImageCodeType == EfiBootServicesCode;
+}

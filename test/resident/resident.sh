@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The resident boot tracer end to end (docs/resident.md), in five QEMU runs
+# that share one OVMF variable store (scripts/qemu-run.sh OVMF_VARS_FILE)
+# and one stick: ptboot.efi as \EFI\BOOT\BOOTX64.EFI, the driver at
+# \EFI\ptboot\ptbootdrv.efi, the OS-loader stand-in at
+# \EFI\ptboot\osloader.efi; only ptboot.cfg changes between runs.
+#   1 install      `install --image osloader.efi`: Driver#### and DriverOrder
+#                  as read from the variable store file afterwards (efivars)
+#   2 traced boot  BDS loads the driver from Driver####, ptboot.efi finds it
+#                  armed (configuration table) and chain-loads the stand-in,
+#                  which is traced from its entry point until it calls
+#                  ExitBootServices; the driver reports over COM1 from the
+#                  ExitBootServices notify; the stand-in shuts down. The
+#                  on-target flow must show the stand-in's known control flow
+#                  (symbols of build/test/resident/osloader.so) and equal the
+#                  host's decode of the files recovered from the serial dump.
+#   3 same boot    the stand-in returns ("return"): `resident status flow
+#                  dump` later in the same boot find the stopped trace
+#   4 uninstall    our Driver#### gone, DriverOrder gone
+#   5 clean boot   no driver loads, `resident` finds nothing
+. test/boot/lib.sh
+
+for f in build/ptboot.efi build/ptbootdrv.efi build/osloader.efi build/ptboot build/test/efivars \
+         build/test/resident/osloader.so; do
+  [ -f "$f" ] || { echo "resident: $f missing (make all test)"; exit 1; }
+done
+export OVMF_VARS_FILE=$BOOT_DIR/resident-vars.fd
+rm -f "$OVMF_VARS_FILE"
+export BOOT_TIMEOUT=${BOOT_TIMEOUT:-60}
+files=(build/ptbootdrv.efi=EFI/ptboot/ptbootdrv.efi build/osloader.efi=EFI/ptboot/osloader.efi)
+img=$BOOT_DIR/resident.img
+so=build/test/resident/osloader.so
+
+# set_cfg TEXT: the stick's ptboot.cfg for the next run (same stick).
+set_cfg() {
+  printf '%s\n' "$1" > "$BOOT_DIR/resident.cfg"
+  mcopy -o -i "$img" "$BOOT_DIR/resident.cfg" ::/ptboot.cfg
+}
+# run NAME: boots the stick; the log is $BOOT_DIR/NAME.txt.
+run() {
+  cp "$img" "$BOOT_DIR/$1.img"
+  boot_run "$1"
+}
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+
+# symbol NAME: its offset in the image (the .so is linked at 0, as the PE).
+symbol() { nm "$so" | awk -v s="$1" '$3 == s { print $1; exit }'; }
+# flow_of NAME: the flow lines (IPs only) between the markers of the
+# first flow in NAME's log, as offsets from BASE (hex).
+flow_offsets() {
+  sed -n '/^ptboot: flow begin /,/^ptboot: flow end /p' "$BOOT_DIR/$1.txt" | sed '1d;$d' |
+    grep -E '^[0-9a-f]{16}$' | while read -r ip; do printf '%x\n' $((0x$ip - $2)); done
+}
+# count OFFSETS-FILE SYMBOL: how often the symbol's first instruction ran.
+count() { grep -cx "$(printf '%x' $((0x$(symbol "$2"))))" "$1"; }
+# first/last line number of the symbol's entry in OFFSETS-FILE
+first() { grep -nx "$(printf '%x' $((0x$(symbol "$2"))))" "$1" | head -1 | cut -d: -f1; }
+last() { grep -nx "$(printf '%x' $((0x$(symbol "$2"))))" "$1" | tail -1 | cut -d: -f1; }
+
+# ---- 1: install ----------------------------------------------------------------
+scripts/mkimage.sh "$img" build/ptboot.efi "" "${files[@]}" || exit 1
+set_cfg "--shutdown install --image osloader.efi"
+run resident-install
+expect_rc resident-install 0 "the app shut the machine down"
+expect resident-install "^ptboot: install option=Driver[0-9A-F]{4} bytes=[0-9]+ file=\\\\EFI\\\\ptboot\\\\ptbootdrv\\.efi options='--image osloader\\.efi' order=[0-9A-F]{4}" \
+  "install wrote a Driver#### option and DriverOrder"
+build/test/efivars "$OVMF_VARS_FILE" > "$BOOT_DIR/resident-vars-1.txt"
+num=$(sed -n 's/^ptboot: install option=Driver\([0-9A-F]\{4\}\) .*/\1/p' "$BOOT_DIR/resident-install.txt")
+opt=$(grep "^Driver$num " "$BOOT_DIR/resident-vars-1.txt")
+# The file node and End node the option must end its FilePathList with,
+# built here from UEFI 2.10 section 10.3.5.4 (type 4, subtype 4, length,
+# UCS-2 path with its NUL) and 10.3.1 (7f ff 0400).
+path='\EFI\ptboot\ptbootdrv.efi'
+node_len=$((4 + 2 * (${#path} + 1)))
+node=$(printf '0404%02x%02x' $((node_len & 255)) $((node_len >> 8)))$(printf '%s' "$path" | iconv -t UTF-16LE | xxd -p | tr -d '\n')0000
+check "vars: Driver$num is active, ours, with the words as OptionalData" \
+  "[[ \"\$opt\" == *'attr=0x00000001 desc=\"ptboot resident tracer\" file=\\EFI\\ptboot\\ptbootdrv.efi '* && \"\$opt\" == *' optional=\"--image osloader.efi\"' ]]"
+check "vars: Driver$num's device path ends in the driver's file node + End" \
+  "[[ \"\$opt\" == *\"dp=\"*\"${node}7fff0400 \"* ]]"
+check "vars: Driver$num's device path starts at the PCI root (a full path)" \
+  "[[ \"\$opt\" == *'dp=02010c00d041030a'* ]]"
+check "vars: DriverOrder starts with $num" "grep -q '^DriverOrder $num' '$BOOT_DIR/resident-vars-1.txt'"
+check "vars: exactly one option of ours" "[ \$(grep -c 'desc=\"ptboot resident tracer\"' '$BOOT_DIR/resident-vars-1.txt') -eq 1 ]"
+
+# ---- 2: the traced boot, to ExitBootServices ------------------------------------
+set_cfg '--shutdown resident status chain \EFI\ptboot\osloader.efi'
+run resident-boot
+t=$BOOT_DIR/resident-boot.txt
+expect_rc resident-boot 0 "the stand-in shut the machine down after ExitBootServices"
+expect resident-boot "^ptboot: resident driver start .*options='--image osloader\\.efi'" "the driver ran, with the option's words"
+expect resident-boot "^ptboot: resident driver ready unit=soft image=osloader\\.efi" "the driver stayed resident"
+expect resident-boot "^ptboot: resident armed image=osloader\\.efi entry=0x" "it armed at the stand-in's entry when it loaded"
+expect resident-boot "^ptboot: resident status state=armed .*image=osloader\\.efi" "ptboot.efi found it through the configuration table"
+expect resident-boot "^ptboot: resident exit-boot-services state=stopped reason=exit-boot-services" "ExitBootServices stopped the trace"
+expect resident-boot "^ptboot: trace unit=soft cpu=0 bytes=[1-9][0-9]* wrapped=0 stopped=1 insns=[1-9][0-9]* errors=0 images=[1-9]" "the capture line"
+expect_not resident-boot "resident chain returned" "the stand-in never returned (it exited boot services)"
+base=$(sed -n 's/^ptboot: resident image [0-9]* base=\(0x[0-9a-f]*\) .*name=osloader\.efi traced$/\1/p' "$t" | head -1)
+insns=$(sed -n 's/^ptboot: trace unit=soft .* insns=\([0-9]*\) .*/\1/p' "$t")
+if [ -z "$base" ]; then
+  not_ok "resident-boot: no traced image line"
+else
+  flow_offsets resident-boot "$base" > "$BOOT_DIR/resident-boot.offsets"
+  f=$BOOT_DIR/resident-boot.offsets
+  # osl_fib(6) enters osl_fib 2*fib(7)-1 = 25 times; osl_mix runs 4 rounds
+  check "flow: osl_fib entered 25 times" "[ \$(count $f osl_fib) -eq 25 ]"
+  check "flow: osl_mix entered 4 times" "[ \$(count $f osl_mix) -eq 4 ]"
+  check "flow: efi_main, osl_wants_return, osl_exit_boot_services once each" \
+    "[ \$(count $f efi_main) -eq 1 ] && [ \$(count $f osl_wants_return) -eq 1 ] && [ \$(count $f osl_exit_boot_services) -eq 1 ]"
+  check "flow: in source order (_start, efi_main, fib..., mix..., wants_return, exit_boot_services)" \
+    "[ \$(first $f _start) -eq 1 ] && [ \$(first $f efi_main) -lt \$(first $f osl_fib) ] && [ \$(last $f osl_fib) -lt \$(first $f osl_mix) ] && [ \$(last $f osl_mix) -lt \$(first $f osl_wants_return) ] && [ \$(first $f osl_wants_return) -lt \$(first $f osl_exit_boot_services) ]"
+  lastip=$((0x$(tail -1 "$f")))
+  check "flow: the trace ends inside osl_exit_boot_services (its ExitBootServices call)" \
+    "[ $lastip -ge \$((0x\$(symbol osl_exit_boot_services))) ] && [ $lastip -lt \$((0x\$(symbol efi_main))) ]"
+  check "flow: as many instructions decoded as the unit traced ($insns)" "[ \$(wc -l < $f) -eq $insns ]"
+  # the serial dump, recovered on the host, decodes to the same flow
+  rm -rf "$BOOT_DIR/resident-rec" && mkdir -p "$BOOT_DIR/resident-rec"
+  if build/ptboot serial "$t" --out "$BOOT_DIR/resident-rec" > "$BOOT_DIR/resident-rec.log" 2>&1; then
+    lo=$(sed -n 's/^ptboot: resident armed .* filter=\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\)$/\1-\2/p' "$t")
+    build/ptboot flow --no-inst --filter "${lo//0x/}" --pages "$BOOT_DIR/resident-rec/osloader" \
+      --pt "$BOOT_DIR/resident-rec/resident.pt" > "$BOOT_DIR/resident-boot.host" 2>&1
+    sed -n '/^ptboot: flow begin /,/^ptboot: flow end /p' "$t" | sed '1d;$d' > "$BOOT_DIR/resident-boot.target"
+    check "host: the recovered trace decodes to the target's flow ($insns instructions)" \
+      "cmp -s $BOOT_DIR/resident-boot.host $BOOT_DIR/resident-boot.target"
+  else
+    not_ok "host: ptboot serial could not recover the dump"
+    sed 's/^/    | /' "$BOOT_DIR/resident-rec.log" | head
+  fi
+fi
+
+# ---- 3: the same boot reads the trace --------------------------------------------
+set_cfg '--shutdown resident chain \EFI\ptboot\osloader.efi --args return status flow dump'
+run resident-same
+expect_rc resident-same 0 "the app shut the machine down"
+expect resident-same '^ptboot: resident chain returned \\EFI\\ptboot\\osloader\.efi status=0x0' "the stand-in returned"
+expect resident-same "^ptboot: resident status state=stopped reason=returned .*image=osloader\\.efi" "tracing stopped when its entry returned"
+expect resident-same "^ptboot: flow end insns=[1-9][0-9]* errors=0" "resident flow decoded it"
+expect resident-same "^ptboot: dump end packets=[1-9][0-9]* errors=0" "resident dump printed its packets"
+expect resident-same "^ptboot: exit status=0 " "the app ended well"
+base3=$(sed -n 's/^ptboot: resident armed image=osloader\.efi entry=\(0x[0-9a-f]*\) .*/\1/p' "$BOOT_DIR/resident-same.txt")
+if [ -n "$base3" ] && [ -n "$base" ]; then
+  base3=$((base3 - 0x$(symbol _start)))
+  flow_offsets resident-same "$base3" > "$BOOT_DIR/resident-same.offsets"
+  g=$BOOT_DIR/resident-same.offsets
+  n=$(first "$BOOT_DIR/resident-boot.offsets" osl_wants_return)
+  check "same boot: osl_fib 25, osl_mix 4, no ExitBootServices" \
+    "[ \$(count $g osl_fib) -eq 25 ] && [ \$(count $g osl_mix) -eq 4 ] && [ \$(count $g osl_exit_boot_services) -eq 0 ]"
+  check "same boot: identical to the traced boot up to osl_wants_return ($n instructions)" \
+    "cmp -s <(head -n $n $BOOT_DIR/resident-boot.offsets) <(head -n $n $g)"
+else
+  not_ok "resident-same: no armed line"
+fi
+
+# ---- 4: uninstall ---------------------------------------------------------------
+set_cfg "--shutdown uninstall"
+run resident-uninstall
+expect resident-uninstall "^ptboot: uninstall removed Driver$num" "uninstall removed our option"
+expect resident-uninstall "^ptboot: uninstall removed=1 order=-" "and emptied DriverOrder"
+build/test/efivars "$OVMF_VARS_FILE" > "$BOOT_DIR/resident-vars-4.txt"
+check "vars: no Driver#### and no DriverOrder left" "! grep -q '^Driver' '$BOOT_DIR/resident-vars-4.txt'"
+
+# ---- 5: the next boot is not traced ------------------------------------------------
+set_cfg "--shutdown resident status"
+run resident-clean
+expect_not resident-clean "resident driver start" "no driver loaded"
+expect resident-clean "^ptboot: resident none" "no resident tracer in the configuration table"
+boot_done
