@@ -179,7 +179,17 @@ static int fetch(struct ptd_qry *q)
     int r;
     if (q->have_next)
         return q->next_err;
-    q->next_off = ptd_pkt_offset(&q->pkt);
+    /* PAD carries nothing (SDM "PAD Packet"), and the layers above never
+     * stop at one (read_ahead decodes it as status): skip runs of them
+     * here, byte by byte, instead of a packet decode each. Between BBP and
+     * BEP a 00 byte could start a BIP: leave that to the packet layer. */
+    if (!q->pkt.in_block) {
+        const uint8_t *p = q->pkt.pos;
+        while (p < q->pkt.end && *p == PTD_OPC_PAD)
+            p++;
+        q->pkt.pos = p;
+    }
+    q->next_off = (uint64_t)(q->pkt.pos - q->pkt.begin);
     r = ptd_pkt_next(&q->pkt, &q->next);
     if (r >= 0 && q->next.kind == PTD_PKT_CYC && (q->errata & PTD_ERRATUM_SKD007) &&
         ptd_time_skd007_cyc(&q->next, q->pkt.begin + q->next_off, q->pkt.end)) {
