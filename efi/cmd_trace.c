@@ -1,84 +1,395 @@
-/* `trace` (minimal first cut): loads an image, single-steps StartImage. */
+/* `trace [options] [PATH | --boot-next]`: load an image, trace it running,
+ * decode on the target.
+ *
+ *   PATH          \dir\file.efi on the boot volume, or fsN:\dir\file.efi on
+ *                 the N-th file system (the UEFI shell's numbering is the
+ *                 firmware's handle order, as here)
+ *   --boot-next   the boot option the firmware would take next: BootNext,
+ *                 else the first active, not hidden option of BootOrder
+ *                 that is not the one running now (BootCurrent)
+ *   --unit auto|hw|soft  trace unit (auto: Intel PT when CPUID offers it
+ *                 and the MSR path is #GP-safe, else the software unit)
+ *   --step-all    soft unit: step (and report) ptboot's own glue too
+ *   --max-steps N soft unit: stop single-stepping after N steps
+ *   --last N      print the last N branches (default 16, 0: none)
+ *   --no-decode   capture only
+ *   --no-summary  no decode summaries (decoder/ptd_sum.h), only the counts
+ *   --serial-dump send trace.pt, code.dump/.addr and sideband.txt over
+ *                 serial (framed; `ptboot serial LOG` recovers them)
+ *   WORD          capture option words (arch/x86/capture_plan.h and
+ *                 rtit_options.h): buffer=SIZE mode=ring|stop
+ *                 filter=N:START:END trace-stop=N:START:END no-filter ...
+ *
+ * Steps: LoadImage; record the image (base, size, entry, name) and
+ * snapshot its code (an application's pages are freed when it exits, so
+ * the decoder reads the snapshot, never live memory); plan the capture
+ * with the image range as the default filter; StartImage under the trace
+ * unit; stop when it returns (or at ExitBootServices, TraceStop, a full
+ * stop-mode buffer); linearise; decode; and end with
+ *   ptboot: trace unit=<hw|soft> cpu=<n> bytes=<n> wrapped=<0|1>
+ *           stopped=<0|1> insns=<n> errors=<n> images=<n>
+ * (one line). A missing feature gives a clear error, never a hang. */
+#include <stdio.h>
 #include <string.h>
 #include <efi.h>
 #include <efilib.h>
 
-#include "arch/x86/soft_unit.h"
+#include "arch/x86/capture_plan.h"
+#include "arch/x86/rtit_options.h"
 #include "efi/app.h"
+#include "efi/capture.h"
+#include "efi/capture_decode.h"
 #include "efi/console.h"
+#include "efi/load_option.h"
 #include "efi/soft_step.h"
+
+#define TRACE_MAX_WORDS 32
+#define PATH_CHARS 256
+#define OPTION_BYTES 4096
+#define ORDER_MAX 128
+
+struct trace_args {
+    const char *path;
+    bool boot_next, no_decode, no_summary, serial_dump;
+    const char *unit;
+    unsigned last;
+    uint64_t max_steps;
+    bool step_all;
+    const char *words[TRACE_MAX_WORDS];
+    size_t nwords;
+};
+
+static void trace_usage(void)
+{
+    efi_con_puts("usage: ptboot.efi trace [--unit auto|hw|soft] [--last N] [--step-all]\n"
+                 "                        [--max-steps N] [--no-decode] [--no-summary]\n"
+                 "                        [--serial-dump] [WORD...]\n"
+                 "                        (PATH | fsN:PATH | --boot-next)\n"
+                 "  WORD: buffer=SIZE mode=ring|stop filter=N:START:END trace-stop=N:START:END\n"
+                 "        no-filter no-tsc psb=N ... (see docs/trace.md)\n");
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+    efi_con_printf("ptboot: error: trace: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
+    trace_usage();
+    return EFI_APP_USAGE;
+}
+
+static int parse(struct trace_args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    a->unit = "auto";
+    a->last = EFI_CAPTURE_LAST_DEFAULT;
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t n;
+        if (!strcmp(o, "--boot-next")) {
+            a->boot_next = true;
+        } else if (!strcmp(o, "--no-decode")) {
+            a->no_decode = true;
+        } else if (!strcmp(o, "--no-summary")) {
+            a->no_summary = true;
+        } else if (!strcmp(o, "--serial-dump")) {
+            a->serial_dump = true;
+        } else if (!strcmp(o, "--step-all")) {
+            a->step_all = true;
+        } else if (!strcmp(o, "--unit")) {
+            if (!v || (strcmp(v, "auto") && strcmp(v, "hw") && strcmp(v, "soft")))
+                return usage_error("--unit wants auto, hw or soft, not", v ? v : "nothing");
+            a->unit = v, i++;
+        } else if (!strcmp(o, "--last") || !strcmp(o, "--max-steps")) {
+            if (!v || rtit_parse_u64(v, &n, false))
+                return usage_error("bad number for", o);
+            if (o[2] == 'l') {
+                if (n > EFI_CAPTURE_LAST_MAX)
+                    return usage_error("--last is at most 256, not", v);
+                a->last = (unsigned)n;
+            } else {
+                a->max_steps = n;
+            }
+            i++;
+        } else if (o[0] == '-') {
+            return usage_error("unknown option", o);
+        } else {
+            /* a capture word (name or name=value), else the path */
+            char name[48];
+            size_t len = strcspn(o, "=");
+            bool takes = false;
+            if (len < sizeof name) {
+                memcpy(name, o, len);
+                name[len] = 0;
+            } else {
+                name[0] = 0;
+            }
+            if (name[0] && capture_word_known(name, &takes)) {
+                if (a->nwords == TRACE_MAX_WORDS)
+                    return usage_error("too many option words", NULL);
+                a->words[a->nwords++] = o;
+            } else if (!a->path && !strchr(o, '=')) {
+                a->path = o;
+            } else {
+                return usage_error(strchr(o, '=') ? "unknown option word" : "unexpected word", o);
+            }
+        }
+    }
+    if (!a->path == !a->boot_next)
+        return usage_error("give one target: PATH or --boot-next", NULL);
+    return EFI_APP_OK;
+}
+
+/* ---- finding the target ------------------------------------------------- */
+
+/* "fsN:\path" -> the N-th Simple File System handle; plain paths -> the
+ * boot volume (the device ptboot was loaded from). */
+static EFI_DEVICE_PATH *path_device_path(struct efi_app *app, const char *path)
+{
+    EFI_LOADED_IMAGE *self = NULL;
+    EFI_HANDLE dev = NULL;
+    if (EFI_ERROR(BS->HandleProtocol(app->image, &LoadedImageProtocol, (void **)&self)) || !self)
+        return NULL;
+    dev = self->DeviceHandle;
+    const char *colon = strchr(path, ':');
+    if (colon) {
+        unsigned idx = 0;
+        const char *p = path;
+        if ((p[0] | 0x20) != 'f' || (p[1] | 0x20) != 's' || p + 2 == colon) {
+            efi_con_printf("ptboot: error: trace: %s: only fsN: prefixes are understood\n", path);
+            return NULL;
+        }
+        for (p += 2; p < colon; p++) {
+            if (*p < '0' || *p > '9') {
+                efi_con_printf("ptboot: error: trace: %s: bad file system number\n", path);
+                return NULL;
+            }
+            idx = idx * 10 + (unsigned)(*p - '0');
+        }
+        UINTN count = 0;
+        EFI_HANDLE *handles = NULL;
+        EFI_GUID fs = SIMPLE_FILE_SYSTEM_PROTOCOL;
+        if (EFI_ERROR(BS->LocateHandleBuffer(ByProtocol, &fs, NULL, &count, &handles)) || idx >= count) {
+            efi_con_printf("ptboot: error: trace: %s: no file system %u (%llu found)\n", path, idx,
+                           (unsigned long long)count);
+            if (handles)
+                FreePool(handles);
+            return NULL;
+        }
+        dev = handles[idx];
+        FreePool(handles);
+        path = colon + 1;
+    }
+    CHAR16 w[PATH_CHARS];
+    size_t n = 0;
+    for (; path[n] && n + 1 < PATH_CHARS; n++)
+        w[n] = (CHAR16)(path[n] == '/' ? '\\' : path[n]);
+    w[n] = 0;
+    return FileDevicePath(dev, w);
+}
+
+static int read_var(const char *name, void *buf, UINTN *size)
+{
+    CHAR16 w[16];
+    size_t n = 0;
+    for (; name[n] && n < 15; n++)
+        w[n] = (CHAR16)name[n];
+    w[n] = 0;
+    EFI_GUID g = EFI_GLOBAL_VARIABLE;
+    return EFI_ERROR(RT->GetVariable(w, &g, NULL, size, buf)) ? -1 : 0;
+}
+
+/* The boot option to trace: BootNext, else the first active, visible
+ * option of BootOrder other than BootCurrent (ptboot itself). Copies its
+ * device path into dp (a pool allocation) and its description into desc. */
+static EFI_DEVICE_PATH *boot_next_path(char *desc, size_t desc_cap, unsigned *number)
+{
+    static uint8_t opt[OPTION_BYTES];
+    uint16_t order[ORDER_MAX], current = 0xffff, next;
+    UINTN size = sizeof current;
+    bool have_current = !read_var("BootCurrent", &current, &size);
+    size_t count = 0;
+    size = sizeof next;
+    if (!read_var("BootNext", &next, &size) && size == sizeof next && (!have_current || next != current)) {
+        order[0] = next;
+        count = 1;
+    } else {
+        size = sizeof order;
+        if (read_var("BootOrder", order, &size)) {
+            efi_con_puts("ptboot: error: trace: --boot-next: no BootNext and no BootOrder variable\n");
+            return NULL;
+        }
+        count = size / sizeof order[0];
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (have_current && order[i] == current)
+            continue;
+        char name[16];
+        efi_option_name(name, sizeof name, "Boot", order[i]);
+        size = sizeof opt;
+        if (read_var(name, opt, &size))
+            continue;
+        struct efi_load_option lo;
+        size_t off;
+        if (efi_load_option_decode(opt, size, &lo, &off))
+            continue;
+        if (!(lo.attributes & EFI_LO_ACTIVE) || (lo.attributes & EFI_LO_HIDDEN))
+            continue;
+        efi_ucs2_to_ascii(lo.description, lo.desc_chars * 2, desc, desc_cap);
+        *number = order[i];
+        long dpsize = efi_dp_size(lo.file_path, lo.file_path_len);
+        if (dpsize <= 0)
+            continue;
+        EFI_DEVICE_PATH *dp = AllocatePool((UINTN)dpsize);
+        if (!dp)
+            return NULL;
+        memcpy(dp, lo.file_path, (size_t)dpsize);
+        return dp;
+    }
+    efi_con_puts("ptboot: error: trace: --boot-next: no other active boot option\n");
+    return NULL;
+}
+
+/* AddressOfEntryPoint from the loaded image's PE header (PE Format spec:
+ * e_lfanew at 0x3c; the optional header follows the 4-byte signature and
+ * the 20-byte COFF header; AddressOfEntryPoint is its 16th byte). Every
+ * offset is checked against the image size. */
+static uint64_t entry_point(const uint8_t *base, uint64_t size)
+{
+    if (size < 0x40 || base[0] != 'M' || base[1] != 'Z')
+        return 0;
+    uint32_t lfanew;
+    memcpy(&lfanew, base + 0x3c, 4);
+    if ((uint64_t)lfanew + 0x2c > size || memcmp(base + lfanew, "PE\0\0", 4))
+        return 0;
+    uint32_t rva;
+    memcpy(&rva, base + lfanew + 0x28, 4);
+    return rva && rva < size ? (uint64_t)(uintptr_t)base + rva : 0;
+}
+
+/* The module name for module+offset: the file name without its extension. */
+static void module_name(const char *path, char *out, size_t cap)
+{
+    const char *b = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '\\' || *p == '/' || *p == ':')
+            b = p + 1;
+    size_t n = strcspn(b, ".");
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, b, n);
+    out[n] = 0;
+    if (!n)
+        snprintf(out, cap, "target");
+}
 
 struct start_arg {
     EFI_HANDLE h;
+    UINTN exit_size;
+    CHAR16 *exit_data;
 };
 
 static EFI_STATUS start_image(void *p)
 {
     struct start_arg *a = p;
-    UINTN exit_size = 0;
-    CHAR16 *exit_data = NULL;
-    return BS->StartImage(a->h, &exit_size, &exit_data);
-}
-
-struct count_ctx {
-    uint64_t lo, hi, inside, outside;
-};
-
-static int count_step(void *ctx, uint64_t ip, unsigned mode, uint64_t tsc)
-{
-    struct count_ctx *c = ctx;
-    (void)mode;
-    (void)tsc;
-    if (ip >= c->lo && ip < c->hi)
-        c->inside++;
-    else
-        c->outside++;
-    return SOFT_UNIT_CONTINUE;
+    return BS->StartImage(a->h, &a->exit_size, &a->exit_data);
 }
 
 int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
 {
-    if (argc < 1) {
-        efi_con_puts("usage: trace PATH\n");
-        return EFI_APP_USAGE;
+    static struct trace_args a;
+    static struct efi_capture cap;
+    int status = parse(&a, argc, argv);
+    if (status != EFI_APP_OK)
+        return status;
+
+    if (efi_capture_init(&cap, a.unit, app->msr_state))
+        return EFI_APP_FAILED;
+    efi_con_printf("ptboot: trace: unit=%s (%s)\n", capture_unit_name(cap.unit), cap.why);
+    cap.step_all = a.step_all;
+    cap.max_steps = a.max_steps;
+
+    char target[PATH_CHARS], name[EFI_CAPTURE_NAME_MAX];
+    EFI_DEVICE_PATH *dp;
+    if (a.boot_next) {
+        unsigned number = 0;
+        char desc[96] = "";
+        dp = boot_next_path(desc, sizeof desc, &number);
+        if (!dp)
+            return EFI_APP_FAILED;
+        snprintf(target, sizeof target, "Boot%04X \"%s\"", number, desc);
+        snprintf(name, sizeof name, "Boot%04X", number);
+    } else {
+        dp = path_device_path(app, a.path);
+        if (!dp)
+            return EFI_APP_FAILED;
+        snprintf(target, sizeof target, "%s", a.path);
+        module_name(a.path, name, sizeof name);
     }
-    EFI_LOADED_IMAGE *self = NULL;
-    BS->HandleProtocol(app->image, &LoadedImageProtocol, (void **)&self);
-    CHAR16 wpath[256];
-    size_t n = 0;
-    for (; argv[0][n] && n < 255; n++)
-        wpath[n] = (CHAR16)argv[0][n];
-    wpath[n] = 0;
-    EFI_DEVICE_PATH *dp = FileDevicePath(self->DeviceHandle, wpath);
     EFI_HANDLE h = NULL;
     EFI_STATUS s = BS->LoadImage(FALSE, app->image, dp, NULL, 0, &h);
+    FreePool(dp);
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: trace: LoadImage %s: 0x%llx\n", argv[0], (unsigned long long)s);
+        efi_con_printf("ptboot: error: trace: LoadImage %s: status 0x%llx%s\n", target,
+                       (unsigned long long)s,
+                       s == EFI_NOT_FOUND ? " (not found; a short-form boot path needs the boot manager)" : "");
         return EFI_APP_FAILED;
     }
-    EFI_LOADED_IMAGE *li = NULL;
+    EFI_LOADED_IMAGE *li = NULL, *self = NULL;
     BS->HandleProtocol(h, &LoadedImageProtocol, (void **)&li);
-    static struct count_ctx cc;
-    const uint8_t *ib = li->ImageBase;
-    uint32_t lfanew = *(const uint32_t *)(ib + 0x3c);
-    uint64_t entry = (uint64_t)(UINTN)ib + *(const uint32_t *)(ib + lfanew + 0x28);
-    cc.lo = (uint64_t)(UINTN)li->ImageBase;
-    cc.hi = cc.lo + li->ImageSize;
-    struct efi_soft_step_config cfg = {
-        .step = count_step, .ctx = &cc,
-        .self_lo = (uint64_t)(UINTN)self->ImageBase,
-        .self_hi = (uint64_t)(UINTN)self->ImageBase + self->ImageSize,
-        .max_steps = 2000000,
-        .entry_ip = entry,
-    };
-    struct efi_soft_step_stats st;
-    struct start_arg sa = { h };
-    EFI_STATUS cs = 0;
-    int r = efi_soft_step_run(&cfg, start_image, &sa, &cs, &st);
-    efi_con_printf("ptboot: entered=%d returned=%d ret=0x%llx bounded=%d\n", st.entered, st.returned, (unsigned long long)st.return_ip, st.bounded);
-    efi_con_printf("ptboot: step r=%d status=0x%llx traps=%llu reported=%llu self=%llu inside=%llu outside=%llu unexpected=%llu\n",
-                   r, (unsigned long long)cs, (unsigned long long)st.traps, (unsigned long long)st.reported,
-                   (unsigned long long)st.skipped_self, (unsigned long long)cc.inside,
-                   (unsigned long long)cc.outside, (unsigned long long)st.unexpected);
-    return EFI_APP_OK;
+    BS->HandleProtocol(app->image, &LoadedImageProtocol, (void **)&self);
+    if (!li || !self) {
+        efi_con_puts("ptboot: error: trace: no EFI_LOADED_IMAGE_PROTOCOL on the images\n");
+        BS->UnloadImage(h);
+        return EFI_APP_FAILED;
+    }
+    uint64_t base = (uint64_t)(UINTN)li->ImageBase, size = li->ImageSize;
+    uint64_t entry = entry_point(li->ImageBase, size);
+    status = EFI_APP_FAILED;
+    if (efi_capture_add_image(&cap, base, size, entry, name, true) < 0) {
+        efi_con_puts("ptboot: error: trace: no memory for the code snapshot\n");
+        BS->UnloadImage(h);
+        goto out;
+    }
+    efi_con_printf("ptboot: trace: target %s loaded at 0x%llx size 0x%llx entry 0x%llx as %s\n", target,
+                   (unsigned long long)base, (unsigned long long)size, (unsigned long long)entry, name);
+    if (efi_capture_plan(&cap, a.words, a.nwords)) {
+        BS->UnloadImage(h);
+        goto out;
+    }
+    efi_con_printf("ptboot: trace: buffer=%llu mode=%s filter=%s\n", (unsigned long long)cap.buffer_bytes,
+                   cap.plan.cfg.when_full == RTIT_FULL_STOP ? "stop" : "ring",
+                   cap.plan.filtered ? "image" : "words/off");
+    efi_con_flush();
+
+    struct start_arg sa = { h, 0, NULL };
+    EFI_STATUS target_status = EFI_SUCCESS;
+    uint64_t self_lo = (uint64_t)(UINTN)self->ImageBase;
+    if (efi_capture_run(&cap, start_image, &sa, &target_status, self_lo, self_lo + self->ImageSize,
+                        cap.unit == CAPTURE_UNIT_SOFT ? entry : 0)) {
+        BS->UnloadImage(h);
+        goto out;
+    }
+    if (sa.exit_data)
+        FreePool(sa.exit_data);
+    efi_con_printf("ptboot: trace: target returned status 0x%llx\n", (unsigned long long)target_status);
+
+    struct efi_capture_totals t = { 0 };
+    if (!a.no_decode) {
+        if (efi_capture_code(&cap))
+            efi_con_puts("ptboot: trace: no memory for the code table; decoding without code\n");
+        efi_capture_decode(&cap, a.last, &t);
+        if (!a.no_summary) {
+            struct efi_capture_totals st;
+            if (!efi_capture_summary(&cap, a.last, &st) && (st.insns != t.insns || st.errors != t.errors))
+                efi_con_printf("ptboot: trace: the summary counted insns=%llu errors=%llu\n",
+                               (unsigned long long)st.insns, (unsigned long long)st.errors);
+        }
+    }
+    if (a.serial_dump && cap.trace_bytes)
+        efi_capture_serial_dump(&cap);
+    efi_capture_final_line(&cap, t.insns, t.errors);
+    status = EFI_APP_OK;
+out:
+    efi_capture_free(&cap);
+    return status;
 }

@@ -69,12 +69,15 @@ $(B)/ptboot.efi: $(B)/efi/ptboot.so
 -include $(EFI_OBJS:.o=.d)
 
 # ---- the stick and QEMU ------------------------------------------------------
-# `make image` writes build/ptboot.img; PTBOOT_CFG is its ptboot.cfg.
-PTBOOT_CFG ?= --shutdown info
+# `make image` writes build/ptboot.img; PTBOOT_CFG is its ptboot.cfg. The
+# default shows the main job: the CPU report, then a trace of the test image
+# (test/image/, shipped on the stick) with the software trace unit, decoded
+# on the target with its summaries (docs/trace.md).
+PTBOOT_CFG ?= --shutdown info ; trace --unit soft \ptbtest.efi
 QEMU_TIMEOUT ?= 120
 
-$(B)/ptboot.img: $(B)/ptboot.efi scripts/mkimage.sh FORCE
-	bash scripts/mkimage.sh $@ $(B)/ptboot.efi "$(PTBOOT_CFG)"
+$(B)/ptboot.img: $(B)/ptboot.efi $(B)/ptbtest.efi scripts/mkimage.sh FORCE
+	bash scripts/mkimage.sh $@ $(B)/ptboot.efi "$(PTBOOT_CFG)" $(B)/ptbtest.efi
 
 image: $(B)/ptboot.img
 run: $(B)/ptboot.img
@@ -82,6 +85,8 @@ run: $(B)/ptboot.img
 
 TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh \
   test/boot/dump.sh test/boot/flow.sh test/scripts/qemu_run.sh
+TEST_SCRIPTS += test/boot/trace.sh
+TEST_STEPS += $(B)/ptbtest.efi
 # dump.sh makes its sample trace with the encoder's generator.
 TEST_STEPS += $(B)/bench/gen_trace
 UNIT_TESTS += test_ptd_opts

@@ -8,7 +8,11 @@
  *     called PTBTEST_ROUNDS times, in table order;
  *   - a recursion PTBTEST_DEPTH (100) deep: deeper than the CPU's 64-entry
  *     return-compression stack, so the trace must carry full return TIPs;
- *   - conditional branches taken and not taken (parity tests in the ops).
+ *   - conditional branches taken and not taken (parity tests in the ops);
+ *   - one call out of the image, into the firmware: BootServices->
+ *     CalculateCrc32 (the trace leaves the filter range and comes back;
+ *     the software unit lets the firmware run free meanwhile), checked
+ *     against ptbtest_crc32, the same CRC computed here.
  * It links only gnu-efi's crt0 and self-relocator (no libc, no libefi) and
  * returns EFI_SUCCESS when every result is right (EFI_ABORTED otherwise),
  * so a trace that changed the program's behaviour shows in the status.
@@ -63,6 +67,20 @@ NOINLINE UINT64 ptbtest_deep(UINT64 depth)
     return r;
 }
 
+/* CRC-32 (IEEE 802.3, reflected, as UEFI's CalculateCrc32). */
+NOINLINE UINT32 ptbtest_crc32(const UINT8 *p, UINTN n)
+{
+    UINT32 c = 0xffffffffu;
+    for (UINTN i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0xedb88320u : c >> 1;
+    }
+    return ~c;
+}
+
+static const UINT8 crc_data[] = "ptboot";
+
 /* The same computations done without calls, to check the results. */
 static UINT64 table_expected(UINT64 x)
 {
@@ -78,12 +96,13 @@ static UINT64 table_expected(UINT64 x)
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 {
     (void)image;
-    (void)st;
     UINT64 f = ptbtest_fib(PTBTEST_FIB_N);
     UINT64 t = ptbtest_table(7);
     UINT64 d = ptbtest_deep(PTBTEST_DEPTH);
+    UINT32 mine = ptbtest_crc32(crc_data, sizeof crc_data - 1), theirs = 0;
+    EFI_STATUS s = st->BootServices->CalculateCrc32((void *)crc_data, sizeof crc_data - 1, &theirs);
     sink = f + t + d;
-    if (f != 55 || t != table_expected(7) || d != PTBTEST_DEPTH)
+    if (f != 55 || t != table_expected(7) || d != PTBTEST_DEPTH || EFI_ERROR(s) || mine != theirs)
         return EFI_ABORTED;
     return EFI_SUCCESS;
 }

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# `trace` on the target with the software trace unit (QEMU TCG has no Intel
+# PT): the test image build/ptbtest.efi (test/image/ptbtest.c) runs under
+# single-stepping, and
+#   - its on-target decode has the control flow its source implies: fib
+#     called as often as the recursion fib(N) calls itself, each function
+#     table entry once per round, the deep recursion DEPTH+1 times, and the
+#     functions first called in program order (offsets from nm);
+#   - the image still computed the right results (it returns EFI_SUCCESS
+#     only then) and the soft unit's instruction count equals the decoder's;
+#   - the final "ptboot: trace ..." line is there and agrees with the rest;
+#   - the serial dump, recovered by the host's `ptboot serial`, decodes on
+#     the host to the same summary lines (`ptboot summary`), and its
+#     trace.pt has the byte count of the final line;
+#   - the call into the firmware (CalculateCrc32) leaves the image: the
+#     firmware runs free and a DR0 breakpoint resumes stepping on return;
+#   - --unit hw on a CPU without PT and a missing file are refused with a
+#     message, and the next command still runs.
+cd "$(dirname "$0")/../.." && . test/boot/lib.sh
+
+so=build/test/image/ptbtest.so src=test/image/ptbtest.c
+for f in build/ptbtest.efi "$so"; do
+  [ -f "$f" ] || { echo "FAIL: $f missing (make build/ptbtest.efi)"; exit 1; }
+done
+name=trace
+boot_image $name "--shutdown info ; trace --unit hw \\ptbtest.efi ; trace \\missing.efi ; trace --unit soft --serial-dump --last 16 \\ptbtest.efi" build/ptbtest.efi
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-100} boot_run $name
+log=$BOOT_DIR/$name.txt
+expect_rc $name 0 "clean shutdown"
+expect $name '^ptboot: exit status=1 sbrk_calls=0 msr_faults=0$' "no heap allocation; the refused commands give status 1"
+expect $name '^ptboot: error: trace: --unit hw: this CPU has no usable Intel PT' "--unit hw refused without PT"
+expect $name '^ptboot: error: trace: LoadImage \\missing.efi: status 0x[0-9a-f]+' "missing target reported"
+expect $name '^ptboot: command 4/4 trace status=0$' "the soft trace ran after the refusals"
+expect $name '^ptboot: trace: unit=soft \(asked for \(--unit soft\)\)$' "unit and why"
+expect $name '^ptboot: trace: target returned status 0x0$' "the traced image computed its results right"
+
+# Expected control flow from the source's constants and the ELF symbols.
+def() { sed -n "s/^#define $1 \([0-9]*\)$/\1/p" "$src"; }
+N=$(def PTBTEST_FIB_N) ROUNDS=$(def PTBTEST_ROUNDS) DEPTH=$(def PTBTEST_DEPTH)
+fib_calls() { local n=$1; if [ "$n" -lt 2 ]; then echo 1; else echo $((1 + $(fib_calls $((n - 1))) + $(fib_calls $((n - 2))))); fi; }
+FIBC=$(fib_calls "$N")
+off() { printf '0x%x' "$((16#$(nm "$so" | awk -v s="$1" '$3 == s { print $1 }')))"; }
+# program order: crt0's _relocate, efi_main, then the calls in efi_main
+order=(_relocate efi_main ptbtest_fib ptbtest_table ptbtest_op_add ptbtest_op_mul
+       ptbtest_op_xor ptbtest_op_odd ptbtest_deep ptbtest_crc32)
+declare -A count=([_relocate]=1 [efi_main]=1 [ptbtest_fib]=$FIBC [ptbtest_table]=1
+  [ptbtest_op_add]=$ROUNDS [ptbtest_op_mul]=$ROUNDS [ptbtest_op_xor]=$ROUNDS
+  [ptbtest_op_odd]=$ROUNDS [ptbtest_deep]=$((DEPTH + 1)) [ptbtest_crc32]=1)
+expected=$BOOT_DIR/$name.calls.expected got=$BOOT_DIR/$name.calls.got
+for f in "${order[@]}"; do echo "call ptbtest+$(off "$f") count=${count[$f]}"; done > "$expected"
+sed -n '/^ptboot: trace decode begin$/,/^ptboot: trace decode end /p' "$log" | grep '^call ' > "$got"
+if cmp -s "$expected" "$got"; then
+  ok "$name: call targets, counts and first-call order as the source says (fib($N): $FIBC calls, depth $DEPTH)"
+else
+  not_ok "$name: call targets differ from the source's control flow"
+  diff "$expected" "$got" | head -12 | sed 's/^/    | /'
+fi
+
+# The one call into the firmware (CalculateCrc32) ran free: one SKIP_CALL,
+# one DR0 breakpoint back at the return address.
+expect $name '^ptboot: trace: soft unit .* skips=1 .* breakpoints=1$' "the call into the firmware ran free, DR0 brought stepping back"
+final='^ptboot: trace unit=soft cpu=0 bytes=([0-9]+) wrapped=0 stopped=0 insns=([0-9]+) errors=0 images=1$'
+expect $name "$final" "final trace line"
+line=$(grep -Ea "$final" "$log" | tail -1)
+bytes=$(sed -E "s/$final/\1/" <<< "$line") insns=$(sed -E "s/$final/\2/" <<< "$line")
+unit_insns=$(sed -n 's/^ptboot: trace: soft unit steps=[0-9]* insns=\([0-9]*\) .*/\1/p' "$log" | tail -1)
+dec=$(sed -n 's/^ptboot: trace decode end insns=\([0-9]*\) errors=0 .*/\1/p' "$log")
+if [ -n "$insns" ] && [ "$insns" -gt 1000 ] && [ "$insns" = "$unit_insns" ] && [ "$insns" = "$dec" ]; then
+  ok "$name: $insns instructions stepped, decoded and reported alike"
+else
+  not_ok "$name: instruction counts disagree (final=$insns unit=$unit_insns decode=$dec)"
+fi
+
+# The serial dump, recovered and decoded on the host.
+dir=$BOOT_DIR/$name-files
+rm -rf "$dir" && mkdir -p "$dir"
+if build/ptboot serial "$log" --out "$dir" > "$dir/serial.out" 2>&1 &&
+   grep -q '4 file(s) in the log, 4 complete, 4 written' "$dir/serial.out"; then
+  ok "$name: serial dump recovered (trace.pt, code.dump, code.addr, sideband.txt)"
+else
+  not_ok "$name: serial dump not recovered"; sed 's/^/    | /' "$dir/serial.out" | tail -5
+fi
+if [ "$(stat -c %s "$dir/trace.pt" 2>/dev/null)" = "$bytes" ]; then
+  ok "$name: trace.pt has the final line's $bytes bytes"
+else
+  not_ok "$name: trace.pt size differs from bytes=$bytes"
+fi
+img=$(sed -n 's/^image base=0x\([0-9a-f]*\) size=0x\([0-9a-f]*\) .* name=\(.*\)$/\1:\2:\3/p' "$dir/sideband.txt")
+build/ptboot summary --pt "$dir/trace.pt" --pages "$dir/code" --mode 64 --module "$img" --last 16 \
+  > "$BOOT_DIR/$name.expected" 2>&1
+sed -n '/^ptboot: trace summary begin$/,/^ptboot: trace summary end /p' "$log" | sed '1d;$d' > "$BOOT_DIR/$name.got"
+lines=$(wc -l < "$BOOT_DIR/$name.expected")
+if [ "$lines" -gt 50 ] && cmp -s "$BOOT_DIR/$name.expected" "$BOOT_DIR/$name.got"; then
+  ok "$name: on-target summary ($lines lines) identical to the host's ptboot summary of the dumped files"
+else
+  not_ok "$name: on-target summary differs from the host's ($lines lines)"
+  diff "$BOOT_DIR/$name.expected" "$BOOT_DIR/$name.got" | head -10 | sed 's/^/    | /'
+fi
+boot_done
