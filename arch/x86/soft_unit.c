@@ -123,7 +123,7 @@ int soft_unit_init(struct soft_unit *u, const struct rtit_config *cfg,
 	u->read_ctx = read_ctx;
 	u->prev_ip = 0;
 	u->resume_ip = 0;
-	u->insns = u->steps = u->gaps = u->undecodable = u->skips = 0;
+	u->insns = u->steps = u->gaps = u->undecodable = u->skips = u->rep_iterations = 0;
 	u->error = 0;
 	u->prev_mode = PTD_EXEC_MODE_64;
 	/* ToPA: ring unless STOP; a single range is always circular */
@@ -135,6 +135,17 @@ int soft_unit_init(struct soft_unit *u, const struct rtit_config *cfg,
 	u->skipping = false;
 	u->ended = false;
 	return 0;
+}
+
+/* REP/REPNE string instructions (INS, OUTS, MOVS, CMPS, STOS, LODS, SCAS):
+ * with TF set the single-step trap comes after every iteration, the IP
+ * still on the instruction (SDM Vol. 1 7.3.9.x, Vol. 3B 17.3.1.4); the CPU
+ * traces the instruction once. */
+static bool rep_string(const struct ptd_insn *in)
+{
+	uint8_t op = in->opcode;
+	return (in->flags & PTD_INSN_REP) && in->map == PTD_ILD_MAP_PRIMARY &&
+	       ((op >= 0x6c && op <= 0x6f) || (op >= 0xa4 && op <= 0xa7) || (op >= 0xaa && op <= 0xaf));
 }
 
 static bool is_call(unsigned iclass)
@@ -173,6 +184,10 @@ static void advance(struct soft_unit *u, uint64_t ip, int mode, uint64_t tsc)
 		if (r >= 0 && (r & PTD_TRACER_LEFT))
 			u->gaps++;
 		return;
+	}
+	if (ip == u->prev_ip && rep_string(&insn)) {
+		u->rep_iterations++;
+		return;   /* one more iteration of the same instruction */
 	}
 	in.ip = u->prev_ip;
 	in.length = insn.length;
@@ -292,6 +307,7 @@ void soft_unit_get_status(const struct soft_unit *u, struct soft_unit_status *s)
 	s->gaps = u->gaps;
 	s->undecodable = u->undecodable;
 	s->skips = u->skips;
+	s->rep_iterations = u->rep_iterations;
 	s->error = u->error;
 }
 

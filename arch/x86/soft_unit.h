@@ -61,6 +61,8 @@ struct soft_unit_status {
 	uint64_t undecodable;  /* previous instructions the ILD could not
 				* read or decode (written as gaps) */
 	uint64_t skips;        /* SKIP_CALL answers */
+	uint64_t rep_iterations; /* steps that were one more iteration of a
+				  * REP string instruction (traced once) */
 	int error;             /* 0, or the negative error that stopped it */
 };
 
@@ -89,7 +91,7 @@ struct soft_unit {
 	void *read_ctx;
 	uint64_t prev_ip;              /* the instruction stepped last */
 	uint64_t resume_ip;            /* SKIP_CALL: where stepping resumes */
-	uint64_t insns, steps, gaps, undecodable, skips;
+	uint64_t insns, steps, gaps, undecodable, skips, rep_iterations;
 	int error;
 	uint8_t prev_mode;             /* enum ptd_exec_mode */
 	bool ring;                     /* wrap when full (else stop) */

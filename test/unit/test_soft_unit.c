@@ -326,6 +326,30 @@ static void test_gap_interrupt_undecodable(void **state)
     assert_int_equal(st.error, SOFT_UNIT_E_MODE);
 }
 
+static void test_rep_string_iterations(void **state)
+{
+    (void)state;
+    struct rtit_config c;
+    struct soft_unit_status st;
+    config(&c);
+    init(&c);
+    /* 1200: f3 a4  rep movsb; 1202: f3 90 (pause: a REP prefix, not a
+     * string op); 1204: 90 */
+    put(0x1200, "f3 a4 f3 90 90");
+    step(0x1200);
+    step(0x1200);   /* three more iterations: the trap comes after each */
+    step(0x1200);
+    step(0x1200);
+    step(0x1202);
+    step(0x1202);   /* pause to itself: not an iteration, a gap */
+    soft_unit_stop(&U, 0x1204, 0);   /* the second pause went on to 1204 */
+    soft_unit_get_status(&U, &st);
+    assert_int_equal(st.rep_iterations, 3);
+    assert_int_equal(st.gaps, 1);
+    assert_int_equal(st.insns, 3);
+    assert_string_equal(words(), "PSB MODE64 PSBEND PGE(1200) FUP(1204) PGD(-) PGE(1202) FUP(1204) PGD(-)");
+}
+
 /* ---- output: ring, stop-when-full, PSB period ----------------------------------------- */
 
 /* jmp rax at 1008 and 8000 bouncing: 3-byte TIPs, no filter */
@@ -468,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_disretc_and_tsc),
         cmocka_unit_test(test_tracestop),
         cmocka_unit_test(test_gap_interrupt_undecodable),
+        cmocka_unit_test(test_rep_string_iterations),
         cmocka_unit_test(test_ring_wraps_and_linearises),
         cmocka_unit_test(test_stop_when_full),
         cmocka_unit_test(test_psb_period),
