@@ -182,26 +182,31 @@ int efi_image_watch_snapshot(struct efi_image_watch *w, uint64_t base, uint64_t 
     if (size == 0 || end < base)
         return -1;
     size_t pages = (size_t)((end - first + CODE_PAGE_BYTES - 1) / CODE_PAGE_BYTES);
-    if (pages > w->snap_cap - w->snap_used) {
+    if (pages > w->snap_cap - w->snap_used || w->nranges >= SIDEBAND_MAX_IMAGES) {
         w->snap_skipped++;
         return -1;
     }
     /* Pages already in the snapshot (an image snapshotted twice, or sharing
      * a page with its neighbour) are not copied again: the page dump
-     * format wants each address once. */
+     * format wants each address once. The check runs over the ranges
+     * snapshotted so far (one per image), not over every page, so the
+     * notify function stays short while the firmware waits for it. */
     size_t copied = 0;
     for (size_t i = 0; i < pages; i++) {
         uint64_t a = first + (uint64_t)i * CODE_PAGE_BYTES;
         size_t k;
-        for (k = 0; k < w->snap_used; k++)
-            if (w->snap_addr[k] == a)
+        for (k = 0; k < w->nranges; k++)
+            if (a >= w->range_lo[k] && a < w->range_hi[k])
                 break;
-        if (k < w->snap_used)
+        if (k < w->nranges)
             continue;
         memcpy(w->snap + w->snap_used * CODE_PAGE_BYTES, (const void *)(UINTN)a, CODE_PAGE_BYTES);
         w->snap_addr[w->snap_used++] = a;
         copied++;
     }
+    w->range_lo[w->nranges] = first;
+    w->range_hi[w->nranges] = first + (uint64_t)pages * CODE_PAGE_BYTES;
+    w->nranges++;
     int row = -1;
     for (uint32_t i = 0; i < w->sb->nimages; i++)
         if (w->sb->images[i].base == base)

@@ -63,6 +63,8 @@ struct efi_image_watch {
     size_t snap_cap, snap_used;
     EFI_PHYSICAL_ADDRESS snap_mem;
     UINTN snap_mem_pages;
+    uint64_t range_lo[SIDEBAND_MAX_IMAGES], range_hi[SIDEBAND_MAX_IMAGES]; /* snapshotted */
+    size_t nranges;
     unsigned snap_skipped;  /* images that did not fit */
     unsigned notified;      /* images the notify function saw */
 };

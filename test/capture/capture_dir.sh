@@ -47,6 +47,14 @@ for s in 1 2 3 7; do
         pass "seed $s: one --raw per run of adjacent pages" ;;
     *) bad "seed $s: unexpected --raw options: $args" ;;
     esac
+    # ptdump's options are the same minus the code and filters; libipt's
+    # packet decoder (build/test/ref_ptdump, ptdump's format) reads trace.pt
+    # as it is, and ptboot's dump agrees line for line
+    cpu=$(grep -o -- '--cpu [0-9/]*' <<< "$args")
+    build/test/ref_ptdump $cpu "$c/trace.pt" > "$t/r" 2>&1
+    $P dump $cpu "$c/trace.pt" > "$t/d" 2>&1
+    if grep -q 'error' "$t/r"; then bad "seed $s: libipt's packet decoder reports errors in trace.pt"
+    else same "seed $s: libipt's packets of trace.pt${cpu:+ ($cpu)} equal ptboot dump" "$t/r" "$t/d"; fi
     largs=$(sed -E 's/--filter:addr0_cfg 1 --filter:addr0_a (0x[0-9a-f]+) --filter:addr0_b (0x[0-9a-f]+)/--filter \1-\2/' <<< "$args")
     build/test/libipt_flow --no-inst --time --event:time --event:ip $largs > "$t/l" 2>&1
     same "seed $s: libipt with '--libipt-args' equals --capture" "$t/l" "$t/a"
