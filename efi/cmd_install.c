@@ -12,10 +12,12 @@
  *
  * uninstall deletes every Driver#### whose description is ours and drops
  * their numbers from DriverOrder (the variable goes when it is empty). */
+#include <stdio.h>
 #include <string.h>
 #include <efi.h>
 #include <efilib.h>
 
+#include "arch/x86/capture_plan.h"
 #include "efi/app.h"
 #include "efi/console.h"
 #include "efi/load_option.h"
@@ -152,23 +154,43 @@ static bool number_used(void *ctx, unsigned number)
     return get_var(name, &probe, &size) != EFI_NOT_FOUND;
 }
 
-/* The words the driver understands (efi/resident_driver.c), each with a
- * value: checked here so that a typo fails now, not on the next boot. */
+/* The words the driver understands (efi/resident_driver.c): --image NAME,
+ * --unit hw|soft|auto, --buffer BYTES, and capture words (name or
+ * name=value, arch/x86/capture_plan.h) for the hardware unit. Checked here
+ * so that a typo fails now, not on the next boot. */
 static int join_words(int argc, char **argv, char *out, size_t cap)
 {
     size_t len = 0;
     out[0] = '\0';
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--image") && strcmp(argv[i], "--unit") && strcmp(argv[i], "--buffer")) {
-            efi_con_printf("ptboot: error: install: unknown option '%s' (--image NAME, --unit soft, "
-                           "--buffer BYTES, --driver PATH)\n", argv[i]);
+        int take = 1;
+        bool takes_value;
+        if (!strcmp(argv[i], "--image") || !strcmp(argv[i], "--unit") || !strcmp(argv[i], "--buffer")) {
+            take = 2;
+        } else if (argv[i][0] == '-') {
+            efi_con_printf("ptboot: error: install: unknown option '%s' (--image NAME, --unit "
+                           "hw|soft|auto, --buffer BYTES, --driver PATH, capture words)\n", argv[i]);
             return -1;
+        } else {
+            char name[32];
+            size_t k = strcspn(argv[i], "=");
+            snprintf(name, sizeof name, "%.*s", (int)(k < sizeof name - 1 ? k : sizeof name - 1),
+                     argv[i]);
+            if (!capture_word_known(name, &takes_value)) {
+                efi_con_printf("ptboot: error: install: unknown capture word '%s'\n", argv[i]);
+                return -1;
+            }
         }
-        if (i + 1 == argc) {
+        if (i + take > argc) {
             efi_con_printf("ptboot: error: install: %s needs a value\n", argv[i]);
             return -1;
         }
-        for (int k = 0; k < 2; k++) {
+        if (take == 2 && !strcmp(argv[i], "--unit") && strcmp(argv[i + 1], "hw") &&
+            strcmp(argv[i + 1], "soft") && strcmp(argv[i + 1], "auto")) {
+            efi_con_printf("ptboot: error: install: --unit hw, soft or auto\n");
+            return -1;
+        }
+        for (int k = 0; k < take; k++) {
             const char *w = argv[i + k];
             size_t wl = strlen(w);
             if (strchr(w, ' ') || len + wl + 1 >= cap) {
@@ -180,7 +202,7 @@ static int join_words(int argc, char **argv, char *out, size_t cap)
             memcpy(out + len, w, wl + 1);
             len += wl;
         }
-        i++;
+        i += take - 1;
     }
     return 0;
 }

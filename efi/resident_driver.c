@@ -12,6 +12,7 @@
 #include <efi.h>
 #include <efilib.h>
 
+#include "arch/x86/capture_plan.h"
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/soft_unit.h"
 #include "efi/args.h"
@@ -19,6 +20,7 @@
 #include "efi/pe_info.h"
 #include "efi/resident.h"
 #include "efi/resident_driver.h"
+#include "efi/resident_hw.h"
 #include "efi/resident_report.h"
 #include "efi/resident_step.h"
 #include "efi/resident_uart.h"
@@ -34,12 +36,16 @@
 #define RESIDENT_DP_MAX 4096
 
 static struct resident_header *hdr;
-static struct soft_unit unit;
+static struct soft_unit unit_state;
 static struct rtit_config unit_cfg;
 static EFI_EVENT ebs_event, load_event;
 static void *load_registration;
 static char words_text[RESIDENT_TEXT_BYTES];
 static char *words[EFI_ARGS_MAX_TOKENS];
+/* capture_plan.h words (name or name=value) for the hardware unit */
+static const char *plan_words[EFI_ARGS_MAX_TOKENS];
+static size_t n_plan_words;
+enum unit_choice { UNIT_AUTO, UNIT_HW, UNIT_SOFT };
 
 static void fail(const char *msg)
 {
@@ -85,7 +91,7 @@ static int soft_configure(uint64_t base, uint64_t size)
     hdr->rtit_ctl = rtit_config_ctl(&unit_cfg, true);
     hdr->filter_lo = base;
     hdr->filter_hi = base + size - 1;
-    return soft_unit_init(&unit, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer,
+    return soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer,
                           (size_t)hdr->buffer_bytes, read_code, NULL);
 }
 
@@ -126,8 +132,18 @@ static void record_image(EFI_HANDLE handle)
     resident_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
                          (unsigned long long)base, (unsigned long long)size,
                          (unsigned long long)entry, im.name);
-    if (hdr->state != RESIDENT_ARMED || hdr->has_target || !matches(im.name, pe.name))
+    if ((hdr->state != RESIDENT_ARMED && hdr->state != RESIDENT_TRACING) || hdr->has_target ||
+        !hdr->image_filter[0] || !matches(im.name, pe.name))
         return;
+    if (hdr->unit == RESIDENT_UNIT_HW) {
+        /* Intel PT traces everything already: the target is named so the
+         * report can dump its code. */
+        hdr->target = im;
+        hdr->has_target = 1;
+        resident_uart_printf("ptboot: resident target image=%s base=0x%llx\n", im.name,
+                             (unsigned long long)base);
+        return;
+    }
     if (!entry) {
         fail("the --image has no PE entry point");
         return;
@@ -181,7 +197,9 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
     (void)e;
     (void)ctx;
     hdr->stop = NULL;
-    if (hdr->state == RESIDENT_ARMED || hdr->state == RESIDENT_TRACING)
+    if (hdr->unit == RESIDENT_UNIT_HW)
+        resident_hw_stop(RESIDENT_STOP_EBS);
+    else if (hdr->state == RESIDENT_ARMED || hdr->state == RESIDENT_TRACING)
         resident_step_stop(RESIDENT_STOP_EBS);
     resident_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
                          resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
@@ -190,12 +208,16 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
 
 static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
 {
-    (void)h;
-    resident_step_stop(RESIDENT_STOP_COMMAND);
+    if (h->unit == RESIDENT_UNIT_HW)
+        resident_hw_stop(RESIDENT_STOP_COMMAND);
+    else
+        resident_step_stop(RESIDENT_STOP_COMMAND);
 }
 
-static int parse_words(int n, uint64_t *buffer_bytes, char *err, size_t err_len)
+static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, char *err,
+                       size_t err_len)
 {
+    bool takes_value;
     for (int i = 0; i < n; i++) {
         const char *w = words[i];
         const char *v = i + 1 < n ? words[i + 1] : NULL;
@@ -203,10 +225,14 @@ static int parse_words(int n, uint64_t *buffer_bytes, char *err, size_t err_len)
             snprintf(hdr->image_filter, sizeof hdr->image_filter, "%s", v);
             i++;
         } else if (!strcmp(w, "--unit") && v) {
-            if (strcmp(v, "soft")) {
-                /* The hardware path (Intel PT over the whole rest of the
-                 * boot) is not wired into the driver yet. */
-                snprintf(err, err_len, "--unit %s: only the soft unit is resident so far", v);
+            if (!strcmp(v, "hw"))
+                *unit = UNIT_HW;
+            else if (!strcmp(v, "soft"))
+                *unit = UNIT_SOFT;
+            else if (!strcmp(v, "auto"))
+                *unit = UNIT_AUTO;
+            else {
+                snprintf(err, err_len, "--unit %s: hw, soft or auto", v);
                 return -1;
             }
             i++;
@@ -219,17 +245,49 @@ static int parse_words(int n, uint64_t *buffer_bytes, char *err, size_t err_len)
             }
             *buffer_bytes = b;
             i++;
+        } else if (w[0] != '-') {
+            /* a capture word (buffer=8M, no-mtc, ...): checked by the plan */
+            char name[32];
+            size_t k = strcspn(w, "=");
+            snprintf(name, sizeof name, "%.*s", (int)(k < sizeof name - 1 ? k : sizeof name - 1), w);
+            if (!capture_word_known(name, &takes_value)) {
+                snprintf(err, err_len, "unknown capture word '%s'", w);
+                return -1;
+            }
+            plan_words[n_plan_words++] = w;
         } else {
             snprintf(err, err_len, "unknown word '%s'", w);
             return -1;
         }
     }
-    if (!hdr->image_filter[0]) {
-        /* Single-stepping all of BDS in QEMU's TCG takes hours. */
-        snprintf(err, err_len, "the soft unit needs --image NAME (the image to trace)");
-        return -1;
-    }
     return 0;
+}
+
+/* Both units: hook ExitBootServices, watch image loads, publish. */
+static EFI_STATUS finish_setup(void)
+{
+    if (EFI_ERROR(BS->CreateEvent(EVT_SIGNAL_EXIT_BOOT_SERVICES, TPL_NOTIFY, on_exit_boot_services,
+                                  NULL, &ebs_event))) {
+        if (hdr->unit == RESIDENT_UNIT_HW)
+            resident_hw_stop(RESIDENT_STOP_COMMAND); /* nobody would stop it */
+        fail("cannot hook ExitBootServices");
+        return EFI_SUCCESS;
+    }
+    if (EFI_ERROR(BS->CreateEvent(EVT_NOTIFY_SIGNAL, TPL_CALLBACK, on_image_loaded, NULL,
+                                  &load_event)) ||
+        EFI_ERROR(BS->RegisterProtocolNotify(&LoadedImageProtocol, load_event,
+                                             &load_registration)))
+        resident_uart_printf("ptboot: resident warning: cannot watch image loads (no sideband)\n");
+    hdr->stop = stop_now;
+    if (hdr->state != RESIDENT_TRACING)
+        hdr->state = RESIDENT_ARMED;
+    resident_uart_printf("ptboot: resident driver ready unit=%s image=%s buffer=0x%llx bytes=%llu "
+                         "header=0x%llx\n",
+                         hdr->unit == RESIDENT_UNIT_HW ? "hw" : "soft",
+                         hdr->image_filter[0] ? hdr->image_filter : "-",
+                         (unsigned long long)hdr->buffer, (unsigned long long)hdr->buffer_bytes,
+                         (unsigned long long)(uintptr_t)hdr);
+    return EFI_SUCCESS;
 }
 
 EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
@@ -269,13 +327,32 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     /* From here on the driver stays: failures are told through the header. */
     char err[EFI_ARGS_ERROR_BYTES];
     uint64_t buffer_bytes = RESIDENT_DEFAULT_BUFFER;
+    enum unit_choice unit = UNIT_AUTO;
     int n = efi_args_split(words_text, words, EFI_ARGS_MAX_TOKENS, err, sizeof err);
-    if (n < 0 || parse_words(n, &buffer_bytes, err, sizeof err)) {
+    if (n < 0 || parse_words(n, &buffer_bytes, &unit, err, sizeof err)) {
         fail(err);
         return EFI_SUCCESS;
     }
-    /* Reserved: the trace may be written after ExitBootServices on the
-     * hardware path, and the buffer must outlive the boot for a reader. */
+    if (unit == UNIT_AUTO)
+        unit = resident_hw_available() ? UNIT_HW : UNIT_SOFT;
+    if (unit == UNIT_HW) {
+        if (resident_hw_start(hdr, plan_words, n_plan_words, err, sizeof err)) {
+            fail(err);
+            return EFI_SUCCESS;
+        }
+        return finish_setup();
+    }
+    if (n_plan_words) {
+        fail("capture words are for the hardware unit (the soft unit takes --buffer)");
+        return EFI_SUCCESS;
+    }
+    if (!hdr->image_filter[0]) {
+        /* Single-stepping all of BDS in QEMU's TCG would take hours. */
+        fail("the soft unit needs --image NAME (the image to trace)");
+        return EFI_SUCCESS;
+    }
+    /* Reserved, like the header: a reader later in this boot (or an OS)
+     * must find it intact after the boot services are gone. */
     if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
                                     buffer_bytes / PAGE_BYTES, &a))) {
         fail("no memory for the trace buffer");
@@ -284,32 +361,13 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     hdr->buffer = a;
     hdr->buffer_bytes = buffer_bytes;
 
-    EFI_STATUS s = resident_step_init(hdr, &unit);
+    EFI_STATUS s = resident_step_init(hdr, &unit_state);
     if (EFI_ERROR(s)) {
         fail(s == EFI_ALREADY_STARTED ? "the #DB vector is taken (a debug agent?)"
                                       : "no CPU Architectural Protocol");
         return EFI_SUCCESS;
     }
-    if (EFI_ERROR(BS->CreateEvent(EVT_SIGNAL_EXIT_BOOT_SERVICES, TPL_NOTIFY, on_exit_boot_services,
-                                  NULL, &ebs_event))) {
-        fail("cannot hook ExitBootServices");
-        return EFI_SUCCESS;
-    }
-    if (EFI_ERROR(BS->CreateEvent(EVT_NOTIFY_SIGNAL, TPL_CALLBACK, on_image_loaded, NULL,
-                                  &load_event)) ||
-        EFI_ERROR(BS->RegisterProtocolNotify(&LoadedImageProtocol, load_event,
-                                             &load_registration))) {
-        fail("cannot watch image loads");
-        return EFI_SUCCESS;
-    }
-    hdr->stop = stop_now;
-    hdr->state = RESIDENT_ARMED;
-    resident_uart_printf("ptboot: resident driver ready unit=soft image=%s buffer=0x%llx bytes=%llu "
-                         "header=0x%llx\n",
-                         hdr->image_filter, (unsigned long long)hdr->buffer,
-                         (unsigned long long)hdr->buffer_bytes,
-                         (unsigned long long)(uintptr_t)hdr);
-    return EFI_SUCCESS;
+    return finish_setup();
 }
 
 BOOLEAN efi_resident_is_driver(EFI_HANDLE image)

@@ -185,7 +185,9 @@ void resident_report(const struct resident_header *h, resident_sink out)
             h->has_target && im->base == h->target.base ? " traced" : "");
     }
     long errors = 0;
-    if (h->has_target)
+    /* The soft unit's trace is one image's run: decode it here. A hardware
+     * trace of the whole boot is megabytes: the host decodes the dump. */
+    if (h->has_target && h->unit == RESIDENT_UNIT_SOFT)
         errors = resident_report_flow(h, out);
     dump_files(h, out);
     say(out, "ptboot: trace unit=%s cpu=0 bytes=%llu wrapped=%u stopped=%u insns=%llu errors=%ld "
