@@ -23,3 +23,5 @@ TEST_SCRIPTS += test/serial/recover.sh
 bench-serial: $(B)/test/serial_enc $(B)/bench/gen_trace $(B)/ptboot
 	@bash test/serial/bench.sh
 BENCH_STEPS += bench-serial
+# Random damage, 25 rounds: exactly the damaged lines are reported.
+TEST_SCRIPTS += test/serial/random_damage.sh

@@ -14,7 +14,13 @@
  *   - lines lost, a "raw" file: DIR/NAME.partial, the file's size (as far as
  *     known) with the lost ranges as zero bytes.
  * Then each written trace is decoded with the packet layer (the dump
- * machinery of `ptboot dump`) and a summary line is printed per trace. */
+ * machinery of `ptboot dump`) and a summary line is printed per trace; a
+ * capture (trace.pt, sideband.txt, code.dump/.addr) is decoded with
+ * `ptboot flow --capture`.
+ *
+ * Memory is proportional to the log, whatever the lines claim: data lines
+ * are kept in arrival order with their payload in one pool, sorted by
+ * sequence number at the end, and files are assembled per written part. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "decoder/ptd_fmt.h"
@@ -33,17 +40,23 @@
 /* A file may not claim more than this (a forged or damaged size). */
 #define SERIAL_MAX_FILE (1ull << 32)
 
-struct sline {
+struct sline {            /* a data line that arrived intact */
+    uint32_t seq, len;
     uint64_t off;
-    uint32_t len;
-    bool present, psb;
+    size_t pool;          /* its payload: pool[pool .. pool + len) */
     size_t log_line;
+    bool psb;
 };
 
 struct sdamage {          /* a damaged frame line, to be attributed */
     size_t log_line;
-    struct ptd_frame_rec rec; /* only the hints and damage are used */
+    enum ptd_frame_damage damage;
+    char type;            /* 'B', 'D', 'E' or 0 (unknown) */
+    bool has_seq, has_off;
+    uint32_t seq;
+    uint64_t off;
     bool used;
+    uint32_t at;          /* the lost line it was attributed to */
 };
 
 struct sfile {
@@ -51,20 +64,19 @@ struct sfile {
     bool have_begin, have_end;
     struct ptd_frame_rec begin, end; /* payload unused */
     size_t begin_log, end_log;
-    struct sline *lines;
-    size_t nlines_cap;
+    struct sline *lines;  /* arrival order; sorted by seq in finish_file */
+    size_t nlines, lines_cap;
+    uint8_t *pool;
+    size_t pool_len, pool_cap;
     uint32_t max_seq_plus1;
-    uint8_t *data;
-    uint64_t data_len;       /* bytes allocated in data */
-    uint64_t extent;         /* max off + len seen */
-    struct sdamage *dmg;
+    uint64_t extent;      /* max off + len seen */
+    uint32_t maxlen;      /* longest data line seen (a full line) */
+    struct sdamage *dmg;  /* in log order */
     size_t ndmg, dmg_cap;
-    size_t duplicates, conflicts;
-    uint32_t maxlen;         /* longest data line seen (a full line) */
     char out_name[PTD_FRAME_NAME_MAX + 16];
-    bool whole;              /* written as DIR/out_name, CRC checked */
-    char **segs;             /* paths of the segments written (incomplete pt) */
-    size_t nsegs;
+    bool whole;           /* written as DIR/out_name, CRC checked */
+    char **segs;          /* paths of the segments written (incomplete pt) */
+    size_t nsegs, segs_cap;
 };
 
 struct serial_ctx {
@@ -73,8 +85,7 @@ struct serial_ctx {
     bool quiet;
     struct sfile *files;
     size_t nfiles, cap;
-    size_t stray;            /* damaged lines with no file to attribute to */
-    size_t written;          /* files and segments written */
+    size_t written;       /* files and segments written */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -87,12 +98,16 @@ static void *xrealloc(void *p, size_t n)
     return q;
 }
 
+#define GROW(arr, n, cap) do { \
+        if ((n) == (cap)) { \
+            (cap) = (cap) ? 2 * (cap) : 64; \
+            (arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
+        } \
+    } while (0)
+
 static struct sfile *new_file(struct serial_ctx *c, uint32_t id)
 {
-    if (c->nfiles == c->cap) {
-        c->cap = c->cap ? 2 * c->cap : 8;
-        c->files = xrealloc(c->files, c->cap * sizeof *c->files);
-    }
+    GROW(c->files, c->nfiles, c->cap);
     struct sfile *f = &c->files[c->nfiles++];
     memset(f, 0, sizeof *f);
     f->id = id;
@@ -110,69 +125,50 @@ static struct sfile *find_file(struct serial_ctx *c, uint32_t id)
 
 static void add_damage(struct sfile *f, size_t log_line, const struct ptd_frame_rec *r)
 {
-    if (f->ndmg == f->dmg_cap) {
-        f->dmg_cap = f->dmg_cap ? 2 * f->dmg_cap : 16;
-        f->dmg = xrealloc(f->dmg, f->dmg_cap * sizeof *f->dmg);
-    }
+    GROW(f->dmg, f->ndmg, f->dmg_cap);
     struct sdamage *d = &f->dmg[f->ndmg++];
+    memset(d, 0, sizeof *d);
     d->log_line = log_line;
-    d->rec = *r;
-    d->used = false;
+    d->damage = r->damage;
+    d->type = r->hint_type;
+    d->has_seq = r->hint_seq;
+    d->seq = r->seq;
+    d->has_off = r->hint_offset;
+    d->off = r->offset;
 }
 
-static void add_data(struct serial_ctx *c, struct sfile *f, size_t log_line,
-                     const struct ptd_frame_rec *r)
+static void add_data(struct sfile *f, size_t log_line, const struct ptd_frame_rec *r)
 {
     uint64_t end = r->offset + r->len;
     uint64_t limit = f->have_begin ? f->begin.size : SERIAL_MAX_FILE;
     if (end > limit || end > SERIAL_MAX_FILE) {
-        /* CRC-good but impossible: treat as damage of that line */
+        /* CRC-good but impossible: counted as damage of that line */
         struct ptd_frame_rec d = *r;
-        d.type = PTD_FRAME_CORRUPT;
         d.damage = PTD_FRAME_BAD_SYNTAX;
         d.hint_type = 'D';
-        d.hint_id = d.hint_seq = d.hint_offset = true;
+        d.hint_seq = d.hint_offset = true;
         add_damage(f, log_line, &d);
         return;
     }
-    if (r->seq >= f->nlines_cap) {
-        size_t n = f->nlines_cap ? f->nlines_cap : 256;
-        while (n <= r->seq)
-            n *= 2;
-        f->lines = xrealloc(f->lines, n * sizeof *f->lines);
-        memset(f->lines + f->nlines_cap, 0, (n - f->nlines_cap) * sizeof *f->lines);
-        f->nlines_cap = n;
+    GROW(f->lines, f->nlines, f->lines_cap);
+    while (f->pool_len + r->len > f->pool_cap) {
+        f->pool_cap = f->pool_cap ? 2 * f->pool_cap : 65536;
+        f->pool = xrealloc(f->pool, f->pool_cap);
     }
-    struct sline *l = &f->lines[r->seq];
-    if (l->present) {
-        if (l->off != r->offset || l->len != r->len || memcmp(f->data + l->off, r->payload, r->len)) {
-            f->conflicts++;
-            fprintf(stderr, "%s: %s: line %u (log line %zu) differs from its copy on log line %zu; the first is kept\n",
-                    c->prog, f->out_name[0] ? f->out_name : "?", r->seq, log_line, l->log_line);
-        } else {
-            f->duplicates++;
-        }
-        return;
-    }
-    if (end > f->data_len) {
-        uint64_t n = f->data_len ? f->data_len : 65536;
-        while (n < end)
-            n *= 2;
-        f->data = xrealloc(f->data, (size_t)n);
-        memset(f->data + f->data_len, 0, (size_t)(n - f->data_len));
-        f->data_len = n;
-    }
-    memcpy(f->data + r->offset, r->payload, r->len);
-    l->present = true;
-    l->off = r->offset;
+    struct sline *l = &f->lines[f->nlines++];
+    l->seq = r->seq;
     l->len = r->len;
-    l->psb = r->psb;
+    l->off = r->offset;
+    l->pool = f->pool_len;
     l->log_line = log_line;
+    l->psb = r->psb;
+    memcpy(f->pool + f->pool_len, r->payload, r->len);
+    f->pool_len += r->len;
     if (end > f->extent)
         f->extent = end;
     if (r->len > f->maxlen)
         f->maxlen = r->len;
-    if (r->seq + 1 > f->max_seq_plus1)
+    if (r->seq >= f->max_seq_plus1)
         f->max_seq_plus1 = r->seq + 1;
 }
 
@@ -187,7 +183,7 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
     case PTD_FRAME_BEGIN:
         f = find_file(c, r->id);
         /* a begin line for an id already in use: a new dump (another boot) */
-        if (!f || f->have_begin || f->max_seq_plus1 || f->have_end)
+        if (!f || f->have_begin || f->nlines || f->have_end)
             f = new_file(c, r->id);
         f->have_begin = true;
         f->begin = *r;
@@ -198,7 +194,7 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
         f = find_file(c, r->id);
         if (!f || f->have_end)
             f = new_file(c, r->id);
-        add_data(c, f, log_line, r);
+        add_data(f, log_line, r);
         *cur = f;
         return;
     case PTD_FRAME_END:
@@ -215,9 +211,8 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
         if (!f || (f->have_end && *cur && *cur != f))
             f = *cur;
         if (!f) {
-            c->stray++;
             printf("serial: log line %zu: damaged frame line before any file (%s)\n", log_line,
-                       r->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed");
+                   r->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed");
             return;
         }
         add_damage(f, log_line, r);
@@ -229,7 +224,7 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
 
 static const char *damage_word(const struct sdamage *d)
 {
-    return d->rec.damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed";
+    return d->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed";
 }
 
 /* A file name safe to write: the base name of the dump's name. */
@@ -259,6 +254,21 @@ static void choose_name(struct serial_ctx *c, struct sfile *f)
             break;
         snprintf(f->out_name, sizeof f->out_name, "%s.%u", base, k);
     }
+}
+
+/* The bytes of the sorted lines [i, j), which follow each other. */
+static uint8_t *assemble(const struct sfile *f, size_t i, size_t j, uint64_t *len)
+{
+    uint64_t n = 0;
+    for (size_t k = i; k < j; k++)
+        n += f->lines[k].len;
+    uint8_t *b = xrealloc(NULL, (size_t)n), *p = b;
+    for (size_t k = i; k < j; k++) {
+        memcpy(p, f->pool + f->lines[k].pool, f->lines[k].len);
+        p += f->lines[k].len;
+    }
+    *len = n;
+    return b;
 }
 
 static int write_file(struct serial_ctx *c, const char *name, const uint8_t *data, uint64_t len,
@@ -296,39 +306,91 @@ static void decode_summary(struct serial_ctx *c, const char *path, const uint8_t
            (unsigned long long)dump.skipped, (unsigned long long)psbs);
 }
 
-/* Attributes a damaged line to the lost data line seq (in the gap between
- * log lines lo_log and hi_log): one whose seq reads as that first, else the
- * first unattributed one in that part of the log whose seq does not read as
- * another lost line (its seq field may be the damaged part). */
-static struct sdamage *damage_for(struct sfile *f, uint32_t seq, size_t lo_log, size_t hi_log)
+static int cmp_line(const void *a, const void *b)
 {
-    for (size_t i = 0; i < f->ndmg; i++) {
+    const struct sline *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->log_line < y->log_line ? -1 : x->log_line > y->log_line;
+}
+
+/* Sorts the lines by seq and drops later copies of a line (a log captured
+ * twice over); a copy that differs is reported. */
+static void sort_lines(struct sfile *f)
+{
+    size_t out = 0;
+    if (f->nlines)
+        qsort(f->lines, f->nlines, sizeof *f->lines, cmp_line);
+    for (size_t i = 0; i < f->nlines; i++) {
+        if (out && f->lines[out - 1].seq == f->lines[i].seq) {
+            const struct sline *a = &f->lines[out - 1], *b = &f->lines[i];
+            if (a->off != b->off || a->len != b->len ||
+                memcmp(f->pool + a->pool, f->pool + b->pool, a->len))
+                printf("serial: %s: line %u on log line %zu differs from its copy on log line %zu: "
+                       "the first is used\n", f->out_name, b->seq, b->log_line, a->log_line);
+            continue;
+        }
+        f->lines[out++] = f->lines[i];
+    }
+    f->nlines = out;
+}
+
+/* Attributes the damaged lines in log lines (lo_log, hi_log) to the lost
+ * data lines [a, b]: first each one whose seq field reads as one of them,
+ * then the others, in log order, to the lost lines still free, in order
+ * (their seq field was the damaged part, or names a line that is there).
+ * Work is proportional to the damaged lines, not to the gap. */
+static void attribute(struct sfile *f, uint32_t a, uint32_t b, size_t lo_log, size_t hi_log)
+{
+    size_t i0 = 0, i1;
+    while (i0 < f->ndmg && f->dmg[i0].log_line <= lo_log)
+        i0++;
+    for (i1 = i0; i1 < f->ndmg && f->dmg[i1].log_line < hi_log; i1++)
+        ;
+    for (size_t i = i0; i < i1; i++) {
         struct sdamage *d = &f->dmg[i];
-        if (!d->used && (d->rec.hint_type == 'D' || !d->rec.hint_type) && d->rec.hint_seq &&
-            d->rec.seq == seq && d->log_line > lo_log && d->log_line < hi_log) {
+        if (d->used || (d->type && d->type != 'D') || !d->has_seq || d->seq < a || d->seq > b)
+            continue;
+        bool taken = false;
+        for (size_t k = i0; k < i1 && !taken; k++)
+            taken = f->dmg[k].used && f->dmg[k].at == d->seq;
+        if (!taken) {
             d->used = true;
-            return d;
+            d->at = d->seq;
         }
     }
-    for (size_t i = 0; i < f->ndmg; i++) {
+    uint64_t next = a;   /* the lowest lost line that may still be free */
+    for (size_t i = i0; i < i1 && next <= b; i++) {
         struct sdamage *d = &f->dmg[i];
-        if (d->used || d->log_line <= lo_log || d->log_line >= hi_log)
+        if (d->used || (d->type && d->type != 'D'))
             continue;
-        if (d->rec.hint_type && d->rec.hint_type != 'D')
-            continue;
-        if (d->rec.hint_seq && d->rec.seq > seq &&
-            !(d->rec.seq < f->nlines_cap && f->lines[d->rec.seq].present))
-            continue;  /* reads as a later lost line: keep it for that one */
+        if (d->has_seq && d->seq >= a && d->seq <= b)
+            continue;    /* reads as a lost line already taken: a second copy */
+        for (;;) {
+            bool taken = false;
+            for (size_t k = i0; k < i1 && !taken; k++)
+                taken = f->dmg[k].used && f->dmg[k].at == next;
+            if (!taken)
+                break;
+            next++;
+        }
+        if (next > b)
+            break;
         d->used = true;
-        return d;
+        d->at = (uint32_t)next++;
     }
-    return NULL;
+}
+
+static int cmp_damage_at(const void *a, const void *b)
+{
+    const struct sdamage *const *x = a, *const *y = b;
+    return (*x)->at < (*y)->at ? -1 : (*x)->at > (*y)->at;
 }
 
 static struct sdamage *damage_of_kind(struct sfile *f, char type)
 {
     for (size_t i = 0; i < f->ndmg; i++)
-        if (!f->dmg[i].used && f->dmg[i].rec.hint_type == type) {
+        if (!f->dmg[i].used && f->dmg[i].type == type) {
             f->dmg[i].used = true;
             return &f->dmg[i];
         }
@@ -352,29 +414,43 @@ static void print_run(const char *n, uint32_t from, uint32_t to, uint64_t lo, ui
 
 /* Reports one gap of lost data lines [a, b] covering bytes [lo, hi),
  * between log lines lo_log and hi_log: damaged lines one by one (offset from
- * the line's own offset field when it reads as one inside the gap), the
- * rest in runs, with their exact byte range when both ends are known.
- * Returns the lines lost; *corrupt counts the damaged ones. */
+ * the line's own offset field when it is plausible), the rest in runs, with
+ * their exact byte range when both ends are known. Returns the lines lost;
+ * *corrupt counts the damaged ones. */
 static uint64_t report_gap(struct sfile *f, uint32_t a, uint32_t b, uint64_t lo, uint64_t hi,
                            size_t lo_log, size_t hi_log, uint64_t *corrupt)
 {
     const char *n = f->out_name;
-    uint32_t run = a;        /* first seq of the current run of plainly missing lines */
+    struct sdamage **ds = NULL;
+    size_t nd = 0, cap = 0;
+
+    attribute(f, a, b, lo_log, hi_log);
+    for (size_t i = 0; i < f->ndmg; i++) {
+        struct sdamage *d = &f->dmg[i];
+        if (d->used && d->log_line > lo_log && d->log_line < hi_log && d->at >= a && d->at <= b &&
+            (!d->type || d->type == 'D')) {
+            GROW(ds, nd, cap);
+            ds[nd++] = d;
+        }
+    }
+    if (nd)
+        qsort(ds, nd, sizeof *ds, cmp_damage_at);
+
+    uint64_t run = a;        /* first seq of the current run of plainly missing lines */
     uint64_t run_lo = lo;    /* where that run starts, if run_exact */
     bool run_exact = true;
-    for (uint64_t s = a; s <= b; s++) {
-        struct sdamage *d = damage_for(f, (uint32_t)s, lo_log, hi_log);
-        if (!d)
-            continue;
+    for (size_t i = 0; i < nd; i++) {
+        struct sdamage *d = ds[i];
+        uint64_t s = d->at;
         /* the damaged line's own offset field, if it is plausible: the
          * lost lines before it hold between one byte and a full line each */
         uint64_t k = s - run;
-        bool known = d->rec.hint_offset && d->rec.offset < hi &&
-                     (run_exact ? d->rec.offset >= run_lo + k && d->rec.offset <= run_lo + k * f->maxlen
-                                : d->rec.offset > lo);
-        uint64_t off = known ? d->rec.offset : run == s && run_exact ? run_lo : UINT64_MAX;
+        bool known = d->has_off && d->off < hi &&
+                     (run_exact ? d->off >= run_lo + k && d->off <= run_lo + k * f->maxlen
+                                : d->off > lo);
+        uint64_t off = known ? d->off : run == s && run_exact ? run_lo : UINT64_MAX;
         if (run < s)
-            print_run(n, run, (uint32_t)s - 1, run_exact ? run_lo : lo,
+            print_run(n, (uint32_t)run, (uint32_t)s - 1, run_exact ? run_lo : lo,
                       known && run_exact ? off : hi, known && run_exact);
         if (off != UINT64_MAX)
             printf("serial: %s: line %u (offset 0x%llx) %s (log line %zu)\n", n, (unsigned)s,
@@ -384,67 +460,79 @@ static uint64_t report_gap(struct sfile *f, uint32_t a, uint32_t b, uint64_t lo,
                    (unsigned)s, (unsigned long long)lo, (unsigned long long)hi - 1, damage_word(d),
                    d->log_line);
         (*corrupt)++;
-        run = (uint32_t)s + 1;
+        run = s + 1;
         run_exact = false;   /* a damaged line's length is not known */
     }
     if (run <= b)
-        print_run(n, run, b, run_exact ? run_lo : lo, hi, run_exact);
+        print_run(n, (uint32_t)run, b, run_exact ? run_lo : lo, hi, run_exact);
+    free(ds);
     return (uint64_t)b - a + 1;
 }
 
-/* Bytes inside [0, extent) that no present line covers. */
-static uint64_t lost_bytes(const struct sfile *f, uint32_t total)
-{
-    uint64_t have = 0;
-    for (uint32_t i = 0; i < total && i < f->nlines_cap; i++)
-        if (f->lines[i].present)
-            have += f->lines[i].len;
-    return f->extent - have;
-}
-
-/* Writes the PSB-aligned parts of an incomplete trace. */
-static void write_segments(struct serial_ctx *c, struct sfile *f, uint32_t total)
+/* Writes the PSB-aligned parts of an incomplete trace: runs of lines with
+ * consecutive numbers whose bytes follow each other, from the file's start
+ * or from the run's first PSB line. */
+static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
 {
     char path[4096];
-    uint32_t s = 0;
-    while (s < total) {
-        if (s >= f->nlines_cap || !f->lines[s].present) {
-            s++;
-            continue;
-        }
-        /* a run of present lines [s, e) */
-        uint32_t e = s;
-        while (e < total && e < f->nlines_cap && f->lines[e].present)
-            e++;
-        uint32_t start = s;
-        if (f->lines[s].off != 0)
+    for (size_t s = 0, e; s < nl; s = e) {
+        for (e = s + 1; e < nl && f->lines[e].seq == f->lines[e - 1].seq + 1 &&
+                        f->lines[e].off == f->lines[e - 1].off + f->lines[e - 1].len; e++)
+            ;
+        size_t start = s;
+        if (!(f->lines[s].seq == 0 && f->lines[s].off == 0))
             while (start < e && !f->lines[start].psb)
                 start++;
         uint64_t lo = f->lines[s].off, hi = f->lines[e - 1].off + f->lines[e - 1].len;
         if (start == e) {
-            printf("serial: %s: bytes 0x%llx-0x%llx survive but hold no PSB: not written\n", f->out_name,
-                   (unsigned long long)lo, (unsigned long long)hi - 1);
-        } else {
-            uint64_t from = f->lines[start].off;
-            char name[PTD_FRAME_NAME_MAX + 64];
-            if (from > lo)
-                printf("serial: %s: bytes 0x%llx-0x%llx before the PSB at 0x%llx cannot be decoded: not written\n",
-                       f->out_name, (unsigned long long)lo, (unsigned long long)from - 1,
-                       (unsigned long long)from);
-            snprintf(name, sizeof name, "%s.seg-%llx-%llx", f->out_name, (unsigned long long)from,
-                     (unsigned long long)hi);
-            if (write_file(c, name, f->data + from, hi - from, path, sizeof path) == 0) {
-                printf("serial: %s: bytes 0x%llx-0x%llx (%s) -> %s\n", f->out_name,
-                       (unsigned long long)from, (unsigned long long)hi - 1,
-                       from ? "from a PSB" : "from the file's start", path);
-                f->segs = xrealloc(f->segs, (f->nsegs + 1) * sizeof *f->segs);
-                f->segs[f->nsegs] = xrealloc(NULL, strlen(path) + 1);
-                strcpy(f->segs[f->nsegs++], path);
-                decode_summary(c, path, f->data + from, hi - from);
-            }
+            printf("serial: %s: bytes 0x%llx-0x%llx survive but hold no PSB: not written\n",
+                   f->out_name, (unsigned long long)lo, (unsigned long long)hi - 1);
+            continue;
         }
-        s = e;
+        uint64_t from = f->lines[start].off, len;
+        char name[PTD_FRAME_NAME_MAX + 64];
+        if (from > lo)
+            printf("serial: %s: bytes 0x%llx-0x%llx before the PSB at 0x%llx cannot be decoded: "
+                   "not written\n", f->out_name, (unsigned long long)lo, (unsigned long long)from - 1,
+                   (unsigned long long)from);
+        snprintf(name, sizeof name, "%s.seg-%llx-%llx", f->out_name, (unsigned long long)from,
+                 (unsigned long long)hi);
+        uint8_t *data = assemble(f, start, e, &len);
+        if (write_file(c, name, data, len, path, sizeof path) == 0) {
+            printf("serial: %s: bytes 0x%llx-0x%llx (%s) -> %s\n", f->out_name,
+                   (unsigned long long)from, (unsigned long long)hi - 1,
+                   from ? "from a PSB" : "from the file's start", path);
+            GROW(f->segs, f->nsegs, f->segs_cap);
+            f->segs[f->nsegs] = xrealloc(NULL, strlen(path) + 1);
+            strcpy(f->segs[f->nsegs++], path);
+            decode_summary(c, path, data, len);
+        }
+        free(data);
     }
+}
+
+/* An incomplete raw file: DIR/NAME.partial, lost ranges as zeros (a
+ * sparse file: only the lines received are written). */
+static void write_partial(struct serial_ctx *c, struct sfile *f, size_t nl, uint64_t size)
+{
+    char name[PTD_FRAME_NAME_MAX + 32], path[4096];
+    uint64_t len = size > f->extent ? f->extent : size;
+    snprintf(name, sizeof name, "%s.partial", f->out_name);
+    snprintf(path, sizeof path, "%s/%s", c->dir, name);
+    FILE *o = fopen(path, "wb");
+    bool ok = o && ftruncate(fileno(o), (off_t)len) == 0;
+    for (size_t i = 0; ok && i < nl; i++)
+        ok = fseeko(o, (off_t)f->lines[i].off, SEEK_SET) == 0 &&
+             fwrite(f->pool + f->lines[i].pool, 1, f->lines[i].len, o) == f->lines[i].len;
+    if (o && fclose(o) != 0)
+        ok = false;
+    if (!ok) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", c->prog, path, strerror(errno));
+        return;
+    }
+    c->written++;
+    printf("serial: %s: %llu bytes with the lost ranges as zeros -> %s\n", f->out_name,
+           (unsigned long long)len, path);
 }
 
 /* Reports and writes one file; returns true when it came back whole. */
@@ -452,13 +540,14 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
 {
     const char *n;
     char path[4096];
-    uint64_t size, lost = 0, corrupt = 0;
+    uint64_t size, lost = 0, corrupt = 0, have = 0;
     uint32_t total;
     bool count_known = f->have_end;
     struct sdamage *d;
 
     choose_name(c, f);
     n = f->out_name;
+    sort_lines(f);
     if (!f->have_begin) {
         d = damage_of_kind(f, 'B');
         if (d)
@@ -483,71 +572,82 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
     uint32_t kind = f->have_begin ? f->begin.kind : PTD_FRAME_KIND_PT;
     uint32_t crc = f->have_begin ? f->begin.file_crc : f->end.file_crc;
     total = count_known ? f->end.lines : f->max_seq_plus1;
-    if (f->max_seq_plus1 > total) {
-        printf("serial: %s: lines beyond the end line's count %u: ignored\n", n, total);
-    }
 
-    /* gaps in the sequence */
+    /* lines past the end line's count do not belong to the file */
+    size_t nl = f->nlines;
+    while (nl && f->lines[nl - 1].seq >= total)
+        nl--;
+    if (nl < f->nlines)
+        printf("serial: %s: %zu line(s) numbered past the end line's count %u: ignored\n", n,
+               f->nlines - nl, total);
+
+    /* gaps in the sequence: before the first line, between lines, after the last */
     uint64_t prev_end = 0;
     size_t prev_log = f->have_begin ? f->begin_log : 0;
-    for (uint32_t s = 0; s < total;) {
-        if (s < f->nlines_cap && f->lines[s].present) {
-            prev_end = f->lines[s].off + f->lines[s].len;
-            prev_log = f->lines[s].log_line;
-            s++;
-            continue;
+    uint64_t expect = 0; /* the next seq */
+    for (size_t i = 0; i <= nl; i++) {
+        uint64_t seq = i < nl ? f->lines[i].seq : total;
+        if (seq > expect) {
+            uint64_t hi = i < nl ? f->lines[i].off : size;
+            size_t hi_log = i < nl ? f->lines[i].log_line : f->have_end ? f->end_log : SIZE_MAX;
+            if (hi <= prev_end)  /* inconsistent offsets (forged lines): no range */
+                hi = prev_end + 1;
+            lost += report_gap(f, (uint32_t)expect, (uint32_t)(seq - 1), prev_end, hi, prev_log,
+                               hi_log, &corrupt);
         }
-        uint32_t e = s;
-        while (e < total && !(e < f->nlines_cap && f->lines[e].present))
-            e++;
-        uint64_t hi = e < total ? f->lines[e].off : size;
-        size_t hi_log = e < total ? f->lines[e].log_line : f->have_end ? f->end_log : SIZE_MAX;
-        lost += report_gap(f, s, e - 1, prev_end, hi, prev_log, hi_log, &corrupt);
-        s = e;
+        if (i < nl) {
+            prev_end = f->lines[i].off + f->lines[i].len;
+            prev_log = f->lines[i].log_line;
+            have += f->lines[i].len;
+            expect = seq + 1;
+        }
     }
-    if (!count_known && (total == 0 ? size > 0 : prev_end < size)) {
+    if (!count_known && prev_end < size) {
         /* the end line and the lines before it are gone */
-        printf("serial: %s: lines %u and on (offset 0x%llx-0x%llx) missing (their count went with the end line)\n",
-               n, total, (unsigned long long)prev_end, (unsigned long long)size - 1);
+        printf("serial: %s: lines %u and on (offset 0x%llx-0x%llx) missing (their count went "
+               "with the end line)\n", n, total, (unsigned long long)prev_end,
+               (unsigned long long)size - 1);
         lost++;
     }
     for (size_t i = 0; i < f->ndmg; i++)
         if (!f->dmg[i].used)
-            printf("serial: %s: log line %zu: damaged frame line (%s), no line of this file is missing for it\n",
-                   n, f->dmg[i].log_line, damage_word(&f->dmg[i]));
+            printf("serial: %s: log line %zu: damaged frame line (%s), no line of this file is "
+                   "missing for it\n", n, f->dmg[i].log_line, damage_word(&f->dmg[i]));
 
-    bool whole = f->have_begin && f->have_end && lost == 0 && f->extent == size;
-    bool crc_ok = whole && ptd_crc32(0, f->data, (size_t)size) == crc;
-    if (whole && !crc_ok)
-        printf("serial: %s: all lines present but the file CRC32 differs (expected %08x)\n", n, crc);
-    if (crc_ok) {
-        if (write_file(c, n, f->data, size, path, sizeof path) == 0) {
+    /* whole: every line, bytes following each other up to the size */
+    bool whole = f->have_begin && f->have_end && lost == 0 && nl == total && have == size;
+    for (size_t i = 1; whole && i < nl; i++)
+        whole = f->lines[i].off == f->lines[i - 1].off + f->lines[i - 1].len;
+    if (whole && nl)
+        whole = f->lines[0].off == 0;
+    if (whole) {
+        uint64_t len;
+        uint8_t *data = assemble(f, 0, nl, &len);
+        bool ok = ptd_crc32(0, data, (size_t)len) == crc;
+        if (!ok)
+            printf("serial: %s: all lines present but the file CRC32 differs (expected %08x)\n", n, crc);
+        else if (write_file(c, n, data, len, path, sizeof path) == 0) {
             f->whole = true;
             if (!c->quiet)
                 printf("serial: %s: complete, %llu bytes in %u lines, crc32 %08x ok -> %s\n", n,
                        (unsigned long long)size, total, crc, path);
             if (kind == PTD_FRAME_KIND_PT)
-                decode_summary(c, path, f->data, size);
+                decode_summary(c, path, data, len);
         }
-        return true;
+        free(data);
+        if (ok)
+            return true;
     }
-    uint64_t present = 0;
-    for (uint32_t i = 0; i < total && i < f->nlines_cap; i++)
-        present += f->lines[i].present;
-    printf("serial: %s: incomplete: %llu of %s%u lines (%llu damaged), %llu of %s%llu bytes\n", n,
-           (unsigned long long)present, count_known ? "" : "at least ", total,
-           (unsigned long long)corrupt, (unsigned long long)(f->extent - lost_bytes(f, total)),
-           f->have_begin || f->have_end ? "" : "at least ", (unsigned long long)size);
-    if (kind == PTD_FRAME_KIND_PT) {
-        write_segments(c, f, total);
-    } else {
-        char name[PTD_FRAME_NAME_MAX + 32];
-        uint64_t len = size > f->extent ? f->extent : size;
-        snprintf(name, sizeof name, "%s.partial", n);
-        if (write_file(c, name, f->data, len, path, sizeof path) == 0)
-            printf("serial: %s: %llu bytes with the lost ranges as zeros -> %s\n", n,
-                   (unsigned long long)len, path);
-    }
+    printf("serial: %s: incomplete: %zu of %s%u lines (%llu damaged), %llu of %s%llu bytes\n", n,
+           nl, count_known ? "" : "at least ", total, (unsigned long long)corrupt,
+           (unsigned long long)have, f->have_begin || f->have_end ? "" : "at least ",
+           (unsigned long long)size);
+    if (!nl)
+        return false;
+    if (kind == PTD_FRAME_KIND_PT)
+        write_segments(c, f, nl);
+    else
+        write_partial(c, f, nl, size);
     return false;
 }
 
@@ -738,7 +838,7 @@ int host_cmd_serial(int argc, char **argv)
     decode_capture(&c);
     for (size_t i = 0; i < c.nfiles; i++) {
         free(c.files[i].lines);
-        free(c.files[i].data);
+        free(c.files[i].pool);
         free(c.files[i].dmg);
         for (size_t k = 0; k < c.files[i].nsegs; k++)
             free(c.files[i].segs[k]);

@@ -12,7 +12,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
 ok() { echo "ok: $*"; }
 not_ok() { echo "FAIL: $*"; fail=1; }
-P=build/ptboot
+P=${PTBOOT:-build/ptboot}
 
 # expect_report FILE LINE: the report has exactly that line.
 expect_report() {
