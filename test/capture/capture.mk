@@ -25,7 +25,16 @@ $(CAPTURE_FIX)/ptboot.efi: $(B)/ptboot.efi
 	@mkdir -p $(@D)
 	cp $< $@
 $(CAPTURE_FIX)/ptboot.objdump: $(CAPTURE_FIX)/ptboot.efi
-capture-fixtures: $(CAPTURE_FIX)/PcRtcFixture.objdump $(CAPTURE_FIX)/ptboot.objdump
+# OVMF's DXE firmware volume, decompressed (its one LZMA stream, found by
+# the LZMA header: properties 0x5d, a dictionary of at most 64 MiB): the
+# PE32 sections in it are the real drivers test_efi_pe_info reads.
+OVMF_CODE_FD ?= /usr/share/OVMF/OVMF_CODE_4M.fd
+$(CAPTURE_FIX)/ovmf-dxe.fv: | $(B)/.setup-done
+	@mkdir -p $(@D)
+	off=$$(grep -obUaP '\x5d\x00\x00[\x00-\x80][\x00-\x04]' $(OVMF_CODE_FD) | head -1 | cut -d: -f1); \
+	  tail -c +$$((off + 1)) $(OVMF_CODE_FD) | xz --format=lzma -dc > $@.tmp 2>/dev/null; \
+	  [ $$(stat -c %s $@.tmp) -gt 1000000 ] && mv $@.tmp $@
+capture-fixtures: $(CAPTURE_FIX)/PcRtcFixture.objdump $(CAPTURE_FIX)/ptboot.objdump $(CAPTURE_FIX)/ovmf-dxe.fv
 .PHONY: capture-fixtures
 TEST_STEPS += capture-fixtures
 $(B)/test/test_efi_pe_info: | capture-fixtures

@@ -1,6 +1,7 @@
 /* efi/pe_info.c on real PE/COFF images: build/ptboot.efi (gnu-efi, no debug
- * directory) and a driver linked by lld-link with a CodeView RSDS record
- * (test/capture/capture.mk), each as a file and as loaded in memory, with
+ * directory), a driver linked by lld-link with a CodeView RSDS record
+ * (test/capture/capture.mk) and every PE32 driver in OVMF's DXE firmware
+ * volume, each as a file and as loaded in memory, with
  * binutils' `objdump -p` as the independent reading of their headers; then
  * corrupted copies. Compiled with efi/pe_info.c inside and ASan/UBSan on
  * (capture.mk), so an out-of-bounds read is a failure, not luck. */
@@ -290,6 +291,57 @@ static void truncations_and_random_damage(void **state)
     assert_true(named > 0 && errors > 0);
 }
 
+/* Every PE32 section of OVMF's DXE volume (PI volume 3, 2.1.5: a common
+ * section header, 3-byte size and type 0x10, then the image), written out
+ * as a file and read by pe_info in both layouts and by objdump -p. */
+#define PI_SECTION_PE32 0x10
+
+static void ovmf_drivers(void **state)
+{
+    (void)state;
+    size_t flen;
+    uint8_t *fv = slurp(FIX "ovmf-dxe.fv", &flen);
+    unsigned checked = 0, named_by_objdump_debug = 0;
+    for (size_t i = 0; i + 8 < flen; i += 4) { /* sections are 4-byte aligned */
+        size_t size = fv[i] | (size_t)fv[i + 1] << 8 | (size_t)fv[i + 2] << 16;
+        if (fv[i + 3] != PI_SECTION_PE32 || fv[i + 4] != 'M' || fv[i + 5] != 'Z' || size < 64 ||
+            i + size > flen)
+            continue;
+        const uint8_t *img = fv + i + 4;
+        size_t ilen = size - 4;
+        char path[64], cmd[256];
+        snprintf(path, sizeof path, FIX "ovmf-pe.efi");
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fwrite(img, 1, ilen, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "objdump -p %s > " FIX "ovmf-pe.objdump 2>/dev/null", path);
+        if (system(cmd) != 0)
+            fail_msg("objdump cannot read the PE32 section at 0x%zx", i);
+        struct expect e;
+        struct pe_info fi, mi;
+        objdump_facts(FIX "ovmf-pe.objdump", &e);
+        assert_int_equal(pe_info_parse(img, ilen, PE_LAYOUT_FILE, &fi), PE_INFO_OK);
+        assert_int_equal(fi.size_of_image, e.size);
+        assert_int_equal(fi.entry_rva, e.entry);
+        assert_int_equal(fi.image_base, e.base);
+        uint8_t *mem = load(img, ilen, fi.size_of_image);
+        assert_int_equal(pe_info_parse(mem, fi.size_of_image, PE_LAYOUT_MEMORY, &mi), PE_INFO_OK);
+        assert_memory_equal(&fi, &mi, sizeof fi);
+        free(mem);
+        named_by_objdump_debug += e.debug_size != 0;
+        /* no debug directory in Debian's release build: no name, as objdump says */
+        assert_int_equal(fi.name[0] != 0, e.debug_size != 0);
+        checked++;
+        i += (size & ~(size_t)3);
+    }
+    free(fv);
+    /* OVMF has over a hundred DXE drivers and applications */
+    if (checked < 100)
+        fail_msg("only %u PE32 images found in OVMF's DXE volume", checked);
+    print_message("%u OVMF images checked (%u with a debug directory)\n", checked, named_by_objdump_debug);
+}
+
 static void basenames(void **state)
 {
     (void)state;
@@ -313,6 +365,7 @@ int main(void)
         cmocka_unit_test(damaged_debug_record_gives_no_name),
         cmocka_unit_test(hostile_headers),
         cmocka_unit_test(truncations_and_random_damage),
+        cmocka_unit_test(ovmf_drivers),
         cmocka_unit_test(basenames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
