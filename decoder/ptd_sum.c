@@ -239,10 +239,14 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
                 s->stats.tsc_first = tsc;
                 s->cur_tsc = tsc;
             }
-            if (tsc > s->cur_tsc)
+            /* time estimated from MTC/CYC may step back when a TSC
+             * corrects it: count only time beyond the latest seen, so the
+             * ticks of all functions add up to the span */
+            if (tsc > s->cur_tsc) {
                 dt = tsc - s->cur_tsc;
-            s->cur_tsc = tsc;
-            s->stats.tsc_last = tsc;
+                s->cur_tsc = tsc;
+                s->stats.tsc_last = tsc;
+            }
         }
     }
     struct ptd_sum_frame *t = top(s);

@@ -149,28 +149,49 @@ static const char *kind_name(uint32_t k)
 
 typedef uint64_t (*key_fn)(const struct ptd_sum *s, uint32_t i); /* 0: skip */
 
-/* The indices of the (at most s->top.cap) entries with the largest keys,
- * largest first (ties: lower index first); returns how many, and in *all
- * how many had a key. */
-static uint32_t select_top(struct ptd_sum *s, uint32_t n, key_fn key, uint64_t *all)
+/* Entry i before entry j: larger key, then larger key2 (if any), then
+ * lower index. */
+static int before(const struct ptd_sum *s, key_fn key, key_fn key2, uint32_t i, uint32_t j)
+{
+    uint64_t a = key(s, i), b = key(s, j);
+    if (a != b)
+        return a > b;
+    if (key2) {
+        a = key2(s, i);
+        b = key2(s, j);
+        if (a != b)
+            return a > b;
+    }
+    return i < j;
+}
+
+/* The indices of the (at most s->top.cap) entries that come first by
+ * before(), in that order; returns how many, and in *all how many had a
+ * key (0: not an entry). */
+static uint32_t select_top2(struct ptd_sum *s, uint32_t n, key_fn key, key_fn key2,
+                            uint64_t *all)
 {
     uint32_t *t = s->top.p, k = s->top.cap, got = 0;
     *all = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t v = key(s, i);
-        if (!v)
+        if (!key(s, i))
             continue;
         (*all)++;
-        if (!k || (got == k && v <= key(s, t[k - 1])))
+        if (!k || (got == k && !before(s, key, key2, i, t[k - 1])))
             continue;
         uint32_t j = got < k ? got++ : k - 1;
-        while (j > 0 && key(s, t[j - 1]) < v) {
+        while (j > 0 && before(s, key, key2, i, t[j - 1])) {
             t[j] = t[j - 1];
             j--;
         }
         t[j] = i;
     }
     return got;
+}
+
+static uint32_t select_top(struct ptd_sum *s, uint32_t n, key_fn key, uint64_t *all)
+{
+    return select_top2(s, n, key, NULL, all);
 }
 
 static uint64_t key_func(const struct ptd_sum *s, uint32_t i)
@@ -331,7 +352,8 @@ static void sec_functions(struct ptd_sum *s)
     struct line l;
     l.n = 0;
     uint64_t all;
-    uint32_t n = select_top(s, s->funcs.cap, st->has_time ? key_func : key_func_insns, &all);
+    uint32_t n = st->has_time ? select_top2(s, s->funcs.cap, key_func, key_func_insns, &all)
+                              : select_top(s, s->funcs.cap, key_func_insns, &all);
     put_s(&l, "== functions (top ", 20);
     put_dec(&l, n, 0);
     put_s(&l, " of ", 4);

@@ -16,3 +16,7 @@ UNIT_TESTS += test_ptd_sum
 bench-summary: $(B)/ptboot
 	@bash test/summary/bench_summary.sh
 BENCH_STEPS += bench-summary
+
+# --capture DIR (sideband images, timing) equals the explicit options;
+# ticks add up to the span (flowgen's timing programs via mkcapture)
+TEST_SCRIPTS += test/summary/capture_summary.sh

@@ -12,6 +12,7 @@
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_sum.h"
 #include "decoder/ptd_time.h"
+#include "host/capture.h"
 #include "host/cmd_summary.h"
 #include "host/commands.h"
 
@@ -69,6 +70,7 @@ static void usage(FILE *to)
 {
     fprintf(to,
         "usage: ptboot summary [options] --pt FILE\n"
+        "       ptboot summary [options] --capture DIR\n"
         "Decode summary of an Intel PT trace, as ptboot.efi prints it over serial\n"
         "(docs/summary.md): call tree, time and instructions per image and function,\n"
         "hot blocks and edges, the last transitions, errors and gaps.\n"
@@ -76,8 +78,12 @@ static void usage(FILE *to)
         "  --pt FILE --pages PREFIX --raw FILE[:FROM[-TO]]:BASE --filter LO-HI\n"
         "  --filter:addrN_cfg/_a/_b V --cpu F/M|none|auto --mode 16|32|64 --no-cache\n"
         "Timing: --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
+        "Capture (docs/capture-files.md):\n"
+        "  --capture DIR              DIR/trace.pt, its code snapshot, CPU, timing, filters\n"
+        "                             and its image table (options after it override)\n"
         "Images:\n"
-        "  --module BASE:SIZE:NAME    an image (hex base and size), repeatable\n"
+        "  --module BASE:SIZE:NAME    an image (hex base and size), repeatable; looked up\n"
+        "                             before the capture's images\n"
         "Limits:\n"
         "  --top N                    top N images, functions, blocks, edges (20)\n"
         "  --last N                   last N transitions (32)\n"
@@ -110,6 +116,8 @@ int host_cmd_summary(int argc, char **argv)
 {
     static struct ptd_sum_module mods[MAX_MODULES];
     static struct ptd_time_config tcfg;
+    static struct host_capture cap;
+    char cerr[4096 + 600];
     struct flow_opts fo;
     struct ptd_sum_config c;
     int stat = 0, rc;
@@ -132,6 +140,18 @@ int host_cmd_summary(int argc, char **argv)
             usage(stdout);
             flow_opts_free(&fo);
             return 0;
+        } else if (!strcmp(a, "--capture")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "ptboot summary: --capture needs a directory\n");
+                flow_opts_free(&fo);
+                return 2;
+            }
+            host_capture_free(&cap);
+            if (host_capture_load(argv[++i], &cap, &fo, &tcfg, cerr, sizeof cerr) < 0) {
+                fprintf(stderr, "ptboot summary: --capture: %s\n", cerr);
+                flow_opts_free(&fo);
+                return 1;
+            }
         } else if (!strcmp(a, "--stat")) {
             stat = 1;
         } else if (!strcmp(a, "--tree-all")) {
@@ -189,19 +209,29 @@ int host_cmd_summary(int argc, char **argv)
         }
     }
     if (!fo.pt) {
-        fprintf(stderr, "ptboot summary: --pt FILE is required (see ptboot summary --help)\n");
+        fprintf(stderr, "ptboot summary: --pt FILE or --capture DIR is required (see ptboot summary --help)\n");
         flow_opts_free(&fo);
+        host_capture_free(&cap);
         return 2;
     }
     if (flow_opts_finish(&fo, "ptboot summary") < 0) {
         flow_opts_free(&fo);
+        host_capture_free(&cap);
         return 1;
+    }
+    /* the capture's images after the explicit ones */
+    for (size_t k = 0; k < cap.nmodules && c.nmodules < MAX_MODULES; k++) {
+        mods[c.nmodules].base = cap.modules[k].base;
+        mods[c.nmodules].size = cap.modules[k].size;
+        mods[c.nmodules].name = cap.modules[k].name;
+        c.nmodules++;
     }
     tcfg.errata = fo.have_cpu ? ptd_time_errata_for_cpu(fo.family, fo.model) : 0;
     void *arena = malloc(arena_size ? arena_size : 1);
     if (!arena) {
         fprintf(stderr, "ptboot summary: out of memory\n");
         flow_opts_free(&fo);
+        host_capture_free(&cap);
         return 1;
     }
     c.arena = arena;
@@ -210,5 +240,6 @@ int host_cmd_summary(int argc, char **argv)
     fflush(stdout);
     free(arena);
     flow_opts_free(&fo);
+    host_capture_free(&cap);
     return rc;
 }
