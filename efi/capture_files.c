@@ -35,34 +35,6 @@ static enum efi_volume_result put(EFI_HANDLE image, const char *dir, const char 
     return r;
 }
 
-/* code.dump and code.addr from the watcher's snapshot, page by page. */
-static enum efi_volume_result put_code(EFI_HANDLE image, const char *dir,
-                                       const struct efi_image_watch *w, const char **failed)
-{
-    char path[CAPTURE_FILES_DIR_MAX + 16];
-    struct efi_volume_file f;
-    size_t n = w ? w->snap_used : 0;
-
-    snprintf(path, sizeof path, "%s\\code.dump", dir);
-    efi_volume_create(image, path, &f);
-    if (n)
-        efi_volume_append(&f, w->snap, n * CODE_PAGE_BYTES);
-    if (efi_volume_close(&f) != EFI_VOLUME_OK) {
-        *failed = "code.dump";
-        return f.status;
-    }
-    snprintf(path, sizeof path, "%s\\code.addr", dir);
-    efi_volume_create(image, path, &f);
-    /* little-endian u64 per page: x86 stores them so already */
-    if (n)
-        efi_volume_append(&f, w->snap_addr, n * sizeof(uint64_t));
-    if (efi_volume_close(&f) != EFI_VOLUME_OK) {
-        *failed = "code.addr";
-        return f.status;
-    }
-    return EFI_VOLUME_OK;
-}
-
 #define PAGE 4096
 
 enum efi_volume_result efi_capture_files_write(EFI_HANDLE image, const struct capture_files_in *in,
@@ -98,7 +70,15 @@ enum efi_volume_result efi_capture_files_write(EFI_HANDLE image, const struct ca
     if (r != EFI_VOLUME_OK)
         return r;
 
-    r = put_code(image, dir, in->w, failed);
+    /* pages and addresses must pair up, or the host refuses both */
+    if (in->code_addr_len % 8 || in->code_dump_len != in->code_addr_len / 8 * CODE_PAGE_BYTES) {
+        *failed = "code.dump";
+        return EFI_VOLUME_BAD_INPUT;
+    }
+    r = put(image, dir, "code.dump", in->code_dump, in->code_dump_len, failed);
+    if (r != EFI_VOLUME_OK)
+        return r;
+    r = put(image, dir, "code.addr", in->code_addr, in->code_addr_len, failed);
     if (r != EFI_VOLUME_OK)
         return r;
 

@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <efi.h>
 
-#include "efi/image_watch.h"
 #include "efi/sideband.h"
 #include "efi/volume.h"
 
@@ -29,7 +28,13 @@ struct capture_files_in {
     const struct sideband *sb;       /* required */
     const uint8_t *trace;            /* linear trace from a PSB (arch/x86/rtit_linear.h) */
     size_t trace_len;                /* 0: an empty trace.pt */
-    const struct efi_image_watch *w; /* its code snapshot; NULL: none */
+    /* the code snapshot as a page dump (efi/code_image.h): 4 KiB pages and
+     * one little-endian u64 address per page, e.g. efi_capture_page_dump's
+     * or an image watcher's (snap, snap_addr, snap_used); NULL/0: none */
+    const uint8_t *code_dump;
+    size_t code_dump_len;
+    const uint8_t *code_addr;
+    size_t code_addr_len;
 };
 
 /* Writes the four files into a new \ptboot\capNNN and updates last.txt.

@@ -23,6 +23,7 @@
 #include "arch/x86/pt_caps.h"
 #include "efi/app.h"
 #include "efi/capture_files.h"
+#include "efi/code_image.h"
 #include "efi/console.h"
 #include "efi/image_watch.h"
 #include "efi/sideband.h"
@@ -116,7 +117,10 @@ static int save(struct efi_app *app, const char *load)
                            (ull)sb.images[i].base, (ull)sb.images[i].size,
                            sideband_flags_str(sb.images[i].flags, flags, sizeof flags),
                            sb.images[i].name);
-    struct capture_files_in in = { &sb, NULL, 0, &w };
+    /* the watcher's snapshot is a page dump already (addresses stored
+     * little-endian: this is x86) */
+    struct capture_files_in in = { &sb, NULL, 0, w.snap, w.snap_used * CODE_PAGE_BYTES,
+                                   (const uint8_t *)w.snap_addr, w.snap_used * sizeof(uint64_t) };
     enum efi_volume_result r = efi_capture_files_write(app->image, &in, dir, &failed);
     if (r != EFI_VOLUME_OK) {
         efi_con_printf("ptboot: error: images: writing %s%s%s: %s\n", dir, dir[0] ? "\\" : "",

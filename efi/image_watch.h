@@ -17,7 +17,7 @@
  *     efi_image_watch_snapshot(&w, base, size, SIDEBAND_IMG_TARGET);  // before StartImage
  *     ... trace ...
  *     efi_image_watch_stop(&w);           // images gone now are flagged "unloaded"
- *     efi_capture_files_write(...)        // efi/capture_files.h
+ *     efi_capture_files_write(...)        // efi/capture_files.h: w.snap, w.snap_addr, w.snap_used
  *     efi_image_watch_free(&w);
  *
  * Why the snapshot memory is taken once, up front: the notify function runs

@@ -147,6 +147,7 @@ const char *efi_volume_result_name(enum efi_volume_result r)
     case EFI_VOLUME_TOO_LARGE: return "too large";
     case EFI_VOLUME_IO: return "i/o error";
     case EFI_VOLUME_NO_MEMORY: return "out of memory";
+    case EFI_VOLUME_BAD_INPUT: return "inconsistent input";
     }
     return "?";
 }

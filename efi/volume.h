@@ -11,6 +11,7 @@ enum efi_volume_result {
     EFI_VOLUME_TOO_LARGE = -2,  /* file larger than the buffer */
     EFI_VOLUME_IO = -3,         /* no file system, or a read failed */
     EFI_VOLUME_NO_MEMORY = -4,  /* AllocatePages failed */
+    EFI_VOLUME_BAD_INPUT = -5,  /* what to write does not hold together */
 };
 
 /* Reads the whole of path (UEFI form, e.g. "\\ptboot.cfg") into buf, NUL
