@@ -21,19 +21,27 @@ _Static_assert(sizeof(struct ptd_flow_bentry) == PTD_FLOW_BENTRY_SIZE, "block ca
 
 unsigned ptd_flow_errata_for_cpu(unsigned family, unsigned model)
 {
-    /* the same CPU lists as libipt 2.0.5's pt_cpu_errata() */
+    /* the same CPU lists as libipt 2.0.5's pt_cpu_errata() (checked for
+     * every model by test/unit/test_ptd_qry.c) */
+    enum {
+        BDM70 = PTD_QRY_ERRATUM_BDM70,
+        SKL = PTD_FLOW_ERRATUM_SKL014 | PTD_FLOW_ERRATUM_SKD022,
+    };
     unsigned e = ptd_errata_for_cpu(family, model);
     if (family != 6)
         return e;
     switch (model) {
     case 0x3d: case 0x47: case 0x4f: case 0x56:             /* Broadwell */
-        return e | PTD_FLOW_ERRATUM_BDM64;
+        return e | BDM70 | PTD_FLOW_ERRATUM_BDM64;
     case 0x4e: case 0x5e: case 0x8e: case 0x9e:             /* Skylake, Kaby Lake */
     case 0xa5: case 0xa6:                                   /* Comet Lake */
-        return e | PTD_FLOW_ERRATUM_SKL014 | PTD_FLOW_ERRATUM_SKD022 | PTD_QRY_ERRATUM_SKD010;
+        return e | BDM70 | SKL | PTD_QRY_ERRATUM_SKD010;
     case 0x55: case 0x66: case 0x7d: case 0x7e:             /* Skylake-SP, Cannon/Ice Lake */
-    case 0x6a: case 0x6c: case 0x8c: case 0x8d:
-        return e | PTD_FLOW_ERRATUM_SKL014 | PTD_FLOW_ERRATUM_SKD022;
+    case 0x6a: case 0x6c: case 0x8c: case 0x8d:             /* Ice Lake-SP, Tiger Lake */
+    case 0x8f: case 0xa7: case 0xa8:                        /* Sapphire Rapids, Rocket Lake */
+        return e | BDM70 | SKL;
+    case 0x97: case 0x9a: case 0xbf:                        /* Alder Lake */
+        return e | BDM70 | SKL | PTD_QRY_ERRATUM_APL11;
     case 0x5c: case 0x5f:                                   /* Apollo Lake, Denverton */
         return e | PTD_QRY_ERRATUM_APL11 | PTD_QRY_ERRATUM_APL12;
     case 0x7a: case 0x86: case 0x96: case 0x9c:             /* Gemini Lake, Tremont */

@@ -158,6 +158,7 @@ void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size)
     q->ip_applied = 0;
     q->ntnt = 0;
     q->tnt = 0;
+    q->enabled = 0;
     q->errata = 0;
     evq_init(&q->tipq);
     evq_init(&q->fupq);
@@ -333,6 +334,40 @@ static int status_flags(struct ptd_qry *q)
 
 /* ---- PSB+ --------------------------------------------------------------- */
 
+/* BDM70: is the FUP just fetched (in PSB+, tracing disabled) followed by a
+ * TIP.PGE, with only packets that do not depend on PacketEn in between
+ * (PAD, timing, CBR, PSBEND, PIP, MODE, VMCS, MNT)? Then it is the
+ * erratum's FUP. Looks ahead on a copy of the packet decoder; bounded by
+ * the trace. */
+static bool bdm70_pge_follows(const struct ptd_qry *q)
+{
+    struct ptd_pkt_decoder d = q->pkt;
+    struct ptd_pkt p;
+    for (;;) {
+        if (ptd_pkt_next(&d, &p) < 0)
+            return false;
+        switch (p.kind) {
+        case PTD_PKT_TIP_PGE:
+            return true;
+        case PTD_PKT_PAD:
+        case PTD_PKT_TSC:
+        case PTD_PKT_TMA:
+        case PTD_PKT_MTC:
+        case PTD_PKT_CYC:
+        case PTD_PKT_CBR:
+        case PTD_PKT_PSBEND:
+        case PTD_PKT_PIP:
+        case PTD_PKT_MODE_EXEC:
+        case PTD_PKT_MODE_TSX:
+        case PTD_PKT_VMCS:
+        case PTD_PKT_MNT:
+            continue;
+        default:
+            return false;
+        }
+    }
+}
+
 /* The packet ahead is PSB: read the header up to (not including) PSBEND,
  * queueing its status for PSBEND (SDM "Packet Stream Boundary"). */
 static int read_psb(struct ptd_qry *q)
@@ -359,9 +394,13 @@ static int read_psb(struct ptd_qry *q)
         case PTD_PKT_CBR:
             break;
         case PTD_PKT_FUP:
+            if ((q->errata & PTD_QRY_ERRATUM_BDM70) && !q->enabled && bdm70_pge_follows(q))
+                break;      /* BDM70: not where tracing is; TIP.PGE says it */
             (void)apply_ip(q, &ip, &err);
             if (err)
                 return err;
+            if (q->next.a != PTD_IPC_SUPPRESSED)
+                q->enabled = 1;
             break;
         case PTD_PKT_MODE_EXEC:
             event_from_packet(evq_push(q, &q->psbq), PTD_EV_EXEC_MODE, &q->next);
@@ -472,6 +511,7 @@ static int decode_ovf(struct ptd_qry *q, struct ptd_event *ev)
     uint64_t off = q->next_off;
     consume(q);
     q->ntnt = 0;
+    q->enabled = 0;
     evq_init(&q->tipq);
     evq_init(&q->fupq);
     evq_init(&q->psbq);
@@ -503,6 +543,7 @@ static int decode_ovf(struct ptd_qry *q, struct ptd_event *ev)
             if (s)
                 break;
             ev->ip = ip;
+            q->enabled = 1;
             return 1;
         case PTD_PKT_TIP_PGD:
             if (!(q->errata & PTD_QRY_ERRATUM_APL11))
@@ -519,6 +560,7 @@ static int decode_ovf(struct ptd_qry *q, struct ptd_event *ev)
             if (s)
                 break;
             ev->ip = ip;
+            q->enabled = 1;
             return 1;
         case PTD_PKT_TNT8:
         case PTD_PKT_TNT64:
@@ -578,6 +620,7 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
                 return -PTD_ERR_BAD_PACKET;
             /* TNT bits left over belong to before the disable: drop them */
             q->ntnt = 0;
+            q->enabled = 1;
             ev->type = PTD_EV_ENABLED;
             ev->ip = ip;
             if (s)
@@ -605,6 +648,7 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
         ev->ip = ip;
         if (s)
             ev->flags |= PTD_EVF_IP_SUPPRESSED;
+        q->enabled = 0;
         consume(q);
         return 1;
     case PTD_PKT_TIP:
@@ -739,6 +783,7 @@ int ptd_qry_sync_forward(struct ptd_qry *q, uint64_t *ip)
     if (q->timing)
         ptd_time_reset(&q->time);
     q->ntnt = 0;
+    q->enabled = 0;
     evq_init(&q->tipq);
     evq_init(&q->fupq);
     evq_init(&q->psbq);

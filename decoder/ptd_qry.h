@@ -126,6 +126,9 @@ struct ptd_qry {
     uint8_t ip_applied;         /* next's IP already applied to lip */
     uint8_t ntnt;               /* cached TNT bits left */
     uint8_t tip_used;           /* the TIP/FUP ahead was used up by an event */
+    uint8_t enabled;            /* tracing is on as far as the packets say
+                                 * (TIP.PGE, PSB+ FUP, OVF + FUP on; TIP.PGD,
+                                 * sync, OVF off): libipt's enabled, for BDM70 */
     uint64_t tnt;               /* the bits; next one is bit ntnt-1 */
     unsigned errata;            /* PTD_ERRATUM_* | PTD_QRY_ERRATUM_* */
     struct ptd_qry_evq tipq;    /* bound to the next TIP/TIP.PGE/TIP.PGD */
@@ -148,6 +151,11 @@ enum {
     PTD_QRY_ERRATUM_APL11 = 0x400,   /* OVF may be followed by TIP.PGD */
     PTD_QRY_ERRATUM_APL12 = 0x800,   /* OVF may be followed by an unexpected FUP */
     PTD_QRY_ERRATUM_SKD010 = 0x1000, /* the FUP after OVF may be dropped */
+    /* BDM70: a PSB+ sent while tracing is disabled (PacketEn=0) just
+     * before it is enabled may hold a FUP; a TIP.PGE then follows (after
+     * packets that do not depend on PacketEn). That FUP does not enable
+     * tracing. */
+    PTD_QRY_ERRATUM_BDM70 = 0x4000,
 };
 
 void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size);

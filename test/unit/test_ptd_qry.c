@@ -544,6 +544,73 @@ static void test_skd022(void **state)
     assert_string_equal(out, "i1000 i1001 e1 e0 i1004 i1005 e1 ");
 }
 
+/* The errata chosen per CPU are libipt's: every family 6 model against
+ * pt_cpu_errata() (packet, query, flow and timing layers' bits). */
+static void test_errata_lists_match_libipt(void **state)
+{
+    (void)state;
+    for (unsigned m = 0; m < 256; m++) {
+        struct pt_cpu c;
+        struct pt_errata le;
+        memset(&c, 0, sizeof(c));
+        c.vendor = pcv_intel;
+        c.family = 6;
+        c.model = (uint8_t)m;
+        if (pt_cpu_errata(&le, &c) < 0)
+            memset(&le, 0, sizeof(le));
+        unsigned e = ptd_flow_errata_for_cpu(6, m), t = ptd_time_errata_for_cpu(6, m);
+        unsigned want = (le.bdm70 ? PTD_QRY_ERRATUM_BDM70 : 0) | (le.bdm64 ? PTD_FLOW_ERRATUM_BDM64 : 0) |
+                        (le.skd007 ? PTD_ERRATUM_SKD007 : 0) | (le.skd022 ? PTD_FLOW_ERRATUM_SKD022 : 0) |
+                        (le.skd010 ? PTD_QRY_ERRATUM_SKD010 : 0) | (le.skl014 ? PTD_FLOW_ERRATUM_SKL014 : 0) |
+                        (le.apl12 ? PTD_QRY_ERRATUM_APL12 : 0) | (le.apl11 ? PTD_QRY_ERRATUM_APL11 : 0) |
+                        (le.skz84 ? PTD_ERRATUM_SKZ84 : 0);
+        if (e != want || !t != !le.skl168) {
+            print_error("model %#x: errata %#x, libipt's %#x (skl168 %u/%u)\n", m, e, want, t, le.skl168);
+            fail();
+        }
+    }
+}
+
+/* BDM70: a PSB+ written while tracing was off holds a FUP, and TIP.PGE
+ * follows. Without the erratum the FUP enables tracing and the TIP.PGE is
+ * out of context (libipt: "unexpected packet context", as on the real
+ * avscript_32 trace); with a Broadwell or Skylake, as libipt with that
+ * CPU, the FUP is ignored and tracing starts at the TIP.PGE. Both at the
+ * first PSB+ and at one after a TIP.PGD. */
+static void bdm70_trace(struct tw *t)
+{
+    tw_init(t);
+    psb(t, 1, 0x1000);
+    pkt(t, PTD_PKT_PAD, 0, 0, 0);
+    ipp(t, PTD_PKT_TIP_PGE, 0x1002);
+    ipp(t, PTD_PKT_FUP, 0x1004);
+    pkt(t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    psb(t, 1, 0x1008);
+    pkt(t, PTD_PKT_CBR, 0x20, 0, 0);
+    ipp(t, PTD_PKT_TIP_PGE, 0x1001);
+    /* tracing is on at this PSB+: its FUP is where it is (no erratum) */
+    psb(t, 1, 0x1002);
+    ipp(t, PTD_PKT_FUP, 0x1003);
+    pkt(t, PTD_PKT_TIP_PGD, 0, 0, 0);
+}
+
+static void test_bdm70(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 90 90 90 90 90 90 90 90 90");
+    bdm70_trace(&t);
+    run_both(&t, 100);
+    assert_non_null(strstr(out, "x6 "));
+    assert_null(strstr(out, "i1003 "));
+    cpu_family = 6, cpu_model = 0x3d;     /* Broadwell */
+    run_both(&t, 100);
+    assert_string_equal(out, "e0 i1002 i1003 e2 e18 e0 i1001 i1002 e2 ");
+    cpu_family = 6, cpu_model = 0x5e;     /* Skylake */
+    run_both(&t, 100);
+    assert_string_equal(out, "e0 i1002 i1003 e2 e18 e0 i1001 i1002 e2 ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -563,6 +630,8 @@ int main(void)
         cmocka_unit_test_setup(test_overflow_errata, setup),
         cmocka_unit_test_setup(test_skd007, setup),
         cmocka_unit_test_setup(test_skd022, setup),
+        cmocka_unit_test(test_errata_lists_match_libipt),
+        cmocka_unit_test_setup(test_bdm70, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
