@@ -15,12 +15,18 @@ fi
 side=$BOOT_DIR/serial-side.bin
 head -c 5000 /dev/urandom > "$side"
 
-boot_image serial-dump "--shutdown serial-dump serial-trace.pt \\serial-side.bin" "$trace" "$side"
+boot_image serial-dump "--shutdown serial-dump serial-trace.pt \\serial-side.bin ; serial-dump nosuch.pt ; serial-dump --line-bytes 999 x ; serial-dump --line-bytes 57 serial-side.bin" "$trace" "$side"
 boot_run serial-dump
 expect_rc serial-dump 0 "clean shutdown"
+expect serial-dump '^ptboot: command 1/4 serial-dump status=0$' "dump succeeded"
+expect serial-dump '^ptboot: error: serial-dump: nosuch.pt: not found$' "missing file named"
+expect serial-dump '^ptboot: command 2/4 serial-dump status=1$' "missing file: status 1"
+expect serial-dump '^ptboot: error: serial-dump: --line-bytes needs 1\.\.192$' "bad line size refused"
+expect serial-dump '^ptboot: command 3/4 serial-dump status=2$' "bad option: status 2"
 expect serial-dump '^ptboot: serial-dump begin files=2$' "dump started"
+expect serial-dump '^ptboot: serial-dump end files=1 lines=90 bytes=5000 ' "5000 bytes at 57 per line: 88 data lines"
 expect serial-dump "^ptboot: serial-dump end files=2 lines=[0-9]+ bytes=$(( $(stat -c %s "$trace") + 5000 )) wire=[0-9]+\$" "both files dumped"
-expect serial-dump '^ptboot: exit status=0 sbrk_calls=0 ' "no heap allocation"
+expect serial-dump '^ptboot: exit status=[0-9]+ sbrk_calls=0 ' "no heap allocation"
 
 out=$BOOT_DIR/serial-out
 rm -rf "$out" && mkdir -p "$out"
@@ -30,7 +36,8 @@ else
   not_ok "serial-dump: ptboot serial failed"
 fi
 sed 's/^/    | /' "$out/report.txt"
-for pair in "serial-trace.pt:$trace" "serial-side.bin:$side"; do
+expect serial-dump '^ptboot: command 4/4 serial-dump status=0$' "second dump, 57 bytes per line"
+for pair in "serial-trace.pt:$trace" "serial-side.bin:$side" "serial-side.bin.2:$side"; do
   name=${pair%%:*} orig=${pair#*:}
   if cmp -s "$out/$name" "$orig"; then
     ok "serial-dump: $name recovered byte-identical ($(stat -c %s "$orig") bytes)"
@@ -50,11 +57,11 @@ fi
 # The same log with the trace's data line 10 dropped and a character of
 # line 11 changed: exactly those two are reported, by number and offset.
 log=$BOOT_DIR/serial-dump.log
-l10=$(grep -an '@PTF1 D 1 10 ' "$log" | cut -d: -f1)
-l11=$(grep -an '@PTF1 D 1 11 ' "$log" | cut -d: -f1)
-o10=$(grep -a '@PTF1 D 1 10 ' "$log" | awk '{ print $5 }')
-o11=$(grep -a '@PTF1 D 1 11 ' "$log" | awk '{ print $5 }')
-o12=$(grep -a '@PTF1 D 1 12 ' "$log" | awk '{ print $5 }')
+l10=$(grep -an -m1 '@PTF1 D 1 10 ' "$log" | cut -d: -f1)
+l11=$(grep -an -m1 '@PTF1 D 1 11 ' "$log" | cut -d: -f1)
+o10=$(grep -a -m1 '@PTF1 D 1 10 ' "$log" | awk '{ print $5 }')
+o11=$(grep -a -m1 '@PTF1 D 1 11 ' "$log" | awk '{ print $5 }')
+o12=$(grep -a -m1 '@PTF1 D 1 12 ' "$log" | awk '{ print $5 }')
 awk -v d="$l10" -v c="$l11" 'NR == d { next } NR == c { sub(/ [A-Za-z0-9]/, " ~") } { print }' "$log" > "$BOOT_DIR/serial-dump-damaged.log"
 rm -rf "$out" && mkdir -p "$out"
 build/ptboot serial --out "$out" "$BOOT_DIR/serial-dump-damaged.log" > "$out/report.txt"
