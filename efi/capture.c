@@ -10,6 +10,7 @@
 #include "efi/capture.h"
 #include "efi/console.h"
 #include "efi/msr_safe.h"
+#include "efi/capture_files.h"
 #include "efi/serial_dump.h"
 
 #define PAGE_BYTES 4096ull
@@ -62,14 +63,9 @@ static void emit_note(const char *what, const char *text)
 
 int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_words)
 {
-    struct capture_image ranges[EFI_CAPTURE_MAX_IMAGES];
-    for (unsigned i = 0; i < c->nimages; i++) {
-        ranges[i].base = c->images[i].base;
-        ranges[i].size = c->images[i].size;
-    }
     struct capture_request req = {
         .mode = CAPTURE_TRACE, .unit = c->unit,
-        .images = ranges, .n_images = c->nimages,
+        .images = c->targets, .n_images = c->ntargets,
         .words = words, .n_words = n_words, .cpus = 1,
     };
     int st = capture_plan_make(&c->plan, &c->caps, &req);
@@ -111,6 +107,8 @@ int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_w
     /* zeroed: on hardware a non-zero byte past the write position is how a
      * wrap shows (rtit_seq.h) */
     memset(c->buffer, 0, c->buffer_bytes);
+    efi_sideband_read_cpu(&c->sb, &c->caps, &c->plan.cfg, c->buffer_bytes);
+    c->sb.unit = c->unit == CAPTURE_UNIT_HW ? SIDEBAND_UNIT_HW : SIDEBAND_UNIT_SOFT;
     if (c->unit == CAPTURE_UNIT_HW && c->plan.cfg.output == RTIT_OUTPUT_TOPA) {
         struct rtit_topa_layout l;
         size_t tables = (size_t)(c->plan.need.table_bytes / PAGE_BYTES);
@@ -122,32 +120,34 @@ int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_w
     return 0;
 }
 
-int efi_capture_add_image(struct efi_capture *c, uint64_t base, uint64_t size, uint64_t entry,
-                          const char *name, bool snapshot)
+int efi_capture_watch(struct efi_capture *c, size_t snapshot_bytes)
 {
-    if (c->nimages == EFI_CAPTURE_MAX_IMAGES || !size)
+    sideband_init(&c->sb);
+    c->sb.unit = c->unit == CAPTURE_UNIT_HW ? SIDEBAND_UNIT_HW : SIDEBAND_UNIT_SOFT;
+    if (efi_image_watch_start(&c->watch, &c->sb, snapshot_bytes, EFI_IMAGE_WATCH_SNAPSHOT_NEW,
+                              EfiLoaderData) < 0) {
+        efi_con_printf("ptboot: error: trace: cannot record image loads (no event or no %llu bytes "
+                       "for snapshots)\n", (unsigned long long)snapshot_bytes);
         return -1;
-    struct efi_capture_image *im = &c->images[c->nimages];
-    memset(im, 0, sizeof *im);
-    im->base = base;
-    im->size = size;
-    im->entry = entry;
-    snprintf(im->name, sizeof im->name, "%s", name ? name : "?");
-    if (snapshot) {
-        uint64_t lo = base & ~(PAGE_BYTES - 1);
-        uint64_t hi = (base + size + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1);
-        im->snapshot_pages = pages_for(hi - lo);
-        if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, im->snapshot_pages, &im->snapshot))) {
-            im->snapshot_pages = 0;
-            return -1;
-        }
-        im->snap_base = lo;
-        /* Whole pages: the image's first and last pages are the loader's
-         * (images are section-aligned, UEFI 2.10 2.1.1), so the bytes
-         * around the image on them are readable too. */
-        memcpy((void *)(UINTN)im->snapshot, (const void *)(UINTN)lo, (size_t)(hi - lo));
     }
-    return (int)c->nimages++;
+    c->watching = true;
+    return 0;
+}
+
+int efi_capture_add_target(struct efi_capture *c, uint64_t base, uint64_t size)
+{
+    if (c->ntargets == EFI_CAPTURE_MAX_TARGETS || !size) {
+        efi_con_puts("ptboot: error: trace: too many targets\n");
+        return -1;
+    }
+    c->targets[c->ntargets].base = base;
+    c->targets[c->ntargets++].size = size;
+    if (!c->watching || efi_image_watch_snapshot(&c->watch, base, size, SIDEBAND_IMG_TARGET) < 0) {
+        efi_con_printf("ptboot: error: trace: no room to snapshot the target's %llu bytes\n",
+                       (unsigned long long)size);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- soft unit glue -------------------------------------------------------- */
@@ -281,106 +281,76 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     }
     c->trace = c->buffer;
     c->trace_bytes = c->lin.bytes;
+    c->sb.trace.bytes = c->trace_bytes;
+    c->sb.trace.wrapped = c->wrapped;
+    c->sb.trace.stopped = c->stopped;
     ret = 0;
 out:
     if (ev)
         BS->CloseEvent(ev);
     ebs_capture = NULL;
+    /* images gone now (the target, after it returned) are flagged */
+    if (c->watching)
+        efi_image_watch_stop(&c->watch);
     return ret;
 }
 
 int efi_capture_code(struct efi_capture *c)
 {
-    size_t n = 0;
-    for (unsigned i = 0; i < c->nimages; i++)
-        n += c->images[i].snapshot_pages;
+    const struct efi_image_watch *w = &c->watch;
+    size_t n = c->watching ? w->snap_used : 0;
     c->page_table_pages = pages_for(n * sizeof(struct code_page) + 1);
     if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, c->page_table_pages, &c->page_table))) {
         c->page_table_pages = 0;
         return -1;
     }
     code_image_init(&c->code, (struct code_page *)(UINTN)c->page_table, n);
-    struct code_page *p = c->code.pages;
-    for (unsigned i = 0; i < c->nimages; i++) {
-        const struct efi_capture_image *im = &c->images[i];
-        for (UINTN k = 0; k < im->snapshot_pages; k++) {
-            p->addr = im->snap_base + k * PAGE_BYTES;
-            p->data = (const uint8_t *)(UINTN)(im->snapshot + k * PAGE_BYTES);
-            p++;
-        }
-    }
-    c->code.count = n;
+    if (n && code_image_add_dump(&c->code, w->snap, n * CODE_PAGE_BYTES, (const uint8_t *)w->snap_addr,
+                                 n * sizeof(uint64_t)))
+        return -1;
     return code_image_finish(&c->code) ? -1 : 0;
 }
 
-void efi_capture_sideband(const struct efi_capture *c, struct sideband *sb)
+const struct sideband_image *efi_capture_module(const struct efi_capture *c, uint64_t ip)
 {
-    struct rtit_decode_params p;
-    sideband_init(sb);
-    sb->unit = c->unit == CAPTURE_UNIT_HW ? SIDEBAND_UNIT_HW : SIDEBAND_UNIT_SOFT;
-    rtit_decode_params_fill(&p, &c->caps, &c->plan.cfg, c->msr_safe && c->caps.pt ? &msr_ops : NULL);
-    sideband_set_cpu(sb, &c->caps, &p);
-    sideband_set_config(sb, &c->plan.cfg, c->buffer_bytes);
-    sb->trace.bytes = c->trace_bytes;
-    sb->trace.wrapped = c->wrapped;
-    sb->trace.stopped = c->stopped;
-    for (unsigned i = 0; i < c->nimages; i++) {
-        const struct efi_capture_image *im = &c->images[i];
-        sideband_add_image(sb, im->base, im->size, im->entry, im->name,
-                           SIDEBAND_IMG_BEFORE | SIDEBAND_IMG_UNLOADED | SIDEBAND_IMG_TARGET |
-                           (im->snapshot_pages ? SIDEBAND_IMG_SNAPSHOT : 0));
-    }
+    return sideband_find_image(&c->sb, ip);
 }
 
-int efi_capture_page_dump(struct efi_capture *c, const uint8_t **dump, size_t *dump_len,
-                          const uint8_t **addr, size_t *addr_len)
+int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
 {
-    uint64_t pages = 0;
-    for (unsigned i = 0; i < c->nimages; i++)
-        pages += c->images[i].snapshot_pages;
-    if (!c->page_dump_pages) {
-        c->page_dump_pages = pages_for(pages * PAGE_BYTES + pages * 8);
-        if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, c->page_dump_pages, &c->page_dump))) {
-            c->page_dump_pages = 0;
-            return -1;
-        }
-        uint8_t *d = (uint8_t *)(UINTN)c->page_dump, *a = d + pages * PAGE_BYTES;
-        for (unsigned i = 0; i < c->nimages; i++) {
-            const struct efi_capture_image *im = &c->images[i];
-            memcpy(d, (const void *)(UINTN)im->snapshot, im->snapshot_pages * PAGE_BYTES);
-            d += im->snapshot_pages * PAGE_BYTES;
-            for (UINTN k = 0; k < im->snapshot_pages; k++) {
-                uint64_t v = im->snap_base + k * PAGE_BYTES;
-                for (int b = 0; b < 8; b++)
-                    *a++ = (uint8_t)(v >> (8 * b));
-            }
-        }
+    char dir[CAPTURE_FILES_DIR_MAX] = "";
+    const char *failed = NULL;
+    size_t pages = c->watching ? c->watch.snap_used : 0;
+    struct capture_files_in in = {
+        .sb = &c->sb, .trace = c->trace, .trace_len = (size_t)c->trace_bytes,
+        .code_dump = pages ? c->watch.snap : NULL, .code_dump_len = pages * CODE_PAGE_BYTES,
+        .code_addr = pages ? (const uint8_t *)c->watch.snap_addr : NULL,
+        .code_addr_len = pages * sizeof(uint64_t),
+    };
+    enum efi_volume_result r = efi_capture_files_write(image, &in, dir, &failed);
+    if (r != EFI_VOLUME_OK) {
+        efi_con_printf("ptboot: error: trace: writing %s%s%s: %s\n", dir, dir[0] ? "\\" : "",
+                       failed ? failed : "", efi_volume_result_name(r));
+        return -1;
     }
-    *dump = (const uint8_t *)(UINTN)c->page_dump;
-    *dump_len = (size_t)(pages * PAGE_BYTES);
-    *addr = *dump + pages * PAGE_BYTES;
-    *addr_len = (size_t)(pages * 8);
+    efi_con_printf("ptboot: trace: files %s (trace.pt sideband.txt code.dump code.addr)\n", dir);
     return 0;
 }
 
 int efi_capture_serial_dump(struct efi_capture *c)
 {
-    static struct sideband sb;
-    static char text[SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX / 8];
-    const uint8_t *dump = NULL, *addr = NULL;
-    size_t dump_len = 0, addr_len = 0;
-    if (efi_capture_page_dump(c, &dump, &dump_len, &addr, &addr_len)) {
-        efi_con_puts("ptboot: error: trace: no memory for the code dump\n");
+    static char text[SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX];
+    size_t tlen = sideband_write(&c->sb, text, sizeof text);
+    if (tlen >= sizeof text) {
+        efi_con_puts("ptboot: error: trace: the sideband text does not fit its buffer\n");
         return -1;
     }
-    efi_capture_sideband(c, &sb);
-    size_t tlen = sideband_write(&sb, text, sizeof text);
-    if (tlen >= sizeof text)
-        tlen = strlen(text);
+    size_t pages = c->watching ? c->watch.snap_used : 0;
     struct efi_dump_file files[] = {
         { "trace.pt", c->trace, (size_t)c->trace_bytes, PTD_FRAME_KIND_PT },
-        { "code.dump", dump, dump_len, PTD_FRAME_KIND_RAW },
-        { "code.addr", addr, addr_len, PTD_FRAME_KIND_RAW },
+        { "code.dump", c->watching ? c->watch.snap : NULL, pages * CODE_PAGE_BYTES, PTD_FRAME_KIND_RAW },
+        { "code.addr", c->watching ? (const void *)c->watch.snap_addr : NULL, pages * sizeof(uint64_t),
+          PTD_FRAME_KIND_RAW },
         { "sideband.txt", text, tlen, PTD_FRAME_KIND_RAW },
     };
     struct efi_dump_stats st;
@@ -392,21 +362,18 @@ void efi_capture_final_line(const struct efi_capture *c, uint64_t insns, uint64_
 {
     efi_con_printf("ptboot: trace unit=%s cpu=0 bytes=%llu wrapped=%d stopped=%d insns=%llu errors=%llu images=%u\n",
                    capture_unit_name(c->unit), (unsigned long long)c->trace_bytes, c->wrapped ? 1 : 0,
-                   c->stopped ? 1 : 0, (unsigned long long)insns, (unsigned long long)errors, c->nimages);
+                   c->stopped ? 1 : 0, (unsigned long long)insns, (unsigned long long)errors, (unsigned)c->sb.nimages);
 }
 
 void efi_capture_free(struct efi_capture *c)
 {
-    for (unsigned i = 0; i < c->nimages; i++)
-        if (c->images[i].snapshot_pages)
-            BS->FreePages(c->images[i].snapshot, c->images[i].snapshot_pages);
+    if (c->watching)
+        efi_image_watch_free(&c->watch);
+    c->watching = false;
     if (c->page_table_pages)
         BS->FreePages(c->page_table, c->page_table_pages);
-    if (c->page_dump_pages)
-        BS->FreePages(c->page_dump, c->page_dump_pages);
-    c->page_dump_pages = 0;
     if (c->block_pages)
         BS->FreePages(c->block, c->block_pages);
-    c->nimages = 0;
+    c->ntargets = 0;
     c->page_table_pages = c->block_pages = 0;
 }

@@ -1,18 +1,20 @@
 /* One capture session on the target: which trace unit (Intel PT or the
  * software unit), its checked configuration (arch/x86/capture_plan.h), the
  * output buffer, start/stop around one call, the status, the trace
- * linearised (oldest byte first, from the first PSB), the images recorded
- * while tracing and snapshots of their code, so decoding never reads an
- * image the firmware has freed since (an application's pages go when it
- * exits).
+ * linearised (oldest byte first, from the first PSB), the images loaded
+ * before and while tracing (efi/image_watch.h: the sideband's image table)
+ * and snapshots of their code, so decoding never reads an image the
+ * firmware has freed since (an application's pages go when it exits).
  *
  *   efi_capture_init      the unit (auto: hw when CPUID says Intel PT and
  *                         the MSR path is #GP-safe, else soft; with why)
- *   efi_capture_plan      option words + the image range(s) -> plan, buffer
- *   efi_capture_add_image record an image (and snapshot its code)
+ *   efi_capture_watch     start recording images (before LoadImage)
+ *   efi_capture_add_target  the image to trace: a filter range, snapshot
+ *   efi_capture_plan      option words + the target range(s) -> plan, buffer
  *   efi_capture_run       trace one call (StartImage): hw start/stop around
  *                         it, or single-step it through the soft unit
  *   efi_capture_code      the code image the decoder reads (snapshots)
+ *   efi_capture_write_files / efi_capture_serial_dump
  *   efi_capture_final_line / efi_capture_free
  *
  * Used by `trace` (efi/cmd_trace.c) and the resident tracer. Messages go to
@@ -30,20 +32,15 @@
 #include "arch/x86/rtit_seq.h"
 #include "arch/x86/soft_unit.h"
 #include "efi/code_image.h"
+#include "efi/image_watch.h"
 #include "efi/sideband.h"
 #include "efi/soft_step.h"
 
-#define EFI_CAPTURE_MAX_IMAGES 32
-#define EFI_CAPTURE_NAME_MAX 64
+#define EFI_CAPTURE_MAX_TARGETS 4   /* FilterEn ranges: RTIT_MAX_RANGES */
 #define EFI_CAPTURE_WHY_MAX 128
-
-struct efi_capture_image {
-    uint64_t base, size, entry;
-    char name[EFI_CAPTURE_NAME_MAX];
-    EFI_PHYSICAL_ADDRESS snapshot; /* copy of the image's pages, or 0 */
-    UINTN snapshot_pages;
-    uint64_t snap_base;            /* page-aligned address the copy starts at */
-};
+/* Snapshot memory reserved up front for the target and the images loaded
+ * while tracing (efi/image_watch.h says why up front). */
+#define EFI_CAPTURE_SNAPSHOT_DEFAULT (8u << 20)
 
 struct efi_capture {
     /* the unit and its plan */
@@ -74,26 +71,31 @@ struct efi_capture {
     struct rtit_linear lin;
     const uint8_t *trace;           /* linear stream: trace[0..trace_bytes) */
     uint64_t trace_bytes;
-    /* images and their code */
-    struct efi_capture_image images[EFI_CAPTURE_MAX_IMAGES];
-    unsigned nimages;
+    /* images: the sideband's table, filled by the watcher */
+    struct sideband sb;
+    struct efi_image_watch watch;
+    bool watching;
+    struct capture_image targets[EFI_CAPTURE_MAX_TARGETS];
+    unsigned ntargets;
+    /* the decoder's view of the snapshot */
     EFI_PHYSICAL_ADDRESS page_table;
     UINTN page_table_pages;
     struct code_image code;
-    EFI_PHYSICAL_ADDRESS page_dump;  /* efi_capture_page_dump's copy */
-    UINTN page_dump_pages;
 };
 
 /* want: "auto", "hw" or "soft". msr_state: efi_msr_init()'s word. Returns
  * 0, or -1 (hw asked for and impossible: said why). */
 int efi_capture_init(struct efi_capture *c, const char *want, const char *msr_state);
-/* Plans the capture for the images recorded so far (the FilterEn ranges)
- * with the option words, allocates and zeroes the buffer. */
+/* Records the images loaded now and watches for new ones (snapshotting
+ * them into snapshot_bytes reserved now). Before LoadImage of the target. */
+int efi_capture_watch(struct efi_capture *c, size_t snapshot_bytes);
+/* The image to trace: its range becomes a FilterEn range (unless option
+ * words say otherwise) and its pages are snapshotted now. Returns 0 or -1
+ * (too many targets, no room in the snapshot: said). */
+int efi_capture_add_target(struct efi_capture *c, uint64_t base, uint64_t size);
+/* Plans the capture for the targets with the option words, allocates and
+ * zeroes the buffer. */
 int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_words);
-/* Records an image; with snapshot, copies its bytes now. Returns its index
- * or -1 (table full, no memory). */
-int efi_capture_add_image(struct efi_capture *c, uint64_t base, uint64_t size, uint64_t entry,
-                          const char *name, bool snapshot);
 /* Traces call(arg). self_lo/self_hi: ptboot's own image (never traced by
  * the soft unit); entry_ip: the target's entry point (the soft unit steps
  * from there to its return), or 0 to step the whole call. */
@@ -102,16 +104,13 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
                     uint64_t entry_ip);
 /* The snapshots as a code image for decoder/'s read callback. */
 int efi_capture_code(struct efi_capture *c);
-/* The sideband (decoder facts, configuration, trace facts, images:
- * efi/sideband.h) of the finished capture. */
-void efi_capture_sideband(const struct efi_capture *c, struct sideband *sb);
-/* The snapshots as one page dump (4 KiB pages + one LE u64 address per
- * page: the PREFIX.dump/PREFIX.addr pair `ptboot flow --pages` reads).
- * Pool memory, released by efi_capture_free. Returns 0 or -1. */
-int efi_capture_page_dump(struct efi_capture *c, const uint8_t **dump, size_t *dump_len,
-                          const uint8_t **addr, size_t *addr_len);
-/* Sends trace.pt, code.dump, code.addr and sideband.txt over serial
- * (efi/serial_dump.h; `ptboot serial LOG` recovers them). */
+/* The module containing ip (the sideband's image table), or NULL. */
+const struct sideband_image *efi_capture_module(const struct efi_capture *c, uint64_t ip);
+/* Writes trace.pt, sideband.txt, code.dump, code.addr into a new
+ * \ptboot\capNNN on the boot volume (efi/capture_files.h). */
+int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image);
+/* Sends the same four files over serial (efi/serial_dump.h; `ptboot
+ * serial LOG` recovers them). */
 int efi_capture_serial_dump(struct efi_capture *c);
 /* The machine-readable last line of every capture. */
 void efi_capture_final_line(const struct efi_capture *c, uint64_t insns, uint64_t errors);

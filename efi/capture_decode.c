@@ -34,14 +34,11 @@ static struct {
 
 static void name_of(const struct efi_capture *c, uint64_t ip, char *out, size_t cap)
 {
-    for (unsigned i = 0; i < c->nimages; i++) {
-        const struct efi_capture_image *im = &c->images[i];
-        if (ip >= im->base && ip - im->base < im->size) {
-            snprintf(out, cap, "%s+0x%llx", im->name, (unsigned long long)(ip - im->base));
-            return;
-        }
-    }
-    snprintf(out, cap, "0x%llx", (unsigned long long)ip);
+    const struct sideband_image *im = efi_capture_module(c, ip);
+    if (im)
+        snprintf(out, cap, "%s+0x%llx", im->name, (unsigned long long)(ip - im->base));
+    else
+        snprintf(out, cap, "0x%llx", (unsigned long long)ip);
 }
 
 static void count_call(uint64_t target)
@@ -64,7 +61,7 @@ static void report_error(const struct efi_capture *c, struct efi_capture_totals 
 {
     t->errors++;
     if (t->errors <= ERRORS_SHOWN) {
-        char where[EFI_CAPTURE_NAME_MAX + 24];
+        char where[SIDEBAND_NAME_MAX + 24];
         name_of(c, d.flow.ip, where, sizeof where);
         efi_con_printf("error offset=0x%llx ip=%s %s\n", (unsigned long long)ptd_flow_offset(&d.flow),
                        where, ptd_errstr(-st));
@@ -153,7 +150,7 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
         pending_call = pending_branch = false;
     }
 
-    char a[EFI_CAPTURE_NAME_MAX + 24], b[EFI_CAPTURE_NAME_MAX + 24];
+    char a[SIDEBAND_NAME_MAX + 24], b[SIDEBAND_NAME_MAX + 24];
     for (unsigned i = 0; i < d.ntargets; i++) {
         name_of(c, d.targets[i].ip, a, sizeof a);
         efi_con_printf("call %s count=%llu\n", a, (unsigned long long)d.targets[i].count);
@@ -186,7 +183,7 @@ static void sum_line(void *ctx, const char *line, size_t len)
 int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture_totals *t)
 {
     static struct ptd_sum sum;
-    static struct ptd_sum_module mods[EFI_CAPTURE_MAX_IMAGES];
+    static struct ptd_sum_module mods[SIDEBAND_MAX_IMAGES];
     /* time from the trace's TSC packets (MTC/CYC need the CPU's ratios,
      * which the sideband carries for the host), as the host's summary */
     static struct ptd_time_config tcfg;
@@ -196,10 +193,10 @@ int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture
         efi_con_puts("ptboot: trace: no memory for the summary tables; no summary\n");
         return -1;
     }
-    for (unsigned i = 0; i < c->nimages; i++) {
-        mods[i].base = c->images[i].base;
-        mods[i].size = c->images[i].size;
-        mods[i].name = c->images[i].name;
+    for (uint32_t i = 0; i < c->sb.nimages; i++) {
+        mods[i].base = c->sb.images[i].base;
+        mods[i].size = c->sb.images[i].size;
+        mods[i].name = c->sb.images[i].name;
     }
     struct ptd_flow_config fc;
     memset(&fc, 0, sizeof fc);
@@ -214,7 +211,7 @@ int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture
     struct ptd_sum_config sc;
     memset(&sc, 0, sizeof sc);
     sc.modules = mods;
-    sc.nmodules = c->nimages;
+    sc.nmodules = c->sb.nimages;
     sc.arena = (void *)(UINTN)arena;
     sc.arena_size = PTD_SUM_ARENA_SUGGESTED;
     sc.line = sum_line;

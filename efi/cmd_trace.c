@@ -16,6 +16,8 @@
  *   --no-summary  no decode summaries (decoder/ptd_sum.h), only the counts
  *   --serial-dump send trace.pt, code.dump/.addr and sideband.txt over
  *                 serial (framed; `ptboot serial LOG` recovers them)
+ *   --no-files    do not write them to \ptboot\capNNN on the boot volume
+ *   --snapshot SIZE  memory reserved for code snapshots (default 8M)
  *   WORD          capture option words (arch/x86/capture_plan.h and
  *                 rtit_options.h): buffer=SIZE mode=ring|stop
  *                 filter=N:START:END trace-stop=N:START:END no-filter ...
@@ -50,7 +52,8 @@
 
 struct trace_args {
     const char *path;
-    bool boot_next, no_decode, no_summary, serial_dump;
+    bool boot_next, no_decode, no_summary, serial_dump, no_files;
+    uint64_t snapshot;
     const char *unit;
     unsigned last;
     uint64_t max_steps;
@@ -63,7 +66,8 @@ static void trace_usage(void)
 {
     efi_con_puts("usage: ptboot.efi trace [--unit auto|hw|soft] [--last N] [--step-all]\n"
                  "                        [--max-steps N] [--no-decode] [--no-summary]\n"
-                 "                        [--serial-dump] [WORD...]\n"
+                 "                        [--serial-dump] [--no-files] [--snapshot SIZE]\n"
+                 "                        [WORD...]\n"
                  "                        (PATH | fsN:PATH | --boot-next)\n"
                  "  WORD: buffer=SIZE mode=ring|stop filter=N:START:END trace-stop=N:START:END\n"
                  "        no-filter no-tsc psb=N ... (see docs/trace.md)\n");
@@ -81,6 +85,7 @@ static int parse(struct trace_args *a, int argc, char **argv)
     memset(a, 0, sizeof *a);
     a->unit = "auto";
     a->last = EFI_CAPTURE_LAST_DEFAULT;
+    a->snapshot = EFI_CAPTURE_SNAPSHOT_DEFAULT;
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -93,6 +98,13 @@ static int parse(struct trace_args *a, int argc, char **argv)
             a->no_summary = true;
         } else if (!strcmp(o, "--serial-dump")) {
             a->serial_dump = true;
+        } else if (!strcmp(o, "--no-files")) {
+            a->no_files = true;
+        } else if (!strcmp(o, "--snapshot")) {
+            if (!v || rtit_parse_u64(v, &a->snapshot, true) || a->snapshot < 4096 ||
+                a->snapshot > (1ull << 30))
+                return usage_error("--snapshot wants 4K..1G, not", v ? v : "nothing");
+            i++;
         } else if (!strcmp(o, "--step-all")) {
             a->step_all = true;
         } else if (!strcmp(o, "--unit")) {
@@ -308,7 +320,7 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     cap.step_all = a.step_all;
     cap.max_steps = a.max_steps;
 
-    char target[PATH_CHARS], name[EFI_CAPTURE_NAME_MAX];
+    char target[PATH_CHARS], name[SIDEBAND_NAME_MAX];
     EFI_DEVICE_PATH *dp;
     if (a.boot_next) {
         unsigned number = 0;
@@ -325,6 +337,11 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
         snprintf(target, sizeof target, "%s", a.path);
         module_name(a.path, name, sizeof name);
     }
+    /* images loaded from now on are recorded (the target first) */
+    if (efi_capture_watch(&cap, (size_t)a.snapshot)) {
+        FreePool(dp);
+        return EFI_APP_FAILED;
+    }
     EFI_HANDLE h = NULL;
     EFI_STATUS s = BS->LoadImage(FALSE, app->image, dp, NULL, 0, &h);
     FreePool(dp);
@@ -332,6 +349,7 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
         efi_con_printf("ptboot: error: trace: LoadImage %s: status 0x%llx%s\n", target,
                        (unsigned long long)s,
                        s == EFI_NOT_FOUND ? " (not found; a short-form boot path needs the boot manager)" : "");
+        efi_capture_free(&cap);
         return EFI_APP_FAILED;
     }
     EFI_LOADED_IMAGE *li = NULL, *self = NULL;
@@ -340,18 +358,20 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     if (!li || !self) {
         efi_con_puts("ptboot: error: trace: no EFI_LOADED_IMAGE_PROTOCOL on the images\n");
         BS->UnloadImage(h);
+        efi_capture_free(&cap);
         return EFI_APP_FAILED;
     }
     uint64_t base = (uint64_t)(UINTN)li->ImageBase, size = li->ImageSize;
     uint64_t entry = entry_point(li->ImageBase, size);
     status = EFI_APP_FAILED;
-    if (efi_capture_add_image(&cap, base, size, entry, name, true) < 0) {
-        efi_con_puts("ptboot: error: trace: no memory for the code snapshot\n");
+    if (efi_capture_add_target(&cap, base, size) < 0) {
         BS->UnloadImage(h);
         goto out;
     }
+    const struct sideband_image *row = efi_capture_module(&cap, base);
     efi_con_printf("ptboot: trace: target %s loaded at 0x%llx size 0x%llx entry 0x%llx as %s\n", target,
-                   (unsigned long long)base, (unsigned long long)size, (unsigned long long)entry, name);
+                   (unsigned long long)base, (unsigned long long)size, (unsigned long long)entry,
+                   row ? row->name : name);
     if (efi_capture_plan(&cap, a.words, a.nwords)) {
         BS->UnloadImage(h);
         goto out;
@@ -385,7 +405,9 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
                                (unsigned long long)st.insns, (unsigned long long)st.errors);
         }
     }
-    if (a.serial_dump && cap.trace_bytes)
+    if (!a.no_files)
+        efi_capture_write_files(&cap, app->image);
+    if (a.serial_dump)
         efi_capture_serial_dump(&cap);
     efi_capture_final_line(&cap, t.insns, t.errors);
     status = EFI_APP_OK;

@@ -162,6 +162,9 @@ static VOID EFIAPI db_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
         ss.st->breakpoints++;
         action = report(x);
     } else if (dr6 & X86_DR6_BS) {
+        /* A trap: the next instruction has no breakpoint of ours (DR1's
+         * is handled right here), so RF must not suppress the next one. */
+        x->Rflags &= ~X86_RFLAGS_RF;
         if (ss.ret_armed && x->Rip == ss.st->return_ip) {
             report(x);
             finish(x);
@@ -175,7 +178,12 @@ static VOID EFIAPI db_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
     switch (action) {
     case SOFT_UNIT_SKIP_CALL: {
         uint64_t resume = ss.cfg->resume ? ss.cfg->resume(ss.cfg->ctx) : 0;
+        /* Free run: no TF, and no RF left over from an earlier breakpoint
+         * hit, which would let the first instruction pass DR0 unchecked
+         * should it be the resume IP itself (a call to the next insn). */
         x->Rflags &= ~X86_RFLAGS_TF;
+        if (!(dr6 & (X86_DR6_B0 | X86_DR6_B1)))
+            x->Rflags &= ~X86_RFLAGS_RF;
         if (resume) {
             ss.st->skips++;
             ss.armed = true;

@@ -58,11 +58,12 @@ fi
 
 # The one call into the firmware (CalculateCrc32) ran free: one SKIP_CALL,
 # one DR0 breakpoint back at the return address.
-expect $name '^ptboot: trace: soft unit .* skips=1 .* breakpoints=1$' "the call into the firmware ran free, DR0 brought stepping back"
-final='^ptboot: trace unit=soft cpu=0 bytes=([0-9]+) wrapped=0 stopped=0 insns=([0-9]+) errors=0 images=1$'
+expect $name '^ptboot: trace: soft unit .* skips=1 .* breakpoints=1 free_runs=1 unexpected=0 self=[0-9]+$' "the call into the firmware ran free, DR0 brought stepping back"
+final='^ptboot: trace unit=soft cpu=0 bytes=([0-9]+) wrapped=0 stopped=0 insns=([0-9]+) errors=0 images=([0-9]+)$'
 expect $name "$final" "final trace line"
 line=$(grep -Ea "$final" "$log" | tail -1)
 bytes=$(sed -E "s/$final/\1/" <<< "$line") insns=$(sed -E "s/$final/\2/" <<< "$line")
+images=$(sed -E "s/$final/\3/" <<< "$line")
 unit_insns=$(sed -n 's/^ptboot: trace: soft unit steps=[0-9]* insns=\([0-9]*\) .*/\1/p' "$log" | tail -1)
 dec=$(sed -n 's/^ptboot: trace decode end insns=\([0-9]*\) errors=0 .*/\1/p' "$log")
 if [ -n "$insns" ] && [ "$insns" -gt 1000 ] && [ "$insns" = "$unit_insns" ] && [ "$insns" = "$dec" ]; then
@@ -85,8 +86,31 @@ if [ "$(stat -c %s "$dir/trace.pt" 2>/dev/null)" = "$bytes" ]; then
 else
   not_ok "$name: trace.pt size differs from bytes=$bytes"
 fi
-img=$(sed -n 's/^image base=0x\([0-9a-f]*\) size=0x\([0-9a-f]*\) .* name=\(.*\)$/\1:\2:\3/p' "$dir/sideband.txt")
-build/ptboot summary --pt "$dir/trace.pt" --pages "$dir/code" --mode 64 --module "$img" --last 16 \
+nimg=$(grep -c '^image ' "$dir/sideband.txt")
+if [ -n "$images" ] && [ "$nimg" = "$images" ] &&
+   grep -q '^image .*flags=while,unloaded,snapshot,target name=ptbtest$' "$dir/sideband.txt"; then
+  ok "$name: sideband lists the $images images of the final line, the target loaded while watching, snapshotted, unloaded"
+else
+  not_ok "$name: sideband images ($nimg) and the final line ($images) disagree, or the target's row is wrong"
+  grep 'name=ptbtest' "$dir/sideband.txt" | sed 's/^/    | /'
+fi
+# the files on the stick are the ones the serial dump carried
+capdir=$(sed -n 's/^ptboot: trace: files \\ptboot\\\(cap[0-9]*\) .*/\1/p' "$log")
+mkdir -p "$dir/stick"
+same=0
+for f in trace.pt sideband.txt code.dump code.addr; do
+  mcopy -n -i "$BOOT_DIR/$name.img" "::/ptboot/$capdir/$f" "$dir/stick/$f" 2>/dev/null &&
+    cmp -s "$dir/stick/$f" "$dir/$f" && same=$((same + 1))
+done
+if [ -n "$capdir" ] && [ "$same" = 4 ]; then
+  ok "$name: \\ptboot\\$capdir on the stick holds the same 4 files, byte for byte"
+else
+  not_ok "$name: files on the stick ($capdir) differ from the serial dump ($same of 4 equal)"
+fi
+mods=()
+while read -r b s n; do mods+=(--module "$b:$s:$n"); done < <(
+  sed -n 's/^image base=0x\([0-9a-f]*\) size=0x\([0-9a-f]*\) .* name=\(.*\)$/\1 \2 \3/p' "$dir/sideband.txt")
+build/ptboot summary --pt "$dir/trace.pt" --pages "$dir/code" --mode 64 "${mods[@]}" --last 16 \
   > "$BOOT_DIR/$name.expected" 2>&1
 sed -n '/^ptboot: trace summary begin$/,/^ptboot: trace summary end /p' "$log" | sed '1d;$d' > "$BOOT_DIR/$name.got"
 lines=$(wc -l < "$BOOT_DIR/$name.expected")
