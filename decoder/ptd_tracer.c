@@ -255,9 +255,10 @@ static int branch(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint64
     }
     if (!ptd_tracer_in_filter(t, next)) {
         /* 36.2.5.5: leaving the ranges, TIP.PGD replaces the branch's TNT
-         * bit or TIP; far transfers tell the new mode first */
-        if (in->iclass == PTD_ICLASS_FAR_TRANSFER)
-            mode_exec(t, next_mode, false);
+         * bit or TIP. A far transfer's new mode is not told here: MODE.Exec
+         * goes with a TIP or TIP.PGE (36.4.2.8), so the next TIP.PGE tells
+         * it (libipt takes MODE.Exec + TIP.PGD, ptboot's query layer does
+         * not) */
         ip_packet(t, PTD_PKT_TIP_PGD, next);
         disable(t);
         return PTD_TRACER_LEFT;

@@ -31,8 +31,10 @@
  *   - RET compression with the CPU's 64-entry stack (off with dis_retc);
  *     the stack is emptied at PSB, TIP.PGE/TIP.PGD and after a RET that
  *     could not be compressed (decoders never see a stale entry).
- *   - MODE.Exec before the IP packet that follows a change of 16/32/64-bit
- *     mode (far transfers, events, TIP.PGE) and in every PSB+.
+ *   - MODE.Exec before the TIP or TIP.PGE that follows a change of
+ *     16/32/64-bit mode (far transfers, events, re-entering the ranges) and
+ *     in every PSB+; not before a TIP.PGD (36.4.2.8 binds it to TIP and
+ *     TIP.PGE; ptboot's query layer rejects MODE.Exec + TIP.PGD).
  *   - TSC (tsc_en): in PSB+ and before every TIP.PGE, nothing else (no
  *     MTC/TMA/CYC), which libipt and ptd_time read as plain timestamps.
  *

@@ -193,6 +193,24 @@ static void test_far_transfer_mode_change(void **state)
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) MODE32 TIP(600000) TIP(600100)");
 }
 
+static void test_far_transfer_out_of_range(void **state)
+{
+    (void)state;
+    /* leaving the ranges by a far transfer into 32-bit code: TIP.PGD alone
+     * (MODE.Exec goes with TIP/TIP.PGE); the next TIP.PGE tells the mode */
+    setup(0x1000, 0x1fff, false, false, 0);
+    ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0);
+    struct ptd_tracer_insn in = { .ip = 0x1000, .length = 2, .iclass = PTD_ICLASS_FAR_TRANSFER,
+                                  .next_ip = 0x9000, .mode = PTD_EXEC_MODE_64,
+                                  .next_mode = PTD_EXEC_MODE_32 };
+    assert_int_equal(ptd_tracer_insn(&T, &in, 0), PTD_TRACER_TRACED | PTD_TRACER_LEFT);
+    struct ptd_tracer_insn jmp = { .ip = 0x9000, .length = 5, .iclass = PTD_ICLASS_DIRECT_JUMP,
+                                   .target = 0x1100, .next_ip = 0x1100, .mode = PTD_EXEC_MODE_32,
+                                   .next_mode = PTD_EXEC_MODE_32 };
+    assert_int_equal(ptd_tracer_insn(&T, &jmp, 0), PTD_TRACER_ENTERED);
+    assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) PGD(9000) MODE32 PGE(1100)");
+}
+
 /* ---- RET compression ------------------------------------------------------ */
 
 static void test_ret_compression(void **state)
@@ -425,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_start_inside_and_outside),
         cmocka_unit_test(test_tnt_accumulates_and_flushes),
         cmocka_unit_test(test_far_transfer_mode_change),
+        cmocka_unit_test(test_far_transfer_out_of_range),
         cmocka_unit_test(test_ret_compression),
         cmocka_unit_test(test_ret_stack_depth_64),
         cmocka_unit_test(test_call_out_and_back),
