@@ -677,7 +677,7 @@ static void segment_flow(const struct serial_ctx *c, const char *seg)
                                          HOST_CAPTURE_CODE ".addr" };
     char tmpl[] = "/tmp/ptboot-serial-XXXXXX", link[4200], target[4200];
     char *abs_dir = realpath(c->dir, NULL), *abs_seg = realpath(seg, NULL);
-    bool ok = abs_dir && abs_seg && mkdtemp(tmpl);
+    bool made = abs_dir && abs_seg && mkdtemp(tmpl), ok = made;
     if (ok) {
         snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
         ok = symlink(abs_seg, link) == 0;
@@ -695,7 +695,7 @@ static void segment_flow(const struct serial_ctx *c, const char *seg)
     } else {
         printf("serial: cannot set up the flow of %s: %s\n", seg, strerror(errno));
     }
-    if (tmpl[sizeof tmpl - 7] != 'X') {
+    if (made) {
         snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
         unlink(link);
         for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
