@@ -10,6 +10,9 @@
  *   --unit auto|hw|soft  trace unit (auto: Intel PT when CPUID offers it
  *                 and the MSR path is #GP-safe, else the software unit)
  *   --step-all    soft unit: step (and report) ptboot's own glue too
+ *   --stop-at OFF a TraceStop range on the one byte at target+OFF (the
+ *                 word trace-stop=1:A:A with the loaded address): tracing
+ *                 stops for good when the code gets there
  *   --max-steps N soft unit: stop single-stepping after N steps
  *   --last N      print the last N branches (default 16, 0: none)
  *   --no-decode   capture only
@@ -54,6 +57,8 @@ struct trace_args {
     const char *path;
     bool boot_next, no_decode, no_summary, serial_dump, no_files;
     uint64_t snapshot;
+    bool have_stop_at;
+    uint64_t stop_at;
     const char *unit;
     unsigned last;
     uint64_t max_steps;
@@ -65,7 +70,8 @@ struct trace_args {
 static void trace_usage(void)
 {
     efi_con_puts("usage: ptboot.efi trace [--unit auto|hw|soft] [--last N] [--step-all]\n"
-                 "                        [--max-steps N] [--no-decode] [--no-summary]\n"
+                 "                        [--max-steps N] [--stop-at OFFSET] [--no-decode]\n"
+                 "                        [--no-summary]\n"
                  "                        [--serial-dump] [--no-files] [--snapshot SIZE]\n"
                  "                        [WORD...]\n"
                  "                        (PATH | fsN:PATH | --boot-next)\n"
@@ -111,6 +117,11 @@ static int parse(struct trace_args *a, int argc, char **argv)
             if (!v || (strcmp(v, "auto") && strcmp(v, "hw") && strcmp(v, "soft")))
                 return usage_error("--unit wants auto, hw or soft, not", v ? v : "nothing");
             a->unit = v, i++;
+        } else if (!strcmp(o, "--stop-at")) {
+            if (!v || rtit_parse_u64(v, &a->stop_at, false))
+                return usage_error("--stop-at wants an offset into the target, not", v ? v : "nothing");
+            a->have_stop_at = true;
+            i++;
         } else if (!strcmp(o, "--last") || !strcmp(o, "--max-steps")) {
             if (!v || rtit_parse_u64(v, &n, false))
                 return usage_error("bad number for", o);
@@ -372,6 +383,18 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     efi_con_printf("ptboot: trace: target %s loaded at 0x%llx size 0x%llx entry 0x%llx as %s\n", target,
                    (unsigned long long)base, (unsigned long long)size, (unsigned long long)entry,
                    row ? row->name : name);
+    if (a.have_stop_at) {
+        static char stop_word[64];
+        if (a.stop_at >= size || a.nwords == TRACE_MAX_WORDS) {
+            efi_con_printf("ptboot: error: trace: --stop-at 0x%llx is outside the target (size 0x%llx)\n",
+                           (unsigned long long)a.stop_at, (unsigned long long)size);
+            BS->UnloadImage(h);
+            goto out;
+        }
+        snprintf(stop_word, sizeof stop_word, "trace-stop=1:0x%llx:0x%llx",
+                 (unsigned long long)(base + a.stop_at), (unsigned long long)(base + a.stop_at));
+        a.words[a.nwords++] = stop_word;
+    }
     if (efi_capture_plan(&cap, a.words, a.nwords)) {
         BS->UnloadImage(h);
         goto out;

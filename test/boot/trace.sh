@@ -15,7 +15,10 @@
 #   - the call into the firmware (CalculateCrc32) leaves the image: the
 #     firmware runs free and a DR0 breakpoint resumes stepping on return;
 #   - --unit hw on a CPU without PT and a missing file are refused with a
-#     message, and the next command still runs.
+#     message, and the next command still runs;
+#   - --stop-at (a TraceStop range) at ptbtest_deep: stopped=1, the calls
+#     before it traced as above, nothing from deep on, and the image still
+#     runs to its end (untraced) with the right results.
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 so=build/test/image/ptbtest.so src=test/image/ptbtest.c
@@ -23,16 +26,27 @@ for f in build/ptbtest.efi "$so"; do
   [ -f "$f" ] || { echo "FAIL: $f missing (make build/ptbtest.efi)"; exit 1; }
 done
 name=trace
-boot_image $name "--shutdown info ; trace --unit hw \\ptbtest.efi ; trace \\missing.efi ; trace --unit soft --serial-dump --last 16 \\ptbtest.efi" build/ptbtest.efi
+deep_off=$(nm "$so" | awk '$3 == "ptbtest_deep" { print $1 }')
+boot_image $name "--shutdown info ; trace --unit hw \\ptbtest.efi ; trace \\missing.efi ; trace --unit soft --serial-dump --last 16 \\ptbtest.efi ; trace --unit soft --no-files --no-summary --stop-at 0x$deep_off \\ptbtest.efi" build/ptbtest.efi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-100} boot_run $name
-log=$BOOT_DIR/$name.txt
+# the log of command N of 5 alone
+section() { awk -v a="ptboot: command $(($1 - 1))/5 " -v b="ptboot: command $1/5 " \
+  'index($0, b) == 1 { exit } on { print } index($0, a) == 1 { on = 1 }' "$BOOT_DIR/$name.txt"; }
+section 4 > "$BOOT_DIR/$name.4.txt"
+section 5 > "$BOOT_DIR/$name.5.txt"
+log=$BOOT_DIR/$name.4.txt
 expect_rc $name 0 "clean shutdown"
 expect $name '^ptboot: exit status=1 sbrk_calls=0 msr_faults=0$' "no heap allocation; the refused commands give status 1"
 expect $name '^ptboot: error: trace: --unit hw: this CPU has no usable Intel PT' "--unit hw refused without PT"
 expect $name '^ptboot: error: trace: LoadImage \\missing.efi: status 0x[0-9a-f]+' "missing target reported"
-expect $name '^ptboot: command 4/4 trace status=0$' "the soft trace ran after the refusals"
+expect $name '^ptboot: command 4/5 trace status=0$' "the soft trace ran after the refusals"
+expect $name '^ptboot: command 5/5 trace status=0$' "the TraceStop trace ran"
 expect $name '^ptboot: trace: unit=soft \(asked for \(--unit soft\)\)$' "unit and why"
-expect $name '^ptboot: trace: target returned status 0x0$' "the traced image computed its results right"
+if [ "$(grep -c '^ptboot: trace: target returned status 0x0$' "$BOOT_DIR/$name.txt")" = 2 ]; then
+  ok "$name: the traced image computed its results right, both times"
+else
+  not_ok "$name: the traced image did not return EFI_SUCCESS twice"
+fi
 
 # Expected control flow from the source's constants and the ELF symbols.
 def() { sed -n "s/^#define $1 \([0-9]*\)$/\1/p" "$src"; }
@@ -56,11 +70,29 @@ else
   diff "$expected" "$got" | head -12 | sed 's/^/    | /'
 fi
 
+# TraceStop at ptbtest_deep: the same calls up to the function table's, none after.
+stop_calls=$BOOT_DIR/$name.stop.got
+sed -n '/^ptboot: trace decode begin$/,/^ptboot: trace decode end /p' "$BOOT_DIR/$name.5.txt" | grep '^call ' > "$stop_calls"
+if grep -v -e "+$(off ptbtest_deep) " -e "+$(off ptbtest_crc32) " "$expected" | cmp -s - "$stop_calls"; then
+  ok "$name: --stop-at ptbtest_deep: the calls before it as the source says, none from there on"
+else
+  not_ok "$name: --stop-at: calls differ"; diff <(grep -v -e "+$(off ptbtest_deep) " -e "+$(off ptbtest_crc32) " "$expected") "$stop_calls" | head -8 | sed 's/^/    | /'
+fi
+if grep -Eq '^ptboot: trace unit=soft cpu=0 bytes=[1-9][0-9]* wrapped=0 stopped=1 insns=[1-9][0-9]* errors=0 images=[0-9]+$' "$BOOT_DIR/$name.5.txt"; then
+  ok "$name: --stop-at: the final line says stopped=1"
+else
+  not_ok "$name: --stop-at: no final line with stopped=1"
+fi
+
 # The one call into the firmware (CalculateCrc32) ran free: one SKIP_CALL,
 # one DR0 breakpoint back at the return address.
-expect $name '^ptboot: trace: soft unit .* skips=1 .* breakpoints=1 free_runs=1 unexpected=0 self=[0-9]+$' "the call into the firmware ran free, DR0 brought stepping back"
+if grep -Eq '^ptboot: trace: soft unit .* skips=1 .* breakpoints=1 free_runs=1 unexpected=0 self=[0-9]+$' "$log"; then
+  ok "$name: the call into the firmware ran free, DR0 brought stepping back"
+else
+  not_ok "$name: no free run ended by the DR0 breakpoint"; grep -a 'soft unit' "$log" | sed 's/^/    | /'
+fi
 final='^ptboot: trace unit=soft cpu=0 bytes=([0-9]+) wrapped=0 stopped=0 insns=([0-9]+) errors=0 images=([0-9]+)$'
-expect $name "$final" "final trace line"
+if grep -Eq "$final" "$log"; then ok "$name: final trace line"; else not_ok "$name: no final trace line"; fi
 line=$(grep -Ea "$final" "$log" | tail -1)
 bytes=$(sed -E "s/$final/\1/" <<< "$line") insns=$(sed -E "s/$final/\2/" <<< "$line")
 images=$(sed -E "s/$final/\3/" <<< "$line")
