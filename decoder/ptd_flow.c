@@ -383,8 +383,39 @@ static bool at_vm_entry(struct ptd_flow *f)
            (insn.modrm == MODRM_VMLAUNCH || insn.modrm == MODRM_VMRESUME);
 }
 
-/* Events that bind to the current IP (before the instruction there). */
-static int check_ip_event(struct ptd_flow *f)
+/* BDM64 (TSX part): a transaction abort right after a branch that needed
+ * trace may have corrupted that branch's trace. As libipt: when the
+ * abort's IP cannot be reached from where the branch took the flow by
+ * at most BDM64_MAX_STEPS instructions that need no trace (the code alone
+ * gives their next IP), take it that the branch went to the abort's IP. */
+#define BDM64_MAX_STEPS 0x100
+static bool reachable(struct ptd_flow *f, uint64_t from, uint64_t to)
+{
+    uint64_t save = f->ip;
+    bool ok = false;
+    f->ip = from;
+    for (unsigned i = 0;; i++) {
+        struct ptd_insn insn;
+        struct ptd_flow_pinsn p;
+        const uint8_t *bytes;
+        if (f->ip == to) {
+            ok = true;
+            break;
+        }
+        if (i == BDM64_MAX_STEPS || decode(f, &insn, &bytes) < 0)
+            break;
+        pinsn_of(&p, &insn);
+        if (next_ip(&p, &f->ip) < 0)
+            break;
+    }
+    f->ip = save;
+    return ok;
+}
+
+/* Events that bind to the current IP (before the instruction there);
+ * prev_iclass: the class of the instruction that brought the flow here
+ * (PTD_FLOW_ICLASS_ERROR: none, after a sync or an event). */
+static int check_ip_event_after(struct ptd_flow *f, unsigned prev_iclass)
 {
     const struct ptd_event *ev = &f->event;
     bool nip;
@@ -411,6 +442,11 @@ static int check_ip_event(struct ptd_flow *f)
             break;
         return status(f, PTD_ST_EVENT);
     case PTD_EV_TSX:
+        if (!nip && (f->errata & PTD_FLOW_ERRATUM_BDM64) && (ev->flags & PTD_EVF_ABORTED) &&
+            prev_iclass != PTD_ICLASS_OTHER && prev_iclass != PTD_FLOW_ICLASS_ERROR &&
+            !reachable(f, f->ip, ev->ip))
+            f->ip = ev->ip;     /* BDM64: the branch's trace was lost */
+        /* fall through */
     case PTD_EV_EXEC_MODE:
     case PTD_EV_ASYNC_PAGING:
     case PTD_EV_ASYNC_VMCS:
@@ -434,6 +470,11 @@ static int check_ip_event(struct ptd_flow *f)
         return status(f, PTD_ST_EVENT);
     }
     return status(f, 0);
+}
+
+static int check_ip_event(struct ptd_flow *f)
+{
+    return check_ip_event_after(f, PTD_FLOW_ICLASS_ERROR);
 }
 
 static int indirect(struct ptd_flow *f)
@@ -583,7 +624,7 @@ decoded:
     st = proceed(f, p);
     if (st < 0)
         return st;
-    return check_ip_event(f);
+    return check_ip_event_after(f, p->iclass);
 }
 
 int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev)
@@ -925,12 +966,12 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
         st = proceed(f, p);
         if (st < 0)
             return st;
-        return check_ip_event(f);
+        return check_ip_event_after(f, p->iclass);
     }
     st = proceed_entry(f, e);
     if (st < 0)
         return st;
     if (!(f->status & PTD_ST_EVENT))
         return status(f, 0);
-    return check_ip_event(f);
+    return check_ip_event_after(f, e->iclass);
 }

@@ -305,6 +305,9 @@ static bool will_event(const struct ptd_qry *q)
         return q->tipq.count != 0;
     case PTD_PKT_FUP:
         return q->fupq.count != 0;
+    case PTD_PKT_MODE_TSX:
+        /* with tracing off no FUP follows: an event of its own */
+        return !q->enabled;
     case PTD_PKT_PSBEND:
         return q->psbq.count != 0;
     default:
@@ -436,6 +439,7 @@ static int decode_status(struct ptd_qry *q)
         event_from_packet(evq_push(q, &q->tipq), PTD_EV_EXEC_MODE, &q->next);
         break;
     case PTD_PKT_MODE_TSX:
+        /* tracing on (will_event): it binds to the FUP that follows */
         event_from_packet(evq_push(q, &q->fupq), PTD_EV_TSX, &q->next);
         break;
     case PTD_PKT_FUP:
@@ -718,6 +722,12 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
             return 0;
         }
         event_from_packet(ev, PTD_EV_VMCS, &q->next);
+        consume(q);
+        return 1;
+    case PTD_PKT_MODE_TSX:
+        /* tracing is off (will_event): no IP, as libipt's standalone TSX */
+        event_from_packet(ev, PTD_EV_TSX, &q->next);
+        ev->flags |= PTD_EVF_IP_SUPPRESSED;
         consume(q);
         return 1;
     case PTD_PKT_STOP:

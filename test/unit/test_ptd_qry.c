@@ -611,6 +611,68 @@ static void test_bdm70(void **state)
     assert_string_equal(out, "e0 i1002 i1003 e2 e18 e0 i1001 i1002 e2 ");
 }
 
+/* BDM64, its TSX part: an abort right after a branch that needed trace
+ * may corrupt that branch's trace. The taken JE goes to 0x1012, from which
+ * the abort's IP (0x1006) cannot be reached without trace: with a
+ * Broadwell, as libipt, the flow goes to the abort's IP (the abort event
+ * there, then the branch to the handler); without it both see the
+ * mismatch. A second abort after a branch from which its IP can be reached
+ * (JE not taken) is left alone. */
+static void bdm64_tsx_trace(struct tw *t)
+{
+    tw_init(t);
+    psb(t, 1, 0x1000);
+    pkt(t, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_INTX);
+    ipp(t, PTD_PKT_FUP, 0x1000);
+    tnt(t, "1");
+    pkt(t, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_ABRT);
+    ipp(t, PTD_PKT_FUP, 0x1006);
+    ipp(t, PTD_PKT_TIP, 0x1030);
+    pkt(t, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_INTX);
+    ipp(t, PTD_PKT_FUP, 0x1030);
+    tnt(t, "0");
+    pkt(t, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_ABRT);
+    ipp(t, PTD_PKT_FUP, 0x1034);
+    ipp(t, PTD_PKT_TIP, 0x1040);
+    ipp(t, PTD_PKT_FUP, 0x1041);
+    pkt(t, PTD_PKT_TIP_PGD, 0, 0, 0);
+}
+
+static void test_bdm64_tsx(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "74 10 90 90 90 90 90 90");
+    put(0x1012, "0f 0b");                       /* UD2 where the JE lands */
+    put(0x1030, "74 10 90 90 90 90");
+    put(0x1040, "90 90 90");
+    bdm64_tsx_trace(&t);
+    run_both(&t, 100);
+    assert_null(strstr(out, "i1006 "));
+    cpu_family = 6, cpu_model = 0x3d;
+    run_both(&t, 100);
+    assert_string_equal(out, "e8 i1000 e8 e3 e8 i1030 i1032 i1033 e8 e3 i1040 e2 ");
+}
+
+/* MODE.TSX while tracing is off has no FUP: an event of its own, no IP
+ * (libipt's standalone TSX event); the flow is speculative afterwards. */
+static void test_tsx_while_disabled(void **state)
+{
+    struct tw t;
+    (void)state;
+    put(0x1000, "90 90 90 90 90 90");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    ipp(&t, PTD_PKT_FUP, 0x1001);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    pkt(&t, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_INTX);
+    ipp(&t, PTD_PKT_TIP_PGE, 0x1003);
+    ipp(&t, PTD_PKT_FUP, 0x1004);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 e2 e8 e0 i1003 e2 ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -632,6 +694,8 @@ int main(void)
         cmocka_unit_test_setup(test_skd022, setup),
         cmocka_unit_test(test_errata_lists_match_libipt),
         cmocka_unit_test_setup(test_bdm70, setup),
+        cmocka_unit_test_setup(test_bdm64_tsx, setup),
+        cmocka_unit_test_setup(test_tsx_while_disabled, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
