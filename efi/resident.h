@@ -98,6 +98,9 @@ struct resident_header {
      * decoding later in the same boot reads the code that ran. */
     uint64_t snapshot, snapshot_bytes;
     uint32_t snapshot_taken, reserved1;
+    /* The capture's sideband (efi/sideband.h text form: unit, CPU facts,
+     * configuration, trace facts, images), written when tracing stops. */
+    uint64_t sideband_text, sideband_text_cap, sideband_text_bytes;
     uint32_t image_count;        /* images recorded (at most RESIDENT_IMAGES_MAX) */
     uint32_t images_dropped;     /* loaded after the table was full */
     uint32_t has_target;         /* target holds the --image match */

@@ -13,11 +13,14 @@
 #include <efilib.h>
 
 #include "arch/x86/capture_plan.h"
+#include "arch/x86/cpuid.h"
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/soft_unit.h"
 #include "efi/args.h"
 #include "efi/load_option.h"
-#include "efi/pe_info.h"
+#include "efi/image_watch.h"
+#include "efi/msr_safe.h"
+#include "efi/sideband.h"
 #include "efi/resident.h"
 #include "efi/resident_driver.h"
 #include "efi/resident_hw.h"
@@ -41,6 +44,10 @@ static struct rtit_config unit_cfg;
 static EFI_EVENT ebs_event, load_event;
 static void *load_registration;
 static char words_text[RESIDENT_TEXT_BYTES];
+/* the sideband, in reserved pages with its text (efi/resident.h) */
+static struct sideband *sb;
+static uint32_t images_before;     /* images recorded before tracing began */
+static bool first_batch_done;
 static char *words[EFI_ARGS_MAX_TOKENS];
 /* capture_plan.h words (name or name=value) for the hardware unit */
 static const char *plan_words[EFI_ARGS_MAX_TOKENS];
@@ -89,6 +96,12 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.range[0].start = base;
     unit_cfg.range[0].end = base + size - 1;
     hdr->rtit_ctl = rtit_config_ctl(&unit_cfg, true);
+    if (sb) {
+        struct rtit_caps caps;
+        rtit_caps_read(&caps, x86_cpuid_native, NULL);
+        efi_sideband_read_cpu(sb, &caps, &unit_cfg, hdr->buffer_bytes);
+        sb->unit = SIDEBAND_UNIT_SOFT;
+    }
     hdr->filter_lo = base;
     hdr->filter_hi = base + size - 1;
     return soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer,
@@ -105,22 +118,19 @@ static void record_image(EFI_HANDLE handle)
     EFI_LOADED_IMAGE *li = NULL;
     if (EFI_ERROR(BS->HandleProtocol(handle, &LoadedImageProtocol, (void **)&li)) || !li)
         return;
-    uint64_t base = (uint64_t)(uintptr_t)li->ImageBase, size = li->ImageSize;
-    /* The PE headers: entry point and the build's module name (images
-     * from a firmware volume have no file path to name them). */
-    static struct pe_info pe;
-    memset(&pe, 0, sizeof pe);
-    if (!base || !size || pe_info_parse(li->ImageBase, (size_t)size, PE_LAYOUT_MEMORY, &pe))
-        memset(&pe, 0, sizeof pe);
-    uint64_t entry = pe.entry_rva && pe.entry_rva < size ? base + pe.entry_rva : 0;
+    /* Base, size, entry point and the module's name (debug directory,
+     * firmware-volume UI section or file path: efi/image_watch.h). */
+    static struct efi_image_desc d;
+    if (efi_image_describe(handle, &d) < 0)
+        return;
+    uint64_t base = d.base, size = d.size, entry = d.entry;
+    /* A file's name keeps its extension, as --image gives it. */
     char path[RESIDENT_NAME_BYTES * 2];
     long n = li->FilePath ? efi_dp_file_text((const uint8_t *)li->FilePath, RESIDENT_DP_MAX, path,
                                              sizeof path)
                           : 0;
-    if (n <= 0 && pe.name[0])
-        snprintf(path, sizeof path, "%s", pe.name);
-    else if (n <= 0)
-        snprintf(path, sizeof path, "image@0x%llx", (unsigned long long)base);
+    if (n <= 0)
+        snprintf(path, sizeof path, "%s", d.name[0] && strcmp(d.name, "?") ? d.name : "?");
     const char *name = strrchr(path, '\\');
     name = name ? name + 1 : path;
     struct resident_image im = { .base = base, .size = size, .entry = entry };
@@ -133,7 +143,7 @@ static void record_image(EFI_HANDLE handle)
                          (unsigned long long)base, (unsigned long long)size,
                          (unsigned long long)entry, im.name);
     if ((hdr->state != RESIDENT_ARMED && hdr->state != RESIDENT_TRACING) || hdr->has_target ||
-        !hdr->image_filter[0] || !matches(im.name, pe.name))
+        !hdr->image_filter[0] || !matches(im.name, d.name))
         return;
     if (hdr->unit == RESIDENT_UNIT_HW) {
         /* Intel PT traces everything already: the target is named so the
@@ -166,6 +176,7 @@ static void record_image(EFI_HANDLE handle)
     }
     hdr->target = im;
     hdr->has_target = 1;
+    images_before = hdr->image_count - 1;
     resident_step_arm(entry);
     resident_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
                          im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
@@ -183,9 +194,40 @@ static VOID EFIAPI on_image_loaded(EFI_EVENT e, VOID *ctx)
         EFI_HANDLE h;
         UINTN size = sizeof h;
         if (EFI_ERROR(BS->LocateHandle(ByRegisterNotify, NULL, load_registration, &size, &h)))
-            return;
+            break;
         record_image(h);
     }
+    /* The first batch is every image loaded before the driver (see
+     * struct resident_image): for the hardware unit, loaded before tracing. */
+    if (!first_batch_done && hdr->unit == RESIDENT_UNIT_HW)
+        images_before = hdr->image_count;
+    first_batch_done = true;
+}
+
+/* The sideband text of the stopped capture into its reserved buffer. No
+ * boot services: this runs at ExitBootServices and in the #DB handler. */
+static void publish_sideband(void)
+{
+    if (!sb || !hdr->sideband_text)
+        return;
+    sb->nimages = 0;
+    sb->images_dropped = hdr->images_dropped;
+    uint32_t n = hdr->image_count < RESIDENT_IMAGES_MAX ? hdr->image_count : RESIDENT_IMAGES_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct resident_image *im = &hdr->images[i];
+        uint32_t flags = i < images_before ? SIDEBAND_IMG_BEFORE : SIDEBAND_IMG_WHILE;
+        if (hdr->has_target && im->base == hdr->target.base) {
+            flags |= SIDEBAND_IMG_TARGET;
+            if (hdr->snapshot_taken)
+                flags |= SIDEBAND_IMG_SNAPSHOT;
+        }
+        sideband_add_image(sb, im->base, im->size, im->entry, im->name, flags);
+    }
+    sb->trace.bytes = hdr->write_pos;
+    sb->trace.wrapped = hdr->wrapped;
+    sb->trace.stopped = hdr->state == RESIDENT_STOPPED;
+    size_t len = sideband_write(sb, (char *)(uintptr_t)hdr->sideband_text, hdr->sideband_text_cap);
+    hdr->sideband_text_bytes = len < hdr->sideband_text_cap ? len : 0;
 }
 
 /* ExitBootServices notify (UEFI 2.10 section 7.4.6): may not allocate or
@@ -201,6 +243,7 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
         resident_hw_stop(RESIDENT_STOP_EBS);
     else if (hdr->state == RESIDENT_ARMED || hdr->state == RESIDENT_TRACING)
         resident_step_stop(RESIDENT_STOP_EBS);
+    publish_sideband();
     resident_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
                          resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
     resident_report(hdr, resident_uart_write);
@@ -212,6 +255,7 @@ static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
         resident_hw_stop(RESIDENT_STOP_COMMAND);
     else
         resident_step_stop(RESIDENT_STOP_COMMAND);
+    publish_sideband();
 }
 
 static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, char *err,
@@ -324,6 +368,20 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
         return EFI_ABORTED;
     }
 
+    /* The sideband and its text: reserved too (read after the boot
+     * services, and by `resident` later in the boot). */
+    UINTN sb_pages = (sizeof *sb + PAGE_BYTES - 1) / PAGE_BYTES;
+    UINTN text_pages = (SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX + PAGE_BYTES - 1) / PAGE_BYTES;
+    if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType, sb_pages, &a))) {
+        sb = (struct sideband *)(uintptr_t)a;
+        sideband_init(sb);
+        if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType, text_pages, &a))) {
+            hdr->sideband_text = a;
+            hdr->sideband_text_cap = text_pages * PAGE_BYTES;
+        }
+    }
+    efi_msr_init(BS); /* the #GP-safe path, for the CPU facts */
+
     /* From here on the driver stays: failures are told through the header. */
     char err[EFI_ARGS_ERROR_BYTES];
     uint64_t buffer_bytes = RESIDENT_DEFAULT_BUFFER;
@@ -340,6 +398,8 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
             fail(err);
             return EFI_SUCCESS;
         }
+        if (sb)
+            resident_hw_sideband(sb);
         return finish_setup();
     }
     if (n_plan_words) {
@@ -361,7 +421,7 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     hdr->buffer = a;
     hdr->buffer_bytes = buffer_bytes;
 
-    EFI_STATUS s = resident_step_init(hdr, &unit_state);
+    EFI_STATUS s = resident_step_init(hdr, &unit_state, publish_sideband);
     if (EFI_ERROR(s)) {
         fail(s == EFI_ALREADY_STARTED ? "the #DB vector is taken (a debug agent?)"
                                       : "no CPU Architectural Protocol");

@@ -8,6 +8,7 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/rtit_linear.h"
 #include "arch/x86/rtit_topa.h"
+#include "efi/image_watch.h"
 #include "efi/msr_safe.h"
 #include "efi/resident_hw.h"
 
@@ -124,6 +125,12 @@ int resident_hw_start(struct resident_header *h, const char *const *words, size_
     h->state = RESIDENT_TRACING;
     hw.running = true;
     return 0;
+}
+
+void resident_hw_sideband(struct sideband *sb)
+{
+    efi_sideband_read_cpu(sb, &hw.caps, &hw.plan.cfg, hw.plan.buffer_bytes);
+    sb->unit = SIDEBAND_UNIT_HW;
 }
 
 void resident_hw_stop(uint32_t reason)

@@ -23,6 +23,9 @@ bool resident_hw_available(void);
  * starts. Returns 0, or -1 with a message in err. Boot services only. */
 int resident_hw_start(struct resident_header *h, const char *const *words, size_t n,
                       char *err, size_t err_len);
+/* The CPU facts and the configuration into sb (after a start). */
+struct sideband;
+void resident_hw_sideband(struct sideband *sb);
 /* Stops and describes the buffer in h (no boot services used). */
 void resident_hw_stop(uint32_t reason);
 

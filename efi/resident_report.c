@@ -133,7 +133,7 @@ static void frame_file(resident_sink out, uint32_t id, const char *name, const v
 static unsigned dump_files(const struct resident_header *h, resident_sink out)
 {
     static uint64_t addrs[SNAPSHOT_MAX_PAGES];
-    static char dump_name[RESIDENT_NAME_BYTES + 8], addr_name[RESIDENT_NAME_BYTES + 8];
+    static const char dump_name[] = "code.dump", addr_name[] = "code.addr";
     const uint8_t *data;
     size_t len;
     resident_trace_bytes(h, &data, &len);
@@ -141,10 +141,12 @@ static unsigned dump_files(const struct resident_header *h, resident_sink out)
     const struct resident_image *im = NULL;
     if (h->has_target) {
         im = &h->target;
-        files = 3;
+        files += 2;
     }
+    if (h->sideband_text_bytes)
+        files++;
     say(out, "ptboot: serial-dump begin files=%u\n", files);
-    frame_file(out, 1, "resident.pt", data, len, PTD_FRAME_KIND_PT);
+    frame_file(out, 1, "trace.pt", data, len, PTD_FRAME_KIND_PT);
     if (im) {
         uint64_t base = im->base & ~(PAGE_BYTES - 1);
         uint64_t pages = (im->base + im->size - base + PAGE_BYTES - 1) / PAGE_BYTES;
@@ -152,14 +154,6 @@ static unsigned dump_files(const struct resident_header *h, resident_sink out)
             pages = SNAPSHOT_MAX_PAGES;
         for (uint64_t i = 0; i < pages; i++)
             addrs[i] = base + i * PAGE_BYTES; /* x86: already little-endian */
-        /* the name without its extension, as PREFIX */
-        char prefix[RESIDENT_NAME_BYTES];
-        snprintf(prefix, sizeof prefix, "%s", im->name);
-        char *dot = strrchr(prefix, '.');
-        if (dot && dot != prefix)
-            *dot = '\0';
-        snprintf(dump_name, sizeof dump_name, "%s.dump", prefix);
-        snprintf(addr_name, sizeof addr_name, "%s.addr", prefix);
         const void *code = (const void *)(uintptr_t)base;
         if (h->snapshot_taken) {
             code = (const void *)(uintptr_t)h->snapshot;
@@ -169,6 +163,9 @@ static unsigned dump_files(const struct resident_header *h, resident_sink out)
         frame_file(out, 2, dump_name, code, pages * PAGE_BYTES, PTD_FRAME_KIND_RAW);
         frame_file(out, 3, addr_name, addrs, pages * sizeof addrs[0], PTD_FRAME_KIND_RAW);
     }
+    if (h->sideband_text_bytes)
+        frame_file(out, 4, "sideband.txt", (const void *)(uintptr_t)h->sideband_text,
+                   h->sideband_text_bytes, PTD_FRAME_KIND_RAW);
     say(out, "ptboot: serial-dump end files=%u\n", files);
     return files;
 }

@@ -8,10 +8,11 @@
  *   ptboot: flow begin trace=resident bytes=<n> pages=0 live=1
  *   <ptxed --no-inst lines of the trace, code read from the images above>
  *   ptboot: flow end insns=<n> errors=<n>
- *   ptboot: serial-dump begin files=3
- *   @PTF1 ... resident.pt, <image>.dump, <image>.addr (decoder/ptd_frame.h;
- *             the code pages of the traced image in the --pages format)
- *   ptboot: serial-dump end files=3
+ *   ptboot: serial-dump begin files=4
+ *   @PTF1 ...  the capture files of docs/capture-files.md (decoder/ptd_frame.h):
+ *              trace.pt, code.dump + code.addr (the traced image's pages,
+ *              the --pages format), sideband.txt
+ *   ptboot: serial-dump end files=4
  *   ptboot: trace unit=soft cpu=0 bytes=<n> wrapped=<0|1> stopped=<0|1>
  *           insns=<n> errors=<n> images=<n>
  *

@@ -25,6 +25,7 @@
 static struct {
     struct resident_header *h;
     struct soft_unit *unit;
+    void (*on_end)(void);
     uint64_t entry;        /* DR0 target while armed at the entry */
     uint64_t resume;       /* DR0 target during a SKIP_CALL free run */
     uint64_t ret_ip;       /* DR1 target: the entry's return address */
@@ -95,6 +96,8 @@ static void end(EFI_SYSTEM_CONTEXT_X64 *x, uint64_t ip, uint32_t reason)
     rs.h->state = RESIDENT_STOPPED;
     rs.h->stop_reason = reason;
     publish();
+    if (rs.on_end)
+        rs.on_end();
 }
 
 /* Runs in the firmware's exception context; the CPU cleared TF on entry,
@@ -166,13 +169,15 @@ static VOID EFIAPI db_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
     publish();
 }
 
-EFI_STATUS resident_step_init(struct resident_header *h, struct soft_unit *unit)
+EFI_STATUS resident_step_init(struct resident_header *h, struct soft_unit *unit,
+                              void (*on_end)(void))
 {
     EFI_GUID guid = EFI_CPU_ARCH_PROTOCOL_GUID_INIT;
     EFI_CPU_ARCH_PROTOCOL *cpu = NULL;
     memset(&rs, 0, sizeof rs);
     rs.h = h;
     rs.unit = unit;
+    rs.on_end = on_end;
     if (EFI_ERROR(BS->LocateProtocol(&guid, NULL, (void **)&cpu)) || !cpu)
         return EFI_NOT_FOUND;
     return cpu->RegisterInterruptHandler(cpu, X86_VECTOR_DB, db_handler);

@@ -22,9 +22,12 @@
 /* Registers the #DB handler (CPU Architectural Protocol). Returns
  * EFI_SUCCESS, EFI_NOT_FOUND (no protocol) or EFI_ALREADY_STARTED (the
  * vector is taken, e.g. by a debug agent). Boot services only. */
-EFI_STATUS resident_step_init(struct resident_header *h, struct soft_unit *unit);
+EFI_STATUS resident_step_init(struct resident_header *h, struct soft_unit *unit,
+                              void (*on_end)(void));
 /* Arms DR0 at entry; h->state becomes RESIDENT_TRACING when it is hit. */
 void resident_step_arm(uint64_t entry);
+/* on_end runs whenever tracing ends (exception context included: it may
+ * not use boot services). */
 /* Ends tracing now (no boot services used: fine at ExitBootServices):
  * clears the breakpoints, closes the unit's packet stream at ip, marks h
  * STOPPED with reason (if it was armed or tracing). */

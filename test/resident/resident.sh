@@ -115,12 +115,13 @@ else
   # the serial dump, recovered on the host, decodes to the same flow
   rm -rf "$BOOT_DIR/resident-rec" && mkdir -p "$BOOT_DIR/resident-rec"
   if build/ptboot serial "$t" --out "$BOOT_DIR/resident-rec" > "$BOOT_DIR/resident-rec.log" 2>&1; then
-    lo=$(sed -n 's/^ptboot: resident armed .* filter=\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\)$/\1-\2/p' "$t")
-    build/ptboot flow --no-inst --filter "${lo//0x/}" --pages "$BOOT_DIR/resident-rec/osloader" \
-      --pt "$BOOT_DIR/resident-rec/resident.pt" > "$BOOT_DIR/resident-boot.host" 2>&1
+    build/ptboot flow --no-inst --capture "$BOOT_DIR/resident-rec" > "$BOOT_DIR/resident-boot.host" 2>&1
     sed -n '/^ptboot: flow begin /,/^ptboot: flow end /p' "$t" | sed '1d;$d' > "$BOOT_DIR/resident-boot.target"
-    check "host: the recovered trace decodes to the target's flow ($insns instructions)" \
+    check "host: the recovered capture (trace.pt, code, sideband.txt) decodes to the target's flow ($insns instructions)" \
       "cmp -s $BOOT_DIR/resident-boot.host $BOOT_DIR/resident-boot.target"
+    sbt=$BOOT_DIR/resident-rec/sideband.txt
+    check "host: the sideband names the soft unit and the target with its snapshot" \
+      "grep -qx 'unit soft' $sbt && grep -q '^image base=$base .*flags=[a-z,]*target.* name=osloader.efi\$' $sbt && grep -q 'flags=[a-z,]*snapshot' $sbt"
   else
     not_ok "host: ptboot serial could not recover the dump"
     sed 's/^/    | /' "$BOOT_DIR/resident-rec.log" | head
