@@ -129,7 +129,7 @@ static long remove_ours(uint16_t *order, size_t *norder)
                            (unsigned long long)s);
             return -1;
         }
-        efi_con_printf("ptboot: uninstall removed %s\n", name);
+        efi_con_printf("ptboot: removed %s (ours)\n", name);
         *norder = efi_order_remove(order, *norder, numbers[i]);
     }
     return (long)n;

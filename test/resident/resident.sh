@@ -4,8 +4,10 @@
 # and one stick: ptboot.efi as \EFI\BOOT\BOOTX64.EFI, the driver at
 # \EFI\ptboot\ptbootdrv.efi, the OS-loader stand-in at
 # \EFI\ptboot\osloader.efi; only ptboot.cfg changes between runs.
-#   1 install      `install --image osloader.efi`: Driver#### and DriverOrder
-#                  as read from the variable store file afterwards (efivars)
+#   1 install      `resident status` finds nothing, `install` refuses a bad
+#                  word, `install --image osloader.efi` twice (the second
+#                  replaces the first): Driver#### and DriverOrder as read
+#                  from the variable store file afterwards (efivars)
 #   2 traced boot  BDS loads the driver from Driver####, ptboot.efi finds it
 #                  armed (configuration table) and chain-loads the stand-in,
 #                  which is traced from its entry point until it calls
@@ -17,7 +19,8 @@
 #   3 same boot    the stand-in returns ("return"): `resident status flow
 #                  dump` later in the same boot find the stopped trace
 #   4 uninstall    our Driver#### gone, DriverOrder gone
-#   5 clean boot   no driver loads, `resident` finds nothing
+#   5 clean boot   no driver loads, `resident` finds nothing, `uninstall`
+#                  again removes nothing
 . test/boot/lib.sh
 
 for f in build/ptboot.efi build/ptbootdrv.efi build/osloader.efi build/ptboot build/test/efivars \
@@ -59,20 +62,23 @@ last() { grep -nx "$(printf '%x' $((0x$(symbol "$2"))))" "$1" | tail -1 | cut -d
 
 # ---- 1: install ----------------------------------------------------------------
 scripts/mkimage.sh "$img" build/ptboot.efi "" "${files[@]}" || exit 1
-set_cfg "--shutdown install --image osloader.efi"
+set_cfg "--shutdown resident status ; install --image osloader.efi --bogus 1 ; install --image osloader.efi ; install --image osloader.efi"
 run resident-install
 expect_rc resident-install 0 "the app shut the machine down"
+expect resident-install "^ptboot: resident none" "no resident tracer before install"
+expect resident-install "^ptboot: error: install: unknown option '--bogus'" "install refused an unknown word"
+expect resident-install "^ptboot: removed Driver[0-9A-F]{4} \\(ours\\)" "the second install replaced the first"
 expect resident-install "^ptboot: install option=Driver[0-9A-F]{4} bytes=[0-9]+ file=\\\\EFI\\\\ptboot\\\\ptbootdrv\\.efi options='--image osloader\\.efi' order=[0-9A-F]{4}" \
   "install wrote a Driver#### option and DriverOrder"
 build/test/efivars "$OVMF_VARS_FILE" > "$BOOT_DIR/resident-vars-1.txt"
-num=$(sed -n 's/^ptboot: install option=Driver\([0-9A-F]\{4\}\) .*/\1/p' "$BOOT_DIR/resident-install.txt")
+num=$(sed -n 's/^ptboot: install option=Driver\([0-9A-F]\{4\}\) .*/\1/p' "$BOOT_DIR/resident-install.txt" | tail -1)
 opt=$(grep "^Driver$num " "$BOOT_DIR/resident-vars-1.txt")
 # The file node and End node the option must end its FilePathList with,
 # built here from UEFI 2.10 section 10.3.5.4 (type 4, subtype 4, length,
 # UCS-2 path with its NUL) and 10.3.1 (7f ff 0400).
 path='\EFI\ptboot\ptbootdrv.efi'
 node_len=$((4 + 2 * (${#path} + 1)))
-node=$(printf '0404%02x%02x' $((node_len & 255)) $((node_len >> 8)))$(printf '%s' "$path" | iconv -t UTF-16LE | xxd -p | tr -d '\n')0000
+node=$(printf '0404%02x%02x' $((node_len & 255)) $((node_len >> 8)))$(printf '%s' "$path" | iconv -t UTF-16LE | od -An -v -tx1 | tr -d ' \n')0000
 check "vars: Driver$num is active, ours, with the words as OptionalData" \
   "[[ \"\$opt\" == *'attr=0x00000001 desc=\"ptboot resident tracer\" file=\\EFI\\ptboot\\ptbootdrv.efi '* && \"\$opt\" == *' optional=\"--image osloader.efi\"' ]]"
 check "vars: Driver$num's device path ends in the driver's file node + End" \
@@ -154,14 +160,15 @@ fi
 # ---- 4: uninstall ---------------------------------------------------------------
 set_cfg "--shutdown uninstall"
 run resident-uninstall
-expect resident-uninstall "^ptboot: uninstall removed Driver$num" "uninstall removed our option"
+expect resident-uninstall "^ptboot: removed Driver$num \\(ours\\)" "uninstall removed our option"
 expect resident-uninstall "^ptboot: uninstall removed=1 order=-" "and emptied DriverOrder"
 build/test/efivars "$OVMF_VARS_FILE" > "$BOOT_DIR/resident-vars-4.txt"
 check "vars: no Driver#### and no DriverOrder left" "! grep -q '^Driver' '$BOOT_DIR/resident-vars-4.txt'"
 
 # ---- 5: the next boot is not traced ------------------------------------------------
-set_cfg "--shutdown resident status"
+set_cfg "--shutdown resident status ; uninstall"
 run resident-clean
 expect_not resident-clean "resident driver start" "no driver loaded"
 expect resident-clean "^ptboot: resident none" "no resident tracer in the configuration table"
+expect resident-clean "^ptboot: uninstall removed=0 order=-" "a second uninstall finds nothing to remove"
 boot_done
