@@ -268,7 +268,11 @@ static int branch(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint64
         tnt(t, true);
         break;
     case PTD_ICLASS_DIRECT_CALL:
-        push(t, end);
+        /* a call to the next instruction (displacement 0, the "get IP"
+         * idiom) is no call for RET compression (36.4.2.2: the decoder's
+         * stack holds the Next IP of CALLs "with non-zero displacement") */
+        if (in->target != end)
+            push(t, end);
         break;
     case PTD_ICLASS_INDIRECT_CALL:
         push(t, end);

@@ -225,6 +225,15 @@ static void test_ret_compression(void **state)
     insn(0x1005, 1, PTD_ICLASS_NEAR_RET, 0, 0x4000);   /* stack empty: TIP */
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) TIP(3000) TNT!! TIP(4000)");
 
+    /* a call with displacement 0 (call next: get IP) pushes nothing */
+    setup(1, 0, false, false, 0);
+    ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0);
+    insn(0x1000, 5, PTD_ICLASS_DIRECT_CALL, 0x2000, 0x2000);
+    insn(0x2000, 5, PTD_ICLASS_DIRECT_CALL, 0x2005, 0x2005);
+    insn(0x2005, 1, PTD_ICLASS_NEAR_RET, 0, 0x2005);   /* not compressible */
+    insn(0x2005, 1, PTD_ICLASS_NEAR_RET, 0, 0x1005);
+    assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) TIP(2005) TIP(1005)");
+
     /* DisRETC: every RET is a TIP */
     setup(1, 0, true, false, 0);
     ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0);
