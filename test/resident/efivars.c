@@ -4,6 +4,13 @@
  * the machine.
  *
  * usage: efivars VARS.fd
+ *        efivars VARS.fd --add-driver NUMBER DESCRIPTION PATH ORDER
+ * The second form appends (as a firmware would) a Driver#### load option
+ * (LOAD_OPTION_ACTIVE, a file-path-only device path for PATH) and a
+ * DriverOrder variable holding ORDER (comma-separated hex numbers), so the
+ * test can check that install/uninstall leave someone else's option
+ * alone. Appended records supersede earlier ones of the same name: the
+ * old ones are marked deleted (State &= VAR_DELETED), as EDK2 does.
  * prints one line per live variable of EFI_GLOBAL_VARIABLE named Driver####
  * or DriverOrder:
  *   Driver0000 attr=0x00000001 desc="ptboot resident tracer" file=\EFI\...
@@ -39,6 +46,9 @@
 #define VAR_START_ID 0x55aa
 #define VAR_ADDED 0x3f
 #define VAR_ADDED_IN_DELETE 0x3e
+#define VAR_DELETED_MASK 0xfd
+/* EFI_VARIABLE_NON_VOLATILE | BOOTSERVICE_ACCESS | RUNTIME_ACCESS */
+#define VAR_ATTRS_NV_BS_RT 0x7
 
 /* aaf32c78-947b-439a-a180-2e144ec37792, as stored (little-endian fields) */
 static const uint8_t auth_guid[16] = { 0x78, 0x2c, 0xf3, 0xaa, 0x7b, 0x94, 0x9a, 0x43,
@@ -52,6 +62,7 @@ static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
 struct var {
     char name[64];
+    size_t header_at;   /* offset of the record in the file */
     uint8_t state;
     uint32_t attrs;
     const uint8_t *data;
@@ -90,10 +101,79 @@ static void print_var(const struct var *v)
     printf(" optional=\"%s\"\n", opt);
 }
 
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Appends one variable record at *at (4-aligned), marking older live
+ * copies of the name deleted. Returns 0, or -1 when the store is full. */
+static int append(uint8_t *img, size_t hdr, size_t *at, size_t store_end, size_t n,
+                  const char *name, const uint8_t *data, size_t size)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(vars[i].name, name))
+            img[vars[i].header_at + 2] &= VAR_DELETED_MASK;
+    uint8_t wname[128];
+    long name_size = efi_ucs2_from_ascii(wname, sizeof wname, name);
+    size_t total = hdr + (size_t)name_size + size;
+    if (name_size < 0 || *at + total > store_end)
+        return -1;
+    uint8_t *v = img + *at;
+    memset(v, 0, hdr);
+    v[0] = VAR_START_ID & 0xff;
+    v[1] = VAR_START_ID >> 8;
+    v[2] = VAR_ADDED;
+    put32(v + 4, VAR_ATTRS_NV_BS_RT);
+    put32(v + hdr - 24, (uint32_t)name_size);
+    put32(v + hdr - 20, (uint32_t)size);
+    memcpy(v + hdr - 16, global_guid, 16);
+    memcpy(v + hdr, wname, (size_t)name_size);
+    memcpy(v + hdr + name_size, data, size);
+    *at = (*at + total + 3) & ~(size_t)3;
+    return 0;
+}
+
+static int add_driver(const char *file, uint8_t *img, size_t len, size_t hdr, size_t at,
+                      size_t store_end, size_t n, char **args)
+{
+    char name[16];
+    unsigned long number = strtoul(args[0], NULL, 16);
+    efi_option_name(name, sizeof name, "Driver", (unsigned)number);
+    uint8_t dp[512], option[1024], order[128];
+    long dp_len = efi_dp_append_file(dp, sizeof dp, NULL, 0, args[2]);
+    long opt_len = dp_len < 0 ? dp_len
+                              : efi_load_option_encode(option, sizeof option, EFI_LO_ACTIVE, args[1],
+                                                       dp, (size_t)dp_len, NULL, 0);
+    if (opt_len < 0) {
+        fprintf(stderr, "efivars: %s\n", efi_load_option_strerror((int)opt_len));
+        return 1;
+    }
+    size_t order_len = 0;
+    for (char *s = args[3], *e; *s && order_len + 2 <= sizeof order; s = *e ? e + 1 : e) {
+        unsigned long v = strtoul(s, &e, 16);
+        order[order_len++] = (uint8_t)v;
+        order[order_len++] = (uint8_t)(v >> 8);
+    }
+    if (append(img, hdr, &at, store_end, n, name, option, (size_t)opt_len) ||
+        append(img, hdr, &at, store_end, n, "DriverOrder", order, order_len)) {
+        fprintf(stderr, "efivars: the variable store is full\n");
+        return 1;
+    }
+    FILE *f = fopen(file, "r+b");
+    if (!f || fwrite(img, 1, len, f) != len || fclose(f)) {
+        perror(file);
+        return 1;
+    }
+    printf("added %s and DriverOrder %s\n", name, args[3]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: efivars VARS.fd\n");
+    if (argc != 2 && !(argc == 7 && !strcmp(argv[2], "--add-driver"))) {
+        fprintf(stderr, "usage: efivars VARS.fd [--add-driver NUMBER DESCRIPTION PATH ORDER]\n");
         return 2;
     }
     FILE *f = fopen(argv[1], "rb");
@@ -117,8 +197,8 @@ int main(int argc, char **argv)
     size_t store_end = store + get32(img + store + 16);
     if (store_end > len)
         store_end = len;
-    size_t n = 0;
-    for (size_t p = store + STORE_HEADER_BYTES; p + hdr <= store_end && n < MAX_VARS;) {
+    size_t n = 0, p;
+    for (p = store + STORE_HEADER_BYTES; p + hdr <= store_end && n < MAX_VARS;) {
         const uint8_t *v = img + p;
         if (get16(v) != VAR_START_ID)
             break;
@@ -131,6 +211,7 @@ int main(int argc, char **argv)
             struct var *x = &vars[n];
             if (efi_ucs2_to_ascii(img + name_at, name_size, x->name, sizeof x->name) > 0) {
                 x->state = v[2];
+                x->header_at = p;
                 x->attrs = get32(v + 4);
                 x->data = img + data_at;
                 x->size = data_size;
@@ -140,6 +221,9 @@ int main(int argc, char **argv)
         p = data_at + data_size;
         p = (p + 3) & ~(size_t)3;
     }
+    size_t end_of_vars = p;
+    if (argc == 7 && !strcmp(argv[2], "--add-driver"))
+        return add_driver(argv[1], img, len, hdr, end_of_vars, store_end, n, argv + 3);
     size_t live = 0;
     for (size_t i = 0; i < n; i++) {
         bool superseded = false;

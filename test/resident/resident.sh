@@ -4,6 +4,9 @@
 # and one stick: ptboot.efi as \EFI\BOOT\BOOTX64.EFI, the driver at
 # \EFI\ptboot\ptbootdrv.efi, the OS-loader stand-in at
 # \EFI\ptboot\osloader.efi; only ptboot.cfg changes between runs.
+#   0 someone else's Driver0000 (a missing file) is put first into the
+#                  store (efivars --add-driver): install and uninstall must
+#                  leave it and its place in DriverOrder alone
 #   1 install      `resident status` finds nothing, `install` refuses a bad
 #                  word, `install --image osloader.efi` twice (the second
 #                  replaces the first): Driver#### and DriverOrder as read
@@ -28,7 +31,8 @@ for f in build/ptboot.efi build/ptbootdrv.efi build/osloader.efi build/ptboot bu
   [ -f "$f" ] || { echo "resident: $f missing (make all test)"; exit 1; }
 done
 export OVMF_VARS_FILE=$BOOT_DIR/resident-vars.fd
-rm -f "$OVMF_VARS_FILE"
+cp "${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}" "$OVMF_VARS_FILE" || exit 1
+build/test/efivars "$OVMF_VARS_FILE" --add-driver 0 "someone else" '\EFI\other\drv.efi' 0 > /dev/null || exit 1
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-60}
 files=(build/ptbootdrv.efi=EFI/ptboot/ptbootdrv.efi build/osloader.efi=EFI/ptboot/osloader.efi)
 img=$BOOT_DIR/resident.img
@@ -85,7 +89,10 @@ check "vars: Driver$num's device path ends in the driver's file node + End" \
   "[[ \"\$opt\" == *\"dp=\"*\"${node}7fff0400 \"* ]]"
 check "vars: Driver$num's device path starts at the PCI root (a full path)" \
   "[[ \"\$opt\" == *'dp=02010c00d041030a'* ]]"
-check "vars: DriverOrder starts with $num" "grep -q '^DriverOrder $num' '$BOOT_DIR/resident-vars-1.txt'"
+check "vars: ours got a free number ($num), not the other driver's" "[ '$num' != 0000 ]"
+check "vars: DriverOrder is ours first, then the other driver" "grep -qx 'DriverOrder $num,0000' '$BOOT_DIR/resident-vars-1.txt'"
+check "vars: the other driver's option is untouched" \
+  "grep -q '^Driver0000 attr=0x00000001 desc=\"someone else\" file=\\\\EFI\\\\other\\\\drv.efi ' '$BOOT_DIR/resident-vars-1.txt'"
 check "vars: exactly one option of ours" "[ \$(grep -c 'desc=\"ptboot resident tracer\"' '$BOOT_DIR/resident-vars-1.txt') -eq 1 ]"
 
 # ---- 2: the traced boot, to ExitBootServices ------------------------------------
@@ -161,14 +168,16 @@ fi
 set_cfg "--shutdown uninstall"
 run resident-uninstall
 expect resident-uninstall "^ptboot: removed Driver$num \\(ours\\)" "uninstall removed our option"
-expect resident-uninstall "^ptboot: uninstall removed=1 order=-" "and emptied DriverOrder"
+expect resident-uninstall "^ptboot: uninstall removed=1 order=0000$" "and left DriverOrder to the other driver"
 build/test/efivars "$OVMF_VARS_FILE" > "$BOOT_DIR/resident-vars-4.txt"
-check "vars: no Driver#### and no DriverOrder left" "! grep -q '^Driver' '$BOOT_DIR/resident-vars-4.txt'"
+check "vars: no option of ours left" "! grep -q 'desc=\"ptboot resident tracer\"' '$BOOT_DIR/resident-vars-4.txt'"
+check "vars: the other driver's option and DriverOrder 0000 remain" \
+  "grep -q '^Driver0000 attr=0x00000001 desc=\"someone else\"' '$BOOT_DIR/resident-vars-4.txt' && grep -qx 'DriverOrder 0000' '$BOOT_DIR/resident-vars-4.txt'"
 
 # ---- 5: the next boot is not traced ------------------------------------------------
 set_cfg "--shutdown resident status ; uninstall"
 run resident-clean
 expect_not resident-clean "resident driver start" "no driver loaded"
 expect resident-clean "^ptboot: resident none" "no resident tracer in the configuration table"
-expect resident-clean "^ptboot: uninstall removed=0 order=-" "a second uninstall finds nothing to remove"
+expect resident-clean "^ptboot: uninstall removed=0 order=0000$" "a second uninstall finds nothing to remove"
 boot_done
