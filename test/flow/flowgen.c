@@ -11,7 +11,12 @@
  * compressed returns (when enabled, with the CPU's 64-entry stack), FUP+TIP
  * for interrupts, MODE.Exec+TIP for far jumps that switch modes,
  * TIP.PGD/TIP.PGE around calls out of the range, PSB+ every N bytes, and a
- * final FUP+TIP.PGD; every 5th program also writes TSC/TMA in PSB+ and
+ * final FUP+TIP.PGD; every 4th program has TSX transactions (XBEGIN: MODE.TSX
+ * + FUP; XEND: MODE.TSX + FUP; aborts now and then and where the flow would
+ * leave the traced code: MODE.TSX with TXAbort + FUP + TIP to XBEGIN's
+ * handler; MODE.TSX in PSB+), the speculative flag of every instruction
+ * checked against the ground truth, half of them decoded as a Broadwell
+ * (errata BDM64, BDM70); every 5th program also writes TSC/TMA in PSB+ and
  * MTC/CYC/TSC between packets, and then the time ptboot's flow gives at each
  * instruction (ptd_flow_time) must equal libipt's pt_insn_time(). Then it
  * decodes the trace with libptd's flow layer and
@@ -48,7 +53,8 @@ static uint64_t rnd(void)
 static unsigned rn(unsigned n) { return (unsigned)(rnd() % n); }
 
 /* ---- program ------------------------------------------------------------ */
-enum kind { K_FILL, K_JCC, K_JMP, K_CALL, K_ICALL, K_IJMP, K_RET, K_IRET, K_FARJMP, K_CALLOUT };
+enum kind { K_FILL, K_JCC, K_JMP, K_CALL, K_ICALL, K_IJMP, K_RET, K_IRET, K_FARJMP, K_CALLOUT,
+            K_XBEGIN, K_XEND };
 
 struct insn {
     uint64_t ip;
@@ -72,6 +78,9 @@ static int nfuncs, ninside, handler, region32;
 #define FILTER_HI 0x7fffffull
 
 static uint8_t mem_a[0x40000], mem_32[0x10000], mem_out[0x10000];
+/* TSX programs: XBEGIN/XEND in the traced 64-bit functions (only with the
+ * flag, so other programs and users of this file stay as they were) */
+static int tsx;
 
 static uint8_t *memp(uint64_t ip)
 {
@@ -145,6 +154,13 @@ static void gen_func(int f, uint64_t *at, int mode, int outside, int is_handler,
         } else {
             in->kind = K_FILL;
         }
+        if (tsx && in->kind == K_FILL && mode == 2 && !outside && !is_handler) {
+            unsigned q = rn(8);
+            if (q == 0)
+                in->kind = K_XBEGIN;
+            else if (q == 1)
+                in->kind = K_XEND;
+        }
         switch (in->kind) {
         case K_FILL: {
             const uint8_t *e = mode == 2 ? fills64[rn(5)] : fills32[rn(4)];
@@ -159,6 +175,11 @@ static void gen_func(int f, uint64_t *at, int mode, int outside, int is_handler,
         case K_RET: in->len = 1; memp(*at)[0] = 0xc3; break;
         case K_IRET: in->len = 2; memp(*at)[0] = 0x48; memp(*at)[1] = 0xcf; break;
         case K_FARJMP: in->len = 2; memp(*at)[0] = 0xff; memp(*at)[1] = 0x28; break;
+        case K_XBEGIN: in->len = 6; break;          /* C7 F8 rel32 */
+        case K_XEND:                                /* 0F 01 D5 */
+            in->len = 3;
+            memcpy(memp(*at), "\x0f\x01\xd5", 3);
+            break;
         }
         *at += in->len;
     }
@@ -227,6 +248,15 @@ static void fix_targets(void)
         }
         case K_ICALL: p[0] = 0xff; p[1] = 0xd0; break;
         case K_IJMP: p[0] = 0xff; p[1] = 0xe0; break;
+        case K_XBEGIN: {
+            /* the abort handler: any instruction of the same function */
+            int t = fn->first + (int)rn((unsigned)fn->count);
+            in->target = prog[t].ip;
+            p[0] = 0xc7;
+            p[1] = 0xf8;
+            put32(p + 2, (int32_t)(in->target - (in->ip + 6)));
+            break;
+        }
         }
     }
 }
@@ -257,7 +287,8 @@ static void gen_program(void)
 }
 
 /* ---- trace writer (the CPU's side) -------------------------------------- */
-static uint64_t n_comp, n_far, n_irq, n_out, n_psb;
+static uint64_t n_comp, n_far, n_irq, n_out, n_psb, n_txbegin, n_txcommit, n_txabort;
+static int bdw;      /* simulate a Broadwell (errata BDM64, BDM70) */
 static int skl014;   /* simulate a Skylake with erratum SKL014 */
 static int timing;   /* write TSC/TMA/MTC/CYC and compare the flows' times */
 static uint64_t vclock;
@@ -273,6 +304,7 @@ struct writer {
     int retcomp, psb_period;
     uint64_t stack[64];
     int sp, cnt;           /* model of the CPU's return-compression stack */
+    int in_tx;             /* in a TSX transaction (MODE.TSX in PSB+) */
 };
 
 static void w_pkt(struct writer *w, uint8_t kind, uint64_t payload, uint8_t a, uint8_t flags)
@@ -325,6 +357,8 @@ static void w_psb(struct writer *w, int mode, int enabled, uint64_t ip)
     w_pkt(w, PTD_PKT_PSB, 0, 0, 0);
     w->have_last = 0;
     w_mode(w, mode);
+    if (tsx)
+        w_pkt(w, PTD_PKT_MODE_TSX, 0, 0, w->in_tx ? PTD_PKTF_INTX : 0);
     if (timing) {
         w_pkt(w, PTD_PKT_TSC, vclock & 0xffffffffffffffull, 0, 0);
         {
@@ -354,20 +388,31 @@ struct run {
     uint8_t *trace;
     size_t tsize;
 };
+/* Per truth entry: executed inside a TSX transaction (as decoders mark
+ * it: from the instruction at the begin FUP's IP, XBEGIN itself, up to
+ * the one at the commit or abort FUP's IP, excluded). Kept by execute(). */
+static uint8_t *truth_spec;
+static size_t truth_spec_cap;
 
 static void execute(struct run *r, size_t budget, int retcomp, int psb_period, int interrupts)
 {
     static uint64_t stack[1 << 16];
-    int sp = 0, in_handler = 0, enabled = 1;
-    uint64_t ip = funcs[0].entry, irq_ret = 0, far_ret = 0;
+    int sp = 0, in_handler = 0, enabled = 1, tx_sp = 0;
+    uint64_t ip = funcs[0].entry, irq_ret = 0, far_ret = 0, tx_handler = 0;
     int mode = 2;
     struct writer w;
-    size_t cap = budget * 8 + 4096;
+    /* bytes per instruction at most: 8; a transaction that aborts right
+     * after XBEGIN writes about 16 */
+    size_t cap = budget * (tsx ? 24 : 8) + 4096;
 
     memset(&w, 0, sizeof(w));
     r->trace = malloc(cap);
     r->truth = malloc(budget * sizeof(uint64_t));
     r->ntruth = 0;
+    if (truth_spec_cap < budget) {
+        truth_spec = realloc(truth_spec, budget);
+        truth_spec_cap = budget;
+    }
     ptd_enc_init(&w.e, r->trace, cap);
     w.retcomp = retcomp;
     w.psb_period = psb_period;
@@ -388,8 +433,29 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
         /* PSB+ at an instruction boundary once the period is used up */
         if (psb_period && w.since_psb >= (uint64_t)psb_period && enabled)
             w_psb(&w, mode, 1, ip);
+        /* a transaction aborts before this instruction (SDM "Transactional
+         * Synchronization Extensions": MODE.TSX with TXAbort, FUP at the
+         * instruction that did not complete, TIP to the abort handler, the
+         * state as at XBEGIN): now and then, and where the flow would
+         * leave the traced 64-bit code, take an interrupt or return past
+         * XBEGIN's frame (so the call stack below it is as it was) */
+        if (w.in_tx && (rn(150) == 0 || in->kind == K_CALLOUT || in->kind == K_FARJMP ||
+                        (in->kind == K_RET && sp <= tx_sp) ||
+                        (interrupts && !in_handler && rn(150) == 0))) {
+            w_flush(&w);
+            w_pkt(&w, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_ABRT);
+            w_ip(&w, PTD_PKT_FUP, ip, 0);
+            w_ip(&w, PTD_PKT_TIP, tx_handler, 0);
+            w.in_tx = 0;
+            sp = tx_sp;
+            w.cnt = 0;      /* the CPU's return stack is not the decoder's now */
+            n_txabort++;
+            ip = tx_handler;
+            step--;
+            continue;
+        }
         /* an interrupt before this instruction */
-        if (interrupts && enabled && !in_handler && mode == 2 && rn(150) == 0) {
+        if (interrupts && enabled && !in_handler && mode == 2 && !w.in_tx && rn(150) == 0) {
             w_flush(&w);
             w_ip(&w, PTD_PKT_FUP, ip, 0);
             w_ip(&w, PTD_PKT_TIP, funcs[handler].entry, 0);
@@ -404,8 +470,29 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
         }
         if (exec_hook)
             exec_hook(ip, mode, 0);
-        if (enabled)
+        if (in->kind == K_XBEGIN && !w.in_tx) {
+            /* begin: MODE.TSX with InTX, FUP at the XBEGIN (nested ones
+             * write nothing) */
+            w_flush(&w);
+            w_pkt(&w, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_INTX);
+            w_ip(&w, PTD_PKT_FUP, ip, 0);
+            w.in_tx = 1;
+            tx_sp = sp;
+            tx_handler = in->target;
+            n_txbegin++;
+        } else if (in->kind == K_XEND && w.in_tx) {
+            /* commit: MODE.TSX without InTX, FUP at the XEND (outside a
+             * transaction the CPU would fault; here it does nothing) */
+            w_flush(&w);
+            w_pkt(&w, PTD_PKT_MODE_TSX, 0, 0, 0);
+            w_ip(&w, PTD_PKT_FUP, ip, 0);
+            w.in_tx = 0;
+            n_txcommit++;
+        }
+        if (enabled) {
+            truth_spec[r->ntruth] = (uint8_t)w.in_tx;
             r->truth[r->ntruth++] = ip;
+        }
         next = ip + in->len;
         vclock += 3;
         if (timing && rn(24) == 0) {
@@ -419,6 +506,8 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
         }
         switch (in->kind) {
         case K_FILL:
+        case K_XBEGIN:
+        case K_XEND:
             ip = next;
             break;
         case K_JCC: {
@@ -532,7 +621,7 @@ end:
 
 /* ---- decoding ----------------------------------------------------------- */
 /* A decoder's output as items: instruction IPs, events, errors. */
-struct item { uint8_t kind; uint64_t v; uint64_t w; };  /* 0 insn, 1 event, 2 error */
+struct item { uint8_t kind; uint64_t v; uint64_t w; uint8_t spec; };  /* 0 insn, 1 event, 2 error */
 struct items { struct item *it; size_t n, cap; };
 
 static void add(struct items *l, uint8_t kind, uint64_t v, uint64_t w)
@@ -544,7 +633,14 @@ static void add(struct items *l, uint8_t kind, uint64_t v, uint64_t w)
     l->it[l->n].kind = kind;
     l->it[l->n].v = v;
     l->it[l->n].w = w;
+    l->it[l->n].spec = 0;
     l->n++;
+}
+
+/* the last item was an instruction executed speculatively (TSX) */
+static void mark_spec(struct items *l, int spec)
+{
+    l->it[l->n - 1].spec = (uint8_t)(spec != 0);
 }
 
 static struct flow_image img;
@@ -579,6 +675,8 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
     cfg.filter_hi[0] = FILTER_HI;
     if (skl014)
         cfg.errata = ptd_flow_errata_for_cpu(6, 0x4e);
+    else if (bdw)
+        cfg.errata = ptd_flow_errata_for_cpu(6, 0x3d);
     if (timing)
         cfg.time = &time_cfg;
     ptd_flow_init(&f, &cfg);
@@ -616,14 +714,17 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
                  * comparison fills from the ground truth */
                 struct ptd_flow_block blk;
                 st = ptd_flow_next_block(&f, &blk);
-                for (uint32_t k = 0; k < blk.ninsn; k++)
+                for (uint32_t k = 0; k < blk.ninsn; k++) {
                     add(out, k ? 3 : 0, k ? 0 : blk.ip, k == blk.ninsn - 1 ? blk.last_ip : 0);
+                    mark_spec(out, blk.speculative);
+                }
             } else {
                 st = ptd_flow_next(&f, &insn);
                 if (insn.iclass != PTD_FLOW_ICLASS_ERROR) {
                     uint64_t tsc = 0;
                     int rc = timing ? ptd_flow_time(&f, &tsc, NULL, NULL) : 0;
                     add(out, 0, insn.ip, timing ? (tsc ^ ((uint64_t)-rc << 56)) : 0);
+                    mark_spec(out, insn.speculative);
                 }
             }
             if (st < 0 || out->n > limit)
@@ -655,10 +756,10 @@ static void decode_libipt(const uint8_t *trace, size_t size, struct items *out)
         cfg.cpuid_0x15_eax = time_cfg.cpuid_0x15_eax;
         cfg.cpuid_0x15_ebx = time_cfg.cpuid_0x15_ebx;
     }
-    if (skl014) {
+    if (skl014 || bdw) {
         cfg.cpu.vendor = pcv_intel;
         cfg.cpu.family = 6;
-        cfg.cpu.model = 0x4e;
+        cfg.cpu.model = skl014 ? 0x4e : 0x3d;
         pt_cpu_errata(&cfg.errata, &cfg.cpu);
         cfg.addr_filter.config.ctl.addr0_cfg = 1;
         cfg.addr_filter.addr0_a = FILTER_LO;
@@ -705,11 +806,14 @@ static void decode_libipt(const uint8_t *trace, size_t size, struct items *out)
                     tw = tsc ^ ((uint64_t)-rc << 56);
                 }
                 if (st < 0) {
-                    if (insn.iclass != ptic_error)
+                    if (insn.iclass != ptic_error) {
                         add(out, 0, insn.ip, tw);
+                        mark_spec(out, insn.speculative);
+                    }
                     break;
                 }
                 add(out, 0, insn.ip, tw);
+                mark_spec(out, insn.speculative);
             }
         }
         if (st == -pte_eos)
@@ -763,6 +867,10 @@ int main(int argc, char **argv)
         use_blocks = (s % 4 == 1) ? (int)(s % 8) + 8 : 0;
         skl014 = (s % 7 == 3);
         timing = (s % 5 == 2);
+        /* every 4th program has transactions; half of those decode as a
+         * Broadwell (BDM64's TSX part and BDM70 on clean traces: no effect) */
+        tsx = (s % 4 == 3);
+        bdw = tsx && !skl014 && (s % 8 == 7);
         if (timing)
             use_blocks = 0;
         /* the CPU's timing errata too (SKL168), as libipt takes them from --cpu */
@@ -797,13 +905,19 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < a.n || i < b.n; i++) {
             if (i < a.n && i < b.n && b.it[i].kind == 0 && (a.it[i].kind == 3 || a.it[i].kind == 0) &&
                 (a.it[i].kind == 3 || a.it[i].v == b.it[i].v) && (!a.it[i].w || a.it[i].w == b.it[i].v)) {
+                if (a.it[i].spec != b.it[i].spec) {
+                    printf("flowgen: seed %u: item %zu (%" PRIx64 "): speculative %u in ptboot, %u in libipt\n", s,
+                           i, b.it[i].v, a.it[i].spec, b.it[i].spec);
+                    bad = 1;
+                    break;
+                }
                 a.it[i].kind = 0;        /* block placeholder: take libipt's (checked vs truth below) */
                 a.it[i].v = b.it[i].v;
                 a.it[i].w = 0;
                 continue;
             }
             if (i >= a.n || i >= b.n || a.it[i].kind != b.it[i].kind || a.it[i].v != b.it[i].v ||
-                a.it[i].w != b.it[i].w) {
+                a.it[i].w != b.it[i].w || a.it[i].spec != b.it[i].spec) {
                 printf("flowgen: seed %u: ptboot and libipt differ at item %zu: ptboot %s, libipt %s\n", s, i,
                        i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
                        i < b.n ? item_str(&b.it[i], y, sizeof(y)) : "(end)");
@@ -821,6 +935,10 @@ int main(int argc, char **argv)
                     printf("flowgen: seed %u: instruction %zu is %" PRIx64 ", executed %" PRIx64 "\n", s, ti,
                            a.it[i].v, ti < r.ntruth ? r.truth[ti] : 0);
                     bad = 1;
+                } else if (a.it[i].spec != truth_spec[ti]) {
+                    printf("flowgen: seed %u: instruction %zu (%" PRIx64 ") speculative %u, executed %s a transaction\n",
+                           s, ti, a.it[i].v, a.it[i].spec, truth_spec[ti] ? "in" : "outside");
+                    bad = 1;
                 }
                 ti++;
             }
@@ -831,8 +949,8 @@ int main(int argc, char **argv)
         }
         if (bad) {
             fails++;
-            printf("flowgen: seed %u (retcomp %d, psb %d, interrupts %d, skl014 %d): reproduce with --first %u --seeds 1 --write DIR\n",
-                   s, retcomp, psb, irq, skl014, s);
+            printf("flowgen: seed %u (retcomp %d, psb %d, interrupts %d, skl014 %d, tsx %d, bdw %d): reproduce with --first %u --seeds 1 --write DIR\n",
+                   s, retcomp, psb, irq, skl014, tsx, bdw, s);
         } else if (verbose) {
             printf("flowgen: seed %u ok: %zu instructions, %zu trace bytes\n", s, r.ntruth, r.tsize);
         }
@@ -865,6 +983,8 @@ int main(int argc, char **argv)
     printf("flowgen: covered %" PRIu64 " compressed returns, %" PRIu64 " far jumps switching modes, %" PRIu64
            " interrupts, %" PRIu64 " calls out of the traced range, %" PRIu64 " PSB+, call depth up to %d\n",
            n_comp, n_far, n_irq, n_out, n_psb, max_depth);
+    printf("flowgen: covered %" PRIu64 " transactions begun, %" PRIu64 " committed, %" PRIu64 " aborted\n", n_txbegin,
+           n_txcommit, n_txabort);
     if (corrupt)
         printf("flowgen: %u corrupted traces decoded, %" PRIu64 " errors reported and resynchronised\n", corrupted_runs,
                total_errors);

@@ -2,7 +2,8 @@
 # Random programs with ground truth: ptboot's flow and libipt's equal what
 # the programs executed (RET compression on/off, PSB periods, interrupts,
 # far jumps between 64- and 32-bit code, calls out of the traced range,
-# call depth past 64); corrupted traces end with errors and resyncs, no
+# call depth past 64, TSX begin/commit/abort with the speculative flag of
+# every instruction); corrupted traces end with errors and resyncs, no
 # crash (ASan/UBSan build). `make flow-fuzz` runs it long.
 # Then the programs with timing packets (every 5th seed: TSC/TMA in PSB+,
 # MTC/CYC between packets) through `ptboot flow --time --event:time` and the
