@@ -280,9 +280,12 @@ int soft_unit_stop(struct soft_unit *u, uint64_t ip, uint64_t tsc)
 		return SOFT_UNIT_E_INVALID;
 	if (u->ended)
 		return SOFT_UNIT_E_STATE;
-	/* the instruction stepped last completed and went to ip (ip may be
-	 * the same instruction again: a loop on itself) */
-	if (u->started && u->have_prev && !u->skipping && !halted(u))
+	/* another IP: the instruction stepped last completed and went there;
+	 * the same IP (the glue stopped stepping before it ran) or 0 (not
+	 * known): tracing ends before it */
+	if (ip == 0 || (u->have_prev && ip == u->prev_ip))
+		ip = u->prev_ip;
+	else if (u->started && u->have_prev && !u->skipping && !halted(u))
 		advance(u, ip, u->prev_mode, tsc);
 	if (u->started)
 		ptd_tracer_stop(&u->tracer, ip);

@@ -122,9 +122,13 @@ int soft_unit_interrupt(struct soft_unit *u, uint64_t ip, unsigned exec_mode, ui
 /* With SOFT_UNIT_SKIP_CALL: where tracing resumes (the return address). */
 uint64_t soft_unit_resume_ip(const struct soft_unit *u);
 /* Tracing ends with the instruction at ip about to execute (TraceEn=0):
- * flushes TNT, writes TIP.PGD if inside a range. The instruction stepped
- * last has completed and went to ip (the glue passes where the traced call
- * returned to), so it is traced first. Returns 0 or SOFT_UNIT_E_STATE. */
+ * flushes TNT, writes FUP + TIP.PGD (IP suppressed) if packets are on.
+ * ip other than the IP stepped last: that instruction completed and went
+ * to ip (the glue passes where the traced call returned to), so it is
+ * traced first. ip equal to it (stepping ended before it ran) or 0 (not
+ * known): tracing ends before it. (An instruction that loops on itself
+ * cannot be told from the first case: report its next step first.)
+ * Returns 0 or SOFT_UNIT_E_STATE. */
 int soft_unit_stop(struct soft_unit *u, uint64_t ip, uint64_t tsc);
 void soft_unit_get_status(const struct soft_unit *u, struct soft_unit_status *s);
 const char *soft_unit_strerror(int err);

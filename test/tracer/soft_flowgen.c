@@ -467,8 +467,18 @@ int main(int argc, char **argv)
                 stopped = 1;
             }
         }
-        (void)end_mode;
-        soft_unit_stop(&unit, end_ip, tsc);
+        /* execution ends at end_ip: the glue saw it about to execute and
+         * stops there (a Jcc looping on itself may end at its own IP) */
+        if (!stopped && !skipping) {
+            soft_unit_step(&unit, end_ip, exec_bits(end_mode), tsc + 3);
+            struct soft_unit_status now;
+            soft_unit_get_status(&unit, &now);
+            if (now.insns != counted)
+                traced_add(fed_ip);
+            counted = now.insns;
+            fed_ip = end_ip;
+        }
+        soft_unit_stop(&unit, end_ip, tsc + 3);
         struct soft_unit_status st;
         soft_unit_get_status(&unit, &st);
         if (st.insns != counted)

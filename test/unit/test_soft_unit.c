@@ -250,6 +250,33 @@ static void test_no_filter_traces_everything(void **state)
     assert_int_equal(st.insns, 5);
 }
 
+static void test_stop_before_last_step(void **state)
+{
+    (void)state;
+    struct rtit_config c;
+    struct soft_unit_status st;
+    config(&c);
+    init(&c);
+    step(0x1006);
+    step(0x1008);   /* je not taken */
+    /* stepping ended with jmp rax at 1008 about to run: not traced */
+    assert_int_equal(soft_unit_stop(&U, 0x1008, 0), 0);
+    soft_unit_get_status(&U, &st);
+    assert_int_equal(st.insns, 1);
+    assert_string_equal(words(), "PSB MODE64 PSBEND PGE(1006) TNT. FUP(1008) PGD(-)");
+    /* ip 0, not known: the same */
+    init(&c);
+    step(0x1006);
+    step(0x1008);
+    assert_int_equal(soft_unit_stop(&U, 0, 0), 0);
+    assert_string_equal(words(), "PSB MODE64 PSBEND PGE(1006) TNT. FUP(1008) PGD(-)");
+    /* stopped before the first step: nothing at all */
+    init(&c);
+    assert_int_equal(soft_unit_stop(&U, 0x1000, 0), 0);
+    soft_unit_get_status(&U, &st);
+    assert_int_equal(st.bytes, 0);
+}
+
 static void test_disretc_and_tsc(void **state)
 {
     (void)state;
@@ -489,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_init_errors),
         cmocka_unit_test(test_filter_and_skip_call),
         cmocka_unit_test(test_no_filter_traces_everything),
+        cmocka_unit_test(test_stop_before_last_step),
         cmocka_unit_test(test_disretc_and_tsc),
         cmocka_unit_test(test_tracestop),
         cmocka_unit_test(test_gap_interrupt_undecodable),
