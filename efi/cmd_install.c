@@ -155,7 +155,7 @@ static bool number_used(void *ctx, unsigned number)
 }
 
 /* The words the driver understands (efi/resident_driver.c): --image NAME,
- * --unit hw|soft|auto, --buffer BYTES, and capture words (name or
+ * --unit hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, and capture words (name or
  * name=value, arch/x86/capture_plan.h) for the hardware unit. Checked here
  * so that a typo fails now, not on the next boot. */
 static int join_words(int argc, char **argv, char *out, size_t cap)
@@ -165,11 +165,12 @@ static int join_words(int argc, char **argv, char *out, size_t cap)
     for (int i = 0; i < argc; i++) {
         int take = 1;
         bool takes_value;
-        if (!strcmp(argv[i], "--image") || !strcmp(argv[i], "--unit") || !strcmp(argv[i], "--buffer")) {
+        if (!strcmp(argv[i], "--image") || !strcmp(argv[i], "--unit") || !strcmp(argv[i], "--buffer") ||
+            !strcmp(argv[i], "--trace-stop")) {
             take = 2;
         } else if (argv[i][0] == '-') {
             efi_con_printf("ptboot: error: install: unknown option '%s' (--image NAME, --unit "
-                           "hw|soft|auto, --buffer BYTES, --driver PATH, capture words)\n", argv[i]);
+                           "hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --driver PATH, capture words)\n", argv[i]);
             return -1;
         } else {
             char name[32];

@@ -48,6 +48,9 @@ static char words_text[RESIDENT_TEXT_BYTES];
 static struct sideband *sb;
 static uint32_t images_before;     /* images recorded before tracing began */
 static bool first_batch_done;
+/* --trace-stop OFFSET: a TraceStop address inside the --image (soft unit) */
+static uint64_t trace_stop_offset;
+static bool have_trace_stop;
 static char *words[EFI_ARGS_MAX_TOKENS];
 /* capture_plan.h words (name or name=value) for the hardware unit */
 static const char *plan_words[EFI_ARGS_MAX_TOKENS];
@@ -95,6 +98,13 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
     unit_cfg.range[0].start = base;
     unit_cfg.range[0].end = base + size - 1;
+    if (have_trace_stop) {
+        /* TraceStop (SDM 33.2.4.3): tracing stops when an instruction in
+         * the range is reached; one address here. */
+        unit_cfg.range[1].cfg = RTIT_ADDR_CFG_STOP;
+        unit_cfg.range[1].start = base + trace_stop_offset;
+        unit_cfg.range[1].end = base + trace_stop_offset;
+    }
     hdr->rtit_ctl = rtit_config_ctl(&unit_cfg, true);
     if (sb) {
         struct rtit_caps caps;
@@ -280,6 +290,15 @@ static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, ch
                 return -1;
             }
             i++;
+        } else if (!strcmp(w, "--trace-stop") && v) {
+            char *end;
+            trace_stop_offset = strtoull(v, &end, 16);
+            if (*end) {
+                snprintf(err, err_len, "--trace-stop %s: a hex offset into the --image", v);
+                return -1;
+            }
+            have_trace_stop = true;
+            i++;
         } else if (!strcmp(w, "--buffer") && v) {
             char *end;
             unsigned long long b = strtoull(v, &end, 0);
@@ -404,6 +423,10 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     }
     if (n_plan_words) {
         fail("capture words are for the hardware unit (the soft unit takes --buffer)");
+        return EFI_SUCCESS;
+    }
+    if (have_trace_stop && trace_stop_offset >= 0x100000000ull) {
+        fail("--trace-stop: the offset is beyond any image");
         return EFI_SUCCESS;
     }
     if (!hdr->image_filter[0]) {

@@ -21,6 +21,8 @@
 #                  host's decode of the files recovered from the serial dump.
 #   3 same boot    the stand-in returns ("return"): `resident status flow
 #                  dump` later in the same boot find the stopped trace
+#   3b TraceStop   run 3 ended by installing again with --trace-stop at
+#                  osl_mix: the trace of this boot stops there (reason unit)
 #   4 uninstall    our Driver#### gone, DriverOrder gone
 #   5 clean boot   no driver loads, `resident` finds nothing, `uninstall`
 #                  again removes nothing
@@ -142,7 +144,8 @@ else
 fi
 
 # ---- 3: the same boot reads the trace --------------------------------------------
-set_cfg '--shutdown resident chain \EFI\ptboot\osloader.efi --args return status flow dump'
+mix=$(symbol osl_mix)
+set_cfg "--shutdown resident chain \\EFI\\ptboot\\osloader.efi --args return status flow dump ; install --image osloader.efi --trace-stop $mix"
 run resident-same
 expect_rc resident-same 0 "the app shut the machine down"
 expect resident-same '^ptboot: resident chain returned \\EFI\\ptboot\\osloader\.efi status=0x0' "the stand-in returned"
@@ -162,6 +165,23 @@ if [ -n "$base3" ] && [ -n "$base" ]; then
     "cmp -s <(head -n $n $BOOT_DIR/resident-boot.offsets) <(head -n $n $g)"
 else
   not_ok "resident-same: no armed line"
+fi
+
+# ---- 3b: a TraceStop address ends the trace ----------------------------------------
+expect resident-same "^ptboot: install option=Driver$num .* options='--image osloader\\.efi --trace-stop $mix'" "reinstalled with --trace-stop"
+set_cfg '--shutdown resident chain \EFI\ptboot\osloader.efi --args return flow status'
+run resident-stop
+expect resident-stop "^ptboot: resident status state=stopped reason=unit .*image=osloader\\.efi" "the TraceStop address stopped the trace"
+base4=$(sed -n 's/^ptboot: resident armed image=osloader\.efi entry=\(0x[0-9a-f]*\) .*/\1/p' "$BOOT_DIR/resident-stop.txt")
+if [ -n "$base4" ]; then
+  flow_offsets resident-stop $((base4 - 0x$(symbol _start))) > "$BOOT_DIR/resident-stop.offsets"
+  h=$BOOT_DIR/resident-stop.offsets
+  check "TraceStop: osl_fib ran 25 times, nothing of osl_mix was traced" \
+    "[ \$(count $h osl_fib) -eq 25 ] && [ \$(count $h osl_mix) -eq 0 ] && [ \$(count $h osl_wants_return) -eq 0 ]"
+  check "TraceStop: the trace is the traced boot's up to the first call of osl_mix" \
+    "cmp -s <(head -n \$(wc -l < $h) $BOOT_DIR/resident-boot.offsets) $h && [ \$(wc -l < $h) -lt \$(first $BOOT_DIR/resident-boot.offsets osl_mix) ]"
+else
+  not_ok "resident-stop: no armed line"
 fi
 
 # ---- 4: uninstall ---------------------------------------------------------------
