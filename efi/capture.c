@@ -6,6 +6,7 @@
 #include "arch/x86/capture_seq.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/rtit_decode_params.h"
+#include "arch/x86/rtit_options.h"
 #include "arch/x86/rtit_topa.h"
 #include "efi/capture.h"
 #include "efi/console.h"
@@ -61,12 +62,116 @@ static void emit_note(const char *what, const char *text)
     efi_con_printf("ptboot: trace: %s%s\n", what, text);
 }
 
+/* ---- processors (--cpus) -------------------------------------------------- */
+
+/* The per-CPU hardware capture (efi/mp.h): large, so static, like c. */
+static struct efi_mp_trace mp_trace;
+
+/* Why the soft unit leaves an AP alone: the #DB handler and the trap flag
+ * single-step the code the BSP runs (StartImage runs there); the APs sit
+ * in the firmware's idle loop, and the PI spec lets them call no boot
+ * services, so nothing could register a handler on them. */
+#define WHY_SOFT_BSP_ONLY "soft-unit-steps-the-bsp-only"
+
+/* The processors asked for: the last word cpus=N|all (capture_plan's
+ * reading; "--cpus=" accepted as there), else --cpus (c->cpus_req). */
+static unsigned cpus_requested(const struct efi_capture *c, const char *const *words, size_t n)
+{
+    unsigned r = c->cpus_req;
+    for (size_t i = 0; i < n; i++) {
+        const char *w = words[i];
+        uint64_t v;
+        if (!strncmp(w, "--", 2))
+            w += 2;
+        if (strncmp(w, "cpus=", 5))
+            continue;
+        w += 5;
+        if (!strcmp(w, "all"))
+            r = CAPTURE_CPUS_ALL;
+        else if (!rtit_parse_u64(w, &v, false) && v && v < CAPTURE_CPUS_ALL)
+            r = (unsigned)v;
+    }
+    return r <= 1 ? 1 : r;
+}
+
+static struct efi_capture_cpu *add_cpu(struct efi_capture *c, unsigned n, bool bsp, bool traced,
+                                       const char *why)
+{
+    struct efi_capture_cpu *k = &c->cpu[c->ncpus++];
+    memset(k, 0, sizeof *k);
+    k->n = n;
+    k->bsp = bsp;
+    k->traced = traced;
+    snprintf(k->why, sizeof k->why, "%s", why);
+    return k;
+}
+
+/* The soft unit with more than one CPU asked for: the BSP is traced, every
+ * other processor asked for is listed as not traced, with the reason. */
+static void soft_cpus(struct efi_capture *c, unsigned want)
+{
+    struct efi_mp mp;
+    c->mp_result = efi_mp_init(&mp, BS);
+    unsigned have = mp.count < EFI_MP_MAX_CPUS ? mp.count : EFI_MP_MAX_CPUS;
+    unsigned n_want = want == CAPTURE_CPUS_ALL || want > have ? have : want;
+    add_cpu(c, mp.bsp, true, true, "");
+    for (unsigned n = 0; n < have && c->ncpus < n_want; n++)
+        if (n != mp.bsp)
+            add_cpu(c, n, false, false, WHY_SOFT_BSP_ONLY);
+    efi_con_printf("ptboot: trace: note: cpus: %u processor(s) here (mp=%s); the soft unit single-steps "
+                   "the BSP (cpu %u) only, %u AP(s) not traced\n", mp.count,
+                   efi_mp_result_name(c->mp_result), mp.bsp, c->ncpus - 1);
+    if (want != CAPTURE_CPUS_ALL && want > have)
+        efi_con_printf("ptboot: trace: note: cpus: %u asked for, %u here\n", want, have);
+}
+
+/* The hardware unit on every processor asked for: efi/mp.h reads each
+ * CPU's own CPUID, checks the plan against it and gives each its own
+ * buffer (and ToPA tables). The BSP must take the plan: it runs the
+ * target. */
+static int hw_cpus(struct efi_capture *c)
+{
+    EFI_STATUS s = efi_mp_trace_prepare(&mp_trace, BS, &c->plan);
+    if (EFI_ERROR(s)) {
+        efi_con_printf("ptboot: error: trace: --cpus: no memory for one %llu-byte buffer per CPU "
+                       "(status 0x%llx)\n", (unsigned long long)c->plan.need.block_bytes,
+                       (unsigned long long)s);
+        return -1;
+    }
+    c->multi = true;
+    const struct efi_mp *mp = &mp_trace.mp;
+    const struct efi_mp_trace_cpu *b = &mp_trace.cpu[mp->bsp];
+    if (!b->used) {
+        efi_con_printf("ptboot: error: trace: --cpus: the BSP (cpu %u) cannot take the plan: %s\n",
+                       mp->bsp, rtit_rule_name(b->rule));
+        return -1;
+    }
+    /* the BSP's buffer and tables are the capture's own from here on */
+    c->plan.cfg = b->cfg;
+    c->buffer = (uint8_t *)(UINTN)b->cfg.buffer_phys;
+    /* the order efi_mp_trace_prepare takes them: the BSP, then the APs */
+    add_cpu(c, mp->bsp, true, true, "");
+    for (unsigned n = 0; n < mp->count && n < EFI_MP_MAX_CPUS && c->ncpus < mp_trace.cpus; n++) {
+        const struct efi_mp_trace_cpu *k = &mp_trace.cpu[n];
+        if (n == mp->bsp || !k->seen)
+            continue;
+        add_cpu(c, n, false, k->used, k->used ? "" : rtit_rule_name(k->rule));
+    }
+    unsigned used = 0;
+    for (unsigned i = 0; i < c->ncpus; i++)
+        used += c->cpu[i].traced;
+    efi_con_printf("ptboot: trace: cpus: %u processor(s) here (mp=%s), %u asked for, %u take the plan: "
+                   "one %llu-byte buffer each\n", mp->count, efi_mp_result_name(mp->proto ? EFI_MP_OK : EFI_MP_E_NONE),
+                   c->ncpus, used, (unsigned long long)c->plan.buffer_bytes);
+    return 0;
+}
+
 int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_words)
 {
     struct capture_request req = {
         .mode = CAPTURE_TRACE, .unit = c->unit,
         .images = c->targets, .n_images = c->ntargets,
-        .words = words, .n_words = n_words, .cpus = 1,
+        .words = words, .n_words = n_words, .cpus = c->cpus_req <= 1 ? 1 : c->cpus_req,
     };
     int st = capture_plan_make(&c->plan, &c->caps, &req);
     for (size_t i = 0; i < c->plan.n_notes; i++)
@@ -83,15 +188,26 @@ int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_w
     }
     /* a unit=... word may have changed the unit */
     c->unit = c->plan.unit;
+    unsigned want = cpus_requested(c, words, n_words);
+    c->ncpus = c->cur = 0;
+    if (want > 1 && c->unit == CAPTURE_UNIT_SOFT)
+        soft_cpus(c, want);
     uint64_t bytes = c->unit == CAPTURE_UNIT_HW ? c->plan.need.block_bytes : c->plan.buffer_bytes;
-    c->block_pages = pages_for(bytes);
-    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, c->block_pages, &c->block))) {
-        efi_con_printf("ptboot: error: trace: no memory for a %llu-byte trace buffer\n",
-                       (unsigned long long)bytes);
-        c->block_pages = 0;
-        return -1;
+    if (want > 1 && c->unit == CAPTURE_UNIT_HW) {
+        if (hw_cpus(c))
+            return -1;
+    } else {
+        c->block_pages = pages_for(bytes);
+        if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, c->block_pages, &c->block))) {
+            efi_con_printf("ptboot: error: trace: no memory for a %llu-byte trace buffer\n",
+                           (unsigned long long)bytes);
+            c->block_pages = 0;
+            return -1;
+        }
     }
-    if (c->unit == CAPTURE_UNIT_HW) {
+    if (c->multi) {
+        /* placed, tables built and zeroed by efi_mp_trace_prepare */
+    } else if (c->unit == CAPTURE_UNIT_HW) {
         struct rtit_caps soft;
         int e = capture_plan_place(&c->plan, capture_plan_caps(&c->plan, &c->caps, &soft), c->block,
                                    (uint64_t)c->block_pages * PAGE_BYTES);
@@ -109,7 +225,7 @@ int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_w
     memset(c->buffer, 0, c->buffer_bytes);
     efi_sideband_read_cpu(&c->sb, &c->caps, &c->plan.cfg, c->buffer_bytes);
     c->sb.unit = c->unit == CAPTURE_UNIT_HW ? SIDEBAND_UNIT_HW : SIDEBAND_UNIT_SOFT;
-    if (c->unit == CAPTURE_UNIT_HW && c->plan.cfg.output == RTIT_OUTPUT_TOPA) {
+    if (!c->multi && c->unit == CAPTURE_UNIT_HW && c->plan.cfg.output == RTIT_OUTPUT_TOPA) {
         struct rtit_topa_layout l;
         size_t tables = (size_t)(c->plan.need.table_bytes / PAGE_BYTES);
         if (rtit_topa_build(&l, &c->plan.cfg, (uint64_t *)(UINTN)c->plan.cfg.table_phys, tables)) {
@@ -208,10 +324,64 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT ev, VOID *ctx)
     ebs_seen = true;
     if (!c)
         return;
-    if (c->unit == CAPTURE_UNIT_HW)
+    if (c->multi)
+        /* every CPU: the APs through MP services, still there until the
+         * firmware's own ExitBootServices handlers park them */
+        c->mp_result = efi_mp_trace_stop(&mp_trace);
+    else if (c->unit == CAPTURE_UNIT_HW)
         capture_seq_finish(&msr_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
     else
         soft_unit_stop(&c->soft, 0, rdtsc());
+}
+
+/* The hardware unit on every CPU of the plan (efi/mp.h): started on the
+ * APs first, the BSP last; the BSP's results become the capture's. */
+static int run_hw_multi(struct efi_capture *c, efi_soft_call_fn call, void *arg, EFI_STATUS *call_status)
+{
+    struct efi_mp_trace_cpu *b = &mp_trace.cpu[mp_trace.mp.bsp];
+    c->mp_result = efi_mp_trace_start(&mp_trace);
+    if (b->start_rc != RTIT_SEQ_OK) {
+        efi_con_printf("ptboot: error: trace: Intel PT start failed on the BSP (%d%s)\n", b->start_rc,
+                       b->start.was_tracing ? ", someone else is tracing" : "");
+        efi_mp_trace_stop(&mp_trace); /* the APs that did start */
+        return -1;
+    }
+    c->hw_start = b->start;
+    *call_status = call(arg);
+    if (!ebs_seen)
+        c->mp_result = efi_mp_trace_stop(&mp_trace);
+    c->hw_stop = b->stop;
+    c->sum = b->sum;
+    return 0;
+}
+
+/* Each traced AP's buffer linearised in place, its entry filled; an AP
+ * whose start failed, or that did not stop (MP services timed out), is
+ * not traced, with the reason. */
+static void finish_aps(struct efi_capture *c)
+{
+    for (unsigned i = 1; i < c->ncpus; i++) {
+        struct efi_capture_cpu *k = &c->cpu[i];
+        if (!k->traced)
+            continue;
+        struct efi_mp_trace_cpu *m = &mp_trace.cpu[k->n];
+        if (m->start_rc != RTIT_SEQ_OK) {
+            k->traced = false;
+            snprintf(k->why, sizeof k->why, "start-failed-%d", m->start_rc);
+            continue;
+        }
+        uint8_t *buf = (uint8_t *)(UINTN)m->cfg.buffer_phys;
+        struct rtit_linear lin;
+        if (rtit_trace_linearize_in_place(buf, &m->sum, &lin))
+            lin.bytes = 0;
+        k->trace = buf;
+        k->trace_bytes = lin.bytes;
+        k->wrapped = m->sum.wrapped;
+        k->stopped = m->stop.stopped || m->sum.stopped_full;
+        if (m->stop.error)
+            efi_con_printf("ptboot: trace: cpu %u: STATUS.Error: %s\n", k->n,
+                           rtit_status_explain(m->stop.status));
+    }
 }
 
 int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
@@ -257,6 +427,14 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
                        c->step.bounded, (unsigned long long)c->step.traps,
                        (unsigned long long)c->step.breakpoints, (unsigned long long)c->step.skips,
                        (unsigned long long)c->step.unexpected, (unsigned long long)c->step.skipped_self);
+    } else if (c->multi) {
+        if (run_hw_multi(c, call, arg, call_status))
+            goto out;
+        c->bytes = c->sum.bytes;
+        c->stopped = c->hw_stop.stopped;
+        if (c->hw_stop.error)
+            efi_con_printf("ptboot: trace: STATUS.Error: %s\n", rtit_status_explain(c->hw_stop.status));
+        finish_aps(c);
     } else {
         int e = rtit_start(&msr_ops, &c->plan.cfg, &c->caps, false, &c->hw_start);
         if (e) {
@@ -284,6 +462,13 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     c->sb.trace.bytes = c->trace_bytes;
     c->sb.trace.wrapped = c->wrapped;
     c->sb.trace.stopped = c->stopped;
+    if (c->ncpus) {
+        struct efi_capture_cpu *b = &c->cpu[0];
+        b->trace = c->trace;
+        b->trace_bytes = c->trace_bytes;
+        b->wrapped = c->wrapped;
+        b->stopped = c->stopped;
+    }
     ret = 0;
 out:
     if (ev)
@@ -316,6 +501,34 @@ const struct sideband_image *efi_capture_module(const struct efi_capture *c, uin
     return sideband_find_image(&c->sb, ip);
 }
 
+/* cpus.txt: one line per processor asked for (docs/trace.md):
+ *   cpu n=<n> bsp=<0|1> traced=1 file=<trace.pt|trace-cpuN.pt> bytes=<n>
+ *       wrapped=<0|1> stopped=<0|1>
+ *   cpu n=<n> bsp=<0|1> traced=0 reason=<word>
+ * Returns the length (text is cut to cap, NUL-terminated). */
+static size_t cpus_text(const struct efi_capture *c, char *text, size_t cap)
+{
+    size_t len = 0;
+    for (unsigned i = 0; i < c->ncpus && len < cap; i++) {
+        const struct efi_capture_cpu *k = &c->cpu[i];
+        char file[32];
+        if (k->bsp)
+            snprintf(file, sizeof file, "trace.pt");
+        else
+            snprintf(file, sizeof file, "trace-cpu%u.pt", k->n);
+        int w;
+        if (k->traced)
+            w = snprintf(text + len, cap - len, "cpu n=%u bsp=%d traced=1 file=%s bytes=%llu wrapped=%d stopped=%d\n",
+                         k->n, k->bsp, file, (unsigned long long)k->trace_bytes, k->wrapped, k->stopped);
+        else
+            w = snprintf(text + len, cap - len, "cpu n=%u bsp=%d traced=0 reason=%s\n", k->n, k->bsp, k->why);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    return len < cap ? len : cap - 1;
+}
+
 int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
 {
     char dir[CAPTURE_FILES_DIR_MAX] = "";
@@ -334,7 +547,34 @@ int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
         return -1;
     }
     efi_con_printf("ptboot: trace: files %s (trace.pt sideband.txt code.dump code.addr)\n", dir);
-    return 0;
+    if (!c->ncpus)
+        return 0;
+    /* --cpus: each traced AP's trace beside the BSP's trace.pt, and
+     * cpus.txt listing every processor asked for */
+    static char text[EFI_MP_MAX_CPUS * 160];
+    char path[CAPTURE_FILES_DIR_MAX + 32];
+    size_t tlen = cpus_text(c, text, sizeof text);
+    int bad = 0;
+    for (unsigned i = 1; i < c->ncpus; i++) {
+        const struct efi_capture_cpu *k = &c->cpu[i];
+        if (!k->traced)
+            continue;
+        snprintf(path, sizeof path, "%s\\trace-cpu%u.pt", dir, k->n);
+        r = efi_volume_write(image, path, k->trace, (size_t)k->trace_bytes);
+        if (r != EFI_VOLUME_OK) {
+            efi_con_printf("ptboot: error: trace: writing %s: %s\n", path, efi_volume_result_name(r));
+            bad = -1;
+        }
+    }
+    snprintf(path, sizeof path, "%s\\cpus.txt", dir);
+    r = efi_volume_write(image, path, text, tlen);
+    if (r != EFI_VOLUME_OK) {
+        efi_con_printf("ptboot: error: trace: writing %s: %s\n", path, efi_volume_result_name(r));
+        bad = -1;
+    }
+    if (!bad)
+        efi_con_printf("ptboot: trace: files %s: cpus.txt and trace-cpuN.pt for each traced AP\n", dir);
+    return bad;
 }
 
 int efi_capture_serial_dump(struct efi_capture *c)
@@ -346,22 +586,66 @@ int efi_capture_serial_dump(struct efi_capture *c)
         return -1;
     }
     size_t pages = c->watching ? c->watch.snap_used : 0;
-    struct efi_dump_file files[] = {
-        { "trace.pt", c->trace, (size_t)c->trace_bytes, PTD_FRAME_KIND_PT },
-        { "code.dump", c->watching ? c->watch.snap : NULL, pages * CODE_PAGE_BYTES, PTD_FRAME_KIND_RAW },
-        { "code.addr", c->watching ? (const void *)c->watch.snap_addr : NULL, pages * sizeof(uint64_t),
-          PTD_FRAME_KIND_RAW },
-        { "sideband.txt", text, tlen, PTD_FRAME_KIND_RAW },
-    };
+    static struct efi_dump_file files[4 + EFI_MP_MAX_CPUS + 1];
+    static char names[EFI_MP_MAX_CPUS][24];
+    static char cpus[EFI_MP_MAX_CPUS * 160];
+    size_t nf = 0;
+    files[nf++] = (struct efi_dump_file){ "trace.pt", c->trace, (size_t)c->trace_bytes, PTD_FRAME_KIND_PT };
+    files[nf++] = (struct efi_dump_file){ "code.dump", c->watching ? c->watch.snap : NULL,
+                                          pages * CODE_PAGE_BYTES, PTD_FRAME_KIND_RAW };
+    files[nf++] = (struct efi_dump_file){ "code.addr", c->watching ? (const void *)c->watch.snap_addr : NULL,
+                                          pages * sizeof(uint64_t), PTD_FRAME_KIND_RAW };
+    files[nf++] = (struct efi_dump_file){ "sideband.txt", text, tlen, PTD_FRAME_KIND_RAW };
+    /* --cpus: the same extra files as on the stick */
+    for (unsigned i = 1; i < c->ncpus; i++) {
+        const struct efi_capture_cpu *k = &c->cpu[i];
+        if (!k->traced)
+            continue;
+        snprintf(names[i], sizeof names[i], "trace-cpu%u.pt", k->n);
+        files[nf++] = (struct efi_dump_file){ names[i], k->trace, (size_t)k->trace_bytes, PTD_FRAME_KIND_PT };
+    }
+    if (c->ncpus)
+        files[nf++] = (struct efi_dump_file){ "cpus.txt", cpus, cpus_text(c, cpus, sizeof cpus),
+                                              PTD_FRAME_KIND_RAW };
     struct efi_dump_stats st;
-    size_t n = efi_serial_dump(files, sizeof files / sizeof files[0], 0, &st);
-    return n == sizeof files / sizeof files[0] ? 0 : -1;
+    size_t n = efi_serial_dump(files, nf, 0, &st);
+    return n == nf ? 0 : -1;
+}
+
+int efi_capture_use_cpu(struct efi_capture *c, unsigned i)
+{
+    if (!c->ncpus)
+        return i == 0 ? 0 : -1;
+    if (i >= c->ncpus || !c->cpu[i].traced)
+        return -1;
+    const struct efi_capture_cpu *k = &c->cpu[i];
+    c->cur = i;
+    c->trace = k->trace;
+    c->trace_bytes = k->trace_bytes;
+    c->wrapped = k->wrapped;
+    c->stopped = k->stopped;
+    return 0;
+}
+
+void efi_capture_cpu_lines(struct efi_capture *c, uint64_t insns, uint64_t errors)
+{
+    for (unsigned i = 1; i < c->ncpus; i++) {
+        const struct efi_capture_cpu *k = &c->cpu[i];
+        if (efi_capture_use_cpu(c, i) == 0)
+            efi_capture_final_line(c, k->insns, k->errors);
+        else
+            efi_con_printf("ptboot: trace unit=%s cpu=%u traced=0 reason=%s\n", capture_unit_name(c->unit),
+                           k->n, k->why);
+    }
+    efi_capture_use_cpu(c, 0);
+    efi_capture_final_line(c, insns, errors);
 }
 
 void efi_capture_final_line(const struct efi_capture *c, uint64_t insns, uint64_t errors)
 {
-    efi_con_printf("ptboot: trace unit=%s cpu=0 bytes=%llu wrapped=%d stopped=%d insns=%llu errors=%llu images=%u\n",
-                   capture_unit_name(c->unit), (unsigned long long)c->trace_bytes, c->wrapped ? 1 : 0,
+    efi_con_printf("ptboot: trace unit=%s cpu=%u bytes=%llu wrapped=%d stopped=%d insns=%llu errors=%llu images=%u\n",
+                   capture_unit_name(c->unit), c->ncpus ? c->cpu[c->cur].n : 0u,
+                   (unsigned long long)c->trace_bytes, c->wrapped ? 1 : 0,
                    c->stopped ? 1 : 0, (unsigned long long)insns, (unsigned long long)errors, (unsigned)c->sb.nimages);
 }
 
@@ -374,6 +658,10 @@ void efi_capture_free(struct efi_capture *c)
         BS->FreePages(c->page_table, c->page_table_pages);
     if (c->block_pages)
         BS->FreePages(c->block, c->block_pages);
+    if (c->multi)
+        efi_mp_trace_free(&mp_trace, BS);
+    c->multi = false;
+    c->ncpus = c->cur = 0;
     c->ntargets = 0;
     c->page_table_pages = c->block_pages = 0;
 }

@@ -33,6 +33,7 @@
 #include "arch/x86/soft_unit.h"
 #include "efi/code_image.h"
 #include "efi/image_watch.h"
+#include "efi/mp.h"
 #include "efi/sideband.h"
 #include "efi/soft_step.h"
 
@@ -41,6 +42,20 @@
 /* Snapshot memory reserved up front for the target and the images loaded
  * while tracing (efi/image_watch.h says why up front). */
 #define EFI_CAPTURE_SNAPSHOT_DEFAULT (8u << 20)
+
+/* One processor of a multi-CPU capture (`trace --cpus`): cpu[0] is the
+ * BSP, then the APs in processor-number order, as many as were asked for
+ * (CAPTURE_CPUS_ALL: every one MP services counts). */
+struct efi_capture_cpu {
+    unsigned n;                     /* MP services processor number */
+    bool bsp;
+    bool traced;                    /* its unit ran and its trace is here */
+    char why[EFI_CAPTURE_WHY_MAX];  /* not traced: why (one word, no spaces) */
+    const uint8_t *trace;           /* linear, from its first PSB */
+    uint64_t trace_bytes;
+    bool wrapped, stopped;
+    uint64_t insns, errors;         /* filled by the caller's decode */
+};
 
 struct efi_capture {
     /* the unit and its plan */
@@ -60,6 +75,16 @@ struct efi_capture {
     struct efi_soft_step_stats step;
     bool step_all;
     uint64_t max_steps;
+    /* processors: cpus_req as asked for (--cpus, or the word cpus=...;
+     * 0 or 1: the BSP only); ncpus > 0 only when more than one was asked
+     * for. multi: the hardware unit runs on every cpu[] through efi/mp.h
+     * (one buffer each; block/buffer then are the BSP's from there). */
+    unsigned cpus_req;
+    unsigned ncpus;
+    unsigned cur;                   /* cpu[cur]'s trace is in use */
+    struct efi_capture_cpu cpu[EFI_MP_MAX_CPUS];
+    bool multi;
+    int mp_result;                  /* efi_mp_result of the last MP call */
     /* hw unit */
     struct rtit_start_info hw_start;
     struct rtit_stop_info hw_stop;
@@ -112,8 +137,21 @@ int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image);
 /* Sends the same four files over serial (efi/serial_dump.h; `ptboot
  * serial LOG` recovers them). */
 int efi_capture_serial_dump(struct efi_capture *c);
-/* The machine-readable last line of every capture. */
+/* Makes cpu[i]'s trace the one decoded and dumped (c->trace, trace_bytes,
+ * wrapped, stopped); i = 0 is the BSP's. Returns 0, or -1 when cpu i was
+ * not traced. */
+int efi_capture_use_cpu(struct efi_capture *c, unsigned i);
+/* The machine-readable last line of every capture:
+ *   ptboot: trace unit=<hw|soft> cpu=<n> bytes=<n> wrapped=<0|1>
+ *           stopped=<0|1> insns=<n> errors=<n> images=<n>
+ * for the trace in use (efi_capture_use_cpu; the BSP's by default). */
 void efi_capture_final_line(const struct efi_capture *c, uint64_t insns, uint64_t errors);
+/* With --cpus: one line per processor asked for, the BSP's last, so the
+ * capture still ends with the BSP's final line: traced ones as above
+ * (with their own insns/errors), the others
+ *   ptboot: trace unit=<hw|soft> cpu=<n> traced=0 reason=<word>
+ * Then c->trace is the BSP's again. Without --cpus, the final line. */
+void efi_capture_cpu_lines(struct efi_capture *c, uint64_t insns, uint64_t errors);
 void efi_capture_free(struct efi_capture *c);
 
 #endif

@@ -9,6 +9,12 @@
  *                 that is not the one running now (BootCurrent)
  *   --unit auto|hw|soft  trace unit (auto: Intel PT when CPUID offers it
  *                 and the MSR path is #GP-safe, else the software unit)
+ *   --cpus [N|all] trace N processors (default with --cpus: all), the
+ *                 word cpus=N|all likewise: the hardware unit runs on
+ *                 every one through MP services, one buffer per CPU (the
+ *                 BSP's trace.pt, trace-cpuN.pt for APs, cpus.txt); the
+ *                 soft unit traces the BSP only and lists the APs as not
+ *                 traced, with the reason
  *   --step-all    soft unit: step (and report) ptboot's own glue too
  *   --stop-at OFF a TraceStop range on the one byte at target+OFF (the
  *                 word trace-stop=1:A:A with the loaded address): tracing
@@ -63,13 +69,14 @@ struct trace_args {
     unsigned last;
     uint64_t max_steps;
     bool step_all;
+    unsigned cpus;          /* 0: not given (the BSP); CAPTURE_CPUS_ALL */
     const char *words[TRACE_MAX_WORDS];
     size_t nwords;
 };
 
 static void trace_usage(void)
 {
-    efi_con_puts("usage: ptboot.efi trace [--unit auto|hw|soft] [--last N] [--step-all]\n"
+    efi_con_puts("usage: ptboot.efi trace [--unit auto|hw|soft] [--cpus [N|all]] [--last N] [--step-all]\n"
                  "                        [--max-steps N] [--stop-at OFFSET] [--no-decode]\n"
                  "                        [--no-summary]\n"
                  "                        [--serial-dump] [--no-files] [--snapshot SIZE]\n"
@@ -111,6 +118,17 @@ static int parse(struct trace_args *a, int argc, char **argv)
                 a->snapshot > (1ull << 30))
                 return usage_error("--snapshot wants 4K..1G, not", v ? v : "nothing");
             i++;
+        } else if (!strcmp(o, "--cpus")) {
+            /* an optional count: "all" or digits (a path is neither) */
+            a->cpus = CAPTURE_CPUS_ALL;
+            if (v && !strcmp(v, "all")) {
+                i++;
+            } else if (v && v[0] >= '0' && v[0] <= '9') {
+                if (rtit_parse_u64(v, &n, false) || n == 0 || n >= CAPTURE_CPUS_ALL)
+                    return usage_error("--cpus wants N >= 1 or all, not", v);
+                a->cpus = (unsigned)n;
+                i++;
+            }
         } else if (!strcmp(o, "--step-all")) {
             a->step_all = true;
         } else if (!strcmp(o, "--unit")) {
@@ -317,6 +335,18 @@ static EFI_STATUS start_image(void *p)
     return BS->StartImage(a->h, &a->exit_size, &a->exit_data);
 }
 
+/* The on-target decode (and summary) of the trace in use. */
+static void decode_one(struct efi_capture *c, const struct trace_args *a, struct efi_capture_totals *t)
+{
+    efi_capture_decode(c, a->last, t);
+    if (!a->no_summary) {
+        struct efi_capture_totals st;
+        if (!efi_capture_summary(c, a->last, &st) && (st.insns != t->insns || st.errors != t->errors))
+            efi_con_printf("ptboot: trace: the summary counted insns=%llu errors=%llu\n",
+                           (unsigned long long)st.insns, (unsigned long long)st.errors);
+    }
+}
+
 int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
 {
     static struct trace_args a;
@@ -330,6 +360,7 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     efi_con_printf("ptboot: trace: unit=%s (%s)\n", capture_unit_name(cap.unit), cap.why);
     cap.step_all = a.step_all;
     cap.max_steps = a.max_steps;
+    cap.cpus_req = a.cpus;
 
     char target[PATH_CHARS], name[SIDEBAND_NAME_MAX];
     EFI_DEVICE_PATH *dp;
@@ -420,19 +451,26 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     if (!a.no_decode) {
         if (efi_capture_code(&cap))
             efi_con_puts("ptboot: trace: no memory for the code table; decoding without code\n");
-        efi_capture_decode(&cap, a.last, &t);
-        if (!a.no_summary) {
-            struct efi_capture_totals st;
-            if (!efi_capture_summary(&cap, a.last, &st) && (st.insns != t.insns || st.errors != t.errors))
-                efi_con_printf("ptboot: trace: the summary counted insns=%llu errors=%llu\n",
-                               (unsigned long long)st.insns, (unsigned long long)st.errors);
+        /* the APs' traces first (--cpus), each between its own decode
+         * lines, the BSP's last, as without --cpus */
+        for (unsigned i = 1; i < cap.ncpus; i++) {
+            if (efi_capture_use_cpu(&cap, i))
+                continue;
+            efi_con_printf("ptboot: trace: cpu %u:\n", cap.cpu[i].n);
+            decode_one(&cap, &a, &t);
+            cap.cpu[i].insns = t.insns;
+            cap.cpu[i].errors = t.errors;
         }
+        efi_capture_use_cpu(&cap, 0);
+        if (cap.ncpus > 1)
+            efi_con_printf("ptboot: trace: cpu %u (BSP):\n", cap.cpu[0].n);
+        decode_one(&cap, &a, &t);
     }
     if (!a.no_files)
         efi_capture_write_files(&cap, app->image);
     if (a.serial_dump)
         efi_capture_serial_dump(&cap);
-    efi_capture_final_line(&cap, t.insns, t.errors);
+    efi_capture_cpu_lines(&cap, t.insns, t.errors);
     status = EFI_APP_OK;
 out:
     efi_capture_free(&cap);
