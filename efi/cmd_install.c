@@ -155,9 +155,10 @@ static bool number_used(void *ctx, unsigned number)
 }
 
 /* The words the driver understands (efi/resident_driver.c): --image NAME,
- * --unit hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, and capture words (name or
- * name=value, arch/x86/capture_plan.h) for the hardware unit. Checked here
- * so that a typo fails now, not on the next boot. */
+ * --unit hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --verbose, and
+ * capture words (name or name=value, arch/x86/capture_plan.h) for the
+ * hardware unit. Checked here so that a typo fails now, not on the next
+ * boot. */
 static int join_words(int argc, char **argv, char *out, size_t cap)
 {
     size_t len = 0;
@@ -168,9 +169,11 @@ static int join_words(int argc, char **argv, char *out, size_t cap)
         if (!strcmp(argv[i], "--image") || !strcmp(argv[i], "--unit") || !strcmp(argv[i], "--buffer") ||
             !strcmp(argv[i], "--trace-stop")) {
             take = 2;
+        } else if (!strcmp(argv[i], "--verbose")) {
+            take = 1;
         } else if (argv[i][0] == '-') {
             efi_con_printf("ptboot: error: install: unknown option '%s' (--image NAME, --unit "
-                           "hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --driver PATH, capture words)\n", argv[i]);
+                           "hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --verbose, --driver PATH, capture words)\n", argv[i]);
             return -1;
         } else {
             char name[32];

@@ -51,6 +51,9 @@ static bool first_batch_done;
 /* --trace-stop OFFSET: a TraceStop address inside the --image (soft unit) */
 static uint64_t trace_stop_offset;
 static bool have_trace_stop;
+/* --verbose: a COM1 line per image as it loads (off: at 115200 baud a
+ * hundred lines would add most of a second to the boot being traced) */
+static bool verbose;
 static char *words[EFI_ARGS_MAX_TOKENS];
 /* capture_plan.h words (name or name=value) for the hardware unit */
 static const char *plan_words[EFI_ARGS_MAX_TOKENS];
@@ -149,9 +152,10 @@ static void record_image(EFI_HANDLE handle)
         hdr->images_dropped++;
     else
         hdr->images[hdr->image_count++] = im;
-    resident_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
-                         (unsigned long long)base, (unsigned long long)size,
-                         (unsigned long long)entry, im.name);
+    if (verbose)
+        resident_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
+                             (unsigned long long)base, (unsigned long long)size,
+                             (unsigned long long)entry, im.name);
     if ((hdr->state != RESIDENT_ARMED && hdr->state != RESIDENT_TRACING) || hdr->has_target ||
         !hdr->image_filter[0] || !matches(im.name, d.name))
         return;
@@ -290,6 +294,8 @@ static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, ch
                 return -1;
             }
             i++;
+        } else if (!strcmp(w, "--verbose")) {
+            verbose = true;
         } else if (!strcmp(w, "--trace-stop") && v) {
             char *end;
             trace_stop_offset = strtoull(v, &end, 16);

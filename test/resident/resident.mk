@@ -21,9 +21,13 @@ $(B)/ptbootdrv.efi: $(B)/efi/ptboot.so
 # build/osloader.efi: the OS-loader stand-in (test/resident/osloader.c),
 # built like test/image's ptbtest.efi (no libc, no libefi); its symbols
 # (build/test/resident/osloader.so) give the test its function offsets.
+OSLOADER_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector \
+  -fno-stack-check -fpic -mno-red-zone -fshort-wchar -fno-optimize-sibling-calls \
+  -DGNU_EFI_USE_MS_ABI -I$(GNUEFI_INC) -I$(GNUEFI_INC)/x86_64 $(EXTRA_CFLAGS)
+
 $(B)/test/resident/osloader.o: test/resident/osloader.c | $(B)/.setup-done
 	@mkdir -p $(@D)
-	$(HOST_CC) $(PTBTEST_CFLAGS) -c $< -o $@
+	$(HOST_CC) $(OSLOADER_CFLAGS) -c $< -o $@
 
 $(B)/test/resident/osloader.so: $(B)/test/resident/osloader.o linker/ptboot.lds
 	ld -nostdlib -znocombreloc -T linker/ptboot.lds -shared -Bsymbolic --no-undefined \
