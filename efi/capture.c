@@ -459,6 +459,16 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     }
     c->trace = c->buffer;
     c->trace_bytes = c->lin.bytes;
+    if (c->wrapped && !c->lin.bytes && c->unit == CAPTURE_UNIT_SOFT)
+        /* a decoder synchronises only at a PSB; the soft unit, like the CPU
+         * (IA32_RTIT_CTL.PSBFreq, SDM 36.2.7.2), writes one every 2K << PSBFreq bytes */
+        efi_con_printf("ptboot: trace: note: the %llu-byte ring wrapped and kept no PSB: nothing to decode "
+                       "(buffer= above %llu bytes, the PSB period, keeps one)\n",
+                       (unsigned long long)c->buffer_bytes,
+                       (unsigned long long)(2048ull << c->plan.cfg.psb_freq));
+    else if (c->wrapped && !c->lin.bytes)
+        efi_con_printf("ptboot: trace: note: the %llu-byte ring wrapped and kept no PSB: nothing to decode\n",
+                       (unsigned long long)c->buffer_bytes);
     c->sb.trace.bytes = c->trace_bytes;
     c->sb.trace.wrapped = c->wrapped;
     c->sb.trace.stopped = c->stopped;

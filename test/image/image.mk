@@ -22,3 +22,20 @@ $(B)/ptbtest.efi: $(B)/test/image/ptbtest.so
 	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-app-x86_64 $< $@
 
 all: $(B)/ptbtest.efi
+
+# ptbspin.efi: the longer-running image of test/boot/trace_buffer.sh (a
+# trace over twice the smallest buffer), built the same way.
+$(B)/test/image/ptbspin.o: test/image/ptbspin.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PTBTEST_CFLAGS) -c $< -o $@
+
+$(B)/test/image/ptbspin.so: $(B)/test/image/ptbspin.o linker/ptboot.lds
+	ld -nostdlib -znocombreloc -T linker/ptboot.lds -shared -Bsymbolic --no-undefined \
+	  $(GNUEFI_LIB)/crt0-efi-x86_64.o $< -L$(GNUEFI_LIB) -lgnuefi -o $@
+	bash scripts/check-efi-sections.sh $@
+
+$(B)/ptbspin.efi: $(B)/test/image/ptbspin.so
+	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-app-x86_64 $< $@
+
+all: $(B)/ptbspin.efi
+TEST_STEPS += $(B)/ptbspin.efi
