@@ -20,7 +20,9 @@
 #                  (symbols of build/test/resident/osloader.so) and equal the
 #                  host's decode of the files recovered from the serial dump.
 #   3 same boot    the stand-in returns ("return"): `resident status flow
-#                  dump` later in the same boot find the stopped trace
+#                  dump save` later in the same boot find the stopped trace;
+#                  the files `save` wrote on the stick decode on the host to
+#                  the same flow
 #   3b TraceStop   run 3 ended by installing again with --trace-stop at
 #                  osl_mix: the trace of this boot stops there (reason unit)
 #   4 uninstall    our Driver#### gone, DriverOrder gone
@@ -145,7 +147,7 @@ fi
 
 # ---- 3: the same boot reads the trace --------------------------------------------
 mix=$(symbol osl_mix)
-set_cfg "--shutdown resident chain \\EFI\\ptboot\\osloader.efi --args return status flow dump ; install --image osloader.efi --trace-stop $mix"
+set_cfg "--shutdown resident chain \\EFI\\ptboot\\osloader.efi --args return status flow dump save ; install --image osloader.efi --trace-stop $mix"
 run resident-same
 expect_rc resident-same 0 "the app shut the machine down"
 expect resident-same '^ptboot: resident chain returned \\EFI\\ptboot\\osloader\.efi status=0x0' "the stand-in returned"
@@ -165,6 +167,18 @@ if [ -n "$base3" ] && [ -n "$base" ]; then
     "cmp -s <(head -n $n $BOOT_DIR/resident-boot.offsets) <(head -n $n $g)"
 else
   not_ok "resident-same: no armed line"
+fi
+
+expect resident-same '^ptboot: resident saved dir=\\ptboot\\cap[0-9]{3} trace=[1-9][0-9]* code-pages=[1-9]' "resident save wrote the capture files"
+saved=$(sed -n 's/^ptboot: resident saved dir=\\ptboot\\\(cap[0-9]*\) .*/\1/p' "$BOOT_DIR/resident-same.txt")
+rm -rf "$BOOT_DIR/resident-saved" && mkdir -p "$BOOT_DIR/resident-saved"
+if [ -n "$saved" ] && mcopy -s -i "$BOOT_DIR/resident-same.img" "::/ptboot/$saved" "$BOOT_DIR/resident-saved/" 2>/dev/null; then
+  build/ptboot flow --no-inst --capture "$BOOT_DIR/resident-saved/$saved" > "$BOOT_DIR/resident-same.host" 2>&1
+  sed -n '/^ptboot: flow begin /,/^ptboot: flow end /p' "$BOOT_DIR/resident-same.txt" | sed '1d;$d' > "$BOOT_DIR/resident-same.target"
+  check "host: the saved capture on the stick decodes to the same flow ($(wc -l < "$BOOT_DIR/resident-same.target") lines)" \
+    "[ -s $BOOT_DIR/resident-same.target ] && cmp -s $BOOT_DIR/resident-same.host $BOOT_DIR/resident-same.target"
+else
+  not_ok "resident-same: no saved capture on the stick"
 fi
 
 # ---- 3b: a TraceStop address ends the trace ----------------------------------------
