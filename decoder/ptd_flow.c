@@ -93,6 +93,7 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
     ptd_qry_set_errata(&f->q, cfg->errata);
     ptd_qry_set_time(&f->q, cfg->time);
     f->read = cfg->read;
+    f->map = cfg->map;
     f->ctx = cfg->ctx;
     f->errata = cfg->errata;
     f->nfilter = cfg->nfilter > 4 ? 4 : cfg->nfilter;
@@ -104,6 +105,7 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
              : cfg->mode == 64 ? PTD_EXEC_MODE_64 : PTD_FLOW_MODE_UNKNOWN;
     f->win_base = 0;
     f->win_len = 0;
+    f->code = f->win;
     f->flags = cfg->flags;
     f->cache = arena(cfg->cache, cfg->cache_size, sizeof(struct ptd_flow_centry), &f->cache_mask);
     f->bcache = arena(cfg->bcache, cfg->bcache_size, sizeof(struct ptd_flow_bentry), &f->bcache_mask);
@@ -118,6 +120,7 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
 void ptd_flow_invalidate(struct ptd_flow *f)
 {
     f->win_len = 0;
+    f->code = f->win;
     if (f->cache)
         for (uint64_t i = 0; i <= f->cache_mask; i++)
             f->cache[i].mode = CENTRY_EMPTY;
@@ -175,10 +178,25 @@ static int window(struct ptd_flow *f)
     uint64_t off = f->ip - f->win_base;
 
     if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN) {
+        if (f->map) {
+            /* the whole mapped region in place, when an instruction's
+             * worth of bytes follows the IP there (else copy below) */
+            uint64_t rb = 0;
+            size_t rs = 0;
+            const uint8_t *p = f->map(f->ctx, f->ip, &rb, &rs);
+            if (p && f->ip - rb < rs && rs - (f->ip - rb) >= PTD_ILD_MAX_LEN) {
+                f->code = p;
+                f->win_base = rb;
+                f->win_len = rs > (UINT32_MAX >> 1) ? (UINT32_MAX >> 1) : (uint32_t)rs;
+                if (f->ip - rb < f->win_len && f->win_len - (f->ip - rb) >= PTD_ILD_MAX_LEN)
+                    return 0;
+            }
+        }
         /* start the window a little before the IP (aligned), so that short
          * backward branches (loops) stay inside it; fall back to the IP
          * itself when that is not readable */
         uint64_t base = f->ip & ~(uint64_t)(PTD_FLOW_WINDOW / 4 - 1);
+        f->code = f->win;
         int r = f->read(f->ctx, base, f->win, sizeof(f->win));
         if (r <= (int)(f->ip - base)) {
             base = f->ip;
@@ -207,10 +225,10 @@ static int decode(struct ptd_flow *f, struct ptd_insn *insn, const uint8_t **byt
         return n;
     off = f->ip - f->win_base;
     avail = f->win_len - (size_t)off;
-    n = ptd_ild_decode_at(insn, f->win + off, avail, (enum ptd_exec_mode)f->mode, f->ip);
+    n = ptd_ild_decode_at(insn, f->code + off, avail, (enum ptd_exec_mode)f->mode, f->ip);
     if (n < 0)
         return -PTD_ERR_BAD_INSN;
-    *bytes = f->win + off;
+    *bytes = f->code + off;
     return n;
 }
 
@@ -225,7 +243,7 @@ static PTD_ILD_STEP_INLINE unsigned step(struct ptd_flow *f, struct ptd_ild_step
             return 0;
         off = f->ip - f->win_base;
     }
-    return ptd_ild_step(f->win + off, f->win_len - (size_t)off, f->mode, s);
+    return ptd_ild_step(f->code + off, f->win_len - (size_t)off, f->mode, s);
 }
 
 /* pinsn_of() for a step(): the same fields (MOV CR3 and far pointers never
@@ -858,10 +876,10 @@ static int decode_block(struct ptd_flow *f, struct ptd_flow_bentry *e)
         if (PTD_ILD_STEP_RARE(off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN)) {
             f->ip = ip;
             if (f->mode != PTD_FLOW_MODE_UNKNOWN && window(f) == 0)
-                sl = ptd_ild_step(f->win + (ip - f->win_base), f->win_len - (size_t)(ip - f->win_base),
+                sl = ptd_ild_step(f->code + (ip - f->win_base), f->win_len - (size_t)(ip - f->win_base),
                                   f->mode, &s);
         } else {
-            sl = ptd_ild_step(f->win + off, f->win_len - (size_t)off, f->mode, &s);
+            sl = ptd_ild_step(f->code + off, f->win_len - (size_t)off, f->mode, &s);
         }
         if (sl) {
             n++;

@@ -31,7 +31,7 @@
  *     }
  *
  * State: struct ptd_flow, fixed size (PTD_FLOW_STATE_SIZE documents the
- * bound; 2696 bytes on x86-64), plain data, no allocation, no recursion.
+ * bound; 2720 bytes on x86-64), plain data, no allocation, no recursion.
  */
 #ifndef PTD_FLOW_H
 #define PTD_FLOW_H
@@ -46,6 +46,13 @@
 /* Reads up to size code bytes at ip into buf; returns how many (0: none
  * mapped there). */
 typedef int (*ptd_read_fn)(void *ctx, uint64_t ip, uint8_t *buf, size_t size);
+/* Optional, beside the read callback: the mapped region holding ip, in
+ * place (no copy): returns a pointer to its first byte and sets *base (its
+ * address) and *size, or returns NULL (unmapped, or the caller wants the
+ * bytes copied: the flow then reads through ptd_read_fn). The bytes must
+ * stay valid and unchanged while decoding (ptd_flow_invalidate after a
+ * change). */
+typedef const uint8_t *(*ptd_map_fn)(void *ctx, uint64_t ip, uint64_t *base, size_t *size);
 
 /* Code bytes are read in windows of this size and reused while the IP
  * stays inside (the code is taken to be static while decoding). */
@@ -76,6 +83,7 @@ struct ptd_flow_config {
     size_t size;
     ptd_read_fn read;
     void *ctx;
+    ptd_map_fn map;                 /* optional, same ctx: code in place */
     unsigned errata;                /* PTD_ERRATUM_* (ptd_errata_for_cpu) */
     /* IP filter (FilterEn ranges, as IA32_RTIT_ADDRn_A/B, inclusive);
      * used where the trace does not say where tracing stopped. */
@@ -150,8 +158,10 @@ struct ptd_flow_pinsn {
 struct ptd_flow {
     struct ptd_qry q;
     ptd_read_fn read;
+    ptd_map_fn map;
     void *ctx;
     uint64_t ip;
+    const uint8_t *code;            /* the window's bytes: win[] or mapped */
     uint64_t win_base;
     uint32_t win_len;
     int status;

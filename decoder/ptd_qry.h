@@ -20,7 +20,7 @@
  * libipt's (pts_*, pte_*) so the layers above can mirror libipt's
  * instruction decoder exactly.
  *
- * State: struct ptd_qry, 1688 bytes on x86-64, plain data, no allocation; every
+ * State: struct ptd_qry, 1696 bytes on x86-64, plain data, no allocation; every
  * loop is bounded by the trace.
  */
 #ifndef PTD_QRY_H

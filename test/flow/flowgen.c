@@ -650,7 +650,20 @@ static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
     return (int)flow_image_read(ctx, ip, buf, size);
 }
 
-static int use_cache, use_blocks;
+/* code in place (ptd_map_fn) instead of copies, on some programs */
+static const uint8_t *img_map(void *ctx, uint64_t ip, uint64_t *base, size_t *size)
+{
+    struct flow_image *im = ctx;
+    for (size_t i = 0; i < im->nsegs; i++)
+        if (ip - im->segs[i].base < im->segs[i].size) {
+            *base = im->segs[i].base;
+            *size = (size_t)im->segs[i].size;
+            return im->segs[i].data;
+        }
+    return NULL;
+}
+
+static int use_cache, use_blocks, use_map;
 static uint64_t cache_mem[4096], bcache_mem[4096];
 
 static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, size_t limit)
@@ -670,6 +683,8 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
     cfg.size = size;
     cfg.read = rd;
     cfg.ctx = &img;
+    if (use_map)
+        cfg.map = img_map;
     cfg.nfilter = 1;
     cfg.filter_lo[0] = FILTER_LO;
     cfg.filter_hi[0] = FILTER_HI;
@@ -865,6 +880,7 @@ int main(int argc, char **argv)
 
         use_cache = (s % 3 != 0) ? (int)(s % 8) + 8 : 0;
         use_blocks = (s % 4 == 1) ? (int)(s % 8) + 8 : 0;
+        use_map = (s % 6) < 3;
         skl014 = (s % 7 == 3);
         timing = (s % 5 == 2);
         /* every 4th program has transactions; half of those decode as a
