@@ -2,8 +2,8 @@
  * Entered from efi_main when the image was loaded as a boot-service driver
  * (a Driver#### option): reads its words from LoadOptions, allocates the
  * header and the trace buffer as EfiReservedMemoryType, publishes the
- * header as a configuration table, records every image loaded from then
- * on, arms tracing for the --image it was given, hooks ExitBootServices
+ * header as a configuration table, records every image in memory (those
+ * already loaded, then each new one), arms tracing for the --image it was given, hooks ExitBootServices
  * and returns EFI_SUCCESS to stay resident. Its lines go to COM1 directly
  * (efi/resident_uart.h). */
 #include <stdio.h>
@@ -31,7 +31,7 @@
 #define PAGE_BYTES 4096ull
 /* The software unit writes a few bytes per traced branch; 1 MiB holds
  * the stand-in loader's run many times over and stays cheap. Sizes are
- * powers of two (single-range output rule, SDM 33.2.7.7). */
+ * powers of two: one ToPA region of 4 KiB << code (SDM 36.2.6.2). */
 #define RESIDENT_DEFAULT_BUFFER (1ull << 20)
 #define RESIDENT_MIN_BUFFER (1ull << 12)
 #define RESIDENT_MAX_BUFFER (1ull << 30)
@@ -86,15 +86,17 @@ static int read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 }
 
 /* Configures the soft unit for [base, base + size) (FilterEn range 0) over
- * the reserved buffer: single-range output, stop when full so the start of
- * the run is kept, branches and TSC on (SDM 33.2.7). */
+ * the reserved buffer: one ToPA region as large as the buffer, marked STOP
+ * so the start of the run is kept when it fills (SDM 36.2.6.2; a single
+ * range would wrap, 36.2.6.1), branches and TSC on. */
 static int soft_configure(uint64_t base, uint64_t size)
 {
     memset(&unit_cfg, 0, sizeof unit_cfg);
-    unit_cfg.output = RTIT_OUTPUT_SINGLE;
+    unit_cfg.output = RTIT_OUTPUT_TOPA;
     unit_cfg.when_full = RTIT_FULL_STOP;
+    unit_cfg.regions = 1;
+    unit_cfg.region_size_code = (unsigned)__builtin_ctzll(hdr->buffer_bytes / RESIDENT_MIN_BUFFER);
     unit_cfg.buffer_phys = hdr->buffer;
-    unit_cfg.single_size = hdr->buffer_bytes;
     unit_cfg.os = true;
     unit_cfg.branch_en = true;
     unit_cfg.tsc_en = true;
@@ -102,8 +104,8 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.range[0].start = base;
     unit_cfg.range[0].end = base + size - 1;
     if (have_trace_stop) {
-        /* TraceStop (SDM 33.2.4.3): tracing stops when an instruction in
-         * the range is reached; one address here. */
+        /* TraceStop (SDM 36.2.4.3): tracing stops when a taken branch
+         * lands in the range; one address here (a function's entry). */
         unit_cfg.range[1].cfg = RTIT_ADDR_CFG_STOP;
         unit_cfg.range[1].start = base + trace_stop_offset;
         unit_cfg.range[1].end = base + trace_stop_offset;
@@ -123,7 +125,8 @@ static int soft_configure(uint64_t base, uint64_t size)
 
 static bool matches(const char *name, const char *pe_name)
 {
-    return !ascii_casecmp(name, hdr->image_filter) || (pe_name[0] && !ascii_casecmp(pe_name, hdr->image_filter));
+    return !ascii_casecmp(name, hdr->image_filter) ||
+           (pe_name[0] && !ascii_casecmp(pe_name, hdr->image_filter));
 }
 
 static void record_image(EFI_HANDLE handle)
