@@ -27,4 +27,11 @@ bench-packets: $(B)/ptboot $(B)/bench/synthetic.pt $(B)/bench/synthetic-uniform.
 	@$(B)/ptboot bench --pt $(B)/bench/synthetic-uniform.pt --rounds 3 --min-bytes 0
 BENCH_STEPS += bench-packets
 
+# On-target decode rate in QEMU (instructions/s, TSC-timed on the target)
+# against the host's on the same real trace; skipped without the traces.
+.PHONY: bench-target-flow
+bench-target-flow: $(B)/ptboot $(B)/ptboot.efi
+	@PTBOOT_REAL_TRACES=$(PTBOOT_REAL_TRACES) bash bench/target_flow.sh
+BENCH_STEPS += bench-target-flow
+
 bench: all $(BENCH_STEPS)

@@ -7,7 +7,16 @@
  * or unmapped space. Between the marker lines
  *   ptboot: flow begin trace=<file> bytes=<n> pages=<n> live=<0|1>
  *   ptboot: flow end insns=<n> errors=<n>
- * every line is a ptxed line. */
+ * every line is a ptxed line.
+ *
+ * --bench [N]: decode the whole trace N times (default 3, as --quiet: no
+ * flow lines), timing each pass with the TSC, and print the best pass as
+ *   bench: target-flow file=<name> insns=<n> minsn_per_s=<x> tsc_hz=<y> tsc_src=<cpuid15|stall>
+ * (`make bench`'s bench/target_flow.sh). The TSC's rate comes from CPUID
+ * leaf 15h when it gives one (SDM Vol. 3B 18.7.3: TSC Hz = ECX * EBX /
+ * EAX), else from counting it across gBS->Stall(100 ms) (UEFI 2.10
+ * 7.5.2); under QEMU TCG the TSC follows host time, so both measure
+ * wall-clock time. */
 #include <string.h>
 #include <efi.h>
 #include <efilib.h>
@@ -16,6 +25,7 @@
 #include "decoder/ptd_fmt_flow.h"
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_time.h"
+#include "arch/x86/cpuid.h"
 #include "efi/app.h"
 #include "efi/code_image.h"
 #include "efi/console.h"
@@ -27,6 +37,9 @@
 #define FLOW_MAX_PAGE_SETS 4
 #define FLOW_MAX_LIVE_RANGES 512
 #define PATH_MAX_CHARS 200
+#define FLOW_BENCH_ROUNDS_DEFAULT 3
+#define FLOW_BENCH_ROUNDS_MAX 100
+#define FLOW_BENCH_STALL_US 100000u   /* calibration: 100 ms */
 
 struct loaded {
     void *data;
@@ -38,6 +51,7 @@ struct flow_args {
     const char *pages[FLOW_MAX_PAGE_SETS];
     int npages;
     int live, stat;
+    unsigned bench;                   /* --bench rounds, 0: no bench */
     uint32_t fmt_flags;
     struct ptd_flow_config cfg;
     struct ptd_time_config tcfg; /* --mtc-freq, --nom-freq, --cpuid-0x15.* */
@@ -49,7 +63,7 @@ static void flow_usage(void)
                  "                      [--cpu f/m] [--mode 16|32|64] [--event:ip] [--offset]\n"
                  "                      [--quiet] [--stat] [--no-inst] [--time] [--event:time]\n"
                  "                      [--mtc-freq N] [--nom-freq N] [--cpuid-0x15.eax N]\n"
-                 "                      [--cpuid-0x15.ebx N]\n");
+                 "                      [--cpuid-0x15.ebx N] [--bench [N]]\n");
 }
 
 static int usage_error(const char *what, const char *arg)
@@ -82,6 +96,15 @@ static int parse(struct flow_args *a, int argc, char **argv)
             /* the target prints IPs only, always */
         } else if (!strcmp(o, "--live")) {
             a->live = 1;
+        } else if (!strcmp(o, "--bench")) {
+            uint64_t n = FLOW_BENCH_ROUNDS_DEFAULT;
+            if (v && v[0] >= '0' && v[0] <= '9') {
+                if (!ptd_opts_parse_u64(v, &n) || n == 0 || n > FLOW_BENCH_ROUNDS_MAX)
+                    return usage_error("--bench wants 1..100 rounds, not", v);
+                i++;
+            }
+            a->bench = (unsigned)n;
+            a->fmt_flags |= PTD_FMT_FLOW_QUIET;
         } else if (!v) {
             return usage_error(o[0] == '-' ? "missing value for" : "unexpected word", o);
         } else if (!strcmp(o, "--pt")) {
@@ -135,6 +158,84 @@ static int parse(struct flow_args *a, int argc, char **argv)
         a->cfg.time = &a->tcfg;
     if (!a->npages && !a->live)
         return usage_error("no code: give --pages PREFIX or --live", NULL);
+    return EFI_APP_OK;
+}
+
+static uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* The TSC's frequency: CPUID 15h (ECX = crystal Hz, EBX/EAX = TSC/crystal
+ * ratio) when all three are given, else counted across gBS->Stall. */
+static uint64_t tsc_hz(const char **src)
+{
+    x86_cpuid_regs r;
+    x86_cpuid_native(NULL, 0, 0, &r);
+    if (r.eax >= 0x15) {
+        x86_cpuid_native(NULL, 0x15, 0, &r);
+        if (r.eax && r.ebx && r.ecx) {
+            *src = "cpuid15";
+            return (uint64_t)r.ecx * r.ebx / r.eax;
+        }
+    }
+    *src = "stall";
+    uint64_t t0 = rdtsc();
+    BS->Stall(FLOW_BENCH_STALL_US);
+    uint64_t t1 = rdtsc();
+    return (t1 - t0) * (1000000u / FLOW_BENCH_STALL_US);
+}
+
+/* --bench: the decode alone, a->bench times, the best pass reported. */
+static int flow_bench(struct flow_args *a, struct ptd_flow *flow, struct ptd_flow_lines *lines)
+{
+    const char *src = "";
+    uint64_t hz = tsc_hz(&src), best = 0, insns = 0, errors = 0;
+    char line[PTD_FMT_FLOW_LINE_MAX];
+    enum ptd_flow_line_kind kind;
+    int n = 0;
+    for (unsigned r = 0; r < a->bench; r++) {
+        uint64_t t0 = rdtsc();
+        ptd_flow_init(flow, &a->cfg);
+        ptd_flow_lines_init(lines, flow, a->fmt_flags);
+        while ((n = ptd_flow_lines_next(lines, line, sizeof line, &kind)) > 0)
+            ; /* quiet: error lines only, not printed while timing */
+        uint64_t dt = rdtsc() - t0;
+        if (n < 0)
+            break;
+        if (!best || dt < best)
+            best = dt;
+        insns = lines->insns;
+        errors = lines->errors;
+    }
+    if (n < 0 || !best || !hz) {
+        efi_con_printf("ptboot: error: flow: --bench: %s\n", n < 0 ? "the decode failed" : "no TSC rate");
+        return EFI_APP_FAILED;
+    }
+    /* millions of instructions per second, to 3 decimals, in integers:
+     * insns * hz / best is instructions per second; insns * (hz / 1000)
+     * stays below 2^64 up to 6e12 instructions at 3 GHz */
+    uint64_t milli = insns * (hz / 1000u) / best;
+    /* the file's name without directories and ".pt", as the host bench names it */
+    char name[64];
+    const char *b = a->pt;
+    for (const char *p = a->pt; *p; p++)
+        if (*p == '\\' || *p == '/' || *p == ':')
+            b = p + 1;
+    size_t len = strlen(b);
+    if (len > 3 && !strcmp(b + len - 3, ".pt"))
+        len -= 3;
+    if (len >= sizeof name)
+        len = sizeof name - 1;
+    memcpy(name, b, len);
+    name[len] = 0;
+    efi_con_printf("bench: target-flow file=%s insns=%llu minsn_per_s=%llu.%03llu tsc_hz=%llu tsc_src=%s "
+                   "rounds=%u best_ticks=%llu errors=%llu\n", name, (unsigned long long)insns,
+                   (unsigned long long)(milli / 1000), (unsigned long long)(milli % 1000),
+                   (unsigned long long)hz, src, a->bench, (unsigned long long)best,
+                   (unsigned long long)errors);
     return EFI_APP_OK;
 }
 
@@ -222,6 +323,10 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     a.cfg.size = trace.len;
     a.cfg.read = code_image_read;
     a.cfg.ctx = &image;
+    if (a.bench) {
+        status = flow_bench(&a, &flow, &lines);
+        goto out;
+    }
     ptd_flow_init(&flow, &a.cfg);
     ptd_flow_lines_init(&lines, &flow, a.fmt_flags);
     efi_con_printf("ptboot: flow begin trace=%s bytes=%llu pages=%llu live=%d\n", a.pt,
