@@ -62,6 +62,7 @@ int ptd_tracer_init(struct ptd_tracer *t, const struct ptd_tracer_config *cfg)
     t->enabled = false;
     t->stopped = false;
     t->full = false;
+    t->mode_told = false;
     t->sink_err = 0;
     return 0;
 }
@@ -145,6 +146,8 @@ static void mode_exec(struct ptd_tracer *t, unsigned mode, bool force)
     flush_tnt(t);
     put(t, PTD_PKT_MODE_EXEC, 0, 0, mode_flags(mode));
     t->mode = (uint8_t)mode;
+    if (!force)
+        t->mode_told = true;
 }
 
 static void tsc_packet(struct ptd_tracer *t)
@@ -169,8 +172,11 @@ static void psb_plus(struct ptd_tracer *t, unsigned mode, uint64_t ip)
 
 /* ---- state changes ---------------------------------------------------------- */
 
-static int result(const struct ptd_tracer *t, int bits)
+static int result(struct ptd_tracer *t, int bits)
 {
+    if (t->mode_told)
+        bits |= PTD_TRACER_MODE;
+    t->mode_told = false;
     return t->stopped ? bits | PTD_TRACER_STOPPED : bits;
 }
 

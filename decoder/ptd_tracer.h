@@ -91,6 +91,10 @@ enum {
     PTD_TRACER_GAP = 0x08,      /* next_ip fits no outcome of the insn:
                                  * written as a gap (ptd_tracer_gap) */
     PTD_TRACER_TRACED = 0x10,   /* the instruction was traced (PacketEn) */
+    PTD_TRACER_MODE = 0x20,     /* a MODE.Exec told a new mode (outside
+                                 * PSB+; with ENTERED: before the TIP.PGE,
+                                 * else before a far transfer's or an
+                                 * event's TIP: decoders report it) */
 };
 
 struct ptd_tracer {
@@ -108,6 +112,7 @@ struct ptd_tracer {
     bool enabled;           /* PacketEn: on and FilterEn */
     bool stopped;           /* TraceStop hit or the sink full */
     bool full;              /* the stop was the sink refusing */
+    bool mode_told;         /* this call wrote a MODE.Exec (PTD_TRACER_MODE) */
     int sink_err;
 };
 

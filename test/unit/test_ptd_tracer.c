@@ -183,13 +183,13 @@ static void test_far_transfer_mode_change(void **state)
     struct ptd_tracer_insn in = { .ip = 0x1000, .length = 2, .iclass = PTD_ICLASS_FAR_TRANSFER,
                                   .next_ip = 0x600000, .mode = PTD_EXEC_MODE_64,
                                   .next_mode = PTD_EXEC_MODE_32 };
-    assert_int_equal(ptd_tracer_insn(&T, &in, 0), PTD_TRACER_TRACED);
+    assert_int_equal(ptd_tracer_insn(&T, &in, 0), PTD_TRACER_TRACED | PTD_TRACER_MODE);
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) MODE32 TIP(600000)");
     /* same mode: no MODE.Exec */
     in.ip = 0x600000;
     in.next_ip = 0x600100;
     in.mode = in.next_mode = PTD_EXEC_MODE_32;
-    ptd_tracer_insn(&T, &in, 0);
+    assert_int_equal(ptd_tracer_insn(&T, &in, 0), PTD_TRACER_TRACED);
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) MODE32 TIP(600000) TIP(600100)");
 }
 
@@ -207,7 +207,7 @@ static void test_far_transfer_out_of_range(void **state)
     struct ptd_tracer_insn jmp = { .ip = 0x9000, .length = 5, .iclass = PTD_ICLASS_DIRECT_JUMP,
                                    .target = 0x1100, .next_ip = 0x1100, .mode = PTD_EXEC_MODE_32,
                                    .next_mode = PTD_EXEC_MODE_32 };
-    assert_int_equal(ptd_tracer_insn(&T, &jmp, 0), PTD_TRACER_ENTERED);
+    assert_int_equal(ptd_tracer_insn(&T, &jmp, 0), PTD_TRACER_ENTERED | PTD_TRACER_MODE);
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) PGD(9000) MODE32 PGE(1100)");
 }
 
@@ -372,7 +372,7 @@ static void test_event(void **state)
     assert_int_equal(ptd_tracer_event(&T, 0x1010, 0x9000, PTD_EXEC_MODE_64, 0), PTD_TRACER_LEFT);
     insn(0x9000, 2, PTD_ICLASS_FAR_TRANSFER, 0, 0x1010);
     /* into 32-bit code */
-    ptd_tracer_event(&T, 0x1010, 0x1900, PTD_EXEC_MODE_32, 0);
+    assert_int_equal(ptd_tracer_event(&T, 0x1010, 0x1900, PTD_EXEC_MODE_32, 0), PTD_TRACER_MODE);
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) TNT! FUP(1010) TIP(1800) TIP(1010) "
                                    "FUP(1010) PGD(-) PGE(1010) FUP(1010) MODE32 TIP(1900)");
 }

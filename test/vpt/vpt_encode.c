@@ -13,8 +13,9 @@
  *              little-endian u64 address per page), bytes of every
  *              instruction traced, 0xcc elsewhere
  *
- * Packets, as the SDM's "Intel Processor Trace" chapter says a CPU writes
- * them: PSB+ (PSB, MODE.Exec, FUP, PSBEND) at the start and after every
+ * Packets are written by libptd's trace-unit model (decoder/ptd_tracer.h,
+ * also the software trace unit's), as the SDM's "Intel Processor Trace"
+ * chapter says a CPU writes them: PSB+ (PSB, MODE.Exec, FUP, PSBEND) at the start and after every
  * --psb-period bytes; TIP.PGE/TIP.PGD where the flow enters or leaves the
  * filter ranges; TNT-8 bits for conditional branches (and compressed RETs);
  * TIP with IP compression against the last IP for indirect branches and far
@@ -34,21 +35,23 @@
  *
  * RET compression (default on; --no-retc is DisRETC): a near RET whose
  * target is the return address pushed by the newest CALL still on a 64-entry
- * stack is a taken TNT bit. The stack is emptied whenever tracing stops or
- * starts (TIP.PGD/TIP.PGE) and after a RET that is not compressed, so a
- * decoder that keeps older entries (libipt does) never disagrees.
+ * stack is a taken TNT bit. The stack is emptied at every PSB, whenever
+ * tracing stops or starts (TIP.PGD/TIP.PGE) and after a RET that is not
+ * compressed, so a decoder that keeps older entries (libipt does) never
+ * disagrees. This file decides what happened (the flow, events from QEMU's
+ * log) and writes the truth; ptd_tracer writes the packets, and its result
+ * bits (entered, left, mode told) say which events the truth gets.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/ptd_enc.h"
 #include "decoder/ptd_ild.h"
 #include "decoder/ptd_pkt.h"
+#include "decoder/ptd_tracer.h"
 
 struct itab_rec {
     uint64_t vaddr;
@@ -61,7 +64,7 @@ struct itab_rec {
 
 struct insn_info {
     uint64_t ip, end, target;
-    uint8_t iclass, mode, rep_string, ok;
+    uint8_t iclass, mode, rep_string, ok, len;
 };
 
 struct event {
@@ -157,84 +160,18 @@ static void read_log(const char *path)
     fclose(f);
 }
 
-/* ---- packet output ---- */
+/* ---- packet output: decoder/ptd_tracer, the trace-unit model ---- */
 static FILE *pt_out;
-static uint8_t pt_buf[1 << 16];
-static struct ptd_encoder enc;
-static uint64_t pt_total, since_psb;
-static uint64_t last_ip;
-static int have_last;
-static uint64_t tnt_bits;
-static unsigned tnt_n;
-static int told_mode = -1;
-static uint64_t n_packets;
+static struct ptd_tracer tracer;
+static uint64_t pt_total, n_packets;
 
-static void put(struct ptd_pkt p)
+static int pt_sink(void *ctx, const uint8_t *bytes, size_t n)
 {
-    if ((size_t)(enc.end - enc.pos) < PTD_PKT_MAX_SIZE) {
-        fwrite(enc.begin, 1, (size_t)(enc.pos - enc.begin), pt_out);
-        ptd_enc_init(&enc, pt_buf, sizeof pt_buf);
-    }
-    int n = ptd_enc_next(&enc, &p);
-    if (n < 0) {
-        fprintf(stderr, "vpt_encode: encoder error %d (kind %u)\n", n, p.kind);
-        exit(1);
-    }
-    pt_total += (unsigned)n;
-    since_psb += (unsigned)n;
+    (void)ctx;
+    if (fwrite(bytes, 1, n, pt_out) != n) die("cannot write the %s", "trace");
+    pt_total += n;
     n_packets++;
-}
-
-static void flush_tnt(void)
-{
-    if (!tnt_n) return;
-    put(ptd_pkt_make(PTD_PKT_TNT8, tnt_bits, (uint8_t)tnt_n, 0, 0));
-    tnt_bits = 0;
-    tnt_n = 0;
-}
-
-static void tnt(int taken)
-{
-    tnt_bits = tnt_bits << 1 | (unsigned)(taken != 0);
-    if (++tnt_n == 6) flush_tnt();
-}
-
-static void ip_packet(uint8_t kind, uint64_t ip)
-{
-    flush_tnt();
-    uint64_t payload;
-    unsigned ipc = ptd_enc_ip_compress(last_ip, have_last, ip, &payload);
-    put(ptd_pkt_make(kind, payload, (uint8_t)ipc, 0, 0));
-    last_ip = ip;
-    have_last = 1;
-}
-
-static void ip_suppressed(uint8_t kind)
-{
-    flush_tnt();
-    put(ptd_pkt_make(kind, 0, PTD_IPC_SUPPRESSED, 0, 0));
-}
-
-static uint8_t mode_flags(int mode)
-{
-    return mode == PTD_EXEC_MODE_64 ? PTD_PKTF_CSL : mode == PTD_EXEC_MODE_32 ? PTD_PKTF_CSD : 0;
-}
-
-static void truth_event(const char *what, const char *k1, uint64_t ip1,
-                        const char *k2, uint64_t ip2);
-
-/* force: in PSB+ (a status update, not an event); event: a decoder reports
- * it (a mode change at a far transfer or an interrupt, not before TIP.PGE) */
-static void mode_exec(int mode, bool force, bool event, uint64_t ip)
-{
-    if (!force && mode == told_mode) return;
-    flush_tnt();
-    put(ptd_pkt_make(PTD_PKT_MODE_EXEC, 0, 0, 0, mode_flags(mode)));
-    if (event && mode != told_mode)
-        truth_event(mode == PTD_EXEC_MODE_64 ? "exec mode: 64-bit" :
-                    mode == PTD_EXEC_MODE_32 ? "exec mode: 32-bit" : "exec mode: 16-bit",
-                    "ip", ip, NULL, 0);
-    told_mode = mode;
+    return 0;
 }
 
 /* --tsc: TSC packets (TSCEn) in every PSB+ and where tracing is enabled;
@@ -243,35 +180,13 @@ static void mode_exec(int mode, bool force, bool event, uint64_t ip)
 static bool tsc_on;
 static uint64_t tsc_ratio = 1, tsc_base = 0x100000, tsc_now;
 
-static void tsc_packet(void)
+static uint64_t now(void)
 {
-    if (tsc_on)
-        put(ptd_pkt_make(PTD_PKT_TSC, (tsc_base + tsc_now * tsc_ratio) & 0xffffffffffffffull, 0, 0, 0));
+    return tsc_base + tsc_now * tsc_ratio;
 }
 
-static void psb_plus(int mode, bool fup, uint64_t ip)
-{
-    flush_tnt();
-    put(ptd_pkt_make(PTD_PKT_PSB, 0, 0, 0, 0));
-    have_last = 0;
-    tsc_packet();
-    mode_exec(mode, true, false, 0);
-    if (fup) ip_packet(PTD_PKT_FUP, ip);
-    put(ptd_pkt_make(PTD_PKT_PSBEND, 0, 0, 0, 0));
-    since_psb = 0;
-}
-
-/* ---- RET compression stack ---- */
+/* RET compression (DisRETC with --no-retc) */
 static bool retc = true;
-static uint64_t rstack[64];
-static unsigned rtop, rcount;
-
-static void rpush(uint64_t ip)
-{
-    rtop = (rtop + 1) & 63;
-    rstack[rtop] = ip;
-    if (rcount < 64) rcount++;
-}
 
 /* ---- truth ---- */
 static FILE *truth;
@@ -301,68 +216,47 @@ static void truth_event(const char *what, const char *k1, uint64_t ip1,
     n_events++;
 }
 
+static const char *mode_event(int mode)
+{
+    return mode == PTD_EXEC_MODE_64 ? "exec mode: 64-bit" :
+           mode == PTD_EXEC_MODE_32 ? "exec mode: 32-bit" : "exec mode: 16-bit";
+}
+
 /* ---- the flow ---- */
-static bool enabled;   /* the current instruction is inside the ranges */
 /* Where a decoder's flow stood when tracing was last disabled: after a call
  * that left the ranges, its return address; after an asynchronous disable,
  * the FUP IP. A TIP.PGE there is a resume, which libipt reports as such. */
 static uint64_t resume_ip = UINT64_MAX;
 
-static void enable(uint64_t ip, int mode)
+/* The truth lines for what the tracer did (its PTD_TRACER_* bits); the
+ * instruction line itself comes before. */
+static void truth_enabled(int bits, uint64_t ip)
 {
-    flush_tnt();
-    tsc_packet();
-    mode_exec(mode, false, false, ip);
-    ip_packet(PTD_PKT_TIP_PGE, ip);
-    rcount = 0;
-    enabled = true;
-    truth_event(ip == resume_ip ? "resumed" : "enabled", "ip", ip, NULL, 0);
-}
-
-static void disable_at_branch(const struct insn_info *prev, uint64_t target)
-{
-    resume_ip = prev->iclass == PTD_ICLASS_DIRECT_CALL ||
-                prev->iclass == PTD_ICLASS_INDIRECT_CALL ? prev->end : target;
-    ip_packet(PTD_PKT_TIP_PGD, target);
-    rcount = 0;
-    enabled = false;
-    truth_event("disabled", "ip", target, NULL, 0);
+    if (bits & PTD_TRACER_ENTERED)
+        truth_event(ip == resume_ip ? "resumed" : "enabled", "ip", ip, NULL, 0);
 }
 
 /* An asynchronous event (interrupt, exception) at `from` (the FUP IP),
- * continuing at `to`. */
+ * continuing at `to`: FUP + TIP, FUP + TIP.PGD, or TIP.PGE. */
 static void async_event(uint64_t from, uint64_t to, int to_mode)
 {
-    bool fin = in_range(from), tin = in_range(to);
-    if (fin && enabled) {
-        flush_tnt();
-        ip_packet(PTD_PKT_FUP, from);
-        if (tin) {
-            mode_exec(to_mode, false, true, to);
-            ip_packet(PTD_PKT_TIP, to);
-            truth_event("interrupt", "from", from, "to", to);
-        } else {
-            ip_suppressed(PTD_PKT_TIP_PGD);
-            rcount = 0;
-            enabled = false;
-            resume_ip = from;
-            truth_event("disabled", "at", from, NULL, 0);
-        }
-    } else if (tin) {
-        enable(to, to_mode);
+    bool was = tracer.enabled;
+    int bits = ptd_tracer_event(&tracer, from, to, (unsigned)to_mode, now());
+    if (bits < 0) die("tracer error in %s", "an event");
+    if (was && (bits & PTD_TRACER_LEFT)) {
+        resume_ip = from;
+        truth_event("disabled", "at", from, NULL, 0);
+    } else if (was) {
+        if (bits & PTD_TRACER_MODE) truth_event(mode_event(to_mode), "ip", to, NULL, 0);
+        truth_event("interrupt", "from", from, "to", to);
     } else {
-        enabled = false;
+        truth_enabled(bits, to);
     }
 }
 
 /* `prev` completed and control went to `next` (mode next_mode). */
 static void branch(const struct insn_info *prev, uint64_t next, int next_mode)
 {
-    bool nin = in_range(next);
-    if (!enabled) {
-        if (nin) enable(next, next_mode);
-        return;
-    }
     /* does the instruction explain the flow? */
     bool expected = true;
     switch (prev->iclass) {
@@ -372,7 +266,7 @@ static void branch(const struct insn_info *prev, uint64_t next, int next_mode)
     case PTD_ICLASS_DIRECT_CALL: expected = next == prev->target; break;
     default: break;
     }
-    if (!expected) {
+    if (!expected && tracer.enabled) {
         /* an event the log did not place: an interrupt after `prev` */
         n_unplaced++;
         uint64_t resume = prev->iclass == PTD_ICLASS_OTHER ? prev->end :
@@ -381,44 +275,25 @@ static void branch(const struct insn_info *prev, uint64_t next, int next_mode)
         async_event(resume, next, next_mode);
         return;
     }
-    if (!nin) {
-        /* leaving the ranges: TIP.PGD with the target replaces the branch's
-         * TNT or TIP */
-        disable_at_branch(prev, next);
-        return;
+    struct ptd_tracer_insn in;
+    in.ip = prev->ip;
+    in.iclass = prev->iclass;
+    in.target = prev->target;
+    in.next_ip = next;
+    in.mode = prev->mode;
+    in.next_mode = (uint8_t)next_mode;
+    /* the ILD's length, not end - ip: 16-bit ends wrap */
+    in.length = prev->len;
+    int bits = ptd_tracer_insn(&tracer, &in, now());
+    if (bits < 0) die("tracer error in %s", "an instruction");
+    if ((bits & PTD_TRACER_MODE) && !(bits & PTD_TRACER_ENTERED))
+        truth_event(mode_event(next_mode), "ip", next, NULL, 0);
+    if (bits & PTD_TRACER_LEFT) {
+        resume_ip = prev->iclass == PTD_ICLASS_DIRECT_CALL ||
+                    prev->iclass == PTD_ICLASS_INDIRECT_CALL ? prev->end : next;
+        truth_event("disabled", "ip", next, NULL, 0);
     }
-    switch (prev->iclass) {
-    case PTD_ICLASS_OTHER:
-    case PTD_ICLASS_DIRECT_JUMP:
-        break;
-    case PTD_ICLASS_COND_JUMP:
-        tnt(next == prev->target && next != prev->end ? 1 : next == prev->target);
-        break;
-    case PTD_ICLASS_DIRECT_CALL:
-        rpush(prev->end);
-        break;
-    case PTD_ICLASS_INDIRECT_CALL:
-        rpush(prev->end);
-        ip_packet(PTD_PKT_TIP, next);
-        break;
-    case PTD_ICLASS_INDIRECT_JUMP:
-        ip_packet(PTD_PKT_TIP, next);
-        break;
-    case PTD_ICLASS_NEAR_RET:
-        if (retc && rcount && rstack[rtop] == next) {
-            rtop = (rtop - 1) & 63;
-            rcount--;
-            tnt(1);
-        } else {
-            ip_packet(PTD_PKT_TIP, next);
-            rcount = 0;
-        }
-        break;
-    default: /* far transfer */
-        mode_exec(next_mode, false, true, next);
-        ip_packet(PTD_PKT_TIP, next);
-        break;
-    }
+    truth_enabled(bits, next);
 }
 
 static void decode_itab(void)
@@ -433,6 +308,7 @@ static void decode_itab(void)
             f->ip = r->vaddr;
             f->mode = (uint8_t)m;
             f->ok = n == r->size;
+            f->len = r->size;
             f->end = r->vaddr + r->size;
             if (m != PTD_EXEC_MODE_64) f->end &= 0xffffffffu;
             if (!f->ok) continue;
@@ -673,7 +549,18 @@ int main(int argc, char **argv)
     if (!no_truth && !(truth = fopen(path, "w"))) die("cannot write %s", path);
     snprintf(path, sizeof path, "%s.etruth", out);
     if (!no_truth && !(etruth = fopen(path, "w"))) die("cannot write %s", path);
-    ptd_enc_init(&enc, pt_buf, sizeof pt_buf);
+    struct ptd_tracer_config tc;
+    memset(&tc, 0, sizeof tc);
+    tc.nfilter = (uint8_t)nranges;
+    for (int i = 0; i < nranges; i++) {
+        tc.filter_lo[i] = rlo[i];
+        tc.filter_hi[i] = rhi[i] - 1;   /* ADDRn_B is inclusive */
+    }
+    tc.dis_retc = !retc;
+    tc.tsc_en = tsc_on;
+    tc.psb_period = psb_period;
+    tc.sink = pt_sink;
+    if (ptd_tracer_init(&tracer, &tc) < 0) die("bad tracer %s", "configuration");
 
     size_t ev = 0;
     const struct insn_info *prev = NULL;
@@ -691,8 +578,9 @@ int main(int argc, char **argv)
         }
         if (!prev) {
             /* TraceEn: PSB+ then TIP.PGE if inside the ranges */
-            psb_plus(cur->mode, false, 0);
-            if (in_range(cur->ip)) enable(cur->ip, cur->mode);
+            int bits = ptd_tracer_start(&tracer, cur->ip, cur->mode, now());
+            if (bits < 0) die("tracer error at the %s", "start");
+            truth_enabled(bits, cur->ip);
             prev = cur;
             continue;
         }
@@ -705,29 +593,26 @@ int main(int argc, char **argv)
             bool completed = !(fault || (e->eip == prev->ip && prev->rep_string));
             uint64_t from = e->eip;
             if (completed) {
-                if (enabled) truth_insn(prev->ip);
+                if (tracer.enabled) truth_insn(prev->ip);
                 branch(prev, from, prev->mode);
             } else if (e->eip != prev->ip) {
                 n_unplaced++;  /* the log and the recording disagree */
             }
             async_event(from, cur->ip, cur->mode);
         } else {
-            if (enabled) truth_insn(prev->ip);
+            if (tracer.enabled) truth_insn(prev->ip);
             branch(prev, cur->ip, cur->mode);
         }
-        if (enabled && since_psb >= psb_period)
-            psb_plus(cur->mode, true, cur->ip);
+        /* PSB+ every --psb-period bytes: the tracer puts it at the next
+         * instruction boundary itself */
         prev = cur;
     }
-    if (prev && enabled) {
+    if (prev && tracer.enabled) {
         /* the recording ends: TraceEn cleared before the last instruction
-         * (its outcome is unknown) */
-        flush_tnt();
-        ip_packet(PTD_PKT_FUP, prev->ip);
-        ip_suppressed(PTD_PKT_TIP_PGD);
+         * (its outcome is unknown): FUP + TIP.PGD */
+        ptd_tracer_stop(&tracer, prev->ip);
         truth_event("disabled", "at", prev->ip, NULL, 0);
     }
-    fwrite(enc.begin, 1, (size_t)(enc.pos - enc.begin), pt_out);
     fclose(pt_out);
     if (truth) fclose(truth);
     if (etruth) fclose(etruth);
