@@ -170,14 +170,20 @@ int ptd_qry_sync_forward(struct ptd_qry *q, uint64_t *ip);
 int ptd_qry_cond(struct ptd_qry *q, int *taken);
 
 /* ptd_qry_cond's fast case, inline for the flow layer's block loop: when
- * at least one more cached TNT bit stays after this one, nothing is read
- * from the trace and the status ptd_qry_cond would return is 0 (an event
- * or the end can only come after the last cached bit). Returns the bit
- * (1 taken, 0 not taken) then; -1: call ptd_qry_cond. */
+ * at least one more cached TNT bit stays after this one (an event or the
+ * end can only come after the last cached bit), or this is the last one
+ * and the packet ahead is another TNT, nothing is read from the trace and
+ * the status ptd_qry_cond would return is 0. Returns the bit (1 taken, 0
+ * not taken) then; -1: call ptd_qry_cond. */
 static inline int ptd_qry_cond_cached(struct ptd_qry *q)
 {
-    if (q->ntnt < 2)
-        return -1;
+    if (q->ntnt < 2) {
+        /* the last cached bit, with another TNT packet decoded ahead:
+         * no event is due either (status_flags() would find none) */
+        if (q->ntnt != 1 || !q->have_next || q->next_err ||
+            (q->next.kind != PTD_PKT_TNT8 && q->next.kind != PTD_PKT_TNT64))
+            return -1;
+    }
     q->ntnt--;
     return (int)((q->tnt >> q->ntnt) & 1);
 }
