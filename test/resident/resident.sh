@@ -25,7 +25,10 @@
 #                  the same flow
 #   3b TraceStop   run 3 ended by installing again with --trace-stop at
 #                  osl_mix: the trace of this boot stops there (reason unit)
-#   4 uninstall    our Driver#### gone, DriverOrder gone
+#                  and installs again with --unit hw
+#   4 uninstall    the hw driver, on a CPU without Intel PT, says why it
+#                  failed in the header (`resident status`); then our
+#                  Driver#### gone, DriverOrder gone
 #   5 clean boot   no driver loads, `resident` finds nothing, `uninstall`
 #                  again removes nothing
 . test/boot/lib.sh
@@ -183,7 +186,7 @@ fi
 
 # ---- 3b: a TraceStop address ends the trace ----------------------------------------
 expect resident-same "^ptboot: install option=Driver$num .* options='--image osloader\\.efi --trace-stop $mix'" "reinstalled with --trace-stop"
-set_cfg '--shutdown resident chain \EFI\ptboot\osloader.efi --args return flow status'
+set_cfg '--shutdown resident chain \EFI\ptboot\osloader.efi --args return flow status ; install --image osloader.efi --unit hw'
 run resident-stop
 expect resident-stop "^ptboot: resident status state=stopped reason=unit .*image=osloader\\.efi" "the TraceStop address stopped the trace"
 base4=$(sed -n 's/^ptboot: resident armed image=osloader\.efi entry=\(0x[0-9a-f]*\) .*/\1/p' "$BOOT_DIR/resident-stop.txt")
@@ -199,8 +202,11 @@ else
 fi
 
 # ---- 4: uninstall ---------------------------------------------------------------
-set_cfg "--shutdown uninstall"
+set_cfg "--shutdown resident status ; uninstall"
 run resident-uninstall
+expect resident-uninstall "^ptboot: resident error: --unit hw: no usable Intel PT on this CPU" "the hw driver refused on QEMU's CPU (COM1 line)"
+expect resident-uninstall "^ptboot: resident status state=failed " "resident status reports the failure"
+expect resident-uninstall "^ptboot: resident failed: --unit hw: no usable Intel PT on this CPU" "with the driver's reason"
 expect resident-uninstall "^ptboot: removed Driver$num \\(ours\\)" "uninstall removed our option"
 expect resident-uninstall "^ptboot: uninstall removed=1 order=0000$" "and left DriverOrder to the other driver"
 build/test/efivars "$OVMF_VARS_FILE" > "$BOOT_DIR/resident-vars-4.txt"
