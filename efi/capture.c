@@ -151,10 +151,17 @@ static int hw_cpus(struct efi_capture *c)
     c->buffer = (uint8_t *)(UINTN)b->cfg.buffer_phys;
     /* the order efi_mp_trace_prepare takes them: the BSP, then the APs */
     add_cpu(c, mp->bsp, true, true, "");
-    for (unsigned n = 0; n < mp->count && n < EFI_MP_MAX_CPUS && c->ncpus < mp_trace.cpus; n++) {
+    unsigned taken = 1; /* CPUs that reported, as efi_mp_trace_prepare counts them */
+    for (unsigned n = 0; n < mp->count && n < EFI_MP_MAX_CPUS && taken < mp_trace.cpus; n++) {
         const struct efi_mp_trace_cpu *k = &mp_trace.cpu[n];
-        if (n == mp->bsp || !k->seen)
+        if (n == mp->bsp)
             continue;
+        if (!k->seen) {
+            /* disabled, or did not run the CPUID function in time */
+            add_cpu(c, n, false, false, "did-not-report");
+            continue;
+        }
+        taken++;
         add_cpu(c, n, false, k->used, k->used ? "" : rtit_rule_name(k->rule));
     }
     unsigned used = 0;

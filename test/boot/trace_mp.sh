@@ -3,7 +3,8 @@
 #   - with the soft unit, the BSP is traced exactly as without --cpus (the
 #     same call targets and counts, the same instruction count), the AP is
 #     reported as not traced with the reason, cpus.txt on the stick lists
-#     both, and the command ends normally (status 0, clean shutdown);
+#     both (and the serial dump carries the same cpus.txt), and the command
+#     ends normally (status 0, clean shutdown);
 #   - the word cpus=2 does the same as --cpus;
 #   - with --unit hw it is refused with a message (no PT), and the next
 #     command still runs.
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 [ -f build/ptbtest.efi ] || { echo "FAIL: build/ptbtest.efi missing (make build/ptbtest.efi)"; exit 1; }
 name=trace-mp
-boot_image $name "--shutdown trace --unit soft --no-summary --last 0 \\ptbtest.efi ; trace --unit soft --cpus --no-summary --last 0 \\ptbtest.efi ; trace --unit hw --cpus \\ptbtest.efi ; trace --unit soft --no-summary --no-files --last 0 cpus=2 \\ptbtest.efi" build/ptbtest.efi
+boot_image $name "--shutdown trace --unit soft --no-summary --last 0 \\ptbtest.efi ; trace --unit soft --cpus --serial-dump --no-summary --last 0 \\ptbtest.efi ; trace --unit hw --cpus \\ptbtest.efi ; trace --unit soft --no-summary --no-files --last 0 cpus=2 \\ptbtest.efi" build/ptbtest.efi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-150} boot_run $name -smp 2
 # the log of command N of 4 alone (the first starts after "ptboot: start")
 section() { local a="ptboot: command $(($1 - 1))/4 "; [ "$1" = 1 ] && a="ptboot: start "
@@ -75,5 +76,14 @@ if [ -n "$capdir" ] && [ "$(sed -n 1p "$dir/cpus.txt" 2>/dev/null)" = "cpu n=0 b
   ok "$name: \\ptboot\\$capdir\\cpus.txt lists the BSP (trace.pt, $bytes bytes) and the AP not traced"
 else
   not_ok "$name: cpus.txt in '$capdir' wrong"; sed 's/^/    | /' "$dir/cpus.txt" 2>/dev/null
+fi
+# the serial dump of command 2 carries the same cpus.txt (5 files)
+mkdir -p "$dir/serial"
+if build/ptboot serial "$BOOT_DIR/$name.2.txt" --out "$dir/serial" > "$dir/serial.out" 2>&1 &&
+   grep -q '5 file(s) in the log, 5 complete, 5 written' "$dir/serial.out" &&
+   cmp -s "$dir/serial/cpus.txt" "$dir/cpus.txt" && cmp -s "$dir/serial/trace.pt" "$dir/trace.pt"; then
+  ok "$name: the serial dump carries trace.pt and cpus.txt, equal to the stick's"
+else
+  not_ok "$name: serial dump of the --cpus capture"; tail -3 "$dir/serial.out" | sed 's/^/    | /'
 fi
 boot_done
