@@ -422,6 +422,7 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     if (unit == UNIT_AUTO)
         unit = resident_hw_available() ? UNIT_HW : UNIT_SOFT;
     if (unit == UNIT_HW) {
+        hdr->unit = RESIDENT_UNIT_HW;
         if (resident_hw_start(hdr, plan_words, n_plan_words, err, sizeof err)) {
             fail(err);
             return EFI_SUCCESS;

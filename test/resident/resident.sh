@@ -205,7 +205,7 @@ fi
 set_cfg "--shutdown resident status ; uninstall"
 run resident-uninstall
 expect resident-uninstall "^ptboot: resident error: --unit hw: no usable Intel PT on this CPU" "the hw driver refused on QEMU's CPU (COM1 line)"
-expect resident-uninstall "^ptboot: resident status state=failed " "resident status reports the failure"
+expect resident-uninstall "^ptboot: resident status state=failed .*unit=hw " "resident status reports the failure"
 expect resident-uninstall "^ptboot: resident failed: --unit hw: no usable Intel PT on this CPU" "with the driver's reason"
 expect resident-uninstall "^ptboot: removed Driver$num \\(ours\\)" "uninstall removed our option"
 expect resident-uninstall "^ptboot: uninstall removed=1 order=0000$" "and left DriverOrder to the other driver"
