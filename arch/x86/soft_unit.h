@@ -15,7 +15,12 @@
  *   soft_unit_init()  once, before single-stepping starts;
  *   soft_unit_step()  from the #DB handler, with the IP of the instruction
  *                     that is about to execute (the saved RIP), in order;
- *   soft_unit_stop()  when the traced call has returned (TraceEn=0).
+ *   soft_unit_interrupt() instead of a step for an interrupt or exception
+ *                     handler's first instruction, if the glue can tell;
+ *   soft_unit_stop()  when the traced call has returned (TraceEn=0);
+ *   soft_unit_summarize() + rtit_trace_linearize*() (rtit_linear.h) for a
+ *                     stream that starts at a PSB, oldest byte first.
+ * What it models and its limits against real PT: docs/soft-unit.md.
  * The unit decodes the instruction it saw last (code read through the
  * callback) to learn its length and branch class, and from the next IP
  * whether a branch was taken. */
