@@ -173,7 +173,9 @@ static int join_words(int argc, char **argv, char *out, size_t cap)
             take = 1;
         } else if (argv[i][0] == '-') {
             efi_con_printf("ptboot: error: install: unknown option '%s' (--image NAME, --unit "
-                           "hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --verbose, --driver PATH, capture words)\n", argv[i]);
+                           "hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --verbose, "
+                           "--driver PATH, capture words)\n",
+                           argv[i]);
             return -1;
         } else {
             char name[32];
