@@ -5,14 +5,14 @@
 #     reported as not traced with the reason, cpus.txt on the stick lists
 #     both (and the serial dump carries the same cpus.txt), and the command
 #     ends normally (status 0, clean shutdown);
-#   - the word cpus=2 does the same as --cpus;
+#   - the word cpus=3 does the same as --cpus, saying only 2 are there;
 #   - with --unit hw it is refused with a message (no PT), and the next
 #     command still runs.
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 [ -f build/ptbtest.efi ] || { echo "FAIL: build/ptbtest.efi missing (make build/ptbtest.efi)"; exit 1; }
 name=trace-mp
-boot_image $name "--shutdown trace --unit soft --no-summary --last 0 \\ptbtest.efi ; trace --unit soft --cpus --serial-dump --no-summary --last 0 \\ptbtest.efi ; trace --unit hw --cpus \\ptbtest.efi ; trace --unit soft --no-summary --no-files --last 0 cpus=2 \\ptbtest.efi" build/ptbtest.efi
+boot_image $name "--shutdown trace --unit soft --no-summary --last 0 \\ptbtest.efi ; trace --unit soft --cpus --serial-dump --no-summary --last 0 \\ptbtest.efi ; trace --unit hw --cpus \\ptbtest.efi ; trace --unit soft --no-summary --no-files --last 0 cpus=3 \\ptbtest.efi" build/ptbtest.efi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-150} boot_run $name -smp 2
 # the log of command N of 4 alone (the first starts after "ptboot: start")
 section() { local a="ptboot: command $(($1 - 1))/4 "; [ "$1" = 1 ] && a="ptboot: start "
@@ -21,7 +21,8 @@ section() { local a="ptboot: command $(($1 - 1))/4 "; [ "$1" = 1 ] && a="ptboot:
 for i in 1 2 3 4; do section $i > "$BOOT_DIR/$name.$i.txt"; done
 expect_rc $name 0 "clean shutdown (no AP hang)"
 expect $name '^ptboot: command 2/4 trace status=0$' "soft trace with --cpus ends normally"
-expect $name '^ptboot: command 4/4 trace status=0$' "soft trace with cpus=2 ends normally"
+expect $name '^ptboot: command 4/4 trace status=0$' "soft trace with cpus=3 ends normally"
+expect $name '^ptboot: trace: note: cpus: 3 asked for, 2 here$' "cpus=3 on two processors: says so"
 expect $name '^ptboot: error: trace: --unit hw: this CPU has no usable Intel PT' "--unit hw --cpus refused without PT"
 expect $name '^ptboot: command 3/4 trace status=1$' "the refusal is a failed command"
 expect $name '^ptboot: exit status=1 sbrk_calls=0 msr_faults=0$' "no heap; the refused command gives status 1"
@@ -53,7 +54,7 @@ calls "$BOOT_DIR/$name.4.txt" > "$BOOT_DIR/$name.calls4"
 n1=$(grep -c '^call ' "$BOOT_DIR/$name.calls1")
 if [ "$n1" -ge 8 ] && cmp -s "$BOOT_DIR/$name.calls1" "$BOOT_DIR/$name.calls2" &&
    cmp -s "$BOOT_DIR/$name.calls1" "$BOOT_DIR/$name.calls4"; then
-  ok "$name: the BSP's decode with --cpus / cpus=2 equals the one without ($n1 call targets, same counts and totals)"
+  ok "$name: the BSP's decode with --cpus / cpus=3 equals the one without ($n1 call targets, same counts and totals)"
 else
   not_ok "$name: the BSP's decode differs with --cpus"
   diff "$BOOT_DIR/$name.calls1" "$BOOT_DIR/$name.calls2" | head -8 | sed 's/^/    | /'
