@@ -110,6 +110,8 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
     f->cache = arena(cfg->cache, cfg->cache_size, sizeof(struct ptd_flow_centry), &f->cache_mask);
     f->bcache = arena(cfg->bcache, cfg->bcache_size, sizeof(struct ptd_flow_bentry), &f->bcache_mask);
     reset(f);
+    f->event.tsc = 0;       /* the last event's time, for tick events */
+    f->event.type = PTD_EV_COUNT;
     ptd_flow_invalidate(f);
     return 0;
 }
@@ -479,7 +481,6 @@ static int check_ip_event_after(struct ptd_flow *f, unsigned prev_iclass)
     case PTD_EV_EXSTOP:
     case PTD_EV_MWAIT:
     case PTD_EV_PTWRITE:
-    case PTD_EV_TICK:
         if (!nip && f->enabled && ev->ip != f->ip)
             break;
         return status(f, PTD_ST_EVENT);
@@ -495,12 +496,44 @@ static int check_ip_event(struct ptd_flow *f)
     return check_ip_event_after(f, PTD_FLOW_ICLASS_ERROR);
 }
 
-static int indirect(struct ptd_flow *f)
+/* A tick event at ip when the time moved since the last event's (libipt's
+ * pt_insn_tick): made after a branch query with PTD_FLOW_F_TICK, held in
+ * f->event like a fetched event, reported before the next instruction. */
+static int tick(struct ptd_flow *f, uint64_t ip)
+{
+    uint64_t tsc = 0;
+    int rc;
+    if (!(f->flags & PTD_FLOW_F_TICK) || f->process_event)
+        return 0;
+    rc = ptd_qry_time(&f->q, &tsc, NULL, NULL);
+    if (rc < 0 && rc != -PTD_TIME_ERR_NO_TIME)
+        return rc;
+    if (tsc == f->event.tsc)
+        return 0;
+    f->event.type = PTD_EV_TICK;
+    f->event.flags = rc == 0 ? PTD_EVF_HAS_TSC : 0;
+    f->event.ip = ip;
+    f->event.from = 0;
+    f->event.value = 0;
+    f->event.offset = ptd_qry_offset(&f->q);
+    f->event.tsc = tsc;
+    f->event.aux = 0;
+    f->event.mode = 0;
+    f->event.a = 0;
+    f->event.b = 0;
+    f->process_event = 1;
+    return 0;
+}
+
+static int indirect(struct ptd_flow *f, uint64_t next)
 {
     uint64_t ip;
     int st = ptd_qry_indirect(&f->q, &ip);
     if (st < 0)
         return st;
+    int r = tick(f, next);
+    if (r < 0)
+        return r;
     f->status = st;
     if (st & PTD_ST_IP_SUPPRESSED)
         return -PTD_ERR_NOIP;
@@ -512,7 +545,7 @@ static int indirect(struct ptd_flow *f)
 static int proceed(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
 {
     uint64_t next = p->ip + p->size;
-    int st, taken;
+    int st, taken, r;
 
     switch (p->iclass) {
     case PTD_ICLASS_OTHER:
@@ -522,6 +555,8 @@ static int proceed(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
         st = ptd_qry_cond(&f->q, &taken);
         if (st < 0)
             return st;
+        if ((f->flags & PTD_FLOW_F_TICK) && (r = tick(f, next)) < 0)
+            return r;
         f->status = st;
         f->ip = taken ? p->target : next;
         return 0;
@@ -536,18 +571,20 @@ static int proceed(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
         return 0;
     case PTD_ICLASS_INDIRECT_CALL:
         ret_push(f, next);
-        return indirect(f);
+        return indirect(f, next);
     case PTD_ICLASS_NEAR_RET:
         st = ptd_qry_cond(&f->q, &taken);
         if (st >= 0) {
+            if ((f->flags & PTD_FLOW_F_TICK) && (r = tick(f, next)) < 0)
+                return r;
             f->status = st;
             if (!taken)
                 return -PTD_ERR_BAD_RETCOMP;
             return ret_pop(f, &f->ip);
         }
-        return indirect(f);
+        return indirect(f, next);
     default:
-        return indirect(f);
+        return indirect(f, next);
     }
 }
 
@@ -932,8 +969,9 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
     blk->last_iclass = PTD_FLOW_ICLASS_ERROR;
 
     /* an event not fetched yet may bind anywhere: one instruction at a
-     * time (a held one is looked at once the block is known) */
-    if (!f->enabled || (f->status & PTD_ST_EVENT && !f->process_event))
+     * time (a held one is looked at once the block is known); so do tick
+     * events, made at every branch query */
+    if (!f->enabled || (f->status & PTD_ST_EVENT && !f->process_event) || (f->flags & PTD_FLOW_F_TICK))
         return one_insn(f, blk);
     e = f->bcache ? &f->bcache[(ip ^ (ip >> 11)) & f->bcache_mask] : &local;
     if (!f->bcache || !(e->ip == ip && e->mode == f->mode)) {

@@ -110,6 +110,11 @@ struct ptd_flow_config {
 
 enum {
     PTD_FLOW_F_RAW = 1,     /* fill ptd_flow_insn.raw (for disassemblers) */
+    /* tick events (PTD_EV_TICK, ptxed's --event:tick): at a conditional
+     * or indirect branch's query, when the time (ptd_flow_config.time)
+     * differs from that of the last event, as libipt's tick events; the
+     * block API then goes one instruction at a time */
+    PTD_FLOW_F_TICK = 2,
 };
 
 /* One decoded instruction in the cache. */

@@ -212,6 +212,7 @@ int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
         break;
     case PTD_EV_TICK:
         put_s(&w, "tick");
+        put_ip(&w, flags, "ip", ev->ip, ip_known);
         break;
     case PTD_EV_CBR:
         put_s(&w, "cbr: ");

@@ -101,10 +101,11 @@ static void usage(FILE *to)
         "  --check                    accepted (the flow layer always checks consistency)\n"
         "  --time                     TSC of the last event before each instruction (as ptxed)\n"
         "  --event:time               TSC in event lines, when known\n"
+        "  --event:tick               [tick] events where the time moves at a branch\n"
         "Timing (as ptxed):\n"
         "  --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
         "Accepted for ptxed/ptdump compatibility, no effect:\n"
-        "  --time-delta --tcal --no-tcal --event:tick --event:iflags\n"
+        "  --time-delta --tcal --no-tcal --event:iflags\n"
         "  --block:show-blocks --block:end-on-call --insn-decoder --block-decoder\n"
         "  --resync-on-error (always on)\n"
         "Exit status: 0 decoded (decode errors are reported in the flow), 1 bad input\n"
@@ -172,8 +173,11 @@ int host_cmd_flow(int argc, char **argv)
             o.flags |= PTD_FMT_FLOW_TIME;
         } else if (!strcmp(a, "--event:time")) {
             o.flags |= PTD_FMT_FLOW_EVENT_TIME;
+        } else if (!strcmp(a, "--event:tick")) {
+            /* tick events when the time moves at a branch (as ptxed) */
+            fo.cfg.flags |= PTD_FLOW_F_TICK;
         } else if (!strcmp(a, "--check") || !strcmp(a, "--time-delta") ||
-                   !strcmp(a, "--tcal") || !strcmp(a, "--no-tcal") || !strcmp(a, "--event:tick") ||
+                   !strcmp(a, "--tcal") || !strcmp(a, "--no-tcal") ||
                    !strcmp(a, "--event:iflags") ||
                    !strcmp(a, "--block:show-blocks") || !strcmp(a, "--block:end-on-call") ||
                    !strcmp(a, "--insn-decoder") || !strcmp(a, "--block-decoder") ||
@@ -236,7 +240,7 @@ int host_cmd_flow(int argc, char **argv)
     setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
     if (!o.no_inst)
         fo.cfg.flags |= PTD_FLOW_F_RAW;
-    if (o.flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME)) {
+    if ((o.flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME)) || (fo.cfg.flags & PTD_FLOW_F_TICK)) {
         tcfg.errata = fo.have_cpu ? ptd_time_errata_for_cpu(fo.family, fo.model) : 0;
         fo.cfg.time = &tcfg;
     }

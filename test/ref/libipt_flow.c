@@ -276,7 +276,7 @@ static int usage(int rc)
     fprintf(rc ? stderr : stdout,
             "usage: libipt_flow --pt FILE [--pages PREFIX] [--raw FILE[:FROM[-TO]]:BASE]...\n"
             "                   [--filter LO-HI] [--cpu F/M] [--mode 16|32|64]\n"
-            "                   [--stat] [--event:ip] [--quiet]\n");
+            "                   [--stat] [--event:ip] [--event:tick] [--quiet]\n");
     return rc;
 }
 
@@ -307,6 +307,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--no-inst")) continue;
         if (!strcmp(a, "--time")) { o.time = 1; continue; }
         if (!strcmp(a, "--event:time")) { o.event_time = 1; continue; }
+        if (!strcmp(a, "--event:tick")) { cfg.flags.variant.insn.enable_tick_events = 1; continue; }
         if (!v) {
             fprintf(stderr, "libipt_flow: %s: missing argument or unknown option\n", a);
             return usage(2);
