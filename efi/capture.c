@@ -129,7 +129,7 @@ static void soft_cpus(struct efi_capture *c, unsigned want)
  * CPU's own CPUID, checks the plan against it and gives each its own
  * buffer (and ToPA tables). The BSP must take the plan: it runs the
  * target. */
-static int hw_cpus(struct efi_capture *c)
+static int hw_cpus(struct efi_capture *c, unsigned want)
 {
     EFI_STATUS s = efi_mp_trace_prepare(&mp_trace, BS, &c->plan);
     if (EFI_ERROR(s)) {
@@ -167,9 +167,11 @@ static int hw_cpus(struct efi_capture *c)
     unsigned used = 0;
     for (unsigned i = 0; i < c->ncpus; i++)
         used += c->cpu[i].traced;
-    efi_con_printf("ptboot: trace: cpus: %u processor(s) here (mp=%s), %u asked for, %u take the plan: "
+    efi_con_printf("ptboot: trace: cpus: %u processor(s) here (mp=%s), %u listed, %u take the plan: "
                    "one %llu-byte buffer each\n", mp->count, efi_mp_result_name(mp->proto ? EFI_MP_OK : EFI_MP_E_NONE),
                    c->ncpus, used, (unsigned long long)c->plan.buffer_bytes);
+    if (want != CAPTURE_CPUS_ALL && want > mp->count)
+        efi_con_printf("ptboot: trace: note: cpus: %u asked for, %u here\n", want, mp->count);
     return 0;
 }
 
@@ -201,7 +203,7 @@ int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_w
         soft_cpus(c, want);
     uint64_t bytes = c->unit == CAPTURE_UNIT_HW ? c->plan.need.block_bytes : c->plan.buffer_bytes;
     if (want > 1 && c->unit == CAPTURE_UNIT_HW) {
-        if (hw_cpus(c))
+        if (hw_cpus(c, want))
             return -1;
     } else {
         c->block_pages = pages_for(bytes);
