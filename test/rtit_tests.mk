@@ -12,8 +12,10 @@ $(foreach t,$(RTIT_MODEL_TESTS),$(eval TEST_LIBS_$(t) := $(B)/test/rtit_model.o)
 # libFuzzer target over the CPUID dump text (parser, caps, info report,
 # default plan): a short run in `make test`, `make cpuid-fuzz` for longer.
 FUZZ_CC ?= clang
-CPUID_FUZZ_SRCS := test/fuzz/fuzz_cpuid.c $(ARCH_SRCS)
-$(B)/test/fuzz_cpuid: $(CPUID_FUZZ_SRCS) $(wildcard arch/x86/*.h) | $(B)/.setup-done
+# arch/x86's software trace unit writes through decoder/ (ptd_tracer, ILD,
+# encoder), so the decoder sources link in too.
+CPUID_FUZZ_SRCS := test/fuzz/fuzz_cpuid.c $(ARCH_SRCS) $(DECODER_SRCS)
+$(B)/test/fuzz_cpuid: $(CPUID_FUZZ_SRCS) $(wildcard arch/x86/*.h) $(wildcard decoder/*.h) | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -O2 -g -I. -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined $(CPUID_FUZZ_SRCS) -o $@
