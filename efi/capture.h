@@ -15,7 +15,8 @@
  *                         it, or single-step it through the soft unit
  *   efi_capture_code      the code image the decoder reads (snapshots)
  *   efi_capture_write_files / efi_capture_serial_dump
- *   efi_capture_final_line / efi_capture_free
+ *   efi_capture_use_cpu   with --cpus: which CPU's trace is decoded
+ *   efi_capture_final_line / efi_capture_cpu_lines / efi_capture_free
  *
  * Used by `trace` (efi/cmd_trace.c) and the resident tracer. Messages go to
  * the console; functions return 0 or -1 after saying why. */
