@@ -305,9 +305,12 @@ static bool will_event(const struct ptd_qry *q)
         return q->tipq.count != 0;
     case PTD_PKT_FUP:
         return q->fupq.count != 0;
+    case PTD_PKT_MODE_EXEC:
     case PTD_PKT_MODE_TSX:
-        /* with tracing off no FUP follows: an event of its own */
-        return !q->enabled;
+        /* as libipt (its MODE decoder is an event one): a query that
+         * wants a TNT or TIP stops here (the error is at the MODE), the
+         * event query reads it and goes on to where it binds */
+        return true;
     case PTD_PKT_PSBEND:
         return q->psbq.count != 0;
     default:
@@ -724,8 +727,19 @@ static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
         event_from_packet(ev, PTD_EV_VMCS, &q->next);
         consume(q);
         return 1;
+    case PTD_PKT_MODE_EXEC:
+        /* binds to the next TIP/TIP.PGE/TIP.PGD: read on */
+        event_from_packet(evq_push(q, &q->tipq), PTD_EV_EXEC_MODE, &q->next);
+        consume(q);
+        return 0;
     case PTD_PKT_MODE_TSX:
-        /* tracing is off (will_event): no IP, as libipt's standalone TSX */
+        if (q->enabled) {
+            /* binds to the FUP that follows: read on */
+            event_from_packet(evq_push(q, &q->fupq), PTD_EV_TSX, &q->next);
+            consume(q);
+            return 0;
+        }
+        /* tracing is off: no FUP follows, no IP (libipt's standalone TSX) */
         event_from_packet(ev, PTD_EV_TSX, &q->next);
         ev->flags |= PTD_EVF_IP_SUPPRESSED;
         consume(q);

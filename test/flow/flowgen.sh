@@ -14,8 +14,7 @@ build/test/flowgen --seeds 300 --insns 5000 --corrupt || exit 1
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 build/test/flowgen --seeds 40 --insns 3000 --write "$t" > /dev/null || exit 1
 fail=0
-# flowgen's timing configuration: MTCFreq 3, CPUID 0x15 2/168; seeds 3 mod 7
-# simulate a Skylake (SKL014) and are left out (their error offsets differ)
+# flowgen's timing configuration: MTCFreq 3, CPUID 0x15 2/168
 T="--mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 --time --event:time"
 for s in 2 7 12 22 27 32 37; do
     R="--pt $t/seed$s.pt --raw $t/seed$s.a.bin:0x400000 --raw $t/seed$s.32.bin:0x600000"
@@ -37,6 +36,23 @@ for s in 2 7 12 22 27 32 37; do
             fail=1
         else
             echo "flowgen: ok time seed $s $extra: $n lines equal to libipt, $timed timed"
+        fi
+    done
+done
+# seeds 3 mod 7 simulate a Skylake (SKL014: TIP.PGD without IP): decoded
+# with and without the CPU, errors and their offsets as libipt's
+for s in 3 10 17 24 31 38; do
+    R="--pt $t/seed$s.pt --raw $t/seed$s.a.bin:0x400000 --raw $t/seed$s.32.bin:0x600000"
+    R="$R --raw $t/seed$s.out.bin:0x900000"
+    for extra in "--event:ip" "--event:ip --cpu 6/78 --filter 400000-7fffff"; do
+        build/ptboot flow --no-inst $extra $R > "$t/a" 2>&1
+        build/test/libipt_flow $extra $R > "$t/b" 2>&1
+        if ! cmp -s "$t/a" "$t/b"; then
+            echo "flowgen: FAIL skl014 seed $s $extra: ptboot and libipt differ:"
+            diff "$t/a" "$t/b" | head -6
+            fail=1
+        else
+            echo "flowgen: ok skl014 seed $s $extra: $(wc -l < "$t/a") lines equal to libipt, $(grep -c error "$t/a") errors"
         fi
     done
 done
