@@ -921,8 +921,15 @@ static int decode_block(struct ptd_flow *f, struct ptd_flow_bentry *e)
         if (sl) {
             n++;
             if (s.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX) {
-                pinsn_of_step(&p, ip, sl, &s);
-                break;
+                /* the entry straight from the step (pinsn_of_step, then
+                 * pinsn_to_bentry: MOV CR3 never takes the step) */
+                e->last_ip = ip;
+                e->target = s.rel ? ip + sl + (uint64_t)(int64_t)s.disp : 0;
+                e->size = (uint8_t)sl;
+                e->iclass = s.iclass;
+                e->bits = (uint8_t)((s.rel ? PB_DIRECT : 0) | (s.rel && s.disp == 0 ? PB_ZERO_DISP : 0) |
+                                    (s.iclass == PTD_ICLASS_FAR_TRANSFER ? PB_CPL : 0));
+                goto done;
             }
             prev = ip;
             ip += sl;
@@ -947,8 +954,9 @@ static int decode_block(struct ptd_flow *f, struct ptd_flow_bentry *e)
         prev = ip;
         ip += (uint64_t)len;
     }
-    f->ip = start;
     pinsn_to_bentry(e, &p);
+done:
+    f->ip = start;
     e->ninsn = (uint16_t)n;
     e->ip = start;
     e->mode = f->mode;
