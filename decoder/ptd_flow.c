@@ -814,17 +814,24 @@ static int one_insn(struct ptd_flow *f, struct ptd_flow_block *blk)
 static PTD_ILD_STEP_INLINE int proceed_entry(struct ptd_flow *f, const struct ptd_flow_bentry *e)
 {
     uint64_t next = e->last_ip + e->size;
-    int taken;
+    int taken, st;
 
+    /* proceed() for the block's last instruction, without tick events
+     * (with PTD_FLOW_F_TICK blocks go through ptd_flow_next) */
     switch (e->iclass) {
     case PTD_ICLASS_OTHER:
         f->ip = next;
         return 0;
     case PTD_ICLASS_COND_JUMP:
         taken = ptd_qry_cond_cached(&f->q);
-        if (taken < 0)
-            break;
-        f->status = 0;
+        if (taken < 0) {
+            st = ptd_qry_cond(&f->q, &taken);
+            if (st < 0)
+                return st;
+        } else {
+            st = 0;
+        }
+        f->status = st;
         f->ip = taken ? e->target : next;
         return 0;
     case PTD_ICLASS_DIRECT_JUMP:
@@ -835,20 +842,25 @@ static PTD_ILD_STEP_INLINE int proceed_entry(struct ptd_flow *f, const struct pt
             ret_push(f, next);
         f->ip = e->target;
         return 0;
+    case PTD_ICLASS_INDIRECT_CALL:
+        ret_push(f, next);
+        return indirect(f, next);
     case PTD_ICLASS_NEAR_RET:
         taken = ptd_qry_cond_cached(&f->q);
-        if (taken < 0)
-            break;
-        f->status = 0;
+        if (taken < 0) {
+            st = ptd_qry_cond(&f->q, &taken);
+            if (st < 0)
+                return indirect(f, next);   /* not compressed: a TIP */
+        } else {
+            st = 0;
+        }
+        f->status = st;
         if (!taken)
             return -PTD_ERR_BAD_RETCOMP;
         return ret_pop(f, &f->ip);
     default:
-        break;
+        return indirect(f, next);
     }
-    struct ptd_flow_pinsn p;
-    bentry_to_pinsn(&p, e);
-    return proceed(f, &p);
 }
 
 /* With an event held (fetched, not bound yet), can the block's body (every
