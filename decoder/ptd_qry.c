@@ -839,7 +839,9 @@ int ptd_qry_cond(struct ptd_qry *q, int *taken)
             int r = fetch(q);
             if (r < 0)
                 return r;
-            if (will_event(q) || q->next.kind == PTD_PKT_TIP)
+            /* TNT first: the common case, and never an event */
+            if (q->next.kind != PTD_PKT_TNT8 && q->next.kind != PTD_PKT_TNT64 &&
+                (will_event(q) || q->next.kind == PTD_PKT_TIP))
                 return -PTD_ERR_BAD_QUERY;
             if (q->next.kind == PTD_PKT_TNT8 || q->next.kind == PTD_PKT_TNT64) {
                 q->tnt = q->next.payload;
