@@ -62,6 +62,7 @@ static void reset(struct ptd_flow *f)
     f->process_insn = 0;
     f->bound_paging = 0;
     f->bound_vmcs = 0;
+    f->bound_ptw = 0;
     f->ret_top = 0;
     f->ret_count = 0;
 }
@@ -262,10 +263,11 @@ static void pinsn_of_step(struct ptd_flow_pinsn *p, uint64_t ip, unsigned len,
     p->cr3 = 0;
     p->cpl = s->iclass == PTD_ICLASS_FAR_TRANSFER;
     p->vmcs = p->cpl;
+    p->ptw = 0;             /* PTWRITE has an F3 prefix: never a step */
 }
 
 /* pinsn bits in the cache */
-enum { PB_DIRECT = 1, PB_ZERO_DISP = 2, PB_CR3 = 4, PB_CPL = 8 };
+enum { PB_DIRECT = 1, PB_ZERO_DISP = 2, PB_CR3 = 4, PB_CPL = 8, PB_PTW = 16 };
 
 static void pinsn_of(struct ptd_flow_pinsn *p, const struct ptd_insn *insn)
 {
@@ -285,6 +287,7 @@ static void pinsn_of(struct ptd_flow_pinsn *p, const struct ptd_insn *insn)
     /* far transfers change CPL or are VM transitions; all bind PIP/VMCS */
     p->cpl = insn->iclass == PTD_ICLASS_FAR_TRANSFER;
     p->vmcs = p->cpl;
+    p->ptw = (insn->flags & PTD_INSN_PTWRITE) != 0;
 }
 
 static bool in_filter(const struct ptd_flow *f, uint64_t ip)
@@ -384,6 +387,21 @@ static int check_insn_event(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
             return 0;
         f->bound_vmcs = 1;
         return status(f, PTD_ST_EVENT);
+    case PTD_EV_PTWRITE:
+        /* as libipt: to the PTWRITE instruction (its own IP from the FUP,
+         * or, without one, the next PTWRITE), reported after it */
+        if (f->bound_ptw)
+            return 0;
+        if (ev->flags & PTD_EVF_IP_SUPPRESSED) {
+            if (!p->ptw)
+                return 0;
+            f->event.ip = p->ip;
+            f->event.flags &= (uint8_t)~PTD_EVF_IP_SUPPRESSED;
+        } else if (ev->ip != p->ip) {
+            return 0;
+        }
+        f->bound_ptw = 1;
+        return status(f, PTD_ST_EVENT);
     default:
         return 0;
     }
@@ -480,8 +498,12 @@ static int check_ip_event_after(struct ptd_flow *f, unsigned prev_iclass)
         return status(f, PTD_ST_EVENT);
     case PTD_EV_EXSTOP:
     case PTD_EV_MWAIT:
-    case PTD_EV_PTWRITE:
         if (!nip && f->enabled && ev->ip != f->ip)
+            break;
+        return status(f, PTD_ST_EVENT);
+    case PTD_EV_PTWRITE:
+        /* with tracing on it binds to its instruction (check_insn_event) */
+        if (f->enabled)
             break;
         return status(f, PTD_ST_EVENT);
     default:
@@ -633,6 +655,7 @@ int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *out)
                 p->zero_disp = (e->bits & PB_ZERO_DISP) != 0;
                 p->cr3 = (e->bits & PB_CR3) != 0;
                 p->cpl = p->vmcs = (e->bits & PB_CPL) != 0;
+                p->ptw = (e->bits & PB_PTW) != 0;
                 out->size = e->size;
                 out->iclass = e->iclass;
                 goto decoded;
@@ -660,12 +683,13 @@ int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *out)
             e->iclass = p->iclass;
             e->mode = f->mode;
             e->bits = (uint8_t)((p->direct ? PB_DIRECT : 0) | (p->zero_disp ? PB_ZERO_DISP : 0) |
-                                (p->cr3 ? PB_CR3 : 0) | (p->cpl ? PB_CPL : 0));
+                                (p->cr3 ? PB_CR3 : 0) | (p->cpl ? PB_CPL : 0) | (p->ptw ? PB_PTW : 0));
         }
     }
 decoded:
     f->bound_paging = 0;
     f->bound_vmcs = 0;
+    f->bound_ptw = 0;
 
     st = check_insn_event(f, p);
     if (st != 0) {
@@ -779,7 +803,7 @@ static void pinsn_to_bentry(struct ptd_flow_bentry *e, const struct ptd_flow_pin
     e->size = p->size;
     e->iclass = p->iclass;
     e->bits = (uint8_t)((p->direct ? PB_DIRECT : 0) | (p->zero_disp ? PB_ZERO_DISP : 0) |
-                        (p->cr3 ? PB_CR3 : 0) | (p->cpl ? PB_CPL : 0));
+                        (p->cr3 ? PB_CR3 : 0) | (p->cpl ? PB_CPL : 0) | (p->ptw ? PB_PTW : 0));
 }
 
 static void bentry_to_pinsn(struct ptd_flow_pinsn *p, const struct ptd_flow_bentry *e)
@@ -792,6 +816,7 @@ static void bentry_to_pinsn(struct ptd_flow_pinsn *p, const struct ptd_flow_bent
     p->zero_disp = (e->bits & PB_ZERO_DISP) != 0;
     p->cr3 = (e->bits & PB_CR3) != 0;
     p->cpl = p->vmcs = (e->bits & PB_CPL) != 0;
+    p->ptw = (e->bits & PB_PTW) != 0;
 }
 
 /* events may bind anywhere: one instruction at a time */
@@ -869,9 +894,10 @@ static PTD_ILD_STEP_INLINE int proceed_entry(struct ptd_flow *f, const struct pt
  * a TIP.PGD with an IP binds only to a branch (check_insn_event), and the
  * body has none; an event bound to an IP (check_ip_event) only at that IP,
  * and the body's instructions after the first (whose IP was checked when
- * the flow got there) lie in (ip, last_ip]. The others (PAGING, VMCS,
- * TIP.PGD without IP: MOV CR3 is not a branch) go one instruction at a
- * time. */
+ * the flow got there) lie in (ip, last_ip]; a PTWRITE with IP only to the
+ * instruction there, the first included. The others (PAGING, VMCS, TIP.PGD
+ * or PTWRITE without IP: MOV CR3 and PTWRITE are not branches; ticks are
+ * never held here) go one instruction at a time. */
 static bool held_skips_body(const struct ptd_flow *f, const struct ptd_flow_bentry *e)
 {
     const struct ptd_event *ev = &f->event;
@@ -892,10 +918,11 @@ static bool held_skips_body(const struct ptd_flow *f, const struct ptd_flow_bent
     case PTD_EV_ASYNC_VMCS:
     case PTD_EV_EXSTOP:
     case PTD_EV_MWAIT:
-    case PTD_EV_PTWRITE:
-    case PTD_EV_TICK:
         key = ev->ip;
         break;
+    case PTD_EV_PTWRITE:
+        /* binds to the instruction at its IP, the block's first included */
+        return !(e->ip <= ev->ip && ev->ip <= e->last_ip);
     default:
         return false;
     }
@@ -1025,6 +1052,7 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
     f->ip = e->last_ip;
     f->bound_paging = 0;
     f->bound_vmcs = 0;
+    f->bound_ptw = 0;
     if (f->process_event) {
         /* the last instruction as ptd_flow_next does it: the held event
          * may bind to it */

@@ -157,7 +157,7 @@ struct ptd_flow_insn {
  * event (postponed until the event is delivered). */
 struct ptd_flow_pinsn {
     uint64_t ip, target;
-    uint8_t size, iclass, direct, zero_disp, cpl, cr3, vmcs;
+    uint8_t size, iclass, direct, zero_disp, cpl, cr3, vmcs, ptw;
 };
 
 struct ptd_flow {
@@ -171,7 +171,7 @@ struct ptd_flow {
     uint32_t win_len;
     int status;
     uint8_t mode, enabled, speculative, process_event, process_insn;
-    uint8_t bound_paging, bound_vmcs, ret_top, ret_count, nfilter, mode0;
+    uint8_t bound_paging, bound_vmcs, bound_ptw, ret_top, ret_count, nfilter, mode0;
     unsigned errata, flags;
     struct ptd_flow_centry *cache;
     uint64_t cache_mask;            /* entries - 1 (power of two), cache != NULL */

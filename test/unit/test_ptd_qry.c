@@ -673,6 +673,27 @@ static void test_tsx_while_disabled(void **state)
     assert_string_equal(out, "i1000 e2 e8 e0 i1003 e2 ");
 }
 
+/* PTWRITE: the PTW packet (with its IP bit: a FUP with the PTWRITE's own
+ * IP follows) binds to the PTWRITE instruction and is reported after it,
+ * as libipt's instruction decoder binds it; without the IP bit to the next
+ * PTWRITE instruction the flow meets. */
+static void test_ptwrite(void **state)
+{
+    struct tw t;
+    (void)state;
+    /* nop; ptwrite eax (F3 0F AE E0); nop; ptwrite eax; nop */
+    put(0x1000, "90 f3 0f ae e0 90 f3 0f ae e0 90 90");
+    tw_init(&t);
+    psb(&t, 1, 0x1000);
+    pkt(&t, PTD_PKT_PTW, 0x1234, 0, PTD_PKTF_IP);
+    ipp(&t, PTD_PKT_FUP, 0x1001);
+    pkt(&t, PTD_PKT_PTW, 0x5678, 0, 0);
+    ipp(&t, PTD_PKT_FUP, 0x100b);
+    pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
+    run_both(&t, 100);
+    assert_string_equal(out, "i1000 i1001 e16 i1005 i1006 e16 i100a e2 ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -696,6 +717,7 @@ int main(void)
         cmocka_unit_test_setup(test_bdm70, setup),
         cmocka_unit_test_setup(test_bdm64_tsx, setup),
         cmocka_unit_test_setup(test_tsx_while_disabled, setup),
+        cmocka_unit_test_setup(test_ptwrite, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
