@@ -5,7 +5,7 @@ cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 boot bad-command-option "--shutdown info --bogus"
 expect_rc bad-command-option 0 "clean shutdown"
-expect bad-command-option "^ptboot: error: info: unknown argument '--bogus' \\(usage: info \\[--cpuid FILE\\]\\)$" "names the bad argument and the usage"
+expect bad-command-option "^ptboot: error: info: unknown argument '--bogus' \\(usage: info \\[--cpuid FILE \\| --cpus\\]\\)$" "names the bad argument and the usage"
 expect bad-command-option '^ptboot: exit status=2 ' "usage status"
 
 boot bad-app-option "--shutdown --frobnicate info"
