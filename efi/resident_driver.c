@@ -25,8 +25,8 @@
 #include "efi/resident_driver.h"
 #include "efi/resident_hw.h"
 #include "efi/resident_report.h"
-#include "efi/resident_step.h"
 #include "efi/resident_uart.h"
+#include "efi/soft_step.h"
 
 #define PAGE_BYTES 4096ull
 /* The software unit writes a few bytes per traced branch; 1 MiB holds
@@ -123,6 +123,88 @@ static int soft_configure(uint64_t base, uint64_t size)
                           (size_t)hdr->buffer_bytes, read_code, NULL);
 }
 
+/* ---- the soft unit's #DB session (efi/soft_step.h) ------------------------ */
+
+static struct efi_soft_step_config step_cfg;
+static struct efi_soft_step_stats step_stats;
+/* the reason efi_soft_step_end_now() is asked for (EBS or a command) */
+static uint32_t caller_reason;
+
+/* The unit's counters into the header, after every step: a reader later
+ * in the boot (or after a crash) sees how far it got. */
+static void publish(void)
+{
+    struct soft_unit_status s;
+    soft_unit_get_status(&unit_state, &s);
+    hdr->write_pos = s.write_pos;
+    hdr->bytes = s.bytes;
+    hdr->insns = s.insns;
+    hdr->steps = s.steps;
+    hdr->wrapped = s.wrapped;
+}
+
+/* In the #DB handler: the first step is the entry point. */
+static int on_step(void *ctx, uint64_t ip, unsigned mode, uint64_t tsc)
+{
+    (void)ctx;
+    if (hdr->state == RESIDENT_ARMED) {
+        hdr->state = RESIDENT_TRACING;
+        hdr->start_tsc = tsc;
+    }
+    int action = soft_unit_step(&unit_state, ip, mode, tsc);
+    publish();
+    return action;
+}
+
+static uint64_t on_resume(void *ctx)
+{
+    (void)ctx;
+    return soft_unit_resume_ip(&unit_state);
+}
+
+/* The traced image is still in memory whenever tracing ends (at its
+ * entry's return address, inside one of its calls at ExitBootServices, or
+ * at the unit's stop): keep its code for later decoding. */
+static void snapshot(void)
+{
+    if (!hdr->snapshot || !hdr->has_target)
+        return;
+    memcpy((void *)(uintptr_t)hdr->snapshot,
+           (const void *)(uintptr_t)(hdr->target.base & ~(PAGE_BYTES - 1)), hdr->snapshot_bytes);
+    hdr->snapshot_taken = 1;
+}
+
+static void publish_sideband(void);
+
+/* The session ended (exception context, or an end_now caller): no boot
+ * services. The unit's packets close at ip if it ever started. */
+static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
+{
+    (void)ctx;
+    if (step_stats.entered) {
+        soft_unit_stop(&unit_state, ip, tsc);
+        snapshot();
+    }
+    hdr->stop_tsc = tsc;
+    hdr->state = RESIDENT_STOPPED;
+    hdr->stop_reason = why == EFI_SOFT_STEP_END_RETURNED ? RESIDENT_STOP_RETURNED
+                       : why == EFI_SOFT_STEP_END_CALLER ? caller_reason
+                                                         : RESIDENT_STOP_UNIT;
+    publish();
+    publish_sideband();
+}
+
+/* Ends the soft unit's session (ExitBootServices, `resident stop`). */
+static void soft_stop(uint32_t reason)
+{
+    caller_reason = reason;
+    if (!efi_soft_step_end_now() && hdr->state == RESIDENT_ARMED) {
+        /* the --image never reached its entry: nothing was traced */
+        hdr->state = RESIDENT_STOPPED;
+        hdr->stop_reason = reason;
+    }
+}
+
 static bool matches(const char *name, const char *pe_name)
 {
     return !ascii_casecmp(name, hdr->image_filter) ||
@@ -194,7 +276,16 @@ static void record_image(EFI_HANDLE handle)
     hdr->target = im;
     hdr->has_target = 1;
     images_before = hdr->image_count - 1;
-    resident_step_arm(entry);
+    step_cfg = (struct efi_soft_step_config){
+        .step = on_step, .resume = on_resume, .end = on_end, .entry_ip = entry,
+    };
+    int e = efi_soft_step_arm(&step_cfg, &step_stats);
+    if (e) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "cannot arm at the entry: %s", efi_soft_step_strerror(e));
+        fail(msg);
+        return;
+    }
     resident_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
                          im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
                          (unsigned long long)hdr->filter_hi);
@@ -259,7 +350,7 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
     if (hdr->unit == RESIDENT_UNIT_HW)
         resident_hw_stop(RESIDENT_STOP_EBS);
     else if (hdr->state == RESIDENT_ARMED || hdr->state == RESIDENT_TRACING)
-        resident_step_stop(RESIDENT_STOP_EBS);
+        soft_stop(RESIDENT_STOP_EBS);
     publish_sideband();
     resident_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
                          resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
@@ -270,8 +361,12 @@ static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
 {
     if (h->unit == RESIDENT_UNIT_HW)
         resident_hw_stop(RESIDENT_STOP_COMMAND);
-    else
-        resident_step_stop(RESIDENT_STOP_COMMAND);
+    else {
+        soft_stop(RESIDENT_STOP_COMMAND);
+        /* Called by an app in the same boot (boot services are up): give
+         * #DB back, so that its own `trace --unit soft` can take it. */
+        efi_soft_step_release();
+    }
     publish_sideband();
 }
 
@@ -454,10 +549,10 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     hdr->buffer = a;
     hdr->buffer_bytes = buffer_bytes;
 
-    EFI_STATUS s = resident_step_init(hdr, &unit_state, publish_sideband);
-    if (EFI_ERROR(s)) {
-        fail(s == EFI_ALREADY_STARTED ? "the #DB vector is taken (a debug agent?)"
-                                      : "no CPU Architectural Protocol");
+    int e = efi_soft_step_hold();
+    if (e) {
+        fail(e == EFI_SOFT_STEP_BUSY ? "the #DB vector is taken (a debug agent?)"
+                                     : "no CPU Architectural Protocol");
         return EFI_SUCCESS;
     }
     return finish_setup();
