@@ -22,18 +22,6 @@
 /* A CPUID dump is text of a few KiB; anything much larger is not one. */
 #define CPUID_DUMP_MAX_BYTES (256u << 10)
 
-static int msr_rd(void *ctx, uint32_t msr, uint64_t *value)
-{
-    (void)ctx;
-    return efi_msr_read(msr, value) != EFI_MSR_OK;
-}
-
-static int msr_wr(void *ctx, uint32_t msr, uint64_t value)
-{
-    (void)ctx;
-    return efi_msr_write(msr, value) != EFI_MSR_OK;
-}
-
 static void emit_line(void *ctx, const char *line)
 {
     efi_con_printf("%s%s\n", ctx ? (const char *)ctx : "", line);
@@ -105,8 +93,7 @@ int efi_cmd_info(struct efi_app *app, int argc, char **argv)
     const struct rtit_msr_snapshot *msrs = NULL;
     if (caps.pt && !dump_file) {
         if (app->msr_state[0] == 'r') { /* "ready" */
-            const struct rtit_msr_ops ops = { msr_rd, msr_wr, NULL };
-            rtit_msr_snapshot_take(&snap, &caps, &ops);
+            rtit_msr_snapshot_take(&snap, &caps, &efi_msr_safe_ops);
             msrs = &snap;
         } else {
             efi_con_printf("RTIT MSRs:           not read (MSR path %s: no #GP protection)\n",

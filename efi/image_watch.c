@@ -337,12 +337,6 @@ void efi_image_watch_free(struct efi_image_watch *w)
 
 /* ---- CPU facts -------------------------------------------------------------- */
 
-static int msr_rd(void *ctx, uint32_t msr, uint64_t *value)
-{
-    (void)ctx;
-    return efi_msr_read(msr, value) != EFI_MSR_OK;
-}
-
 void efi_sideband_read_cpu(struct sideband *sb, const struct rtit_caps *caps,
                            const struct rtit_config *cfg, uint64_t buffer_bytes)
 {
@@ -350,8 +344,7 @@ void efi_sideband_read_cpu(struct sideband *sb, const struct rtit_caps *caps,
     struct rtit_decode_params p;
     /* MSR_PLATFORM_INFO is read (Intel family 6 only) through the #GP-safe
      * path: an MSR the CPU lacks is an error code, not a dead-loop. */
-    const struct rtit_msr_ops ops = { msr_rd, NULL, NULL };
-    rtit_decode_params_fill(&p, caps, cfg ? cfg : &none, &ops);
+    rtit_decode_params_fill(&p, caps, cfg ? cfg : &none, &efi_msr_safe_ops);
     sideband_set_cpu(sb, caps, &p);
     sideband_set_config(sb, cfg, buffer_bytes);
     if (!cfg)

@@ -32,11 +32,6 @@ struct _EFI_MP_SERVICES_PROTOCOL {
     EFI_STATUS (EFIAPI *WhoAmI)(EFI_MP_SERVICES_PROTOCOL *self, UINTN *number);
 };
 
-/* The raw instructions of efi/msr_insn.S (0 ok, 1 #GP caught: only with
- * msr_safe.c's handler registered, which is never the case on an AP). */
-int efi_msr_rdmsr_raw(uint32_t msr, uint64_t *value);
-int efi_msr_wrmsr_raw(uint32_t msr, uint64_t value);
-
 int efi_mp_init(struct efi_mp *mp, EFI_BOOT_SERVICES *bs)
 {
     EFI_GUID guid = EFI_MP_SERVICES_PROTOCOL_GUID_INIT;
@@ -132,34 +127,9 @@ int efi_mp_read_caps(const struct efi_mp *mp, struct rtit_caps *caps, bool *seen
 
 /* MSR access: the #GP-safe path on the BSP, the raw instructions on APs
  * for writes the BSP checked against that AP's own capabilities. */
-static int bsp_rd(void *ctx, uint32_t msr, uint64_t *v)
+static const struct rtit_msr_ops *ops_for(bool on_ap)
 {
-    (void)ctx;
-    return efi_msr_read(msr, v) != EFI_MSR_OK;
-}
-
-static int bsp_wr(void *ctx, uint32_t msr, uint64_t v)
-{
-    (void)ctx;
-    return efi_msr_write(msr, v) != EFI_MSR_OK;
-}
-
-static int ap_rd(void *ctx, uint32_t msr, uint64_t *v)
-{
-    (void)ctx;
-    return efi_msr_rdmsr_raw(msr, v);
-}
-
-static int ap_wr(void *ctx, uint32_t msr, uint64_t v)
-{
-    (void)ctx;
-    return efi_msr_wrmsr_raw(msr, v);
-}
-
-static struct rtit_msr_ops ops_for(bool on_ap)
-{
-    struct rtit_msr_ops o = { on_ap ? ap_rd : bsp_rd, on_ap ? ap_wr : bsp_wr, NULL };
-    return o;
+    return on_ap ? &efi_msr_raw_ops : &efi_msr_safe_ops;
 }
 
 static struct rtit_caps caps_scratch[EFI_MP_MAX_CPUS];
@@ -246,9 +216,8 @@ static void start_on(void *ctx, unsigned cpu, bool on_ap)
     if (cpu >= EFI_MP_MAX_CPUS || !t->cpu[cpu].used)
         return;
     struct efi_mp_trace_cpu *c = &t->cpu[cpu];
-    struct rtit_msr_ops ops = ops_for(on_ap);
     /* rtit_start checks cfg against this CPU's caps before any write */
-    c->start_rc = rtit_start(&ops, &c->cfg, &c->caps, false, &c->start);
+    c->start_rc = rtit_start(ops_for(on_ap), &c->cfg, &c->caps, false, &c->start);
 }
 
 static void stop_on(void *ctx, unsigned cpu, bool on_ap)
@@ -257,8 +226,7 @@ static void stop_on(void *ctx, unsigned cpu, bool on_ap)
     if (cpu >= EFI_MP_MAX_CPUS || !t->cpu[cpu].used || t->cpu[cpu].start_rc != RTIT_SEQ_OK)
         return;
     struct efi_mp_trace_cpu *c = &t->cpu[cpu];
-    struct rtit_msr_ops ops = ops_for(on_ap);
-    c->stop_rc = capture_seq_finish(&ops, &c->cfg, (const uint8_t *)(UINTN)c->cfg.buffer_phys,
+    c->stop_rc = capture_seq_finish(ops_for(on_ap), &c->cfg, (const uint8_t *)(UINTN)c->cfg.buffer_phys,
                                     &c->stop, &c->sum);
 }
 

@@ -5,9 +5,7 @@
 #include "efi/cpu_arch.h"
 #include "efi/msr_safe.h"
 
-/* Labels in msr_insn.S. */
-int efi_msr_rdmsr_raw(uint32_t msr, uint64_t *value);
-int efi_msr_wrmsr_raw(uint32_t msr, uint64_t value);
+/* Labels in msr_insn.S (efi_msr_rdmsr_raw/efi_msr_wrmsr_raw: msr_safe.h). */
 extern char efi_msr_rdmsr_insn[], efi_msr_rdmsr_fault[];
 extern char efi_msr_wrmsr_insn[], efi_msr_wrmsr_fault[];
 
@@ -99,3 +97,31 @@ const char *efi_msr_result_name(enum efi_msr_result r)
     }
     return "?";
 }
+
+static int safe_rd(void *ctx, uint32_t msr, uint64_t *value)
+{
+    (void)ctx;
+    return efi_msr_read(msr, value) != EFI_MSR_OK;
+}
+
+static int safe_wr(void *ctx, uint32_t msr, uint64_t value)
+{
+    (void)ctx;
+    return efi_msr_write(msr, value) != EFI_MSR_OK;
+}
+
+const struct rtit_msr_ops efi_msr_safe_ops = { safe_rd, safe_wr, NULL };
+
+static int raw_rd(void *ctx, uint32_t msr, uint64_t *value)
+{
+    (void)ctx;
+    return efi_msr_rdmsr_raw(msr, value);
+}
+
+static int raw_wr(void *ctx, uint32_t msr, uint64_t value)
+{
+    (void)ctx;
+    return efi_msr_wrmsr_raw(msr, value);
+}
+
+const struct rtit_msr_ops efi_msr_raw_ops = { raw_rd, raw_wr, NULL };
