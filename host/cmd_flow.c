@@ -19,6 +19,7 @@
 #include "decoder/ptd_time.h"
 #include "host/capture.h"
 #include "host/commands.h"
+#include "host/decode_opts.h"
 #include "host/flow_opts.h"
 
 struct out {
@@ -134,24 +135,18 @@ int host_cmd_flow(int argc, char **argv)
             flow_opts_free(&fo);
             return strncmp(a, "--pages", 7) && strncmp(a, "--raw", 5) ? 2 : 1;
         }
+        if (r == 0)
+            r = host_decode_opts_parse(&fo, &tcfg, &cap, argc, argv, &i, "ptboot flow");
+        if (r < 0) {
+            flow_opts_free(&fo);
+            return -r;
+        }
         if (r > 0)
             continue;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             flow_opts_free(&fo);
             return 0;
-        } else if (!strcmp(a, "--capture")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "ptboot flow: --capture needs a directory\n");
-                flow_opts_free(&fo);
-                return 2;
-            }
-            host_capture_free(&cap);
-            if (host_capture_load(argv[++i], &cap, &fo, &tcfg, cerr, sizeof cerr) < 0) {
-                fprintf(stderr, "ptboot flow: --capture: %s\n", cerr);
-                flow_opts_free(&fo);
-                return 1;
-            }
         } else if (!strcmp(a, "--libipt-args")) {
             libipt_args = 1;
         } else if (!strcmp(a, "--no-inst")) {
@@ -183,25 +178,6 @@ int host_cmd_flow(int argc, char **argv)
                    !strcmp(a, "--insn-decoder") || !strcmp(a, "--block-decoder") ||
                    !strcmp(a, "--resync-on-error")) {
             /* accepted, see --help */
-        } else if (!strcmp(a, "--cpuid-0x15.eax") || !strcmp(a, "--cpuid-0x15.ebx") ||
-                   !strcmp(a, "--mtc-freq") || !strcmp(a, "--nom-freq")) {
-            uint64_t v;
-            int mtc = !strcmp(a, "--mtc-freq"), nom = !strcmp(a, "--nom-freq");
-            uint64_t max = mtc ? PTD_TIME_MTC_FREQ_MAX : nom ? 0xff : 0xffffffffu;
-            if (i + 1 >= argc || !ptd_opts_parse_u64(argv[i + 1], &v) || v > max) {
-                fprintf(stderr, "ptboot flow: %s needs a number up to %" PRIu64 "\n", a, max);
-                flow_opts_free(&fo);
-                return 2;
-            }
-            i++;
-            if (mtc)
-                tcfg.mtc_freq = (uint8_t)v;
-            else if (nom)
-                tcfg.nom_freq = (uint8_t)v;
-            else if (!strcmp(a, "--cpuid-0x15.eax"))
-                tcfg.cpuid_0x15_eax = (uint32_t)v;
-            else
-                tcfg.cpuid_0x15_ebx = (uint32_t)v;
         } else {
             fprintf(stderr, "ptboot flow: unknown option '%s' (see ptboot flow --help)\n", a);
             flow_opts_free(&fo);

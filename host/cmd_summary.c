@@ -15,6 +15,7 @@
 #include "host/capture.h"
 #include "host/cmd_summary.h"
 #include "host/commands.h"
+#include "host/decode_opts.h"
 
 #define MAX_MODULES 4096
 
@@ -117,7 +118,6 @@ int host_cmd_summary(int argc, char **argv)
     static struct ptd_sum_module mods[MAX_MODULES];
     static struct ptd_time_config tcfg;
     static struct host_capture cap;
-    char cerr[4096 + 600];
     struct flow_opts fo;
     struct ptd_sum_config c;
     int stat = 0, rc;
@@ -134,24 +134,18 @@ int host_cmd_summary(int argc, char **argv)
             flow_opts_free(&fo);
             return strncmp(a, "--pages", 7) && strncmp(a, "--raw", 5) ? 2 : 1;
         }
+        if (r == 0)
+            r = host_decode_opts_parse(&fo, &tcfg, &cap, argc, argv, &i, "ptboot summary");
+        if (r < 0) {
+            flow_opts_free(&fo);
+            return -r;
+        }
         if (r > 0)
             continue;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             flow_opts_free(&fo);
             return 0;
-        } else if (!strcmp(a, "--capture")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "ptboot summary: --capture needs a directory\n");
-                flow_opts_free(&fo);
-                return 2;
-            }
-            host_capture_free(&cap);
-            if (host_capture_load(argv[++i], &cap, &fo, &tcfg, cerr, sizeof cerr) < 0) {
-                fprintf(stderr, "ptboot summary: --capture: %s\n", cerr);
-                flow_opts_free(&fo);
-                return 1;
-            }
         } else if (!strcmp(a, "--stat")) {
             stat = 1;
         } else if (!strcmp(a, "--tree-all")) {
@@ -168,12 +162,8 @@ int host_cmd_summary(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--top") || !strcmp(a, "--last") || !strcmp(a, "--depth") ||
                    !strcmp(a, "--tree-depth") || !strcmp(a, "--tree-lines") ||
-                   !strcmp(a, "--tree-permille") || !strcmp(a, "--arena") ||
-                   !strcmp(a, "--cpuid-0x15.eax") || !strcmp(a, "--cpuid-0x15.ebx") ||
-                   !strcmp(a, "--mtc-freq") || !strcmp(a, "--nom-freq")) {
-            uint64_t v, max = !strcmp(a, "--arena") ? (1ull << 32)
-                             : !strcmp(a, "--mtc-freq") ? PTD_TIME_MTC_FREQ_MAX
-                             : !strcmp(a, "--nom-freq") ? 0xff : 0xffffffffu;
+                   !strcmp(a, "--tree-permille") || !strcmp(a, "--arena")) {
+            uint64_t v, max = !strcmp(a, "--arena") ? (1ull << 32) : 0xffffffffu;
             if (i + 1 >= argc || !ptd_opts_parse_u64(argv[i + 1], &v) || v > max) {
                 fprintf(stderr, "ptboot summary: %s needs a number up to %" PRIu64 "\n", a, max);
                 flow_opts_free(&fo);
@@ -192,16 +182,8 @@ int host_cmd_summary(int argc, char **argv)
                 c.tree_lines = (unsigned)v;
             else if (!strcmp(a, "--tree-permille"))
                 c.tree_permille = (unsigned)v;
-            else if (!strcmp(a, "--arena"))
-                arena_size = v;
-            else if (!strcmp(a, "--mtc-freq"))
-                tcfg.mtc_freq = (uint8_t)v;
-            else if (!strcmp(a, "--nom-freq"))
-                tcfg.nom_freq = (uint8_t)v;
-            else if (!strcmp(a, "--cpuid-0x15.eax"))
-                tcfg.cpuid_0x15_eax = (uint32_t)v;
             else
-                tcfg.cpuid_0x15_ebx = (uint32_t)v;
+                arena_size = v;
         } else {
             fprintf(stderr, "ptboot summary: unknown option '%s' (see ptboot summary --help)\n", a);
             flow_opts_free(&fo);
