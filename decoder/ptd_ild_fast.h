@@ -66,7 +66,12 @@ static PTD_ILD_STEP_INLINE unsigned ptd_ild_step_tab(const uint8_t *bytes, unsig
     unsigned rex = (mode == PTD_EXEC_MODE_64) & ((b0 >> 4) == 4u);
     unsigned ctx = mode + (rex & (b0 >> 3));
     const uint8_t *p = bytes + rex;
-    unsigned e = ptd_ild_step_table[0][ctx][p[0]];
+    /* the opcode byte selected arithmetically from two bytes loaded at
+     * once, not loaded from an address that waits for the REX test: one
+     * load less on the chain from one instruction's IP to the next (the
+     * decode is bound by that latency; a branch here mispredicts) */
+    unsigned b1 = bytes[1];
+    unsigned e = ptd_ild_step_table[0][ctx][b0 ^ ((b0 ^ b1) & (0u - rex))];
     if (e & PTD_STEP_ESC0F) {
         e = ptd_ild_step_table[1][ctx][p[1]];
         p++;
