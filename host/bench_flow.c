@@ -42,23 +42,6 @@ int host_bench_is_flow(int argc, char **argv)
 
 #define BENCH_BLOCKS 0x10000u     /* a flag of ours in cfg.flags: use blocks */
 
-/* libptd's map callback over the flow image: the segment holding ip, in
- * place (the image merges adjacent pages into one segment) */
-static const uint8_t *image_map(void *ctx, uint64_t ip, uint64_t *base, size_t *size)
-{
-    struct flow_image *img = ctx;
-    size_t avail;
-    const uint8_t *p = flow_image_ptr(img, ip, &avail);
-    if (!p)
-        return NULL;
-    const struct flow_seg *sg = &img->segs[img->last < img->nsegs ? img->last : 0];
-    if (ip - sg->base >= sg->size || sg->data + (ip - sg->base) != p)
-        return NULL;
-    *base = sg->base;
-    *size = (size_t)sg->size;
-    return sg->data;
-}
-
 static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg)
 {
     uint64_t n = 0;
@@ -377,9 +360,8 @@ int host_bench_flow(int argc, char **argv)
         return 1;
     }
     f = malloc(sizeof(*f));
-    /* code in place, the way a host (or the target with live memory)
-     * hands it over best; ptboot flow reads through copies */
-    fo.cfg.map = image_map;
+    /* code in place (flow_opts_finish set cfg.map), as ptboot flow and
+     * summary read it */
     struct ptd_flow_config nocache = fo.cfg;
     double best_nc = 1e30;
     nocache.cache = NULL;

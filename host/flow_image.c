@@ -331,3 +331,18 @@ size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf, size_t
     memcpy(buf, p, avail);
     return avail;
 }
+
+const uint8_t *flow_image_map(struct flow_image *img, uint64_t ip, uint64_t *base, size_t *size)
+{
+    size_t avail;
+    const uint8_t *p = flow_image_ptr(img, ip, &avail);
+    if (!p)
+        return NULL;
+    /* flow_image_ptr() found it at img->last (or segment 0) */
+    const struct flow_seg *s = &img->segs[img->last < img->nsegs ? img->last : 0];
+    if (ip - s->base >= s->size || s->data + (ip - s->base) != p)
+        return NULL;
+    *base = s->base;
+    *size = (size_t)s->size;
+    return s->data;
+}

@@ -44,6 +44,11 @@ size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf,
 const uint8_t *flow_image_ptr(struct flow_image *img, uint64_t ip,
                               size_t *avail);
 
+/* The whole segment holding ip, in place: its first byte, with *base and
+ * *size set; NULL if unmapped. Segments are merged and never change after
+ * loading, so this is libptd's map callback (ptd_map_fn) over the image. */
+const uint8_t *flow_image_map(struct flow_image *img, uint64_t ip, uint64_t *base, size_t *size);
+
 /* Read a whole file into a malloc'd buffer; -1 with err set on failure. */
 int flow_read_file(const char *path, uint8_t **buf, size_t *size,
                    char *err, size_t errsize);

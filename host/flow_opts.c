@@ -27,6 +27,11 @@ int flow_image_read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
     return (int)flow_image_read(ctx, ip, buf, size);
 }
 
+const uint8_t *flow_image_map_cb(void *ctx, uint64_t ip, uint64_t *base, size_t *size)
+{
+    return flow_image_map(ctx, ip, base, size);
+}
+
 static int num(const char *s, uint64_t *v, int base)
 {
     char *end;
@@ -150,6 +155,8 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
     o->cfg.trace = o->trace;
     o->cfg.size = o->tsize;
     o->cfg.read = flow_image_read_cb;
+    /* the image is loaded now and stays as it is: code read in place */
+    o->cfg.map = flow_image_map_cb;
     o->cfg.ctx = &o->img;
     o->cfg.errata = o->have_cpu ? ptd_flow_errata_for_cpu(o->family, o->model) : 0;
     /* the decoded-instruction cache: 1 MiB (--no-cache: none) */

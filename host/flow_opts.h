@@ -36,5 +36,7 @@ int flow_opts_finish(struct flow_opts *o, const char *prog);
 
 /* libptd's read callback over a flow_image. */
 int flow_image_read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size);
+/* libptd's map callback over a flow_image (set by flow_opts_finish). */
+const uint8_t *flow_image_map_cb(void *ctx, uint64_t ip, uint64_t *base, size_t *size);
 
 #endif
