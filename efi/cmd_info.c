@@ -8,45 +8,19 @@
 #include <efilib.h>
 
 #include "arch/x86/cpuid.h"
-#include "arch/x86/cpuid_dump.h"
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/pt_caps_report.h"
 #include "arch/x86/rtit_msr_snapshot.h"
 #include "arch/x86/rtit_plan_report.h"
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/cpuid_file.h"
 #include "efi/mp.h"
 #include "efi/msr_safe.h"
-#include "efi/volume.h"
-
-/* A CPUID dump is text of a few KiB; anything much larger is not one. */
-#define CPUID_DUMP_MAX_BYTES (256u << 10)
 
 static void emit_line(void *ctx, const char *line)
 {
     efi_con_printf("%s%s\n", ctx ? (const char *)ctx : "", line);
-}
-
-/* Reads caps from a dump file on the stick. */
-static int caps_from_dump(struct efi_app *app, const char *file, struct rtit_caps *caps)
-{
-    static struct x86_cpuid_dump dump; /* 6 KiB: off the stack */
-    void *text;
-    size_t len;
-    enum efi_volume_result r = efi_volume_load(app->image, file, CPUID_DUMP_MAX_BYTES, &text, &len);
-    if (r != EFI_VOLUME_OK) {
-        efi_con_printf("ptboot: error: info: %s: %s\n", file, efi_volume_result_name(r));
-        return EFI_APP_FAILED;
-    }
-    unsigned line = 0;
-    int err = x86_cpuid_dump_parse(&dump, text, len, &line);
-    efi_volume_free(text, len);
-    if (err) {
-        efi_con_printf("ptboot: error: info: %s:%u: %s\n", file, line, x86_cpuid_dump_strerror(err));
-        return EFI_APP_FAILED;
-    }
-    rtit_caps_read(caps, x86_cpuid_dump_query, &dump);
-    return EFI_APP_OK;
 }
 
 static void print_firmware(EFI_SYSTEM_TABLE *st)
@@ -81,7 +55,7 @@ int efi_cmd_info(struct efi_app *app, int argc, char **argv)
 
     struct rtit_caps caps;
     if (dump_file) {
-        int status = caps_from_dump(app, dump_file, &caps);
+        int status = efi_cpuid_file_caps(app, "info", dump_file, &caps);
         if (status != EFI_APP_OK)
             return status;
         efi_con_printf("CPUID source:        %s (a recorded dump, not this CPU)\n", dump_file);

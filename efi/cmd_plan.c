@@ -14,24 +14,21 @@
 
 #include "arch/x86/capture_plan.h"
 #include "arch/x86/cpuid.h"
-#include "arch/x86/cpuid_dump.h"
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_options.h"
 #include "arch/x86/rtit_topa.h"
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/cpuid_file.h"
 #include "efi/mp.h"
-#include "efi/volume.h"
 
 #define PLAN_MAX_WORDS 48
 /* ToPA tables the report can show (2 MiB of 4 KiB regions, 2 GiB of the
  * default 64 KiB regions per table...): 8 tables of 4 KiB, off the stack. */
 #define PLAN_TABLES 8
-#define CPUID_DUMP_MAX_BYTES (256u << 10)
 
 static uint64_t tables[PLAN_TABLES * RTIT_TOPA_ENTRIES_PER_TABLE];
 static struct capture_plan plan;
-static struct x86_cpuid_dump dump;
 
 static void emit(void *ctx, const char *line)
 {
@@ -56,26 +53,6 @@ static int parse_image(const char *s, struct capture_image *im)
     buf[colon - s] = '\0';
     return rtit_parse_u64(buf, &im->base, false) || rtit_parse_u64(colon + 1, &im->size, true)
                ? -1 : 0;
-}
-
-static int caps_from_dump(struct efi_app *app, const char *file, struct rtit_caps *caps)
-{
-    void *text;
-    size_t len;
-    enum efi_volume_result r = efi_volume_load(app->image, file, CPUID_DUMP_MAX_BYTES, &text, &len);
-    if (r != EFI_VOLUME_OK) {
-        efi_con_printf("ptboot: error: plan: %s: %s\n", file, efi_volume_result_name(r));
-        return EFI_APP_FAILED;
-    }
-    unsigned line = 0;
-    int err = x86_cpuid_dump_parse(&dump, text, len, &line);
-    efi_volume_free(text, len);
-    if (err) {
-        efi_con_printf("ptboot: error: plan: %s:%u: %s\n", file, line, x86_cpuid_dump_strerror(err));
-        return EFI_APP_FAILED;
-    }
-    rtit_caps_read(caps, x86_cpuid_dump_query, &dump);
-    return EFI_APP_OK;
 }
 
 static struct efi_mp_trace mp_trace;
@@ -148,7 +125,7 @@ int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
 
     struct rtit_caps caps;
     if (dump_file) {
-        int st = caps_from_dump(app, dump_file, &caps);
+        int st = efi_cpuid_file_caps(app, "plan", dump_file, &caps);
         if (st != EFI_APP_OK)
             return st;
     } else {
