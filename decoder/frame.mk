@@ -2,7 +2,7 @@
 # decoder.mk's wildcard for the host library, the app and the freestanding
 # check), the app's serial dump (efi/serial_dump.c, efi/cmd_serialdump.c),
 # `ptboot serial` (host/cmd_serial.c) and their tests. docs/serial.md.
-UNIT_TESTS += test_ptd_frame
+UNIT_TESTS += test_ptd_frame test_ptd_num
 
 # The target's encoder on the host: frame lines for the tests, and the
 # benchmark of `make bench`.

@@ -1,6 +1,7 @@
 /* libptd serial framing (the format: decoder/ptd_frame.h, docs/serial.md).
  * Numbers and base64 are written by hand: the decoder has no libc. */
 #include "decoder/ptd_frame.h"
+#include "decoder/ptd_num.h"
 #include "decoder/ptd_pkt.h"
 
 /* ---- CRC-32 (IEEE) ------------------------------------------------------------ */
@@ -357,30 +358,9 @@ static bool parse_dec(struct field f, uint64_t max, uint64_t *out)
     return true;
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool parse_hex(struct field f, size_t maxdigits, uint64_t *out)
 {
-    uint64_t v = 0;
-    if (f.len == 0 || f.len > maxdigits)
-        return false;
-    for (size_t i = 0; i < f.len; i++) {
-        int d = hex_value(f.s[i]);
-        if (d < 0)
-            return false;
-        v = v << 4 | (uint64_t)d;
-    }
-    *out = v;
-    return true;
+    return ptd_num_parse_hex(f.s, f.len, maxdigits, out);
 }
 
 static bool parse_crc(struct field f, uint32_t *out)

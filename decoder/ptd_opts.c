@@ -1,5 +1,6 @@
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_fmt.h"
+#include "decoder/ptd_num.h"
 
 static const struct {
     const char *name;
@@ -42,17 +43,6 @@ const char *ptd_opts_dump_flag_name(unsigned i)
     return i < DUMP_FLAG_COUNT ? dump_flags[i].name : 0;
 }
 
-static int digit_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return 99;
-}
-
 bool ptd_opts_parse_u64(const char *s, uint64_t *out)
 {
     unsigned base = 10;
@@ -67,8 +57,8 @@ bool ptd_opts_parse_u64(const char *s, uint64_t *out)
         return false;
     uint64_t v = 0;
     for (; *s; s++) {
-        int d = digit_value(*s);
-        if (d >= (int)base)
+        int d = ptd_num_hex_digit(*s);
+        if (d < 0 || d >= (int)base)
             return false;
         if (v > (UINT64_MAX - (uint64_t)d) / base)
             return false;
@@ -97,17 +87,7 @@ static bool parse_hex_n(const char *s, unsigned len, uint64_t *out)
         s += 2;
         len -= 2;
     }
-    if (len == 0 || len > 16)
-        return false;
-    uint64_t v = 0;
-    for (unsigned i = 0; i < len; i++) {
-        int d = digit_value(s[i]);
-        if (d > 15)
-            return false;
-        v = v << 4 | (uint64_t)d;
-    }
-    *out = v;
-    return true;
+    return ptd_num_parse_hex(s, len, 16, out);
 }
 
 bool ptd_opts_parse_filter(const char *s, uint64_t *lo, uint64_t *hi)
