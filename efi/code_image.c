@@ -35,6 +35,12 @@ int code_image_add_dump(struct code_image *ci, const uint8_t *dump, size_t dump_
     return CODE_IMAGE_OK;
 }
 
+/* b's bytes follow a's, both in the address space and in memory */
+static int contiguous(const struct code_page *a, const struct code_page *b)
+{
+    return b->addr - a->addr == CODE_PAGE_BYTES && b->data == a->data + CODE_PAGE_BYTES;
+}
+
 /* Shell sort with Ciura's gaps: no recursion, no allocation, fast enough
  * for the tens of thousands of pages a large dump holds. */
 int code_image_finish(struct code_image *ci)
@@ -56,6 +62,12 @@ int code_image_finish(struct code_image *ci)
     for (size_t i = 1; i < ci->count; i++)
         if (p[i].addr == p[i - 1].addr)
             return CODE_IMAGE_E_DUP;
+    /* runs for code_image_map: forward for their first page, backward
+     * for their last */
+    for (size_t i = 0; i < ci->count; i++)
+        p[i].run_first = i > 0 && contiguous(&p[i - 1], &p[i]) ? p[i - 1].run_first : i;
+    for (size_t i = ci->count; i-- > 0;)
+        p[i].run_last = i + 1 < ci->count && contiguous(&p[i], &p[i + 1]) ? p[i + 1].run_last : i;
     return CODE_IMAGE_OK;
 }
 
@@ -102,6 +114,18 @@ int code_image_read(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
         done = n;
     }
     return (int)done;
+}
+
+const uint8_t *code_image_map(void *ctx, uint64_t ip, uint64_t *base, size_t *size)
+{
+    const struct code_image *ci = ctx;
+    size_t i = find_page(ci, ip);
+    if (i == ci->count)
+        return NULL;
+    const struct code_page *first = &ci->pages[ci->pages[i].run_first];
+    *base = first->addr;
+    *size = (ci->pages[i].run_last - ci->pages[i].run_first + 1) * (size_t)CODE_PAGE_BYTES;
+    return first->data;
 }
 
 const char *code_image_strerror(int err)

@@ -16,6 +16,10 @@
 struct code_page {
     uint64_t addr;
     const uint8_t *data;
+    /* set by code_image_finish: the run of pages this one belongs to
+     * (consecutive addresses whose data also follow each other in memory,
+     * as a dump's pages in address order do), indices first..last */
+    size_t run_first, run_last;
 };
 
 struct code_image {
@@ -41,6 +45,11 @@ int code_image_finish(struct code_image *ci);
 /* libptd's read callback (ctx = struct code_image *): up to size bytes at
  * ip, across adjacent pages; 0 where nothing is mapped. */
 int code_image_read(void *ctx, uint64_t ip, uint8_t *buf, size_t size);
+/* libptd's map callback (ptd_map_fn, ctx = struct code_image *, after
+ * code_image_finish): the run of dump pages holding ip, in place (no
+ * copy); NULL where no page holds ip, live memory included (it may change
+ * under the decoder: it is always copied through code_image_read). */
+const uint8_t *code_image_map(void *ctx, uint64_t ip, uint64_t *base, size_t *size);
 const char *code_image_strerror(int err);
 
 #endif

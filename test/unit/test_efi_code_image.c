@@ -53,6 +53,51 @@ static void reads_across_adjacent_pages(void **state)
     assert_int_equal(code_image_read(&ci, UINT64_MAX - 3, buf, 4), 0);
 }
 
+/* the map callback: runs of pages adjacent in both the address space and
+ * the dump, in place; other pages on their own; nothing outside */
+static void maps_runs_in_place(void **state)
+{
+    (void)state;
+    struct code_page st[4];
+    struct code_image ci;
+    uint64_t base = 0;
+    size_t size = 0;
+    setup_dump();
+    code_image_init(&ci, st, 4);
+    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump, addrs, sizeof addrs), 0);
+    assert_int_equal(code_image_finish(&ci), 0);
+    /* 0x1000 (dump page 1) and 0x2000 (dump page 0) are adjacent in the
+     * address space but not in the dump: one page each */
+    assert_ptr_equal(code_image_map(&ci, 0x1ff8, &base, &size), dump + PG);
+    assert_int_equal(base, 0x1000);
+    assert_int_equal(size, PG);
+    assert_ptr_equal(code_image_map(&ci, 0x2000, &base, &size), dump);
+    assert_int_equal(base, 0x2000);
+    assert_int_equal(size, PG);
+    assert_null(code_image_map(&ci, 0x3000, &base, &size));
+    assert_null(code_image_map(&ci, 0xfff, &base, &size));
+    /* in order: 0x1000, 0x2000 from dump pages 0, 1 form one run; 0x9000
+     * (page 2, next in the dump but not in addresses) is its own */
+    put_le64(addrs + 0, 0x1000);
+    put_le64(addrs + 8, 0x2000);
+    code_image_init(&ci, st, 4);
+    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump, addrs, sizeof addrs), 0);
+    assert_int_equal(code_image_finish(&ci), 0);
+    for (uint64_t ip = 0x1000; ip < 0x3000; ip += 0x7ff) {
+        assert_ptr_equal(code_image_map(&ci, ip, &base, &size), dump);
+        assert_int_equal(base, 0x1000);
+        assert_int_equal(size, 2 * PG);
+    }
+    assert_ptr_equal(code_image_map(&ci, 0x9fff, &base, &size), dump + 2 * PG);
+    assert_int_equal(base, 0x9000);
+    assert_int_equal(size, PG);
+    /* what map gives equals what read copies */
+    uint8_t buf[32];
+    assert_int_equal(code_image_read(&ci, 0x1ff0, buf, 32), 32);
+    const uint8_t *m = code_image_map(&ci, 0x1ff0, &base, &size);
+    assert_memory_equal(buf, m + (0x1ff0 - base), 32);
+}
+
 static void bad_dumps(void **state)
 {
     (void)state;
@@ -92,12 +137,17 @@ static void live_memory_only_inside_ranges(void **state)
     assert_memory_equal(buf, ram + 100, 28);
     assert_int_equal(code_image_read(&ci, base + 128, buf, 64), 0);  /* outside: refused */
     assert_int_equal(code_image_read(&ci, 0xfee00000, buf, 16), 0);
+    /* live memory is never mapped in place */
+    uint64_t mb = 0;
+    size_t ms = 0;
+    assert_null(code_image_map(&ci, base + 100, &mb, &ms));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_across_adjacent_pages),
+        cmocka_unit_test(maps_runs_in_place),
         cmocka_unit_test(bad_dumps),
         cmocka_unit_test(live_memory_only_inside_ranges),
     };
