@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/x86/cpuid_dump.h"
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/pt_caps_report.h"
 #include "arch/x86/rtit_msr_snapshot.h"
@@ -117,11 +116,8 @@ int host_cmd_info(int argc, char **argv)
 			close(fd);
 		msrs = &snap;
 	} else if (file) {
-		struct x86_cpuid_dump *dump = host_cpuid_file_load(file, "ptboot info");
-		if (!dump)
+		if (host_cpuid_file_caps(file, "ptboot info", &caps) < 0)
 			return 1;
-		rtit_caps_read(&caps, x86_cpuid_dump_query, dump);
-		free(dump);
 	} else {
 		rtit_caps_read(&caps, x86_cpuid_native, NULL);
 	}

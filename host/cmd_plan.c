@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/x86/cpuid_dump.h"
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_config.h"
 #include "arch/x86/rtit_options.h"
@@ -90,12 +89,9 @@ int host_cmd_plan(int argc, char **argv)
 		plan_usage(stderr);
 		return 2;
 	}
-	struct x86_cpuid_dump *dump = host_cpuid_file_load(file, "ptboot plan");
-	if (!dump)
-		return 1;
 	struct rtit_caps caps;
-	rtit_caps_read(&caps, x86_cpuid_dump_query, dump);
-	free(dump);
+	if (host_cpuid_file_caps(file, "ptboot plan", &caps) < 0)
+		return 1;
 
 	struct rtit_config cfg;
 	rtit_config_default(&cfg, &caps);

@@ -55,3 +55,13 @@ fail:
 		fclose(f);
 	return NULL;
 }
+
+int host_cpuid_file_caps(const char *path, const char *who, struct rtit_caps *caps)
+{
+	struct x86_cpuid_dump *dump = host_cpuid_file_load(path, who);
+	if (!dump)
+		return -1;
+	rtit_caps_read(caps, x86_cpuid_dump_query, dump);
+	free(dump);
+	return 0;
+}

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "arch/x86/capture_plan.h"
-#include "arch/x86/cpuid_dump.h"
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_options.h"
 #include "arch/x86/rtit_topa.h"
@@ -107,12 +106,9 @@ int host_plan_capture(int argc, char **argv)
 		fprintf(stderr, "ptboot plan: --cpuid FILE is required\n");
 		return usage();
 	}
-	struct x86_cpuid_dump *dump = host_cpuid_file_load(file, "ptboot plan");
-	if (!dump)
-		return 1;
 	struct rtit_caps caps;
-	rtit_caps_read(&caps, x86_cpuid_dump_query, dump);
-	free(dump);
+	if (host_cpuid_file_caps(file, "ptboot plan", &caps) < 0)
+		return 1;
 
 	req.images = images;
 	req.n_images = ni;
