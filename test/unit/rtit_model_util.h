@@ -33,4 +33,17 @@ static inline struct rtit_msr_ops rtit_model_ops(struct rtit_model *m)
 	return ops;
 }
 
+/* A model of the CPU with caps, its physical memory mem[0..size) at phys
+ * zeroed first: the ops that drive it (the rig every start/stop test sets
+ * up per fixture CPU). */
+static inline struct rtit_msr_ops rtit_model_fresh(struct rtit_model *m,
+						   const struct rtit_caps *caps,
+						   uint8_t *mem, uint64_t phys, size_t size)
+{
+	memset(mem, 0, size);
+	struct rtit_model_caps mc = rtit_model_caps_of(caps);
+	rtit_model_init(m, &mc, mem, phys, size);
+	return rtit_model_ops(m);
+}
+
 #endif

@@ -52,11 +52,8 @@ struct rig {
 
 static void rig_init(struct rig *r, const char *cpu)
 {
-	memset(mem, 0, sizeof(mem));
 	r->caps = rtit_fixture_caps(cpu);
-	struct rtit_model_caps mc = rtit_model_caps_of(&r->caps);
-	rtit_model_init(&model, &mc, mem, MEM_PHYS, MEM_SIZE);
-	r->ops = rtit_model_ops(&model);
+	r->ops = rtit_model_fresh(&model, &r->caps, mem, MEM_PHYS, MEM_SIZE);
 }
 
 static int make(struct rig *r, enum capture_mode mode, enum capture_unit unit,

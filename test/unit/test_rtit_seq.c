@@ -46,11 +46,8 @@ struct rig {
 
 static void rig_init(struct rig *r, const char *cpu)
 {
-	memset(mem, 0, sizeof(mem));
 	r->caps = rtit_fixture_caps(cpu);
-	struct rtit_model_caps mc = rtit_model_caps_of(&r->caps);
-	rtit_model_init(&model, &mc, mem, MEM_PHYS, MEM_SIZE);
-	r->ops = rtit_model_ops(&model);
+	r->ops = rtit_model_fresh(&model, &r->caps, mem, MEM_PHYS, MEM_SIZE);
 	rtit_config_default(&r->cfg, &r->caps);
 	r->cfg.table_phys = TAB_PHYS;
 	r->cfg.buffer_phys = BUF_PHYS;
