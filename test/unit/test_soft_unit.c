@@ -1,7 +1,7 @@
 /* Unit tests of arch/x86/soft_unit.c (the software trace unit) and
  * arch/x86/rtit_linear.c: real x86 code bytes in a small address space,
  * stepped as the #DB glue steps them, and the output buffer decoded back
- * with ptd_pkt (packets shown as words, see test_ptd_tracer.c) and, for the
+ * with ptd_pkt (packets shown as words, see pkt_words.h) and, for the
  * instruction flow, with ptd_flow. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +16,7 @@
 #include "arch/x86/soft_unit.h"
 #include "decoder/ptd_flow.h"
 #include "decoder/ptd_pkt.h"
+#include "test/unit/pkt_words.h"
 
 /* ---- a 64 KiB address space of code ---------------------------------------- */
 static uint8_t mem[0x10000];
@@ -96,56 +97,9 @@ static const char *words(void)
     static uint8_t lin[sizeof buf];
     struct rtit_output_summary s;
     struct rtit_linear l;
-    struct ptd_pkt_decoder d;
-    struct ptd_last_ip lip;
-    struct ptd_pkt p;
-    size_t o = 0;
     soft_unit_summarize(&U, &s);
     assert_int_equal(rtit_trace_linearize(buf, &s, lin, sizeof lin, &l), 0);
-    out[0] = 0;
-    ptd_pkt_init(&d, lin, (size_t)l.bytes);
-    ptd_last_ip_init(&lip);
-    for (;;) {
-        int r = ptd_pkt_next(&d, &p);
-        char w[64];
-        uint64_t ip = 0;
-        if (r == -PTD_ERR_EOS)
-            break;
-        assert_true(r > 0);
-        switch (p.kind) {
-        case PTD_PKT_PAD: continue;
-        case PTD_PKT_PSB: ptd_last_ip_init(&lip); snprintf(w, sizeof w, "PSB"); break;
-        case PTD_PKT_PSBEND: snprintf(w, sizeof w, "PSBEND"); break;
-        case PTD_PKT_STOP: snprintf(w, sizeof w, "STOP"); break;
-        case PTD_PKT_TSC: snprintf(w, sizeof w, "TSC(%llx)", (unsigned long long)p.payload); break;
-        case PTD_PKT_MODE_EXEC:
-            snprintf(w, sizeof w, "MODE%s", (p.flags & PTD_PKTF_CSL) ? "64" : (p.flags & PTD_PKTF_CSD) ? "32" : "16");
-            break;
-        case PTD_PKT_TNT8: {
-            int k = 0;
-            w[k++] = 'T'; w[k++] = 'N'; w[k++] = 'T';
-            for (int i = p.a - 1; i >= 0; i--)
-                w[k++] = (p.payload >> i & 1) ? '!' : '.';
-            w[k] = 0;
-            break;
-        }
-        case PTD_PKT_TIP: case PTD_PKT_TIP_PGE: case PTD_PKT_TIP_PGD: case PTD_PKT_FUP: {
-            const char *name = p.kind == PTD_PKT_TIP ? "TIP" : p.kind == PTD_PKT_TIP_PGE ? "PGE"
-                             : p.kind == PTD_PKT_TIP_PGD ? "PGD" : "FUP";
-            assert_int_equal(ptd_last_ip_update(&lip, p.a, p.payload), 0);
-            if (p.a == PTD_IPC_SUPPRESSED) {
-                snprintf(w, sizeof w, "%s(-)", name);
-            } else {
-                assert_int_equal(ptd_last_ip_query(&lip, &ip), 0);
-                snprintf(w, sizeof w, "%s(%llx)", name, (unsigned long long)ip);
-            }
-            break;
-        }
-        default: snprintf(w, sizeof w, "KIND%u", p.kind); break;
-        }
-        o += (size_t)snprintf(out + o, sizeof out - o, "%s%s", o ? " " : "", w);
-    }
-    return out;
+    return pkt_words(lin, (size_t)l.bytes, true, out, sizeof out);
 }
 
 static int step(uint64_t ip)
