@@ -219,19 +219,28 @@ static void advance(struct soft_unit *u, uint64_t ip, int mode, uint64_t tsc)
 	}
 }
 
+/* What every step and interrupt does first: count it, then give the
+ * tracer's exec mode, or -1 when the unit stops here (already halted, or a
+ * mode it cannot trace, which is recorded as the error). */
+static int step_begin(struct soft_unit *u, unsigned exec_mode)
+{
+	u->steps++;
+	if (halted(u))
+		return -1;
+	int mode = mode_of(exec_mode);
+	if (mode < 0)
+		u->error = SOFT_UNIT_E_MODE;
+	return mode;
+}
+
 int soft_unit_step(struct soft_unit *u, uint64_t ip, unsigned exec_mode, uint64_t tsc)
 {
 	int mode;
 	if (!u)
 		return SOFT_UNIT_STOPPED;
-	u->steps++;
-	if (halted(u))
+	mode = step_begin(u, exec_mode);
+	if (mode < 0)
 		return SOFT_UNIT_STOPPED;
-	mode = mode_of(exec_mode);
-	if (mode < 0) {
-		u->error = SOFT_UNIT_E_MODE;
-		return SOFT_UNIT_STOPPED;
-	}
 	if (!u->started) {
 		/* TraceEn 0->1 before the first instruction */
 		u->started = true;
@@ -255,14 +264,9 @@ int soft_unit_interrupt(struct soft_unit *u, uint64_t ip, unsigned exec_mode, ui
 	int mode;
 	if (!u || !u->started || u->skipping || !u->have_prev)
 		return soft_unit_step(u, ip, exec_mode, tsc);
-	u->steps++;
-	if (halted(u))
+	mode = step_begin(u, exec_mode);
+	if (mode < 0)
 		return SOFT_UNIT_STOPPED;
-	mode = mode_of(exec_mode);
-	if (mode < 0) {
-		u->error = SOFT_UNIT_E_MODE;
-		return SOFT_UNIT_STOPPED;
-	}
 	ptd_tracer_event(&u->tracer, u->prev_ip, ip, (unsigned)mode, tsc);
 	u->prev_ip = ip;
 	u->prev_mode = (uint8_t)mode;
