@@ -315,6 +315,22 @@ static void sec_errors(struct ptd_sum *s)
     }
 }
 
+/* A section's heading with its counts, "== <head>N of ALL<tail>": a top-N
+ * section shows N rows of the ALL there were, the last-transitions section
+ * the N it kept of ALL. */
+static void emit_heading(struct ptd_sum *s, const char *head, uint64_t n, uint64_t all,
+                         const char *tail)
+{
+    struct line l;
+    l.n = 0;
+    put_s(&l, head, 24);
+    put_dec(&l, n, 0);
+    put_s(&l, " of ", 4);
+    put_dec(&l, all, 0);
+    put_s(&l, tail, 64);
+    emit(s, &l);
+}
+
 static void sec_images(struct ptd_sum *s)
 {
     const struct ptd_sum_stats *st = &s->stats;
@@ -322,12 +338,8 @@ static void sec_images(struct ptd_sum *s)
     l.n = 0;
     uint64_t all;
     uint32_t n = select_top(s, s->mods.cap, key_mod, &all);
-    put_s(&l, "== images (", 12);
-    put_dec(&l, n, 0);
-    put_s(&l, " of ", 4);
-    put_dec(&l, all, 0);
-    put_s(&l, st->has_time ? "): insns % ticks % image" : "): insns % image", 30);
-    emit(s, &l);
+    emit_heading(s, "== images (", n, all,
+                 st->has_time ? "): insns % ticks % image" : "): insns % image");
     const uint32_t *t = s->top.p;
     for (uint32_t i = 0; i < n; i++) {
         const struct ptd_sum_modstat *m = &((const struct ptd_sum_modstat *)s->mods.p)[t[i]];
@@ -354,13 +366,9 @@ static void sec_functions(struct ptd_sum *s)
     uint64_t all;
     uint32_t n = st->has_time ? select_top2(s, s->funcs.cap, key_func, key_func_insns, &all)
                               : select_top(s, s->funcs.cap, key_func_insns, &all);
-    put_s(&l, "== functions (top ", 20);
-    put_dec(&l, n, 0);
-    put_s(&l, " of ", 4);
-    put_dec(&l, all, 0);
-    put_s(&l, st->has_time ? " by self time): calls self-insns % self-ticks % function"
-                           : " by self insns): calls self-insns % function", 64);
-    emit(s, &l);
+    emit_heading(s, "== functions (top ", n, all,
+                 st->has_time ? " by self time): calls self-insns % self-ticks % function"
+                              : " by self insns): calls self-insns % function");
     const uint32_t *t = s->top.p;
     for (uint32_t i = 0; i < n; i++) {
         const struct ptd_sum_func *f = &((const struct ptd_sum_func *)s->funcs.p)[t[i]];
@@ -543,12 +551,7 @@ static void sec_blocks(struct ptd_sum *s)
     l.n = 0;
     uint64_t all;
     uint32_t n = select_top(s, s->blocks.cap, key_block, &all);
-    put_s(&l, "== hot blocks (top ", 20);
-    put_dec(&l, n, 0);
-    put_s(&l, " of ", 4);
-    put_dec(&l, all, 0);
-    put_s(&l, "): count insns block (first..last insn)", 50);
-    emit(s, &l);
+    emit_heading(s, "== hot blocks (top ", n, all, "): count insns block (first..last insn)");
     const uint32_t *t = s->top.p;
     for (uint32_t i = 0; i < n; i++) {
         const struct ptd_sum_block *b = &((const struct ptd_sum_block *)s->blocks.p)[t[i]];
@@ -585,12 +588,7 @@ static void sec_edges(struct ptd_sum *s)
     l.n = 0;
     uint64_t all;
     uint32_t n = select_top(s, s->edges.cap, key_edge, &all);
-    put_s(&l, "== hot edges (top ", 20);
-    put_dec(&l, n, 0);
-    put_s(&l, " of ", 4);
-    put_dec(&l, all, 0);
-    put_s(&l, "): count kind from -> to", 30);
-    emit(s, &l);
+    emit_heading(s, "== hot edges (top ", n, all, "): count kind from -> to");
     const uint32_t *t = s->top.p;
     for (uint32_t i = 0; i < n; i++) {
         const struct ptd_sum_edge *e = &((const struct ptd_sum_edge *)s->edges.p)[t[i]];
@@ -611,12 +609,8 @@ static void sec_last(struct ptd_sum *s)
     l.n = 0;
     const struct ptd_sum_tr *r = s->ring.p;
     uint64_t have = s->ring_count < s->ring.cap ? s->ring_count : s->ring.cap;
-    put_s(&l, "== last ", 8);
-    put_dec(&l, have, 0);
-    put_s(&l, " of ", 4);
-    put_dec(&l, s->ring_count, 0);
-    put_s(&l, " transitions (oldest first): kind from -> to", 50);
-    emit(s, &l);
+    emit_heading(s, "== last ", have, s->ring_count,
+                 " transitions (oldest first): kind from -> to");
     uint32_t i = s->ring_count < s->ring.cap ? 0 : s->ring_pos;
     for (uint64_t k = 0; k < have; k++) {
         const struct ptd_sum_tr *e = &r[i];
