@@ -33,6 +33,7 @@ int efi_cmd_help(struct efi_app *app, int argc, char **argv);
 int efi_cmd_info(struct efi_app *app, int argc, char **argv);
 int efi_cmd_selftest(struct efi_app *app, int argc, char **argv);
 int efi_cmd_dump(struct efi_app *app, int argc, char **argv);
+int efi_cmd_decode(struct efi_app *app, int argc, char **argv);
 int efi_cmd_memmap(struct efi_app *app, int argc, char **argv);
 int efi_cmd_flow(struct efi_app *app, int argc, char **argv);
 int efi_cmd_images(struct efi_app *app, int argc, char **argv);

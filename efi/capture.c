@@ -12,6 +12,7 @@
 #include "efi/console.h"
 #include "efi/msr_safe.h"
 #include "efi/capture_files.h"
+#include "efi/resident_capture.h"
 #include "efi/serial_dump.h"
 
 #define PAGE_BYTES 4096ull
@@ -304,6 +305,35 @@ static uint64_t rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
+/* The #DB vector is taken. The resident tracer of this boot (a soft
+ * driver, efi/resident.h) holds it from its start; once its session is
+ * over (stopped, or it failed) its stop function gives the vector back
+ * (that function runs in the driver's image, with boot services), and the
+ * step runs again. While it is armed or tracing the vector stays its own:
+ * said (*said), with the way out. Returns the step's result. */
+static int step_shared(struct efi_capture *c, efi_soft_call_fn call, void *arg, EFI_STATUS *call_status,
+                       bool *said)
+{
+    *said = false;
+    int e = efi_soft_step_run(&c->step_cfg, call, arg, call_status, &c->step);
+    if (e != EFI_SOFT_STEP_BUSY)
+        return e;
+    struct resident_header *h = resident_find(ST);
+    if (!h || h->unit != RESIDENT_UNIT_SOFT || !h->stop)
+        return e;
+    if (h->state == RESIDENT_ARMED || h->state == RESIDENT_TRACING) {
+        efi_con_printf("ptboot: error: trace: soft unit: the resident tracer of this boot holds the #DB "
+                       "vector (state=%s image=%s): `resident stop` ends its trace and frees it\n",
+                       resident_state_name(h->state), h->image_filter);
+        *said = true;
+        return e;
+    }
+    h->stop(h);
+    efi_con_printf("ptboot: trace: note: the resident tracer (state=%s) gave the #DB vector back\n",
+                   resident_state_name(h->state));
+    return efi_soft_step_run(&c->step_cfg, call, arg, call_status, &c->step);
+}
+
 /* ---- hw unit glue ---------------------------------------------------------- */
 
 static int msr_rd(void *ctx, uint32_t msr, uint64_t *v)
@@ -414,9 +444,11 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
             .self_lo = self_lo, .self_hi = self_hi, .step_all = c->step_all,
             .max_steps = c->max_steps, .entry_ip = entry_ip,
         };
-        e = efi_soft_step_run(&c->step_cfg, call, arg, call_status, &c->step);
+        bool said;
+        e = step_shared(c, call, arg, call_status, &said);
         if (e) {
-            efi_con_printf("ptboot: error: trace: soft unit: %s\n", efi_soft_step_strerror(e));
+            if (!said)
+                efi_con_printf("ptboot: error: trace: soft unit: %s\n", efi_soft_step_strerror(e));
             goto out;
         }
         if (!ebs_seen)

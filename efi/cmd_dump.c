@@ -1,9 +1,10 @@
 /* `dump [options] FILE[:FROM[-TO]]`: the packets of a trace file on the
- * stick, printed as libipt's ptdump prints them (the same formatter as the
+ * stick (or, with --resident, of the resident tracer's trace in this
+ * boot, tracing stopped first: efi/resident_capture.h), printed as libipt's ptdump prints them (the same formatter as the
  * host's `ptboot dump`, so the serial log diffs cleanly against either).
  * The file is loaded into firmware pages; the decoder itself allocates
  * nothing. Between the marker lines
- *   ptboot: dump begin file=<path> bytes=<n> from=0x<off>
+ *   ptboot: dump begin file=<path|resident> bytes=<n> from=0x<off>
  *   ptboot: dump end packets=<n> errors=<n> skipped=<n>
  * every line is a ptdump line. */
 #include <stdbool.h>
@@ -13,6 +14,8 @@
 #include "decoder/ptd_opts.h"
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/resident_capture.h"
+#include "efi/resident_report.h"
 #include "efi/volume.h"
 
 /* Traces larger than this are refused rather than exhausting the memory map
@@ -21,7 +24,7 @@
 
 static void dump_usage(void)
 {
-    efi_con_puts("usage: ptboot.efi dump [options] FILE[:FROM[-TO]]\n"
+    efi_con_puts("usage: ptboot.efi dump [options] (FILE[:FROM[-TO]] | --resident[:FROM[-TO]])\n"
                  "options (as libipt's ptdump): --cpu none|f/m[/s]");
     for (unsigned i = 0; ptd_opts_dump_flag_name(i); i++)
         efi_con_printf(" %s", ptd_opts_dump_flag_name(i));
@@ -56,6 +59,13 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
             }
             ptd_opts_dump_cpu(&opt, family, model);
             i++;
+        } else if (!strncmp(argv[i], "--resident", 10) && (!argv[i][10] || argv[i][10] == ':')) {
+            /* the resident tracer's trace: a "file" named resident */
+            if (file) {
+                efi_con_printf("ptboot: error: dump: more than one trace ('%s', '%s')\n", file, argv[i]);
+                return EFI_APP_USAGE;
+            }
+            file = argv[i];
         } else if (argv[i][0] == '-') {
             efi_con_printf("ptboot: error: dump: unknown option '%s'\n", argv[i]);
             dump_usage();
@@ -80,12 +90,26 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
     bool has_to;
     ptd_opts_split_range(file, &from, &to, &has_to);
 
-    void *data;
-    size_t len;
-    enum efi_volume_result r = efi_volume_load(app->image, file, DUMP_MAX_BYTES, &data, &len);
-    if (r != EFI_VOLUME_OK) {
-        efi_con_printf("ptboot: error: dump: %s: %s\n", file, efi_volume_result_name(r));
-        return EFI_APP_FAILED;
+    void *data = NULL;
+    size_t len = 0;
+    bool resident = file[0] == '-';
+    if (resident) {
+        struct resident_header *h = resident_find(app->st);
+        if (!h) {
+            efi_con_puts("ptboot: error: dump: --resident: no resident tracer in this boot\n");
+            return EFI_APP_FAILED;
+        }
+        resident_stop_if_tracing(h);
+        const uint8_t *trace;
+        resident_trace_bytes(h, &trace, &len);
+        data = (void *)trace;
+        file = "resident";
+    } else {
+        enum efi_volume_result r = efi_volume_load(app->image, file, DUMP_MAX_BYTES, &data, &len);
+        if (r != EFI_VOLUME_OK) {
+            efi_con_printf("ptboot: error: dump: %s: %s\n", file, efi_volume_result_name(r));
+            return EFI_APP_FAILED;
+        }
     }
     if (!has_to)
         to = len;
@@ -111,6 +135,7 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
     efi_con_printf("ptboot: dump end packets=%llu errors=%llu skipped=%llu\n",
                    (unsigned long long)dump.packets, (unsigned long long)dump.errors,
                    (unsigned long long)dump.skipped);
-    efi_volume_free(data, len);
+    if (!resident)
+        efi_volume_free(data, len);
     return n < 0 ? EFI_APP_FAILED : EFI_APP_OK;
 }

@@ -4,7 +4,11 @@
  * against it line for line). The code comes from page dumps on the stick
  * (--pages PREFIX), or from live memory (--live), read only where the UEFI
  * memory map has RAM: a corrupt trace cannot steer the decoder into MMIO
- * or unmapped space. Between the marker lines
+ * or unmapped space. --resident decodes the resident tracer's trace of this
+ * boot instead (tracing stopped first), code from its snapshot and, for the
+ * hardware unit, the recorded images still in memory
+ * (efi/resident_capture.h), filtered to its range as `resident flow`.
+ * Between the marker lines
  *   ptboot: flow begin trace=<file> bytes=<n> pages=<n> live=<0|1>
  *   ptboot: flow end insns=<n> errors=<n>
  * every line is a ptxed line.
@@ -30,6 +34,7 @@
 #include "efi/code_image.h"
 #include "efi/console.h"
 #include "efi/memmap.h"
+#include "efi/resident_capture.h"
 #include "efi/volume.h"
 
 #define FLOW_MAX_TRACE_BYTES (512ull << 20)
@@ -50,7 +55,7 @@ struct flow_args {
     const char *pt;
     const char *pages[FLOW_MAX_PAGE_SETS];
     int npages;
-    int live, stat;
+    int live, stat, resident;
     unsigned bench;                   /* --bench rounds, 0: no bench */
     uint32_t fmt_flags;
     struct ptd_flow_config cfg;
@@ -59,7 +64,7 @@ struct flow_args {
 
 static void flow_usage(void)
 {
-    efi_con_puts("usage: ptboot.efi flow --pt FILE (--pages PREFIX | --live) [--filter LO-HI]\n"
+    efi_con_puts("usage: ptboot.efi flow (--pt FILE (--pages PREFIX | --live) | --resident) [--filter LO-HI]\n"
                  "                      [--cpu f/m] [--mode 16|32|64] [--event:ip] [--offset]\n"
                  "                      [--quiet] [--stat] [--no-inst] [--time] [--event:time]\n"
                  "                      [--mtc-freq N] [--nom-freq N] [--cpuid-0x15.eax N]\n"
@@ -94,6 +99,8 @@ static int parse(struct flow_args *a, int argc, char **argv)
             a->fmt_flags |= PTD_FMT_FLOW_EVENT_TIME;
         } else if (!strcmp(o, "--no-inst")) {
             /* the target prints IPs only, always */
+        } else if (!strcmp(o, "--resident")) {
+            a->resident = 1;
         } else if (!strcmp(o, "--live")) {
             a->live = 1;
         } else if (!strcmp(o, "--bench")) {
@@ -152,11 +159,13 @@ static int parse(struct flow_args *a, int argc, char **argv)
             return usage_error("unknown option", o);
         }
     }
-    if (!a->pt)
-        return usage_error("--pt FILE is required", NULL);
+    if (a->resident && a->pt)
+        return usage_error("--resident or --pt, not both", NULL);
+    if (!a->pt && !a->resident)
+        return usage_error("--pt FILE (or --resident) is required", NULL);
     if (a->fmt_flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME))
         a->cfg.time = &a->tcfg;
-    if (!a->npages && !a->live)
+    if (!a->npages && !a->live && !a->resident)
         return usage_error("no code: give --pages PREFIX or --live", NULL);
     return EFI_APP_OK;
 }
@@ -268,10 +277,29 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
 
     EFI_PHYSICAL_ADDRESS page_table = 0;
     UINTN page_table_pages = 0;
+    struct resident_capture rc = { .pages = 0 };
     status = EFI_APP_FAILED;
-    if (load(app, a.pt, FLOW_MAX_TRACE_BYTES, &trace))
-        goto out;
     size_t npages = 0;
+    if (a.resident) {
+        struct resident_header *h = resident_find(app->st);
+        if (!h) {
+            efi_con_puts("ptboot: error: flow: --resident: no resident tracer in this boot\n");
+            goto out;
+        }
+        resident_stop_if_tracing(h);
+        if (resident_capture_open(&rc, h, "flow"))
+            goto out;
+        npages = rc.pages;
+        if (!a.cfg.nfilter && h->filter_hi) {
+            /* the range the unit traced, as `resident flow` decodes it */
+            a.cfg.filter_lo[0] = h->filter_lo;
+            a.cfg.filter_hi[0] = h->filter_hi;
+            a.cfg.nfilter = 1;
+        }
+        a.pt = "resident";
+    } else if (load(app, a.pt, FLOW_MAX_TRACE_BYTES, &trace)) {
+        goto out;
+    }
     for (int i = 0; i < a.npages; i++) {
         char path[PATH_MAX_CHARS + 8];
         size_t n = strlen(a.pages[i]);
@@ -296,6 +324,11 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
         goto out;
     }
     code_image_init(&image, (struct code_page *)(UINTN)page_table, npages);
+    if (rc.pages && code_image_add_dump(&image, rc.code_dump, rc.pages * CODE_PAGE_BYTES,
+                                        (const uint8_t *)rc.code_addr, rc.pages * sizeof *rc.code_addr)) {
+        efi_con_puts("ptboot: error: flow: --resident: the capture's code does not fit\n");
+        goto out;
+    }
     for (int i = 0; i < a.npages; i++) {
         int err = code_image_add_dump(&image, dumps[i].data, dumps[i].len, addrs[i].data, addrs[i].len);
         if (err) {
@@ -319,8 +352,8 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
         image.live = &live;
     }
 
-    a.cfg.trace = trace.data;
-    a.cfg.size = trace.len;
+    a.cfg.trace = a.resident ? rc.trace : trace.data;
+    a.cfg.size = a.resident ? rc.trace_len : trace.len;
     a.cfg.read = code_image_read;
     a.cfg.ctx = &image;
     if (a.bench) {
@@ -330,7 +363,7 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     ptd_flow_init(&flow, &a.cfg);
     ptd_flow_lines_init(&lines, &flow, a.fmt_flags);
     efi_con_printf("ptboot: flow begin trace=%s bytes=%llu pages=%llu live=%d\n", a.pt,
-                   (unsigned long long)trace.len, (unsigned long long)image.count, a.live);
+                   (unsigned long long)a.cfg.size, (unsigned long long)image.count, a.live);
     char line[PTD_FMT_FLOW_LINE_MAX];
     enum ptd_flow_line_kind kind;
     int n;
@@ -344,6 +377,7 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
                    (unsigned long long)lines.errors);
     status = n < 0 ? EFI_APP_FAILED : EFI_APP_OK;
 out:
+    resident_capture_close(&rc);
     if (page_table_pages)
         BS->FreePages(page_table, page_table_pages);
     efi_volume_free(trace.data, trace.len);

@@ -5,8 +5,9 @@
 static const struct efi_command commands[] = {
     { "help", "", "list the commands and the app's options", efi_cmd_help },
     { "info", "[--cpuid FILE | --cpus]", "CPU and Intel PT capabilities, RTIT MSRs as found", efi_cmd_info },
-    { "dump", "[options] FILE[:FROM[-TO]]", "packets of a trace file on the stick, as libipt's ptdump prints them", efi_cmd_dump },
-    { "flow", "--pt FILE (--pages PREFIX | --live) [options]", "instruction flow of a trace, as libipt's ptxed --no-inst prints it", efi_cmd_flow },
+    { "dump", "[options] (FILE[:FROM[-TO]] | --resident)", "packets of a trace file on the stick, as libipt's ptdump prints them", efi_cmd_dump },
+    { "flow", "(--pt FILE (--pages PREFIX | --live) | --resident) [options]", "instruction flow of a trace, as libipt's ptxed --no-inst prints it", efi_cmd_flow },
+    { "decode", "[--last N] [--no-summary] [--resident | DIR]", "decode summaries of a capture: the resident tracer's, or a \\ptboot\\capNNN on the stick (default: resident, else last.txt's)", efi_cmd_decode },
     { "serial-dump", "[--line-bytes N] FILE...", "send files over serial as framed base64 lines, for `ptboot serial`", efi_cmd_serial_dump },
     { "images", "[--save] [--load FILE]", "loaded images: base, size, entry, name (debug directory, firmware file or path)", efi_cmd_images },
     { "memmap", "[--ranges]", "RAM ranges on-target decoding may read (from the memory map)", efi_cmd_memmap },

@@ -202,6 +202,7 @@ static void soft_stop(uint32_t reason)
         /* the --image never reached its entry: nothing was traced */
         hdr->state = RESIDENT_STOPPED;
         hdr->stop_reason = reason;
+        publish_sideband();
     }
 }
 
@@ -359,15 +360,18 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
 
 static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
 {
-    if (h->unit == RESIDENT_UNIT_HW)
+    if (h->unit == RESIDENT_UNIT_HW) {
         resident_hw_stop(RESIDENT_STOP_COMMAND);
-    else {
-        soft_stop(RESIDENT_STOP_COMMAND);
-        /* Called by an app in the same boot (boot services are up): give
-         * #DB back, so that its own `trace --unit soft` can take it. */
-        efi_soft_step_release();
+        publish_sideband();
+        return;
     }
-    publish_sideband();
+    /* the sideband is published where the state changes (on_end, or
+     * soft_stop when nothing was armed), not again for a stopped one: the
+     * images loaded since were not loaded while tracing */
+    soft_stop(RESIDENT_STOP_COMMAND);
+    /* Called by an app in the same boot (boot services are up): give #DB
+     * back, so that its own `trace --unit soft` can take it. */
+    efi_soft_step_release();
 }
 
 static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, char *err,

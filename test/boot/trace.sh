@@ -18,7 +18,10 @@
 #     message, and the next command still runs;
 #   - --stop-at (a TraceStop range) at ptbtest_deep: stopped=1, the calls
 #     before it traced as above, nothing from deep on, and the image still
-#     runs to its end (untraced) with the right results.
+#     runs to its end (untraced) with the right results;
+#   - `decode \ptboot\cap001` (the files the first soft trace wrote) prints
+#     the same call counts and the same summary as that trace printed, and
+#     `decode` alone finds the same capture through \ptboot\last.txt.
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 so=build/test/image/ptbtest.so src=test/image/ptbtest.c
@@ -27,20 +30,24 @@ for f in build/ptbtest.efi "$so"; do
 done
 name=trace
 deep_off=$(nm "$so" | awk '$3 == "ptbtest_deep" { print $1 }')
-boot_image $name "--shutdown info ; trace --unit hw \\ptbtest.efi ; trace \\missing.efi ; trace --unit soft --serial-dump --last 16 \\ptbtest.efi ; trace --unit soft --no-files --no-summary --stop-at 0x$deep_off \\ptbtest.efi" build/ptbtest.efi
+boot_image $name "--shutdown info ; trace --unit hw \\ptbtest.efi ; trace \\missing.efi ; trace --unit soft --serial-dump --last 16 \\ptbtest.efi ; trace --unit soft --no-files --no-summary --stop-at 0x$deep_off \\ptbtest.efi ; decode --last 16 \\ptboot\\cap001 ; decode --no-summary" build/ptbtest.efi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-100} boot_run $name
-# the log of command N of 5 alone
-section() { awk -v a="ptboot: command $(($1 - 1))/5 " -v b="ptboot: command $1/5 " \
+# the log of command N of 7 alone
+section() { awk -v a="ptboot: command $(($1 - 1))/7 " -v b="ptboot: command $1/7 " \
   'index($0, b) == 1 { exit } on { print } index($0, a) == 1 { on = 1 }' "$BOOT_DIR/$name.txt"; }
 section 4 > "$BOOT_DIR/$name.4.txt"
 section 5 > "$BOOT_DIR/$name.5.txt"
+section 6 > "$BOOT_DIR/$name.6.txt"
+section 7 > "$BOOT_DIR/$name.7.txt"
 log=$BOOT_DIR/$name.4.txt
 expect_rc $name 0 "clean shutdown"
 expect $name '^ptboot: exit status=1 sbrk_calls=0 msr_faults=0$' "no heap allocation; the refused commands give status 1"
 expect $name '^ptboot: error: trace: --unit hw: this CPU has no usable Intel PT' "--unit hw refused without PT"
 expect $name '^ptboot: error: trace: LoadImage \\missing.efi: status 0x[0-9a-f]+' "missing target reported"
-expect $name '^ptboot: command 4/5 trace status=0$' "the soft trace ran after the refusals"
-expect $name '^ptboot: command 5/5 trace status=0$' "the TraceStop trace ran"
+expect $name '^ptboot: command 4/7 trace status=0$' "the soft trace ran after the refusals"
+expect $name '^ptboot: command 5/7 trace status=0$' "the TraceStop trace ran"
+expect $name '^ptboot: command 6/7 decode status=0$' "decode of \\ptboot\\cap001 ran"
+expect $name '^ptboot: command 7/7 decode status=0$' "decode of last.txt's capture ran"
 expect $name '^ptboot: trace: unit=soft \(asked for \(--unit soft\)\)$' "unit and why"
 if [ "$(grep -c '^ptboot: trace: target returned status 0x0$' "$BOOT_DIR/$name.txt")" = 2 ]; then
   ok "$name: the traced image computed its results right, both times"
@@ -151,5 +158,33 @@ if [ "$lines" -gt 50 ] && cmp -s "$BOOT_DIR/$name.expected" "$BOOT_DIR/$name.got
 else
   not_ok "$name: on-target summary differs from the host's ($lines lines)"
   diff "$BOOT_DIR/$name.expected" "$BOOT_DIR/$name.got" | head -10 | sed 's/^/    | /'
+fi
+
+# `decode DIR` and `decode` (last.txt) later in the boot: the files of
+# command 4 decode to the calls and the summary command 4 printed.
+decode_calls() { sed -n '/^ptboot: trace decode begin$/,/^ptboot: trace decode end /p' "$1" | grep '^call '; }
+summary_of() { sed -n '/^ptboot: trace summary begin$/,/^ptboot: trace summary end /p' "$1"; }
+d6=$BOOT_DIR/$name.6.txt d7=$BOOT_DIR/$name.7.txt
+if [ "$capdir" = cap001 ] &&
+   grep -Eq "^ptboot: decode source=\\\\ptboot\\\\cap001 bytes=$bytes pages=[1-9][0-9]* images=$images\$" "$d6" &&
+   grep -Eq "^ptboot: decode source=\\\\ptboot\\\\cap001 bytes=$bytes " "$d7"; then
+  ok "$name: decode read \\ptboot\\cap001 ($bytes bytes, $images images), by name and through last.txt"
+else
+  not_ok "$name: decode did not read command 4's capture (files in '$capdir')"; grep -a '^ptboot: decode' "$d6" "$d7" | sed 's/^/    | /'
+fi
+if cmp -s "$expected" <(decode_calls "$d6") && cmp -s "$expected" <(decode_calls "$d7"); then
+  ok "$name: decode's call targets and counts are the source's, as the trace's own decode"
+else
+  not_ok "$name: decode's calls differ from the source's"; diff "$expected" <(decode_calls "$d6") | head -8 | sed 's/^/    | /'
+fi
+if [ "$(summary_of "$d6" | wc -l)" -gt 50 ] && cmp -s <(summary_of "$log") <(summary_of "$d6"); then
+  ok "$name: decode's summary ($(summary_of "$d6" | wc -l) lines) identical to the one the trace printed"
+else
+  not_ok "$name: decode's summary differs from the trace's"; diff <(summary_of "$log") <(summary_of "$d6") | head -8 | sed 's/^/    | /'
+fi
+if grep -qx "ptboot: decode end insns=$insns errors=0" "$d6" && ! grep -q '^ptboot: trace summary' "$d7"; then
+  ok "$name: decode counted the trace's $insns instructions; --no-summary printed none"
+else
+  not_ok "$name: decode's count or --no-summary is off"; grep -a '^ptboot: decode end' "$d6" "$d7" | sed 's/^/    | /'
 fi
 boot_done

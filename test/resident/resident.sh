@@ -22,7 +22,10 @@
 #   3 same boot    the stand-in returns ("return"): `resident status flow
 #                  dump save` later in the same boot find the stopped trace;
 #                  the files `save` wrote on the stick decode on the host to
-#                  the same flow
+#                  the same flow; the app's own `flow --resident`, `dump
+#                  --resident` and `decode` read the same capture from the
+#                  configuration table: the same flow and packets, and the
+#                  stand-in's call counts
 #   3b TraceStop   run 3 ended by installing again with --trace-stop at
 #                  osl_mix: the trace of this boot stops there (reason unit)
 #                  and installs again with --unit hw
@@ -33,7 +36,7 @@
 #                  again removes nothing
 . test/boot/lib.sh
 
-for f in build/ptboot.efi build/ptbootdrv.efi build/osloader.efi build/ptboot build/test/efivars \
+for f in build/ptboot.efi build/ptbootdrv.efi build/osloader.efi build/ptbtest.efi build/ptboot build/test/efivars \
          build/test/resident/osloader.so; do
   [ -f "$f" ] || { echo "resident: $f missing (make all test)"; exit 1; }
 done
@@ -41,7 +44,8 @@ export OVMF_VARS_FILE=$BOOT_DIR/resident-vars.fd
 cp "${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}" "$OVMF_VARS_FILE" || exit 1
 build/test/efivars "$OVMF_VARS_FILE" --add-driver 0 "someone else" '\EFI\other\drv.efi' 0 > /dev/null || exit 1
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-60}
-files=(build/ptbootdrv.efi=EFI/ptboot/ptbootdrv.efi build/osloader.efi=EFI/ptboot/osloader.efi)
+files=(build/ptbootdrv.efi=EFI/ptboot/ptbootdrv.efi build/osloader.efi=EFI/ptboot/osloader.efi
+       build/ptbtest.efi=ptbtest.efi)
 img=$BOOT_DIR/resident.img
 so=build/test/resident/osloader.so
 
@@ -59,11 +63,16 @@ check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
 
 # symbol NAME: its offset in the image (the .so is linked at 0, as the PE).
 symbol() { nm "$so" | awk -v s="$1" '$3 == s { print $1; exit }'; }
-# flow_of NAME: the flow lines (IPs only) between the markers of the
-# first flow in NAME's log, as offsets from BASE (hex).
+# block WHAT N NAME: the lines between the N-th "ptboot: WHAT begin" and
+# the "ptboot: WHAT end" after it in NAME's log.
+block() {
+  awk -v b="ptboot: $1 begin " -v e="ptboot: $1 end " -v n="$2" \
+    'index($0 " ", b) == 1 { k++; on = k == n; next } index($0 " ", e) == 1 { on = 0 } on' "$BOOT_DIR/$3.txt"
+}
+# flow_offsets NAME BASE: the flow lines (IPs only) of the first flow in
+# NAME's log, as offsets from BASE (hex).
 flow_offsets() {
-  sed -n '/^ptboot: flow begin /,/^ptboot: flow end /p' "$BOOT_DIR/$1.txt" | sed '1d;$d' |
-    grep -E '^[0-9a-f]{16}$' | while read -r ip; do printf '%x\n' $((0x$ip - $2)); done
+  block flow 1 "$1" | grep -E '^[0-9a-f]{16}$' | while read -r ip; do printf '%x\n' $((0x$ip - $2)); done
 }
 # count OFFSETS-FILE SYMBOL: how often the symbol's first instruction ran.
 count() { grep -cx "$(printf '%x' $((0x$(symbol "$2"))))" "$1"; }
@@ -103,7 +112,7 @@ check "vars: the other driver's option is untouched" \
 check "vars: exactly one option of ours" "[ \$(grep -c 'desc=\"ptboot resident tracer\"' '$BOOT_DIR/resident-vars-1.txt') -eq 1 ]"
 
 # ---- 2: the traced boot, to ExitBootServices ------------------------------------
-set_cfg '--shutdown resident status chain \EFI\ptboot\osloader.efi'
+set_cfg '--shutdown resident status ; trace --unit soft --no-files \ptbtest.efi ; resident chain \EFI\ptboot\osloader.efi'
 run resident-boot
 t=$BOOT_DIR/resident-boot.txt
 expect_rc resident-boot 0 "the stand-in shut the machine down after ExitBootServices"
@@ -114,6 +123,8 @@ expect resident-boot "^ptboot: resident status state=armed .*image=osloader\\.ef
 expect resident-boot "^ptboot: resident exit-boot-services state=stopped reason=exit-boot-services" "ExitBootServices stopped the trace"
 expect resident-boot "^ptboot: trace unit=soft cpu=0 bytes=[1-9][0-9]* wrapped=0 stopped=1 insns=[1-9][0-9]* errors=0 images=[1-9]" "the capture line"
 expect_not resident-boot "resident chain returned" "the stand-in never returned (it exited boot services)"
+expect resident-boot '^ptboot: error: trace: soft unit: the resident tracer of this boot holds the #DB vector \(state=armed image=osloader\.efi\): `resident stop`' \
+  "trace --unit soft while the driver is armed: refused, saying who holds #DB"
 base=$(sed -n 's/^ptboot: resident image [0-9]* base=\(0x[0-9a-f]*\) .*name=osloader\.efi traced$/\1/p' "$t" | head -1)
 insns=$(sed -n 's/^ptboot: trace unit=soft .* insns=\([0-9]*\) .*/\1/p' "$t")
 if [ -z "$base" ]; then
@@ -136,7 +147,7 @@ else
   rm -rf "$BOOT_DIR/resident-rec" && mkdir -p "$BOOT_DIR/resident-rec"
   if build/ptboot serial "$t" --out "$BOOT_DIR/resident-rec" > "$BOOT_DIR/resident-rec.log" 2>&1; then
     build/ptboot flow --no-inst --capture "$BOOT_DIR/resident-rec" > "$BOOT_DIR/resident-boot.host" 2>&1
-    sed -n '/^ptboot: flow begin /,/^ptboot: flow end /p' "$t" | sed '1d;$d' > "$BOOT_DIR/resident-boot.target"
+    block flow 1 resident-boot > "$BOOT_DIR/resident-boot.target"
     check "host: the recovered capture (trace.pt, code, sideband.txt) decodes to the target's flow ($insns instructions)" \
       "cmp -s $BOOT_DIR/resident-boot.host $BOOT_DIR/resident-boot.target"
     sbt=$BOOT_DIR/resident-rec/sideband.txt
@@ -150,7 +161,7 @@ fi
 
 # ---- 3: the same boot reads the trace --------------------------------------------
 mix=$(symbol osl_mix)
-set_cfg "--shutdown resident chain \\EFI\\ptboot\\osloader.efi --args return status flow dump save ; install --image osloader.efi --trace-stop $mix"
+set_cfg "--shutdown resident chain \\EFI\\ptboot\\osloader.efi --args return status flow dump save ; flow --resident ; dump --resident ; decode ; trace --unit soft --no-files --no-summary \\ptbtest.efi ; install --image osloader.efi --trace-stop $mix"
 run resident-same
 expect_rc resident-same 0 "the app shut the machine down"
 expect resident-same '^ptboot: resident chain returned \\EFI\\ptboot\\osloader\.efi status=0x0' "the stand-in returned"
@@ -177,12 +188,32 @@ saved=$(sed -n 's/^ptboot: resident saved dir=\\ptboot\\\(cap[0-9]*\) .*/\1/p' "
 rm -rf "$BOOT_DIR/resident-saved" && mkdir -p "$BOOT_DIR/resident-saved"
 if [ -n "$saved" ] && mcopy -s -i "$BOOT_DIR/resident-same.img" "::/ptboot/$saved" "$BOOT_DIR/resident-saved/" 2>/dev/null; then
   build/ptboot flow --no-inst --capture "$BOOT_DIR/resident-saved/$saved" > "$BOOT_DIR/resident-same.host" 2>&1
-  sed -n '/^ptboot: flow begin /,/^ptboot: flow end /p' "$BOOT_DIR/resident-same.txt" | sed '1d;$d' > "$BOOT_DIR/resident-same.target"
+  block flow 1 resident-same > "$BOOT_DIR/resident-same.target"
   check "host: the saved capture on the stick decodes to the same flow ($(wc -l < "$BOOT_DIR/resident-same.target") lines)" \
     "[ -s $BOOT_DIR/resident-same.target ] && cmp -s $BOOT_DIR/resident-same.host $BOOT_DIR/resident-same.target"
 else
   not_ok "resident-same: no saved capture on the stick"
 fi
+
+# the app's own commands on the same capture (configuration table)
+rs=resident-same
+expect $rs "^ptboot: flow begin trace=resident bytes=[1-9][0-9]* pages=[1-9][0-9]* live=0$" "flow --resident found the trace and the snapshot's pages"
+check "flow --resident: the same $(block flow 1 $rs | wc -l) lines as resident flow" \
+  "[ \$(block flow 1 $rs | wc -l) -gt 100 ] && cmp -s <(block flow 1 $rs) <(block flow 2 $rs)"
+check "dump --resident: the same $(block dump 1 $rs | wc -l) packet lines as resident dump" \
+  "[ \$(block dump 1 $rs | wc -l) -gt 20 ] && cmp -s <(block dump 1 $rs) <(block dump 2 $rs)"
+rbytes=$(sed -n 's/^ptboot: resident status state=stopped .* bytes=\([0-9]*\) .*/\1/p' "$BOOT_DIR/$rs.txt" | head -1)
+expect $rs "^ptboot: decode source=resident bytes=$rbytes pages=[1-9][0-9]* images=[1-9][0-9]*$" "decode took the resident capture by default ($rbytes bytes)"
+calls() { block "trace decode" 1 $rs | grep -q "^call osloader\.efi+0x$(printf '%x' $((0x$(symbol "$1")))) count=$2\$"; }
+check "decode: efi_main called once, osl_fib 25 times, osl_mix 4, osl_wants_return once (the source's counts)" \
+  "calls efi_main 1 && calls osl_fib 25 && calls osl_mix 4 && calls osl_wants_return 1"
+check "decode: the instructions of resident flow, no error" \
+  "grep -qx \"ptboot: decode end insns=\$(sed -n 's/^ptboot: flow end insns=\([0-9]*\) errors=0\$/\1/p' $BOOT_DIR/$rs.txt | head -1) errors=0\" $BOOT_DIR/$rs.txt"
+expect $rs "^ptboot: trace summary end lines=[1-9][0-9]* insns=[1-9][0-9]* errors=0$" "decode printed the summaries"
+# the driver's session is over: it gives #DB back, the app's trace steps
+expect $rs "^ptboot: trace: note: the resident tracer \(state=stopped\) gave the #DB vector back$" "trace --unit soft after the driver's trace ended: the vector is given back"
+expect $rs "^ptboot: trace: target returned status 0x0$" "and the app's own soft trace of ptbtest.efi ran, with the right results"
+expect $rs "^ptboot: trace unit=soft cpu=0 bytes=[1-9][0-9]* wrapped=0 stopped=0 insns=[1-9][0-9]{3,} errors=0 images=" "its capture line"
 
 # ---- 3b: a TraceStop address ends the trace ----------------------------------------
 expect resident-same "^ptboot: install option=Driver$num .* options='--image osloader\\.efi --trace-stop $mix'" "reinstalled with --trace-stop"
