@@ -5,17 +5,12 @@
 # bound on the text for any trace (ptd_sum_text_bound); the goal is that
 # the summary of a 1 MiB trace goes over serial in under 30 s.
 set -u
-. test/flow/real_traces.env
+. test/lib/real_traces.sh
 PTBOOT=${PTBOOT:-build/ptboot}
-if [ ! -d "$REAL_DIR" ]; then
-    echo "bench: summary SKIP, $REAL_DIR not present"
-    exit 0
-fi
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+real_traces_begin "bench: summary"
 fail=0
 for t in $REAL_TRACES; do
-    IFS=: read -r name filter want <<< "$t"
-    args=(--pt "$REAL_DIR/$name/trace.pt" --pages "$REAL_DIR/$name/pages" --filter "$filter")
+    real_trace_read "$t"
     best=
     for round in 1 2 3; do
         s=$(date +%s%N)

@@ -8,19 +8,14 @@
 # tracing stopped asynchronously before the callee's first instruction). The summary's
 # text stays small (bytes per call event printed).
 set -u
-. test/flow/real_traces.env
+. test/lib/real_traces.sh
 PTBOOT=${PTBOOT:-build/ptboot}
-if [ ! -d "$REAL_DIR" ]; then
-    echo "real_summary: SKIP, $REAL_DIR not present"
-    exit 0
-fi
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+real_traces_begin "real_summary:"
 # the value after key in a "summary: key value key value ..." line
 get() { awk -v k="$1" '{ for (i = 2; i < NF; i++) if ($i == k) print $(i + 1) }' <<< "$2"; }
 fail=0
 for t in $REAL_TRACES; do
-    IFS=: read -r name filter want <<< "$t"
-    args=(--pt "$REAL_DIR/$name/trace.pt" --pages "$REAL_DIR/$name/pages" --filter "$filter")
+    real_trace_read "$t"
     # every function listed (--top large, arena large enough for all)
     "$PTBOOT" summary "${args[@]}" --top 1000000 --arena 67108864 --stat > "$tmp/sum.txt" || {
         echo "real_summary: FAIL $name: ptboot summary exited $?"; fail=1; continue; }
