@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arch/x86/rtit_regs.h"
+#include "decoder/ptd_num.h"
 #include "efi/sideband.h"
 
 void sideband_init(struct sideband *sb)
@@ -244,16 +245,10 @@ static int parse_num(const char *s, size_t n, uint64_t max, uint64_t *v)
     if (n == 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        unsigned d;
-        char ch = s[i];
-        if (ch >= '0' && ch <= '9')
-            d = (unsigned)(ch - '0');
-        else if (base == 16 && ch >= 'a' && ch <= 'f')
-            d = (unsigned)(ch - 'a' + 10);
-        else if (base == 16 && ch >= 'A' && ch <= 'F')
-            d = (unsigned)(ch - 'A' + 10);
-        else
+        int h = ptd_num_hex_digit(s[i]);
+        if (h < 0 || h >= (int)base)
             return -1;
+        unsigned d = (unsigned)h;
         if (x > (UINT64_MAX - d) / base)
             return -1;
         x = x * base + d;

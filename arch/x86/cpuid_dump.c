@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "arch/x86/cpuid_bits.h"
+#include "decoder/ptd_num.h"
 
 /* A cursor over one line (without its line terminator). */
 struct cur {
@@ -30,17 +31,6 @@ static bool eat(struct cur *c, const char *lit)
 	return true;
 }
 
-static int hex_digit(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* "0x" followed by 1..8 hex digits. */
 static bool hex32(struct cur *c, uint32_t *v)
 {
@@ -48,7 +38,7 @@ static bool hex32(struct cur *c, uint32_t *v)
 		return false;
 	uint32_t x = 0;
 	int n = 0, d;
-	while (c->p < c->end && (d = hex_digit(*c->p)) >= 0) {
+	while (c->p < c->end && (d = ptd_num_hex_digit(*c->p)) >= 0) {
 		if (++n > 8)
 			return false;
 		x = x << 4 | (uint32_t)d;
@@ -95,7 +85,7 @@ static bool hex8(struct cur *c, uint32_t *v)
 	if (c->end - c->p < 8)
 		return false;
 	for (int i = 0; i < 8; i++) {
-		if ((d = hex_digit(c->p[i])) < 0)
+		if ((d = ptd_num_hex_digit(c->p[i])) < 0)
 			return false;
 		x = x << 4 | (uint32_t)d;
 	}
@@ -150,7 +140,7 @@ static bool parse_aida_line(struct cur *c, const struct x86_cpuid_dump *d,
 		if (eat(c, "SL ")) {
 			uint32_t sl = 0;
 			int n = 0, dd;
-			while (c->p < c->end && (dd = hex_digit(*c->p)) >= 0 && n < 8) {
+			while (c->p < c->end && (dd = ptd_num_hex_digit(*c->p)) >= 0 && n < 8) {
 				sl = sl << 4 | (uint32_t)dd;
 				c->p++;
 				n++;

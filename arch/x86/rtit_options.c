@@ -5,6 +5,7 @@
 
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/rtit_topa.h"
+#include "decoder/ptd_num.h"
 
 int rtit_parse_u64(const char *s, uint64_t *out, bool suffix)
 {
@@ -19,15 +20,10 @@ int rtit_parse_u64(const char *s, uint64_t *out, bool suffix)
 		s += 2;
 	}
 	for (; *s; s++) {
-		unsigned d;
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
-		else
+		int h = ptd_num_hex_digit(*s);
+		if (h < 0 || h >= (int)base)
 			break;
+		unsigned d = (unsigned)h;
 		if (v > (UINT64_MAX - d) / base)
 			return -1;
 		v = v * base + d;
