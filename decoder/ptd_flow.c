@@ -358,6 +358,46 @@ static int fetch_event(struct ptd_flow *f)
     return 1;
 }
 
+/* Is p a far call: CALL far (9A outside 64-bit mode, FF /3), INT n, INT3,
+ * INTO (outside 64-bit mode), INT1, SYSCALL, SYSENTER, VMCALL? Those
+ * transfers return to the next instruction, as a near call does (libipt
+ * 2.0.5 classes them ptic_far_call). The ILD has one far-transfer class,
+ * so the instruction is decoded again (only at a TIP.PGD bound to it). */
+#define OPC_CALL_FAR_PTR 0x9a
+#define OPC_GRP5 0xff
+#define GRP5_CALL_FAR 3
+#define OPC_INT3 0xcc
+#define OPC_INT 0xcd
+#define OPC_INTO 0xce
+#define OPC_INT1 0xf1
+#define OPC_0F_SYSCALL 0x05
+#define OPC_0F_SYSENTER 0x34
+#define OPC_0F_GRP7 0x01
+#define MODRM_VMCALL 0xc1
+static bool far_call(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
+{
+    struct ptd_insn insn;
+    const uint8_t *bytes;
+    uint64_t ip = f->ip;
+    bool x64 = f->mode == PTD_EXEC_MODE_64, r = false;
+
+    if (p->iclass != PTD_ICLASS_FAR_TRANSFER)
+        return false;
+    f->ip = p->ip;
+    if (decode(f, &insn, &bytes) >= 0) {
+        if (insn.map == PTD_ILD_MAP_PRIMARY)
+            r = (insn.opcode == OPC_CALL_FAR_PTR && !x64) || insn.opcode == OPC_INT3 ||
+                insn.opcode == OPC_INT || (insn.opcode == OPC_INTO && !x64) || insn.opcode == OPC_INT1 ||
+                (insn.opcode == OPC_GRP5 && (insn.flags & PTD_INSN_MODRM) &&
+                 MODRM_REG(insn.modrm) == GRP5_CALL_FAR);
+        else if (insn.map == PTD_ILD_MAP_0F)
+            r = insn.opcode == OPC_0F_SYSCALL || insn.opcode == OPC_0F_SYSENTER ||
+                (insn.opcode == OPC_0F_GRP7 && (insn.flags & PTD_INSN_MODRM) && insn.modrm == MODRM_VMCALL);
+    }
+    f->ip = ip;
+    return r;
+}
+
 /* Events that bind to the instruction just decoded (before its next IP is
  * known). */
 static int check_insn_event(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
@@ -370,11 +410,11 @@ static int check_insn_event(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
     case PTD_EV_DISABLED:
         if (!at_disabled(f, ev, p))
             return 0;
-        /* where tracing is expected to resume (for RESUMED) */
+        /* where tracing is expected to resume (for RESUMED): for a call,
+         * near or far, its return address (as libipt) */
         if (next_ip(p, &f->ip) < 0) {
-            f->ip = 0;
-            if (p->iclass == PTD_ICLASS_INDIRECT_CALL)
-                f->ip = p->ip + p->size;
+            bool call = p->iclass == PTD_ICLASS_INDIRECT_CALL || far_call(f, p);
+            f->ip = call ? p->ip + p->size : 0;
         }
         return status(f, PTD_ST_EVENT);
     case PTD_EV_PAGING:

@@ -716,7 +716,7 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
             while (st >= 0 && (st & PTD_ST_EVENT)) {
                 st = ptd_flow_event(&f, &ev);
                 if (st >= 0 && !(ev.flags & PTD_EVF_STATUS_UPDATE))
-                    add(out, 1, ev.type, ev.flags & PTD_EVF_RESUMED);
+                    add(out, 1, ev.type, (ev.flags & PTD_EVF_RESUMED) != 0);   /* 0/1, as libipt's */
             }
             if (st < 0)
                 break;
@@ -805,7 +805,7 @@ static void decode_libipt(const uint8_t *trace, size_t size, struct items *out)
             while (st >= 0 && (st & pts_event_pending)) {
                 st = pt_insn_event(d, &ev, sizeof(ev));
                 if (st >= 0 && !ev.status_update)
-                    add(out, 1, (uint64_t)ev.type, ev.type == ptev_enabled ? ev.variant.enabled.resumed : 0);
+                    add(out, 1, (uint64_t)ev.type, ev.type == ptev_enabled && ev.variant.enabled.resumed);
             }
             if (st < 0)
                 break;
