@@ -188,6 +188,19 @@ static int read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
     return (int)n;
 }
 
+/* The flow over trace[0..size) of program p in 64-bit mode (no timing). */
+static struct ptd_flow_config flow_cfg(struct prog *p, const uint8_t *trace, size_t size)
+{
+    struct ptd_flow_config fc;
+    memset(&fc, 0, sizeof(fc));
+    fc.trace = trace;
+    fc.size = size;
+    fc.read = read_code;
+    fc.ctx = p;
+    fc.mode = 64;
+    return fc;
+}
+
 /* ---- execution: trace and ground truth ---------------------------------- */
 
 struct tnode {                  /* the call tree as executed */
@@ -501,14 +514,9 @@ static void run_sum(struct run *r, struct prog *p, const uint8_t *trace, size_t 
 {
     struct ptd_flow_config fc;
     struct ptd_sum_config c;
-    memset(&fc, 0, sizeof(fc));
     memset(&c, 0, sizeof(c));
     memset(&r->tcfg, 0, sizeof(r->tcfg));
-    fc.trace = trace;
-    fc.size = size;
-    fc.read = read_code;
-    fc.ctx = p;
-    fc.mode = 64;
+    fc = flow_cfg(p, trace, size);
     fc.time = timing ? &r->tcfg : NULL;
     assert_int_equal(ptd_flow_init(&r->f, &fc), 0);
     r->arena = arena_size ? malloc(arena_size) : NULL;
@@ -765,13 +773,8 @@ static void test_default_bound(void **state)
     struct ptd_sum_config c;
     struct text text = { NULL, 0, 0, 0 };
     memset(&tc, 0, sizeof(tc));
-    memset(&fc, 0, sizeof(fc));
     memset(&c, 0, sizeof(c));
-    fc.trace = tracebuf;
-    fc.size = size;
-    fc.read = read_code;
-    fc.ctx = &prog;
-    fc.mode = 64;
+    fc = flow_cfg(&prog, tracebuf, size);
     fc.time = &tc;
     ptd_flow_init(f, &fc);
     c.modules = prog.mods;
@@ -823,13 +826,7 @@ static void test_corrupt(void **state)
         const struct ptd_sum_stats *st = ptd_sum_stats(&r->s);
         assert_true(st->bytes_skipped <= bsize);
 
-        struct ptd_flow_config fc;
-        memset(&fc, 0, sizeof(fc));
-        fc.trace = bad;
-        fc.size = bsize;
-        fc.read = read_code;
-        fc.ctx = &prog;
-        fc.mode = 64;
+        struct ptd_flow_config fc = flow_cfg(&prog, bad, bsize);
         struct ptd_flow *f = malloc(sizeof(*f));
         ptd_flow_init(f, &fc);
         struct ptd_flow_lines L;
@@ -871,12 +868,7 @@ static void test_state_and_slices(void **state)
     /* again, 7 steps per call */
     struct ptd_flow_config fc;
     struct ptd_sum_config c;
-    memset(&fc, 0, sizeof(fc));
-    fc.trace = tracebuf;
-    fc.size = size;
-    fc.read = read_code;
-    fc.ctx = &prog;
-    fc.mode = 64;
+    fc = flow_cfg(&prog, tracebuf, size);
     ptd_flow_init(&r->f, &fc);
     memset(&c, 0, sizeof(c));
     c.modules = prog.mods;
