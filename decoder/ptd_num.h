@@ -1,5 +1,6 @@
-/* Numbers in text, for the decoder's parsers (serial frames, option words).
- * Freestanding: no libc. */
+/* Numbers in text: the decoder's parsers (serial frames, option words) and,
+ * through the digit value, arch/x86's CPUID dump and option parsers and the
+ * app's sideband parser. Freestanding: no libc. */
 #ifndef PTD_NUM_H
 #define PTD_NUM_H
 
