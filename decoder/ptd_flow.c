@@ -984,19 +984,30 @@ static int decode_block(struct ptd_flow *f, struct ptd_flow_bentry *e)
     /* The IP stays in a register: the loop stores nothing to *f except
      * through window()/decode(), so the window's fields stay in registers
      * too and each step depends only on the one before. */
+    /* cur: the code byte at ip, kept beside it while ip stays in the
+     * window with an instruction's worth of bytes after it (lim: the
+     * window's end), so each step's first load waits for one add only;
+     * NULL: look at the window */
+    const uint8_t *cur = NULL, *lim = NULL;
     for (;;) {
         /* the common instructions: length and class (ptd_ild_fast.h) */
         struct ptd_ild_step s;
-        uint64_t off = ip - f->win_base;
-        unsigned sl = 0;
-        if (PTD_ILD_STEP_RARE(off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN)) {
-            f->ip = ip;
-            if (f->mode != PTD_FLOW_MODE_UNKNOWN && window(f) == 0)
-                sl = ptd_ild_step(f->code + (ip - f->win_base), f->win_len - (size_t)(ip - f->win_base),
-                                  f->mode, &s);
-        } else {
-            sl = ptd_ild_step(f->code + off, f->win_len - (size_t)off, f->mode, &s);
+        unsigned sl;
+        if (PTD_ILD_STEP_RARE(!cur || (size_t)(lim - cur) < PTD_ILD_MAX_LEN)) {
+            uint64_t off = ip - f->win_base;
+            cur = NULL;
+            if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN) {
+                f->ip = ip;
+                if (f->mode == PTD_FLOW_MODE_UNKNOWN || window(f) != 0)
+                    goto general;
+                off = ip - f->win_base;
+                if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN)
+                    goto general;
+            }
+            cur = f->code + off;
+            lim = f->code + f->win_len;
         }
+        sl = ptd_ild_step(cur, PTD_ILD_MAX_LEN, f->mode, &s);
         if (sl) {
             n++;
             if (s.iclass != PTD_ICLASS_OTHER || n == PTD_FLOW_BLOCK_MAX) {
@@ -1012,8 +1023,11 @@ static int decode_block(struct ptd_flow *f, struct ptd_flow_bentry *e)
             }
             prev = ip;
             ip += sl;
+            cur += sl;
             continue;
         }
+    general:
+        cur = NULL;
         struct ptd_insn insn;
         const uint8_t *bytes;
         f->ip = ip;
