@@ -51,6 +51,20 @@ expect_not() {
 expect_rc() {
   if [ "$boot_rc" -eq "$2" ]; then ok "$1: runner status $2 ($3)"; else not_ok "$1: runner status $boot_rc, expected $2 ($3)"; fi
 }
+# The log of each of a run's N commands alone, in $BOOT_DIR/NAME.1.txt to
+# NAME.N.txt: command I's lines run from "ptboot: command I-1/N " (for the
+# first, "ptboot: start ") to "ptboot: command I/N ", both left out.
+split_commands() {
+  local name=$1 n=$2 i a
+  for ((i = 1; i <= n; i++)); do
+    a="ptboot: command $((i - 1))/$n "
+    [ "$i" = 1 ] && a="ptboot: start "
+    awk -v a="$a" -v b="ptboot: command $i/$n " \
+      'index($0, b) == 1 { exit } on { print } index($0, a) == 1 { on = 1 }' \
+      "$BOOT_DIR/$name.txt" > "$BOOT_DIR/$name.$i.txt"
+  done
+}
+
 # expect_same_as_host NAME WHAT "HOST COMMAND": the serial lines between
 # "ptboot: WHAT begin" and "ptboot: WHAT end" equal $BOOT_DIR/NAME.expected
 # (the host CLI's output for the same input), which has over 100 lines.

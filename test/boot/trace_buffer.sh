@@ -24,11 +24,8 @@ opts="--unit soft --no-summary --last 64"
 boot_image $name "--shutdown trace $opts \\ptbspin.efi ; trace $opts buffer=4K \\ptbspin.efi ; trace $opts buffer=4K mode=stop \\ptbspin.efi ; trace $opts --no-files output=single buffer=256 \\ptbtest.efi" \
   build/ptbspin.efi build/ptbtest.efi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-200} boot_run $name
-# the log of command N of 4 alone (the first starts after "ptboot: start")
-section() { local a="ptboot: command $(($1 - 1))/4 "; [ "$1" = 1 ] && a="ptboot: start "
-  awk -v a="$a" -v b="ptboot: command $1/4 " \
-  'index($0, b) == 1 { exit } on { print } index($0, a) == 1 { on = 1 }' "$BOOT_DIR/$name.txt"; }
-for i in 1 2 3 4; do section $i > "$BOOT_DIR/$name.$i.txt"; done
+# the log of command N of 4 alone in $BOOT_DIR/$name.N.txt
+split_commands $name 4
 expect_rc $name 0 "clean shutdown"
 expect $name '^ptboot: exit status=0 sbrk_calls=0 msr_faults=0$' "every command ran, no heap"
 if [ "$(grep -c '^ptboot: trace: target returned status 0x0$' "$BOOT_DIR/$name.txt")" = 4 ]; then

@@ -14,11 +14,8 @@ cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 name=trace-mp
 boot_image $name "--shutdown trace --unit soft --no-summary --last 0 \\ptbtest.efi ; trace --unit soft --cpus --serial-dump --no-summary --last 0 \\ptbtest.efi ; trace --unit hw --cpus \\ptbtest.efi ; trace --unit soft --no-summary --no-files --last 0 cpus=3 \\ptbtest.efi" build/ptbtest.efi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-150} boot_run $name -smp 2
-# the log of command N of 4 alone (the first starts after "ptboot: start")
-section() { local a="ptboot: command $(($1 - 1))/4 "; [ "$1" = 1 ] && a="ptboot: start "
-  awk -v a="$a" -v b="ptboot: command $1/4 " \
-  'index($0, b) == 1 { exit } on { print } index($0, a) == 1 { on = 1 }' "$BOOT_DIR/$name.txt"; }
-for i in 1 2 3 4; do section $i > "$BOOT_DIR/$name.$i.txt"; done
+# the log of command N of 4 alone in $BOOT_DIR/$name.N.txt
+split_commands $name 4
 expect_rc $name 0 "clean shutdown (no AP hang)"
 expect $name '^ptboot: command 2/4 trace status=0$' "soft trace with --cpus ends normally"
 expect $name '^ptboot: command 4/4 trace status=0$' "soft trace with cpus=3 ends normally"
