@@ -12,7 +12,9 @@
 #include "efi/console.h"
 #include "efi/msr_safe.h"
 #include "efi/capture_files.h"
+#include "efi/ebs_report.h"
 #include "efi/resident_capture.h"
+#include "efi/resident_uart.h"
 #include "efi/serial_dump.h"
 
 #define PAGE_BYTES 4096ull
@@ -350,27 +352,165 @@ static int msr_wr(void *ctx, uint32_t msr, uint64_t v)
 
 static const struct rtit_msr_ops msr_ops = { msr_rd, msr_wr, NULL };
 
-/* ExitBootServices while tracing (an OS loader as the target): stop the
- * unit while the firmware still runs, so the buffer is final. */
+/* ---- ExitBootServices while tracing ---------------------------------------- */
+
+/* An OS loader as the target calls ExitBootServices and never returns to
+ * us (it jumps to its OS, or, like test/resident/osloader.c, shuts the
+ * machine down): the EVT_SIGNAL_EXIT_BOOT_SERVICES notify is the last
+ * time this app runs. It stops the unit while the firmware still runs,
+ * so the buffer is final, and reports the capture over COM1 the way the
+ * resident driver does (efi/ebs_report.h: flow, framed files, trace line).
+ *
+ * Why this is safe there (UEFI 2.10 section 7.4.6: a notify function of
+ * this event may not allocate memory or use boot services; ConOut and the
+ * file system protocols are boot-service protocols): everything below
+ * works on memory taken before the target ran, with no firmware call.
+ * The unit stops with MSR writes (hw) or by disarming the debug
+ * registers (soft: efi_soft_step_end_now); the buffer is linearised in
+ * place; the sideband text goes into a static buffer; the decoder reads
+ * code from the snapshots (ebs_read_code), never live memory; the lines
+ * go to COM1 by port I/O (efi/resident_uart.h). The exception is the
+ * hardware unit with --cpus, which stops the APs through MP services as
+ * it always did (docs/trace.md says so).
+ *
+ * Why the memory is still valid: the trace buffer (efi_capture_plan), the
+ * snapshots and their addresses (efi_capture_watch) are EfiLoaderData and
+ * the capture itself is in this app's image (EfiLoaderCode). After
+ * ExitBootServices returns, loader memory belongs to the OS, which may
+ * reuse it; but the notify runs inside ExitBootServices, before the
+ * loader gets control back, so nobody has touched it yet, and nothing
+ * here reads it after the notify returns. */
 static struct efi_capture *ebs_capture;
 static bool ebs_seen;
+/* sideband.txt of the capture (the serial dump and the EBS report) */
+static char sideband_text[SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX];
+
+/* The decoder's code after ExitBootServices: the snapshot pages (found by
+ * address, the last page found tried first), nothing else. */
+static int ebs_read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
+{
+    const struct efi_image_watch *w = &((const struct efi_capture *)ctx)->watch;
+    static size_t hint;
+    size_t done = 0;
+    while (done < size) {
+        uint64_t a = ip + done, page = a & ~(PAGE_BYTES - 1);
+        size_t i = hint;
+        if (i >= w->snap_used || w->snap_addr[i] != page)
+            for (i = 0; i < w->snap_used && w->snap_addr[i] != page; i++)
+                ;
+        if (i == w->snap_used)
+            break;
+        hint = i;
+        size_t off = (size_t)(a - page), take = (size_t)PAGE_BYTES - off;
+        if (take > size - done)
+            take = size - done;
+        memcpy(buf + done, w->snap + i * PAGE_BYTES + off, take);
+        done += take;
+    }
+    return (int)done;
+}
+
+/* The stopped capture as the shared report sees it, and the report. */
+static void ebs_report(struct efi_capture *c)
+{
+    static struct ebs_report r;
+    const char *target = "-";
+    if (c->ntargets) {
+        const struct sideband_image *im = sideband_find_image(&c->sb, c->targets[0].base);
+        if (im)
+            target = im->name;
+    }
+    if (c->unit == CAPTURE_UNIT_SOFT) {
+        struct soft_unit_status st;
+        soft_unit_get_status(&c->soft, &st);
+        soft_unit_summarize(&c->soft, &c->sum);
+        c->bytes = st.bytes;
+        ebs_report_say(resident_uart_write, "ptboot: trace exit-boot-services unit=soft target=%s steps=%llu "
+                       "insns=%llu bytes=%llu entered=%d\n", target, (unsigned long long)st.steps,
+                       (unsigned long long)st.insns, (unsigned long long)st.bytes, c->step.entered);
+    } else {
+        c->bytes = c->sum.bytes;
+        ebs_report_say(resident_uart_write, "ptboot: trace exit-boot-services unit=hw target=%s bytes=%llu "
+                       "error=%d\n", target, (unsigned long long)c->sum.bytes, c->hw_stop.error ? 1 : 0);
+    }
+    c->ran = true;
+    c->wrapped = c->sum.wrapped;
+    c->stopped = true; /* by ExitBootServices: docs/trace.md */
+    if (rtit_trace_linearize_in_place(c->buffer, &c->sum, &c->lin))
+        c->lin.bytes = 0;
+    c->trace = c->buffer;
+    c->trace_bytes = c->lin.bytes;
+    c->sb.trace.bytes = c->trace_bytes;
+    c->sb.trace.wrapped = c->wrapped;
+    c->sb.trace.stopped = true;
+    size_t tlen = sideband_write(&c->sb, sideband_text, sizeof sideband_text);
+
+    memset(&r, 0, sizeof r);
+    r.unit = capture_unit_name(c->unit);
+    r.trace_name = "trace.pt";
+    r.trace = c->trace;
+    r.trace_bytes = (size_t)c->trace_bytes;
+    r.decode = c->ebs_decode;
+    r.read = ebs_read_code;
+    r.ctx = c;
+    for (unsigned i = 0; i < RTIT_MAX_RANGES && r.nfilter < EBS_REPORT_FILTERS; i++) {
+        const struct rtit_addr_range *g = &c->plan.cfg.range[i];
+        if (g->cfg != RTIT_ADDR_CFG_FILTER)
+            continue;
+        r.filter_lo[r.nfilter] = g->start;
+        r.filter_hi[r.nfilter++] = g->end;
+    }
+    size_t pages = c->watching ? c->watch.snap_used : 0;
+    r.pages = pages;
+    r.files = c->ebs_files;
+    r.code = pages ? c->watch.snap : NULL;
+    r.code_addr = pages ? c->watch.snap_addr : NULL;
+    r.code_pages = pages;
+    if (tlen < sizeof sideband_text) {
+        r.sideband = sideband_text;
+        r.sideband_bytes = tlen;
+    }
+    r.bytes = c->trace_bytes;
+    r.decoded_insns = true;
+    r.wrapped = c->wrapped;
+    r.stopped = true;
+    r.images = c->sb.nimages;
+    ebs_report_write(&r, resident_uart_write);
+    c->ebs_reported = true;
+}
+
+/* The soft unit's session ended by efi_soft_step_end_now() (the notify):
+ * the packets close where the target was (the return address of its
+ * ExitBootServices call). Other ends are handled after the call. */
+static void soft_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
+{
+    struct efi_capture *c = ctx;
+    if (why != EFI_SOFT_STEP_END_CALLER || (c->step_cfg.entry_ip && !c->step.entered))
+        return;
+    soft_unit_stop(&c->soft, ip, tsc);
+}
 
 static VOID EFIAPI on_exit_boot_services(EFI_EVENT ev, VOID *ctx)
 {
     (void)ev;
     (void)ctx;
     struct efi_capture *c = ebs_capture;
-    ebs_seen = true;
-    if (!c)
+    if (!c || ebs_seen)
         return;
-    if (c->multi)
+    ebs_seen = true;
+    if (c->multi) {
         /* every CPU: the APs through MP services, still there until the
-         * firmware's own ExitBootServices handlers park them */
+         * firmware's own ExitBootServices handlers park them; the report
+         * is the BSP's trace */
         c->mp_result = efi_mp_trace_stop(&mp_trace);
-    else if (c->unit == CAPTURE_UNIT_HW)
+        c->hw_stop = mp_trace.cpu[mp_trace.mp.bsp].stop;
+        c->sum = mp_trace.cpu[mp_trace.mp.bsp].sum;
+    } else if (c->unit == CAPTURE_UNIT_HW) {
         capture_seq_finish(&msr_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
-    else
-        soft_unit_stop(&c->soft, 0, rdtsc());
+    } else if (!efi_soft_step_end_now()) {
+        soft_unit_stop(&c->soft, c->step.last_ip, rdtsc());
+    }
+    ebs_report(c);
 }
 
 /* The hardware unit on every CPU of the plan (efi/mp.h): started on the
@@ -387,8 +527,9 @@ static int run_hw_multi(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     }
     c->hw_start = b->start;
     *call_status = call(arg);
-    if (!ebs_seen)
-        c->mp_result = efi_mp_trace_stop(&mp_trace);
+    if (c->ebs_reported)
+        return 0;
+    c->mp_result = efi_mp_trace_stop(&mp_trace);
     c->hw_stop = b->stop;
     c->sum = b->sum;
     return 0;
@@ -429,6 +570,7 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     EFI_EVENT ev = NULL;
     ebs_capture = c;
     ebs_seen = false;
+    c->ebs_reported = false;
     if (EFI_ERROR(BS->CreateEvent(EVT_SIGNAL_EXIT_BOOT_SERVICES, TPL_NOTIFY, on_exit_boot_services,
                                   NULL, &ev)))
         ev = NULL;
@@ -440,12 +582,14 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
             goto out;
         }
         c->step_cfg = (struct efi_soft_step_config){
-            .step = soft_step, .resume = soft_resume, .ctx = c,
+            .step = soft_step, .resume = soft_resume, .end = soft_end, .ctx = c,
             .self_lo = self_lo, .self_hi = self_hi, .step_all = c->step_all,
             .max_steps = c->max_steps, .entry_ip = entry_ip,
         };
         bool said;
         e = step_shared(c, call, arg, call_status, &said);
+        if (c->ebs_reported)
+            goto gone;
         if (e) {
             if (!said)
                 efi_con_printf("ptboot: error: trace: soft unit: %s\n", efi_soft_step_strerror(e));
@@ -471,6 +615,8 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     } else if (c->multi) {
         if (run_hw_multi(c, call, arg, call_status))
             goto out;
+        if (c->ebs_reported)
+            goto gone;
         c->bytes = c->sum.bytes;
         c->stopped = c->hw_stop.stopped;
         if (c->hw_stop.error)
@@ -484,8 +630,9 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
             goto out;
         }
         *call_status = call(arg);
-        if (!ebs_seen)
-            capture_seq_finish(&msr_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        if (c->ebs_reported)
+            goto gone;
+        capture_seq_finish(&msr_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
         c->bytes = c->sum.bytes;
         c->stopped = c->hw_stop.stopped;
         if (c->hw_stop.error)
@@ -529,6 +676,10 @@ out:
     if (c->watching)
         efi_image_watch_stop(&c->watch);
     return ret;
+gone:
+    /* the call came back after ExitBootServices: no boot service now */
+    ebs_capture = NULL;
+    return 0;
 }
 
 int efi_capture_code(struct efi_capture *c)
@@ -630,9 +781,9 @@ int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
 
 int efi_capture_serial_dump(struct efi_capture *c)
 {
-    static char text[SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX];
-    size_t tlen = sideband_write(&c->sb, text, sizeof text);
-    if (tlen >= sizeof text) {
+    char *text = sideband_text;
+    size_t tlen = sideband_write(&c->sb, text, sizeof sideband_text);
+    if (tlen >= sizeof sideband_text) {
         efi_con_puts("ptboot: error: trace: the sideband text does not fit its buffer\n");
         return -1;
     }

@@ -103,6 +103,12 @@ struct efi_capture {
     bool watching;
     struct capture_image targets[EFI_CAPTURE_MAX_TARGETS];
     unsigned ntargets;
+    /* ExitBootServices while tracing (an OS loader as the target): the
+     * notify stops the unit and reports over COM1 (efi/ebs_report.h),
+     * decoding the flow when ebs_decode, sending the files when ebs_files
+     * (both set by the caller); ebs_reported: that happened, boot
+     * services are gone (nothing of the firmware may be called after). */
+    bool ebs_decode, ebs_files, ebs_reported;
     /* the decoder's view of the snapshot */
     EFI_PHYSICAL_ADDRESS page_table;
     UINTN page_table_pages;
@@ -124,7 +130,11 @@ int efi_capture_add_target(struct efi_capture *c, uint64_t base, uint64_t size);
 int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_words);
 /* Traces call(arg). self_lo/self_hi: ptboot's own image (never traced by
  * the soft unit); entry_ip: the target's entry point (the soft unit steps
- * from there to its return), or 0 to step the whole call. */
+ * from there to its return), or 0 to step the whole call. When the call
+ * exits boot services the capture is reported from the notify (see
+ * ebs_decode above; docs/trace.md "Tracing an OS loader") and, should the
+ * call ever come back, this returns 0 at once with c->ebs_reported set:
+ * the caller may then call no boot service (nor the console). */
 int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
                     EFI_STATUS *call_status, uint64_t self_lo, uint64_t self_hi,
                     uint64_t entry_ip);

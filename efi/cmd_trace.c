@@ -36,7 +36,8 @@
  * the decoder reads the snapshot, never live memory); plan the capture
  * with the image range as the default filter; StartImage under the trace
  * unit; stop when it returns (or at ExitBootServices, TraceStop, a full
- * stop-mode buffer); linearise; decode; and end with
+ * stop-mode buffer); linearise; decode; and end with (at ExitBootServices
+ * all of this happens in the notify, over COM1: efi/capture.c)
  *   ptboot: trace unit=<hw|soft> cpu=<n> bytes=<n> wrapped=<0|1>
  *           stopped=<0|1> insns=<n> errors=<n> images=<n>
  * (one line). A missing feature gives a clear error, never a hang. */
@@ -361,6 +362,11 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     cap.step_all = a.step_all;
     cap.max_steps = a.max_steps;
     cap.cpus_req = a.cpus;
+    /* At ExitBootServices (an OS loader) the flow unless --no-decode, and
+     * the files that could not be written any more (or were asked for on
+     * serial) go over COM1: docs/trace.md "Tracing an OS loader". */
+    cap.ebs_decode = !a.no_decode;
+    cap.ebs_files = a.serial_dump || !a.no_files;
 
     char target[PATH_CHARS], name[SIDEBAND_NAME_MAX];
     EFI_DEVICE_PATH *dp;
@@ -443,6 +449,11 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
         BS->UnloadImage(h);
         goto out;
     }
+    if (cap.ebs_reported)
+        /* the target exited boot services and came back anyway: the
+         * report went out from the notify; no console, no memory
+         * services now */
+        return EFI_APP_OK;
     if (sa.exit_data)
         FreePool(sa.exit_data);
     efi_con_printf("ptboot: trace: target returned status 0x%llx\n", (unsigned long long)target_status);

@@ -18,16 +18,19 @@
  *
  * Code is read from the traced image's snapshot (efi/resident.h) and
  * otherwise only inside the images the driver recorded (a corrupt trace
- * cannot steer the decoder into MMIO). Nothing here allocates. */
+ * cannot steer the decoder into MMIO). Nothing here allocates: the flow,
+ * the serial dump and the trace line are efi/ebs_report.h's, shared with
+ * `trace` of an OS loader. */
 #ifndef PTBOOT_EFI_RESIDENT_REPORT_H
 #define PTBOOT_EFI_RESIDENT_REPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "efi/ebs_report.h"
 #include "efi/resident.h"
 
-typedef void (*resident_sink)(const char *s, size_t len);
+typedef ebs_report_sink resident_sink;
 
 void resident_report_status(const struct resident_header *h, resident_sink out);
 /* The status, the images, the flow, the serial dump and the trace line. */

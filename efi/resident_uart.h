@@ -4,7 +4,9 @@
  * at ExitBootServices no boot service may be used, while a port write
  * still works (the UART belongs to nobody then). On a machine whose
  * console is not COM1 these lines go nowhere; the results stay in the
- * resident buffer for `ptboot.efi resident` either way. */
+ * resident buffer for `ptboot.efi resident` either way. `trace` writes
+ * its ExitBootServices report here too (efi/capture.c), for the second
+ * reason. */
 #ifndef PTBOOT_EFI_RESIDENT_UART_H
 #define PTBOOT_EFI_RESIDENT_UART_H
 

@@ -1,0 +1,112 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decoder/ptd_fmt_flow.h"
+#include "decoder/ptd_frame.h"
+#include "efi/ebs_report.h"
+
+#define PAGE_BYTES 4096ull
+
+/* Static, not on the stack: the notify runs on the firmware's stack. */
+static char line[PTD_FRAME_LINE_MAX * 4];
+
+void ebs_report_say(ebs_report_sink out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        out(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+long ebs_report_flow(const struct ebs_report *r, ebs_report_sink out, uint64_t *insns)
+{
+    static struct ptd_flow flow;
+    static struct ptd_flow_lines lines;
+    static struct ptd_flow_config cfg;
+    static char text[PTD_FMT_FLOW_LINE_MAX];
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace = r->trace;
+    cfg.size = r->trace_bytes;
+    cfg.read = r->read;
+    cfg.ctx = r->ctx;
+    for (unsigned i = 0; i < r->nfilter && i < EBS_REPORT_FILTERS; i++) {
+        cfg.filter_lo[i] = r->filter_lo[i];
+        cfg.filter_hi[i] = r->filter_hi[i];
+        cfg.nfilter = (uint8_t)(i + 1);
+    }
+    ebs_report_say(out, "ptboot: flow begin trace=%s bytes=%llu pages=%llu live=%u\n", r->trace_name,
+                   (unsigned long long)r->trace_bytes, (unsigned long long)r->pages, r->live ? 1u : 0u);
+    ptd_flow_init(&flow, &cfg);
+    ptd_flow_lines_init(&lines, &flow, 0);
+    enum ptd_flow_line_kind kind;
+    int n;
+    while ((n = ptd_flow_lines_next(&lines, text, sizeof text, &kind)) > 0) {
+        out(text, (size_t)n);
+        out("\n", 1);
+    }
+    ebs_report_say(out, "ptboot: flow end insns=%llu errors=%llu\n", (unsigned long long)lines.insns,
+                   (unsigned long long)lines.errors);
+    if (insns)
+        *insns = lines.insns;
+    return n < 0 ? -1 : (long)lines.errors;
+}
+
+static void frame_file(ebs_report_sink out, uint32_t id, const char *name, const void *data,
+                       uint64_t size, enum ptd_frame_kind kind)
+{
+    static struct ptd_frame_enc enc;
+    if (ptd_frame_enc_init(&enc, id, name, data, size, kind, 0)) {
+        ebs_report_say(out, "ptboot: error: serial-dump: bad file name '%s'\n", name);
+        return;
+    }
+    size_t n;
+    while ((n = ptd_frame_enc_lines(&enc, line, sizeof line)) > 0)
+        out(line, n);
+}
+
+/* The serial dump: the trace, the code as a page dump (code.dump: 4 KiB
+ * pages, code.addr: one little-endian u64 address per page, the format
+ * `ptboot flow --pages` reads) and the sideband text. */
+static void dump_files(const struct ebs_report *r, ebs_report_sink out)
+{
+    static uint64_t addrs[EBS_REPORT_CODE_PAGES_MAX];
+    size_t pages = r->code ? r->code_pages : 0;
+    if (pages > EBS_REPORT_CODE_PAGES_MAX)
+        pages = EBS_REPORT_CODE_PAGES_MAX;
+    unsigned files = 1 + (pages ? 2 : 0) + (r->sideband_bytes ? 1 : 0);
+    ebs_report_say(out, "ptboot: serial-dump begin files=%u\n", files);
+    frame_file(out, 1, "trace.pt", r->trace, r->trace_bytes, PTD_FRAME_KIND_PT);
+    if (pages) {
+        const uint64_t *a = r->code_addr;
+        if (!a) {
+            for (size_t i = 0; i < pages; i++)
+                addrs[i] = r->code_base + i * PAGE_BYTES; /* x86: already little-endian */
+            a = addrs;
+        }
+        frame_file(out, 2, "code.dump", r->code, pages * PAGE_BYTES, PTD_FRAME_KIND_RAW);
+        frame_file(out, 3, "code.addr", a, pages * sizeof a[0], PTD_FRAME_KIND_RAW);
+    }
+    if (r->sideband_bytes)
+        frame_file(out, 4, "sideband.txt", r->sideband, r->sideband_bytes, PTD_FRAME_KIND_RAW);
+    ebs_report_say(out, "ptboot: serial-dump end files=%u\n", files);
+}
+
+void ebs_report_write(const struct ebs_report *r, ebs_report_sink out)
+{
+    long errors = 0;
+    uint64_t insns = r->insns, decoded = 0;
+    if (r->decode) {
+        errors = ebs_report_flow(r, out, &decoded);
+        if (r->decoded_insns)
+            insns = decoded;
+    }
+    if (r->files)
+        dump_files(r, out);
+    ebs_report_say(out, "ptboot: trace unit=%s cpu=0 bytes=%llu wrapped=%u stopped=%u insns=%llu errors=%ld "
+                        "images=%u\n",
+                   r->unit, (unsigned long long)r->bytes, r->wrapped ? 1u : 0u, r->stopped ? 1u : 0u,
+                   (unsigned long long)insns, errors < 0 ? 1 : errors, r->images);
+}
