@@ -54,7 +54,7 @@ static unsigned rn(unsigned n) { return (unsigned)(rnd() % n); }
 
 /* ---- program ------------------------------------------------------------ */
 enum kind { K_FILL, K_JCC, K_JMP, K_CALL, K_ICALL, K_IJMP, K_RET, K_IRET, K_FARJMP, K_CALLOUT,
-            K_XBEGIN, K_XEND };
+            K_XBEGIN, K_XEND, K_ICALLOUT };
 
 struct insn {
     uint64_t ip;
@@ -148,7 +148,11 @@ static void gen_func(int f, uint64_t *at, int mode, int outside, int is_handler,
         } else if (r < 87) {
             in->kind = K_IJMP;
         } else if (r < 89) {
-            in->kind = K_CALLOUT;
+            /* every other one indirect (CALL RAX): TIP.PGD with the
+             * target, and the TIP.PGE at its return address is "resumed"
+             * (no extra random number: the other programs stay as they
+             * were) */
+            in->kind = (nprog & 1) ? K_ICALLOUT : K_CALLOUT;
         } else if (r < 90) {
             in->kind = K_FARJMP;
         } else {
@@ -171,7 +175,7 @@ static void gen_func(int f, uint64_t *at, int mode, int outside, int is_handler,
         case K_JCC: in->len = rn(2) ? 2 : 6; break;
         case K_JMP: in->len = 5; break;
         case K_CALL: case K_CALLOUT: in->len = 5; break;
-        case K_ICALL: case K_IJMP: in->len = 2; break;
+        case K_ICALL: case K_IJMP: case K_ICALLOUT: in->len = 2; break;
         case K_RET: in->len = 1; memp(*at)[0] = 0xc3; break;
         case K_IRET: in->len = 2; memp(*at)[0] = 0x48; memp(*at)[1] = 0xcf; break;
         case K_FARJMP: in->len = 2; memp(*at)[0] = 0xff; memp(*at)[1] = 0x28; break;
@@ -238,10 +242,16 @@ static void fix_targets(void)
             put32(p + 1, (int32_t)(in->target - (in->ip + 5)));
             break;
         }
-        case K_CALLOUT: {
+        case K_CALLOUT:
+        case K_ICALLOUT: {
             int f;
             do f = (int)rn((unsigned)nfuncs); while (!funcs[f].outside);
             in->target = funcs[f].entry;
+            if (in->kind == K_ICALLOUT) {
+                p[0] = 0xff;
+                p[1] = 0xd0;
+                break;
+            }
             p[0] = 0xe8;
             put32(p + 1, (int32_t)(in->target - (in->ip + 5)));
             break;
@@ -287,7 +297,7 @@ static void gen_program(void)
 }
 
 /* ---- trace writer (the CPU's side) -------------------------------------- */
-static uint64_t n_comp, n_far, n_irq, n_out, n_psb, n_txbegin, n_txcommit, n_txabort;
+static uint64_t n_comp, n_far, n_irq, n_out, n_psb, n_txbegin, n_txcommit, n_txabort, n_resumed;
 static int bdw;      /* simulate a Broadwell (errata BDM64, BDM70) */
 static int skl014;   /* simulate a Skylake with erratum SKL014 */
 static int timing;   /* write TSC/TMA/MTC/CYC and compare the flows' times */
@@ -439,7 +449,7 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
          * state as at XBEGIN): now and then, and where the flow would
          * leave the traced 64-bit code, take an interrupt or return past
          * XBEGIN's frame (so the call stack below it is as it was) */
-        if (w.in_tx && (rn(150) == 0 || in->kind == K_CALLOUT || in->kind == K_FARJMP ||
+        if (w.in_tx && (rn(150) == 0 || in->kind == K_CALLOUT || in->kind == K_ICALLOUT || in->kind == K_FARJMP ||
                         (in->kind == K_RET && sp <= tx_sp) ||
                         (interrupts && !in_handler && rn(150) == 0))) {
             w_flush(&w);
@@ -575,12 +585,13 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
             break;
         }
         case K_CALLOUT:
+        case K_ICALLOUT:
             if (sp >= (int)(sizeof(stack) / sizeof(stack[0])))
                 goto end;
             stack[sp++] = next;
             w_flush(&w);
             /* SKL014: a direct call out of the filter may lose the PGD's IP */
-            w_ip(&w, PTD_PKT_TIP_PGD, in->target, skl014);
+            w_ip(&w, PTD_PKT_TIP_PGD, in->target, skl014 && in->kind == K_CALLOUT);
             enabled = 0;
             n_out++;
             ip = in->target;
@@ -940,6 +951,8 @@ int main(int argc, char **argv)
                 bad = 1;
                 break;
             }
+            if (a.it[i].kind == 1 && a.it[i].w)
+                n_resumed++;
         }
         /* ptboot == ground truth (instructions; no errors) */
         for (size_t i = 0; i < a.n && !bad; i++) {
@@ -1001,6 +1014,8 @@ int main(int argc, char **argv)
            n_comp, n_far, n_irq, n_out, n_psb, max_depth);
     printf("flowgen: covered %" PRIu64 " transactions begun, %" PRIu64 " committed, %" PRIu64 " aborted\n", n_txbegin,
            n_txcommit, n_txabort);
+    printf("flowgen: covered %" PRIu64 " resumed TIP.PGE (after indirect calls out), equal in both decoders\n",
+           n_resumed);
     if (corrupt)
         printf("flowgen: %u corrupted traces decoded, %" PRIu64 " errors reported and resynchronised\n", corrupted_runs,
                total_errors);
