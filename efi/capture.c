@@ -336,22 +336,6 @@ static int step_shared(struct efi_capture *c, efi_soft_call_fn call, void *arg, 
     return efi_soft_step_run(&c->step_cfg, call, arg, call_status, &c->step);
 }
 
-/* ---- hw unit glue ---------------------------------------------------------- */
-
-static int msr_rd(void *ctx, uint32_t msr, uint64_t *v)
-{
-    (void)ctx;
-    return efi_msr_read(msr, v) != EFI_MSR_OK;
-}
-
-static int msr_wr(void *ctx, uint32_t msr, uint64_t v)
-{
-    (void)ctx;
-    return efi_msr_write(msr, v) != EFI_MSR_OK;
-}
-
-static const struct rtit_msr_ops msr_ops = { msr_rd, msr_wr, NULL };
-
 /* ---- ExitBootServices while tracing ---------------------------------------- */
 
 /* An OS loader as the target calls ExitBootServices and never returns to
@@ -506,7 +490,7 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT ev, VOID *ctx)
         c->hw_stop = mp_trace.cpu[mp_trace.mp.bsp].stop;
         c->sum = mp_trace.cpu[mp_trace.mp.bsp].sum;
     } else if (c->unit == CAPTURE_UNIT_HW) {
-        capture_seq_finish(&msr_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
     } else if (!efi_soft_step_end_now()) {
         soft_unit_stop(&c->soft, c->step.last_ip, rdtsc());
     }
@@ -623,7 +607,7 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
             efi_con_printf("ptboot: trace: STATUS.Error: %s\n", rtit_status_explain(c->hw_stop.status));
         finish_aps(c);
     } else {
-        int e = rtit_start(&msr_ops, &c->plan.cfg, &c->caps, false, &c->hw_start);
+        int e = rtit_start(&efi_msr_safe_ops, &c->plan.cfg, &c->caps, false, &c->hw_start);
         if (e) {
             efi_con_printf("ptboot: error: trace: Intel PT start failed (%d%s)\n", e,
                            c->hw_start.was_tracing ? ", someone else is tracing" : "");
@@ -632,7 +616,7 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
         *call_status = call(arg);
         if (c->ebs_reported)
             goto gone;
-        capture_seq_finish(&msr_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
         c->bytes = c->sum.bytes;
         c->stopped = c->hw_stop.stopped;
         if (c->hw_stop.error)

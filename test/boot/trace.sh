@@ -32,13 +32,8 @@ name=trace
 deep_off=$(nm "$so" | awk '$3 == "ptbtest_deep" { print $1 }')
 boot_image $name "--shutdown info ; trace --unit hw \\ptbtest.efi ; trace \\missing.efi ; trace --unit soft --serial-dump --last 16 \\ptbtest.efi ; trace --unit soft --no-files --no-summary --stop-at 0x$deep_off \\ptbtest.efi ; decode --last 16 \\ptboot\\cap001 ; decode --no-summary" build/ptbtest.efi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-100} boot_run $name
-# the log of command N of 7 alone
-section() { awk -v a="ptboot: command $(($1 - 1))/7 " -v b="ptboot: command $1/7 " \
-  'index($0, b) == 1 { exit } on { print } index($0, a) == 1 { on = 1 }' "$BOOT_DIR/$name.txt"; }
-section 4 > "$BOOT_DIR/$name.4.txt"
-section 5 > "$BOOT_DIR/$name.5.txt"
-section 6 > "$BOOT_DIR/$name.6.txt"
-section 7 > "$BOOT_DIR/$name.7.txt"
+# the log of each of the 7 commands alone ($name.N.txt)
+split_commands $name 7
 log=$BOOT_DIR/$name.4.txt
 expect_rc $name 0 "clean shutdown"
 expect $name '^ptboot: exit status=1 sbrk_calls=0 msr_faults=0$' "no heap allocation; the refused commands give status 1"
