@@ -694,8 +694,9 @@ static void test_ptwrite(void **state)
     assert_string_equal(out, "i1000 i1001 e16 i1005 i1006 e16 i100a e2 ");
 }
 
-/* A far call (INT3, SYSCALL, INT n, CALL far m) that leaves the traced
- * range returns to its next instruction: a TIP.PGE there is "resumed", as
+/* A far call (INT3, SYSCALL, INT n, CALL far m, INT1, VMCALL) that leaves
+ * the traced range returns to its next instruction: a TIP.PGE there is
+ * "resumed", as
  * after a near indirect call and as libipt says; a far JMP or IRETQ does
  * not return: "enabled". (The TIP.PGD without IP binds to the far
  * transfer; with the handler's IP too.) */
@@ -726,7 +727,11 @@ static void test_far_call_resumes(void **state)
     put(0x1010, "90 0f 05");
     put(0x1020, "90 cd 03");
     put(0x1030, "90 ff 1c 25 00 30 00 00");
+    put(0x1040, "90 f1");           /* nop; int1 */
+    put(0x1050, "90 0f 01 c1");     /* nop; vmcall */
     far_exit(0x1001, 0x1002, 1);
+    far_exit(0x1041, 0x1042, 0);
+    far_exit(0x1051, 0x1054, 1);
     far_exit(0x1001, 0x1002, 0);
     far_exit(0x1011, 0x1013, 0);
     far_exit(0x1021, 0x1023, 1);
