@@ -696,10 +696,9 @@ static void test_ptwrite(void **state)
 
 /* A far call (INT3, SYSCALL, INT n, CALL far m, INT1, VMCALL) that leaves
  * the traced range returns to its next instruction: a TIP.PGE there is
- * "resumed", as
- * after a near indirect call and as libipt says; a far JMP or IRETQ does
- * not return: "enabled". (The TIP.PGD without IP binds to the far
- * transfer; with the handler's IP too.) */
+ * "resumed", as after a near indirect call and as libipt says; a far JMP
+ * or IRETQ does not return: "enabled". (The TIP.PGD without IP binds to
+ * the far transfer; with the handler's IP too.) */
 static void far_exit(uint64_t at, uint64_t next, int pgd_ip)
 {
     struct tw t;
