@@ -14,12 +14,6 @@
 
 #define PAGE_BYTES 4096ull
 
-/* The raw instructions of efi/msr_insn.S, used without the #GP handler
- * once the start has shown the MSRs exist (ExitBootServices: no protocol
- * calls). */
-int efi_msr_rdmsr_raw(uint32_t msr, uint64_t *value);
-int efi_msr_wrmsr_raw(uint32_t msr, uint64_t value);
-
 static struct {
     struct resident_header *h;
     struct rtit_caps caps;
@@ -27,30 +21,6 @@ static struct {
     bool msr_ready;
     bool running;
 } hw;
-
-static int safe_rd(void *ctx, uint32_t msr, uint64_t *v)
-{
-    (void)ctx;
-    return efi_msr_read(msr, v) != EFI_MSR_OK;
-}
-
-static int safe_wr(void *ctx, uint32_t msr, uint64_t v)
-{
-    (void)ctx;
-    return efi_msr_write(msr, v) != EFI_MSR_OK;
-}
-
-static int raw_rd(void *ctx, uint32_t msr, uint64_t *v)
-{
-    (void)ctx;
-    return efi_msr_rdmsr_raw(msr, v);
-}
-
-static int raw_wr(void *ctx, uint32_t msr, uint64_t v)
-{
-    (void)ctx;
-    return efi_msr_wrmsr_raw(msr, v);
-}
 
 bool resident_hw_available(void)
 {
@@ -109,10 +79,9 @@ int resident_hw_start(struct resident_header *h, const char *const *words, size_
     h->buffer = hw.plan.cfg.buffer_phys;
     h->buffer_bytes = hw.plan.buffer_bytes;
     h->rtit_ctl = rtit_config_ctl(&hw.plan.cfg, true);
-    struct rtit_msr_ops ops = { safe_rd, safe_wr, NULL };
     struct rtit_start_info info;
     memset(&info, 0, sizeof info);
-    int r = rtit_start(&ops, &hw.plan.cfg, &hw.caps, false, &info);
+    int r = rtit_start(&efi_msr_safe_ops, &hw.plan.cfg, &hw.caps, false, &info);
     if (r != RTIT_SEQ_OK) {
         snprintf(err, err_len, "start failed (%d%s%s)", r,
                  r == RTIT_SEQ_E_BUSY ? ": someone else is tracing" : "",
@@ -139,7 +108,6 @@ void resident_hw_stop(uint32_t reason)
     if (!hw.running || !h)
         return;
     hw.running = false;
-    struct rtit_msr_ops ops = { raw_rd, raw_wr, NULL };
     struct rtit_stop_info stop;
     struct rtit_output_summary sum;
     struct rtit_linear lin;
@@ -147,7 +115,9 @@ void resident_hw_stop(uint32_t reason)
     memset(&stop, 0, sizeof stop);
     memset(&sum, 0, sizeof sum);
     memset(&lin, 0, sizeof lin);
-    capture_seq_finish(&ops, &hw.plan.cfg, buf, &stop, &sum);
+    /* the raw instructions (efi/msr_safe.h): the start has shown the MSRs
+     * exist, and at ExitBootServices no protocol may be called */
+    capture_seq_finish(&efi_msr_raw_ops, &hw.plan.cfg, buf, &stop, &sum);
     uint32_t lo, hi;
     __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
     h->stop_tsc = ((uint64_t)hi << 32) | lo;
