@@ -19,23 +19,10 @@ $(B)/ptbootdrv.efi: $(B)/efi/ptboot.so
 	  || { echo "$@ is not an EFI boot service driver" >&2; rm -f $@; exit 1; }
 
 # build/osloader.efi: the OS-loader stand-in (test/resident/osloader.c),
-# built like test/image's ptbtest.efi (no libc, no libefi); its symbols
-# (build/test/resident/osloader.so) give the test its function offsets.
-OSLOADER_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector \
-  -fno-stack-check -fpic -mno-red-zone -fshort-wchar -fno-optimize-sibling-calls \
-  -DGNU_EFI_USE_MS_ABI -I$(GNUEFI_INC) -I$(GNUEFI_INC)/x86_64 $(EXTRA_CFLAGS)
-
-$(B)/test/resident/osloader.o: test/resident/osloader.c | $(B)/.setup-done
-	@mkdir -p $(@D)
-	$(HOST_CC) $(OSLOADER_CFLAGS) -c $< -o $@
-
-$(B)/test/resident/osloader.so: $(B)/test/resident/osloader.o linker/ptboot.lds
-	ld -nostdlib -znocombreloc -T linker/ptboot.lds -shared -Bsymbolic --no-undefined \
-	  $(GNUEFI_LIB)/crt0-efi-x86_64.o $< -L$(GNUEFI_LIB) -lgnuefi -o $@
-	bash scripts/check-efi-sections.sh $@
-
-$(B)/osloader.efi: $(B)/test/resident/osloader.so
-	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-app-x86_64 $< $@
+# built like test/image's ptbtest.efi (no libc, no libefi: test/image/image.mk's
+# BARE_EFI_APP); its symbols (build/test/resident/osloader.so) give the test
+# its function offsets.
+$(eval $(call BARE_EFI_APP,test/resident/osloader.c))
 
 # The boot test reads variables back from the OVMF variable store file.
 $(B)/test/efivars: test/resident/efivars.c $(B)/host/libptboot.a | $(B)/.setup-done
