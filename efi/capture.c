@@ -358,7 +358,8 @@ static int step_shared(struct efi_capture *c, efi_soft_call_fn call, void *arg, 
  * it always did (docs/trace.md says so).
  *
  * Why the memory is still valid: the trace buffer (efi_capture_plan), the
- * snapshots and their addresses (efi_capture_watch) are EfiLoaderData and
+ * snapshots and their addresses (efi_capture_watch) and the summaries'
+ * arena (efi_capture_run, before the target starts) are EfiLoaderData and
  * the capture itself is in this app's image (EfiLoaderCode). After
  * ExitBootServices returns, loader memory belongs to the OS, which may
  * reuse it; but the notify runs inside ExitBootServices, before the
@@ -398,6 +399,8 @@ static int ebs_read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 static void ebs_report(struct efi_capture *c)
 {
     static struct ebs_report r;
+    /* the images as the summaries' modules (static: no allocation here) */
+    static struct ptd_sum_module mods[SIDEBAND_MAX_IMAGES];
     const char *target = "-";
     if (c->ntargets) {
         const struct sideband_image *im = sideband_find_image(&c->sb, c->targets[0].base);
@@ -453,6 +456,22 @@ static void ebs_report(struct efi_capture *c)
     if (tlen < sizeof sideband_text) {
         r.sideband = sideband_text;
         r.sideband_bytes = tlen;
+    }
+    if (c->ebs_decode && !c->ebs_no_summary && !c->ebs_arena)
+        ebs_report_say(resident_uart_write, "ptboot: trace: no memory was free for the summaries' tables "
+                       "(%u bytes); no summaries\n", (unsigned)EBS_REPORT_SUM_ARENA);
+    if (c->ebs_decode && c->ebs_arena) {
+        uint32_t n = c->sb.nimages < SIDEBAND_MAX_IMAGES ? c->sb.nimages : SIDEBAND_MAX_IMAGES;
+        for (uint32_t i = 0; i < n; i++) {
+            mods[i].base = c->sb.images[i].base;
+            mods[i].size = c->sb.images[i].size;
+            mods[i].name = c->sb.images[i].name;
+        }
+        r.sum_arena = (void *)(UINTN)c->ebs_arena;
+        r.sum_arena_bytes = EBS_REPORT_SUM_ARENA;
+        r.modules = mods;
+        r.nmodules = n;
+        r.sum_last = c->ebs_last;
     }
     r.bytes = c->trace_bytes;
     r.decoded_insns = true;
@@ -555,6 +574,19 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     ebs_capture = c;
     ebs_seen = false;
     c->ebs_reported = false;
+    /* The summaries' tables, should the target exit boot services: taken
+     * now, because the notify may not allocate (EfiLoaderData, like the
+     * buffer: intact while the notify runs, see above). Without them the
+     * report has no summaries, nothing else changes. */
+    c->ebs_arena = 0;
+    c->ebs_arena_pages = 0;
+    if (c->ebs_decode && !c->ebs_no_summary) {
+        UINTN pages = pages_for(EBS_REPORT_SUM_ARENA);
+        if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &c->ebs_arena)))
+            c->ebs_arena_pages = pages;
+        else
+            c->ebs_arena = 0;
+    }
     if (EFI_ERROR(BS->CreateEvent(EVT_SIGNAL_EXIT_BOOT_SERVICES, TPL_NOTIFY, on_exit_boot_services,
                                   NULL, &ev)))
         ev = NULL;
@@ -656,6 +688,10 @@ out:
     if (ev)
         BS->CloseEvent(ev);
     ebs_capture = NULL;
+    if (c->ebs_arena_pages)
+        BS->FreePages(c->ebs_arena, c->ebs_arena_pages);
+    c->ebs_arena = 0;
+    c->ebs_arena_pages = 0;
     /* images gone now (the target, after it returned) are flagged */
     if (c->watching)
         efi_image_watch_stop(&c->watch);

@@ -105,10 +105,17 @@ struct efi_capture {
     unsigned ntargets;
     /* ExitBootServices while tracing (an OS loader as the target): the
      * notify stops the unit and reports over COM1 (efi/ebs_report.h),
-     * decoding the flow when ebs_decode, sending the files when ebs_files
-     * (both set by the caller); ebs_reported: that happened, boot
-     * services are gone (nothing of the firmware may be called after). */
-    bool ebs_decode, ebs_files, ebs_reported;
+     * decoding the flow and the summaries when ebs_decode (the summaries
+     * unless ebs_no_summary; ebs_last: their last-N transitions, 0: the
+     * default), sending the files when ebs_files (all set by the caller);
+     * ebs_reported: that happened, boot services are gone (nothing of the
+     * firmware may be called after). ebs_arena: the summaries' tables,
+     * EBS_REPORT_SUM_ARENA bytes taken by efi_capture_run before tracing
+     * (the notify may not allocate), 0 when there is none. */
+    bool ebs_decode, ebs_files, ebs_reported, ebs_no_summary;
+    unsigned ebs_last;
+    EFI_PHYSICAL_ADDRESS ebs_arena;
+    UINTN ebs_arena_pages;
     /* the decoder's view of the snapshot */
     EFI_PHYSICAL_ADDRESS page_table;
     UINTN page_table_pages;

@@ -9,6 +9,12 @@
  *   ptboot: flow begin trace=<name> bytes=<n> pages=<n> live=<0|1>
  *   <ptxed --no-inst lines of the trace>               (when decode is set)
  *   ptboot: flow end insns=<n> errors=<n>
+ *   ptboot: trace summary window from=<n> bytes=<n> of=<n>  (a long trace)
+ *   ptboot: trace summary begin                        (when sum_arena is set)
+ *   <decoder/ptd_sum.h's lines: call tree, images, functions, hot blocks
+ *    and edges, last transitions, errors; docs/summary.md>
+ *   ptboot: trace summary end lines=<n> insns=<n> errors=<n>
+ *   ptboot: trace summary cut budget=<n> offset=<n>    (budget spent)
  *   ptboot: serial-dump begin files=<n>                (when files is set)
  *   @PTF1 ...  trace.pt, code.dump + code.addr (the page dump of the
  *              code, the --pages format), sideband.txt (decoder/ptd_frame.h,
@@ -22,8 +28,19 @@
  * allocates or calls firmware. The decoder (decoder/, freestanding) works
  * in static state, the frames and lines are formatted into static buffers
  * with newlib's vsnprintf (integer and string formats only: no heap), the
- * code is read by the caller's callback from memory the caller owns, and
- * the sink is the caller's. Not reentrant (one report at a time). */
+ * code is read by the caller's callback from memory the caller owns, the
+ * summary's tables live in the arena the caller allocated before tracing
+ * began, and the sink is the caller's. Not reentrant (one report at a
+ * time).
+ *
+ * The summary's work is bounded, because a notify that takes minutes
+ * holds up the OS (and looks like a hang): it decodes at most the last
+ * EBS_REPORT_SUM_WINDOW bytes of the trace (from the first PSB in them:
+ * the end is what tells what ran before a hang; the window line says
+ * where it began, and counts then cover only that part), in at most
+ * EBS_REPORT_SUM_BUDGET decoder steps (ptd_sum_decode; the cut line says
+ * where it stopped), and its text is at most ptd_sum_text_bound() bytes
+ * (105,024 with the defaults: 9.1 s at 115200 baud). */
 #ifndef PTBOOT_EFI_EBS_REPORT_H
 #define PTBOOT_EFI_EBS_REPORT_H
 
@@ -32,12 +49,28 @@
 #include <stdint.h>
 
 #include "decoder/ptd_flow.h"
+#include "decoder/ptd_sum.h"
 
 typedef void (*ebs_report_sink)(const char *s, size_t len);
 
 #define EBS_REPORT_FILTERS 4
 /* The code dump: at most this many pages (4 MiB). */
 #define EBS_REPORT_CODE_PAGES_MAX 1024
+/* The summary's arena: the size the normal `trace` uses
+ * (efi/capture_decode.c). */
+#define EBS_REPORT_SUM_ARENA PTD_SUM_ARENA_SUGGESTED
+/* The summary decodes at most the trace's last 1 MiB (the issue's goal:
+ * the summaries of a 1 MiB trace in under 30 s at 115200 baud; the host
+ * decodes that in well under a second, docs/summary.md) ... */
+#define EBS_REPORT_SUM_WINDOW (1u << 20)
+/* ... in at most this many steps (a step is a basic block, an event or a
+ * sync). 1 MiB of TNT packets holds at most about 6 M taken/not-taken
+ * bits (6 a byte), but direct jumps and calls end blocks without any
+ * packet, so the bytes alone do not bound the blocks: this does, and cuts
+ * only a pathological trace (not measured on target hardware; the host
+ * summarises 6.3 M instructions of a 713 KB trace in about 55 ms,
+ * docs/summary.md). */
+#define EBS_REPORT_SUM_BUDGET (1u << 23)
 
 struct ebs_report {
     const char *unit;               /* "soft" or "hw" */
@@ -64,8 +97,19 @@ struct ebs_report {
     size_t code_pages;
     const char *sideband;           /* sideband.txt (0 bytes: not sent) */
     size_t sideband_bytes;
+    /* the summaries (ptd_sum), when sum_arena is set: their tables in
+     * sum_arena (EBS_REPORT_SUM_ARENA bytes, taken before tracing began:
+     * nothing may be allocated in the notify), the images as modules
+     * (module+offset names), the last sum_last transitions (0: the
+     * default, as the host's `ptboot summary`) */
+    void *sum_arena;
+    size_t sum_arena_bytes;
+    const struct ptd_sum_module *modules;
+    size_t nmodules;
+    unsigned sum_last;
     /* the trace line: bytes, insns (decoded_insns: the flow's count when
-     * the flow ran, else insns), wrapped, stopped, images */
+     * the flow ran, else insns), wrapped, stopped, images; its errors are
+     * the flow's, else the summary's (0 when neither ran) */
     uint64_t bytes, insns;
     bool decoded_insns;
     bool wrapped, stopped;
@@ -78,8 +122,11 @@ void ebs_report_say(ebs_report_sink out, const char *fmt, ...) __attribute__((fo
  * or -1 when the trace could not be decoded at all; *insns (may be NULL)
  * gets the instructions decoded. */
 long ebs_report_flow(const struct ebs_report *r, ebs_report_sink out, uint64_t *insns);
-/* The flow (if r->decode), the serial dump (if r->files) and the trace
- * line. */
+/* The summary lines between the begin/end markers (nothing when
+ * r->sum_arena is NULL); returns the decode errors. */
+long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out);
+/* The flow (if r->decode), the summary (if r->sum_arena), the serial dump
+ * (if r->files) and the trace line. */
 void ebs_report_write(const struct ebs_report *r, ebs_report_sink out);
 
 #endif

@@ -39,6 +39,13 @@
 #define RESIDENT_DP_MAX 4096
 
 static struct resident_header *hdr;
+/* The summaries' tables at ExitBootServices (efi/ebs_report.h), taken at
+ * load: the notify may not allocate. EfiBootServicesData, not reserved:
+ * they are used only inside the notify, which runs before ExitBootServices
+ * hands boot-services memory to the OS, like this driver's own code and
+ * statics (EfiBootServicesCode), so reserving them would keep 1 MiB from
+ * the OS for nothing. NULL: no summaries (said at load). */
+static void *sum_arena;
 static struct soft_unit unit_state;
 static struct rtit_config unit_cfg;
 static EFI_EVENT ebs_event, load_event;
@@ -322,8 +329,19 @@ static void publish_sideband(void)
     sb->nimages = 0;
     sb->images_dropped = hdr->images_dropped;
     uint32_t n = hdr->image_count < RESIDENT_IMAGES_MAX ? hdr->image_count : RESIDENT_IMAGES_MAX;
-    for (uint32_t i = 0; i < n; i++) {
+    /* Newest first: the driver sees loads, not unloads, so an image that
+     * was unloaded and another loaded over its pages both stay in the
+     * table; readers take the first row holding an address (host and
+     * target alike), which then is the newer one. A base seen already is
+     * an older image at the same place: left out (sideband_add_image would
+     * overwrite the newer row with it). */
+    for (uint32_t i = n; i-- > 0;) {
         const struct resident_image *im = &hdr->images[i];
+        bool seen = false;
+        for (uint32_t j = i + 1; j < n && !seen; j++)
+            seen = hdr->images[j].base == im->base;
+        if (seen)
+            continue;
         uint32_t flags = i < images_before ? SIDEBAND_IMG_BEFORE : SIDEBAND_IMG_WHILE;
         if (hdr->has_target && im->base == hdr->target.base) {
             flags |= SIDEBAND_IMG_TARGET;
@@ -355,7 +373,7 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
     publish_sideband();
     resident_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
                          resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
-    resident_report(hdr, resident_uart_write);
+    resident_report_summaries(hdr, sum_arena, sum_arena ? EBS_REPORT_SUM_ARENA : 0, resident_uart_write);
 }
 
 static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
@@ -449,6 +467,12 @@ static EFI_STATUS finish_setup(void)
         EFI_ERROR(BS->RegisterProtocolNotify(&LoadedImageProtocol, load_event,
                                              &load_registration)))
         resident_uart_printf("ptboot: resident warning: cannot watch image loads (no sideband)\n");
+    EFI_PHYSICAL_ADDRESS a;
+    UINTN pages = (EBS_REPORT_SUM_ARENA + PAGE_BYTES - 1) / PAGE_BYTES;
+    if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiBootServicesData, pages, &a)))
+        sum_arena = (void *)(uintptr_t)a;
+    else
+        resident_uart_printf("ptboot: resident warning: no memory for the summaries' tables (no summaries)\n");
     hdr->stop = stop_now;
     if (hdr->state != RESIDENT_TRACING)
         hdr->state = RESIDENT_ARMED;

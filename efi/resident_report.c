@@ -1,3 +1,4 @@
+#include <stdbool.h>
 #include <string.h>
 
 #include "efi/resident_report.h"
@@ -114,7 +115,16 @@ long resident_report_flow(const struct resident_header *h, resident_sink out)
 
 void resident_report(const struct resident_header *h, resident_sink out)
 {
+    resident_report_summaries(h, NULL, 0, out);
+}
+
+void resident_report_summaries(const struct resident_header *h, void *arena, size_t arena_bytes,
+                               resident_sink out)
+{
     static struct ebs_report r;
+    /* the recorded images as the summaries' modules (names as in the
+     * sideband text, so `ptboot summary --capture` names them alike) */
+    static struct ptd_sum_module mods[RESIDENT_IMAGES_MAX];
     resident_report_status(h, out);
     uint32_t n = h->image_count < RESIDENT_IMAGES_MAX ? h->image_count : RESIDENT_IMAGES_MAX;
     for (uint32_t i = 0; i < n; i++) {
@@ -125,6 +135,28 @@ void resident_report(const struct resident_header *h, resident_sink out)
             h->has_target && im->base == h->target.base ? " traced" : "");
     }
     report_of(h, &r);
+    /* the soft unit traced its --image (nothing without one); the
+     * hardware unit the whole boot: ebs_report bounds the work */
+    if (arena && (h->unit == RESIDENT_UNIT_HW || h->has_target)) {
+        /* newest first, as the driver's sideband text (an unloaded image
+         * and one loaded over it: the first match is the newer) */
+        size_t m = 0;
+        for (uint32_t k = n; k-- > 0;) {
+            const struct resident_image *im = &h->images[k];
+            bool seen = false;
+            for (size_t j = 0; j < m && !seen; j++)
+                seen = mods[j].base == im->base;
+            if (seen)
+                continue;
+            mods[m].base = im->base;
+            mods[m].size = im->size;
+            mods[m++].name = im->name;
+        }
+        r.sum_arena = arena;
+        r.sum_arena_bytes = arena_bytes;
+        r.modules = mods;
+        r.nmodules = m;
+    }
     ebs_report_write(&r, out);
 }
 

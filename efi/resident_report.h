@@ -8,6 +8,9 @@
  *   ptboot: flow begin trace=resident bytes=<n> pages=0 live=1
  *   <ptxed --no-inst lines of the trace, code read from the images above>
  *   ptboot: flow end insns=<n> errors=<n>
+ *   ptboot: trace summary begin      (with an arena: the driver at EBS)
+ *   <decoder/ptd_sum.h's summaries, images named as in the sideband>
+ *   ptboot: trace summary end lines=<n> insns=<n> errors=<n>
  *   ptboot: serial-dump begin files=4
  *   @PTF1 ...  the capture files of docs/capture-files.md (decoder/ptd_frame.h):
  *              trace.pt, code.dump + code.addr (the traced image's pages,
@@ -35,6 +38,13 @@ typedef ebs_report_sink resident_sink;
 void resident_report_status(const struct resident_header *h, resident_sink out);
 /* The status, the images, the flow, the serial dump and the trace line. */
 void resident_report(const struct resident_header *h, resident_sink out);
+/* The same with the decode summaries (efi/ebs_report.h: bounded) in
+ * arena (arena_bytes: EBS_REPORT_SUM_ARENA), which the caller allocated
+ * beforehand (the driver, at load: the notify may not allocate). The
+ * summaries are of the soft unit's trace of its --image, or the hardware
+ * unit's whole trace; NULL arena: resident_report. */
+void resident_report_summaries(const struct resident_header *h, void *arena, size_t arena_bytes,
+                               resident_sink out);
 /* The flow lines alone (between the begin/end markers); returns the
  * decode errors, or -1 when the trace could not be decoded at all. */
 long resident_report_flow(const struct resident_header *h, resident_sink out);

@@ -13,9 +13,14 @@
 #     nm) entered as often as its source says (fib(N) recursion, ROUNDS mix
 #     rounds, the rest once), in source order, ending inside
 #     osl_exit_boot_services (its ExitBootServices call);
+#   - the decode summaries (decoder/ptd_sum.h) printed by the notify too:
+#     in the functions table the stand-in's functions, named
+#     osloader+0x<offset from nm>, with the calls the source implies, and
+#     the instructions and errors of the final line;
 #   - `ptboot serial LOG --out DIR` recovers trace.pt, code.dump, code.addr
 #     and sideband.txt, and `ptboot flow --capture DIR` decodes them to the
-#     same instructions; trace.pt has the final line's byte count.
+#     same instructions, `ptboot summary --capture DIR` to the same
+#     summaries; trace.pt has the final line's byte count.
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 so=build/test/resident/osloader.so src=test/resident/osloader.c
@@ -43,6 +48,8 @@ check() { if eval "$2"; then ok "$name: $1"; else not_ok "$name: $1"; fi; }
 # The flow between the markers, as offsets into the stand-in.
 flow() { sed -n '/^ptboot: flow begin /,/^ptboot: flow end /p' "$log" | sed '1d;$d'; }
 flow > "$BOOT_DIR/$name.target"
+# The summaries between theirs.
+sed -n '/^ptboot: trace summary begin$/,/^ptboot: trace summary end /p' "$log" | sed '1d;$d' > "$BOOT_DIR/$name.sum"
 base=$(sed -n 's/^ptboot: trace: target .* loaded at \(0x[0-9a-f]*\) .*/\1/p' "$log" | head -1)
 off=$BOOT_DIR/$name.offsets
 if [ -z "$base" ] || [ -z "$insns" ]; then
@@ -70,6 +77,18 @@ else
   check "flow: the trace ends inside osl_exit_boot_services (its ExitBootServices call)" \
     "[ $lastip -ge \$((0x\$(symbol osl_exit_boot_services))) ] && [ $lastip -lt \$((0x\$(symbol efi_main))) ]"
   check "flow: the final line counts the flow's $(wc -l < "$off") instructions ($insns)" "[ \$(wc -l < $off) -eq $insns ]"
+
+  # The summaries: the functions table's call counts, by module+offset.
+  sum_end='^ptboot: trace summary end lines=([0-9]+) insns=([0-9]+) errors=([0-9]+)$'
+  expect $name "$sum_end" "the notify printed the summaries"
+  check "summary: as many instructions as the final line ($insns), no error" \
+    "grep -Eq '^ptboot: trace summary end lines=[1-9][0-9]* insns=$insns errors=0\$' $log"
+  funcs() { sed -n '/^== functions /,/^== /p' "$BOOT_DIR/$name.sum" | sed '1d;$d'; }
+  calls() { funcs | awk -v f="osloader+0x$(printf '%x' $((0x$(symbol "$1"))))" '$NF == f { print $1 }'; }
+  check "summary: functions table: osl_fib called $fib_calls times, osl_mix $ROUNDS (osloader+0x.. at nm's offsets)" \
+    "[ \"\$(calls osl_fib)\" = $fib_calls ] && [ \"\$(calls osl_mix)\" = $ROUNDS ]"
+  check "summary: functions table: efi_main, osl_wants_return, osl_exit_boot_services called once each" \
+    "[ \"\$(calls efi_main)\" = 1 ] && [ \"\$(calls osl_wants_return)\" = 1 ] && [ \"\$(calls osl_exit_boot_services)\" = 1 ]"
 fi
 
 # The serial dump, recovered and decoded on the host.
@@ -82,6 +101,9 @@ if build/ptboot serial "$log" --out "$dir" > "$dir.log" 2>&1 &&
   build/ptboot flow --no-inst --capture "$dir" > "$BOOT_DIR/$name.host" 2>&1
   check "host: ptboot flow --capture of the recovered files = the target's flow ($(wc -l < "$BOOT_DIR/$name.target") lines)" \
     "[ -s $BOOT_DIR/$name.target ] && cmp -s $BOOT_DIR/$name.host $BOOT_DIR/$name.target"
+  build/ptboot summary --capture "$dir" > "$BOOT_DIR/$name.host-sum" 2>&1
+  check "host: ptboot summary --capture of the recovered files = the target's summaries ($(wc -l < "$BOOT_DIR/$name.sum") lines)" \
+    "[ \$(wc -l < $BOOT_DIR/$name.sum) -gt 20 ] && cmp -s $BOOT_DIR/$name.host-sum $BOOT_DIR/$name.sum"
   check "host: the sideband names the soft unit, the target (snapshotted) and stopped=1" \
     "grep -qx 'unit soft' $dir/sideband.txt && grep -q '^image base=$base .*flags=[a-z,]*snapshot,target name=osloader\$' $dir/sideband.txt && grep -qx 'trace.stopped 1' $dir/sideband.txt && grep -qx 'trace.bytes ${bytes:-x}' $dir/sideband.txt"
 else

@@ -18,7 +18,11 @@
 #                  ExitBootServices notify; the stand-in shuts down. The
 #                  on-target flow must show the stand-in's known control flow
 #                  (symbols of build/test/resident/osloader.so) and equal the
-#                  host's decode of the files recovered from the serial dump.
+#                  host's decode of the files recovered from the serial dump;
+#                  the on-target summaries (decoder/ptd_sum.h) have the
+#                  source's call counts (osl_fib 2*fib(N+1)-1, osl_mix
+#                  ROUNDS) under osloader.efi+0x<nm offset> and equal the
+#                  host's `ptboot summary --capture` of the recovered files.
 #   3 same boot    the stand-in returns ("return"): `resident status flow
 #                  dump save` later in the same boot find the stopped trace;
 #                  the files `save` wrote on the stick decode on the host to
@@ -143,6 +147,18 @@ else
   check "flow: the trace ends inside osl_exit_boot_services (its ExitBootServices call)" \
     "[ $lastip -ge \$((0x\$(symbol osl_exit_boot_services))) ] && [ $lastip -lt \$((0x\$(symbol efi_main))) ]"
   check "flow: as many instructions decoded as the unit traced ($insns)" "[ \$(wc -l < $f) -eq $insns ]"
+  # the summaries the driver printed from the notify: the functions
+  # table's call counts as the source's #defines imply
+  block "trace summary" 1 resident-boot > "$BOOT_DIR/resident-boot.sum"
+  expect resident-boot "^ptboot: trace summary end lines=[1-9][0-9]* insns=$insns errors=0$" \
+    "the driver printed the summaries ($insns instructions, no error)"
+  def() { sed -n "s/^#define $1 \([0-9]*\)$/\1/p" test/resident/osloader.c; }
+  fibn() { local a=0 b=1 i t; for ((i = 0; i < $1; i++)); do t=$((a + b)); a=$b; b=$t; done; echo $a; }
+  fib_calls=$((2 * $(fibn $(($(def OSL_FIB_N) + 1))) - 1)) rounds=$(def OSL_ROUNDS)
+  sum_calls() { sed -n '/^== functions /,/^== /p' "$BOOT_DIR/resident-boot.sum" | sed '1d;$d' |
+    awk -v f="osloader.efi+0x$(printf '%x' $((0x$(symbol "$1"))))" '$NF == f { print $1 }'; }
+  check "summary: functions table: osl_fib called $fib_calls times, osl_mix $rounds (osloader.efi+0x.. at nm's offsets)" \
+    "[ \"\$(sum_calls osl_fib)\" = $fib_calls ] && [ \"\$(sum_calls osl_mix)\" = $rounds ] && [ \"\$(sum_calls osl_wants_return)\" = 1 ]"
   # the serial dump, recovered on the host, decodes to the same flow
   rm -rf "$BOOT_DIR/resident-rec" && mkdir -p "$BOOT_DIR/resident-rec"
   if build/ptboot serial "$t" --out "$BOOT_DIR/resident-rec" > "$BOOT_DIR/resident-rec.log" 2>&1; then
@@ -150,6 +166,9 @@ else
     block flow 1 resident-boot > "$BOOT_DIR/resident-boot.target"
     check "host: the recovered capture (trace.pt, code, sideband.txt) decodes to the target's flow ($insns instructions)" \
       "cmp -s $BOOT_DIR/resident-boot.host $BOOT_DIR/resident-boot.target"
+    build/ptboot summary --capture "$BOOT_DIR/resident-rec" > "$BOOT_DIR/resident-boot.host-sum" 2>&1
+    check "host: ptboot summary --capture of the recovered files = the driver's summaries ($(wc -l < "$BOOT_DIR/resident-boot.sum") lines)" \
+      "[ \$(wc -l < $BOOT_DIR/resident-boot.sum) -gt 20 ] && cmp -s $BOOT_DIR/resident-boot.host-sum $BOOT_DIR/resident-boot.sum"
     sbt=$BOOT_DIR/resident-rec/sideband.txt
     check "host: the sideband names the soft unit and the target with its snapshot" \
       "grep -qx 'unit soft' $sbt && grep -q '^image base=$base .*flags=[a-z,]*target.* name=osloader.efi\$' $sbt && grep -q 'flags=[a-z,]*snapshot' $sbt"
