@@ -6,7 +6,9 @@
  *                 firmware's handle order, as here)
  *   --boot-next   the boot option the firmware would take next: BootNext,
  *                 else the first active, not hidden option of BootOrder
- *                 that is not the one running now (BootCurrent)
+ *                 that is not the one running now (BootCurrent); a
+ *                 short-form device path is expanded as the boot
+ *                 manager does ("--boot-next" below)
  *   --unit auto|hw|soft  trace unit (auto: Intel PT when CPUID offers it
  *                 and the MSR path is #GP-safe, else the software unit)
  *   --cpus [N|all] trace N processors (default with --cpus: all), the
@@ -240,20 +242,195 @@ static int read_var(const char *name, void *buf, UINTN *size)
     return EFI_ERROR(RT->GetVariable(w, &g, NULL, size, buf)) ? -1 : 0;
 }
 
-/* The boot option to trace: BootNext, else the first active, visible
- * option of BootOrder other than BootCurrent (ptboot itself). Copies its
- * device path into dp (a pool allocation) and its description into desc. */
+/* ---- --boot-next ---------------------------------------------------------
+ *
+ * Which option (UEFI 2.10 section 3.1.2 "Load Option Processing"): the boot
+ * manager takes BootNext once, if set, else the options of BootOrder in
+ * order, skipping those whose LOAD_OPTION_ACTIVE attribute is clear
+ * (section 3.1.3 "Load Options"; LOAD_OPTION_HIDDEN ones are not shown in
+ * menus, so a "next OS" is not one of them either: OVMF's UiApp is
+ * hidden). BootCurrent, the option that booted ptboot, is skipped too: it
+ * is us. The firmware deletes BootNext before it boots it, so when
+ * ptboot was itself booted as BootNext that variable is gone already.
+ *
+ * How it loads (section 3.1.2 again): an option's FilePathList[0] is
+ * either a full device path (from the root: PciRoot()/.../file) or a
+ * "short form" the boot manager has to expand first. LoadImage only takes
+ * full ones, so this does what the boot manager does for the forms a
+ * disk-boot option uses:
+ *   - a Hard Drive media node first (HD(): section 10.3.5.1; partition
+ *     number, start, size, signature): the partition on any block device
+ *     whose device path ends in the same HD() node, then the rest;
+ *   - a File Path media node first (section 10.3.5.4): the file on every
+ *     file system, removable media first, then fixed ones (BlockIo
+ *     Media->RemovableMedia; section 3.1.2 says the order within each
+ *     group is the platform's, here the handle order);
+ *   - a full path to a device with no file (what OVMF writes for a disk:
+ *     PciRoot()/Pci()/USB()): the removable-media default path
+ *     \EFI\BOOT\BOOTX64.EFI on its file system (section 3.5.1.1).
+ * USB WWID/Class and URI short forms are refused with a message. */
+
+#define BOOT_DEFAULT_FILE L"\\EFI\\BOOT\\BOOTX64.EFI" /* 3.5.1.1, x64 */
+#define DP_TEXT_CHARS 160
+
+/* The device path as UEFI text (gnu-efi's DevicePathToStr), narrowed to
+ * ASCII for the console; "?" if it cannot be made. */
+static void dp_text(EFI_DEVICE_PATH *dp, char *out, size_t cap)
+{
+    CHAR16 *w = dp ? DevicePathToStr(dp) : NULL;
+    size_t n = 0;
+    if (w) {
+        for (; w[n] && n + 1 < cap; n++)
+            out[n] = w[n] >= 0x20 && w[n] < 0x7f ? (char)w[n] : '?';
+        FreePool(w);
+    }
+    if (!n)
+        out[n++] = '?';
+    out[n] = 0;
+}
+
+/* The file name of one or more consecutive File Path nodes at dp, joined
+ * with '\' (section 10.3.5.4 allows a path split over nodes). */
+static bool file_nodes_text(EFI_DEVICE_PATH *dp, CHAR16 *out, size_t cap)
+{
+    size_t n = 0;
+    for (; !IsDevicePathEnd(dp) && DevicePathType(dp) == MEDIA_DEVICE_PATH &&
+           DevicePathSubType(dp) == MEDIA_FILEPATH_DP;
+         dp = NextDevicePathNode(dp)) {
+        size_t chars = (DevicePathNodeLength(dp) - EFI_DP_HEADER_BYTES) / sizeof(CHAR16);
+        const CHAR16 *name = ((FILEPATH_DEVICE_PATH *)dp)->PathName;
+        if (n && out[n - 1] != L'\\' && chars && name[0] != L'\\' && n + 1 < cap)
+            out[n++] = L'\\';
+        for (size_t i = 0; i < chars && name[i] && n + 1 < cap; i++)
+            out[n++] = name[i];
+    }
+    out[n] = 0;
+    return n > 0;
+}
+
+/* The file exists on the file system of handle fs (opened read-only, then
+ * closed): a cheap probe before LoadImage, which would also record a
+ * failed load in nothing but a status. */
+static bool file_on(EFI_HANDLE fs, const CHAR16 *path)
+{
+    EFI_FILE_IO_INTERFACE *io = NULL;
+    EFI_FILE_HANDLE root = NULL, f = NULL;
+    EFI_GUID g = SIMPLE_FILE_SYSTEM_PROTOCOL;
+    if (EFI_ERROR(BS->HandleProtocol(fs, &g, (void **)&io)) || !io ||
+        EFI_ERROR(io->OpenVolume(io, &root)) || !root)
+        return false;
+    bool ok = !EFI_ERROR(root->Open(root, &f, (CHAR16 *)path, EFI_FILE_MODE_READ, 0)) && f;
+    if (f)
+        f->Close(f);
+    root->Close(root);
+    return ok;
+}
+
+/* Short-form File Path: the first file system that has the file,
+ * removable media first. Returns a full path (pool) or NULL. */
+static EFI_DEVICE_PATH *expand_file_path(EFI_DEVICE_PATH *dp)
+{
+    CHAR16 path[PATH_CHARS];
+    if (!file_nodes_text(dp, path, PATH_CHARS))
+        return NULL;
+    UINTN count = 0;
+    EFI_HANDLE *h = NULL;
+    EFI_GUID fs = SIMPLE_FILE_SYSTEM_PROTOCOL;
+    if (EFI_ERROR(BS->LocateHandleBuffer(ByProtocol, &fs, NULL, &count, &h)))
+        return NULL;
+    EFI_DEVICE_PATH *full = NULL;
+    for (int removable = 1; removable >= 0 && !full; removable--)
+        for (UINTN i = 0; i < count && !full; i++) {
+            EFI_BLOCK_IO *bio = NULL;
+            bool rm = !EFI_ERROR(BS->HandleProtocol(h[i], &BlockIoProtocol, (void **)&bio)) && bio &&
+                      bio->Media && bio->Media->RemovableMedia;
+            EFI_DEVICE_PATH *dev = DevicePathFromHandle(h[i]);
+            if (rm == (removable == 1) && dev && file_on(h[i], path))
+                full = AppendDevicePath(dev, dp);
+        }
+    FreePool(h);
+    return full;
+}
+
+/* Short-form Hard Drive: the block device whose path ends in the same
+ * HD() node (every field: number, start, size, signature, format). */
+static EFI_DEVICE_PATH *expand_hard_drive(EFI_DEVICE_PATH *dp)
+{
+    UINTN count = 0;
+    EFI_HANDLE *h = NULL;
+    if (EFI_ERROR(BS->LocateHandleBuffer(ByProtocol, &BlockIoProtocol, NULL, &count, &h)))
+        return NULL;
+    EFI_DEVICE_PATH *full = NULL;
+    UINTN len = DevicePathNodeLength(dp);
+    for (UINTN i = 0; i < count && !full; i++) {
+        EFI_DEVICE_PATH *n = DevicePathFromHandle(h[i]), *last = NULL;
+        for (; n && !IsDevicePathEnd(n); n = NextDevicePathNode(n))
+            last = n;
+        if (last && (UINTN)DevicePathNodeLength(last) == len && !memcmp(last, dp, len))
+            full = AppendDevicePath(DevicePathFromHandle(h[i]), NextDevicePathNode(dp));
+    }
+    FreePool(h);
+    return full;
+}
+
+/* The option's path made full (a pool allocation), its form in *form. */
+static EFI_DEVICE_PATH *boot_full_path(EFI_DEVICE_PATH *dp, const char **form)
+{
+    if (DevicePathType(dp) == MEDIA_DEVICE_PATH && DevicePathSubType(dp) == MEDIA_FILEPATH_DP) {
+        *form = "short-form file path";
+        return expand_file_path(dp);
+    }
+    if (DevicePathType(dp) == MEDIA_DEVICE_PATH && DevicePathSubType(dp) == MEDIA_HARDDRIVE_DP) {
+        *form = "short-form hard drive";
+        return expand_hard_drive(dp);
+    }
+    if (DevicePathType(dp) == MESSAGING_DEVICE_PATH &&
+        (DevicePathSubType(dp) == MSG_USB_WWID_DP || DevicePathSubType(dp) == MSG_USB_CLASS_DP ||
+         DevicePathSubType(dp) == MSG_URI_DP)) {
+        *form = "short-form USB WWID/Class or URI (not expanded here)";
+        return NULL;
+    }
+    /* a full path: to a file, or to a device with a file system and no
+     * file node (the default boot file then) */
+    EFI_DEVICE_PATH *rest = dp;
+    EFI_HANDLE dev = NULL;
+    EFI_GUID fs = SIMPLE_FILE_SYSTEM_PROTOCOL;
+    if (!EFI_ERROR(BS->LocateDevicePath(&fs, &rest, &dev)) && IsDevicePathEnd(rest)) {
+        *form = "device (default boot file)";
+        return FileDevicePath(dev, BOOT_DEFAULT_FILE);
+    }
+    *form = "full path";
+    return DuplicateDevicePath(dp);
+}
+
+static void order_text(const uint16_t *order, size_t count, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < count && n + 6 < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%04X", i ? "," : "", order[i]);
+    if (!count)
+        snprintf(out, cap, "-");
+}
+
+/* The boot option to trace (above): its full device path (a pool
+ * allocation) or NULL after a message; its description in desc. */
 static EFI_DEVICE_PATH *boot_next_path(char *desc, size_t desc_cap, unsigned *number)
 {
     static uint8_t opt[OPTION_BYTES];
     uint16_t order[ORDER_MAX], current = 0xffff, next;
+    char order_s[ORDER_MAX * 5 + 8], cur_s[8] = "-";
     UINTN size = sizeof current;
     bool have_current = !read_var("BootCurrent", &current, &size);
     size_t count = 0;
+    const char *from = "BootOrder";
+    if (have_current)
+        snprintf(cur_s, sizeof cur_s, "%04X", current);
     size = sizeof next;
     if (!read_var("BootNext", &next, &size) && size == sizeof next && (!have_current || next != current)) {
         order[0] = next;
         count = 1;
+        from = "BootNext";
     } else {
         size = sizeof order;
         if (read_var("BootOrder", order, &size)) {
@@ -262,32 +439,67 @@ static EFI_DEVICE_PATH *boot_next_path(char *desc, size_t desc_cap, unsigned *nu
         }
         count = size / sizeof order[0];
     }
+    order_text(order, count, order_s, sizeof order_s);
+    efi_con_printf("ptboot: trace: --boot-next: %s %s, BootCurrent %s\n", from, order_s, cur_s);
     for (size_t i = 0; i < count; i++) {
-        if (have_current && order[i] == current)
-            continue;
         char name[16];
         efi_option_name(name, sizeof name, "Boot", order[i]);
-        size = sizeof opt;
-        if (read_var(name, opt, &size))
+        if (have_current && order[i] == current) {
+            efi_con_printf("ptboot: trace: --boot-next: %s skipped: BootCurrent (it started ptboot)\n", name);
             continue;
+        }
+        size = sizeof opt;
         struct efi_load_option lo;
         size_t off;
-        if (efi_load_option_decode(opt, size, &lo, &off))
+        int r;
+        if (read_var(name, opt, &size)) {
+            efi_con_printf("ptboot: trace: --boot-next: %s skipped: no such variable\n", name);
             continue;
-        if (!(lo.attributes & EFI_LO_ACTIVE) || (lo.attributes & EFI_LO_HIDDEN))
+        }
+        if ((r = efi_load_option_decode(opt, size, &lo, &off))) {
+            efi_con_printf("ptboot: trace: --boot-next: %s skipped: %s at byte %llu\n", name,
+                           efi_load_option_strerror(r), (unsigned long long)off);
             continue;
-        efi_ucs2_to_ascii(lo.description, lo.desc_chars * 2, desc, desc_cap);
+        }
+        if (!(lo.attributes & EFI_LO_ACTIVE) || (lo.attributes & EFI_LO_HIDDEN)) {
+            efi_con_printf("ptboot: trace: --boot-next: %s skipped: %s\n", name,
+                           lo.attributes & EFI_LO_ACTIVE ? "hidden" : "not active");
+            continue;
+        }
+        if (efi_ucs2_to_ascii(lo.description, lo.desc_chars * 2, desc, desc_cap) < 0)
+            snprintf(desc, desc_cap, "?");
         *number = order[i];
         long dpsize = efi_dp_size(lo.file_path, lo.file_path_len);
-        if (dpsize <= 0)
-            continue;
+        if (dpsize <= 0) {
+            efi_con_printf("ptboot: error: trace: --boot-next: %s: bad device path (%s)\n", name,
+                           efi_load_option_strerror((int)dpsize));
+            return NULL;
+        }
+        /* the option is what the firmware would boot: it is the target,
+         * and a path that cannot be expanded is an error, not a reason to
+         * take the one after it (the firmware would try that, but then
+         * the trace would be of something else than asked) */
         EFI_DEVICE_PATH *dp = AllocatePool((UINTN)dpsize);
         if (!dp)
             return NULL;
         memcpy(dp, lo.file_path, (size_t)dpsize);
-        return dp;
+        const char *form = "";
+        char text[DP_TEXT_CHARS], full_text[DP_TEXT_CHARS];
+        dp_text(dp, text, sizeof text);
+        EFI_DEVICE_PATH *full = boot_full_path(dp, &form);
+        FreePool(dp);
+        if (!full) {
+            efi_con_printf("ptboot: error: trace: --boot-next: %s \"%s\" path %s (%s): no device has it\n",
+                           name, desc, text, form);
+            return NULL;
+        }
+        dp_text(full, full_text, sizeof full_text);
+        efi_con_printf("ptboot: trace: --boot-next: %s \"%s\" path %s (%s) -> %s\n", name, desc, text,
+                       form, full_text);
+        return full;
     }
-    efi_con_puts("ptboot: error: trace: --boot-next: no other active boot option\n");
+    efi_con_printf("ptboot: error: trace: --boot-next: no active, visible boot option in %s %s other than "
+                   "BootCurrent %s\n", from, order_s, cur_s);
     return NULL;
 }
 
@@ -396,7 +608,7 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     if (EFI_ERROR(s)) {
         efi_con_printf("ptboot: error: trace: LoadImage %s: status 0x%llx%s\n", target,
                        (unsigned long long)s,
-                       s == EFI_NOT_FOUND ? " (not found; a short-form boot path needs the boot manager)" : "");
+                       s == EFI_NOT_FOUND ? " (not found)" : "");
         efi_capture_free(&cap);
         return EFI_APP_FAILED;
     }

@@ -5,11 +5,19 @@
  *
  * usage: efivars VARS.fd
  *        efivars VARS.fd --add-driver NUMBER DESCRIPTION PATH ORDER
+ *        efivars VARS.fd --add-boot NUMBER DESCRIPTION PATH ORDER
+ *        efivars VARS.fd --boot
+ *        efivars VARS.fd --set NAME VALUES
  * The second form appends (as a firmware would) a Driver#### load option
  * (LOAD_OPTION_ACTIVE, a file-path-only device path for PATH) and a
  * DriverOrder variable holding ORDER (comma-separated hex numbers), so the
  * test can check that install/uninstall leave someone else's option
- * alone. Appended records supersede earlier ones of the same name: the
+ * alone. --add-boot does the same for a Boot#### option and BootOrder
+ * (test/boot/trace_bootnext.sh: an option for `trace --boot-next`; PATH
+ * alone is the short-form File Path device path of UEFI 2.10 section
+ * 3.1.2). --boot lists Boot####, BootOrder, BootNext and BootCurrent in
+ * place of the Driver lines. --set appends a variable of UINT16s
+ * (comma-separated hex), e.g. BootNext. Appended records supersede earlier ones of the same name: the
  * old ones are marked deleted (State &= VAR_DELETED), as EDK2 does.
  * prints one line per live variable of EFI_GLOBAL_VARIABLE named Driver####
  * or DriverOrder:
@@ -74,8 +82,9 @@ static struct var vars[MAX_VARS];
 
 static void print_var(const struct var *v)
 {
-    if (!strcmp(v->name, "DriverOrder")) {
-        printf("DriverOrder ");
+    if (!strcmp(v->name, "DriverOrder") || !strcmp(v->name, "BootOrder") ||
+        !strcmp(v->name, "BootNext") || !strcmp(v->name, "BootCurrent")) {
+        printf("%s ", v->name);
         for (size_t i = 0; i + 1 < v->size; i += 2)
             printf("%s%04X", i ? "," : "", get16(v->data + i));
         printf("\n");
@@ -135,12 +144,14 @@ static int append(uint8_t *img, size_t hdr, size_t *at, size_t store_end, size_t
     return 0;
 }
 
-static int add_driver(const char *file, uint8_t *img, size_t len, size_t hdr, size_t at,
-                      size_t store_end, size_t n, char **args)
+/* kind: "Driver" or "Boot"; the order variable is kind + "Order". */
+static int add_option(const char *kind, const char *file, uint8_t *img, size_t len, size_t hdr,
+                      size_t at, size_t store_end, size_t n, char **args)
 {
-    char name[16];
+    char name[16], order_name[16];
     unsigned long number = strtoul(args[0], NULL, 16);
-    efi_option_name(name, sizeof name, "Driver", (unsigned)number);
+    efi_option_name(name, sizeof name, kind, (unsigned)number);
+    snprintf(order_name, sizeof order_name, "%sOrder", kind);
     uint8_t dp[512], option[1024], order[128];
     long dp_len = efi_dp_append_file(dp, sizeof dp, NULL, 0, args[2]);
     long opt_len = dp_len < 0 ? dp_len
@@ -157,7 +168,7 @@ static int add_driver(const char *file, uint8_t *img, size_t len, size_t hdr, si
         order[order_len++] = (uint8_t)(v >> 8);
     }
     if (append(img, hdr, &at, store_end, n, name, option, (size_t)opt_len) ||
-        append(img, hdr, &at, store_end, n, "DriverOrder", order, order_len)) {
+        append(img, hdr, &at, store_end, n, order_name, order, order_len)) {
         fprintf(stderr, "efivars: the variable store is full\n");
         return 1;
     }
@@ -166,14 +177,41 @@ static int add_driver(const char *file, uint8_t *img, size_t len, size_t hdr, si
         perror(file);
         return 1;
     }
-    printf("added %s and DriverOrder %s\n", name, args[3]);
+    printf("added %s and %s %s\n", name, order_name, args[3]);
+    return 0;
+}
+
+/* --set NAME VALUES: a UINT16 array variable (BootNext, BootOrder). */
+static int set_u16(const char *file, uint8_t *img, size_t len, size_t hdr, size_t at,
+                   size_t store_end, size_t n, const char *name, char *values)
+{
+    uint8_t data[128];
+    size_t size = 0;
+    for (char *s = values, *e; *s && size + 2 <= sizeof data; s = *e ? e + 1 : e) {
+        unsigned long v = strtoul(s, &e, 16);
+        data[size++] = (uint8_t)v;
+        data[size++] = (uint8_t)(v >> 8);
+    }
+    if (append(img, hdr, &at, store_end, n, name, data, size)) {
+        fprintf(stderr, "efivars: the variable store is full\n");
+        return 1;
+    }
+    FILE *f = fopen(file, "r+b");
+    if (!f || fwrite(img, 1, len, f) != len || fclose(f)) {
+        perror(file);
+        return 1;
+    }
+    printf("set %s %s\n", name, values);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 7 && !strcmp(argv[2], "--add-driver"))) {
-        fprintf(stderr, "usage: efivars VARS.fd [--add-driver NUMBER DESCRIPTION PATH ORDER]\n");
+    bool add = argc == 7 && (!strcmp(argv[2], "--add-driver") || !strcmp(argv[2], "--add-boot"));
+    bool boot = argc == 3 && !strcmp(argv[2], "--boot");
+    bool set = argc == 5 && !strcmp(argv[2], "--set");
+    if (argc != 2 && !add && !boot && !set) {
+        fprintf(stderr, "usage: efivars VARS.fd [--add-driver|--add-boot NUMBER DESCRIPTION PATH ORDER | --boot | --set NAME VALUES]\n");
         return 2;
     }
     FILE *f = fopen(argv[1], "rb");
@@ -222,8 +260,11 @@ int main(int argc, char **argv)
         p = (p + 3) & ~(size_t)3;
     }
     size_t end_of_vars = p;
-    if (argc == 7 && !strcmp(argv[2], "--add-driver"))
-        return add_driver(argv[1], img, len, hdr, end_of_vars, store_end, n, argv + 3);
+    if (set)
+        return set_u16(argv[1], img, len, hdr, end_of_vars, store_end, n, argv[3], argv[4]);
+    if (add)
+        return add_option(argv[2][6] == 'd' ? "Driver" : "Boot", argv[1], img, len, hdr, end_of_vars,
+                          store_end, n, argv + 3);
     size_t live = 0;
     for (size_t i = 0; i < n; i++) {
         bool superseded = false;
@@ -234,7 +275,9 @@ int main(int argc, char **argv)
         if (superseded)
             continue;
         live++;
-        if (efi_option_number(vars[i].name, "Driver") >= 0 || !strcmp(vars[i].name, "DriverOrder"))
+        if (boot ? efi_option_number(vars[i].name, "Boot") >= 0 || !strcmp(vars[i].name, "BootOrder") ||
+                       !strcmp(vars[i].name, "BootNext") || !strcmp(vars[i].name, "BootCurrent")
+                 : efi_option_number(vars[i].name, "Driver") >= 0 || !strcmp(vars[i].name, "DriverOrder"))
             print_var(&vars[i]);
     }
     printf("variables=%zu\n", live);
