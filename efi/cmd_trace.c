@@ -579,6 +579,8 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
      * serial) go over COM1: docs/trace.md "Tracing an OS loader". */
     cap.ebs_decode = !a.no_decode;
     cap.ebs_files = a.serial_dump || !a.no_files;
+    cap.ebs_no_summary = a.no_summary;
+    cap.ebs_last = a.last;
 
     char target[PATH_CHARS], name[SIDEBAND_NAME_MAX];
     EFI_DEVICE_PATH *dp;
