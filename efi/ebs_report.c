@@ -52,10 +52,19 @@ long ebs_report_flow(const struct ebs_report *r, ebs_report_sink out, uint64_t *
     ptd_flow_lines_init(&lines, &flow, 0);
     enum ptd_flow_line_kind kind;
     int n;
+    uint64_t printed = 0;
     while ((n = ptd_flow_lines_next(&lines, text, sizeof text, &kind)) > 0) {
-        out(text, (size_t)n);
-        out("\n", 1);
+        /* Past the line bound the decode goes on (the counts stay whole)
+         * but nothing more is printed: the files and the summary carry the
+         * rest. */
+        if (printed++ < EBS_REPORT_FLOW_LINES) {
+            out(text, (size_t)n);
+            out("\n", 1);
+        }
     }
+    if (printed > EBS_REPORT_FLOW_LINES)
+        ebs_report_say(out, "ptboot: flow cut printed=%llu of=%llu lines\n",
+                       (unsigned long long)EBS_REPORT_FLOW_LINES, (unsigned long long)printed);
     ebs_report_say(out, "ptboot: flow end insns=%llu errors=%llu\n", (unsigned long long)lines.insns,
                    (unsigned long long)lines.errors);
     if (insns)

@@ -8,6 +8,7 @@
  *
  *   ptboot: flow begin trace=<name> bytes=<n> pages=<n> live=<0|1>
  *   <ptxed --no-inst lines of the trace>               (when decode is set)
+ *   ptboot: flow cut printed=<n> of=<n> lines          (past the line bound)
  *   ptboot: flow end insns=<n> errors=<n>
  *   ptboot: trace summary window from=<n> bytes=<n> of=<n>  (a long trace)
  *   ptboot: trace summary begin                        (when sum_arena is set)
@@ -40,13 +41,19 @@
  * where it began, and counts then cover only that part), in at most
  * EBS_REPORT_SUM_BUDGET decoder steps (ptd_sum_decode; the cut line says
  * where it stopped), and its text is at most ptd_sum_text_bound() bytes
- * (105,024 with the defaults: 9.1 s at 115200 baud). */
+ * (105,024 with the defaults: 9.1 s at 115200 baud). The flow prints at
+ * most EBS_REPORT_FLOW_LINES lines (about 30 s at 115200 baud): a hardware
+ * trace of the rest of the boot is millions of instructions, hours of
+ * serial; past the bound it is still decoded to the end, for the counts. */
 #ifndef PTBOOT_EFI_EBS_REPORT_H
 #define PTBOOT_EFI_EBS_REPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Flow lines printed at most (see above). */
+#define EBS_REPORT_FLOW_LINES 20000u
 
 #include "decoder/ptd_flow.h"
 #include "decoder/ptd_sum.h"
