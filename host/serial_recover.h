@@ -1,0 +1,78 @@
+/* The in-memory part of `ptboot serial` (host/cmd_serial.c): a serial log
+ * split into the files of its dumps (decoder/ptd_frame.h, docs/serial.md),
+ * each file's lost and damaged lines found and reported, what survives
+ * assembled and written. Separate from the CLI so that the fuzz target
+ * (test/fuzz/fuzz_frame.c) runs exactly this code on arbitrary logs.
+ *
+ * Memory is proportional to the log, whatever the lines claim: data lines
+ * are kept in arrival order with their payload in one pool, sorted by
+ * sequence number at the end, and files are assembled per written part. */
+#ifndef PTBOOT_HOST_SERIAL_RECOVER_H
+#define PTBOOT_HOST_SERIAL_RECOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/ptd_frame.h"
+
+#define SERIAL_MAX_FILE (1ull << 32)
+
+struct sline {            /* a data line that arrived intact */
+    uint32_t seq, len;
+    uint64_t off;
+    size_t pool;          /* its payload: pool[pool .. pool + len) */
+    size_t log_line;
+    bool psb;
+};
+
+struct sdamage {          /* a damaged frame line, to be attributed */
+    size_t log_line;
+    enum ptd_frame_damage damage;
+    char type;            /* 'B', 'D', 'E' or 0 (unknown) */
+    bool has_seq, has_off;
+    uint32_t seq;
+    uint64_t off;
+    bool used;
+    uint32_t at;          /* the lost line it was attributed to */
+};
+
+struct sfile {
+    uint32_t id;
+    bool have_begin, have_end;
+    struct ptd_frame_rec begin, end; /* payload unused */
+    size_t begin_log, end_log;
+    struct sline *lines;  /* arrival order; sorted by seq in finish_file */
+    size_t nlines, lines_cap;
+    uint8_t *pool;
+    size_t pool_len, pool_cap;
+    uint32_t max_seq_plus1;
+    uint64_t extent;      /* max off + len seen */
+    uint32_t maxlen;      /* longest data line seen (a full line) */
+    struct sdamage *dmg;  /* in log order */
+    size_t ndmg, dmg_cap;
+    char out_name[PTD_FRAME_NAME_MAX + 16];
+    bool whole;           /* written as DIR/out_name, CRC checked */
+    char **segs;          /* paths of the segments written (incomplete pt) */
+    size_t nsegs, segs_cap;
+};
+
+struct serial_ctx {
+    const char *prog;
+    const char *dir;      /* NULL: a dry run, reports only (nothing written) */
+    bool quiet;
+    struct sfile *files;
+    size_t nfiles, cap;
+    size_t written;       /* files and segments written */
+};
+
+/* Takes every line of a log (size bytes of text; lines end at LF or at a
+ * lone CR, log line numbers count LFs) into c->files. */
+void host_serial_take_log(struct serial_ctx *c, const uint8_t *text, size_t size);
+/* Reports and writes every file (into c->dir; with dir NULL only the
+ * reports, on stdout); returns how many came back whole. */
+size_t host_serial_finish(struct serial_ctx *c);
+/* Frees what take_log and finish allocated (c->files and theirs). */
+void host_serial_free(struct serial_ctx *c);
+
+#endif
