@@ -237,6 +237,7 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
             if (!s->stats.has_time) {
                 s->stats.has_time = 1;
                 s->stats.tsc_first = tsc;
+                s->stats.tsc_last = tsc;    /* one time value: a span of 0 */
                 s->cur_tsc = tsc;
             }
             /* time estimated from MTC/CYC may step back when a TSC
