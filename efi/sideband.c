@@ -424,6 +424,10 @@ static int parse_line(struct sideband *sb, const char *key, size_t klen, struct 
         n = (size_t)(c->end - c->p);
         if (n == 0 || n >= sizeof sb->cpu.vendor)
             FAIL("cpu.vendor: want 1 to 12 characters");
+        /* "unknown" is how the writer spells an empty vendor (a CPUID
+         * vendor string is 12 characters): it reads back as empty */
+        if (key_is(c->p, n, "unknown"))
+            return 0;
         memcpy(sb->cpu.vendor, c->p, n);
         sb->cpu.vendor[n] = '\0';
         return 0;

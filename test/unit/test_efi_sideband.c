@@ -251,6 +251,23 @@ static void mutations_never_crash(void **state)
     assert_true(ok > 0 && errs > 0);
 }
 
+/* Found by test/fuzz/fuzz_sideband.c: a sideband without CPU facts (the
+ * `images` command, a soft unit) is written with "cpu.vendor unknown",
+ * which used to read back as the vendor "unknown". */
+static void round_trip_without_vendor(void **state)
+{
+    (void)state;
+    struct sideband_error err;
+    sideband_init(&a);
+    a.unit = SIDEBAND_UNIT_SOFT;
+    size_t n = sideband_write(&a, text, sizeof text);
+    assert_true(n > 0 && n < sizeof text);
+    assert_non_null(strstr(text, "\ncpu.vendor unknown\n"));
+    assert_int_equal(sideband_parse(&b, text, n, &err), 0);
+    assert_string_equal(b.cpu.vendor, "");
+    assert_memory_equal(&a, &b, sizeof a);
+}
+
 static void flags_text(void **state)
 {
     (void)state;
@@ -269,6 +286,7 @@ int main(void)
         cmocka_unit_test(parse_errors_name_the_line),
         cmocka_unit_test(parse_accepts_comments_crlf_and_no_final_newline),
         cmocka_unit_test(mutations_never_crash),
+        cmocka_unit_test(round_trip_without_vendor),
         cmocka_unit_test(flags_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
