@@ -53,3 +53,7 @@ TEST_SCRIPTS += test/capture/capture_dir.sh
 # `images` on OVMF (names from firmware files, this app's size and entry,
 # the watcher's notify path, the capture directory read back by the host).
 TEST_SCRIPTS += test/boot/images.sh
+
+# libFuzzer targets over these parsers (and the serial recovery, the PE and
+# load-option decoders, the decode summary): test/fuzz/capture_fuzz.mk.
+include test/fuzz/capture_fuzz.mk

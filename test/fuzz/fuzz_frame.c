@@ -1,0 +1,189 @@
+/* libFuzzer target over the serial framing (decoder/ptd_frame.h) and the
+ * host's recovery of a whole log (host/serial_recover.h, what `ptboot
+ * serial` runs, in its dry mode: reports only, nothing written).
+ *
+ * Byte 0 selects the property:
+ *   - even: the rest is a serial log. Every line goes through the frame
+ *     parser (whose fields must stay in their documented bounds), then the
+ *     whole log through the recovery (ASan/UBSan watch both);
+ *   - odd: round trip. Bytes 1..4 choose the payload per line, the kind,
+ *     the id and the name's length; the name is made printable from the
+ *     next bytes and the rest is the file. The encoder's lines parse back
+ *     as begin, data lines in order and end, with the file's bytes, size,
+ *     CRC, kind and name; the recovery of that log finds one whole file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/ptd_frame.h"
+#include "decoder/ptd_pkt.h"
+#include "host/serial_recover.h"
+
+#define LOG_MAX (1u << 20)
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    /* the recovery reports on stdout: thousands of lines a second */
+    if (!freopen("/dev/null", "w", stdout))
+        abort();
+    return 0;
+}
+
+static void check_rec(const struct ptd_frame_rec *r, enum ptd_frame_type t)
+{
+    if (r->type != t)
+        abort();
+    switch (t) {
+    case PTD_FRAME_DATA:
+        if (r->len > PTD_FRAME_PAYLOAD_MAX)
+            abort();
+        break;
+    case PTD_FRAME_BEGIN:
+    case PTD_FRAME_END:
+        if (memchr(r->name, 0, sizeof r->name) == NULL || !r->name[0])
+            abort();
+        for (const char *p = r->name; *p; p++)
+            if (*p <= ' ' || *p > '~')
+                abort();
+        if (t == PTD_FRAME_BEGIN && !ptd_frame_kind_name(r->kind))
+            abort();
+        break;
+    case PTD_FRAME_CORRUPT:
+        if (r->damage != PTD_FRAME_BAD_CRC && r->damage != PTD_FRAME_BAD_SYNTAX)
+            abort();
+        break;
+    case PTD_FRAME_NONE:
+        break;
+    }
+}
+
+static void recover(const uint8_t *log, size_t size, size_t expect_whole)
+{
+    struct serial_ctx c = { .prog = "fuzz_frame", .dir = NULL, .quiet = true };
+    host_serial_take_log(&c, log, size);
+    size_t whole = host_serial_finish(&c);
+    if (whole > c.nfiles || (expect_whole && (c.nfiles != 1 || whole != 1)))
+        abort();
+    host_serial_free(&c);
+}
+
+static void parse_log(const uint8_t *data, size_t size)
+{
+    static struct ptd_frame_rec rec;
+    size_t start = 0;
+    for (size_t i = 0; i <= size; i++) {
+        if (i < size && data[i] != '\n' && data[i] != '\r')
+            continue;
+        if (i > start)
+            check_rec(&rec, ptd_frame_parse((const char *)data + start, i - start, &rec));
+        start = i + 1;
+    }
+    recover(data, size, 0);
+}
+
+static void round_trip(const uint8_t *data, size_t size)
+{
+    static char log[LOG_MAX];
+    static uint8_t back[LOG_MAX];
+    static struct ptd_frame_rec rec;
+    struct ptd_frame_enc e;
+    char name[PTD_FRAME_NAME_MAX + 1];
+    size_t loglen = 0, got = 0;
+    uint64_t skip = 0;
+    uint32_t seq = 0;
+    bool begun = false, ended = false;
+
+    if (size < 4)
+        return;
+    uint32_t payload = data[0] % (PTD_FRAME_PAYLOAD_MAX + 1); /* 0: the default */
+    enum ptd_frame_kind kind = data[1] & 1 ? PTD_FRAME_KIND_PT : PTD_FRAME_KIND_RAW;
+    uint32_t id = data[2] * 0x01010101u;
+    size_t nlen = 1 + data[3] % PTD_FRAME_NAME_MAX;
+    data += 4;
+    size -= 4;
+    if (nlen > size)
+        nlen = size;
+    for (size_t i = 0; i < nlen; i++)
+        name[i] = (char)('!' + data[i] % ('~' - '!' + 1));
+    name[nlen] = 0;
+    if (!nlen)
+        strcpy(name, "x");
+    data += nlen;
+    size -= nlen;
+    if (size > LOG_MAX / 4)
+        size = LOG_MAX / 4;
+
+    if (ptd_frame_enc_init(&e, id, name, data, size, kind, payload) < 0)
+        abort();
+    uint32_t expect_lines = ptd_frame_enc_count(&e);
+    for (size_t n; (n = ptd_frame_enc_lines(&e, log + loglen, LOG_MAX - loglen)) > 0;)
+        loglen += n;
+    if (loglen + PTD_FRAME_LINE_MAX >= LOG_MAX)
+        abort(); /* LOG_MAX/4 bytes of file fit in base64 lines */
+
+    for (size_t start = 0, i; start < loglen; start = i + 1) {
+        for (i = start; log[i] != '\n'; i++)
+            ;
+        if (i - start >= PTD_FRAME_LINE_MAX)
+            abort();
+        switch (ptd_frame_parse(log + start, i - start, &rec)) {
+        case PTD_FRAME_BEGIN:
+            if (begun || rec.id != id || rec.size != size || rec.kind != kind ||
+                rec.file_crc != ptd_crc32(0, data, size) || strcmp(rec.name, name))
+                abort();
+            begun = true;
+            break;
+        case PTD_FRAME_DATA:
+            if (!begun || ended || rec.id != id || rec.seq != seq++ || rec.offset != got ||
+                rec.len == 0 || got + rec.len > size || memcmp(data + got, rec.payload, rec.len))
+                abort();
+            if (kind == PTD_FRAME_KIND_PT) {
+                /* a line flagged P starts at a PSB (not one inside the
+                 * last P line's PSB: 02 82 repeats), and no line runs
+                 * across a PSB */
+                uint64_t from = got > skip ? got : skip;
+                bool at = from < size && ptd_psb_find(data, size, (size_t)from) == (int64_t)got;
+                if (rec.psb != at)
+                    abort();
+                if (at)
+                    skip = got + PTD_PSB_SIZE;
+                from = got + 1 > skip ? got + 1 : skip;
+                int64_t q = from < size ? ptd_psb_find(data, size, (size_t)from) : -1;
+                if (q >= 0 && (uint64_t)q < got + rec.len)
+                    abort();
+            } else if (rec.psb) {
+                abort();
+            }
+            memcpy(back + got, rec.payload, rec.len);
+            got += rec.len;
+            break;
+        case PTD_FRAME_END:
+            if (!begun || ended || rec.id != id || rec.lines != seq || rec.size != size ||
+                strcmp(rec.name, name))
+                abort();
+            ended = true;
+            break;
+        default:
+            abort();
+        }
+    }
+    if (!ended || got != size || seq != expect_lines || memcmp(back, data, size))
+        abort();
+    recover((const uint8_t *)log, loglen, 1);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    if (data[0] & 1)
+        round_trip(data + 1, size - 1);
+    else
+        parse_log(data + 1, size - 1);
+    return 0;
+}

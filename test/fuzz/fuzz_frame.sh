@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Bounded libFuzzer run of test/fuzz/fuzz_frame.c (ASan + UBSan): serial
+# logs through the frame parser and `ptboot serial`'s recovery, and the
+# encode/parse round trip. Seeds: logs of the target's encoder
+# (build/test/serial_enc) over a generated trace and a text file, one
+# clean, one with firmware noise, one with lines cut; and round-trip inputs.
+# FUZZ_SECONDS (default 6) bounds the run; `make capture-fuzz` runs longer
+# keeping its corpus in build/fuzz/frame-corpus.
+. "$(dirname "$0")/lib.sh"
+if fuzz_corpus; then
+  tmp=$(mktemp -d)
+  "$B/bench/gen_trace" --size 600 --seed 1 "$tmp/trace.pt"
+  printf 'ptboot-sideband 1\nunit soft\n' > "$tmp/sideband.txt"
+  "$B/test/serial_enc" --line-bytes 48 "$tmp/trace.pt" "$tmp/sideband.txt" > "$tmp/clean.log"
+  { printf '\x00'; cat "$tmp/clean.log"; } > "$corpus/clean"
+  { printf '\x00'; awk 'NR % 3 == 0 { print "BdsDxe: loading Boot0001"; printf "%s", substr($0, 1, 30) } { print }' \
+      "$tmp/clean.log"; } > "$corpus/noise"
+  { printf '\x00'; awk 'NR != 4 && NR != 7' "$tmp/clean.log" | tr '\n' '\r'; } > "$corpus/lost"
+  # round trip: payload 48, kind pt, id 1, name length 8, name, the trace
+  { printf '\x01\x30\x01\x01\x07trace.pt'; cat "$tmp/trace.pt"; } > "$corpus/rt-pt"
+  { printf '\x01\x00\x00\x02\x0bsideband.txt'; cat "$tmp/sideband.txt"; } > "$corpus/rt-raw"
+  rm -rf "$tmp"
+fi
+fuzz_run fuzz_frame 6 8192
