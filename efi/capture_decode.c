@@ -85,6 +85,7 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
     fc.trace = c->trace;
     fc.size = (size_t)c->trace_bytes;
     fc.read = code_image_read;
+    fc.map = code_image_map; /* the snapshot's pages in place */
     fc.ctx = &c->code;
     fc.mode = 64; /* UEFI x64; MODE.Exec in PSB+ says it anyway */
     ptd_flow_init(&d.flow, &fc);
@@ -203,6 +204,7 @@ int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture
     fc.trace = c->trace;
     fc.size = (size_t)c->trace_bytes;
     fc.read = code_image_read;
+    fc.map = code_image_map; /* the snapshot's pages in place */
     fc.ctx = &c->code;
     fc.mode = 64;
     memset(&tcfg, 0, sizeof tcfg);

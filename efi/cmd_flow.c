@@ -355,6 +355,7 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     a.cfg.trace = a.resident ? rc.trace : trace.data;
     a.cfg.size = a.resident ? rc.trace_len : trace.len;
     a.cfg.read = code_image_read;
+    a.cfg.map = code_image_map; /* dump pages in place; live memory is copied */
     a.cfg.ctx = &image;
     if (a.bench) {
         status = flow_bench(&a, &flow, &lines);
