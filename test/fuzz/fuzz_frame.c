@@ -5,7 +5,9 @@
  * Byte 0 selects the property:
  *   - even: the rest is a serial log. Every line goes through the frame
  *     parser (whose fields must stay in their documented bounds), then the
- *     whole log through the recovery (ASan/UBSan watch both);
+ *     whole log through the recovery (ASan/UBSan watch both). With bit 1
+ *     set, every frame line's CRC is made right first: the mutations then
+ *     forge intact lines with any sizes, offsets, counts and ids;
  *   - odd: round trip. Bytes 1..4 choose the payload per line, the kind,
  *     the id and the name's length; the name is made printable from the
  *     next bytes and the rest is the file. The encoder's lines parse back
@@ -72,10 +74,44 @@ static void recover(const uint8_t *log, size_t size, size_t expect_whole)
     host_serial_free(&c);
 }
 
-static void parse_log(const uint8_t *data, size_t size)
+/* Rewrites the line CRC (the last field, 8 hex digits after the last
+ * space) of every line holding the prefix to the CRC32 of the text from
+ * '@' up to and including that space. */
+static void forge_crcs(char *t, size_t size)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= size; i++) {
+        if (i < size && t[i] != '\n' && t[i] != '\r')
+            continue;
+        size_t end = i, sp;
+        char *at = NULL;
+        for (size_t k = start; k + PTD_FRAME_PREFIX_LEN <= end && !at; k++)
+            if (!memcmp(t + k, PTD_FRAME_PREFIX, PTD_FRAME_PREFIX_LEN))
+                at = t + k;
+        for (sp = end; sp > start && t[sp - 1] != ' '; sp--)
+            ;
+        if (at && sp > (size_t)(at - t) && end - sp == 8) {
+            static const char hex[] = "0123456789abcdef";
+            uint32_t crc = ptd_crc32(0, at, (size_t)(t + sp - at));
+            for (int d = 0; d < 8; d++)
+                t[sp + (size_t)d] = hex[(crc >> (28 - 4 * d)) & 15];
+        }
+        start = i + 1;
+    }
+}
+
+static void parse_log(const uint8_t *data, size_t size, bool forge)
 {
     static struct ptd_frame_rec rec;
+    static uint8_t copy[LOG_MAX];
     size_t start = 0;
+    if (forge) {
+        if (size > LOG_MAX)
+            size = LOG_MAX;
+        memcpy(copy, data, size);
+        forge_crcs((char *)copy, size);
+        data = copy;
+    }
     for (size_t i = 0; i <= size; i++) {
         if (i < size && data[i] != '\n' && data[i] != '\r')
             continue;
@@ -188,6 +224,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (data[0] & 1)
         round_trip(data + 1, size - 1);
     else
-        parse_log(data + 1, size - 1);
+        parse_log(data + 1, size - 1, data[0] & 2);
     return 0;
 }

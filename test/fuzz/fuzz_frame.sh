@@ -16,6 +16,8 @@ if fuzz_corpus; then
   { printf '\x00'; awk 'NR % 3 == 0 { print "BdsDxe: loading Boot0001"; printf "%s", substr($0, 1, 30) } { print }' \
       "$tmp/clean.log"; } > "$corpus/noise"
   { printf '\x00'; awk 'NR != 4 && NR != 7' "$tmp/clean.log" | tr '\n' '\r'; } > "$corpus/lost"
+  # forged: the CRCs are made right, the fields are the mutations' to change
+  { printf '\x02'; cat "$tmp/clean.log"; } > "$corpus/forged"
   # round trip: payload 48, kind pt, id 1, name length 8, name, the trace
   { printf '\x01\x30\x01\x01\x07trace.pt'; cat "$tmp/trace.pt"; } > "$corpus/rt-pt"
   { printf '\x01\x00\x00\x02\x0bsideband.txt'; cat "$tmp/sideband.txt"; } > "$corpus/rt-raw"
