@@ -4,7 +4,7 @@
 # options with their device paths (efi/load_option.c). Seeds: the head of
 # build/ptboot.efi, the lld-linked driver with an RSDS record of
 # test/capture/capture.mk, and a Boot#### option as `install` writes it.
-# FUZZ_SECONDS (default 6) bounds the run; `make capture-fuzz` runs longer
+# FUZZ_SECONDS (default 4) bounds the run; `make capture-fuzz` runs longer
 # keeping its corpus in build/fuzz/pe-corpus.
 . "$(dirname "$0")/lib.sh"
 # ucs2 TEXT: TEXT as UCS-2LE with its NUL
@@ -19,4 +19,4 @@ if fuzz_corpus; then
     printf '\x04\x04\x24\x00'; ucs2 '\EFI\ptboot.efi'
     printf '\x7f\xff\x04\x00'; ucs2 trace; } > "$corpus/boot-option"
 fi
-fuzz_run fuzz_pe 6 16384
+fuzz_run fuzz_pe 4 16384

@@ -2,7 +2,7 @@
 # Bounded libFuzzer run of test/fuzz/fuzz_sideband.c (ASan + UBSan): the
 # sideband text parser, and write/parse round trips. Seeds: the sideband
 # files of the capture directories test/capture/mkcapture writes (the app's
-# own writer). FUZZ_SECONDS (default 6) bounds the run; `make capture-fuzz`
+# own writer). FUZZ_SECONDS (default 5) bounds the run; `make capture-fuzz`
 # runs longer keeping its corpus in build/fuzz/sideband-corpus.
 . "$(dirname "$0")/lib.sh"
 if fuzz_corpus; then
@@ -22,4 +22,4 @@ if fuzz_corpus; then
   rm -rf "$tmp"
   printf 'ptboot-sideband 1\nunit hw\nend\n' > "$corpus/minimal"
 fi
-fuzz_run fuzz_sideband 6 16384
+fuzz_run fuzz_sideband 5 16384
