@@ -4,6 +4,7 @@
  * rounds alternate between the two and the best round of each counts, so
  * a noisy machine hurts both alike. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,12 +77,49 @@ static void bench_usage(FILE *out)
 {
     fprintf(out,
         "usage: ptboot bench --pt FILE [--rounds N] [--min-bytes N]\n"
+        "       ptboot bench --pt FILE (--pages PREFIX | --raw FILE[:FROM[-TO]]:BASE)...\n"
+        "                    [--filter LO-HI] [--cpu f/m] [--rounds N] [--verify]\n"
         "\n"
         "Decodes FILE with ptboot's packet layer and with libipt's packet decoder,\n"
         "alternating, and prints the best throughput of each:\n"
         "  bench: packets file=<name> ptboot_mbps=<x> libipt_mbps=<y> ratio=<x/y>\n"
         "  --rounds N     rounds per decoder (default 7)\n"
-        "  --min-bytes N  bytes decoded per round, repeating small files (default 64M)\n");
+        "  --min-bytes N  bytes decoded per round, repeating small files (default 64M;\n"
+        "                 a K, M or G suffix multiplies by 2^10, 2^20, 2^30)\n"
+        "\n"
+        "With code (--pages or --raw, and the other trace options of ptboot flow):\n"
+        "the instruction flow against libipt's instruction and block decoders,\n"
+        "after checking that ptboot's block and instruction APIs agree:\n"
+        "  bench: flow file=<name> insns=<n> ptboot_minsn=<x> libipt_insn_minsn=<y> libipt_blk_minsn=<z>\n"
+        "  bench: flow-nocache file=<name> insns=<n> ptboot_minsn=<x>\n"
+        "  --rounds N     rounds per decoder (default 5)\n"
+        "  --verify       only the check: 'bench: flow-verify file=<name> ok (...)'\n");
+}
+
+/* A whole decimal or 0x number, with an optional K/M/G suffix when
+ * suffixes is set; anything else (\"x\", \"-1\", \"7rounds\") is refused. */
+static int parse_count(const char *s, int suffixes, unsigned long long *out)
+{
+    char *end;
+    if (!*s || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || end == s)
+        return -1;
+    unsigned shift = 0;
+    if (suffixes && *end) {
+        switch (*end++) {
+        case 'K': case 'k': shift = 10; break;
+        case 'M': case 'm': shift = 20; break;
+        case 'G': case 'g': shift = 30; break;
+        default: return -1;
+        }
+    }
+    if (*end || (shift && v > (~0ull >> shift)))
+        return -1;
+    *out = v << shift;
+    return 0;
 }
 
 int host_cmd_bench(int argc, char **argv)
@@ -101,9 +139,19 @@ int host_cmd_bench(int argc, char **argv)
         } else if (!strcmp(argv[i], "--pt") && i + 1 < argc) {
             file = argv[++i];
         } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-            rounds = strtol(argv[++i], NULL, 0);
+            unsigned long long v;
+            if (parse_count(argv[++i], 0, &v) < 0 || v < 1 || v > 1000000) {
+                fprintf(stderr, "%s: --rounds wants a number from 1 to 1000000, not '%s'\n", prog,
+                        argv[i]);
+                return 2;
+            }
+            rounds = (long)v;
         } else if (!strcmp(argv[i], "--min-bytes") && i + 1 < argc) {
-            min_bytes = strtoull(argv[++i], NULL, 0);
+            if (parse_count(argv[++i], 1, &min_bytes) < 0) {
+                fprintf(stderr, "%s: --min-bytes wants a byte count (N, 0xN, NK, NM, NG), not '%s'\n",
+                        prog, argv[i]);
+                return 2;
+            }
         } else {
             fprintf(stderr, "%s: unknown or incomplete option: %s\n", prog, argv[i]);
             bench_usage(stderr);

@@ -17,3 +17,4 @@ $(B)/ptboot: $(HOST_OBJS) $(B)/host/libptboot.a
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_OBJS) $(B)/host/libptboot.a $(HOST_LDLIBS)
 
 -include $(LIB_OBJS:.o=.d) $(HOST_OBJS:.o=.d)
+TEST_SCRIPTS += test/cli/errors.sh
