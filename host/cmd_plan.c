@@ -85,7 +85,10 @@ int host_cmd_plan(int argc, char **argv)
 			return host_plan_capture(argc, argv);
 	}
 	if (!file) {
-		fprintf(stderr, "ptboot plan: --cpuid FILE is required\n");
+		if (argc > 1 && !strcmp(argv[argc - 1], "--cpuid"))
+			fprintf(stderr, "ptboot plan: --cpuid needs a FILE\n");
+		else
+			fprintf(stderr, "ptboot plan: --cpuid FILE is required\n");
 		plan_usage(stderr);
 		return 2;
 	}

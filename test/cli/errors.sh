@@ -76,6 +76,8 @@ run 2 "no-such-option: unknown option word" plan --cpuid $cpu --capture trace --
 
 # options without their value or with a bad one: exit 2, named
 run 2 "--cpuid needs" info --cpuid
+run 2 "--cpuid needs" plan --cpuid
+run 2 "--cpuid needs" plan --capture trace --cpuid
 run 2 "--unit" plan --cpuid $cpu --capture trace --unit xx
 run 2 "--top" summary --pt "$t/garbage" --top x
 run 2 "--out" serial "$t/garbage" --out
