@@ -107,7 +107,11 @@ int host_capture_load(const char *dir, struct host_capture *cap, struct flow_opt
     snprintf(dump, sizeof dump, "%s.dump", cap->code_prefix);
     if (exists(dump)) {
         if (flow_image_add_pages(&fo->img, cap->code_prefix) < 0) {
-            failf(err, errlen, "%s: %s", cap->code_prefix, fo->img.err);
+            /* flow_image's messages name the file already */
+            if (!strncmp(fo->img.err, cap->code_prefix, strlen(cap->code_prefix)))
+                failf(err, errlen, "%s", fo->img.err);
+            else
+                failf(err, errlen, "%s: %s", cap->code_prefix, fo->img.err);
             host_capture_free(cap);
             return -1;
         }

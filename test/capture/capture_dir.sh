@@ -89,4 +89,7 @@ cp "$t/cap1/sideband.txt" "$t/bad/"; rm "$t/bad/trace.pt"
 check "missing trace" "bad/trace.pt: No such file" $P flow --capture "$t/bad"
 cp "$t/cap1/trace.pt" "$t/bad/"; head -c 12 "$t/cap1/code.addr" > "$t/bad/code.addr"
 check "damaged code snapshot" "bad/code" $P flow --capture "$t/bad"
+# ... named once, with what is wrong: "bad/code: 1 addresses for ..."
+if grep -q "bad/code: .*bad/code" "$t/out"; then bad "damaged code snapshot: path named twice: $(head -1 "$t/out")"
+else pass "damaged code snapshot: path named once"; fi
 exit $fail
