@@ -185,7 +185,7 @@ int host_cmd_flow(int argc, char **argv)
         }
     }
     if (!fo.pt) {
-        fprintf(stderr, "ptboot flow: --pt FILE is required (see ptboot flow --help)\n");
+        fprintf(stderr, "ptboot flow: --pt FILE is required, or --capture DIR (see ptboot flow --help)\n");
         flow_opts_free(&fo);
         return 2;
     }

@@ -79,6 +79,8 @@ run 2 "--cpuid needs" info --cpuid
 run 2 "--cpuid needs" plan --cpuid
 run 2 "--cpuid needs" plan --capture trace --cpuid
 run 2 "--unit" plan --cpuid $cpu --capture trace --unit xx
+run 2 "--pt FILE.*--capture DIR" flow --no-inst
+run 2 "--pt FILE.*--capture DIR" summary --top 3
 run 2 "--top" summary --pt "$t/garbage" --top x
 run 2 "--out" serial "$t/garbage" --out
 for v in x 0 -3 2x ""; do
