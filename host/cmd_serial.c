@@ -131,7 +131,7 @@ static void serial_usage(FILE *out)
         "from a captured serial log, reports every lost or damaged line, writes what\n"
         "survives and decodes the traces among it.\n"
         "\n"
-        "  --out DIR   write the files into DIR (default: the log's directory).\n"
+        "  --out DIR   write the files into DIR, made if missing (default: the log's directory).\n"
         "  --quiet     print only damage reports and errors.\n"
         "  --strict    exit 3 when any file came back incomplete.\n"
         "\n"
@@ -186,7 +186,13 @@ int host_cmd_serial(int argc, char **argv)
             snprintf(dirbuf, sizeof dirbuf, ".");
         c.dir = dirbuf;
     }
+    /* --out DIR is made when it does not exist yet (one level, as mkdir
+     * does); an existing path that is not a directory is refused. */
     struct stat sb;
+    if (stat(c.dir, &sb) != 0 && errno == ENOENT && mkdir(c.dir, 0777) != 0) {
+        fprintf(stderr, "%s: %s: cannot create: %s\n", c.prog, c.dir, strerror(errno));
+        return 1;
+    }
     if (stat(c.dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "%s: %s: not a directory\n", c.prog, c.dir);
         return 2;

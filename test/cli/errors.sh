@@ -83,6 +83,11 @@ run 2 "--pt FILE.*--capture DIR" flow --no-inst
 run 2 "--pt FILE.*--capture DIR" summary --top 3
 run 2 "--top" summary --pt "$t/garbage" --top x
 run 2 "--out" serial "$t/garbage" --out
+run 2 "not a directory" serial "$t/garbage" --out "$t/empty"
+# --out DIR is made when missing: a log with one small dump recovers into it
+build/test/serial_enc "$t/garbage" > "$t/one.log"
+run 0 "" serial "$t/one.log" --out "$t/made" --quiet
+cmp -s "$t/made/garbage" "$t/garbage" || { echo "cli_errors: FAIL serial --out did not make $t/made with the file"; fail=1; }
 for v in x 0 -3 2x ""; do
     run 2 "--rounds.*'$v'" bench --pt "$t/garbage" --rounds "$v"
 done
