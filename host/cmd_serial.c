@@ -13,6 +13,9 @@
  *     written (a decoder cannot sync there);
  *   - lines lost, a "raw" file: DIR/NAME.partial, the file's size (as far as
  *     known) with the lost ranges as zero bytes.
+ * More than one dump of a name in the log: the k-th dump's files (k >= 2)
+ * go into DIR/dump<k>/ (grouping: host/serial_recover.c new_file), each
+ * dump's directory is reported and each capture among them decoded.
  * Then each written trace is decoded with the packet layer (the dump
  * machinery of `ptboot dump`) and a summary line is printed per trace; a
  * capture (trace.pt, sideband.txt, code.dump/.addr) is decoded with
@@ -36,11 +39,14 @@
 #include "host/commands.h"
 #include "host/serial_recover.h"
 
-static const struct sfile *recovered(const struct serial_ctx *c, const char *name)
+/* The file NAME of dump `dump` (0: any dump; the log's dumps share DIR). */
+static const struct sfile *recovered(const struct serial_ctx *c, unsigned dump, const char *name)
 {
-    for (size_t i = 0; i < c->nfiles; i++)
-        if (!strcmp(c->files[i].out_name, name))
-            return &c->files[i];
+    for (size_t i = 0; i < c->nfiles; i++) {
+        const struct sfile *f = &c->files[i];
+        if ((!dump || f->dump == dump) && !strcmp(f->out_name + f->sub_len, name))
+            return f;
+    }
     return NULL;
 }
 
@@ -55,12 +61,12 @@ static int run_flow(const char *dir)
 
 /* The segment's flow with the capture's sideband and code: a scratch
  * capture directory of symbolic links (trace.pt -> the segment). */
-static void segment_flow(const struct serial_ctx *c, const char *seg)
+static void segment_flow(const char *dir, const char *seg)
 {
     static const char *const other[] = { HOST_CAPTURE_SIDEBAND, HOST_CAPTURE_CODE ".dump",
                                          HOST_CAPTURE_CODE ".addr" };
     char tmpl[] = "/tmp/ptboot-serial-XXXXXX", link[4200], target[4200];
-    char *abs_dir = realpath(c->dir, NULL), *abs_seg = realpath(seg, NULL);
+    char *abs_dir = realpath(dir, NULL), *abs_seg = realpath(seg, NULL);
     bool made = abs_dir && abs_seg && mkdtemp(tmpl), ok = made;
     if (ok) {
         snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
@@ -72,7 +78,7 @@ static void segment_flow(const struct serial_ctx *c, const char *seg)
         }
     }
     if (ok) {
-        printf("serial: capture flow of %s (with the sideband and code in %s):\n", seg, c->dir);
+        printf("serial: capture flow of %s (with the sideband and code in %s):\n", seg, dir);
         int rc = run_flow(tmpl);
         if (rc)
             printf("serial: the segment's flow failed (status %d)\n", rc);
@@ -95,16 +101,17 @@ static void segment_flow(const struct serial_ctx *c, const char *seg)
 /* A capture among the files (docs/capture-files.md: trace.pt with its
  * sideband.txt and code snapshot code.dump/code.addr): its instruction
  * flow, as `ptboot flow --capture DIR --quiet --stat` prints it; for a
- * damaged trace, the flow of each segment. */
-static void decode_capture(struct serial_ctx *c)
+ * damaged trace, the flow of each segment. dump: the dump whose directory
+ * it is (0: all files in DIR). */
+static void decode_capture(struct serial_ctx *c, unsigned dump, const char *dir)
 {
     static const char *const need[] = { HOST_CAPTURE_SIDEBAND, HOST_CAPTURE_CODE ".dump",
                                         HOST_CAPTURE_CODE ".addr" };
-    const struct sfile *t = recovered(c, HOST_CAPTURE_TRACE);
+    const struct sfile *t = recovered(c, dump, HOST_CAPTURE_TRACE);
     if (c->quiet || !t)
         return;
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        const struct sfile *f = recovered(c, need[i]);
+        const struct sfile *f = recovered(c, dump, need[i]);
         if (!f || !f->whole) {
             printf("serial: no whole capture (%s %s): packets only; give ptboot flow the code "
                    "for the instruction flow\n", need[i], f ? "incomplete" : "not in the log");
@@ -112,14 +119,43 @@ static void decode_capture(struct serial_ctx *c)
         }
     }
     if (t->whole) {
-        printf("serial: capture in %s: ptboot flow --capture %s --quiet --stat\n", c->dir, c->dir);
-        int rc = run_flow(c->dir);
+        printf("serial: capture in %s: ptboot flow --capture %s --quiet --stat\n", dir, dir);
+        int rc = run_flow(dir);
         if (rc)
             printf("serial: the capture's flow failed (status %d)\n", rc);
         return;
     }
     for (size_t i = 0; i < t->nsegs; i++)
-        segment_flow(c, t->segs[i]);
+        segment_flow(dir, t->segs[i]);
+}
+
+/* With more than one dump in the log: where each one's files are, and the
+ * flow of every capture among them (one per dump directory). */
+static void decode_dumps(struct serial_ctx *c)
+{
+    char dir[4200];
+    if (c->ndumps > 1 && !c->quiet)
+        for (unsigned k = 1; k <= c->ndumps; k++) {
+            size_t n = 0;
+            for (size_t i = 0; i < c->nfiles; i++)
+                n += c->files[i].dump == k;
+            if (c->split && k >= 2)
+                snprintf(dir, sizeof dir, "%s/dump%u", c->dir, k);
+            else
+                snprintf(dir, sizeof dir, "%s", c->dir);
+            printf("serial: dump %u of %u: %zu file(s) in %s\n", k, c->ndumps, n, dir);
+        }
+    if (!c->split) {
+        decode_capture(c, 0, c->dir);
+        return;
+    }
+    for (unsigned k = 1; k <= c->ndumps; k++) {
+        if (k >= 2)
+            snprintf(dir, sizeof dir, "%s/dump%u", c->dir, k);
+        else
+            snprintf(dir, sizeof dir, "%s", c->dir);
+        decode_capture(c, k, dir);
+    }
 }
 
 static void serial_usage(FILE *out)
@@ -138,6 +174,8 @@ static void serial_usage(FILE *out)
         "Written: DIR/NAME for a file that came back whole (CRC32 checked);\n"
         "DIR/NAME.seg-FROM-TO for each PSB-aligned part of an incomplete trace;\n"
         "DIR/NAME.partial (lost bytes as zeros) for another incomplete file.\n"
+        "More than one dump of a name in the log: the k-th dump's files (k >= 2)\n"
+        "go into DIR/dump<k>/, each a capture directory of its own.\n"
         "Exit: 0 something recovered, 1 nothing recovered, 2 bad usage.\n");
 }
 
@@ -211,7 +249,7 @@ int host_cmd_serial(int argc, char **argv)
         return 1;
     }
     size_t whole = host_serial_finish(&c), nfiles = c.nfiles;
-    decode_capture(&c);
+    decode_dumps(&c);
     host_serial_free(&c);
     if (!c.quiet || whole < nfiles)
         printf("serial: %zu file(s) in the log, %zu complete, %zu written to %s\n", nfiles, whole,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -30,13 +31,36 @@ static void *xrealloc(void *p, size_t n)
         } \
     } while (0)
 
+/* A new file, and which dump of the log it belongs to. Ids number the
+ * files of one dump 1, 2, ... (decoder/ptd_frame.h), so a file starts a new
+ * dump when its id is already taken in the current one, or when the app's
+ * "ptboot: serial-dump begin" line came since the last new file. */
 static struct sfile *new_file(struct serial_ctx *c, uint32_t id)
 {
+    bool next = !c->ndumps || c->marker;
+    for (size_t i = c->nfiles; !next && i > 0 && c->files[i - 1].dump == c->ndumps; i--)
+        next = c->files[i - 1].id == id;
+    if (next)
+        c->ndumps++;
+    c->marker = false;
     GROW(c->files, c->nfiles, c->cap);
     struct sfile *f = &c->files[c->nfiles++];
     memset(f, 0, sizeof *f);
     f->id = id;
+    f->dump = c->ndumps;
     return f;
+}
+
+/* The line the app prints before a dump's frame lines (efi/serial_dump.c,
+ * efi/ebs_report.c), anywhere in the line (console noise before it). */
+static bool dump_marker(const char *s, size_t len)
+{
+    static const char m[] = "ptboot: serial-dump begin ";
+    const size_t n = sizeof m - 1;
+    for (size_t i = 0; i + n <= len; i++)
+        if (!memcmp(s + i, m, n))
+            return true;
+    return false;
 }
 
 /* The latest file of the dump with that id. */
@@ -104,9 +128,11 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
     struct sfile *f;
     switch (ptd_frame_parse(s, len, r)) {
     case PTD_FRAME_NONE:
+        if (dump_marker(s, len))
+            c->marker = true;
         return;
     case PTD_FRAME_BEGIN:
-        f = find_file(c, r->id);
+        f = c->marker ? NULL : find_file(c, r->id);
         /* a begin line for an id already in use: a new dump (another boot) */
         if (!f || f->have_begin || f->nlines || f->have_end)
             f = new_file(c, r->id);
@@ -116,14 +142,14 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
         *cur = f;
         return;
     case PTD_FRAME_DATA:
-        f = find_file(c, r->id);
+        f = c->marker ? NULL : find_file(c, r->id);
         if (!f || f->have_end)
             f = new_file(c, r->id);
         add_data(f, log_line, r);
         *cur = f;
         return;
     case PTD_FRAME_END:
-        f = find_file(c, r->id);
+        f = c->marker ? NULL : find_file(c, r->id);
         if (!f || f->have_end)
             f = new_file(c, r->id);
         f->have_end = true;
@@ -152,8 +178,9 @@ static const char *damage_word(const struct sdamage *d)
     return d->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed";
 }
 
-/* A file name safe to write: the base name of the dump's name. */
-static void choose_name(struct serial_ctx *c, struct sfile *f)
+/* A file name safe to write: the base name of the dump's name (into
+ * f->base and f->out_name). */
+static void base_name(struct sfile *f)
 {
     const char *n = f->have_begin ? f->begin.name : f->have_end ? f->end.name : NULL;
     char base[PTD_FRAME_NAME_MAX + 1];
@@ -168,8 +195,27 @@ static void choose_name(struct serial_ctx *c, struct sfile *f)
     }
     if (!base[0] || !strcmp(base, ".") || !strcmp(base, ".."))
         snprintf(base, sizeof base, "file%u.bin", f->id);
-    snprintf(f->out_name, sizeof f->out_name, "%s", base);
-    /* the same name twice in one log (two dumps): number the later ones */
+    snprintf(f->base, sizeof f->base, "%s", base);
+}
+
+/* Where the file goes: DIR/NAME, or DIR/dump<k>/NAME for the k-th dump
+ * (k >= 2) when a name comes in more than one dump (c->split), so that each
+ * dump's files form a capture directory again (docs/capture-files.md). The
+ * same name twice in one directory: the later ones numbered NAME.2, ... */
+static void choose_name(struct serial_ctx *c, struct sfile *f)
+{
+    char sub[24] = "";
+    if (c->split && f->dump >= 2) {
+        snprintf(sub, sizeof sub, "dump%u/", f->dump);
+        if (c->dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/dump%u", c->dir, f->dump);
+            if (mkdir(path, 0777) != 0 && errno != EEXIST)
+                fprintf(stderr, "%s: cannot create %s: %s\n", c->prog, path, strerror(errno));
+        }
+    }
+    f->sub_len = strlen(sub);
+    snprintf(f->out_name, sizeof f->out_name, "%s%s", sub, f->base);
     for (unsigned k = 2;; k++) {
         bool clash = false;
         for (struct sfile *g = c->files; g < f; g++)
@@ -177,8 +223,32 @@ static void choose_name(struct serial_ctx *c, struct sfile *f)
                 clash = true;
         if (!clash)
             break;
-        snprintf(f->out_name, sizeof f->out_name, "%s.%u", base, k);
+        snprintf(f->out_name, sizeof f->out_name, "%s%s.%u", sub, f->base, k);
     }
+}
+
+/* The name a whole file of a later dump had before dump directories:
+ * NAME.<k> for the k-th file of that name in the log. Kept as a symbolic
+ * link to dump<k>/NAME so that scripts reading NAME.2 keep working. */
+static void compat_link(struct serial_ctx *c, const struct sfile *f)
+{
+    unsigned k = 1;
+    char old[PTD_FRAME_NAME_MAX + 16], path[4096];
+    if (!c->dir || !f->sub_len)
+        return;
+    for (const struct sfile *g = c->files; g < f; g++)
+        k += !strcmp(g->base, f->base);
+    if (k < 2)
+        return;
+    snprintf(old, sizeof old, "%s.%u", f->base, k);
+    for (size_t i = 0; i < c->nfiles; i++)
+        if (!strcmp(c->files[i].out_name, old))
+            return;      /* a file of the log has that name */
+    snprintf(path, sizeof path, "%s/%s", c->dir, old);
+    unlink(path);
+    if (symlink(f->out_name, path) == 0 && !c->quiet)
+        printf("serial: %s: also as %s (a link; the name before dump directories)\n", f->out_name,
+               path);
 }
 
 /* The bytes of the sorted lines [i, j), which follow each other. */
@@ -420,7 +490,7 @@ static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
             continue;
         }
         uint64_t from = f->lines[start].off, len;
-        char name[PTD_FRAME_NAME_MAX + 64];
+        char name[PTD_FRAME_NAME_MAX + 96];
         if (from > lo)
             printf("serial: %s: bytes 0x%llx-0x%llx before the PSB at 0x%llx cannot be decoded: "
                    "not written\n", f->out_name, (unsigned long long)lo, (unsigned long long)from - 1,
@@ -445,7 +515,7 @@ static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
  * sparse file: only the lines received are written). */
 static void write_partial(struct serial_ctx *c, struct sfile *f, size_t nl, uint64_t size)
 {
-    char name[PTD_FRAME_NAME_MAX + 32], path[4096];
+    char name[PTD_FRAME_NAME_MAX + 64], path[4096];
     uint64_t len = size > f->extent ? f->extent : size;
     snprintf(name, sizeof name, "%s.partial", f->out_name);
     if (!c->dir) {           /* dry run */
@@ -565,6 +635,7 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
             if (!c->quiet)
                 printf("serial: %s: complete, %llu bytes in %u lines, crc32 %08x ok -> %s\n", n,
                        (unsigned long long)size, total, crc, path);
+            compat_link(c, f);
             if (kind == PTD_FRAME_KIND_PT)
                 decode_summary(c, path, data, len);
         }
@@ -606,6 +677,13 @@ void host_serial_take_log(struct serial_ctx *c, const uint8_t *text, size_t size
 size_t host_serial_finish(struct serial_ctx *c)
 {
     size_t whole = 0;
+    for (size_t i = 0; i < c->nfiles; i++)
+        base_name(&c->files[i]);
+    c->split = false;
+    for (size_t i = 0; i < c->nfiles && !c->split; i++)
+        for (size_t j = i + 1; j < c->nfiles && !c->split; j++)
+            c->split = c->files[i].dump != c->files[j].dump &&
+                       !strcmp(c->files[i].base, c->files[j].base);
     for (size_t i = 0; i < c->nfiles; i++)
         whole += finish_file(c, &c->files[i]);
     return whole;

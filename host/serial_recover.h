@@ -51,7 +51,10 @@ struct sfile {
     uint32_t maxlen;      /* longest data line seen (a full line) */
     struct sdamage *dmg;  /* in log order */
     size_t ndmg, dmg_cap;
-    char out_name[PTD_FRAME_NAME_MAX + 16];
+    unsigned dump;        /* which dump of the log (1, 2, ...), see new_file */
+    char base[PTD_FRAME_NAME_MAX + 1]; /* the name in the dump, made safe */
+    size_t sub_len;       /* out_name's "dump<k>/" prefix (0: in DIR itself) */
+    char out_name[PTD_FRAME_NAME_MAX + 48];   /* path under DIR */
     bool whole;           /* written as DIR/out_name, CRC checked */
     char **segs;          /* paths of the segments written (incomplete pt) */
     size_t nsegs, segs_cap;
@@ -64,13 +67,17 @@ struct serial_ctx {
     struct sfile *files;
     size_t nfiles, cap;
     size_t written;       /* files and segments written */
+    unsigned ndumps;      /* dumps in the log (files grouped by new_file) */
+    bool marker;          /* a "serial-dump begin" line since the last new file */
+    bool split;           /* a name in more than one dump: dump k>=2 in DIR/dump<k>/ */
 };
 
 /* Takes every line of a log (size bytes of text; lines end at LF or at a
  * lone CR, log line numbers count LFs) into c->files. */
 void host_serial_take_log(struct serial_ctx *c, const uint8_t *text, size_t size);
-/* Reports and writes every file (into c->dir; with dir NULL only the
- * reports, on stdout); returns how many came back whole. */
+/* Reports and writes every file (into c->dir, the k-th dump's into
+ * c->dir/dump<k> when c->split; with dir NULL only the reports, on stdout);
+ * returns how many came back whole. */
 size_t host_serial_finish(struct serial_ctx *c);
 /* Frees what take_log and finish allocated (c->files and theirs). */
 void host_serial_free(struct serial_ctx *c);

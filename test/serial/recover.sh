@@ -177,8 +177,13 @@ n=$(grep -c 'missing\|mismatch\|malformed\|damaged frame' "$tmp/r6.txt")
 cat "$tmp/one.log" "$tmp/noisy.log" > "$tmp/twice.log"
 mkdir -p "$tmp/out7"
 $P serial --out "$tmp/out7" "$tmp/twice.log" > "$tmp/r7.txt"
-cmp -s "$tmp/out7/gen.pt" "$tmp/gen.pt" && cmp -s "$tmp/out7/gen.pt.2" "$tmp/gen.pt" && cmp -s "$tmp/out7/side.bin" "$tmp/side.bin" \
-  && ok "two dumps in one log: gen.pt and gen.pt.2 both byte-identical" || not_ok "two dumps in one log"
+# the second dump (ids from 1 again) goes into out7/dump2; gen.pt.2, the
+# name before dump directories, is a link to dump2/gen.pt
+cmp -s "$tmp/out7/gen.pt" "$tmp/gen.pt" && cmp -s "$tmp/out7/dump2/gen.pt" "$tmp/gen.pt" && cmp -s "$tmp/out7/dump2/side.bin" "$tmp/side.bin" \
+  && [ ! -e "$tmp/out7/side.bin" ] && [ "$(readlink "$tmp/out7/gen.pt.2")" = dump2/gen.pt ] \
+  && grep -Fxq "serial: dump 2 of 2: ${#files[@]} file(s) in $tmp/out7/dump2" "$tmp/r7.txt" \
+  && grep -Fxq "serial: dump 1 of 2: 1 file(s) in $tmp/out7" "$tmp/r7.txt" \
+  && ok "two dumps in one log: gen.pt and dump2/gen.pt both byte-identical, dump2/side.bin" || not_ok "two dumps in one log"
 
 # ---- 7. a whole capture (trace, sideband, code snapshot) comes with its flow --
 if [ -x build/test/flowgen ] && [ -x build/test/capture/mkcapture ]; then
@@ -215,6 +220,45 @@ if [ -x build/test/flowgen ] && [ -x build/test/capture/mkcapture ]; then
   $P serial --out "$tmp/out10" "$tmp/cap-dmg2.log" > "$tmp/r10.txt"
   grep -q '^serial: no whole capture (code.dump incomplete): packets only' "$tmp/r10.txt" && ! grep -q '^insn:' "$tmp/r10.txt" \
     && ok "capture with a damaged code snapshot: packets only, said so" || not_ok "capture with a damaged code snapshot"
+  # two different captures in one log (a trace run twice), the app's
+  # "serial-dump begin" line before each: the first in out11, the second in
+  # out11/dump2, each byte-identical and each decoded as its own capture
+  build/test/flowgen --seeds 2 --insns 2000 --write "$tmp/fg2" > /dev/null || exit 1
+  g=$tmp/fg2/seed2
+  build/test/capture/mkcapture "$tmp/cap2" --pt "$g.pt" --raw "$g.a.bin:0x400000" --raw "$g.32.bin:0x600000" \
+    --raw "$g.out.bin:0x900000" --filter 400000-7fffff || exit 1
+  { echo 'ptboot: serial-dump begin files=4'; cat "$tmp/cap.log"; echo 'ptboot: serial-dump end files=4'
+    echo 'ptboot: serial-dump begin files=4'
+    build/test/serial_enc "$tmp/cap2/trace.pt" "$tmp/cap2/sideband.txt" "$tmp/cap2/code.dump" "$tmp/cap2/code.addr"
+    echo 'ptboot: serial-dump end files=4'; } > "$tmp/caps.log"
+  mkdir -p "$tmp/out11"
+  $P serial --out "$tmp/out11" "$tmp/caps.log" > "$tmp/r11.txt"
+  want2=$($P flow --capture "$tmp/cap2" --quiet --stat)
+  same=1
+  for f in trace.pt sideband.txt code.dump code.addr; do
+    cmp -s "$tmp/out11/$f" "$c/$f" && cmp -s "$tmp/out11/dump2/$f" "$tmp/cap2/$f" || same=0
+  done
+  [ $same -eq 1 ] && ! cmp -s "$c/trace.pt" "$tmp/cap2/trace.pt" \
+    && ok "two captures in one log: out11 and out11/dump2 byte-identical to each" || not_ok "two captures in one log: files differ"
+  grep -Fxq "serial: dump 2 of 2: 4 file(s) in $tmp/out11/dump2" "$tmp/r11.txt" \
+    && ok "two captures in one log: the second dump's directory reported" || not_ok "two captures: no dump directory line"
+  if grep -A1 -Fx "serial: capture in $tmp/out11: ptboot flow --capture $tmp/out11 --quiet --stat" "$tmp/r11.txt" | tail -1 | grep -Fxq "$want" &&
+     grep -A1 -Fx "serial: capture in $tmp/out11/dump2: ptboot flow --capture $tmp/out11/dump2 --quiet --stat" "$tmp/r11.txt" | tail -1 | grep -Fxq "$want2" &&
+     [ -n "$want2" ] && [ "$want" != "$want2" ]; then
+    ok "two captures in one log: both decoded ($want / $want2)"
+  else not_ok "two captures in one log: flows ('$want' and '$want2' expected)"; sed 's/^/    | /' "$tmp/r11.txt"; fi
+  $P flow --capture "$tmp/out11/dump2" --quiet --stat > "$tmp/f11.txt" 2>&1
+  [ "$(cat "$tmp/f11.txt")" = "$want2" ] && ok "two captures: ptboot flow --capture DIR/dump2 reads the second" \
+    || not_ok "two captures: flow --capture DIR/dump2"
+  # the same log without the begin lines: a begin line for id 1 again starts dump 2
+  grep -v '^ptboot: serial-dump' "$tmp/caps.log" > "$tmp/caps-bare.log"
+  mkdir -p "$tmp/out12"
+  $P serial --out "$tmp/out12" "$tmp/caps-bare.log" > /dev/null
+  same=1
+  for f in trace.pt sideband.txt code.dump code.addr; do
+    cmp -s "$tmp/out12/$f" "$c/$f" && cmp -s "$tmp/out12/dump2/$f" "$tmp/cap2/$f" || same=0
+  done
+  [ $same -eq 1 ] && ok "two captures without the app's begin lines: split at the repeated id" || not_ok "two captures without begin lines"
 else
   echo "recover: build/test/flowgen or mkcapture not built, capture case skipped"
 fi
@@ -227,8 +271,9 @@ $P serial --bogus "$tmp/none.log" > /dev/null 2> "$tmp/e7.txt"; rc=$?
 [ $rc -eq 2 ] && grep -q 'unknown option: --bogus' "$tmp/e7.txt" && ok "bad option: exit 2" || not_ok "bad option: exit $rc"
 $P serial > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "no log: exit 2" || not_ok "no log: exit $rc"
-$P serial --out "$tmp/nosuchdir" "$tmp/one.log" > /dev/null 2>&1; rc=$?
-[ $rc -eq 2 ] && ok "missing --out directory: exit 2" || not_ok "missing --out directory: exit $rc"
+$P serial --out "$tmp/nosuchdir/deeper" "$tmp/one.log" > /dev/null 2> "$tmp/e8.txt"; rc=$?
+[ $rc -eq 1 ] && grep -q 'cannot create' "$tmp/e8.txt" && ok "--out DIR whose parent is missing: exit 1 (one level is made)" \
+  || not_ok "--out DIR whose parent is missing: exit $rc"
 $P serial --strict --out "$tmp/out2" "$tmp/dmg.log" > /dev/null; rc=$?
 [ $rc -eq 3 ] && ok "--strict on a damaged log: exit 3" || not_ok "--strict: exit $rc"
 
