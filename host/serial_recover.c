@@ -227,30 +227,6 @@ static void choose_name(struct serial_ctx *c, struct sfile *f)
     }
 }
 
-/* The name a whole file of a later dump had before dump directories:
- * NAME.<k> for the k-th file of that name in the log. Kept as a symbolic
- * link to dump<k>/NAME so that scripts reading NAME.2 keep working. */
-static void compat_link(struct serial_ctx *c, const struct sfile *f)
-{
-    unsigned k = 1;
-    char old[PTD_FRAME_NAME_MAX + 16], path[4096];
-    if (!c->dir || !f->sub_len)
-        return;
-    for (const struct sfile *g = c->files; g < f; g++)
-        k += !strcmp(g->base, f->base);
-    if (k < 2)
-        return;
-    snprintf(old, sizeof old, "%s.%u", f->base, k);
-    for (size_t i = 0; i < c->nfiles; i++)
-        if (!strcmp(c->files[i].out_name, old))
-            return;      /* a file of the log has that name */
-    snprintf(path, sizeof path, "%s/%s", c->dir, old);
-    unlink(path);
-    if (symlink(f->out_name, path) == 0 && !c->quiet)
-        printf("serial: %s: also as %s (a link; the name before dump directories)\n", f->out_name,
-               path);
-}
-
 /* The bytes of the sorted lines [i, j), which follow each other. */
 static uint8_t *assemble(const struct sfile *f, size_t i, size_t j, uint64_t *len)
 {
@@ -635,7 +611,6 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
             if (!c->quiet)
                 printf("serial: %s: complete, %llu bytes in %u lines, crc32 %08x ok -> %s\n", n,
                        (unsigned long long)size, total, crc, path);
-            compat_link(c, f);
             if (kind == PTD_FRAME_KIND_PT)
                 decode_summary(c, path, data, len);
         }

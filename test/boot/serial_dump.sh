@@ -37,7 +37,7 @@ else
 fi
 sed 's/^/    | /' "$out/report.txt"
 expect serial-dump '^ptboot: command 4/4 serial-dump status=0$' "second dump, 57 bytes per line"
-for pair in "serial-trace.pt:$trace" "serial-side.bin:$side" "serial-side.bin.2:$side"; do
+for pair in "serial-trace.pt:$trace" "serial-side.bin:$side" "dump2/serial-side.bin:$side"; do
   name=${pair%%:*} orig=${pair#*:}
   if cmp -s "$out/$name" "$orig"; then
     ok "serial-dump: $name recovered byte-identical ($(stat -c %s "$orig") bytes)"

@@ -177,10 +177,9 @@ n=$(grep -c 'missing\|mismatch\|malformed\|damaged frame' "$tmp/r6.txt")
 cat "$tmp/one.log" "$tmp/noisy.log" > "$tmp/twice.log"
 mkdir -p "$tmp/out7"
 $P serial --out "$tmp/out7" "$tmp/twice.log" > "$tmp/r7.txt"
-# the second dump (ids from 1 again) goes into out7/dump2; gen.pt.2, the
-# name before dump directories, is a link to dump2/gen.pt
+# the second dump (ids from 1 again) goes into out7/dump2
 cmp -s "$tmp/out7/gen.pt" "$tmp/gen.pt" && cmp -s "$tmp/out7/dump2/gen.pt" "$tmp/gen.pt" && cmp -s "$tmp/out7/dump2/side.bin" "$tmp/side.bin" \
-  && [ ! -e "$tmp/out7/side.bin" ] && [ "$(readlink "$tmp/out7/gen.pt.2")" = dump2/gen.pt ] \
+  && [ ! -e "$tmp/out7/side.bin" ] && [ ! -e "$tmp/out7/gen.pt.2" ] \
   && grep -Fxq "serial: dump 2 of 2: ${#files[@]} file(s) in $tmp/out7/dump2" "$tmp/r7.txt" \
   && grep -Fxq "serial: dump 1 of 2: 1 file(s) in $tmp/out7" "$tmp/r7.txt" \
   && ok "two dumps in one log: gen.pt and dump2/gen.pt both byte-identical, dump2/side.bin" || not_ok "two dumps in one log"
