@@ -130,13 +130,7 @@ int host_cmd_flow(int argc, char **argv)
     flow_opts_init(&fo);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int r = flow_opts_parse(&fo, argc, argv, &i, "ptboot flow");
-        if (r < 0) {
-            flow_opts_free(&fo);
-            return strncmp(a, "--pages", 7) && strncmp(a, "--raw", 5) ? 2 : 1;
-        }
-        if (r == 0)
-            r = host_decode_opts_parse(&fo, &tcfg, &cap, argc, argv, &i, "ptboot flow");
+        int r = host_decode_opts_take(&fo, &tcfg, &cap, argc, argv, &i, "ptboot flow");
         if (r < 0) {
             flow_opts_free(&fo);
             return -r;

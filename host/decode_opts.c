@@ -49,3 +49,16 @@ int host_decode_opts_parse(struct flow_opts *fo, struct ptd_time_config *tcfg,
         tcfg->cpuid_0x15_ebx = (uint32_t)v;
     return 1;
 }
+
+int host_decode_opts_take(struct flow_opts *fo, struct ptd_time_config *tcfg,
+                          struct host_capture *cap, int argc, char **argv, int *i,
+                          const char *prog)
+{
+    const char *a = argv[*i];
+    int r = flow_opts_parse(fo, argc, argv, i, prog);
+    if (r < 0) /* a --pages/--raw file that does not load, else usage */
+        return strncmp(a, "--pages", 7) && strncmp(a, "--raw", 5) ? -2 : -1;
+    if (r == 0)
+        r = host_decode_opts_parse(fo, tcfg, cap, argc, argv, i, prog);
+    return r;
+}

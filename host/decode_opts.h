@@ -18,4 +18,13 @@ int host_decode_opts_parse(struct flow_opts *fo, struct ptd_time_config *tcfg,
                            struct host_capture *cap, int argc, char **argv, int *i,
                            const char *prog);
 
+/* The whole input side of `ptboot flow` and `ptboot summary`: flow_opts'
+ * words (--pt, --pages, --raw, --filter, --cpu, ...) then the ones above.
+ * Returns 1 if argv[*i] was taken, 0 if it is none of them, or the negated
+ * exit status after a message: -2 bad usage, -1 a file or capture that
+ * does not load. */
+int host_decode_opts_take(struct flow_opts *fo, struct ptd_time_config *tcfg,
+                          struct host_capture *cap, int argc, char **argv, int *i,
+                          const char *prog);
+
 #endif
