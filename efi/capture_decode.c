@@ -68,6 +68,19 @@ static void report_error(const struct efi_capture *c, struct efi_capture_totals 
     }
 }
 
+/* The flow over the capture's linearised trace and the code snapshot's
+ * pages, read in place (both decodes of a capture start from this). */
+static void capture_flow_config(struct ptd_flow_config *fc, struct efi_capture *c)
+{
+    memset(fc, 0, sizeof *fc);
+    fc->trace = c->trace;
+    fc->size = (size_t)c->trace_bytes;
+    fc->read = code_image_read;
+    fc->map = code_image_map;
+    fc->ctx = &c->code;
+    fc->mode = 64; /* UEFI x64; MODE.Exec in PSB+ says it anyway */
+}
+
 int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_totals *t)
 {
     memset(t, 0, sizeof *t);
@@ -81,13 +94,7 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
         return -1;
     }
     struct ptd_flow_config fc;
-    memset(&fc, 0, sizeof fc);
-    fc.trace = c->trace;
-    fc.size = (size_t)c->trace_bytes;
-    fc.read = code_image_read;
-    fc.map = code_image_map; /* the snapshot's pages in place */
-    fc.ctx = &c->code;
-    fc.mode = 64; /* UEFI x64; MODE.Exec in PSB+ says it anyway */
+    capture_flow_config(&fc, c);
     ptd_flow_init(&d.flow, &fc);
 
     struct ptd_flow_insn insn;
@@ -200,13 +207,7 @@ int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture
         mods[i].name = c->sb.images[i].name;
     }
     struct ptd_flow_config fc;
-    memset(&fc, 0, sizeof fc);
-    fc.trace = c->trace;
-    fc.size = (size_t)c->trace_bytes;
-    fc.read = code_image_read;
-    fc.map = code_image_map; /* the snapshot's pages in place */
-    fc.ctx = &c->code;
-    fc.mode = 64;
+    capture_flow_config(&fc, c);
     memset(&tcfg, 0, sizeof tcfg);
     fc.time = &tcfg;
     ptd_flow_init(&d.flow, &fc);
