@@ -4,15 +4,12 @@
 # the real traces of ../shared/traces/real (`ptboot bench --verify`): the
 # check the benchmark also runs before timing. Skips when they are absent.
 set -u
-. test/flow/real_traces.env
-if [ ! -d "$REAL_DIR" ]; then
-    echo "blocks_real: SKIP, $REAL_DIR not present"
-    exit 0
-fi
+. test/lib/real_traces.sh
+real_traces_begin "blocks_real:"
 fail=0
 for t in $REAL_TRACES; do
-    IFS=: read -r name filter want <<< "$t"
-    if build/ptboot bench --verify --pt "$REAL_DIR/$name/trace.pt" --pages "$REAL_DIR/$name/pages" --filter "$filter"; then
+    real_trace_read "$t"
+    if build/ptboot bench --verify "${args[@]}"; then
         echo "blocks_real: ok $name"
     else
         echo "blocks_real: FAIL $name"

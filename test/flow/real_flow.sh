@@ -4,16 +4,12 @@
 # format): every IP, event and error line, and the README's counts.
 # Skips when the traces are absent.
 set -u
-. test/flow/real_traces.env
-if [ ! -d "$REAL_DIR" ]; then
-    echo "real_flow: SKIP, $REAL_DIR not present"
-    exit 0
-fi
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. test/lib/real_traces.sh
+real_traces_begin "real_flow:"
 fail=0
 for t in $REAL_TRACES; do
-    IFS=: read -r name filter want <<< "$t"
-    args=(--pt "$REAL_DIR/$name/trace.pt" --pages "$REAL_DIR/$name/pages" --filter "$filter" --stat)
+    real_trace_read "$t"
+    args+=(--stat)
     build/ptboot flow --no-inst "${args[@]}" > "$tmp/ptboot.txt"
     build/test/libipt_flow "${args[@]}" > "$tmp/libipt.txt"
     got=$(sed -n 's/^insn: \([0-9]*\)\.$/\1/p' "$tmp/ptboot.txt")

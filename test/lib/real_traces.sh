@@ -8,8 +8,6 @@
 #                          want (libipt's instruction count) and sets args to
 #                          ptboot's options for that trace (--pt, --pages,
 #                          --filter).
-# (test/flow/real_flow.sh, blocks_real.sh and ref_real.sh still spell the
-# same lines out.)
 . test/flow/real_traces.env
 
 real_traces_begin() {
