@@ -42,7 +42,7 @@ TEST_SCRIPTS += test/flow/flow_cli.sh
 
 # ---- libFuzzer target over trace + code (query and flow layers) ----
 FLOW_FUZZ_CC := $(or $(FUZZ_CC),clang)
-$(B)/test/fuzz_flow: test/fuzz/fuzz_flow.c $(DECODER_SRCS) $(wildcard decoder/ptd_*.h) | $(B)/.setup-done
+$(B)/test/fuzz_flow: test/fuzz/fuzz_flow.c test/fuzz/fuzz_code.h $(DECODER_SRCS) $(wildcard decoder/ptd_*.h) | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(FLOW_FUZZ_CC) -std=c11 -O2 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  test/fuzz/fuzz_flow.c $(DECODER_SRCS) -o $@

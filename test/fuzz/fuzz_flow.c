@@ -12,36 +12,15 @@
 #include <string.h>
 
 #include "decoder/ptd_flow.h"
+#include "test/fuzz/fuzz_code.h"
 
-#define CODE_MAX 1024
-
-struct code {
-    const uint8_t *bytes;
-    size_t size;
-};
-
-static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
-{
-    const struct code *c = ctx;
-    static const uint64_t bases[] = {0x1000, 0x400000};
-    for (unsigned i = 0; i < 2; i++) {
-        if (ip >= bases[i] && ip - bases[i] < c->size) {
-            size_t off = (size_t)(ip - bases[i]), n = c->size - off;
-            if (n > size)
-                n = size;
-            memcpy(buf, c->bytes + off, n);
-            return (int)n;
-        }
-    }
-    return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct ptd_flow f;
     static uint64_t cache[512], bcache[512];
     struct ptd_flow_config cfg;
-    struct code code;
+    struct fuzz_code code;
     unsigned sel;
     size_t csize, steps = 0, limit;
 
@@ -50,13 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sel = data[0];
     data++;
     size--;
-    csize = size < CODE_MAX ? size / 2 : CODE_MAX;
+    csize = size < FUZZ_CODE_MAX ? size / 2 : FUZZ_CODE_MAX;
     code.bytes = data;
     code.size = csize;
     memset(&cfg, 0, sizeof(cfg));
     cfg.trace = data + csize;
     cfg.size = size - csize;
-    cfg.read = rd;
+    cfg.read = fuzz_code_read;
     cfg.ctx = &code;
     cfg.mode = (uint8_t)((sel & 3) == 1 ? 16 : (sel & 3) == 2 ? 32 : (sel & 3) == 3 ? 64 : 0);
     if (sel & 4) {

@@ -14,31 +14,10 @@
 #include <string.h>
 
 #include "decoder/ptd_sum.h"
+#include "test/fuzz/fuzz_code.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CODE_MAX 1024
-
-struct code {
-    const uint8_t *bytes;
-    size_t size;
-};
-
-static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
-{
-    const struct code *c = ctx;
-    static const uint64_t bases[] = {0x1000, 0x400000};
-    for (unsigned i = 0; i < 2; i++) {
-        if (ip >= bases[i] && ip - bases[i] < c->size) {
-            size_t off = (size_t)(ip - bases[i]), n = c->size - off;
-            if (n > size)
-                n = size;
-            memcpy(buf, c->bytes + off, n);
-            return (int)n;
-        }
-    }
-    return 0;
-}
 
 struct out {
     uint64_t lines, bytes;
@@ -61,12 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const size_t arena_sizes[] = {0, 100, 4096, 1u << 16};
     static const struct ptd_sum_module mods[] = {
         {0x1000, 0x200, "low"},
-        {0x1200, CODE_MAX, "a-module-name-longer-than-forty-characters-is-cut"},
-        {0x400000, CODE_MAX, "high"},
+        {0x1200, FUZZ_CODE_MAX, "a-module-name-longer-than-forty-characters-is-cut"},
+        {0x400000, FUZZ_CODE_MAX, "high"},
     };
     struct ptd_flow_config cfg;
     struct ptd_sum_config sc;
-    struct code code;
+    struct fuzz_code code;
     struct out o = {0, 0};
     size_t csize;
 
@@ -75,13 +54,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned sel = data[0], ssel = data[1];
     data += 2;
     size -= 2;
-    csize = size < CODE_MAX ? size / 2 : CODE_MAX;
+    csize = size < FUZZ_CODE_MAX ? size / 2 : FUZZ_CODE_MAX;
     code.bytes = data;
     code.size = csize;
     memset(&cfg, 0, sizeof(cfg));
     cfg.trace = data + csize;
     cfg.size = size - csize;
-    cfg.read = rd;
+    cfg.read = fuzz_code_read;
     cfg.ctx = &code;
     cfg.mode = (uint8_t)((sel & 3) == 1 ? 16 : (sel & 3) == 2 ? 32 : (sel & 3) == 3 ? 64 : 0);
     if (sel & 4) {
