@@ -667,12 +667,32 @@ int ptd_flow_sync_forward(struct ptd_flow *f)
     return check_ip_event(f);
 }
 
+/* The decoded instruction p with the events that bind to it: one held
+ * before it (then it is processed again on the next call), its own
+ * outcome (proceed), the events at the IP after it. */
+static inline int process_insn(struct ptd_flow *f, struct ptd_flow_pinsn *p)
+{
+    int st = check_insn_event(f, p);
+    if (st != 0) {
+        if (st < 0)
+            return st;
+        if (st & PTD_ST_EVENT) {
+            f->process_insn = 1;
+            return st;
+        }
+    }
+    st = proceed(f, p);
+    if (st < 0)
+        return st;
+    return check_ip_event_after(f, p->iclass);
+}
+
 int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *out)
 {
     struct ptd_insn insn;
     const uint8_t *bytes;
     struct ptd_flow_pinsn *p = &f->pinsn;
-    int n, st;
+    int n;
 
     out->ip = f->ip;
     out->size = 0;
@@ -731,19 +751,7 @@ decoded:
     f->bound_vmcs = 0;
     f->bound_ptw = 0;
 
-    st = check_insn_event(f, p);
-    if (st != 0) {
-        if (st < 0)
-            return st;
-        if (st & PTD_ST_EVENT) {
-            f->process_insn = 1;
-            return st;
-        }
-    }
-    st = proceed(f, p);
-    if (st < 0)
-        return st;
-    return check_ip_event_after(f, p->iclass);
+    return process_insn(f, p);
 }
 
 int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev)
@@ -1112,19 +1120,7 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
          * may bind to it */
         struct ptd_flow_pinsn *p = &f->pinsn;
         bentry_to_pinsn(p, e);
-        st = check_insn_event(f, p);
-        if (st != 0) {
-            if (st < 0)
-                return st;
-            if (st & PTD_ST_EVENT) {
-                f->process_insn = 1;
-                return st;
-            }
-        }
-        st = proceed(f, p);
-        if (st < 0)
-            return st;
-        return check_ip_event_after(f, p->iclass);
+        return process_insn(f, p);
     }
     st = proceed_entry(f, e);
     if (st < 0)
