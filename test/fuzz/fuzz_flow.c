@@ -22,22 +22,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ptd_flow_config cfg;
     struct fuzz_code code;
     unsigned sel;
-    size_t csize, steps = 0, limit;
+    size_t steps = 0, limit;
 
     if (size < 1)
         return 0;
     sel = data[0];
     data++;
     size--;
-    csize = size < FUZZ_CODE_MAX ? size / 2 : FUZZ_CODE_MAX;
-    code.bytes = data;
-    code.size = csize;
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.trace = data + csize;
-    cfg.size = size - csize;
-    cfg.read = fuzz_code_read;
-    cfg.ctx = &code;
-    cfg.mode = (uint8_t)((sel & 3) == 1 ? 16 : (sel & 3) == 2 ? 32 : (sel & 3) == 3 ? 64 : 0);
+    fuzz_code_flow_config(&cfg, &code, data, size, sel);
     if (sel & 4) {
         cfg.cache = cache;
         cfg.cache_size = sizeof(cache);

@@ -47,22 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ptd_sum_config sc;
     struct fuzz_code code;
     struct out o = {0, 0};
-    size_t csize;
 
     if (size < 2)
         return 0;
     unsigned sel = data[0], ssel = data[1];
     data += 2;
     size -= 2;
-    csize = size < FUZZ_CODE_MAX ? size / 2 : FUZZ_CODE_MAX;
-    code.bytes = data;
-    code.size = csize;
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.trace = data + csize;
-    cfg.size = size - csize;
-    cfg.read = fuzz_code_read;
-    cfg.ctx = &code;
-    cfg.mode = (uint8_t)((sel & 3) == 1 ? 16 : (sel & 3) == 2 ? 32 : (sel & 3) == 3 ? 64 : 0);
+    fuzz_code_flow_config(&cfg, &code, data, size, sel);
     if (sel & 4) {
         cfg.nfilter = 1;
         cfg.filter_lo[0] = 0x1000;
