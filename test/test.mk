@@ -3,7 +3,7 @@
 # "N passed, N failed" line.
 UNIT_TEST_BINS = $(UNIT_TESTS:%=$(B)/test/%)
 # Test scripts (run with bash, from the top of the tree, after the build).
-TEST_SCRIPTS +=
+TEST_SCRIPTS += test/setup/first_run.sh
 
 $(B)/test/%: test/unit/%.c $(B)/host/libptboot.a | $(B)/.setup-done
 	@mkdir -p $(@D)
