@@ -9,6 +9,7 @@
 #include "efi/image_watch.h"
 #include "efi/msr_safe.h"
 #include "efi/pe_info.h"
+#include "efi/sideband_cpu.h"
 
 /* ---- naming one image ---------------------------------------------------- */
 

@@ -3,7 +3,7 @@
 
 # The UEFI-free parts go into the host library: the unit tests and the host
 # CLI run exactly the code the app runs.
-LIB_SRCS += efi/sideband.c efi/pe_info.c
+LIB_SRCS += efi/sideband.c efi/sideband_cpu.c efi/pe_info.c
 UNIT_TESTS += test_efi_sideband test_efi_pe_info
 
 # Real PE/COFF images for pe_info's tests: our own app (no debug directory,
