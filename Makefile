@@ -33,6 +33,7 @@ EFI_SRCS     :=
 # Fragments that add sources and tests come first; host.mk, test.mk and
 # bench.mk expand those lists in rule prerequisites, so they come last.
 include decoder/decoder.mk
+include format/format.mk
 include decoder/ild.mk
 include decoder/flow.mk
 include arch/x86/arch.mk

@@ -23,10 +23,10 @@
 #include "arch/x86/pt_caps.h"
 #include "efi/app.h"
 #include "efi/capture_files.h"
-#include "efi/code_image.h"
+#include "format/code_image.h"
 #include "efi/console.h"
 #include "efi/image_watch.h"
-#include "efi/sideband.h"
+#include "format/sideband.h"
 
 /* The snapshot of --save: this app's image and a loaded file fit. */
 #define IMAGES_SNAPSHOT_BYTES (4u << 20)

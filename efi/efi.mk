@@ -93,5 +93,5 @@ UNIT_TESTS += test_ptd_opts
 
 # The UEFI-free parts of efi/ also go into the host library, so the unit
 # tests run exactly the code the app runs.
-LIB_SRCS += efi/args.c efi/memrange.c efi/code_image.c
+LIB_SRCS += efi/args.c
 UNIT_TESTS += test_efi_args test_efi_memrange test_efi_code_image

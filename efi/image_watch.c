@@ -5,10 +5,10 @@
 #include <efilib.h>
 
 #include "arch/x86/rtit_decode_params.h"
-#include "efi/code_image.h"
+#include "format/code_image.h"
 #include "efi/image_watch.h"
 #include "efi/msr_safe.h"
-#include "efi/pe_info.h"
+#include "format/pe_info.h"
 #include "efi/sideband_cpu.h"
 
 /* ---- naming one image ---------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* The images of a capture (the sideband's image table, efi/sideband.h):
+/* The images of a capture (the sideband's image table, format/sideband.h):
  * those already loaded when tracing starts (LocateHandleBuffer on
  * EFI_LOADED_IMAGE_PROTOCOL) and every image loaded while tracing, recorded
  * when it is loaded (RegisterProtocolNotify on the same protocol, UEFI 2.10
@@ -40,7 +40,7 @@
 
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_config.h"
-#include "efi/sideband.h"
+#include "format/sideband.h"
 
 /* flags of efi_image_watch_start */
 enum {
@@ -57,7 +57,7 @@ struct efi_image_watch {
     /* the handle of each sideband row (for the unload check at stop) */
     EFI_HANDLE handle[SIDEBAND_MAX_IMAGES];
     /* the code snapshot: page data and one address per page, in the
-     * page-dump format (efi/code_image.h) */
+     * page-dump format (format/code_image.h) */
     uint8_t *snap;          /* snap_cap pages */
     uint64_t *snap_addr;    /* snap_cap addresses */
     size_t snap_cap, snap_used;

@@ -10,7 +10,7 @@
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_config.h"
 #include "arch/x86/rtit_decode_params.h"
-#include "efi/sideband.h"
+#include "format/sideband.h"
 
 /* The CPU facts and the configuration from arch/x86's tables (the capture
  * path has them anyway): caps as read from CPUID, p from

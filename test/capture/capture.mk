@@ -3,7 +3,7 @@
 
 # The UEFI-free parts go into the host library: the unit tests and the host
 # CLI run exactly the code the app runs.
-LIB_SRCS += efi/sideband.c efi/sideband_cpu.c efi/pe_info.c
+LIB_SRCS += efi/sideband_cpu.c
 UNIT_TESTS += test_efi_sideband test_efi_pe_info
 
 # Real PE/COFF images for pe_info's tests: our own app (no debug directory,
@@ -39,7 +39,7 @@ capture-fixtures: $(CAPTURE_FIX)/PcRtcFixture.objdump $(CAPTURE_FIX)/ptboot.objd
 TEST_STEPS += capture-fixtures
 $(B)/test/test_efi_pe_info: | capture-fixtures
 # The hostile-input cases run under ASan/UBSan: the test compiles
-# efi/pe_info.c into itself so the parser is instrumented too.
+# format/pe_info.c into itself so the parser is instrumented too.
 TEST_LIBS_test_efi_pe_info := -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # `ptboot flow --capture DIR` on capture directories written with the app's

@@ -2,7 +2,7 @@
  * (docs/capture-files.md), from a trace and raw code files made on the
  * host (test/flow/flowgen's --write): trace.pt copied, code.dump/code.addr
  * in 4 KiB pages, sideband.txt through the app's own writer
- * (efi/sideband.c). For test/capture/capture_dir.sh.
+ * (format/sideband.c). For test/capture/capture_dir.sh.
  *
  *   mkcapture DIR --pt FILE [--raw FILE:BASE]... [--filter LO-HI]...
  *             [--stop LO-HI] [--unit hw|soft] [--cpu F/M] [--mtc-freq N]
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "efi/code_image.h"
-#include "efi/pe_info.h"
-#include "efi/sideband.h"
+#include "format/code_image.h"
+#include "format/pe_info.h"
+#include "format/sideband.h"
 
 static struct sideband sb;
 

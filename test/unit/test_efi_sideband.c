@@ -1,4 +1,4 @@
-/* efi/sideband.c: the capture's sideband and its text form. */
+/* format/sideband.c: the capture's sideband and its text form. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

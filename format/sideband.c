@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "decoder/ptd_num.h"
-#include "efi/sideband.h"
+#include "format/sideband.h"
 
 void sideband_init(struct sideband *sb)
 {

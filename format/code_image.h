@@ -3,13 +3,13 @@
  * address per page: the format of the real traces and of test/vpt), or live
  * memory, allowed only inside the RAM ranges of the UEFI memory map. Pure C
  * over caller storage, no UEFI types: the host unit tests run this code. */
-#ifndef PTBOOT_EFI_CODE_IMAGE_H
-#define PTBOOT_EFI_CODE_IMAGE_H
+#ifndef PTBOOT_FORMAT_CODE_IMAGE_H
+#define PTBOOT_FORMAT_CODE_IMAGE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "efi/memrange.h"
+#include "format/memrange.h"
 
 #define CODE_PAGE_BYTES 4096
 

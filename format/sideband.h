@@ -11,8 +11,8 @@
  * fills it (efi/image_watch.c), writes it as text to the stick
  * (efi/capture_files.c); the host reads it back (host/capture.c); the unit
  * tests run this very code. */
-#ifndef PTBOOT_EFI_SIDEBAND_H
-#define PTBOOT_EFI_SIDEBAND_H
+#ifndef PTBOOT_FORMAT_SIDEBAND_H
+#define PTBOOT_FORMAT_SIDEBAND_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "efi/load_option.h"
+#include "format/load_option.h"
 
 static uint16_t get16(const uint8_t *p)
 {

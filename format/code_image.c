@@ -1,4 +1,4 @@
-#include "efi/code_image.h"
+#include "format/code_image.h"
 
 void code_image_init(struct code_image *ci, struct code_page *storage, size_t capacity)
 {

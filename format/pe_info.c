@@ -4,7 +4,7 @@
  * header, section table, section "The .debug Section"). */
 #include <string.h>
 
-#include "efi/pe_info.h"
+#include "format/pe_info.h"
 
 #define DOS_MAGIC 0x5a4d          /* "MZ" */
 #define DOS_LFANEW 0x3c           /* u32: offset of the PE signature */
