@@ -30,7 +30,7 @@ struct capture_files_in {
     size_t trace_len;                /* 0: an empty trace.pt */
     /* the code snapshot as a page dump (format/code_image.h): 4 KiB pages and
      * one little-endian u64 address per page, e.g. efi_capture_page_dump's
-     * or an image watcher's (snap, snap_addr, snap_used); NULL/0: none */
+     * or an image watcher's (its struct code_dump snap); NULL/0: none */
     const uint8_t *code_dump;
     size_t code_dump_len;
     const uint8_t *code_addr;

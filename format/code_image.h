@@ -1,8 +1,18 @@
-/* The code the flow decoder reads on the target: pages from a page dump on
- * the stick (PREFIX.dump = 4 KiB pages, PREFIX.addr = one little-endian u64
- * address per page: the format of the real traces and of test/vpt), or live
- * memory, allowed only inside the RAM ranges of the UEFI memory map. Pure C
- * over caller storage, no UEFI types: the host unit tests run this code. */
+/* The code dump format and its one reader and writer, for the target and
+ * the host alike.
+ *
+ * A code dump is two files: PREFIX.dump, 4 KiB pages one after the other,
+ * and PREFIX.addr, one little-endian u64 address per page (the format of
+ * the real traces, of test/vpt and of the app's code snapshots,
+ * docs/capture-files.md). Every address is 4 KiB aligned and appears once.
+ *
+ * The writer (struct code_dump) appends pages into caller storage, as the
+ * app's snapshots do. The reader (struct code_image) checks a dump against
+ * those rules and serves its pages to the flow decoder (libptd's read and
+ * map callbacks); on the target it can also read live memory, allowed only
+ * inside the RAM ranges of the UEFI memory map. The host's code images
+ * (host/flow_image.c) load page dumps through it too. Pure C over caller
+ * storage, no UEFI types, no allocation. */
 #ifndef PTBOOT_FORMAT_CODE_IMAGE_H
 #define PTBOOT_FORMAT_CODE_IMAGE_H
 
@@ -36,8 +46,37 @@ enum code_image_error {
     CODE_IMAGE_E_DUP = -4,     /* the same page twice */
 };
 
+/* The i-th address of a .addr file's bytes, and its writer. */
+uint64_t code_dump_addr(const void *addr, size_t i);
+void code_dump_set_addr(void *addr, size_t i, uint64_t page_addr);
+
+/* ---- writer ---- */
+
+/* A code dump being written into caller storage: cap pages and cap
+ * addresses. The addresses are stored as the .addr file holds them
+ * (little-endian), which on x86 is also an array of uint64_t. */
+struct code_dump {
+    uint8_t *pages;
+    uint64_t *addr;
+    size_t cap, count;
+};
+
+void code_dump_init(struct code_dump *d, uint8_t *pages, uint64_t *addr, size_t cap);
+/* Appends the 4 KiB page at page_addr, copied from src. Returns
+ * CODE_IMAGE_OK, CODE_IMAGE_E_ALIGN or CODE_IMAGE_E_FULL. The caller
+ * keeps each address once (code_dump_find tells whether it is there). */
+int code_dump_add(struct code_dump *d, uint64_t page_addr, const uint8_t *src);
+/* The index of page_addr's page in d, or d->count. */
+size_t code_dump_find(const struct code_dump *d, uint64_t page_addr);
+/* Bytes of the two files as written so far. */
+size_t code_dump_pages_bytes(const struct code_dump *d);
+size_t code_dump_addr_bytes(const struct code_dump *d);
+
+/* ---- reader ---- */
+
 void code_image_init(struct code_image *ci, struct code_page *storage, size_t capacity);
-/* Adds every page of a dump; the buffers must outlive the image. */
+/* Adds every page of a dump after checking its sizes and alignment; the
+ * buffers must outlive the image. */
 int code_image_add_dump(struct code_image *ci, const uint8_t *dump, size_t dump_len,
                         const uint8_t *addr, size_t addr_len);
 /* Sorts the pages; returns CODE_IMAGE_E_DUP if two share an address. */

@@ -30,3 +30,6 @@ format-freestanding-check: $(B)/format-fs/format.o $(B)/decoder-fs/libptd.o
 	fi; \
 	echo "format-freestanding-check: ok (no symbols beyond decoder/, freestanding headers only, no writable globals)"
 TEST_STEPS += format-freestanding-check
+
+# the code dump writer read back by its reader
+UNIT_TESTS += test_format_code_dump

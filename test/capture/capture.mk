@@ -48,7 +48,7 @@ $(B)/test/capture/mkcapture: test/capture/mkcapture.c $(B)/host/libptboot.a | $(
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ $< $(B)/host/libptboot.a
 TEST_STEPS += $(B)/test/capture/mkcapture
-TEST_SCRIPTS += test/capture/capture_dir.sh
+TEST_SCRIPTS += test/capture/capture_dir.sh test/capture/code_dump.sh
 
 # `images` on OVMF (names from firmware files, this app's size and entry,
 # the watcher's notify path, the capture directory read back by the host).
