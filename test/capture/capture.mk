@@ -1,10 +1,12 @@
 # test/capture/capture.mk: the capture's sideband, PE names, files on the
 # stick and `ptboot flow --capture` (docs/capture-files.md).
 
-# The UEFI-free parts go into the host library: the unit tests and the host
-# CLI run exactly the code the app runs.
-LIB_SRCS += efi/sideband_cpu.c
+# The formats are in the host library (format/); the sideband's CPU facts
+# from arch/x86 (efi/sideband_cpu.c, UEFI-free) are compiled into the test:
+# the unit tests and the host CLI run exactly the code the app runs.
 UNIT_TESTS += test_efi_sideband test_efi_pe_info
+TEST_OBJS_test_efi_sideband := $(B)/test/obj/efi/sideband_cpu.o
+$(B)/test/test_efi_sideband: $(TEST_OBJS_test_efi_sideband)
 
 # Real PE/COFF images for pe_info's tests: our own app (no debug directory,
 # as gnu-efi's objcopy writes it) and a driver linked by LLVM's lld-link with
