@@ -22,7 +22,7 @@
 #include <intel-pt.h>
 
 #include "decoder/ptd_flow.h"
-#include "host/bench_flow.h"
+#include "bench/bench_flow.h"
 #include "host/flow_opts.h"
 
 static double now_s(void)
@@ -32,7 +32,7 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-int host_bench_is_flow(int argc, char **argv)
+int bench_is_flow(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--pages") || !strcmp(argv[i], "--raw"))
@@ -303,7 +303,7 @@ static int lib_image(struct pt_image *img, int argc, char **argv, const char *pr
     return 0;
 }
 
-int host_bench_flow(int argc, char **argv)
+int bench_flow(int argc, char **argv)
 {
     const char *prog = "ptboot bench";
     struct flow_opts fo;
