@@ -81,6 +81,7 @@ static void bench_usage(FILE *out)
         "usage: ptboot bench --pt FILE [--rounds N] [--min-bytes N]\n"
         "       ptboot bench --pt FILE (--pages PREFIX | --raw FILE[:FROM[-TO]]:BASE)...\n"
         "                    [--filter LO-HI] [--cpu f/m] [--rounds N] [--verify]\n"
+        "                    [--libipt-setup iscache|callback|file]\n"
         "(the program is build/ptboot-bench, built by `make bench`; it takes the same options)\n"
         "\n"
         "Decodes FILE with ptboot's packet layer and with libipt's packet decoder,\n"
@@ -94,9 +95,13 @@ static void bench_usage(FILE *out)
         "the instruction flow against libipt's instruction and block decoders,\n"
         "after checking that ptboot's block and instruction APIs agree:\n"
         "  bench: flow file=<name> insns=<n> ptboot_minsn=<x> libipt_insn_minsn=<y> libipt_blk_minsn=<z>\n"
+        "               libipt=<version> setup=<setup>\n"
         "  bench: flow-nocache file=<name> insns=<n> ptboot_minsn=<x>\n"
         "  --rounds N     rounds per decoder (default 5)\n"
-        "  --verify       only the check: 'bench: flow-verify file=<name> ok (...)'\n");
+        "  --verify       only the check: 'bench: flow-verify file=<name> ok (...)'\n"
+        "  --libipt-setup how libipt gets the code: iscache (default, its fastest: an\n"
+        "                 image-section cache), callback (a read-memory callback),\n"
+        "                 file (file sections, no cache: the setup before issue 13)\n");
 }
 
 /* A whole decimal or 0x number, with an optional K/M/G suffix when
