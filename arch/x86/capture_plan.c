@@ -500,6 +500,12 @@ int capture_plan_make(struct capture_plan *p, const struct rtit_caps *caps,
 	 * prints and checks like `ptboot plan`: the same defaults, a table
 	 * moved out of the output with a note, a given address kept. */
 	p->addresses_given = x.buffer_base || x.table_base;
+	/* The app allocates its block and places buffer and tables in it
+	 * (capture_plan_place): an address word shapes the printed plan
+	 * only. Said, so nobody expects the capture at that address. */
+	if (p->addresses_given && p->unit == CAPTURE_UNIT_HW)
+		snprintf(note(p), CAPTURE_NOTE_LEN,
+			 "buffer-base/table-base: this plan only; a capture places buffer and tables in memory it allocates");
 	if (!x.buffer_base)
 		p->cfg.buffer_phys = RTIT_PLAN_DEFAULT_BUFFER;
 	if (!x.table_base) {
