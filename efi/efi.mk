@@ -4,8 +4,8 @@
 #
 # Facts behind these lines: ../shared/reference/efi-build-and-qemu.md.
 
-EFI_SRCS   += $(wildcard efi/*.c)
-EFI_ASRCS  := $(wildcard efi/*.S)
+EFI_SRCS   += $(wildcard efi/*.c efi/*/*.c)
+EFI_ASRCS  := $(wildcard efi/*.S efi/*/*.S)
 GNUEFI_LIB := /usr/lib
 GNUEFI_INC := /usr/include/efi
 NEWLIB     := $(B)/newlib/install/x86_64-elf

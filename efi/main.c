@@ -12,11 +12,11 @@
 
 #include "efi/app.h"
 #include "efi/args.h"
-#include "efi/console.h"
-#include "efi/msr_safe.h"
-#include "efi/resident_driver.h"
-#include "efi/syscalls.h"
-#include "efi/volume.h"
+#include "efi/platform/console.h"
+#include "efi/platform/msr_safe.h"
+#include "efi/resident/driver.h"
+#include "efi/platform/syscalls.h"
+#include "efi/platform/volume.h"
 
 #define CONFIG_PATH "\\ptboot.cfg"
 #define CONFIG_MAX_BYTES 4096

@@ -11,7 +11,7 @@ UNIT_TESTS += test_efi_load_option
 # an EFI boot-service driver (11; UEFI 2.10 section 2.1.1): a Driver####
 # option must load an image that stays resident, and an application is
 # unloaded when its entry point returns. efi_main tells the two apart by
-# the loaded image's ImageCodeType (efi/resident_driver.h).
+# the loaded image's ImageCodeType (efi/resident/driver.h).
 $(B)/ptbootdrv.efi: $(B)/efi/ptboot.so
 	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-bsdrv-x86_64 $< $@
 	@objdump -p $@ | grep -q 'Subsystem.*(EFI boot service driver)' \
