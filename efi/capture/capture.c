@@ -13,7 +13,6 @@
 #include "efi/platform/msr_safe.h"
 #include "efi/capture/files.h"
 #include "efi/capture/ebs_report.h"
-#include "efi/resident/capture.h"
 #include "efi/platform/uart.h"
 #include "efi/capture/serial_dump.h"
 
@@ -307,32 +306,17 @@ static uint64_t rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-/* The #DB vector is taken. The resident tracer of this boot (a soft
- * driver, efi/resident/resident.h) holds it from its start; once its session is
- * over (stopped, or it failed) its stop function gives the vector back
- * (that function runs in the driver's image, with boot services), and the
- * step runs again. While it is armed or tracing the vector stays its own:
- * said (*said), with the way out. Returns the step's result. */
+/* The #DB vector is taken: whoever holds it (c->db_release, the resident
+ * tracer of this boot as `trace` sets it) may give it back, and then the
+ * step runs again; or it keeps it, and *said tells whether it said why.
+ * Returns the step's result. */
 static int step_shared(struct efi_capture *c, efi_soft_call_fn call, void *arg, EFI_STATUS *call_status,
                        bool *said)
 {
     *said = false;
     int e = efi_soft_step_run(&c->step_cfg, call, arg, call_status, &c->step);
-    if (e != EFI_SOFT_STEP_BUSY)
+    if (e != EFI_SOFT_STEP_BUSY || !c->db_release || !c->db_release(said))
         return e;
-    struct resident_header *h = resident_find(ST);
-    if (!h || h->unit != RESIDENT_UNIT_SOFT || !h->stop)
-        return e;
-    if (h->state == RESIDENT_ARMED || h->state == RESIDENT_TRACING) {
-        efi_con_printf("ptboot: error: trace: soft unit: the resident tracer of this boot holds the #DB "
-                       "vector (state=%s image=%s): `resident stop` ends its trace and frees it\n",
-                       resident_state_name(h->state), h->image_filter);
-        *said = true;
-        return e;
-    }
-    h->stop(h);
-    efi_con_printf("ptboot: trace: note: the resident tracer (state=%s) gave the #DB vector back\n",
-                   resident_state_name(h->state));
     return efi_soft_step_run(&c->step_cfg, call, arg, call_status, &c->step);
 }
 

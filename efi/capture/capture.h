@@ -116,6 +116,11 @@ struct efi_capture {
     unsigned ebs_last;
     EFI_PHYSICAL_ADDRESS ebs_arena;
     UINTN ebs_arena_pages;
+    /* When the soft unit finds the #DB vector taken: the holder's release
+     * (efi/resident/capture.h's resident_release_db, set by the caller;
+     * NULL: nobody to ask). Returns true when it gave the vector back,
+     * false when it keeps it (*said: it said why). */
+    bool (*db_release)(bool *said);
     /* the decoder's view of the snapshot */
     EFI_PHYSICAL_ADDRESS page_table;
     UINTN page_table_pages;

@@ -53,9 +53,10 @@
 #include "efi/app.h"
 #include "efi/capture/capture.h"
 #include "efi/capture/decode.h"
-#include "efi/platform/console.h"
-#include "format/load_option.h"
 #include "efi/capture/soft_step.h"
+#include "efi/platform/console.h"
+#include "efi/resident/capture.h"
+#include "format/load_option.h"
 
 #define TRACE_MAX_WORDS 32
 #define PATH_CHARS 256
@@ -571,6 +572,7 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     if (efi_capture_init(&cap, a.unit, app->msr_state))
         return EFI_APP_FAILED;
     efi_con_printf("ptboot: trace: unit=%s (%s)\n", capture_unit_name(cap.unit), cap.why);
+    cap.db_release = resident_release_db;
     cap.step_all = a.step_all;
     cap.max_steps = a.max_steps;
     cap.cpus_req = a.cpus;

@@ -120,3 +120,27 @@ int resident_capture_sideband(const struct resident_header *h, struct sideband *
     }
     return 0;
 }
+
+/* The #DB vector for another user (the app's `trace --unit soft`): the
+ * resident tracer of this boot (a soft driver, efi/resident/resident.h)
+ * holds it from its start; once its session is over (stopped, or it
+ * failed) its stop function gives the vector back (that function runs in
+ * the driver's image, with boot services). While it is armed or tracing
+ * the vector stays its own: said (*said), with the way out. */
+bool resident_release_db(bool *said)
+{
+    struct resident_header *h = resident_find(ST);
+    if (!h || h->unit != RESIDENT_UNIT_SOFT || !h->stop)
+        return false;
+    if (h->state == RESIDENT_ARMED || h->state == RESIDENT_TRACING) {
+        efi_con_printf("ptboot: error: trace: soft unit: the resident tracer of this boot holds the #DB "
+                       "vector (state=%s image=%s): `resident stop` ends its trace and frees it\n",
+                       resident_state_name(h->state), h->image_filter);
+        *said = true;
+        return false;
+    }
+    h->stop(h);
+    efi_con_printf("ptboot: trace: note: the resident tracer (state=%s) gave the #DB vector back\n",
+                   resident_state_name(h->state));
+    return true;
+}

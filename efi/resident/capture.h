@@ -9,6 +9,7 @@
 #ifndef PTBOOT_EFI_RESIDENT_CAPTURE_H
 #define PTBOOT_EFI_RESIDENT_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <efi.h>
@@ -35,6 +36,11 @@ void resident_stop_if_tracing(struct resident_header *h);
  * 0, or -1 after saying why (no memory). Free with resident_capture_close. */
 int resident_capture_open(struct resident_capture *rc, const struct resident_header *h, const char *who);
 void resident_capture_close(struct resident_capture *rc);
+/* Gives the #DB vector back to the app when this boot's resident tracer
+ * (soft unit) holds it and its session is over; true when it did. While
+ * it still traces it keeps the vector and says so (*said = true). For
+ * struct efi_capture's db_release. */
+bool resident_release_db(bool *said);
 /* The driver's sideband text parsed into sb. Returns 0, or -1 after saying
  * why (none written, or not parsed). */
 int resident_capture_sideband(const struct resident_header *h, struct sideband *sb, const char *who);
