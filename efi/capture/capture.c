@@ -114,7 +114,7 @@ static void soft_cpus(struct efi_capture *c, unsigned want)
 {
     struct efi_mp mp;
     c->mp_result = efi_mp_init(&mp, BS);
-    unsigned have = mp.count < EFI_MP_MAX_CPUS ? mp.count : EFI_MP_MAX_CPUS;
+    unsigned have = mp.count < PTB_MP_MAX_CPUS ? mp.count : PTB_MP_MAX_CPUS;
     unsigned n_want = want == CAPTURE_CPUS_ALL || want > have ? have : want;
     add_cpu(c, mp.bsp, true, true, "");
     for (unsigned n = 0; n < have && c->ncpus < n_want; n++)
@@ -154,7 +154,7 @@ static int hw_cpus(struct efi_capture *c, unsigned want)
     /* the order efi_mp_trace_prepare takes them: the BSP, then the APs */
     add_cpu(c, mp->bsp, true, true, "");
     unsigned taken = 1; /* CPUs that reported, as efi_mp_trace_prepare counts them */
-    for (unsigned n = 0; n < mp->count && n < EFI_MP_MAX_CPUS && taken < mp_trace.cpus; n++) {
+    for (unsigned n = 0; n < mp->count && n < PTB_MP_MAX_CPUS && taken < mp_trace.cpus; n++) {
         const struct efi_mp_trace_cpu *k = &mp_trace.cpu[n];
         if (n == mp->bsp)
             continue;
@@ -170,7 +170,7 @@ static int hw_cpus(struct efi_capture *c, unsigned want)
     for (unsigned i = 0; i < c->ncpus; i++)
         used += c->cpu[i].traced;
     efi_con_printf("ptboot: trace: cpus: %u processor(s) here (mp=%s), %u listed, %u take the plan: "
-                   "one %llu-byte buffer each\n", mp->count, efi_mp_result_name(mp->proto ? EFI_MP_OK : EFI_MP_E_NONE),
+                   "one %llu-byte buffer each\n", mp->count, efi_mp_result_name(mp->proto ? PTB_MP_OK : PTB_MP_E_NONE),
                    c->ncpus, used, (unsigned long long)c->plan.buffer_bytes);
     if (want != CAPTURE_CPUS_ALL && want > mp->count)
         efi_con_printf("ptboot: trace: note: cpus: %u asked for, %u here\n", want, mp->count);
@@ -251,7 +251,7 @@ int efi_capture_watch(struct efi_capture *c, size_t snapshot_bytes)
 {
     sideband_init(&c->sb);
     c->sb.unit = c->unit == CAPTURE_UNIT_HW ? SIDEBAND_UNIT_HW : SIDEBAND_UNIT_SOFT;
-    if (efi_image_watch_start(&c->watch, &c->sb, snapshot_bytes, EFI_IMAGE_WATCH_SNAPSHOT_NEW,
+    if (efi_image_watch_start(&c->watch, &c->sb, snapshot_bytes, PTB_IMAGE_WATCH_SNAPSHOT_NEW,
                               EfiLoaderData) < 0) {
         efi_con_printf("ptboot: error: trace: cannot record image loads (no event or no %llu bytes "
                        "for snapshots)\n", (unsigned long long)snapshot_bytes);
@@ -263,7 +263,7 @@ int efi_capture_watch(struct efi_capture *c, size_t snapshot_bytes)
 
 int efi_capture_add_target(struct efi_capture *c, uint64_t base, uint64_t size)
 {
-    if (c->ntargets == EFI_CAPTURE_MAX_TARGETS || !size) {
+    if (c->ntargets == PTB_CAPTURE_MAX_TARGETS || !size) {
         efi_con_puts("ptboot: error: trace: too many targets\n");
         return -1;
     }
@@ -315,7 +315,7 @@ static int step_shared(struct efi_capture *c, efi_soft_call_fn call, void *arg, 
 {
     *said = false;
     int e = efi_soft_step_run(&c->step_cfg, call, arg, call_status, &c->step);
-    if (e != EFI_SOFT_STEP_BUSY || !c->db_release || !c->db_release(said))
+    if (e != PTB_SOFT_STEP_BUSY || !c->db_release || !c->db_release(said))
         return e;
     return efi_soft_step_run(&c->step_cfg, call, arg, call_status, &c->step);
 }
@@ -395,12 +395,12 @@ static void ebs_report(struct efi_capture *c)
         soft_unit_get_status(&c->soft, &st);
         soft_unit_summarize(&c->soft, &c->sum);
         c->bytes = st.bytes;
-        ebs_report_say(resident_uart_write, "ptboot: trace exit-boot-services unit=soft target=%s steps=%llu "
+        ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=soft target=%s steps=%llu "
                        "insns=%llu bytes=%llu entered=%d\n", target, (unsigned long long)st.steps,
                        (unsigned long long)st.insns, (unsigned long long)st.bytes, c->step.entered);
     } else {
         c->bytes = c->sum.bytes;
-        ebs_report_say(resident_uart_write, "ptboot: trace exit-boot-services unit=hw target=%s bytes=%llu "
+        ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=hw target=%s bytes=%llu "
                        "error=%d\n", target, (unsigned long long)c->sum.bytes, c->hw_stop.error ? 1 : 0);
     }
     c->ran = true;
@@ -441,7 +441,7 @@ static void ebs_report(struct efi_capture *c)
         r.sideband_bytes = tlen;
     }
     if (c->ebs_decode && !c->ebs_no_summary && !c->ebs_arena)
-        ebs_report_say(resident_uart_write, "ptboot: trace: no memory was free for the summaries' tables "
+        ebs_report_say(efi_uart_write, "ptboot: trace: no memory was free for the summaries' tables "
                        "(%u bytes); no summaries\n", (unsigned)EBS_REPORT_SUM_ARENA);
     if (c->ebs_decode && c->ebs_arena) {
         uint32_t n = c->sb.nimages < SIDEBAND_MAX_IMAGES ? c->sb.nimages : SIDEBAND_MAX_IMAGES;
@@ -461,7 +461,7 @@ static void ebs_report(struct efi_capture *c)
     r.wrapped = c->wrapped;
     r.stopped = true;
     r.images = c->sb.nimages;
-    ebs_report_write(&r, resident_uart_write);
+    ebs_report_write(&r, efi_uart_write);
     c->ebs_reported = true;
 }
 
@@ -471,7 +471,7 @@ static void ebs_report(struct efi_capture *c)
 static void soft_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
 {
     struct efi_capture *c = ctx;
-    if (why != EFI_SOFT_STEP_END_CALLER || (c->step_cfg.entry_ip && !c->step.entered))
+    if (why != PTB_SOFT_STEP_END_CALLER || (c->step_cfg.entry_ip && !c->step.entered))
         return;
     soft_unit_stop(&c->soft, ip, tsc);
 }
@@ -746,7 +746,7 @@ int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
         .code_addr_len = pages * sizeof(uint64_t),
     };
     enum efi_volume_result r = efi_capture_files_write(image, &in, dir, &failed);
-    if (r != EFI_VOLUME_OK) {
+    if (r != PTB_VOLUME_OK) {
         efi_con_printf("ptboot: error: trace: writing %s%s%s: %s\n", dir, dir[0] ? "\\" : "",
                        failed ? failed : "", efi_volume_result_name(r));
         return -1;
@@ -756,7 +756,7 @@ int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
         return 0;
     /* --cpus: each traced AP's trace beside the BSP's trace.pt, and
      * cpus.txt listing every processor asked for */
-    static char text[EFI_MP_MAX_CPUS * 160];
+    static char text[PTB_MP_MAX_CPUS * 160];
     char path[CAPTURE_FILES_DIR_MAX + 32];
     size_t tlen = cpus_text(c, text, sizeof text);
     int bad = 0;
@@ -766,14 +766,14 @@ int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
             continue;
         snprintf(path, sizeof path, "%s\\trace-cpu%u.pt", dir, k->n);
         r = efi_volume_write(image, path, k->trace, (size_t)k->trace_bytes);
-        if (r != EFI_VOLUME_OK) {
+        if (r != PTB_VOLUME_OK) {
             efi_con_printf("ptboot: error: trace: writing %s: %s\n", path, efi_volume_result_name(r));
             bad = -1;
         }
     }
     snprintf(path, sizeof path, "%s\\cpus.txt", dir);
     r = efi_volume_write(image, path, text, tlen);
-    if (r != EFI_VOLUME_OK) {
+    if (r != PTB_VOLUME_OK) {
         efi_con_printf("ptboot: error: trace: writing %s: %s\n", path, efi_volume_result_name(r));
         bad = -1;
     }
@@ -791,9 +791,9 @@ int efi_capture_serial_dump(struct efi_capture *c)
         return -1;
     }
     size_t pages = c->watching ? c->watch.snap.count : 0;
-    static struct efi_dump_file files[4 + EFI_MP_MAX_CPUS + 1];
-    static char names[EFI_MP_MAX_CPUS][24];
-    static char cpus[EFI_MP_MAX_CPUS * 160];
+    static struct efi_dump_file files[4 + PTB_MP_MAX_CPUS + 1];
+    static char names[PTB_MP_MAX_CPUS][24];
+    static char cpus[PTB_MP_MAX_CPUS * 160];
     size_t nf = 0;
     files[nf++] = (struct efi_dump_file){ "trace.pt", c->trace, (size_t)c->trace_bytes, PTD_FRAME_KIND_PT };
     files[nf++] = (struct efi_dump_file){ "code.dump", c->watching ? c->watch.snap.pages : NULL,

@@ -38,11 +38,11 @@
 #include "format/sideband.h"
 #include "efi/capture/soft_step.h"
 
-#define EFI_CAPTURE_MAX_TARGETS 4   /* FilterEn ranges: RTIT_MAX_RANGES */
-#define EFI_CAPTURE_WHY_MAX 128
+#define PTB_CAPTURE_MAX_TARGETS 4   /* FilterEn ranges: RTIT_MAX_RANGES */
+#define PTB_CAPTURE_WHY_MAX 128
 /* Snapshot memory reserved up front for the target and the images loaded
  * while tracing (efi/capture/image_watch.h says why up front). */
-#define EFI_CAPTURE_SNAPSHOT_DEFAULT (8u << 20)
+#define PTB_CAPTURE_SNAPSHOT_DEFAULT (8u << 20)
 
 /* One processor of a multi-CPU capture (`trace --cpus`): cpu[0] is the
  * BSP, then the APs in processor-number order, as many as were asked for
@@ -51,7 +51,7 @@ struct efi_capture_cpu {
     unsigned n;                     /* MP services processor number */
     bool bsp;
     bool traced;                    /* its unit ran and its trace is here */
-    char why[EFI_CAPTURE_WHY_MAX];  /* not traced: why (one word, no spaces) */
+    char why[PTB_CAPTURE_WHY_MAX];  /* not traced: why (one word, no spaces) */
     const uint8_t *trace;           /* linear, from its first PSB */
     uint64_t trace_bytes;
     bool wrapped, stopped;
@@ -61,7 +61,7 @@ struct efi_capture_cpu {
 struct efi_capture {
     /* the unit and its plan */
     enum capture_unit unit;
-    char why[EFI_CAPTURE_WHY_MAX];  /* why this unit */
+    char why[PTB_CAPTURE_WHY_MAX];  /* why this unit */
     struct rtit_caps caps;          /* this CPU's */
     struct capture_plan plan;
     bool msr_safe;                  /* the #GP-safe MSR path is ready */
@@ -83,7 +83,7 @@ struct efi_capture {
     unsigned cpus_req;
     unsigned ncpus;
     unsigned cur;                   /* cpu[cur]'s trace is in use */
-    struct efi_capture_cpu cpu[EFI_MP_MAX_CPUS];
+    struct efi_capture_cpu cpu[PTB_MP_MAX_CPUS];
     bool multi;
     int mp_result;                  /* efi_mp_result of the last MP call */
     /* hw unit */
@@ -101,7 +101,7 @@ struct efi_capture {
     struct sideband sb;
     struct efi_image_watch watch;
     bool watching;
-    struct capture_image targets[EFI_CAPTURE_MAX_TARGETS];
+    struct capture_image targets[PTB_CAPTURE_MAX_TARGETS];
     unsigned ntargets;
     /* ExitBootServices while tracing (an OS loader as the target): the
      * notify stops the unit and reports over COM1 (efi/capture/ebs_report.h),

@@ -28,7 +28,7 @@ static struct {
     struct call_target targets[CALL_TARGETS_MAX];
     unsigned ntargets;
     uint64_t targets_dropped;
-    struct branch last[EFI_CAPTURE_LAST_MAX];
+    struct branch last[PTB_CAPTURE_LAST_MAX];
     uint64_t nbranches;
 } d;
 
@@ -85,8 +85,8 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
 {
     memset(t, 0, sizeof *t);
     memset(&d, 0, sizeof d);
-    if (last > EFI_CAPTURE_LAST_MAX)
-        last = EFI_CAPTURE_LAST_MAX;
+    if (last > PTB_CAPTURE_LAST_MAX)
+        last = PTB_CAPTURE_LAST_MAX;
     efi_con_puts("ptboot: trace decode begin\n");
     if (!c->trace_bytes) {
         efi_con_puts("(no trace: nothing from the first PSB on)\n");

@@ -38,7 +38,7 @@ struct capture_files_in {
 };
 
 /* Writes the four files into a new \ptboot\capNNN and updates last.txt.
- * dir receives "\\ptboot\\capNNN". Returns EFI_VOLUME_OK or the first
+ * dir receives "\\ptboot\\capNNN". Returns PTB_VOLUME_OK or the first
  * error (what was written stays; which file failed goes to *failed). */
 enum efi_volume_result efi_capture_files_write(EFI_HANDLE image, const struct capture_files_in *in,
                                                char dir[CAPTURE_FILES_DIR_MAX],

@@ -171,7 +171,7 @@ static void record(struct efi_image_watch *w, EFI_HANDLE handle, uint32_t flags)
     if (row < 0)
         return;
     w->handle[row] = handle;
-    if ((flags & SIDEBAND_IMG_WHILE) && (w->flags & EFI_IMAGE_WATCH_SNAPSHOT_NEW))
+    if ((flags & SIDEBAND_IMG_WHILE) && (w->flags & PTB_IMAGE_WATCH_SNAPSHOT_NEW))
         efi_image_watch_snapshot(w, d.base, d.size, 0);
 }
 

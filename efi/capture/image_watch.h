@@ -12,7 +12,7 @@
  *     static struct efi_image_watch w;
  *     sideband_init(&sb);
  *     efi_sideband_read_cpu(&sb, &caps, &cfg, buffer_bytes);
- *     efi_image_watch_start(&w, &sb, 16u << 20, EFI_IMAGE_WATCH_SNAPSHOT_NEW, EfiLoaderData);
+ *     efi_image_watch_start(&w, &sb, 16u << 20, PTB_IMAGE_WATCH_SNAPSHOT_NEW, EfiLoaderData);
  *     LoadImage(target) ...                // recorded by the watcher
  *     efi_image_watch_snapshot(&w, base, size, SIDEBAND_IMG_TARGET);  // before StartImage
  *     ... trace ...
@@ -46,7 +46,7 @@
 /* flags of efi_image_watch_start */
 enum {
     /* snapshot each image loaded while watching, when it is loaded */
-    EFI_IMAGE_WATCH_SNAPSHOT_NEW = 1u << 0,
+    PTB_IMAGE_WATCH_SNAPSHOT_NEW = 1u << 0,
 };
 
 struct efi_image_watch {

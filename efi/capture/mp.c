@@ -12,7 +12,7 @@
 #include "efi/platform/msr_safe.h"
 
 /* gnu-efi does not declare the protocol: the members in PI spec order. */
-#define EFI_MP_SERVICES_PROTOCOL_GUID_INIT \
+#define PTB_MP_SERVICES_PROTOCOL_GUID \
     { 0x3fdda605, 0xa76e, 0x4f46, { 0xad, 0x29, 0x12, 0xf4, 0x53, 0x1b, 0x3d, 0x08 } }
 
 typedef VOID (EFIAPI *EFI_AP_PROCEDURE)(VOID *arg);
@@ -34,23 +34,23 @@ struct _EFI_MP_SERVICES_PROTOCOL {
 
 int efi_mp_init(struct efi_mp *mp, EFI_BOOT_SERVICES *bs)
 {
-    EFI_GUID guid = EFI_MP_SERVICES_PROTOCOL_GUID_INIT;
+    EFI_GUID guid = PTB_MP_SERVICES_PROTOCOL_GUID;
     EFI_MP_SERVICES_PROTOCOL *p = NULL;
     UINTN count = 0, enabled = 0, me = 0;
 
     memset(mp, 0, sizeof(*mp));
     mp->count = mp->enabled = 1;
     if (EFI_ERROR(bs->LocateProtocol(&guid, NULL, (void **)&p)) || !p)
-        return EFI_MP_E_NONE;
+        return PTB_MP_E_NONE;
     if (EFI_ERROR(p->GetNumberOfProcessors(p, &count, &enabled)) || count == 0)
-        return EFI_MP_E_NONE;
+        return PTB_MP_E_NONE;
     if (EFI_ERROR(p->WhoAmI(p, &me)))
-        return EFI_MP_E_NONE;
+        return PTB_MP_E_NONE;
     mp->proto = p;
     mp->count = (unsigned)count;
     mp->enabled = (unsigned)enabled;
     mp->bsp = (unsigned)me;
-    return EFI_MP_OK;
+    return PTB_MP_OK;
 }
 
 struct ap_call {
@@ -70,18 +70,18 @@ static VOID EFIAPI ap_entry(VOID *arg)
 
 int efi_mp_run_all(const struct efi_mp *mp, efi_mp_fn fn, void *ctx, bool bsp_too)
 {
-    int r = EFI_MP_E_NONE;
+    int r = PTB_MP_E_NONE;
     if (mp->proto && mp->enabled > 1) {
         struct ap_call c = { mp->proto, fn, ctx };
         /* blocking (no WaitEvent), all APs at once, bounded */
         EFI_STATUS s = c.p->StartupAllAPs(c.p, ap_entry, FALSE, NULL,
-                                          EFI_MP_TIMEOUT_US, &c, NULL);
+                                          PTB_MP_TIMEOUT_US, &c, NULL);
         if (s == EFI_SUCCESS || s == EFI_NOT_STARTED) /* NOT_STARTED: no AP enabled */
-            r = EFI_MP_OK;
+            r = PTB_MP_OK;
         else if (s == EFI_TIMEOUT)
-            r = EFI_MP_E_TIMEOUT;
+            r = PTB_MP_E_TIMEOUT;
         else
-            r = EFI_MP_E_FAILED;
+            r = PTB_MP_E_FAILED;
     }
     if (bsp_too)
         fn(ctx, mp->bsp, false);
@@ -91,10 +91,10 @@ int efi_mp_run_all(const struct efi_mp *mp, efi_mp_fn fn, void *ctx, bool bsp_to
 const char *efi_mp_result_name(int r)
 {
     switch (r) {
-    case EFI_MP_OK: return "ok";
-    case EFI_MP_E_NONE: return "bsp-only";
-    case EFI_MP_E_TIMEOUT: return "ap-timeout";
-    case EFI_MP_E_FAILED: return "startup-failed";
+    case PTB_MP_OK: return "ok";
+    case PTB_MP_E_NONE: return "bsp-only";
+    case PTB_MP_E_TIMEOUT: return "ap-timeout";
+    case PTB_MP_E_FAILED: return "startup-failed";
     }
     return "?";
 }
@@ -132,8 +132,8 @@ static const struct rtit_msr_ops *ops_for(bool on_ap)
     return on_ap ? &efi_msr_raw_ops : &efi_msr_safe_ops;
 }
 
-static struct rtit_caps caps_scratch[EFI_MP_MAX_CPUS];
-static bool seen_scratch[EFI_MP_MAX_CPUS];
+static struct rtit_caps caps_scratch[PTB_MP_MAX_CPUS];
+static bool seen_scratch[PTB_MP_MAX_CPUS];
 
 EFI_STATUS efi_mp_trace_prepare(struct efi_mp_trace *t, EFI_BOOT_SERVICES *bs,
                                 const struct capture_plan *plan)
@@ -141,19 +141,19 @@ EFI_STATUS efi_mp_trace_prepare(struct efi_mp_trace *t, EFI_BOOT_SERVICES *bs,
     memset(t, 0, sizeof(*t));
     t->plan = plan;
     efi_mp_init(&t->mp, bs);
-    efi_mp_read_caps(&t->mp, caps_scratch, seen_scratch, EFI_MP_MAX_CPUS);
+    efi_mp_read_caps(&t->mp, caps_scratch, seen_scratch, PTB_MP_MAX_CPUS);
     unsigned want = plan->cpus == CAPTURE_CPUS_ALL ? t->mp.count : plan->cpus;
     if (want > t->mp.count)
         want = t->mp.count;
-    if (want > EFI_MP_MAX_CPUS)
-        want = EFI_MP_MAX_CPUS;
+    if (want > PTB_MP_MAX_CPUS)
+        want = PTB_MP_MAX_CPUS;
     t->cpus = want;
 
     /* The BSP first, then APs in processor-number order. */
     unsigned taken = 0;
-    for (unsigned k = 0; k < EFI_MP_MAX_CPUS && taken < want; k++) {
+    for (unsigned k = 0; k < PTB_MP_MAX_CPUS && taken < want; k++) {
         unsigned n = k == 0 ? t->mp.bsp : (k <= t->mp.bsp ? k - 1 : k);
-        if (n >= t->mp.count || n >= EFI_MP_MAX_CPUS)
+        if (n >= t->mp.count || n >= PTB_MP_MAX_CPUS)
             continue;
         struct efi_mp_trace_cpu *c = &t->cpu[n];
         c->seen = seen_scratch[n];
@@ -213,7 +213,7 @@ EFI_STATUS efi_mp_trace_prepare(struct efi_mp_trace *t, EFI_BOOT_SERVICES *bs,
 static void start_on(void *ctx, unsigned cpu, bool on_ap)
 {
     struct efi_mp_trace *t = ctx;
-    if (cpu >= EFI_MP_MAX_CPUS || !t->cpu[cpu].used)
+    if (cpu >= PTB_MP_MAX_CPUS || !t->cpu[cpu].used)
         return;
     struct efi_mp_trace_cpu *c = &t->cpu[cpu];
     /* rtit_start checks cfg against this CPU's caps before any write */
@@ -223,7 +223,7 @@ static void start_on(void *ctx, unsigned cpu, bool on_ap)
 static void stop_on(void *ctx, unsigned cpu, bool on_ap)
 {
     struct efi_mp_trace *t = ctx;
-    if (cpu >= EFI_MP_MAX_CPUS || !t->cpu[cpu].used || t->cpu[cpu].start_rc != RTIT_SEQ_OK)
+    if (cpu >= PTB_MP_MAX_CPUS || !t->cpu[cpu].used || t->cpu[cpu].start_rc != RTIT_SEQ_OK)
         return;
     struct efi_mp_trace_cpu *c = &t->cpu[cpu];
     c->stop_rc = capture_seq_finish(ops_for(on_ap), &c->cfg, (const uint8_t *)(UINTN)c->cfg.buffer_phys,
@@ -246,7 +246,7 @@ int efi_mp_trace_stop(struct efi_mp_trace *t)
 
 void efi_mp_trace_free(struct efi_mp_trace *t, EFI_BOOT_SERVICES *bs)
 {
-    for (unsigned n = 0; n < EFI_MP_MAX_CPUS; n++) {
+    for (unsigned n = 0; n < PTB_MP_MAX_CPUS; n++) {
         struct efi_mp_trace_cpu *c = &t->cpu[n];
         if (c->pages) {
             bs->FreePages(c->block, c->pages);

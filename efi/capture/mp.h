@@ -30,10 +30,10 @@
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_seq.h"
 
-/* Processors handled (MP services numbers 0..EFI_MP_MAX_CPUS-1). */
-#define EFI_MP_MAX_CPUS 64
+/* Processors handled (MP services numbers 0..PTB_MP_MAX_CPUS-1). */
+#define PTB_MP_MAX_CPUS 64
 /* StartupAllAPs timeout: APs only run short, bounded functions. */
-#define EFI_MP_TIMEOUT_US 2000000u
+#define PTB_MP_TIMEOUT_US 2000000u
 
 struct efi_mp {
     void *proto;         /* EFI_MP_SERVICES_PROTOCOL *, NULL: none */
@@ -43,19 +43,19 @@ struct efi_mp {
 };
 
 enum efi_mp_result {
-    EFI_MP_OK = 0,
-    EFI_MP_E_NONE = -1,    /* no MP services: only the BSP runs */
-    EFI_MP_E_TIMEOUT = -2, /* some AP did not finish in time */
-    EFI_MP_E_FAILED = -3,  /* StartupAllAPs failed otherwise */
+    PTB_MP_OK = 0,
+    PTB_MP_E_NONE = -1,    /* no MP services: only the BSP runs */
+    PTB_MP_E_TIMEOUT = -2, /* some AP did not finish in time */
+    PTB_MP_E_FAILED = -3,  /* StartupAllAPs failed otherwise */
 };
 
 /* Locates the protocol and counts processors. Without it (a firmware
  * without CpuDxe MP support, a single CPU), count = enabled = 1 and
- * EFI_MP_E_NONE is returned; everything below still works on the BSP. */
+ * PTB_MP_E_NONE is returned; everything below still works on the BSP. */
 int efi_mp_init(struct efi_mp *mp, EFI_BOOT_SERVICES *bs);
 
 /* fn(ctx, cpu, on_ap) on every enabled AP (in parallel, blocking, with
- * EFI_MP_TIMEOUT_US) and then on the BSP when bsp_too. cpu is the MP
+ * PTB_MP_TIMEOUT_US) and then on the BSP when bsp_too. cpu is the MP
  * services processor number. fn on an AP: no boot services, no console,
  * no efi_msr_* (see above). Returns an efi_mp_result (E_NONE: ran on the
  * BSP only). */
@@ -88,7 +88,7 @@ struct efi_mp_trace {
     struct efi_mp mp;
     const struct capture_plan *plan;
     unsigned cpus;          /* CPUs wanted (plan->cpus resolved) */
-    struct efi_mp_trace_cpu cpu[EFI_MP_MAX_CPUS];
+    struct efi_mp_trace_cpu cpu[PTB_MP_MAX_CPUS];
 };
 
 /* Reads every CPU's caps, allocates and places one buffer per CPU

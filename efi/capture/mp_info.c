@@ -22,13 +22,13 @@ struct cpu_report {
     uint32_t core_type;
 };
 
-static struct cpu_report reports[EFI_MP_MAX_CPUS];
+static struct cpu_report reports[PTB_MP_MAX_CPUS];
 
 static void report_on(void *ctx, unsigned cpu, bool on_ap)
 {
     struct cpu_report *r = ctx;
     (void)on_ap;
-    if (cpu >= EFI_MP_MAX_CPUS)
+    if (cpu >= PTB_MP_MAX_CPUS)
         return;
     rtit_caps_read(&r[cpu].caps, x86_cpuid_native, NULL);
     r[cpu].core_type = 0;
@@ -54,8 +54,8 @@ int efi_mp_info_cpus(struct efi_app *app)
 
     unsigned reported = 0;
     bool same = true;
-    const struct rtit_caps *b = &reports[mp.bsp < EFI_MP_MAX_CPUS ? mp.bsp : 0].caps;
-    for (unsigned n = 0; n < mp.count && n < EFI_MP_MAX_CPUS; n++) {
+    const struct rtit_caps *b = &reports[mp.bsp < PTB_MP_MAX_CPUS ? mp.bsp : 0].caps;
+    for (unsigned n = 0; n < mp.count && n < PTB_MP_MAX_CPUS; n++) {
         const struct cpu_report *c = &reports[n];
         if (!c->seen) {
             efi_con_printf("ptboot: cpu n=%u bsp=%d reported=no\n", n, n == mp.bsp);
@@ -76,13 +76,13 @@ int efi_mp_info_cpus(struct efi_app *app)
     }
     efi_con_printf("ptboot: cpus count=%u enabled=%u reported=%u same=%d mp=%s\n",
                    mp.count, mp.enabled, reported, same, efi_mp_result_name(r));
-    return reported ? EFI_APP_OK : EFI_APP_FAILED;
+    return reported ? PTB_APP_OK : PTB_APP_FAILED;
 }
 
 unsigned efi_mp_trace_report(const struct efi_mp_trace *t)
 {
     unsigned traced = 0;
-    for (unsigned n = 0; n < t->mp.count && n < EFI_MP_MAX_CPUS; n++) {
+    for (unsigned n = 0; n < t->mp.count && n < PTB_MP_MAX_CPUS; n++) {
         const struct efi_mp_trace_cpu *c = &t->cpu[n];
         if (!c->seen && !c->used && c->rule == RTIT_RULE_OK)
             continue; /* not wanted */

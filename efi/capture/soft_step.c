@@ -168,7 +168,7 @@ static VOID EFIAPI db_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
         set_dr7(x, 0);
         ss.phase = PHASE_IDLE;
         if (was == PHASE_STEPPING || was == PHASE_FREE)
-            tell_end(ip, EFI_SOFT_STEP_END_RETURNED);
+            tell_end(ip, PTB_SOFT_STEP_END_RETURNED);
         return;
     }
     int action;
@@ -212,7 +212,7 @@ static VOID EFIAPI db_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
         if (!(dr6 & (X86_DR6_B0 | X86_DR6_B1)))
             x->Rflags &= ~X86_RFLAGS_RF;
         if (!resume) {
-            over(x, ip, EFI_SOFT_STEP_END_STOPPED);
+            over(x, ip, PTB_SOFT_STEP_END_STOPPED);
             break;
         }
         ss.st->skips++;
@@ -224,7 +224,7 @@ static VOID EFIAPI db_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
         break;
     }
     case SOFT_UNIT_STOPPED:
-        over(x, ip, ss.st->bounded ? EFI_SOFT_STEP_END_BOUNDED : EFI_SOFT_STEP_END_STOPPED);
+        over(x, ip, ss.st->bounded ? PTB_SOFT_STEP_END_BOUNDED : PTB_SOFT_STEP_END_STOPPED);
         break;
     default:
         x->Rflags |= X86_RFLAGS_TF;
@@ -245,18 +245,18 @@ static void disarm(void)
 
 int efi_soft_step_hold(void)
 {
-    EFI_GUID guid = EFI_CPU_ARCH_PROTOCOL_GUID_INIT;
+    EFI_GUID guid = PTB_CPU_ARCH_PROTOCOL_GUID;
     if (ss.held)
-        return EFI_SOFT_STEP_OK;
+        return PTB_SOFT_STEP_OK;
     if (!ss.cpu && (EFI_ERROR(BS->LocateProtocol(&guid, NULL, (void **)&ss.cpu)) || !ss.cpu)) {
         ss.cpu = NULL;
-        return EFI_SOFT_STEP_NO_CPU_ARCH;
+        return PTB_SOFT_STEP_NO_CPU_ARCH;
     }
     ss.phase = PHASE_IDLE;
     if (EFI_ERROR(ss.cpu->RegisterInterruptHandler(ss.cpu, X86_VECTOR_DB, db_handler)))
-        return EFI_SOFT_STEP_BUSY;
+        return PTB_SOFT_STEP_BUSY;
     ss.held = true;
-    return EFI_SOFT_STEP_OK;
+    return PTB_SOFT_STEP_OK;
 }
 
 bool efi_soft_step_release(void)
@@ -284,13 +284,13 @@ static void begin(const struct efi_soft_step_config *cfg, struct efi_soft_step_s
 int efi_soft_step_arm(const struct efi_soft_step_config *cfg, struct efi_soft_step_stats *stats)
 {
     if (!ss.held || !cfg->entry_ip || (ss.phase != PHASE_IDLE && ss.phase != PHASE_OVER))
-        return EFI_SOFT_STEP_STATE;
+        return PTB_SOFT_STEP_STATE;
     disarm();
     begin(cfg, stats);
     write_dr0(cfg->entry_ip);
     ss.phase = PHASE_ARMED;
     write_dr7(X86_DR7_L0);
-    return EFI_SOFT_STEP_OK;
+    return PTB_SOFT_STEP_OK;
 }
 
 bool efi_soft_step_end_now(void)
@@ -304,7 +304,7 @@ bool efi_soft_step_end_now(void)
     uint64_t ip = was == PHASE_FREE ? ss.resume : was == PHASE_ARMED ? ss.cfg->entry_ip : ss.st->last_ip;
     disarm();
     if (was != PHASE_OVER)
-        tell_end(ip, EFI_SOFT_STEP_END_CALLER);
+        tell_end(ip, PTB_SOFT_STEP_END_CALLER);
     return true;
 }
 
@@ -325,7 +325,7 @@ int efi_soft_step_run(const struct efi_soft_step_config *cfg, efi_soft_call_fn c
 {
     memset(stats, 0, sizeof *stats);
     if (ss.held)
-        return EFI_SOFT_STEP_STATE;
+        return PTB_SOFT_STEP_STATE;
     efi_con_flush(); /* if stepping goes wrong, the log so far is out */
     int e = efi_soft_step_hold();
     if (e)
@@ -343,16 +343,16 @@ int efi_soft_step_run(const struct efi_soft_step_config *cfg, efi_soft_call_fn c
      * e.g. it left through Exit()) must not fire later. */
     disarm();
     efi_soft_step_release();
-    return EFI_SOFT_STEP_OK;
+    return PTB_SOFT_STEP_OK;
 }
 
 const char *efi_soft_step_strerror(int err)
 {
     switch (err) {
-    case EFI_SOFT_STEP_OK: return "ok";
-    case EFI_SOFT_STEP_NO_CPU_ARCH: return "no CPU Architectural Protocol (cannot hook #DB)";
-    case EFI_SOFT_STEP_BUSY: return "a #DB handler is already registered (a debugger?)";
-    case EFI_SOFT_STEP_STATE: return "the #DB glue is in use";
+    case PTB_SOFT_STEP_OK: return "ok";
+    case PTB_SOFT_STEP_NO_CPU_ARCH: return "no CPU Architectural Protocol (cannot hook #DB)";
+    case PTB_SOFT_STEP_BUSY: return "a #DB handler is already registered (a debugger?)";
+    case PTB_SOFT_STEP_STATE: return "the #DB glue is in use";
     }
     return "?";
 }

@@ -54,10 +54,10 @@
 
 /* Why a session ended (the end callback's why). */
 enum efi_soft_step_end {
-    EFI_SOFT_STEP_END_RETURNED = 1, /* back at the entry's return address */
-    EFI_SOFT_STEP_END_STOPPED = 2,  /* the step callback answered STOPPED */
-    EFI_SOFT_STEP_END_BOUNDED = 3,  /* max_steps reached */
-    EFI_SOFT_STEP_END_CALLER = 4,   /* efi_soft_step_end_now() */
+    PTB_SOFT_STEP_END_RETURNED = 1, /* back at the entry's return address */
+    PTB_SOFT_STEP_END_STOPPED = 2,  /* the step callback answered STOPPED */
+    PTB_SOFT_STEP_END_BOUNDED = 3,  /* max_steps reached */
+    PTB_SOFT_STEP_END_CALLER = 4,   /* efi_soft_step_end_now() */
 };
 
 typedef int (*efi_soft_step_fn)(void *ctx, uint64_t ip, unsigned exec_mode, uint64_t tsc);
@@ -96,10 +96,10 @@ struct efi_soft_step_stats {
 };
 
 enum efi_soft_step_result {
-    EFI_SOFT_STEP_OK = 0,
-    EFI_SOFT_STEP_NO_CPU_ARCH = -1,  /* no CPU Architectural Protocol */
-    EFI_SOFT_STEP_BUSY = -2,         /* a #DB handler is already registered */
-    EFI_SOFT_STEP_STATE = -3,        /* not held, or a session is on */
+    PTB_SOFT_STEP_OK = 0,
+    PTB_SOFT_STEP_NO_CPU_ARCH = -1,  /* no CPU Architectural Protocol */
+    PTB_SOFT_STEP_BUSY = -2,         /* a #DB handler is already registered */
+    PTB_SOFT_STEP_STATE = -3,        /* not held, or a session is on */
 };
 
 /* Single-steps call(arg) (holding the vector for its duration); *call_status

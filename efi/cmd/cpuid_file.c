@@ -12,10 +12,10 @@ int efi_cpuid_file_caps(struct efi_app *app, const char *cmd, const char *file,
     void *text;
     size_t len;
     enum efi_volume_result r =
-        efi_volume_load(app->image, file, EFI_CPUID_FILE_MAX_BYTES, &text, &len);
-    if (r != EFI_VOLUME_OK) {
+        efi_volume_load(app->image, file, PTB_CPUID_FILE_MAX_BYTES, &text, &len);
+    if (r != PTB_VOLUME_OK) {
         efi_con_printf("ptboot: error: %s: %s: %s\n", cmd, file, efi_volume_result_name(r));
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     unsigned line = 0;
     int err = x86_cpuid_dump_parse(&dump, text, len, &line);
@@ -23,8 +23,8 @@ int efi_cpuid_file_caps(struct efi_app *app, const char *cmd, const char *file,
     if (err) {
         efi_con_printf("ptboot: error: %s: %s:%u: %s\n", cmd, file, line,
                        x86_cpuid_dump_strerror(err));
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     rtit_caps_read(caps, x86_cpuid_dump_query, &dump);
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }

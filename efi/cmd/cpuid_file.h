@@ -8,10 +8,10 @@
 #include "efi/app.h"
 
 /* A CPUID dump is text of a few KiB; anything much larger is not one. */
-#define EFI_CPUID_FILE_MAX_BYTES (256u << 10)
+#define PTB_CPUID_FILE_MAX_BYTES (256u << 10)
 
 /* Loads file (a path on app's boot volume) and fills *caps from it.
- * Returns EFI_APP_OK, or EFI_APP_FAILED after a line
+ * Returns PTB_APP_OK, or PTB_APP_FAILED after a line
  * "ptboot: error: CMD: FILE[:LINE]: why" on the console. */
 int efi_cpuid_file_caps(struct efi_app *app, const char *cmd, const char *file,
                         struct rtit_caps *caps);

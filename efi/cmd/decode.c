@@ -60,7 +60,7 @@ static int load(struct efi_app *app, const char *dir, const char *name, uint64_t
     char path[DECODE_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s\\%s", dir, name);
     enum efi_volume_result r = efi_volume_load(app->image, path, max, data, len);
-    if (r != EFI_VOLUME_OK) {
+    if (r != PTB_VOLUME_OK) {
         efi_con_printf("ptboot: error: decode: %s: %s\n", path, efi_volume_result_name(r));
         return -1;
     }
@@ -128,7 +128,7 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
     static struct efi_capture c;
     static struct decode_src s;
     static char dir[DECODE_PATH_MAX];
-    unsigned last = EFI_CAPTURE_LAST_DEFAULT;
+    unsigned last = PTB_CAPTURE_LAST_DEFAULT;
     bool no_summary = false, resident = false;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
@@ -138,10 +138,10 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
         } else if (!strcmp(argv[i], "--no-summary")) {
             no_summary = true;
         } else if (!strcmp(argv[i], "--last") && i + 1 < argc) {
-            if (!ptd_opts_parse_u64(argv[++i], &n) || n > EFI_CAPTURE_LAST_MAX) {
+            if (!ptd_opts_parse_u64(argv[++i], &n) || n > PTB_CAPTURE_LAST_MAX) {
                 efi_con_printf("ptboot: error: decode: --last wants 0..%u, not %s\n",
-                               EFI_CAPTURE_LAST_MAX, argv[i]);
-                return EFI_APP_USAGE;
+                               PTB_CAPTURE_LAST_MAX, argv[i]);
+                return PTB_APP_USAGE;
             }
             last = (unsigned)n;
         } else if (argv[i][0] != '-' && !path && strlen(argv[i]) < sizeof dir) {
@@ -150,16 +150,16 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
             efi_con_printf("ptboot: error: decode: unexpected '%s'\n"
                            "usage: ptboot.efi decode [--last N] [--no-summary] [--resident | DIR]\n",
                            argv[i]);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         }
     }
     if (resident && path) {
         efi_con_puts("ptboot: error: decode: --resident or DIR, not both\n");
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     memset(&c, 0, sizeof c);
     memset(&s, 0, sizeof s);
-    int status = EFI_APP_FAILED;
+    int status = PTB_APP_FAILED;
     EFI_PHYSICAL_ADDRESS table = 0;
     UINTN table_pages = 0;
     struct resident_header *h = path ? NULL : resident_find(app->st);
@@ -169,7 +169,7 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
     if (resident || h) {
         if (!h) {
             efi_con_puts("ptboot: error: decode: --resident: no resident tracer in this boot\n");
-            return EFI_APP_FAILED;
+            return PTB_APP_FAILED;
         }
         source = "resident";
         if (from_resident(h, &s, &c))
@@ -212,7 +212,7 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
     efi_con_printf("ptboot: decode end insns=%llu errors=%llu\n", (unsigned long long)t.insns,
                    (unsigned long long)t.errors);
     /* decode errors are reported, never fatal (as `trace`) */
-    status = EFI_APP_OK;
+    status = PTB_APP_OK;
 out:
     if (table_pages)
         BS->FreePages(table, table_pages);

@@ -48,14 +48,14 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
             /* ptdump's --mtc-freq, --nom-freq, --cpuid-0x15.eax/.ebx (time) */
             if (r < 0) {
                 efi_con_printf("ptboot: error: dump: %s: %s\n", argv[i], why);
-                return EFI_APP_USAGE;
+                return PTB_APP_USAGE;
             }
             i++;
         } else if (!strcmp(argv[i], "--cpu")) {
             /* ptdump's --cpu: the packet and timing errata of that CPU */
             if (i + 1 == argc || !ptd_opts_parse_cpu(argv[i + 1], &family, &model)) {
                 efi_con_puts("ptboot: error: dump: --cpu needs none or f/m[/s]\n");
-                return EFI_APP_USAGE;
+                return PTB_APP_USAGE;
             }
             ptd_opts_dump_cpu(&opt, family, model);
             i++;
@@ -63,28 +63,28 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
             /* the resident tracer's trace: a "file" named resident */
             if (file) {
                 efi_con_printf("ptboot: error: dump: more than one trace ('%s', '%s')\n", file, argv[i]);
-                return EFI_APP_USAGE;
+                return PTB_APP_USAGE;
             }
             file = argv[i];
         } else if (argv[i][0] == '-') {
             efi_con_printf("ptboot: error: dump: unknown option '%s'\n", argv[i]);
             dump_usage();
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         } else if (file) {
             efi_con_printf("ptboot: error: dump: more than one file ('%s', '%s')\n", file, argv[i]);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         } else {
             file = argv[i];
         }
     }
     if (ptd_opts_dump_check(&opt)) {
         efi_con_printf("ptboot: error: dump: %s\n", ptd_opts_dump_check(&opt));
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     if (!file) {
         efi_con_puts("ptboot: error: dump: no trace file given\n");
         dump_usage();
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     uint64_t from, to;
     bool has_to;
@@ -97,7 +97,7 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
         struct resident_header *h = resident_find(app->st);
         if (!h) {
             efi_con_puts("ptboot: error: dump: --resident: no resident tracer in this boot\n");
-            return EFI_APP_FAILED;
+            return PTB_APP_FAILED;
         }
         resident_stop_if_tracing(h);
         const uint8_t *trace;
@@ -106,9 +106,9 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
         file = "resident";
     } else {
         enum efi_volume_result r = efi_volume_load(app->image, file, DUMP_MAX_BYTES, &data, &len);
-        if (r != EFI_VOLUME_OK) {
+        if (r != PTB_VOLUME_OK) {
             efi_con_printf("ptboot: error: dump: %s: %s\n", file, efi_volume_result_name(r));
-            return EFI_APP_FAILED;
+            return PTB_APP_FAILED;
         }
     }
     if (!has_to)
@@ -118,7 +118,7 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
                        file, (unsigned long long)from, (unsigned long long)to,
                        (unsigned long long)len);
         efi_volume_free(data, len);
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
 
     efi_con_printf("ptboot: dump begin file=%s bytes=%llu from=0x%llx\n", file,
@@ -137,5 +137,5 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
                    (unsigned long long)dump.skipped);
     if (!resident)
         efi_volume_free(data, len);
-    return n < 0 ? EFI_APP_FAILED : EFI_APP_OK;
+    return n < 0 ? PTB_APP_FAILED : PTB_APP_OK;
 }

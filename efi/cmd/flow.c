@@ -75,7 +75,7 @@ static int usage_error(const char *what, const char *arg)
 {
     efi_con_printf("ptboot: error: flow: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
     flow_usage();
-    return EFI_APP_USAGE;
+    return PTB_APP_USAGE;
 }
 
 static int parse(struct flow_args *a, int argc, char **argv)
@@ -167,7 +167,7 @@ static int parse(struct flow_args *a, int argc, char **argv)
         a->cfg.time = &a->tcfg;
     if (!a->npages && !a->live && !a->resident)
         return usage_error("no code: give --pages PREFIX or --live", NULL);
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }
 
 static uint64_t rdtsc(void)
@@ -221,7 +221,7 @@ static int flow_bench(struct flow_args *a, struct ptd_flow *flow, struct ptd_flo
     }
     if (n < 0 || !best || !hz) {
         efi_con_printf("ptboot: error: flow: --bench: %s\n", n < 0 ? "the decode failed" : "no TSC rate");
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     /* millions of instructions per second, to 3 decimals, in integers:
      * insns * hz / best is instructions per second; insns * (hz / 1000)
@@ -245,13 +245,13 @@ static int flow_bench(struct flow_args *a, struct ptd_flow *flow, struct ptd_flo
                    (unsigned long long)(milli / 1000), (unsigned long long)(milli % 1000),
                    (unsigned long long)hz, src, a->bench, (unsigned long long)best,
                    (unsigned long long)errors);
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }
 
 static int load(struct efi_app *app, const char *path, uint64_t max, struct loaded *out)
 {
     enum efi_volume_result r = efi_volume_load(app->image, path, max, &out->data, &out->len);
-    if (r != EFI_VOLUME_OK) {
+    if (r != PTB_VOLUME_OK) {
         efi_con_printf("ptboot: error: flow: %s: %s\n", path, efi_volume_result_name(r));
         return -1;
     }
@@ -272,13 +272,13 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     memset(dumps, 0, sizeof dumps);
     memset(addrs, 0, sizeof addrs);
     int status = parse(&a, argc, argv);
-    if (status != EFI_APP_OK)
+    if (status != PTB_APP_OK)
         return status;
 
     EFI_PHYSICAL_ADDRESS page_table = 0;
     UINTN page_table_pages = 0;
     struct resident_capture rc = { .pages = 0 };
-    status = EFI_APP_FAILED;
+    status = PTB_APP_FAILED;
     size_t npages = 0;
     if (a.resident) {
         struct resident_header *h = resident_find(app->st);
@@ -376,7 +376,7 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
         efi_con_printf("insn: %llu.\n", (unsigned long long)lines.insns);
     efi_con_printf("ptboot: flow end insns=%llu errors=%llu\n", (unsigned long long)lines.insns,
                    (unsigned long long)lines.errors);
-    status = n < 0 ? EFI_APP_FAILED : EFI_APP_OK;
+    status = n < 0 ? PTB_APP_FAILED : PTB_APP_OK;
 out:
     resident_capture_close(&rc);
     if (page_table_pages)

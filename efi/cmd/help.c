@@ -7,7 +7,7 @@ int efi_cmd_help(struct efi_app *app, int argc, char **argv)
     (void)argv;
     if (argc > 0) {
         efi_con_printf("ptboot: error: help takes no arguments\n");
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     efi_con_puts("usage: ptboot.efi [app options] <command> [command options]\n"
                  "\n"
@@ -25,5 +25,5 @@ int efi_cmd_help(struct efi_app *app, int argc, char **argv)
                  "  --serial=auto|on|off  also write to the UART: auto does so only when\n"
                  "                      the firmware's ConOut does not reach one already\n"
                  "  --no-config         ignore \\ptboot.cfg\n");
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }

@@ -40,7 +40,7 @@ static int list(struct efi_app *app)
     UINTN n = 0;
     if (EFI_ERROR(BS->LocateHandleBuffer(ByProtocol, &LoadedImageProtocol, NULL, &n, &hs)) || !hs) {
         efi_con_puts("ptboot: error: images: no handle carries EFI_LOADED_IMAGE_PROTOCOL\n");
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     unsigned count = 0;
     for (UINTN i = 0; i < n; i++) {
@@ -56,7 +56,7 @@ static int list(struct efi_app *app)
     }
     FreePool(hs);
     efi_con_printf("ptboot: images count=%u\n", count);
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }
 
 /* LoadImage of a file on the app's volume, then UnloadImage. */
@@ -94,22 +94,22 @@ static int save(struct efi_app *app, const char *load)
     struct efi_image_desc self;
     char flags[64], dir[CAPTURE_FILES_DIR_MAX];
     const char *failed = NULL;
-    int status = EFI_APP_OK;
+    int status = PTB_APP_OK;
 
     sideband_init(&sb);
     sb.unit = SIDEBAND_UNIT_NONE;
     rtit_caps_read(&caps, x86_cpuid_native, NULL);
     efi_sideband_read_cpu(&sb, &caps, NULL, 0);
-    if (efi_image_watch_start(&w, &sb, IMAGES_SNAPSHOT_BYTES, EFI_IMAGE_WATCH_SNAPSHOT_NEW,
+    if (efi_image_watch_start(&w, &sb, IMAGES_SNAPSHOT_BYTES, PTB_IMAGE_WATCH_SNAPSHOT_NEW,
                               EfiLoaderData) < 0) {
         efi_con_puts("ptboot: error: images: cannot watch image loads (event or memory)\n");
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     if (efi_image_describe(app->image, &self) == 0 &&
         efi_image_watch_snapshot(&w, self.base, self.size, SIDEBAND_IMG_TARGET) < 0)
         efi_con_puts("ptboot: error: images: no room to snapshot this image\n");
     if (load && load_and_unload(app, load) < 0)
-        status = EFI_APP_FAILED;
+        status = PTB_APP_FAILED;
     efi_image_watch_stop(&w);
     for (uint32_t i = 0; i < sb.nimages; i++)
         if (sb.images[i].flags & (SIDEBAND_IMG_WHILE | SIDEBAND_IMG_TARGET))
@@ -121,10 +121,10 @@ static int save(struct efi_app *app, const char *load)
     struct capture_files_in in = { &sb, NULL, 0, w.snap.pages, code_dump_pages_bytes(&w.snap),
                                    (const uint8_t *)w.snap.addr, code_dump_addr_bytes(&w.snap) };
     enum efi_volume_result r = efi_capture_files_write(app->image, &in, dir, &failed);
-    if (r != EFI_VOLUME_OK) {
+    if (r != PTB_VOLUME_OK) {
         efi_con_printf("ptboot: error: images: writing %s%s%s: %s\n", dir, dir[0] ? "\\" : "",
                        failed ? failed : "", efi_volume_result_name(r));
-        status = EFI_APP_FAILED;
+        status = PTB_APP_FAILED;
     } else {
         efi_con_printf("ptboot: capture dir=%s images=%u notified=%u snapshot_pages=%u skipped=%u\n",
                        dir, (unsigned)sb.nimages, w.notified, (unsigned)w.snap.count, w.snap_skipped);
@@ -145,15 +145,15 @@ int efi_cmd_images(struct efi_app *app, int argc, char **argv)
         } else {
             efi_con_printf("ptboot: error: images: unknown argument '%s' (usage: images [--save] [--load FILE])\n",
                            argv[i]);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         }
     }
     if (load && !do_save) {
         efi_con_puts("ptboot: error: images: --load needs --save (it tests the recording)\n");
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     int status = list(app);
-    if (status == EFI_APP_OK && do_save)
+    if (status == PTB_APP_OK && do_save)
         status = save(app, load);
     return status;
 }

@@ -48,7 +48,7 @@ int efi_cmd_info(struct efi_app *app, int argc, char **argv)
         } else {
             efi_con_printf("ptboot: error: info: unknown argument '%s' (usage: info [--cpuid FILE | --cpus])\n",
                            argv[i]);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         }
     }
     print_firmware(app->st);
@@ -56,7 +56,7 @@ int efi_cmd_info(struct efi_app *app, int argc, char **argv)
     struct rtit_caps caps;
     if (dump_file) {
         int status = efi_cpuid_file_caps(app, "info", dump_file, &caps);
-        if (status != EFI_APP_OK)
+        if (status != PTB_APP_OK)
             return status;
         efi_con_printf("CPUID source:        %s (a recorded dump, not this CPU)\n", dump_file);
     } else {
@@ -83,5 +83,5 @@ int efi_cmd_info(struct efi_app *app, int argc, char **argv)
         if (rtit_plan_report_default(&caps, emit_line, "  ") < 0)
             efi_con_puts("  (no plan: no room for the ToPA table)\n");
     }
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }

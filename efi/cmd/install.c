@@ -78,10 +78,10 @@ static bool is_ours(const char *name)
     UINTN size = sizeof buf;
     if (EFI_ERROR(get_var(name, buf, &size)))
         return false;
-    struct efi_load_option lo;
+    struct load_option lo;
     size_t off;
-    return efi_load_option_decode(buf, size, &lo, &off) == 0 &&
-           efi_ucs2_equals(lo.description, lo.desc_chars, RESIDENT_DESCRIPTION);
+    return load_option_decode(buf, size, &lo, &off) == 0 &&
+           ucs2_equals(lo.description, lo.desc_chars, RESIDENT_DESCRIPTION);
 }
 
 /* Numbers of all Driver#### variables of ours (GetNextVariableName walks
@@ -105,13 +105,13 @@ static size_t find_ours(uint16_t *numbers, size_t cap)
         for (; vname[i] && i + 1 < NAME_CHARS; i++)
             a[i] = vname[i] < 0x80 ? (char)vname[i] : '?';
         a[i] = '\0';
-        if (efi_option_number(a, "Driver") >= 0 && nfound < SCAN_MAX)
+        if (load_option_number(a, "Driver") >= 0 && nfound < SCAN_MAX)
             memcpy(found[nfound++], a, NAME_CHARS);
     }
     size_t n = 0;
     for (size_t i = 0; i < nfound && n < cap; i++)
         if (is_ours(found[i]))
-            numbers[n++] = (uint16_t)efi_option_number(found[i], "Driver");
+            numbers[n++] = (uint16_t)load_option_number(found[i], "Driver");
     return n;
 }
 
@@ -122,7 +122,7 @@ static long remove_ours(uint16_t *order, size_t *norder)
     size_t n = find_ours(numbers, SCAN_MAX);
     for (size_t i = 0; i < n; i++) {
         char name[NAME_CHARS];
-        efi_option_name(name, sizeof name, "Driver", numbers[i]);
+        load_option_name(name, sizeof name, "Driver", numbers[i]);
         EFI_STATUS s = set_var(name, NULL, 0);
         if (EFI_ERROR(s)) {
             efi_con_printf("ptboot: error: cannot delete %s (status 0x%llx)\n", name,
@@ -130,7 +130,7 @@ static long remove_ours(uint16_t *order, size_t *norder)
             return -1;
         }
         efi_con_printf("ptboot: removed %s (ours)\n", name);
-        *norder = efi_order_remove(order, *norder, numbers[i]);
+        *norder = load_option_order_remove(order, *norder, numbers[i]);
     }
     return (long)n;
 }
@@ -150,7 +150,7 @@ static bool number_used(void *ctx, unsigned number)
     char name[NAME_CHARS];
     uint8_t probe;
     UINTN size = sizeof probe;
-    efi_option_name(name, sizeof name, "Driver", number);
+    load_option_name(name, sizeof name, "Driver", number);
     return get_var(name, &probe, &size) != EFI_NOT_FOUND;
 }
 
@@ -226,59 +226,59 @@ int efi_cmd_install(struct efi_app *app, int argc, char **argv)
         argv += 2;
     }
     if (join_words(argc, argv, words, sizeof words))
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     /* The driver must be on the volume the app came from. */
     char probe[1];
     size_t plen;
     enum efi_volume_result vr = efi_volume_read(app->image, driver, probe, sizeof probe, &plen);
-    if (vr != EFI_VOLUME_TOO_LARGE) {
+    if (vr != PTB_VOLUME_TOO_LARGE) {
         efi_con_printf("ptboot: error: install: %s: %s\n", driver,
-                       vr == EFI_VOLUME_OK ? "empty file" : efi_volume_result_name(vr));
-        return EFI_APP_FAILED;
+                       vr == PTB_VOLUME_OK ? "empty file" : efi_volume_result_name(vr));
+        return PTB_APP_FAILED;
     }
     EFI_LOADED_IMAGE *li = NULL;
     EFI_DEVICE_PATH *dev = NULL;
     if (EFI_ERROR(BS->HandleProtocol(app->image, &LoadedImageProtocol, (void **)&li)) || !li ||
         !(dev = DevicePathFromHandle(li->DeviceHandle))) {
         efi_con_puts("ptboot: error: install: the boot volume has no device path\n");
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
-    long dev_len = efi_dp_size((const uint8_t *)dev, DP_MAX_BYTES);
+    long dev_len = device_path_size((const uint8_t *)dev, DP_MAX_BYTES);
     long dp_len = dev_len < 0 ? dev_len
-                              : efi_dp_append_file(dp, sizeof dp, (const uint8_t *)dev,
+                              : device_path_append_file(dp, sizeof dp, (const uint8_t *)dev,
                                                    (size_t)dev_len, driver);
-    long opt_len = efi_ucs2_from_ascii(optional, sizeof optional, words);
+    long opt_len = ucs2_from_ascii(optional, sizeof optional, words);
     long len = dp_len < 0 || opt_len < 0
                    ? (dp_len < 0 ? dp_len : opt_len)
-                   : efi_load_option_encode(option, sizeof option, EFI_LO_ACTIVE,
+                   : load_option_encode(option, sizeof option, PTB_LO_ACTIVE,
                                             RESIDENT_DESCRIPTION, dp, (size_t)dp_len, optional,
                                             (size_t)opt_len);
     if (len < 0) {
-        efi_con_printf("ptboot: error: install: %s\n", efi_load_option_strerror((int)len));
-        return EFI_APP_FAILED;
+        efi_con_printf("ptboot: error: install: %s\n", load_option_strerror((int)len));
+        return PTB_APP_FAILED;
     }
 
     size_t norder = read_order(order);
     if (remove_ours(order, &norder) < 0)
-        return EFI_APP_FAILED;
-    long number = efi_option_free_number(number_used, NULL);
+        return PTB_APP_FAILED;
+    long number = load_option_free_number(number_used, NULL);
     if (number < 0) {
         efi_con_puts("ptboot: error: install: no free Driver#### number\n");
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
-    long n = efi_order_prepend(order, norder, ORDER_MAX, (uint16_t)number);
+    long n = load_option_order_prepend(order, norder, ORDER_MAX, (uint16_t)number);
     if (n < 0) {
         efi_con_puts("ptboot: error: install: DriverOrder is full\n");
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     char name[NAME_CHARS];
-    efi_option_name(name, sizeof name, "Driver", (unsigned)number);
+    load_option_name(name, sizeof name, "Driver", (unsigned)number);
     EFI_STATUS s = set_var(name, option, (UINTN)len);
     if (!EFI_ERROR(s))
         s = write_order(order, (size_t)n);
     if (EFI_ERROR(s)) {
         efi_con_printf("ptboot: error: install: SetVariable: status 0x%llx\n", (unsigned long long)s);
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     /* Read back: the firmware keeps what it was given. */
     UINTN bsize = sizeof back;
@@ -286,15 +286,15 @@ int efi_cmd_install(struct efi_app *app, int argc, char **argv)
     if (EFI_ERROR(get_var(name, back, &bsize)) || bsize != (UINTN)len || memcmp(back, option, bsize) ||
         read_order(check) != (size_t)n || check[0] != (uint16_t)number) {
         efi_con_printf("ptboot: error: install: %s or DriverOrder did not read back as written\n", name);
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     char path_text[DP_MAX_BYTES / 2];
-    efi_dp_file_text(dp, (size_t)dp_len, path_text, sizeof path_text);
+    device_path_file_text(dp, (size_t)dp_len, path_text, sizeof path_text);
     efi_con_printf("ptboot: install option=%s bytes=%ld file=%s options='%s' ", name, len,
                    path_text, words);
     print_order("order=", order, (size_t)n);
     efi_con_printf("\n");
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }
 
 int efi_cmd_uninstall(struct efi_app *app, int argc, char **argv)
@@ -304,19 +304,19 @@ int efi_cmd_uninstall(struct efi_app *app, int argc, char **argv)
     (void)argv;
     if (argc) {
         efi_con_puts("ptboot: error: uninstall takes no arguments\n");
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     size_t norder = read_order(order);
     long removed = remove_ours(order, &norder);
     if (removed < 0)
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     EFI_STATUS s = write_order(order, norder);
     if (EFI_ERROR(s)) {
         efi_con_printf("ptboot: error: uninstall: DriverOrder: status 0x%llx\n", (unsigned long long)s);
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     efi_con_printf("ptboot: uninstall removed=%ld ", removed);
     print_order("order=", order, norder);
     efi_con_printf("\n");
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }

@@ -25,7 +25,7 @@ int efi_cmd_memmap(struct efi_app *app, int argc, char **argv)
         } else {
             efi_con_printf("ptboot: error: memmap: unknown argument '%s' (usage: memmap [--ranges])\n",
                            argv[i]);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         }
     }
     mem_ranges_init(&m, storage, MEMMAP_MAX_RANGES);
@@ -34,7 +34,7 @@ int efi_cmd_memmap(struct efi_app *app, int argc, char **argv)
     if (EFI_ERROR(s) && s != EFI_BUFFER_TOO_SMALL) {
         efi_con_printf("ptboot: error: memmap: GetMemoryMap failed (status 0x%llx)\n",
                        (unsigned long long)s);
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     UINT64 total = 0;
     for (size_t i = 0; i < m.count; i++) {
@@ -57,5 +57,5 @@ int efi_cmd_memmap(struct efi_app *app, int argc, char **argv)
                    (unsigned long long)(total >> 20),
                    s == EFI_BUFFER_TOO_SMALL ? " truncated=1" : "", (unsigned long long)image,
                    (unsigned long long)image_size, image_ok, apic_ok);
-    return image_ok && !apic_ok ? EFI_APP_OK : EFI_APP_FAILED;
+    return image_ok && !apic_ok ? PTB_APP_OK : PTB_APP_FAILED;
 }

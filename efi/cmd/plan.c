@@ -40,7 +40,7 @@ static int usage(const char *why, const char *arg)
 {
     efi_con_printf("ptboot: error: plan: %s '%s' (usage: plan [trace|resident] [--unit hw|soft] "
                    "[--image BASE:SIZE]... [--cpuid FILE] [--check-cpus] [words])\n", why, arg);
-    return EFI_APP_USAGE;
+    return PTB_APP_USAGE;
 }
 
 static int parse_image(const char *s, struct capture_image *im)
@@ -68,7 +68,7 @@ static void check_per_cpu(struct efi_app *app)
         return;
     }
     unsigned fit = 0;
-    for (unsigned n = 0; n < mp_trace.mp.count && n < EFI_MP_MAX_CPUS; n++) {
+    for (unsigned n = 0; n < mp_trace.mp.count && n < PTB_MP_MAX_CPUS; n++) {
         const struct efi_mp_trace_cpu *c = &mp_trace.cpu[n];
         if (!c->seen && !c->pages && c->rule == RTIT_RULE_OK)
             continue; /* not among the CPUs wanted */
@@ -126,7 +126,7 @@ int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
     struct rtit_caps caps;
     if (dump_file) {
         int st = efi_cpuid_file_caps(app, "plan", dump_file, &caps);
-        if (st != EFI_APP_OK)
+        if (st != PTB_APP_OK)
             return st;
     } else {
         rtit_caps_read(&caps, x86_cpuid_native, NULL);
@@ -138,7 +138,7 @@ int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
     int st = capture_plan_make(&plan, &caps, &req);
     if (st == CAPTURE_PLAN_E_WORD || st == CAPTURE_PLAN_E_ARG) {
         efi_con_printf("ptboot: error: plan: %s\n", plan.error);
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     efi_con_printf("ptboot: plan begin source=%s\n", dump_file ? dump_file : "this-cpu");
     int r = capture_plan_report(&plan, &caps, tables, PLAN_TABLES, emit, NULL);
@@ -155,5 +155,5 @@ int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
         check_per_cpu(app);
     efi_con_printf("ptboot: plan end status=%s\n",
                    st == CAPTURE_PLAN_OK ? "ok" : "refused");
-    return st == CAPTURE_PLAN_OK ? EFI_APP_OK : EFI_APP_FAILED;
+    return st == CAPTURE_PLAN_OK ? PTB_APP_OK : PTB_APP_FAILED;
 }

@@ -42,7 +42,7 @@ static int save(struct efi_app *app, const struct resident_header *h)
     struct resident_capture rc;
     if (resident_capture_sideband(h, &sb, "resident: save") ||
         resident_capture_open(&rc, h, "resident: save"))
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     struct capture_files_in in = {
         .sb = &sb, .trace = rc.trace, .trace_len = rc.trace_len,
         .code_dump = rc.code_dump, .code_dump_len = rc.pages * PAGE_BYTES,
@@ -53,13 +53,13 @@ static int save(struct efi_app *app, const struct resident_header *h)
     enum efi_volume_result r = efi_capture_files_write(app->image, &in, dir, &failed);
     size_t len = rc.trace_len, pages = rc.pages;
     resident_capture_close(&rc);
-    if (r != EFI_VOLUME_OK) {
+    if (r != PTB_VOLUME_OK) {
         efi_con_printf("ptboot: error: resident: save: %s: %s\n", failed, efi_volume_result_name(r));
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     efi_con_printf("ptboot: resident saved dir=%s trace=%llu code-pages=%llu\n", dir,
                    (unsigned long long)len, (unsigned long long)pages);
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }
 
 static int chain(struct efi_app *app, const char *path, const char *args)
@@ -69,19 +69,19 @@ static int chain(struct efi_app *app, const char *path, const char *args)
     size_t n = strlen(path);
     if (n >= CHAIN_PATH_CHARS) {
         efi_con_printf("ptboot: error: resident: chain: path too long\n");
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     for (size_t i = 0; i <= n; i++)
         wpath[i] = (CHAR16)(path[i] == '/' ? '\\' : path[i]);
     long args_bytes = 0;
-    if (args && (args_bytes = efi_ucs2_from_ascii(wargs, sizeof wargs, args)) < 0) {
+    if (args && (args_bytes = ucs2_from_ascii(wargs, sizeof wargs, args)) < 0) {
         efi_con_printf("ptboot: error: resident: chain: --args: %s\n",
-                       efi_load_option_strerror((int)args_bytes));
-        return EFI_APP_USAGE;
+                       load_option_strerror((int)args_bytes));
+        return PTB_APP_USAGE;
     }
     EFI_LOADED_IMAGE *li = NULL;
     if (EFI_ERROR(BS->HandleProtocol(app->image, &LoadedImageProtocol, (void **)&li)) || !li)
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     EFI_DEVICE_PATH *dp = FileDevicePath(li->DeviceHandle, wpath);
     EFI_HANDLE child = NULL;
     EFI_STATUS s = dp ? BS->LoadImage(FALSE, app->image, dp, NULL, 0, &child) : EFI_OUT_OF_RESOURCES;
@@ -90,7 +90,7 @@ static int chain(struct efi_app *app, const char *path, const char *args)
     if (EFI_ERROR(s)) {
         efi_con_printf("ptboot: error: resident: chain: LoadImage %s: status 0x%llx\n", path,
                        (unsigned long long)s);
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     if (args_bytes) {
         EFI_LOADED_IMAGE *cli = NULL;
@@ -103,23 +103,23 @@ static int chain(struct efi_app *app, const char *path, const char *args)
     efi_con_flush();
     s = BS->StartImage(child, NULL, NULL);
     efi_con_printf("ptboot: resident chain returned %s status=0x%llx\n", path, (unsigned long long)s);
-    return EFI_ERROR(s) ? EFI_APP_FAILED : EFI_APP_OK;
+    return EFI_ERROR(s) ? PTB_APP_FAILED : PTB_APP_OK;
 }
 
 int efi_cmd_resident(struct efi_app *app, int argc, char **argv)
 {
-    int status = EFI_APP_OK;
+    int status = PTB_APP_OK;
     if (argc == 0) {
         static char *def[] = { "status" };
         argv = def;
         argc = 1;
     }
-    for (int i = 0; i < argc && status == EFI_APP_OK; i++) {
+    for (int i = 0; i < argc && status == PTB_APP_OK; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "chain")) {
             if (i + 1 == argc) {
                 efi_con_puts("ptboot: error: resident: chain needs a FILE\n");
-                return EFI_APP_USAGE;
+                return PTB_APP_USAGE;
             }
             const char *file = argv[++i], *args = NULL;
             if (i + 2 < argc && !strcmp(argv[i + 1], "--args")) {
@@ -133,13 +133,13 @@ int efi_cmd_resident(struct efi_app *app, int argc, char **argv)
             strcmp(a, "report") && strcmp(a, "save")) {
             efi_con_printf("ptboot: error: resident: unknown action '%s' (status, stop, flow, "
                            "dump, report, save, chain FILE)\n", a);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         }
         struct resident_header *h = resident_find(app->st);
         if (!h) {
             /* a fact for `status`, a failure for what needs a trace */
             efi_con_puts("ptboot: resident none (no resident tracer in this boot; see `install`)\n");
-            return strcmp(a, "status") ? EFI_APP_FAILED : EFI_APP_OK;
+            return strcmp(a, "status") ? PTB_APP_FAILED : PTB_APP_OK;
         }
         if (!strcmp(a, "status")) {
             resident_report_status(h, efi_con_write);
@@ -148,7 +148,7 @@ int efi_cmd_resident(struct efi_app *app, int argc, char **argv)
             resident_report_status(h, efi_con_write);
         } else if (!strcmp(a, "flow")) {
             resident_stop_if_tracing(h);
-            status = resident_report_flow(h, efi_con_write) < 0 ? EFI_APP_FAILED : EFI_APP_OK;
+            status = resident_report_flow(h, efi_con_write) < 0 ? PTB_APP_FAILED : PTB_APP_OK;
         } else if (!strcmp(a, "dump")) {
             static char *words[] = { "--resident" };
             status = efi_cmd_dump(app, 1, words); /* stops tracing first */

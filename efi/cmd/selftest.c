@@ -27,7 +27,7 @@ int efi_cmd_selftest(struct efi_app *app, int argc, char **argv)
     (void)app;
     if (argc > 0) {
         efi_con_printf("ptboot: error: selftest: unknown argument '%s'\n", argv[0]);
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     int failures = 0;
 
@@ -35,14 +35,14 @@ int efi_cmd_selftest(struct efi_app *app, int argc, char **argv)
     enum efi_msr_result r = efi_msr_read(MSR_IA32_APIC_BASE, &base);
     efi_con_printf("ptboot: selftest msr-read 0x%x result=%s value=0x%llx expected=ok\n",
                    MSR_IA32_APIC_BASE, efi_msr_result_name(r), (unsigned long long)base);
-    failures += r != EFI_MSR_OK;
+    failures += r != PTB_MSR_OK;
 
     unsigned faults_before = efi_msr_faults();
     r = efi_msr_write(MSR_IA32_PKRS, PKRS_RESERVED_BIT32);
     unsigned caught = efi_msr_faults() - faults_before;
     efi_con_printf("ptboot: selftest msr-write 0x%x result=%s faults_caught=%u expected=gp\n",
                    MSR_IA32_PKRS, efi_msr_result_name(r), caught);
-    failures += r != EFI_MSR_GP || caught != 1;
+    failures += r != PTB_MSR_GP || caught != 1;
 
     unsigned sbrk_before = efi_sbrk_calls();
     /* volatile: the compiler may not elide a malloc/free pair. */
@@ -54,5 +54,5 @@ int efi_cmd_selftest(struct efi_app *app, int argc, char **argv)
     free(p);
 
     efi_con_printf("ptboot: selftest result=%s\n", failures ? "fail" : "pass");
-    return failures ? EFI_APP_FAILED : EFI_APP_OK;
+    return failures ? PTB_APP_FAILED : PTB_APP_OK;
 }

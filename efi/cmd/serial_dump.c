@@ -29,7 +29,7 @@ int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv)
     struct efi_dump_file files[SERIAL_DUMP_MAX_FILES];
     size_t nfiles = 0;
     uint64_t payload = 0;
-    int status = EFI_APP_OK;
+    int status = PTB_APP_OK;
 
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--line-bytes")) {
@@ -37,16 +37,16 @@ int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv)
                 payload > PTD_FRAME_PAYLOAD_MAX) {
                 efi_con_printf("ptboot: error: serial-dump: --line-bytes needs 1..%d\n",
                                PTD_FRAME_PAYLOAD_MAX);
-                return EFI_APP_USAGE;
+                return PTB_APP_USAGE;
             }
             i++;
         } else if (argv[i][0] == '-') {
             efi_con_printf("ptboot: error: serial-dump: unknown option '%s'\n"
                            "usage: ptboot.efi serial-dump [--line-bytes N] FILE...\n", argv[i]);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         } else if (nfiles == SERIAL_DUMP_MAX_FILES) {
             efi_con_printf("ptboot: error: serial-dump: more than %d files\n", SERIAL_DUMP_MAX_FILES);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         } else {
             files[nfiles].name = argv[i]; /* the path for now; loaded below */
             nfiles++;
@@ -55,7 +55,7 @@ int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv)
     if (!nfiles) {
         efi_con_puts("ptboot: error: serial-dump: no file given\n"
                      "usage: ptboot.efi serial-dump [--line-bytes N] FILE...\n");
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
 
     size_t loaded = 0;
@@ -64,9 +64,9 @@ int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv)
         void *data;
         size_t len;
         enum efi_volume_result r = efi_volume_load(app->image, path, SERIAL_DUMP_MAX_BYTES, &data, &len);
-        if (r != EFI_VOLUME_OK) {
+        if (r != PTB_VOLUME_OK) {
             efi_con_printf("ptboot: error: serial-dump: %s: %s\n", path, efi_volume_result_name(r));
-            status = EFI_APP_FAILED;
+            status = PTB_APP_FAILED;
             continue;
         }
         files[loaded].name = base_name(path);
@@ -77,7 +77,7 @@ int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv)
     }
     if (loaded) {
         if (efi_serial_dump(files, loaded, (uint32_t)payload, NULL) != loaded)
-            status = EFI_APP_FAILED;
+            status = PTB_APP_FAILED;
     }
     for (size_t i = 0; i < loaded; i++)
         efi_volume_free((void *)files[i].data, files[i].size);

@@ -94,15 +94,15 @@ static int usage_error(const char *what, const char *arg)
 {
     efi_con_printf("ptboot: error: trace: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
     trace_usage();
-    return EFI_APP_USAGE;
+    return PTB_APP_USAGE;
 }
 
 static int parse(struct trace_args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
     a->unit = "auto";
-    a->last = EFI_CAPTURE_LAST_DEFAULT;
-    a->snapshot = EFI_CAPTURE_SNAPSHOT_DEFAULT;
+    a->last = PTB_CAPTURE_LAST_DEFAULT;
+    a->snapshot = PTB_CAPTURE_SNAPSHOT_DEFAULT;
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -148,7 +148,7 @@ static int parse(struct trace_args *a, int argc, char **argv)
             if (!v || rtit_parse_u64(v, &n, false))
                 return usage_error("bad number for", o);
             if (o[2] == 'l') {
-                if (n > EFI_CAPTURE_LAST_MAX)
+                if (n > PTB_CAPTURE_LAST_MAX)
                     return usage_error("--last is at most 256, not", v);
                 a->last = (unsigned)n;
             } else {
@@ -181,7 +181,7 @@ static int parse(struct trace_args *a, int argc, char **argv)
     }
     if (!a->path == !a->boot_next)
         return usage_error("give one target: PATH or --boot-next", NULL);
-    return EFI_APP_OK;
+    return PTB_APP_OK;
 }
 
 /* ---- finding the target ------------------------------------------------- */
@@ -298,7 +298,7 @@ static bool file_nodes_text(EFI_DEVICE_PATH *dp, CHAR16 *out, size_t cap)
     for (; !IsDevicePathEnd(dp) && DevicePathType(dp) == MEDIA_DEVICE_PATH &&
            DevicePathSubType(dp) == MEDIA_FILEPATH_DP;
          dp = NextDevicePathNode(dp)) {
-        size_t chars = (DevicePathNodeLength(dp) - EFI_DP_HEADER_BYTES) / sizeof(CHAR16);
+        size_t chars = (DevicePathNodeLength(dp) - PTB_DP_HEADER_BYTES) / sizeof(CHAR16);
         const CHAR16 *name = ((FILEPATH_DEVICE_PATH *)dp)->PathName;
         if (n && out[n - 1] != L'\\' && chars && name[0] != L'\\' && n + 1 < cap)
             out[n++] = L'\\';
@@ -444,36 +444,36 @@ static EFI_DEVICE_PATH *boot_next_path(char *desc, size_t desc_cap, unsigned *nu
     efi_con_printf("ptboot: trace: --boot-next: %s %s, BootCurrent %s\n", from, order_s, cur_s);
     for (size_t i = 0; i < count; i++) {
         char name[16];
-        efi_option_name(name, sizeof name, "Boot", order[i]);
+        load_option_name(name, sizeof name, "Boot", order[i]);
         if (have_current && order[i] == current) {
             efi_con_printf("ptboot: trace: --boot-next: %s skipped: BootCurrent (it started ptboot)\n", name);
             continue;
         }
         size = sizeof opt;
-        struct efi_load_option lo;
+        struct load_option lo;
         size_t off;
         int r;
         if (read_var(name, opt, &size)) {
             efi_con_printf("ptboot: trace: --boot-next: %s skipped: no such variable\n", name);
             continue;
         }
-        if ((r = efi_load_option_decode(opt, size, &lo, &off))) {
+        if ((r = load_option_decode(opt, size, &lo, &off))) {
             efi_con_printf("ptboot: trace: --boot-next: %s skipped: %s at byte %llu\n", name,
-                           efi_load_option_strerror(r), (unsigned long long)off);
+                           load_option_strerror(r), (unsigned long long)off);
             continue;
         }
-        if (!(lo.attributes & EFI_LO_ACTIVE) || (lo.attributes & EFI_LO_HIDDEN)) {
+        if (!(lo.attributes & PTB_LO_ACTIVE) || (lo.attributes & PTB_LO_HIDDEN)) {
             efi_con_printf("ptboot: trace: --boot-next: %s skipped: %s\n", name,
-                           lo.attributes & EFI_LO_ACTIVE ? "hidden" : "not active");
+                           lo.attributes & PTB_LO_ACTIVE ? "hidden" : "not active");
             continue;
         }
-        if (efi_ucs2_to_ascii(lo.description, lo.desc_chars * 2, desc, desc_cap) < 0)
+        if (ucs2_to_ascii(lo.description, lo.desc_chars * 2, desc, desc_cap) < 0)
             snprintf(desc, desc_cap, "?");
         *number = order[i];
-        long dpsize = efi_dp_size(lo.file_path, lo.file_path_len);
+        long dpsize = device_path_size(lo.file_path, lo.file_path_len);
         if (dpsize <= 0) {
             efi_con_printf("ptboot: error: trace: --boot-next: %s: bad device path (%s)\n", name,
-                           efi_load_option_strerror((int)dpsize));
+                           load_option_strerror((int)dpsize));
             return NULL;
         }
         /* the option is what the firmware would boot: it is the target,
@@ -566,11 +566,11 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     static struct trace_args a;
     static struct efi_capture cap;
     int status = parse(&a, argc, argv);
-    if (status != EFI_APP_OK)
+    if (status != PTB_APP_OK)
         return status;
 
     if (efi_capture_init(&cap, a.unit, app->msr_state))
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     efi_con_printf("ptboot: trace: unit=%s (%s)\n", capture_unit_name(cap.unit), cap.why);
     cap.db_release = resident_release_db;
     cap.step_all = a.step_all;
@@ -591,20 +591,20 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
         char desc[96] = "";
         dp = boot_next_path(desc, sizeof desc, &number);
         if (!dp)
-            return EFI_APP_FAILED;
+            return PTB_APP_FAILED;
         snprintf(target, sizeof target, "Boot%04X \"%s\"", number, desc);
         snprintf(name, sizeof name, "Boot%04X", number);
     } else {
         dp = path_device_path(app, a.path);
         if (!dp)
-            return EFI_APP_FAILED;
+            return PTB_APP_FAILED;
         snprintf(target, sizeof target, "%s", a.path);
         module_name(a.path, name, sizeof name);
     }
     /* images loaded from now on are recorded (the target first) */
     if (efi_capture_watch(&cap, (size_t)a.snapshot)) {
         FreePool(dp);
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     EFI_HANDLE h = NULL;
     EFI_STATUS s = BS->LoadImage(FALSE, app->image, dp, NULL, 0, &h);
@@ -614,7 +614,7 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
                        (unsigned long long)s,
                        s == EFI_NOT_FOUND ? " (not found)" : "");
         efi_capture_free(&cap);
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     EFI_LOADED_IMAGE *li = NULL, *self = NULL;
     BS->HandleProtocol(h, &LoadedImageProtocol, (void **)&li);
@@ -623,11 +623,11 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
         efi_con_puts("ptboot: error: trace: no EFI_LOADED_IMAGE_PROTOCOL on the images\n");
         BS->UnloadImage(h);
         efi_capture_free(&cap);
-        return EFI_APP_FAILED;
+        return PTB_APP_FAILED;
     }
     uint64_t base = (uint64_t)(UINTN)li->ImageBase, size = li->ImageSize;
     uint64_t entry = entry_point(li->ImageBase, size);
-    status = EFI_APP_FAILED;
+    status = PTB_APP_FAILED;
     if (efi_capture_add_target(&cap, base, size) < 0) {
         BS->UnloadImage(h);
         goto out;
@@ -669,7 +669,7 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
         /* the target exited boot services and came back anyway: the
          * report went out from the notify; no console, no memory
          * services now */
-        return EFI_APP_OK;
+        return PTB_APP_OK;
     if (sa.exit_data)
         FreePool(sa.exit_data);
     efi_con_printf("ptboot: trace: target returned status 0x%llx\n", (unsigned long long)target_status);
@@ -698,7 +698,7 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     if (a.serial_dump)
         efi_capture_serial_dump(&cap);
     efi_capture_cpu_lines(&cap, t.insns, t.errors);
-    status = EFI_APP_OK;
+    status = PTB_APP_OK;
 out:
     efi_capture_free(&cap);
     return status;

@@ -59,9 +59,9 @@ static BOOLEAN conout_reaches_uart(void)
 const char *efi_con_set_serial(enum efi_serial_mode mode)
 {
     con.serial = NULL;
-    if (mode == EFI_SERIAL_OFF)
+    if (mode == PTB_SERIAL_OFF)
         return "off";
-    if (mode == EFI_SERIAL_AUTO && conout_reaches_uart())
+    if (mode == PTB_SERIAL_AUTO && conout_reaches_uart())
         return "conout-has-uart";
     SERIAL_IO_INTERFACE *sio = NULL;
     EFI_STATUS s = con.st->BootServices->LocateProtocol(&SerialIoProtocol, NULL, (void **)&sio);

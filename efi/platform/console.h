@@ -7,9 +7,9 @@
 #include <efi.h>
 
 enum efi_serial_mode {
-    EFI_SERIAL_AUTO, /* write to the UART only if ConOut does not reach one */
-    EFI_SERIAL_ON,   /* always also write to the first Serial I/O device */
-    EFI_SERIAL_OFF,  /* ConOut only */
+    PTB_SERIAL_AUTO, /* write to the UART only if ConOut does not reach one */
+    PTB_SERIAL_ON,   /* always also write to the first Serial I/O device */
+    PTB_SERIAL_OFF,  /* ConOut only */
 };
 
 void efi_con_init(EFI_SYSTEM_TABLE *st);

@@ -7,7 +7,7 @@
 
 #include <efi.h>
 
-#define EFI_CPU_ARCH_PROTOCOL_GUID_INIT \
+#define PTB_CPU_ARCH_PROTOCOL_GUID \
     { 0x26baccb1, 0x6f42, 0x11d4, { 0xbc, 0xe7, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81 } }
 
 typedef VOID (EFIAPI *EFI_CPU_INTERRUPT_HANDLER)(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx);

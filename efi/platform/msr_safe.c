@@ -36,7 +36,7 @@ static VOID EFIAPI gp_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
 
 const char *efi_msr_init(EFI_BOOT_SERVICES *bs)
 {
-    EFI_GUID guid = EFI_CPU_ARCH_PROTOCOL_GUID_INIT;
+    EFI_GUID guid = PTB_CPU_ARCH_PROTOCOL_GUID;
     cpu_arch = NULL;
     if (EFI_ERROR(bs->LocateProtocol(&guid, NULL, (void **)&cpu_arch)) || !cpu_arch) {
         cpu_arch = NULL;
@@ -66,21 +66,21 @@ enum efi_msr_result efi_msr_read(uint32_t msr, uint64_t *value)
 {
     *value = 0;
     if (guard_begin())
-        return EFI_MSR_UNPROTECTED;
+        return PTB_MSR_UNPROTECTED;
     int gp = efi_msr_rdmsr_raw(msr, value);
     guard_end();
     if (gp)
         *value = 0;
-    return gp ? EFI_MSR_GP : EFI_MSR_OK;
+    return gp ? PTB_MSR_GP : PTB_MSR_OK;
 }
 
 enum efi_msr_result efi_msr_write(uint32_t msr, uint64_t value)
 {
     if (guard_begin())
-        return EFI_MSR_UNPROTECTED;
+        return PTB_MSR_UNPROTECTED;
     int gp = efi_msr_wrmsr_raw(msr, value);
     guard_end();
-    return gp ? EFI_MSR_GP : EFI_MSR_OK;
+    return gp ? PTB_MSR_GP : PTB_MSR_OK;
 }
 
 unsigned efi_msr_faults(void)
@@ -91,9 +91,9 @@ unsigned efi_msr_faults(void)
 const char *efi_msr_result_name(enum efi_msr_result r)
 {
     switch (r) {
-    case EFI_MSR_OK: return "ok";
-    case EFI_MSR_GP: return "gp";
-    case EFI_MSR_UNPROTECTED: return "unprotected";
+    case PTB_MSR_OK: return "ok";
+    case PTB_MSR_GP: return "gp";
+    case PTB_MSR_UNPROTECTED: return "unprotected";
     }
     return "?";
 }
@@ -101,13 +101,13 @@ const char *efi_msr_result_name(enum efi_msr_result r)
 static int safe_rd(void *ctx, uint32_t msr, uint64_t *value)
 {
     (void)ctx;
-    return efi_msr_read(msr, value) != EFI_MSR_OK;
+    return efi_msr_read(msr, value) != PTB_MSR_OK;
 }
 
 static int safe_wr(void *ctx, uint32_t msr, uint64_t value)
 {
     (void)ctx;
-    return efi_msr_write(msr, value) != EFI_MSR_OK;
+    return efi_msr_write(msr, value) != PTB_MSR_OK;
 }
 
 const struct rtit_msr_ops efi_msr_safe_ops = { safe_rd, safe_wr, NULL };

@@ -12,9 +12,9 @@
 #include "arch/x86/rtit_msr.h"
 
 enum efi_msr_result {
-    EFI_MSR_OK = 0,
-    EFI_MSR_GP = -1,          /* the access raised #GP and was skipped */
-    EFI_MSR_UNPROTECTED = -2, /* no #GP handler could be installed: not tried */
+    PTB_MSR_OK = 0,
+    PTB_MSR_GP = -1,          /* the access raised #GP and was skipped */
+    PTB_MSR_UNPROTECTED = -2, /* no #GP handler could be installed: not tried */
 };
 
 /* Finds the CPU Architectural Protocol. Returns a word for reports:
@@ -27,7 +27,7 @@ unsigned efi_msr_faults(void);
 const char *efi_msr_result_name(enum efi_msr_result r);
 
 /* The same accesses as arch/x86's struct rtit_msr_ops (rd/wr return non-zero
- * for any result but EFI_MSR_OK), for rtit_start, capture_seq_*, snapshots
+ * for any result but PTB_MSR_OK), for rtit_start, capture_seq_*, snapshots
  * and decode parameters: the one ops table every command uses on the BSP. */
 extern const struct rtit_msr_ops efi_msr_safe_ops;
 

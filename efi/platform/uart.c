@@ -33,7 +33,7 @@ static void put_byte(uint8_t c)
     outb(UART_BASE + UART_THR, c);
 }
 
-void resident_uart_write(const char *s, size_t len)
+void efi_uart_write(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
         if (s[i] == '\n')
@@ -42,7 +42,7 @@ void resident_uart_write(const char *s, size_t len)
     }
 }
 
-void resident_uart_printf(const char *fmt, ...)
+void efi_uart_printf(const char *fmt, ...)
 {
     /* static: the EBS notify runs on the caller's stack, keep it small;
      * integer formats only, so vsnprintf never reaches the heap */
@@ -53,5 +53,5 @@ void resident_uart_printf(const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         return;
-    resident_uart_write(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    efi_uart_write(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }

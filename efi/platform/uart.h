@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-void resident_uart_write(const char *s, size_t len);
-void resident_uart_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void efi_uart_write(const char *s, size_t len);
+void efi_uart_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

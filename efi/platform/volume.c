@@ -23,16 +23,16 @@ static enum efi_volume_result open_mode(EFI_HANDLE image, const char *path, EFI_
         wpath[n] = (CHAR16)(path[n] == '/' ? '\\' : path[n]);
     wpath[n] = 0;
     if (path[n])
-        return EFI_VOLUME_NOT_FOUND; /* longer than any FAT path */
+        return PTB_VOLUME_NOT_FOUND; /* longer than any FAT path */
 
     EFI_FILE_HANDLE root = open_root(image);
     if (!root)
-        return EFI_VOLUME_IO;
+        return PTB_VOLUME_IO;
     EFI_STATUS s = root->Open(root, fh, wpath, mode, attrs);
     root->Close(root);
     if (s == EFI_NOT_FOUND)
-        return EFI_VOLUME_NOT_FOUND;
-    return EFI_ERROR(s) ? EFI_VOLUME_IO : EFI_VOLUME_OK;
+        return PTB_VOLUME_NOT_FOUND;
+    return EFI_ERROR(s) ? PTB_VOLUME_IO : PTB_VOLUME_OK;
 }
 
 static enum efi_volume_result open_file(EFI_HANDLE image, const char *path, EFI_FILE_HANDLE *fh)
@@ -45,15 +45,15 @@ enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
 {
     *len = 0;
     if (cap == 0)
-        return EFI_VOLUME_TOO_LARGE;
+        return PTB_VOLUME_TOO_LARGE;
     buf[0] = '\0';
     EFI_FILE_HANDLE fh = NULL;
     enum efi_volume_result opened = open_file(image, path, &fh);
-    if (opened != EFI_VOLUME_OK)
+    if (opened != PTB_VOLUME_OK)
         return opened;
 
     EFI_STATUS s;
-    enum efi_volume_result r = EFI_VOLUME_OK;
+    enum efi_volume_result r = PTB_VOLUME_OK;
     size_t total = 0;
     for (;;) {
         UINTN chunk = cap - 1 - total;
@@ -62,12 +62,12 @@ enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
             char probe;
             UINTN one = 1;
             if (!EFI_ERROR(fh->Read(fh, &one, &probe)) && one)
-                r = EFI_VOLUME_TOO_LARGE;
+                r = PTB_VOLUME_TOO_LARGE;
             break;
         }
         s = fh->Read(fh, &chunk, buf + total);
         if (EFI_ERROR(s)) {
-            r = EFI_VOLUME_IO;
+            r = PTB_VOLUME_IO;
             break;
         }
         if (chunk == 0)
@@ -89,19 +89,19 @@ enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_
     *len = 0;
     EFI_FILE_HANDLE fh = NULL;
     enum efi_volume_result r = open_file(image, path, &fh);
-    if (r != EFI_VOLUME_OK)
+    if (r != PTB_VOLUME_OK)
         return r;
     /* gnu-efi's LibFileInfo allocates the EFI_FILE_INFO from pool. */
     EFI_FILE_INFO *info = LibFileInfo(fh);
     if (!info) {
         fh->Close(fh);
-        return EFI_VOLUME_IO;
+        return PTB_VOLUME_IO;
     }
     UINT64 size = info->FileSize;
     FreePool(info);
     if (size > max) {
         fh->Close(fh);
-        return EFI_VOLUME_TOO_LARGE;
+        return PTB_VOLUME_TOO_LARGE;
     }
     EFI_PHYSICAL_ADDRESS addr = 0;
     UINTN pages = (UINTN)((size + PAGE_BYTES - 1) / PAGE_BYTES);
@@ -109,26 +109,26 @@ enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_
         pages = 1;
     if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &addr))) {
         fh->Close(fh);
-        return EFI_VOLUME_NO_MEMORY;
+        return PTB_VOLUME_NO_MEMORY;
     }
     UINT8 *buf = (UINT8 *)(UINTN)addr;
     UINT64 done = 0;
     while (done < size) {
         UINTN chunk = (UINTN)(size - done);
         if (EFI_ERROR(fh->Read(fh, &chunk, buf + done)) || chunk == 0) {
-            r = EFI_VOLUME_IO;
+            r = PTB_VOLUME_IO;
             break;
         }
         done += chunk;
     }
     fh->Close(fh);
-    if (r != EFI_VOLUME_OK) {
+    if (r != PTB_VOLUME_OK) {
         BS->FreePages(addr, pages);
         return r;
     }
     *data = buf;
     *len = (size_t)size;
-    return EFI_VOLUME_OK;
+    return PTB_VOLUME_OK;
 }
 
 void efi_volume_free(void *data, size_t len)
@@ -142,12 +142,12 @@ void efi_volume_free(void *data, size_t len)
 const char *efi_volume_result_name(enum efi_volume_result r)
 {
     switch (r) {
-    case EFI_VOLUME_OK: return "ok";
-    case EFI_VOLUME_NOT_FOUND: return "not found";
-    case EFI_VOLUME_TOO_LARGE: return "too large";
-    case EFI_VOLUME_IO: return "i/o error";
-    case EFI_VOLUME_NO_MEMORY: return "out of memory";
-    case EFI_VOLUME_BAD_INPUT: return "inconsistent input";
+    case PTB_VOLUME_OK: return "ok";
+    case PTB_VOLUME_NOT_FOUND: return "not found";
+    case PTB_VOLUME_TOO_LARGE: return "too large";
+    case PTB_VOLUME_IO: return "i/o error";
+    case PTB_VOLUME_NO_MEMORY: return "out of memory";
+    case PTB_VOLUME_BAD_INPUT: return "inconsistent input";
     }
     return "?";
 }
@@ -160,11 +160,11 @@ int efi_volume_exists(EFI_HANDLE image, const char *path)
 {
     EFI_FILE_HANDLE fh = NULL;
     enum efi_volume_result r = open_file(image, path, &fh);
-    if (r == EFI_VOLUME_OK) {
+    if (r == PTB_VOLUME_OK) {
         fh->Close(fh);
         return 1;
     }
-    return r == EFI_VOLUME_NOT_FOUND ? 0 : (int)r;
+    return r == PTB_VOLUME_NOT_FOUND ? 0 : (int)r;
 }
 
 enum efi_volume_result efi_volume_mkdir(EFI_HANDLE image, const char *path)
@@ -174,14 +174,14 @@ enum efi_volume_result efi_volume_mkdir(EFI_HANDLE image, const char *path)
      * (UEFI 2.10 13.5, EFI_FILE_PROTOCOL.Open: "if the file exists, it is
      * opened"); an existing plain file of that name is an error for us. */
     enum efi_volume_result r = open_mode(image, path, &fh, MODE_RW_CREATE, EFI_FILE_DIRECTORY);
-    if (r != EFI_VOLUME_OK)
-        return r == EFI_VOLUME_NOT_FOUND ? EFI_VOLUME_IO : r;
+    if (r != PTB_VOLUME_OK)
+        return r == PTB_VOLUME_NOT_FOUND ? PTB_VOLUME_IO : r;
     EFI_FILE_INFO *info = LibFileInfo(fh);
     int is_dir = info && (info->Attribute & EFI_FILE_DIRECTORY);
     if (info)
         FreePool(info);
     fh->Close(fh);
-    return is_dir ? EFI_VOLUME_OK : EFI_VOLUME_IO;
+    return is_dir ? PTB_VOLUME_OK : PTB_VOLUME_IO;
 }
 
 enum efi_volume_result efi_volume_create(EFI_HANDLE image, const char *path,
@@ -189,13 +189,13 @@ enum efi_volume_result efi_volume_create(EFI_HANDLE image, const char *path,
 {
     f->fh = NULL;
     f->written = 0;
-    f->status = EFI_VOLUME_OK;
+    f->status = PTB_VOLUME_OK;
     EFI_FILE_HANDLE fh = NULL;
     /* Open never truncates: an old file of that name is deleted first
      * (Delete also closes the handle), then created anew. */
     enum efi_volume_result r = open_mode(image, path, &fh, MODE_RW_CREATE, 0);
-    if (r != EFI_VOLUME_OK)
-        return f->status = (r == EFI_VOLUME_NOT_FOUND ? EFI_VOLUME_IO : r);
+    if (r != PTB_VOLUME_OK)
+        return f->status = (r == PTB_VOLUME_NOT_FOUND ? PTB_VOLUME_IO : r);
     EFI_FILE_INFO *info = LibFileInfo(fh);
     int old = info && info->FileSize > 0;
     int dir = info && (info->Attribute & EFI_FILE_DIRECTORY);
@@ -203,17 +203,17 @@ enum efi_volume_result efi_volume_create(EFI_HANDLE image, const char *path,
         FreePool(info);
     if (dir) {
         fh->Close(fh);
-        return f->status = EFI_VOLUME_IO;
+        return f->status = PTB_VOLUME_IO;
     }
     if (old) {
         if (EFI_ERROR(fh->Delete(fh)))
-            return f->status = EFI_VOLUME_IO;
+            return f->status = PTB_VOLUME_IO;
         r = open_mode(image, path, &fh, MODE_RW_CREATE, 0);
-        if (r != EFI_VOLUME_OK)
-            return f->status = EFI_VOLUME_IO;
+        if (r != PTB_VOLUME_OK)
+            return f->status = PTB_VOLUME_IO;
     }
     f->fh = fh;
-    return EFI_VOLUME_OK;
+    return PTB_VOLUME_OK;
 }
 
 /* Large writes go in chunks: some FAT drivers handle very large single
@@ -223,27 +223,27 @@ enum efi_volume_result efi_volume_create(EFI_HANDLE image, const char *path,
 enum efi_volume_result efi_volume_append(struct efi_volume_file *f, const void *data, size_t len)
 {
     const UINT8 *p = data;
-    if (!f->fh || f->status != EFI_VOLUME_OK)
-        return f->status != EFI_VOLUME_OK ? f->status : EFI_VOLUME_IO;
+    if (!f->fh || f->status != PTB_VOLUME_OK)
+        return f->status != PTB_VOLUME_OK ? f->status : PTB_VOLUME_IO;
     while (len) {
         UINTN n = len < WRITE_CHUNK ? len : WRITE_CHUNK;
         UINTN asked = n;
         if (EFI_ERROR(f->fh->Write(f->fh, &n, (void *)p)) || n != asked)
-            return f->status = EFI_VOLUME_IO; /* EFI_VOLUME_FULL is an i/o error too */
+            return f->status = PTB_VOLUME_IO; /* EFI_VOLUME_FULL is an i/o error too */
         p += n;
         len -= n;
         f->written += n;
     }
-    return EFI_VOLUME_OK;
+    return PTB_VOLUME_OK;
 }
 
 enum efi_volume_result efi_volume_close(struct efi_volume_file *f)
 {
     if (f->fh) {
-        if (EFI_ERROR(f->fh->Flush(f->fh)) && f->status == EFI_VOLUME_OK)
-            f->status = EFI_VOLUME_IO;
-        if (EFI_ERROR(f->fh->Close(f->fh)) && f->status == EFI_VOLUME_OK)
-            f->status = EFI_VOLUME_IO;
+        if (EFI_ERROR(f->fh->Flush(f->fh)) && f->status == PTB_VOLUME_OK)
+            f->status = PTB_VOLUME_IO;
+        if (EFI_ERROR(f->fh->Close(f->fh)) && f->status == PTB_VOLUME_OK)
+            f->status = PTB_VOLUME_IO;
         f->fh = NULL;
     }
     return f->status;
@@ -253,7 +253,7 @@ enum efi_volume_result efi_volume_write(EFI_HANDLE image, const char *path,
                                         const void *data, size_t len)
 {
     struct efi_volume_file f;
-    if (efi_volume_create(image, path, &f) != EFI_VOLUME_OK)
+    if (efi_volume_create(image, path, &f) != PTB_VOLUME_OK)
         return efi_volume_close(&f);
     efi_volume_append(&f, data, len);
     return efi_volume_close(&f);

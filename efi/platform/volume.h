@@ -6,12 +6,12 @@
 #include <efi.h>
 
 enum efi_volume_result {
-    EFI_VOLUME_OK = 0,
-    EFI_VOLUME_NOT_FOUND = -1,  /* no such file */
-    EFI_VOLUME_TOO_LARGE = -2,  /* file larger than the buffer */
-    EFI_VOLUME_IO = -3,         /* no file system, or a read failed */
-    EFI_VOLUME_NO_MEMORY = -4,  /* AllocatePages failed */
-    EFI_VOLUME_BAD_INPUT = -5,  /* what to write does not hold together */
+    PTB_VOLUME_OK = 0,
+    PTB_VOLUME_NOT_FOUND = -1,  /* no such file */
+    PTB_VOLUME_TOO_LARGE = -2,  /* file larger than the buffer */
+    PTB_VOLUME_IO = -3,         /* no file system, or a read failed */
+    PTB_VOLUME_NO_MEMORY = -4,  /* AllocatePages failed */
+    PTB_VOLUME_BAD_INPUT = -5,  /* what to write does not hold together */
 };
 
 /* Reads the whole of path (UEFI form, e.g. "\\ptboot.cfg") into buf, NUL
@@ -20,7 +20,7 @@ enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
                                        char *buf, size_t cap, size_t *len);
 /* Loads the whole of path into fresh pages from the firmware
  * (AllocatePages, EfiLoaderData: never newlib's heap). Fails with
- * EFI_VOLUME_TOO_LARGE above max bytes, EFI_VOLUME_NO_MEMORY if the
+ * PTB_VOLUME_TOO_LARGE above max bytes, PTB_VOLUME_NO_MEMORY if the
  * firmware has no room. Release with efi_volume_free(). */
 enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_t max,
                                        void **data, size_t *len);

@@ -61,9 +61,9 @@ static bool have_trace_stop;
 /* --verbose: a COM1 line per image as it loads (off: at 115200 baud a
  * hundred lines would add most of a second to the boot being traced) */
 static bool verbose;
-static char *words[EFI_ARGS_MAX_TOKENS];
+static char *words[PTB_ARGS_MAX_TOKENS];
 /* capture_plan.h words (name or name=value) for the hardware unit */
-static const char *plan_words[EFI_ARGS_MAX_TOKENS];
+static const char *plan_words[PTB_ARGS_MAX_TOKENS];
 static size_t n_plan_words;
 enum unit_choice { UNIT_AUTO, UNIT_HW, UNIT_SOFT };
 
@@ -71,7 +71,7 @@ static void fail(const char *msg)
 {
     snprintf(hdr->message, sizeof hdr->message, "%s", msg);
     hdr->state = RESIDENT_FAILED;
-    resident_uart_printf("ptboot: resident error: %s\n", msg);
+    efi_uart_printf("ptboot: resident error: %s\n", msg);
 }
 
 static int ascii_casecmp(const char *a, const char *b)
@@ -194,8 +194,8 @@ static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
     }
     hdr->stop_tsc = tsc;
     hdr->state = RESIDENT_STOPPED;
-    hdr->stop_reason = why == EFI_SOFT_STEP_END_RETURNED ? RESIDENT_STOP_RETURNED
-                       : why == EFI_SOFT_STEP_END_CALLER ? caller_reason
+    hdr->stop_reason = why == PTB_SOFT_STEP_END_RETURNED ? RESIDENT_STOP_RETURNED
+                       : why == PTB_SOFT_STEP_END_CALLER ? caller_reason
                                                          : RESIDENT_STOP_UNIT;
     publish();
     publish_sideband();
@@ -232,7 +232,7 @@ static void record_image(EFI_HANDLE handle)
     uint64_t base = d.base, size = d.size, entry = d.entry;
     /* A file's name keeps its extension, as --image gives it. */
     char path[RESIDENT_NAME_BYTES * 2];
-    long n = li->FilePath ? efi_dp_file_text((const uint8_t *)li->FilePath, RESIDENT_DP_MAX, path,
+    long n = li->FilePath ? device_path_file_text((const uint8_t *)li->FilePath, RESIDENT_DP_MAX, path,
                                              sizeof path)
                           : 0;
     if (n <= 0)
@@ -246,7 +246,7 @@ static void record_image(EFI_HANDLE handle)
     else
         hdr->images[hdr->image_count++] = im;
     if (verbose)
-        resident_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
+        efi_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
                              (unsigned long long)base, (unsigned long long)size,
                              (unsigned long long)entry, im.name);
     if ((hdr->state != RESIDENT_ARMED && hdr->state != RESIDENT_TRACING) || hdr->has_target ||
@@ -257,7 +257,7 @@ static void record_image(EFI_HANDLE handle)
          * report can dump its code. */
         hdr->target = im;
         hdr->has_target = 1;
-        resident_uart_printf("ptboot: resident target image=%s base=0x%llx\n", im.name,
+        efi_uart_printf("ptboot: resident target image=%s base=0x%llx\n", im.name,
                              (unsigned long long)base);
         return;
     }
@@ -294,7 +294,7 @@ static void record_image(EFI_HANDLE handle)
         fail(msg);
         return;
     }
-    resident_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
+    efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
                          im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
                          (unsigned long long)hdr->filter_hi);
 }
@@ -371,9 +371,9 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
     else if (hdr->state == RESIDENT_ARMED || hdr->state == RESIDENT_TRACING)
         soft_stop(RESIDENT_STOP_EBS);
     publish_sideband();
-    resident_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
+    efi_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
                          resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
-    resident_report_summaries(hdr, sum_arena, sum_arena ? EBS_REPORT_SUM_ARENA : 0, resident_uart_write);
+    resident_report_summaries(hdr, sum_arena, sum_arena ? EBS_REPORT_SUM_ARENA : 0, efi_uart_write);
 }
 
 static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
@@ -466,17 +466,17 @@ static EFI_STATUS finish_setup(void)
                                   &load_event)) ||
         EFI_ERROR(BS->RegisterProtocolNotify(&LoadedImageProtocol, load_event,
                                              &load_registration)))
-        resident_uart_printf("ptboot: resident warning: cannot watch image loads (no sideband)\n");
+        efi_uart_printf("ptboot: resident warning: cannot watch image loads (no sideband)\n");
     EFI_PHYSICAL_ADDRESS a;
     UINTN pages = (EBS_REPORT_SUM_ARENA + PAGE_BYTES - 1) / PAGE_BYTES;
     if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiBootServicesData, pages, &a)))
         sum_arena = (void *)(uintptr_t)a;
     else
-        resident_uart_printf("ptboot: resident warning: no memory for the summaries' tables (no summaries)\n");
+        efi_uart_printf("ptboot: resident warning: no memory for the summaries' tables (no summaries)\n");
     hdr->stop = stop_now;
     if (hdr->state != RESIDENT_TRACING)
         hdr->state = RESIDENT_ARMED;
-    resident_uart_printf("ptboot: resident driver ready unit=%s image=%s buffer=0x%llx bytes=%llu "
+    efi_uart_printf("ptboot: resident driver ready unit=%s image=%s buffer=0x%llx bytes=%llu "
                          "header=0x%llx\n",
                          hdr->unit == RESIDENT_UNIT_HW ? "hw" : "soft",
                          hdr->image_filter[0] ? hdr->image_filter : "-",
@@ -491,16 +491,16 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     BS->HandleProtocol(image, &LoadedImageProtocol, (void **)&li);
     words_text[0] = '\0';
     if (li && li->LoadOptions && li->LoadOptionsSize)
-        efi_ucs2_to_ascii(li->LoadOptions, li->LoadOptionsSize & ~(UINT32)1, words_text,
+        ucs2_to_ascii(li->LoadOptions, li->LoadOptionsSize & ~(UINT32)1, words_text,
                           sizeof words_text);
-    resident_uart_printf("ptboot: resident driver start base=0x%llx options='%s'\n",
+    efi_uart_printf("ptboot: resident driver start base=0x%llx options='%s'\n",
                          li ? (unsigned long long)(uintptr_t)li->ImageBase : 0ull, words_text);
 
     /* The header first, so that every later failure is published. */
     EFI_PHYSICAL_ADDRESS a;
     UINTN hdr_pages = (sizeof *hdr + PAGE_BYTES - 1) / PAGE_BYTES;
     if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType, hdr_pages, &a))) {
-        resident_uart_printf("ptboot: resident error: no memory for the header\n");
+        efi_uart_printf("ptboot: resident error: no memory for the header\n");
         return EFI_OUT_OF_RESOURCES;
     }
     hdr = (struct resident_header *)(uintptr_t)a;
@@ -514,7 +514,7 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     snprintf(hdr->options, sizeof hdr->options, "%s", words_text);
     EFI_GUID guid = PTBOOT_RESIDENT_GUID_INIT;
     if (EFI_ERROR(st->BootServices->InstallConfigurationTable(&guid, hdr))) {
-        resident_uart_printf("ptboot: resident error: InstallConfigurationTable failed\n");
+        efi_uart_printf("ptboot: resident error: InstallConfigurationTable failed\n");
         BS->FreePages(a, hdr_pages);
         return EFI_ABORTED;
     }
@@ -534,10 +534,10 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     efi_msr_init(BS); /* the #GP-safe path, for the CPU facts */
 
     /* From here on the driver stays: failures are told through the header. */
-    char err[EFI_ARGS_ERROR_BYTES];
+    char err[PTB_ARGS_ERROR_BYTES];
     uint64_t buffer_bytes = RESIDENT_DEFAULT_BUFFER;
     enum unit_choice unit = UNIT_AUTO;
-    int n = efi_args_split(words_text, words, EFI_ARGS_MAX_TOKENS, err, sizeof err);
+    int n = efi_args_split(words_text, words, PTB_ARGS_MAX_TOKENS, err, sizeof err);
     if (n < 0 || parse_words(n, &buffer_bytes, &unit, err, sizeof err)) {
         fail(err);
         return EFI_SUCCESS;
@@ -579,7 +579,7 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 
     int e = efi_soft_step_hold();
     if (e) {
-        fail(e == EFI_SOFT_STEP_BUSY ? "the #DB vector is taken (a debug agent?)"
+        fail(e == PTB_SOFT_STEP_BUSY ? "the #DB vector is taken (a debug agent?)"
                                      : "no CPU Architectural Protocol");
         return EFI_SUCCESS;
     }
