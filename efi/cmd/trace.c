@@ -561,102 +561,164 @@ static void decode_one(struct efi_capture *c, const struct trace_args *a, struct
     }
 }
 
+/* The target as the command names it: what its lines call it (target),
+ * its module name for module+offset (name) and its device path, or NULL
+ * after saying why. */
+struct target {
+    char text[PATH_CHARS];
+    char name[SIDEBAND_NAME_MAX];
+    EFI_DEVICE_PATH *dp;
+};
+
+static int find_target(struct efi_app *app, const struct trace_args *a, struct target *t)
+{
+    if (a->boot_next) {
+        unsigned number = 0;
+        char desc[96] = "";
+        t->dp = boot_next_path(desc, sizeof desc, &number);
+        if (!t->dp)
+            return -1;
+        snprintf(t->text, sizeof t->text, "Boot%04X \"%s\"", number, desc);
+        snprintf(t->name, sizeof t->name, "Boot%04X", number);
+    } else {
+        t->dp = path_device_path(app, a->path);
+        if (!t->dp)
+            return -1;
+        snprintf(t->text, sizeof t->text, "%s", a->path);
+        module_name(a->path, t->name, sizeof t->name);
+    }
+    return 0;
+}
+
+/* Stage 1: the capture set up as the options say. */
+static int setup(struct efi_capture *cap, const struct trace_args *a, const struct efi_app *app)
+{
+    if (efi_capture_init(cap, a->unit, app->msr_state))
+        return -1;
+    efi_con_printf("ptboot: trace: unit=%s (%s)\n", capture_unit_name(cap->unit), cap->why);
+    cap->db_release = resident_release_db;
+    cap->step_all = a->step_all;
+    cap->max_steps = a->max_steps;
+    cap->cpus_req = a->cpus;
+    /* At ExitBootServices (an OS loader) the flow unless --no-decode, and
+     * the files that could not be written any more (or were asked for on
+     * serial) go over COM1: docs/trace.md "Tracing an OS loader". */
+    cap->ebs_decode = !a->no_decode;
+    cap->ebs_files = a->serial_dump || !a->no_files;
+    cap->ebs_no_summary = a->no_summary;
+    cap->ebs_last = a->last;
+    return 0;
+}
+
+/* Stage 2: the target loaded (not started) with the images watched from
+ * before its load, so it is the first one recorded; *h, *li its handle
+ * and loaded image, *self the app's. Frees t->dp. On failure the capture
+ * is freed. */
+static int load_target(struct efi_app *app, struct efi_capture *cap, const struct trace_args *a,
+                       struct target *t, EFI_HANDLE *h, EFI_LOADED_IMAGE **li, EFI_LOADED_IMAGE **self)
+{
+    if (efi_capture_watch(cap, (size_t)a->snapshot)) {
+        FreePool(t->dp);
+        return -1;
+    }
+    EFI_STATUS s = BS->LoadImage(FALSE, app->image, t->dp, NULL, 0, h);
+    FreePool(t->dp);
+    t->dp = NULL;
+    if (EFI_ERROR(s)) {
+        efi_con_printf("ptboot: error: trace: LoadImage %s: status 0x%llx%s\n", t->text,
+                       (unsigned long long)s,
+                       s == EFI_NOT_FOUND ? " (not found)" : "");
+        efi_capture_free(cap);
+        return -1;
+    }
+    *li = NULL;
+    *self = NULL;
+    BS->HandleProtocol(*h, &LoadedImageProtocol, (void **)li);
+    BS->HandleProtocol(app->image, &LoadedImageProtocol, (void **)self);
+    if (!*li || !*self) {
+        efi_con_puts("ptboot: error: trace: no EFI_LOADED_IMAGE_PROTOCOL on the images\n");
+        BS->UnloadImage(*h);
+        efi_capture_free(cap);
+        return -1;
+    }
+    return 0;
+}
+
+/* Stage 3: the loaded target as the capture's target (filters, snapshot)
+ * and the plan for it, --stop-at's TraceStop word added. */
+static int plan_target(struct efi_capture *cap, struct trace_args *a, const struct target *t,
+                       uint64_t base, uint64_t size, uint64_t entry)
+{
+    if (efi_capture_add_target(cap, base, size) < 0)
+        return -1;
+    const struct sideband_image *row = efi_capture_module(cap, base);
+    efi_con_printf("ptboot: trace: target %s loaded at 0x%llx size 0x%llx entry 0x%llx as %s\n", t->text,
+                   (unsigned long long)base, (unsigned long long)size, (unsigned long long)entry,
+                   row ? row->name : t->name);
+    if (a->have_stop_at) {
+        static char stop_word[64];
+        if (a->stop_at >= size || a->nwords == TRACE_MAX_WORDS) {
+            efi_con_printf("ptboot: error: trace: --stop-at 0x%llx is outside the target (size 0x%llx)\n",
+                           (unsigned long long)a->stop_at, (unsigned long long)size);
+            return -1;
+        }
+        snprintf(stop_word, sizeof stop_word, "trace-stop=1:0x%llx:0x%llx",
+                 (unsigned long long)(base + a->stop_at), (unsigned long long)(base + a->stop_at));
+        a->words[a->nwords++] = stop_word;
+    }
+    if (efi_capture_plan(cap, a->words, a->nwords))
+        return -1;
+    efi_con_printf("ptboot: trace: buffer=%llu mode=%s filter=%s\n", (unsigned long long)cap->buffer_bytes,
+                   cap->plan.cfg.when_full == RTIT_FULL_STOP ? "stop" : "ring",
+                   cap->plan.filtered ? "image" : "words/off");
+    efi_con_flush();
+    return 0;
+}
+
+/* Stage 5: the on-target decode of every CPU's trace: the APs' first
+ * (--cpus), each between its own decode lines, the BSP's last, as
+ * without --cpus; t: the BSP's totals. */
+static void decode_all(struct efi_capture *cap, const struct trace_args *a, struct efi_capture_totals *t)
+{
+    if (efi_capture_code(cap))
+        efi_con_puts("ptboot: trace: no memory for the code table; decoding without code\n");
+    for (unsigned i = 1; i < cap->ncpus; i++) {
+        if (efi_capture_use_cpu(cap, i))
+            continue;
+        efi_con_printf("ptboot: trace: cpu %u:\n", cap->cpu[i].n);
+        decode_one(cap, a, t);
+        cap->cpu[i].insns = t->insns;
+        cap->cpu[i].errors = t->errors;
+    }
+    efi_capture_use_cpu(cap, 0);
+    if (cap->ncpus > 1)
+        efi_con_printf("ptboot: trace: cpu %u (BSP):\n", cap->cpu[0].n);
+    decode_one(cap, a, t);
+}
+
 int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
 {
     static struct trace_args a;
     static struct efi_capture cap;
+    struct target t;
     int status = parse(&a, argc, argv);
     if (status != PTB_APP_OK)
         return status;
-
-    if (efi_capture_init(&cap, a.unit, app->msr_state))
+    if (setup(&cap, &a, app) || find_target(app, &a, &t))
         return PTB_APP_FAILED;
-    efi_con_printf("ptboot: trace: unit=%s (%s)\n", capture_unit_name(cap.unit), cap.why);
-    cap.db_release = resident_release_db;
-    cap.step_all = a.step_all;
-    cap.max_steps = a.max_steps;
-    cap.cpus_req = a.cpus;
-    /* At ExitBootServices (an OS loader) the flow unless --no-decode, and
-     * the files that could not be written any more (or were asked for on
-     * serial) go over COM1: docs/trace.md "Tracing an OS loader". */
-    cap.ebs_decode = !a.no_decode;
-    cap.ebs_files = a.serial_dump || !a.no_files;
-    cap.ebs_no_summary = a.no_summary;
-    cap.ebs_last = a.last;
-
-    char target[PATH_CHARS], name[SIDEBAND_NAME_MAX];
-    EFI_DEVICE_PATH *dp;
-    if (a.boot_next) {
-        unsigned number = 0;
-        char desc[96] = "";
-        dp = boot_next_path(desc, sizeof desc, &number);
-        if (!dp)
-            return PTB_APP_FAILED;
-        snprintf(target, sizeof target, "Boot%04X \"%s\"", number, desc);
-        snprintf(name, sizeof name, "Boot%04X", number);
-    } else {
-        dp = path_device_path(app, a.path);
-        if (!dp)
-            return PTB_APP_FAILED;
-        snprintf(target, sizeof target, "%s", a.path);
-        module_name(a.path, name, sizeof name);
-    }
-    /* images loaded from now on are recorded (the target first) */
-    if (efi_capture_watch(&cap, (size_t)a.snapshot)) {
-        FreePool(dp);
-        return PTB_APP_FAILED;
-    }
     EFI_HANDLE h = NULL;
-    EFI_STATUS s = BS->LoadImage(FALSE, app->image, dp, NULL, 0, &h);
-    FreePool(dp);
-    if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: trace: LoadImage %s: status 0x%llx%s\n", target,
-                       (unsigned long long)s,
-                       s == EFI_NOT_FOUND ? " (not found)" : "");
-        efi_capture_free(&cap);
+    EFI_LOADED_IMAGE *li, *self;
+    if (load_target(app, &cap, &a, &t, &h, &li, &self))
         return PTB_APP_FAILED;
-    }
-    EFI_LOADED_IMAGE *li = NULL, *self = NULL;
-    BS->HandleProtocol(h, &LoadedImageProtocol, (void **)&li);
-    BS->HandleProtocol(app->image, &LoadedImageProtocol, (void **)&self);
-    if (!li || !self) {
-        efi_con_puts("ptboot: error: trace: no EFI_LOADED_IMAGE_PROTOCOL on the images\n");
-        BS->UnloadImage(h);
-        efi_capture_free(&cap);
-        return PTB_APP_FAILED;
-    }
     uint64_t base = (uint64_t)(UINTN)li->ImageBase, size = li->ImageSize;
     uint64_t entry = entry_point(li->ImageBase, size);
     status = PTB_APP_FAILED;
-    if (efi_capture_add_target(&cap, base, size) < 0) {
+    if (plan_target(&cap, &a, &t, base, size, entry)) {
         BS->UnloadImage(h);
         goto out;
     }
-    const struct sideband_image *row = efi_capture_module(&cap, base);
-    efi_con_printf("ptboot: trace: target %s loaded at 0x%llx size 0x%llx entry 0x%llx as %s\n", target,
-                   (unsigned long long)base, (unsigned long long)size, (unsigned long long)entry,
-                   row ? row->name : name);
-    if (a.have_stop_at) {
-        static char stop_word[64];
-        if (a.stop_at >= size || a.nwords == TRACE_MAX_WORDS) {
-            efi_con_printf("ptboot: error: trace: --stop-at 0x%llx is outside the target (size 0x%llx)\n",
-                           (unsigned long long)a.stop_at, (unsigned long long)size);
-            BS->UnloadImage(h);
-            goto out;
-        }
-        snprintf(stop_word, sizeof stop_word, "trace-stop=1:0x%llx:0x%llx",
-                 (unsigned long long)(base + a.stop_at), (unsigned long long)(base + a.stop_at));
-        a.words[a.nwords++] = stop_word;
-    }
-    if (efi_capture_plan(&cap, a.words, a.nwords)) {
-        BS->UnloadImage(h);
-        goto out;
-    }
-    efi_con_printf("ptboot: trace: buffer=%llu mode=%s filter=%s\n", (unsigned long long)cap.buffer_bytes,
-                   cap.plan.cfg.when_full == RTIT_FULL_STOP ? "stop" : "ring",
-                   cap.plan.filtered ? "image" : "words/off");
-    efi_con_flush();
 
+    /* Stage 4: the target runs, traced. */
     struct start_arg sa = { h, 0, NULL };
     EFI_STATUS target_status = EFI_SUCCESS;
     uint64_t self_lo = (uint64_t)(UINTN)self->ImageBase;
@@ -674,30 +736,15 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
         FreePool(sa.exit_data);
     efi_con_printf("ptboot: trace: target returned status 0x%llx\n", (unsigned long long)target_status);
 
-    struct efi_capture_totals t = { 0 };
-    if (!a.no_decode) {
-        if (efi_capture_code(&cap))
-            efi_con_puts("ptboot: trace: no memory for the code table; decoding without code\n");
-        /* the APs' traces first (--cpus), each between its own decode
-         * lines, the BSP's last, as without --cpus */
-        for (unsigned i = 1; i < cap.ncpus; i++) {
-            if (efi_capture_use_cpu(&cap, i))
-                continue;
-            efi_con_printf("ptboot: trace: cpu %u:\n", cap.cpu[i].n);
-            decode_one(&cap, &a, &t);
-            cap.cpu[i].insns = t.insns;
-            cap.cpu[i].errors = t.errors;
-        }
-        efi_capture_use_cpu(&cap, 0);
-        if (cap.ncpus > 1)
-            efi_con_printf("ptboot: trace: cpu %u (BSP):\n", cap.cpu[0].n);
-        decode_one(&cap, &a, &t);
-    }
+    /* Stages 5 and 6: decode, then files, serial dump, the CPUs' lines. */
+    struct efi_capture_totals tot = { 0 };
+    if (!a.no_decode)
+        decode_all(&cap, &a, &tot);
     if (!a.no_files)
         efi_capture_write_files(&cap, app->image);
     if (a.serial_dump)
         efi_capture_serial_dump(&cap);
-    efi_capture_cpu_lines(&cap, t.insns, t.errors);
+    efi_capture_cpu_lines(&cap, tot.insns, tot.errors);
     status = PTB_APP_OK;
 out:
     efi_capture_free(&cap);
