@@ -55,3 +55,5 @@ $(B)/test/tailgen: test/flow/tailgen.c test/flow/flowgen.c $(FLOW_IMAGE_SRCS) $(
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) $(FLOWGEN_SAN) -o $@ test/flow/tailgen.c $(FLOW_IMAGE_SRCS) $(DECODER_SRCS) -lipt
 TEST_STEPS += $(B)/test/tailgen
+TEST_SCRIPTS += test/flow/tail_real.sh
+TEST_SCRIPTS += test/flow/tail_vpt.sh

@@ -162,6 +162,7 @@ static bool spins(struct ptd_tail *t, uint64_t ip)
 /* A branch of the tail goes to ip. */
 static void land(struct ptd_tail *t, uint64_t ip)
 {
+    t->ip = ip;
     if (!in_filter(t->f, ip)) {
         stop(t, PTD_TAIL_END_FILTER);
         return;
@@ -170,7 +171,6 @@ static void land(struct ptd_tail *t, uint64_t ip)
         stop(t, PTD_TAIL_END_SPIN);
         return;
     }
-    t->ip = ip;
     run_begin(t, ip);
 }
 

@@ -77,7 +77,9 @@ struct ptd_tail_run {
 
 struct ptd_tail {
     const struct ptd_flow *f;   /* code, mode, filter, call stack */
-    uint64_t ip;                /* the next instruction */
+    uint64_t ip;                /* the next instruction (after the tail
+                                 * ended at a spin or the filter: where
+                                 * its last branch went) */
     uint32_t max, count;        /* bound; instructions given */
     int32_t depth;              /* call stack depth, relative */
     uint8_t active, end, mode, speculative;

@@ -23,6 +23,7 @@
 #include "decoder/ptd_flow.h"
 #include "decoder/ptd_fmt_flow.h"
 #include "decoder/ptd_ild.h"
+#include "decoder/ptd_sum.h"
 #include "decoder/ptd_tail.h"
 #include "decoder/ptd_tracer.h"
 
@@ -651,6 +652,87 @@ static void test_block_api(void **state)
     }
 }
 
+/* ---- the summary's last transitions (PTD_SUM_F_TAIL) -------------------- */
+
+static char sum_text[1 << 16];
+static size_t sum_len;
+
+static void sum_line(void *ctx, const char *line, size_t len)
+{
+    (void)ctx;
+    assert_true(sum_len + len + 1 < sizeof sum_text);
+    memcpy(sum_text + sum_len, line, len);
+    sum_len += len;
+    sum_text[sum_len++] = '\n';
+    sum_text[sum_len] = '\0';
+}
+
+static size_t sym(void *ctx, uint64_t ip, char *buf, size_t cap)
+{
+    (void)ctx;
+    return (size_t)snprintf(buf, cap, "spinner+0x%llx", (unsigned long long)(ip - (BASE + 0x300)));
+}
+
+static void summarize(unsigned flags, bool symbols)
+{
+    static uint8_t arena[1 << 16];
+    static struct ptd_sum sum;
+    static const struct ptd_sum_module mods[] = { { BASE, CODE_SIZE, "mod" } };
+    struct ptd_flow_config cfg;
+    struct ptd_sum_config sc;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace = trace;
+    cfg.size = tsize;
+    cfg.read = rd;
+    assert_int_equal(ptd_flow_init(&F, &cfg), 0);
+    memset(&sc, 0, sizeof sc);
+    sc.modules = mods;
+    sc.nmodules = 1;
+    sc.arena = arena;
+    sc.arena_size = sizeof arena;
+    sc.line = sum_line;
+    sc.flags = flags;
+    if (symbols)
+        sc.symbol = sym;
+    sum_len = 0;
+    sum_text[0] = '\0';
+    const struct ptd_sum_stats *st = ptd_sum_run(&sum, &sc, &F);
+    assert_true(st->text_bytes <= ptd_sum_text_bound(&sc));
+    if (getenv("TAIL_DEBUG"))
+        fputs(sum_text, stderr);
+}
+
+/* The pause; jmp spin of test_spin_pause_jmp, summarized: the tail's
+ * branches close the last transitions and the last line says where it
+ * spins, with the function's name when there are symbols. */
+static void test_summary_spin(void **state)
+{
+    test_spin_pause_jmp(state);
+    summarize(PTD_SUM_F_TAIL, true);
+    assert_non_null(strstr(sum_text, "\nijmp     mod+0x10 -> mod+0x200\n"));
+    assert_non_null(strstr(sum_text, "\ncall     mod+0x201 -> mod+0x300 (tail)\n"));
+    assert_non_null(strstr(sum_text, "\njmp      mod+0x302 -> mod+0x300 (tail)\n"
+                                     "spins at mod+0x300 in spinner+0x0 (loop mod+0x300..mod+0x303; "
+                                     "4 insns after the last packet)\n== end\n"));
+    summarize(PTD_SUM_F_TAIL, false);
+    assert_non_null(strstr(sum_text, "\nspins at mod+0x300 (loop"));
+    /* without the flag: the trace's own transitions only, ending at ? */
+    summarize(0, false);
+    assert_null(strstr(sum_text, "(tail)"));
+    assert_null(strstr(sum_text, "spins"));
+    assert_non_null(strstr(sum_text, "\nijmp     mod+0x10 -> ?\n== end\n"));
+}
+
+/* A tail that ends where the trace is needed again. */
+static void test_summary_needs_trace(void **state)
+{
+    test_no_false_spin(state);
+    summarize(PTD_SUM_F_TAIL, false);
+    assert_non_null(strstr(sum_text, "\nret      mod+0x81 -> mod+0x5 (tail)\n"));
+    assert_non_null(strstr(sum_text, "\njcc      mod+0xa -> ? (tail)\n"
+                                     "tail ends at mod+0xa: jcc needs trace (7 insns after the last packet)\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -667,6 +749,8 @@ int main(void)
         cmocka_unit_test(test_nocode),
         cmocka_unit_test(test_driver_flags),
         cmocka_unit_test(test_block_api),
+        cmocka_unit_test(test_summary_spin),
+        cmocka_unit_test(test_summary_needs_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
