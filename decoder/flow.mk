@@ -57,3 +57,4 @@ $(B)/test/tailgen: test/flow/tailgen.c test/flow/flowgen.c $(FLOW_IMAGE_SRCS) $(
 TEST_STEPS += $(B)/test/tailgen
 TEST_SCRIPTS += test/flow/tail_real.sh
 TEST_SCRIPTS += test/flow/tail_vpt.sh
+TEST_SCRIPTS += test/flow/tailgen.sh
