@@ -158,8 +158,6 @@ static void decode_blocks_tail(const uint8_t *trace, size_t size, struct out *o)
     ptd_flow_init(&fl, &cfg);
     out_reset(o);
     for (;;) {
-        uint64_t last_ip = 0;
-        unsigned last_iclass = PTD_FLOW_ICLASS_ERROR;
         int st = ptd_flow_sync_forward(&fl);
         if (st == -PTD_ERR_EOS)
             break;
@@ -177,17 +175,13 @@ static void decode_blocks_tail(const uint8_t *trace, size_t size, struct out *o)
                 break;
             struct ptd_flow_block b;
             st = ptd_flow_next_block(&fl, &b);
-            if (b.ninsn) {
-                last_ip = b.last_ip;
-                last_iclass = b.last_iclass;
-            }
             if (st < 0)
                 break;
         }
         if (st >= 0 || st == -PTD_ERR_EOS) {
             struct ptd_tail t;
             struct ptd_flow_insn in;
-            if (ptd_tail_start(&t, &fl, st, last_ip, last_iclass, 100000))
+            if (ptd_tail_start(&t, &fl, st, 100000))
                 while (ptd_tail_next(&t, &in)) {
                     out_ip(o, in.ip);
                     o->ntail++;
