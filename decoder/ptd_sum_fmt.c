@@ -85,8 +85,32 @@ static void emit_s(struct ptd_sum *s, const char *text)
     emit(s, &l);
 }
 
-/* module+0xOFF, or the bare address outside every module. */
+/* The caller's name for ip (a function and line), written in place: true,
+ * or false (no name hook, or no name). */
+static bool put_name(struct ptd_sum *s, struct line *l, uint64_t ip)
+{
+    if (s->cfg.name && l->n + 1 < sizeof(l->b)) {
+        size_t room = sizeof(l->b) - 1 - l->n;
+        size_t k = s->cfg.name(s->cfg.name_ctx, ip, l->b + l->n, room + 1);
+        if (k) {
+            l->n += (unsigned)(k < room ? k : room);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void put_module_off(struct ptd_sum *s, struct line *l, uint64_t ip, uint32_t m);
+
+/* The caller's name for ip, else module+0xOFF, else the bare address. */
 static void put_addr(struct ptd_sum *s, struct line *l, uint64_t ip, uint32_t m)
+{
+    if (!put_name(s, l, ip))
+        put_module_off(s, l, ip, m);
+}
+
+/* module+0xOFF, or the bare address outside every module. */
+static void put_module_off(struct ptd_sum *s, struct line *l, uint64_t ip, uint32_t m)
 {
     if (m == PTD_SUM_NONE)
         m = ptd_sum_module_of(s, ip);
@@ -604,18 +628,13 @@ static void sec_edges(struct ptd_sum *s)
     }
 }
 
-/* " in NAME" when the caller's symbol hook knows the function at ip. */
+/* " in NAME" when the caller's name hook (ptd_sum_config.name) knows ip. */
 static void put_sym(struct ptd_sum *s, struct line *l, uint64_t ip)
 {
-    char b[2 * PTD_SUM_NAME_MAX];
-    if (!s->cfg.symbol)
-        return;
-    size_t n = s->cfg.symbol(s->cfg.symbol_ctx, ip, b, sizeof b);
-    if (!n || n >= sizeof b)
-        return;
-    b[n] = '\0';
+    unsigned n = l->n;
     put_s(l, " in ", 4);
-    put_s(l, b, sizeof b);
+    if (!put_name(s, l, ip))
+        l->n = n;
 }
 
 /* The tail's last line (PTD_SUM_F_TAIL): where the static path after the
@@ -638,14 +657,14 @@ static void sec_tail(struct ptd_sum *s)
         put_s(&l, "tail ends at ", 14);
         break;
     }
-    put_addr(s, &l, at, PTD_SUM_NONE);
+    put_module_off(s, &l, at, PTD_SUM_NONE);
     put_sym(s, &l, at);
     switch (s->tail_end) {
     case PTD_TAIL_END_SPIN:
         put_s(&l, " (loop ", 8);
-        put_addr(s, &l, s->spin_lo, PTD_SUM_NONE);
+        put_module_off(s, &l, s->spin_lo, PTD_SUM_NONE);
         put_s(&l, "..", 2);
-        put_addr(s, &l, s->spin_hi, PTD_SUM_NONE);
+        put_module_off(s, &l, s->spin_hi, PTD_SUM_NONE);
         put_s(&l, ";", 1);
         break;
     case PTD_TAIL_END_TRACE:
