@@ -11,7 +11,8 @@
 #     branches equal the full run's;
 #   - buffer=4K mode=stop: stopped=1, the buffer full, single-stepping ends
 #     there (the image runs on untraced and still returns EFI_SUCCESS), and
-#     the decode is exactly a prefix of the full run's;
+#     the decode is exactly a prefix of the full run's, also with --tail
+#     (the static path after the last packet, docs/flow.md);
 #   - a 256-byte single-range ring on ptbtest.efi (417 bytes, one PSB at its
 #     start): it wraps, keeps no PSB, says so, and reports bytes=0 insns=0.
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
@@ -85,8 +86,8 @@ fi
 # The stick's captures decoded on the host, addresses relative to the image.
 dir=$BOOT_DIR/$name-files
 rm -rf "$dir" && mkdir -p "$dir"
-rel_flow() { # CAPDIR BASE-HEX -> image offsets of the decoded instructions
-  build/ptboot flow --no-inst --capture "$1" |
+rel_flow() { # CAPDIR BASE-HEX [OPTION] -> image offsets of the decoded instructions
+  build/ptboot flow --no-inst --capture "$1" ${3:-} |
     awk -v base="$2" 'BEGIN { b = 0; for (i = 1; i <= length(base); i++) b = b * 16 + index("0123456789abcdef", substr(base, i, 1)) - 1 }
       /^[0-9a-f]+$/ { v = 0; for (i = 1; i <= length($1); i++) v = v * 16 + index("0123456789abcdef", substr($1, i, 1)) - 1; printf "%x\n", v - b }'
 }
@@ -98,6 +99,7 @@ for i in 1 2 3; do
     mcopy -n -i "$BOOT_DIR/$name.img" "::/ptboot/$cap/$f" "$dir/$i/$f" 2>/dev/null
   done
   rel_flow "$dir/$i" "$base" > "$dir/flow$i.txt"
+  [ "$i" = 3 ] && rel_flow "$dir/$i" "$base" --tail > "$dir/flow3-tail.txt"
 done
 n1=$(wc -l < "$dir/flow1.txt") n2=$(wc -l < "$dir/flow2.txt") n3=$(wc -l < "$dir/flow3.txt")
 psb=$(head -c 16 "$dir/2/trace.pt" | od -An -tx1 | tr -d ' \n')
@@ -115,5 +117,14 @@ if [ "$n3" = "$insns3" ] && [ "$n3" -gt 0 ] && head -n "$n3" "$dir/flow1.txt" | 
   ok "$name: the stopped run's $n3 instructions are exactly the first $n3 of the full run's (host decode)"
 else
   not_ok "$name: the stopped run is not the full run's prefix ($n3 vs $n1 instructions)"
+fi
+# --tail: where the stop-mode buffer filled, the static path goes on exactly
+# as the full run did
+nt=$(wc -l < "$dir/flow3-tail.txt")
+if [ "$nt" -ge "$n3" ] && head -n "$nt" "$dir/flow1.txt" | cmp -s - "$dir/flow3-tail.txt" &&
+   head -n "$n3" "$dir/flow3-tail.txt" | cmp -s - "$dir/flow3.txt"; then
+  ok "$name: the stopped run with --tail: $((nt - n3)) instructions after the last packet, still the full run's first $nt"
+else
+  not_ok "$name: the stopped run's --tail is not the full run's prefix ($nt vs $n3 instructions)"
 fi
 boot_done
