@@ -184,10 +184,10 @@ struct ptd_sum {
     uint32_t nerr;
     struct ptd_sum_err err[PTD_SUM_ERRORS_KEPT];
     uint64_t gap_offset[4];     /* the first overflows' offsets */
+    uint32_t obs_depth;         /* the depth the observer was last told */
     /* PTD_SUM_F_TAIL: the tail (ptd_sum_tail.c) */
     uint64_t tail_insns, tail_last, spin_lo, spin_hi;
     uint8_t tail_end, tail_last_iclass, tail_ran;
-    uint32_t obs_depth;         /* the depth the observer was last told */
 };
 #define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1096 on x86-64 */
 

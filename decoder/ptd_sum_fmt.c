@@ -85,33 +85,18 @@ static void emit_s(struct ptd_sum *s, const char *text)
     emit(s, &l);
 }
 
-/* The caller's name for ip (a function and line), written in place: true,
- * or false (no name hook, or no name). */
-static bool put_name(struct ptd_sum *s, struct line *l, uint64_t ip)
+/* module+0xOFF, or the bare address outside every module. */
+static void put_addr(struct ptd_sum *s, struct line *l, uint64_t ip, uint32_t m)
 {
     if (s->cfg.name && l->n + 1 < sizeof(l->b)) {
+        /* the caller's name for it (a function and line), written in place */
         size_t room = sizeof(l->b) - 1 - l->n;
         size_t k = s->cfg.name(s->cfg.name_ctx, ip, l->b + l->n, room + 1);
         if (k) {
             l->n += (unsigned)(k < room ? k : room);
-            return true;
+            return;
         }
     }
-    return false;
-}
-
-static void put_module_off(struct ptd_sum *s, struct line *l, uint64_t ip, uint32_t m);
-
-/* The caller's name for ip, else module+0xOFF, else the bare address. */
-static void put_addr(struct ptd_sum *s, struct line *l, uint64_t ip, uint32_t m)
-{
-    if (!put_name(s, l, ip))
-        put_module_off(s, l, ip, m);
-}
-
-/* module+0xOFF, or the bare address outside every module. */
-static void put_module_off(struct ptd_sum *s, struct line *l, uint64_t ip, uint32_t m)
-{
     if (m == PTD_SUM_NONE)
         m = ptd_sum_module_of(s, ip);
     if (m == PTD_SUM_NONE || m >= s->cfg.nmodules) {
@@ -628,15 +613,6 @@ static void sec_edges(struct ptd_sum *s)
     }
 }
 
-/* " in NAME" when the caller's name hook (ptd_sum_config.name) knows ip. */
-static void put_sym(struct ptd_sum *s, struct line *l, uint64_t ip)
-{
-    unsigned n = l->n;
-    put_s(l, " in ", 4);
-    if (!put_name(s, l, ip))
-        l->n = n;
-}
-
 /* The tail's last line (PTD_SUM_F_TAIL): where the static path after the
  * trace's end stops, "spins at X" for an endless loop. */
 static void sec_tail(struct ptd_sum *s)
@@ -657,14 +633,13 @@ static void sec_tail(struct ptd_sum *s)
         put_s(&l, "tail ends at ", 14);
         break;
     }
-    put_module_off(s, &l, at, PTD_SUM_NONE);
-    put_sym(s, &l, at);
+    put_addr(s, &l, at, PTD_SUM_NONE);
     switch (s->tail_end) {
     case PTD_TAIL_END_SPIN:
         put_s(&l, " (loop ", 8);
-        put_module_off(s, &l, s->spin_lo, PTD_SUM_NONE);
+        put_addr(s, &l, s->spin_lo, PTD_SUM_NONE);
         put_s(&l, "..", 2);
-        put_module_off(s, &l, s->spin_hi, PTD_SUM_NONE);
+        put_addr(s, &l, s->spin_hi, PTD_SUM_NONE);
         put_s(&l, ";", 1);
         break;
     case PTD_TAIL_END_TRACE:

@@ -671,7 +671,7 @@ static size_t sym(void *ctx, uint64_t ip, char *buf, size_t cap)
 {
     (void)ctx;
     if (ip < BASE + 0x300 || ip >= BASE + 0x304)
-        return 0;
+        return 0; /* no symbol: module+offset */
     return (size_t)snprintf(buf, cap, "spinner+0x%llx", (unsigned long long)(ip - (BASE + 0x300)));
 }
 
@@ -714,7 +714,7 @@ static void test_summary_spin(void **state)
     assert_non_null(strstr(sum_text, "\nijmp     mod+0x10 -> mod+0x200\n"));
     assert_non_null(strstr(sum_text, "\ncall     mod+0x201 -> spinner+0x0 (tail)\n"));
     assert_non_null(strstr(sum_text, "\njmp      spinner+0x2 -> spinner+0x0 (tail)\n"
-                                     "spins at mod+0x300 in spinner+0x0 (loop mod+0x300..mod+0x303; "
+                                     "spins at spinner+0x0 (loop spinner+0x0..spinner+0x3; "
                                      "4 insns after the last packet)\n== end\n"));
     summarize(PTD_SUM_F_TAIL, false);
     assert_non_null(strstr(sum_text, "\njmp      mod+0x302 -> mod+0x300 (tail)\n"
