@@ -24,6 +24,8 @@ packages=(
   clang libclang-rt-14-dev
   # real PE/COFF images with a CodeView debug record for pe_info's tests
   lld
+  # make format / make format-check (.clang-format)
+  clang-format
 )
 
 # One dpkg-query for all: fast enough to run before every build. Its exit
