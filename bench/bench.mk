@@ -4,6 +4,31 @@ BENCH_STEPS += bench-packets bench-flow bench-summary bench-serial ild-bench ben
                vpt-big
 .PHONY: bench-packets bench-flow bench-summary bench-serial ild-bench bench-target-flow
 
+# build/ptboot-bench: the benchmarks against libipt (`ptboot bench` runs
+# it, and so do tests: test/tests.mk), apart from build/ptboot so that the
+# CLI does not link libipt. It takes the host CLI's option and image code
+# from an archive of its objects (the linker pulls only what it uses).
+BENCH_SRCS := bench/ptboot_bench.c bench/bench_flow.c bench/libipt_image.c
+BENCH_OBJS := $(BENCH_SRCS:%.c=$(B)/host/%.o)
+$(B)/bench/libhostcli.a: $(filter-out %/host/main.o,$(HOST_SRCS:%.c=$(B)/host/%.o))
+	@mkdir -p $(@D)
+	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
+$(B)/ptboot-bench: $(BENCH_OBJS) $(B)/bench/libhostcli.a $(B)/host/libptboot.a
+	$(call say,LD,$@)$(HOST_CC) $(HOST_CFLAGS) -o $@ $(BENCH_OBJS) $(B)/bench/libhostcli.a \
+	  $(B)/host/libptboot.a -lipt
+-include $(BENCH_OBJS:.o=.d)
+
+# The plain libipt program `make bench-flow` times `ptboot flow` against
+# (bench/libipt_count.c: libc and libipt only).
+$(B)/bench/libipt_count: bench/libipt_count.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) $< -o $@ -lipt
+
+# Whole-process times, commands in turn (bench/proc_time.c).
+$(B)/bench/proc_time: bench/proc_time.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) $< -o $@
+
 # A benchmark script's exit 77 (its input is missing, it says so) is no
 # failure of `make bench`.
 bench_script = bash $(1); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
@@ -23,16 +48,20 @@ $(B)/bench/synthetic.pt: $(B)/bench/gen_trace
 	$(call say,GEN,$@)$(B)/bench/gen_trace --size 67108864 --seed 1 $@
 $(B)/bench/synthetic-uniform.pt: $(B)/bench/gen_trace
 	$(call say,GEN,$@)$(B)/bench/gen_trace --size 67108864 --seed 1 --uniform $@
-bench-packets: $(B)/ptboot $(B)/bench/synthetic.pt $(B)/bench/synthetic-uniform.pt
+bench-packets: $(B)/ptboot $(B)/ptboot-bench $(B)/bench/synthetic.pt $(B)/bench/synthetic-uniform.pt
 	@if [ -d "$(PTBOOT_REAL_TRACES)" ]; then \
 	  for t in $(PTBOOT_REAL_TRACES)/*/trace.pt; do $(B)/ptboot bench --pt $$t || exit 1; done; \
 	else echo "bench-packets: $(PTBOOT_REAL_TRACES) not found, real traces skipped"; fi
 	@$(B)/ptboot bench --pt $(B)/bench/synthetic.pt --rounds 3 --min-bytes 0
 	@$(B)/ptboot bench --pt $(B)/bench/synthetic-uniform.pt --rounds 3 --min-bytes 0
 
-# ptboot's flow against libipt's instruction and block decoders (real traces)
-bench-flow: $(B)/ptboot
-	@$(call bench_script,test/flow/bench_real.sh)
+# The instruction flow against libipt on the real traces (bench/flow.sh,
+# docs/performance.md): in one process, and whole processes (`ptboot flow
+# --quiet --stat` against libipt_count). PTBOOT_LIBIPT_LIB=DIR adds the
+# libipt.so.2 in DIR (e.g. one built from current sources), PTXED=FILE a
+# ptxed to time; neither is needed.
+bench-flow: $(B)/ptboot $(B)/ptboot-bench $(B)/bench/libipt_count $(B)/bench/proc_time
+	@$(call bench_script,bench/flow.sh)
 
 # summaries: speed, text size, serial time, bytes per call event
 bench-summary: $(B)/ptboot

@@ -16,6 +16,7 @@ struct flow_opts {
     uint8_t *trace;
     size_t tsize;
     int have_cpu;
+    int cpu_unknown;        /* --cpu names a CPU the errata table lacks */
     unsigned family, model;
     /* --filter:addrN_cfg/_a/_b */
     uint64_t addr_cfg[4], addr_a[4], addr_b[4];

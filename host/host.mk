@@ -1,6 +1,7 @@
 # host/: build/host/libptboot.a (the layers, LIB_SRCS, compiled for Linux; the
-# unit tests and test programs link it too) and the CLI build/ptboot.
-HOST_LDLIBS := -lipt -lZydis
+# unit tests and test programs link it too) and the CLI build/ptboot, which
+# does not link libipt (the benchmarks against it are bench/: bench/bench.mk).
+HOST_LDLIBS := -lZydis
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/host/%.o)
 HOST_OBJS := $(HOST_SRCS:%.c=$(B)/host/%.o)

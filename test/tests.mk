@@ -19,18 +19,18 @@ TEST_NEEDS_layers := $(B)/decoder-fs/libptd.o $(B)/format-fs/format.o $(B)/host/
 
 # the host CLI: errors and messages, CPU reports and plans
 TESTS_cli        := test/cli/errors.sh test/host_info.sh test/host_plan.sh
-TEST_NEEDS_cli   := $(B)/ptboot $(B)/test/serial_enc
+TEST_NEEDS_cli   := $(B)/ptboot $(B)/ptboot-bench $(B)/test/serial_enc
 
 # packets and time against libipt
 TESTS_diff       := test/diff/diff_pkt.sh test/diff/dump_cmp.sh test/diff/dump_cli.sh \
                     test/time/diff_time.sh
-TEST_NEEDS_diff  := $(B)/ptboot $(B)/test/diff_pkt $(B)/test/ref_ptdump $(B)/test/diff_time \
+TEST_NEEDS_diff  := $(B)/ptboot $(B)/ptboot-bench $(B)/test/diff_pkt $(B)/test/ref_ptdump $(B)/test/diff_time \
                     $(B)/bench/gen_trace
 
 # the instruction flow against libipt and ground truth
 TESTS_flow       := test/flow/ref_real.sh test/flow/real_flow.sh test/flow/blocks_real.sh \
                     test/flow/flowgen.sh test/flow/flow_cli.sh
-TEST_NEEDS_flow  := $(B)/ptboot $(B)/test/libipt_flow $(B)/test/flowgen
+TEST_NEEDS_flow  := $(B)/ptboot $(B)/ptboot-bench $(B)/test/libipt_flow $(B)/test/flowgen
 
 # the instruction-length decoder against Zydis, under the sanitizers, and
 # its committed step table (the benchmark is built to prove it still builds)

@@ -40,6 +40,7 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         uint32_t flag;
         unsigned family, model;
+        bool has_cpu;
         const char *why;
         int r;
         if (ptd_opts_dump_flag(argv[i], &flag)) {
@@ -53,11 +54,11 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
             i++;
         } else if (!strcmp(argv[i], "--cpu")) {
             /* ptdump's --cpu: the packet and timing errata of that CPU */
-            if (i + 1 == argc || !ptd_opts_parse_cpu(argv[i + 1], &family, &model)) {
+            if (i + 1 == argc || !ptd_opts_parse_cpu(argv[i + 1], &has_cpu, &family, &model)) {
                 efi_con_puts("ptboot: error: dump: --cpu needs none or f/m[/s]\n");
                 return PTB_APP_USAGE;
             }
-            ptd_opts_dump_cpu(&opt, family, model);
+            ptd_opts_dump_cpu(&opt, has_cpu, family, model);
             i++;
         } else if (!strncmp(argv[i], "--resident", 10) && (!argv[i][10] || argv[i][10] == ':')) {
             /* the resident tracer's trace: a "file" named resident */

@@ -84,6 +84,7 @@ static int parse(struct flow_args *a, int argc, char **argv)
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         unsigned family, model;
+        bool has_cpu;
         uint64_t lo, hi;
         if (!strcmp(o, "--event:ip")) {
             a->fmt_flags |= PTD_FMT_FLOW_EVENT_IP;
@@ -129,10 +130,10 @@ static int parse(struct flow_args *a, int argc, char **argv)
             a->cfg.filter_hi[a->cfg.nfilter++] = hi;
             i++;
         } else if (!strcmp(o, "--cpu")) {
-            if (!ptd_opts_parse_cpu(v, &family, &model))
+            if (!ptd_opts_parse_cpu(v, &has_cpu, &family, &model))
                 return usage_error("--cpu wants none or f/m[/s], not", v);
-            a->cfg.errata = family ? ptd_flow_errata_for_cpu(family, model) : 0;
-            a->tcfg.errata = family ? ptd_time_errata_for_cpu(family, model) : 0;
+            a->cfg.errata = has_cpu ? ptd_errata_cpu(family, model) : 0;
+            a->tcfg.errata = a->cfg.errata;
             i++;
         } else if (!strcmp(o, "--mtc-freq") || !strcmp(o, "--nom-freq") ||
                    !strcmp(o, "--cpuid-0x15.eax") || !strcmp(o, "--cpuid-0x15.ebx")) {

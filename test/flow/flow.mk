@@ -23,7 +23,7 @@ $(B)/test/flowgen: test/flow/flowgen.c $(FLOW_IMAGE_SRCS) $(DECODER_SRCS) $(wild
 # truth: flowgen.c compiled in, the sanitizers over the unit, the decoder
 # and the arch sources it needs
 SOFT_FLOWGEN_ARCH := arch/x86/soft_unit.c arch/x86/rtit_linear.c arch/x86/rtit_config.c \
-                     arch/x86/rtit_topa.c
+                     arch/x86/rtit_topa.c arch/x86/x86_paging.c
 $(B)/test/soft_flowgen: test/tracer/soft_flowgen.c test/flow/flowgen.c $(FLOW_IMAGE_SRCS) \
                         $(DECODER_SRCS) $(SOFT_FLOWGEN_ARCH) $(wildcard decoder/*.h arch/x86/*.h) \
                         | $(B)/.setup-done

@@ -28,8 +28,10 @@ TEST_OBJS_test_rtit_model     := $(RTIT_MODEL)
 TEST_OBJS_test_capture_plan   := $(RTIT_MODEL)
 TEST_OBJS_test_efi_args       := $(B)/test/obj/efi/args.o
 TEST_OBJS_test_efi_sideband   := $(B)/test/obj/efi/capture/sideband_cpu.o
-# query/flow rules on hand-built traces, compared with libipt's
+# query/flow rules on hand-built traces, and the errata table, compared
+# with libipt's
 TEST_LIBS_test_ptd_qry        := -lipt
+TEST_LIBS_test_ptd_errata     := -lipt
 # pe_info's hostile-input cases under the sanitizers: the test compiles
 # format/pe_info.c into itself so the parser is instrumented too; its real
 # PE images come from test/capture/capture.mk's fixtures.
