@@ -45,7 +45,10 @@ DECODER_SRCS := $(wildcard decoder/*.c)
 FORMAT_SRCS  := $(wildcard format/*.c)
 ARCH_SRCS    := $(wildcard arch/x86/*.c)
 LIB_SRCS     := $(DECODER_SRCS) $(FORMAT_SRCS) $(ARCH_SRCS)
-HOST_SRCS    := $(wildcard host/*.c)
+# the ILD alone (every decoder/ptd_ild*.c but the generated step table), for
+# the programs that link it without the rest of libptd
+ILD_SRCS     := $(filter-out decoder/ptd_ild_step_table.c,$(wildcard decoder/ptd_ild*.c))
+HOST_SRCS    := $(wildcard host/*.c host/*/*.c)
 EFI_SRCS     := $(wildcard efi/*.c efi/*/*.c) $(LIB_SRCS)
 EFI_ASRCS    := $(wildcard efi/*.S efi/*/*.S)
 
@@ -81,7 +84,7 @@ FORCE:
 # Who may include whom (docs/architecture.md): any #include that crosses
 # the layering fails the build.
 LAYER_FILES := $(wildcard decoder/*.[ch] format/*.[ch] arch/*/*.[ch] efi/*.[chS] efi/*/*.[chS] \
-                          host/*.[ch])
+                          host/*.[ch] host/*/*.[ch])
 $(B)/.layers-ok: scripts/check-layers.sh $(LAYER_FILES)
 	$(call say,CHECK,layers)mkdir -p $(B) && bash scripts/check-layers.sh && touch $@
 
@@ -106,7 +109,8 @@ fuzz: $(FUZZ_RUNS)
 # clang-format over our C (not over generated or hand-aligned tables).
 FORMAT_EXCLUDE := decoder/ptd_ild_step_table.c decoder/ptd_ild_tables.c
 FORMAT_FILES := $(filter-out $(FORMAT_EXCLUDE),$(wildcard \
-  decoder/*.[ch] format/*.[ch] arch/*/*.[ch] efi/*.[ch] efi/*/*.[ch] host/*.[ch] bench/*.[ch] \
+  decoder/*.[ch] format/*.[ch] arch/*/*.[ch] efi/*.[ch] efi/*/*.[ch] host/*.[ch] host/*/*.[ch] \
+  bench/*.[ch] \
   test/*.[ch] test/*/*.[ch]))
 format: | $(B)/.setup-done
 	$(call say,FORMAT,$(words $(FORMAT_FILES)) files)clang-format -i --style=file $(FORMAT_FILES)

@@ -1,7 +1,8 @@
 # host/: build/host/libptboot.a (the layers, LIB_SRCS, compiled for Linux; the
 # unit tests and test programs link it too) and the CLI build/ptboot, which
 # does not link libipt (the benchmarks against it are bench/: bench/bench.mk).
-HOST_LDLIBS := -lZydis
+# libdw/libelf (elfutils): ELF symbol tables and DWARF lines (host/sym)
+HOST_LDLIBS := -lZydis -ldw -lelf
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/host/%.o)
 HOST_OBJS := $(HOST_SRCS:%.c=$(B)/host/%.o)

@@ -14,21 +14,33 @@ BARE_EFI_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -ffreestanding -fno-sta
   -fno-stack-check -fpic -mno-red-zone -fshort-wchar -fno-optimize-sibling-calls \
   -DGNU_EFI_USE_MS_ABI -I$(GNUEFI_INC) -I$(GNUEFI_INC)/x86_64 $(EXTRA_CFLAGS)
 
-# $(eval $(call BARE_EFI_APP,DIR/NAME.c)): $(B)/NAME.efi from one C file,
-# its symbols in $(B)/DIR/NAME.so.
+# $(eval $(call BARE_EFI_APP,DIR/NAME.c)): $(B)/NAME.efi from one C file;
+# its symbols and DWARF stay in $(B)/DIR/NAME.so (its debug file), which
+# the .efi names in a CodeView RSDS record as EDK2's GenFw does (path of
+# the .so, GUID from its GNU build ID: test/image/pe_codeview.c), so
+# `--symbols` finds it.
 define BARE_EFI_APP
 $(B)/$(basename $(1)).o: $(1) | $(B)/.setup-done
 	@mkdir -p $$(@D)
 	$$(call say,CC,$$<)$$(HOST_CC) $$(BARE_EFI_CFLAGS) -c $$< -o $$@
 
-$(B)/$(basename $(1)).so: $(B)/$(basename $(1)).o linker/ptboot.lds
+$(B)/$(basename $(1)).so: $(B)/$(basename $(1)).o $(B)/test/image/codeview_area.o linker/ptboot.lds
 	$$(call say,LD,$$@)ld -nostdlib -znocombreloc -T linker/ptboot.lds -shared -Bsymbolic \
-	  --no-undefined $$(GNUEFI_LIB)/crt0-efi-x86_64.o $$< -L$$(GNUEFI_LIB) -lgnuefi -o $$@
+	  --no-undefined --build-id=sha1 $$(GNUEFI_LIB)/crt0-efi-x86_64.o $$< \
+	  $(B)/test/image/codeview_area.o -L$$(GNUEFI_LIB) -lgnuefi -o $$@
 	$$(call say,CHECK,$$@)bash scripts/check-efi-sections.sh $$@
 
-$(B)/$(basename $(notdir $(1))).efi: $(B)/$(basename $(1)).so
+$(B)/$(basename $(notdir $(1))).efi: $(B)/$(basename $(1)).so $(B)/test/image/pe_codeview
 	$$(call say,OBJCOPY,$$@)objcopy $$(EFI_KEEP_SECTIONS:%=-j %) --target efi-app-x86_64 $$< $$@
+	$$(Q)$(B)/test/image/pe_codeview $$@ $$< || { rm -f $$@; exit 1; }
 endef
+
+$(B)/test/image/codeview_area.o: test/image/codeview_area.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(call say,CC,$<)$(HOST_CC) $(BARE_EFI_CFLAGS) -c $< -o $@
+$(B)/test/image/pe_codeview: test/image/pe_codeview.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) $< -o $@ -lelf
 
 TEST_IMAGES := test/image/ptbtest.c test/image/ptbspin.c test/resident/osloader.c
 $(foreach f,$(TEST_IMAGES),$(eval $(call BARE_EFI_APP,$(f))))
