@@ -13,3 +13,7 @@ $(B)/test/test_host_sym: $(TEST_OBJS_test_host_sym) | $(B)/ptbtest.efi $(B)/ptbs
 # Chromium (one QEMU boot, ~15 s).
 TEST_SCRIPTS += test/names/capture.sh
 TEST_STEPS += $(B)/ptbtest.efi
+# Options, messages and exit codes of --symbols/--elf/--pe/export; progress
+# on a terminal only.
+TEST_SCRIPTS += test/names/cli.sh
+TEST_STEPS += $(B)/bench/gen_trace
