@@ -71,4 +71,11 @@ bench-target-flow: $(B)/ptboot $(B)/ptboot.efi
 	@PTBOOT_REAL_TRACES=$(PTBOOT_REAL_TRACES) bash bench/target_flow.sh
 BENCH_STEPS += bench-target-flow
 
+# `ptboot export` on a 234 M-instruction trace (the real mruby trace 37
+# times over): time and peak memory per format (bench/export.sh).
+.PHONY: bench-export
+bench-export: $(B)/ptboot
+	@bash bench/export.sh
+BENCH_STEPS += bench-export
+
 bench: all $(BENCH_STEPS)
