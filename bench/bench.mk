@@ -1,8 +1,8 @@
 # Benchmarks: `make bench` runs every step of BENCH_STEPS (the one list);
 # results are ratios against libipt on the same input, in one run.
-BENCH_STEPS += bench-packets bench-flow bench-summary bench-serial ild-bench bench-target-flow \
+BENCH_STEPS += bench-packets bench-flow bench-summary bench-serial ild-bench bench-target-flow bench-export \
                vpt-big
-.PHONY: bench-packets bench-flow bench-summary bench-serial ild-bench bench-target-flow
+.PHONY: bench-packets bench-flow bench-summary bench-serial ild-bench bench-target-flow bench-export
 
 # build/ptboot-bench: the benchmarks against libipt (`ptboot bench` runs
 # it, and so do tests: test/tests.mk), apart from build/ptboot so that the
@@ -83,6 +83,11 @@ ild-bench: $(B)/bench/ild_bench
 # against the host's on the same real trace; skipped without the traces.
 bench-target-flow: $(B)/ptboot $(B)/ptboot.efi
 	@$(call bench_script,bench/target_flow.sh)
+
+# `ptboot export` on a 234 M-instruction trace (the real mruby trace 37
+# times over): time and peak memory per format (bench/export.sh).
+bench-export: $(B)/ptboot
+	@$(call bench_script,bench/export.sh)
 
 # vpt-big (test/vpt/vpt.mk): the whole-boot trace of the virtual trace unit,
 # built once.

@@ -31,6 +31,8 @@ packages=(
   chromium python3
   # make format / make format-check (.clang-format)
   clang-format
+  # peak memory of the export benchmark (bench/export.sh)
+  time
 )
 
 # One dpkg-query for all: fast enough to run before every build. Its exit

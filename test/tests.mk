@@ -6,7 +6,7 @@
 # test/unit/test_*.c, test/unit/unit.mk) and fuzzers (test/fuzz/fuzz.mk) are
 # listed where they are defined; their groups are here.
 TEST_GROUPS += unit layers cli diff flow ild tracer rtit capture summary serial fuzz vpt \
-               boot resident setup
+               boot resident names setup
 
 # cmocka unit tests of every layer
 TESTS_unit       = $(UNIT_TEST_BINS)
@@ -56,6 +56,11 @@ TEST_NEEDS_capture := $(B)/ptboot $(B)/test/capture/mkcapture $(B)/test/flowgen 
 # decode summaries: real traces against libipt, capture directories
 TESTS_summary    := test/summary/real_summary.sh test/summary/capture_summary.sh
 TEST_NEEDS_summary := $(B)/ptboot $(B)/test/capture/mkcapture $(B)/test/flowgen
+
+# names for trace addresses (--symbols, --elf/--pe) and the exports, on
+# make run's capture (one QEMU boot) and the CLI's options
+TESTS_names      := test/names/capture.sh test/names/cli.sh
+TEST_NEEDS_names := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbtest.efi $(B)/bench/gen_trace
 
 # serial logs: clean, noisy, damaged
 TESTS_serial     := test/serial/recover.sh test/serial/random_damage.sh
