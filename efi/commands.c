@@ -10,7 +10,7 @@ static const struct efi_command commands[] = {
     { "decode", "[--last N] [--no-summary] [--resident | DIR]", "decode summaries of a capture: the resident tracer's, or a \\ptboot\\capNNN on the stick (default: resident, else last.txt's)", efi_cmd_decode },
     { "serial-dump", "[--line-bytes N] FILE...", "send files over serial as framed base64 lines, for `ptboot serial`", efi_cmd_serial_dump },
     { "images", "[--save] [--load FILE]", "loaded images: base, size, entry, name (debug directory, firmware file or path)", efi_cmd_images },
-    { "memmap", "[--ranges]", "RAM ranges on-target decoding may read (from the memory map)", efi_cmd_memmap },
+    { "memmap", "[--ranges | --mark [--also BASE:SIZE] | --survived]", "RAM ranges on-target decoding may read (from the memory map); --mark/--survived: which RAM survives a reset", efi_cmd_memmap },
     { "trace", "[options] [PATH | --boot-next]", "load an image and trace it running (Intel PT or the software unit), decode on target", efi_cmd_trace },
     { "plan", "[trace|resident] [--unit hw|soft] [--image BASE:SIZE]... [--cpuid FILE] [words]", "what a capture would program on this CPU (decisions, ToPA, MSR writes), nothing written", efi_cmd_plan },
     { "install", "[--driver PATH] [--image NAME] [--unit hw|soft|auto] [--buffer BYTES] [--trace-stop OFF] [words]", "add the resident boot tracer as a Driver#### option (traces the next boot)", efi_cmd_install },

@@ -36,3 +36,8 @@ TEST_STEPS += $(B)/ptbtest.efi
 # trace over twice the smallest buffer), built the same way.
 $(eval $(call BARE_EFI_APP,test/image/ptbspin.c))
 TEST_STEPS += $(B)/ptbspin.efi
+
+# ptbhang.efi: the stand-in that hangs (test/hang/hang.sh: the hang
+# recorder), built the same way; its symbols name the loop.
+$(eval $(call BARE_EFI_APP,test/image/ptbhang.c))
+TEST_STEPS += $(B)/ptbhang.efi
