@@ -32,4 +32,4 @@ format-freestanding-check: $(B)/format-fs/format.o $(B)/decoder-fs/libptd.o
 TEST_STEPS += format-freestanding-check
 
 # the code dump writer read back by its reader
-UNIT_TESTS += test_format_code_dump
+UNIT_TESTS += test_format_code_dump test_format_recorder

@@ -5,7 +5,7 @@ $(B)/test/rtit_model.o: test/rtit_model.c test/rtit_model.h | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -c $< -o $@
 
-RTIT_MODEL_TESTS := test_rtit_seq test_rtit_props test_rtit_model
+RTIT_MODEL_TESTS := test_rtit_seq test_rtit_props test_rtit_model test_rtit_recorder
 $(RTIT_MODEL_TESTS:%=$(B)/test/%): $(B)/test/rtit_model.o
 $(foreach t,$(RTIT_MODEL_TESTS),$(eval TEST_LIBS_$(t) := $(B)/test/rtit_model.o))
 
