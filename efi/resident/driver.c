@@ -14,9 +14,13 @@
 
 #include "arch/x86/capture_plan.h"
 #include "arch/x86/cpuid.h"
+#include "arch/x86/rtit_linear.h"
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/soft_unit.h"
 #include "efi/args.h"
+#include "efi/capture/hang.h"
+#include "efi/resident/previous.h"
+#include "efi/resident/recorder.h"
 #include "format/load_option.h"
 #include "efi/capture/image_watch.h"
 #include "efi/platform/msr_safe.h"
@@ -62,6 +66,13 @@ static bool have_trace_stop;
  * hundred lines would add most of a second to the boot being traced) */
 static bool verbose;
 static char *words[PTB_ARGS_MAX_TOKENS];
+/* the hang recorder (efi/resident/recorder.h, docs/hang.md) and its words */
+static struct resident_recorder rec;
+static bool no_recorder, recorder_at_given, hang_repeat, ring_mode;
+static uint64_t recorder_at, recorder_code_bytes = RESIDENT_RECORDER_CODE_DEFAULT;
+static uint32_t hang_timeout_s;
+/* --hang-timeout: at most a day */
+#define RESIDENT_HANG_MAX_S 86400u
 /* capture_plan.h words (name or name=value) for the hardware unit */
 static const char *plan_words[PTB_ARGS_MAX_TOKENS];
 static size_t n_plan_words;
@@ -100,7 +111,9 @@ static int soft_configure(uint64_t base, uint64_t size)
 {
     memset(&unit_cfg, 0, sizeof unit_cfg);
     unit_cfg.output = RTIT_OUTPUT_TOPA;
-    unit_cfg.when_full = RTIT_FULL_STOP;
+    /* stop when full keeps the start of the run; a ring (--ring, and
+     * with --hang-timeout) the newest trace, what a hang report needs */
+    unit_cfg.when_full = ring_mode ? RTIT_FULL_RING : RTIT_FULL_STOP;
     unit_cfg.regions = 1;
     unit_cfg.region_size_code = (unsigned)__builtin_ctzll(hdr->buffer_bytes / RESIDENT_MIN_BUFFER);
     unit_cfg.buffer_phys = hdr->buffer;
@@ -139,6 +152,29 @@ static uint32_t caller_reason;
 
 /* The unit's counters into the header, after every step: a reader later
  * in the boot (or after a crash) sees how far it got. */
+/* The header's state and counters into the recorder's live slot: a reader
+ * after a reset sees how far it got. linear: the buffer holds [0,
+ * write_pos) oldest first (linearised after a stop). */
+static void record_live(uint32_t source, bool linear)
+{
+    if (!rec.on)
+        return;
+    rec.live.state = hdr->state;
+    rec.live.stop_reason = hdr->stop_reason;
+    rec.live.write_pos = hdr->write_pos;
+    rec.live.bytes = hdr->bytes;
+    rec.live.wrapped = hdr->wrapped;
+    rec.live.linear = linear;
+    rec.live.insns = hdr->insns;
+    rec.live.steps = hdr->steps;
+    rec.live.pos_source = source;
+    rec.live.hang_reports = hdr->hang_reports;
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    rec.live.save_tsc = ((uint64_t)hi << 32) | lo;
+    resident_recorder_update(&rec);
+}
+
 static void publish(void)
 {
     struct soft_unit_status s;
@@ -148,6 +184,23 @@ static void publish(void)
     hdr->insns = s.insns;
     hdr->steps = s.steps;
     hdr->wrapped = s.wrapped;
+    record_live(RECORDER_POS_UNIT, false);
+}
+
+/* A ring after its unit stopped: oldest byte first from the buffer's
+ * start (arch/x86/rtit_linear.h), so that every reader (the reports, `resident`,
+ * the recorder) takes [0, write_pos). */
+static void linearise_ring(void)
+{
+    if (!ring_mode)
+        return;
+    struct rtit_output_summary sum;
+    struct rtit_linear lin;
+    soft_unit_summarize(&unit_state, &sum);
+    if (rtit_trace_linearize_in_place((uint8_t *)(uintptr_t)hdr->buffer, &sum, &lin))
+        lin.bytes = 0;
+    hdr->write_pos = lin.bytes;
+    record_live(RECORDER_POS_UNIT, true);
 }
 
 /* In the #DB handler: the first step is the entry point. */
@@ -179,6 +232,8 @@ static void snapshot(void)
     memcpy((void *)(uintptr_t)hdr->snapshot,
            (const void *)(uintptr_t)(hdr->target.base & ~(PAGE_BYTES - 1)), hdr->snapshot_bytes);
     hdr->snapshot_taken = 1;
+    if (rec.on && hdr->snapshot == rec.phys + rec.fixed.code_off)
+        resident_recorder_code_changed(&rec);
 }
 
 static void publish_sideband(void);
@@ -198,6 +253,8 @@ static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
                        : why == PTB_SOFT_STEP_END_CALLER ? caller_reason
                                                          : RESIDENT_STOP_UNIT;
     publish();
+    if (step_stats.entered)
+        linearise_ring();
     publish_sideband();
 }
 
@@ -211,6 +268,24 @@ static void soft_stop(uint32_t reason)
         hdr->stop_reason = reason;
         publish_sideband();
     }
+}
+
+/* The hardware unit traces every image: each one loaded while tracing
+ * goes into the recorder's code area while room lasts (after a reset its
+ * pages are gone), and the sideband is written again with it. */
+static void record_hw_image(const struct resident_image *im)
+{
+    uint64_t lo = im->base & ~(PAGE_BYTES - 1);
+    uint64_t pages = (im->base + im->size - lo + PAGE_BYTES - 1) / PAGE_BYTES;
+    const uint8_t *addr = rec.mem + rec.fixed.addr_off;
+    for (uint64_t i = 0; i < rec.code_pages; i++) {
+        uint64_t a;
+        memcpy(&a, addr + i * 8, 8);
+        if (a >= lo && a < lo + pages * PAGE_BYTES)
+            return; /* an image at the same place before: keep the first */
+    }
+    resident_recorder_add_code(&rec, (const void *)(uintptr_t)lo, lo, pages);
+    publish_sideband();
 }
 
 static bool matches(const char *name, const char *pe_name)
@@ -245,6 +320,8 @@ static void record_image(EFI_HANDLE handle)
         hdr->images_dropped++;
     else
         hdr->images[hdr->image_count++] = im;
+    if (rec.on && hdr->unit == RESIDENT_UNIT_HW && hdr->state == RESIDENT_TRACING)
+        record_hw_image(&im);
     if (verbose)
         efi_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
                              (unsigned long long)base, (unsigned long long)size,
@@ -276,8 +353,18 @@ static void record_image(EFI_HANDLE handle)
      * must outlive the image and the boot services). */
     EFI_PHYSICAL_ADDRESS snap;
     uint64_t snap_bytes = ((base & (PAGE_BYTES - 1)) + size + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1);
-    if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
-                                     snap_bytes / PAGE_BYTES, &snap))) {
+    if (rec.on && !rec.code_pages && snap_bytes <= rec.fixed.code_cap) {
+        /* in the recorder, copied now too: after a reset it is all the
+         * next boot has of the image's code */
+        hdr->snapshot = rec.phys + rec.fixed.code_off;
+        hdr->snapshot_bytes = snap_bytes;
+        resident_recorder_add_code(&rec, (const void *)(uintptr_t)(base & ~(PAGE_BYTES - 1)),
+                                   base & ~(PAGE_BYTES - 1), snap_bytes / PAGE_BYTES);
+    } else if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
+                                            snap_bytes / PAGE_BYTES, &snap))) {
+        if (rec.on)
+            efi_uart_printf("ptboot: resident warning: %s (%llu bytes) does not fit the recorder's code area "
+                            "(--recorder-code): a reset loses its code\n", im.name, (unsigned long long)snap_bytes);
         hdr->snapshot = snap;
         hdr->snapshot_bytes = snap_bytes;
     }
@@ -297,6 +384,8 @@ static void record_image(EFI_HANDLE handle)
     efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
                          im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
                          (unsigned long long)hdr->filter_hi);
+    /* the recorder gets the names now: a reset may come before any stop */
+    publish_sideband();
 }
 
 /* LoadImage reinstalls EFI_LOADED_IMAGE_PROTOCOL once the image is in
@@ -355,6 +444,8 @@ static void publish_sideband(void)
     sb->trace.stopped = hdr->state == RESIDENT_STOPPED;
     size_t len = sideband_write(sb, (char *)(uintptr_t)hdr->sideband_text, hdr->sideband_text_cap);
     hdr->sideband_text_bytes = len < hdr->sideband_text_cap ? len : 0;
+    if (rec.on && hdr->sideband_text == rec.phys + rec.fixed.sideband_off)
+        resident_recorder_sideband(&rec, (size_t)hdr->sideband_text_bytes);
 }
 
 /* ExitBootServices notify (UEFI 2.10 section 7.4.6): may not allocate or
@@ -392,6 +483,82 @@ static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
     efi_soft_step_release();
 }
 
+/* ---- the hang timeout (efi/capture/hang.h) --------------------------------- */
+
+static bool hang_tracing(void)
+{
+    return hdr->state == RESIDENT_TRACING;
+}
+
+/* hw: the write position into the recorder, every tick */
+static void hang_save(void)
+{
+    if (hdr->unit == RESIDENT_UNIT_HW && resident_hw_save(&rec.live.write_pos))
+        record_live(RECORDER_POS_SAVED, false);
+}
+
+static uint64_t rdtsc_now(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* The unit stops for the report. With --hang-repeat the soft unit's #DB
+ * session goes on (the next step starts the fresh trace with a PSB+);
+ * without, the session ends as at ExitBootServices. */
+static void hang_stop_unit(void)
+{
+    if (hdr->unit == RESIDENT_UNIT_HW) {
+        resident_hw_stop(RESIDENT_STOP_HANG);
+        record_live(RECORDER_POS_STOPPED, true);
+        publish_sideband();
+        return;
+    }
+    if (!hang_repeat) {
+        soft_stop(RESIDENT_STOP_HANG);
+        return;
+    }
+    soft_unit_stop(&unit_state, 0, rdtsc_now());
+    publish();
+    linearise_ring();
+    snapshot();
+    publish_sideband();
+}
+
+static void hang_report(unsigned n, uint32_t after_s, bool at_notify)
+{
+    efi_uart_printf("ptboot: hang report begin n=%u after=%us unit=%s image=%s tpl=%s watchdog=%s\n", n, after_s,
+                    hdr->unit == RESIDENT_UNIT_HW ? "hw" : "soft",
+                    hdr->has_target ? hdr->target.name : hdr->image_filter[0] ? hdr->image_filter : "-",
+                    at_notify ? "notify" : "callback", at_notify ? "untouched" : "off");
+    hang_stop_unit();
+    hdr->hang_reports = n;
+    record_live(rec.live.pos_source, rec.live.linear);
+    resident_report_hang(hdr, sum_arena, sum_arena ? EBS_REPORT_SUM_ARENA : 0, efi_uart_write);
+    efi_uart_printf("ptboot: hang report end n=%u repeat=%u\n", n, hang_repeat ? 1u : 0u);
+}
+
+/* --hang-repeat: a fresh buffer, tracing on. */
+static void hang_restart(void)
+{
+    if (hdr->unit == RESIDENT_UNIT_HW) {
+        if (resident_hw_restart())
+            return;
+        record_live(RECORDER_POS_SAVED, false);
+        return;
+    }
+    memset((void *)(uintptr_t)hdr->buffer, 0, (size_t)hdr->buffer_bytes);
+    soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer, (size_t)hdr->buffer_bytes,
+                   read_code, NULL);
+    hdr->state = RESIDENT_TRACING;
+    publish();
+}
+
+static const struct efi_hang_ops hang_ops = {
+    .tracing = hang_tracing, .save = hang_save, .report = hang_report, .restart = hang_restart,
+};
+
 static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, char *err,
                        size_t err_len)
 {
@@ -416,6 +583,39 @@ static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, ch
             i++;
         } else if (!strcmp(w, "--verbose")) {
             verbose = true;
+        } else if (!strcmp(w, "--hang-repeat")) {
+            hang_repeat = true;
+        } else if (!strcmp(w, "--ring")) {
+            ring_mode = true;
+        } else if (!strcmp(w, "--no-recorder")) {
+            no_recorder = true;
+        } else if (!strcmp(w, "--hang-timeout") && v) {
+            char *end;
+            unsigned long long t = strtoull(v, &end, 0);
+            if (*end || !t || t > RESIDENT_HANG_MAX_S) {
+                snprintf(err, err_len, "--hang-timeout %s: seconds, 1 to %u", v, RESIDENT_HANG_MAX_S);
+                return -1;
+            }
+            hang_timeout_s = (uint32_t)t;
+            ring_mode = true;
+            i++;
+        } else if (!strcmp(w, "--recorder-at") && v) {
+            char *end;
+            recorder_at = strtoull(v, &end, 0);
+            if (*end || recorder_at % PAGE_BYTES) {
+                snprintf(err, err_len, "--recorder-at %s: a page-aligned physical address", v);
+                return -1;
+            }
+            recorder_at_given = true;
+            i++;
+        } else if (!strcmp(w, "--recorder-code") && v) {
+            char *end;
+            recorder_code_bytes = strtoull(v, &end, 0);
+            if (*end || recorder_code_bytes % PAGE_BYTES || recorder_code_bytes > (64ull << 20)) {
+                snprintf(err, err_len, "--recorder-code %s: bytes, a multiple of 4096, at most 64 MiB", v);
+                return -1;
+            }
+            i++;
         } else if (!strcmp(w, "--trace-stop") && v) {
             char *end;
             trace_stop_offset = strtoull(v, &end, 16);
@@ -467,12 +667,13 @@ static EFI_STATUS finish_setup(void)
         EFI_ERROR(BS->RegisterProtocolNotify(&LoadedImageProtocol, load_event,
                                              &load_registration)))
         efi_uart_printf("ptboot: resident warning: cannot watch image loads (no sideband)\n");
-    EFI_PHYSICAL_ADDRESS a;
-    UINTN pages = (EBS_REPORT_SUM_ARENA + PAGE_BYTES - 1) / PAGE_BYTES;
-    if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiBootServicesData, pages, &a)))
-        sum_arena = (void *)(uintptr_t)a;
-    else
-        efi_uart_printf("ptboot: resident warning: no memory for the summaries' tables (no summaries)\n");
+    /* the hang timeout, and the hardware unit's periodic save into the
+     * recorder (efi/capture/hang.h) */
+    if (hang_timeout_s || (rec.on && hdr->unit == RESIDENT_UNIT_HW)) {
+        struct efi_hang_config hc = { .timeout_s = hang_timeout_s, .repeat = hang_repeat };
+        if (efi_hang_start(&hc, &hang_ops))
+            efi_uart_printf("ptboot: resident warning: no timer event: no hang timeout, no periodic save\n");
+    }
     hdr->stop = stop_now;
     if (hdr->state != RESIDENT_TRACING)
         hdr->state = RESIDENT_ARMED;
@@ -482,7 +683,107 @@ static EFI_STATUS finish_setup(void)
                          hdr->image_filter[0] ? hdr->image_filter : "-",
                          (unsigned long long)hdr->buffer, (unsigned long long)hdr->buffer_bytes,
                          (unsigned long long)(uintptr_t)hdr);
+    if (rec.on)
+        efi_uart_printf("ptboot: resident recorder at=0x%llx bytes=%llu generation=%llu place=%s trace=0x%llx "
+                        "sideband=0x%llx code=0x%llx hang_timeout=%u repeat=%u ring=%u\n",
+                        (unsigned long long)rec.phys, (unsigned long long)rec.bytes,
+                        (unsigned long long)rec.generation,
+                        rec.outside_map ? "outside-map" : recorder_at_given ? "given" : "lowest-free",
+                        (unsigned long long)(rec.phys + rec.fixed.trace_off),
+                        (unsigned long long)(rec.phys + rec.fixed.sideband_off),
+                        (unsigned long long)(rec.phys + rec.fixed.code_off), hang_timeout_s, hang_repeat ? 1u : 0u,
+                        hdr->ring);
     return EFI_SUCCESS;
+}
+
+/* ---- the recorder's region (efi/resident/recorder.h) ------------------------- */
+
+#define SIDEBAND_TEXT_BYTES ((uint64_t)SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX)
+
+/* The sideband text in pages of its own (no recorder). */
+static void use_own_text(void)
+{
+    EFI_PHYSICAL_ADDRESS a;
+    UINTN text_pages = (SIDEBAND_TEXT_BYTES + PAGE_BYTES - 1) / PAGE_BYTES;
+    if (hdr->sideband_text || !sb)
+        return;
+    if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType, text_pages, &a))) {
+        hdr->sideband_text = a;
+        hdr->sideband_text_cap = text_pages * PAGE_BYTES;
+    }
+}
+
+/* Places the region with trace_bytes of output aligned to align; the
+ * sideband text goes into it. Returns 0, or -1 with err (then the caller
+ * decides: --recorder-at fails the driver, the default goes on without a
+ * recorder and says so). */
+static int recorder_open(uint64_t trace_bytes, uint64_t align, char *err, size_t err_len)
+{
+    struct recorder_request req = {
+        .sideband_cap = SIDEBAND_TEXT_BYTES,
+        .code_pages = recorder_code_bytes / PAGE_BYTES,
+        .trace_bytes = trace_bytes,
+        .trace_align = align,
+    };
+    if (resident_recorder_place(&rec, &req, recorder_at_given, recorder_at, err, err_len)) {
+        if (!recorder_at_given)
+            efi_uart_printf("ptboot: resident warning: %s; this boot is not recorded for after a reset\n", err);
+        return -1;
+    }
+    if (sb) {
+        hdr->sideband_text = rec.phys + rec.fixed.sideband_off;
+        hdr->sideband_text_cap = rec.fixed.sideband_cap;
+    }
+    return 0;
+}
+
+/* The fixed part's words, image and timeout (both units). */
+static void recorder_common(void)
+{
+    struct recorder_fixed *f = &rec.fixed;
+    snprintf(f->options, sizeof f->options, "%s", hdr->options); /* words_text is split by now */
+    snprintf(f->image, sizeof f->image, "%s", hdr->image_filter);
+    f->hang_timeout_s = hang_timeout_s;
+    char err[PTB_ARGS_ERROR_BYTES];
+    if (resident_recorder_begin(&rec, err, sizeof err))
+        efi_uart_printf("ptboot: resident warning: %s\n", err);
+    hdr->recorder = rec.phys;
+    hdr->recorder_bytes = rec.bytes;
+    hdr->recorder_generation = rec.generation;
+}
+
+static void recorder_begin_soft(void)
+{
+    struct recorder_fixed *f = &rec.fixed;
+    f->unit = RECORDER_UNIT_SOFT;
+    f->flags = ring_mode ? RECORDER_RING : 0;
+    f->regions = 1;
+    f->region_code = (uint32_t)__builtin_ctzll(hdr->buffer_bytes / RESIDENT_MIN_BUFFER);
+    f->psb_freq = 0; /* soft_configure leaves PSBFreq 0: a PSB every 2 KiB */
+    recorder_common();
+}
+
+/* hw: the plan placed buffer and tables in the recorder's trace area;
+ * the header describes where exactly (all inside the region, apart). */
+static void recorder_begin_hw(void)
+{
+    struct resident_hw_layout l;
+    resident_hw_layout(&l);
+    struct recorder_fixed *f = &rec.fixed;
+    f->unit = RECORDER_UNIT_HW;
+    f->flags = RECORDER_RING;
+    f->trace_off = l.buffer - rec.phys;
+    f->trace_bytes = l.buffer_bytes;
+    f->table_off = l.tables ? l.tables - rec.phys : 0;
+    f->table_bytes = l.tables ? (l.table_bytes + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1) : 0;
+    f->regions = l.regions;
+    f->region_code = l.region_code;
+    f->psb_freq = l.psb_freq;
+    f->rtit_ctl = l.ctl;
+    f->start_tsc = hdr->start_tsc;
+    /* resident_recorder_begin zeroes the output, as the start did */
+    recorder_common();
+    record_live(RECORDER_POS_SAVED, false);
 }
 
 EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
@@ -519,17 +820,13 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
         return EFI_ABORTED;
     }
 
-    /* The sideband and its text: reserved too (read after the boot
-     * services, and by `resident` later in the boot). */
+    /* The sideband: reserved too (read after the boot services, and by
+     * `resident` later in the boot); its text goes into the recorder, or
+     * into pages of its own (use_own_text). */
     UINTN sb_pages = (sizeof *sb + PAGE_BYTES - 1) / PAGE_BYTES;
-    UINTN text_pages = (SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX + PAGE_BYTES - 1) / PAGE_BYTES;
     if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType, sb_pages, &a))) {
         sb = (struct sideband *)(uintptr_t)a;
         sideband_init(sb);
-        if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType, text_pages, &a))) {
-            hdr->sideband_text = a;
-            hdr->sideband_text_cap = text_pages * PAGE_BYTES;
-        }
     }
     efi_msr_init(BS); /* the #GP-safe path, for the CPU facts */
 
@@ -539,43 +836,86 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     enum unit_choice unit = UNIT_AUTO;
     int n = efi_args_split(words_text, words, PTB_ARGS_MAX_TOKENS, err, sizeof err);
     if (n < 0 || parse_words(n, &buffer_bytes, &unit, err, sizeof err)) {
+        use_own_text();
         fail(err);
         return EFI_SUCCESS;
     }
+    hdr->hang_timeout_s = hang_timeout_s;
+    hdr->ring = ring_mode;
+    /* The summaries' tables, for the reports (the ExitBootServices notify
+     * may not allocate), taken now: the previous boot's recorder is
+     * reported first. */
+    UINTN arena_pages = (EBS_REPORT_SUM_ARENA + PAGE_BYTES - 1) / PAGE_BYTES;
+    if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiBootServicesData, arena_pages, &a)))
+        sum_arena = (void *)(uintptr_t)a;
+    else
+        efi_uart_printf("ptboot: resident warning: no memory for the summaries' tables (no summaries)\n");
+    /* before this boot's recorder takes the place (docs/hang.md) */
+    resident_previous(sum_arena);
     if (unit == UNIT_AUTO)
         unit = resident_hw_available() ? UNIT_HW : UNIT_SOFT;
     if (unit == UNIT_HW) {
         hdr->unit = RESIDENT_UNIT_HW;
-        if (resident_hw_start(hdr, plan_words, n_plan_words, err, sizeof err)) {
+        uint64_t block_bytes;
+        if (resident_hw_plan(plan_words, n_plan_words, &block_bytes, err, sizeof err)) {
+            use_own_text();
             fail(err);
             return EFI_SUCCESS;
         }
+        uint64_t block = 0;
+        if (!no_recorder && recorder_open(block_bytes, PAGE_BYTES, err, sizeof err) == 0)
+            block = rec.phys + rec.fixed.trace_off;
+        else if (!no_recorder && recorder_at_given) {
+            fail(err);
+            return EFI_SUCCESS;
+        }
+        if (resident_hw_start(hdr, block, block_bytes, err, sizeof err)) {
+            fail(err);
+            return EFI_SUCCESS;
+        }
+        if (rec.on)
+            recorder_begin_hw();
         if (sb)
             resident_hw_sideband(sb);
         return finish_setup();
     }
     if (n_plan_words) {
+        use_own_text();
         fail("capture words are for the hardware unit (the soft unit takes --buffer)");
         return EFI_SUCCESS;
     }
     if (have_trace_stop && trace_stop_offset >= 0x100000000ull) {
+        use_own_text();
         fail("--trace-stop: the offset is beyond any image");
         return EFI_SUCCESS;
     }
     if (!hdr->image_filter[0]) {
         /* Single-stepping all of BDS in QEMU's TCG would take hours. */
+        use_own_text();
         fail("the soft unit needs --image NAME (the image to trace)");
         return EFI_SUCCESS;
     }
-    /* Reserved, like the header: a reader later in this boot (or an OS)
-     * must find it intact after the boot services are gone. */
-    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
-                                    buffer_bytes / PAGE_BYTES, &a))) {
-        fail("no memory for the trace buffer");
-        return EFI_SUCCESS;
+    if (!no_recorder && recorder_open(buffer_bytes, buffer_bytes, err, sizeof err) == 0) {
+        hdr->buffer = rec.phys + rec.fixed.trace_off;
+        hdr->buffer_bytes = buffer_bytes;
+        recorder_begin_soft();
+    } else {
+        if (!no_recorder && recorder_at_given) {
+            use_own_text();
+            fail(err);
+            return EFI_SUCCESS;
+        }
+        /* Reserved, like the header: a reader later in this boot (or an OS)
+         * must find it intact after the boot services are gone. */
+        use_own_text();
+        if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
+                                        buffer_bytes / PAGE_BYTES, &a))) {
+            fail("no memory for the trace buffer");
+            return EFI_SUCCESS;
+        }
+        hdr->buffer = a;
+        hdr->buffer_bytes = buffer_bytes;
     }
-    hdr->buffer = a;
-    hdr->buffer_bytes = buffer_bytes;
 
     int e = efi_soft_step_hold();
     if (e) {

@@ -41,3 +41,16 @@ TEST_STEPS += $(B)/ptbspin.efi
 # recorder), built the same way; its symbols name the loop.
 $(eval $(call BARE_EFI_APP,test/image/ptbhang.c))
 TEST_STEPS += $(B)/ptbhang.efi
+
+# ptbpoke.efi: damages the recorder copy the resident driver kept
+# (test/hang/hang.sh); it reads the recorder's layout from format/recorder.h
+# and the table from efi/resident/previous.h, hence the include path.
+$(eval $(call BARE_EFI_APP,test/image/ptbpoke.c))
+$(B)/test/image/ptbpoke.o: BARE_EFI_CFLAGS += -I.
+$(B)/test/image/ptbpoke.o: format/recorder.h efi/resident/previous.h
+TEST_STEPS += $(B)/ptbpoke.efi
+
+# ptbwdog.efi: arms a short watchdog, then starts ptboot.efi
+# (test/hang/watchdog.sh).
+$(eval $(call BARE_EFI_APP,test/image/ptbwdog.c))
+TEST_STEPS += $(B)/ptbwdog.efi
