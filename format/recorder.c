@@ -155,7 +155,7 @@ static bool live_plausible(const struct recorder_fixed *f, const struct recorder
 {
     if (l->state > RECORDER_FAILED || l->pos_source > RECORDER_POS_STOPPED)
         return false;
-    if (l->write_pos > f->trace_bytes || (l->linear && l->wrapped))
+    if (l->write_pos > f->trace_bytes)
         return false;
     /* the unit counts every byte it wrote: a position beyond the count is
      * not one it wrote (the hardware does not count) */
