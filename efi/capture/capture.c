@@ -507,6 +507,7 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT ev, VOID *ctx)
     if (!c || ebs_seen)
         return;
     ebs_seen = true;
+    efi_hang_quiesce();
     if (c->multi) {
         /* every CPU: the APs through MP services, still there until the
          * firmware's own ExitBootServices handlers park them; the report

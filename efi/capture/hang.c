@@ -112,6 +112,14 @@ void efi_hang_stop(void)
     }
 }
 
+void efi_hang_quiesce(void)
+{
+    if (hg.tick)
+        BS->SetTimer(hg.tick, TimerCancel, 0);
+    hg.done = true;
+    hg.pending_since = 0;
+}
+
 unsigned efi_hang_reports(void)
 {
     return hg.reports;

@@ -53,6 +53,10 @@ struct efi_hang_config {
 int efi_hang_start(const struct efi_hang_config *c, const struct efi_hang_ops *ops);
 /* Stops them (boot services; not from a notify). */
 void efi_hang_stop(void);
+/* At ExitBootServices: the tick cancelled (SetTimer allocates nothing, so
+ * the notify may call it, UEFI 2.10 section 7.4.6), no report after: the
+ * events' code and the unit belong to the OS's world from now on. */
+void efi_hang_quiesce(void);
 /* Reports sent so far. */
 unsigned efi_hang_reports(void);
 /* True while a report is being written (the save must wait). */

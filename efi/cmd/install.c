@@ -13,7 +13,6 @@
  * uninstall deletes every Driver#### whose description is ours and drops
  * their numbers from DriverOrder (the variable goes when it is empty). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <efi.h>
 #include <efilib.h>
@@ -23,6 +22,7 @@
 #include "efi/platform/console.h"
 #include "format/load_option.h"
 #include "efi/resident/resident.h"
+#include "efi/resident/words.h"
 #include "efi/platform/volume.h"
 
 #define OPTION_MAX_BYTES 2048
@@ -155,89 +155,29 @@ static bool number_used(void *ctx, unsigned number)
     return get_var(name, &probe, &size) != EFI_NOT_FOUND;
 }
 
-/* The words the driver understands (efi/resident/driver.c): --image NAME,
- * --unit hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --verbose, the
- * hang recorder's (docs/hang.md) --hang-timeout SECONDS, --hang-repeat,
- * --ring, --recorder-at ADDR, --recorder-code BYTES, --no-recorder, and
- * capture words (name or name=value, arch/x86/capture_plan.h) for the
- * hardware unit. Checked here so that a typo fails now, not on the next
- * boot. */
-
-/* A value word of the hang recorder: a number in [lo, hi], a multiple of
- * align. */
-static bool number_ok(const char *v, unsigned long long lo, unsigned long long hi, unsigned long long align)
-{
-    char *end;
-    unsigned long long x = strtoull(v, &end, 0);
-    return *v && !*end && x >= lo && x <= hi && x % align == 0;
-}
+/* The words the driver understands (efi/resident/words.h), checked here
+ * with the driver's own parser so that a typo fails now, not on the next
+ * boot, then joined with single spaces. */
 static int join_words(int argc, char **argv, char *out, size_t cap)
 {
+    static struct resident_words w;
+    char err[PTB_ARGS_ERROR_BYTES];
+    if (resident_words_parse(&w, argv, argc, err, sizeof err)) {
+        efi_con_printf("ptboot: error: install: %s\n", err);
+        return -1;
+    }
     size_t len = 0;
     out[0] = '\0';
     for (int i = 0; i < argc; i++) {
-        int take = 1;
-        bool takes_value;
-        if (!strcmp(argv[i], "--image") || !strcmp(argv[i], "--unit") || !strcmp(argv[i], "--buffer") ||
-            !strcmp(argv[i], "--trace-stop") || !strcmp(argv[i], "--hang-timeout") ||
-            !strcmp(argv[i], "--recorder-at") || !strcmp(argv[i], "--recorder-code")) {
-            take = 2;
-        } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "--hang-repeat") ||
-                   !strcmp(argv[i], "--ring") || !strcmp(argv[i], "--no-recorder")) {
-            take = 1;
-        } else if (argv[i][0] == '-') {
-            efi_con_printf("ptboot: error: install: unknown option '%s' (--image NAME, --unit "
-                           "hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --verbose, "
-                           "--hang-timeout SECONDS, --hang-repeat, --ring, --recorder-at ADDR, "
-                           "--recorder-code BYTES, --no-recorder, --driver PATH, capture words)\n",
-                           argv[i]);
-            return -1;
-        } else {
-            char name[32];
-            size_t k = strcspn(argv[i], "=");
-            snprintf(name, sizeof name, "%.*s", (int)(k < sizeof name - 1 ? k : sizeof name - 1),
-                     argv[i]);
-            if (!capture_word_known(name, &takes_value)) {
-                efi_con_printf("ptboot: error: install: unknown capture word '%s'\n", argv[i]);
-                return -1;
-            }
-        }
-        if (i + take > argc) {
-            efi_con_printf("ptboot: error: install: %s needs a value\n", argv[i]);
+        size_t wl = strlen(argv[i]);
+        if (strchr(argv[i], ' ') || len + wl + 1 >= cap) {
+            efi_con_printf("ptboot: error: install: words too long or with spaces\n");
             return -1;
         }
-        if (take == 2 && !strcmp(argv[i], "--unit") && strcmp(argv[i + 1], "hw") &&
-            strcmp(argv[i + 1], "soft") && strcmp(argv[i + 1], "auto")) {
-            efi_con_printf("ptboot: error: install: --unit hw, soft or auto\n");
-            return -1;
-        }
-        if (take == 2 && !strcmp(argv[i], "--hang-timeout") && !number_ok(argv[i + 1], 1, 86400, 1)) {
-            efi_con_printf("ptboot: error: install: --hang-timeout %s: seconds, 1 to 86400\n", argv[i + 1]);
-            return -1;
-        }
-        if (take == 2 && !strcmp(argv[i], "--recorder-at") && !number_ok(argv[i + 1], 4096, ~0ull, 4096)) {
-            efi_con_printf("ptboot: error: install: --recorder-at %s: a page-aligned physical address\n",
-                           argv[i + 1]);
-            return -1;
-        }
-        if (take == 2 && !strcmp(argv[i], "--recorder-code") && !number_ok(argv[i + 1], 0, 64ull << 20, 4096)) {
-            efi_con_printf("ptboot: error: install: --recorder-code %s: bytes, a multiple of 4096, at most "
-                           "64 MiB\n", argv[i + 1]);
-            return -1;
-        }
-        for (int k = 0; k < take; k++) {
-            const char *w = argv[i + k];
-            size_t wl = strlen(w);
-            if (strchr(w, ' ') || len + wl + 1 >= cap) {
-                efi_con_printf("ptboot: error: install: words too long or with spaces\n");
-                return -1;
-            }
-            if (len)
-                out[len++] = ' ';
-            memcpy(out + len, w, wl + 1);
-            len += wl;
-        }
-        i += take - 1;
+        if (len)
+            out[len++] = ' ';
+        memcpy(out + len, argv[i], wl + 1);
+        len += wl;
     }
     return 0;
 }

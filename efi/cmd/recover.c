@@ -223,8 +223,9 @@ static int run_recover(struct efi_app *app, const struct recover_opts *o)
     r.phys = src.phys;
     r.msr_pos = -1;
     struct recorder_view pre;
-    if (recorder_check(r.mem, r.bytes, r.phys, &pre) == RECORDER_OK && !src.kept)
-        r.msr_pos = resident_recover_msr_pos(&pre.fixed);
+    if (recorder_check(r.mem, r.bytes, r.phys, &pre) == RECORDER_OK)
+        /* the driver read the pointers before its own start changed them */
+        r.msr_pos = src.kept ? src.kept->msr_pos : resident_recover_msr_pos(&pre.fixed);
     uint64_t cap = pre.fixed.trace_bytes;
     uint8_t *out = alloc(cap), *scratch = alloc(cap);
     void *arena = alloc(EBS_REPORT_SUM_ARENA);

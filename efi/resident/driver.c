@@ -29,16 +29,11 @@
 #include "efi/resident/driver.h"
 #include "efi/resident/hw.h"
 #include "efi/resident/report.h"
+#include "efi/resident/words.h"
 #include "efi/platform/uart.h"
 #include "efi/capture/soft_step.h"
 
 #define PAGE_BYTES 4096ull
-/* The software unit writes a few bytes per traced branch; 1 MiB holds
- * the stand-in loader's run many times over and stays cheap. Sizes are
- * powers of two: one ToPA region of 4 KiB << code (SDM 36.2.6.2). */
-#define RESIDENT_DEFAULT_BUFFER (1ull << 20)
-#define RESIDENT_MIN_BUFFER (1ull << 12)
-#define RESIDENT_MAX_BUFFER (1ull << 30)
 /* A device path this long is not one firmware made: stop reading there. */
 #define RESIDENT_DP_MAX 4096
 
@@ -59,24 +54,15 @@ static char words_text[RESIDENT_TEXT_BYTES];
 static struct sideband *sb;
 static uint32_t images_before;     /* images recorded before tracing began */
 static bool first_batch_done;
-/* --trace-stop OFFSET: a TraceStop address inside the --image (soft unit) */
-static uint64_t trace_stop_offset;
-static bool have_trace_stop;
-/* --verbose: a COM1 line per image as it loads (off: at 115200 baud a
- * hundred lines would add most of a second to the boot being traced) */
-static bool verbose;
 static char *words[PTB_ARGS_MAX_TOKENS];
-/* the hang recorder (efi/resident/recorder.h, docs/hang.md) and its words */
+/* The driver's words (efi/resident/words.h): --verbose (a COM1 line per
+ * image as it loads; off, since at 115200 baud a hundred lines would add
+ * most of a second to the boot being traced), --trace-stop (a TraceStop
+ * address inside the --image, soft unit), the hang recorder's, and the
+ * capture words for the hardware unit. */
+static struct resident_words W;
+/* the hang recorder (efi/resident/recorder.h, docs/hang.md) */
 static struct resident_recorder rec;
-static bool no_recorder, recorder_at_given, hang_repeat, ring_mode;
-static uint64_t recorder_at, recorder_code_bytes = RESIDENT_RECORDER_CODE_DEFAULT;
-static uint32_t hang_timeout_s;
-/* --hang-timeout: at most a day */
-#define RESIDENT_HANG_MAX_S 86400u
-/* capture_plan.h words (name or name=value) for the hardware unit */
-static const char *plan_words[PTB_ARGS_MAX_TOKENS];
-static size_t n_plan_words;
-enum unit_choice { UNIT_AUTO, UNIT_HW, UNIT_SOFT };
 
 static void fail(const char *msg)
 {
@@ -113,9 +99,9 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.output = RTIT_OUTPUT_TOPA;
     /* stop when full keeps the start of the run; a ring (--ring, and
      * with --hang-timeout) the newest trace, what a hang report needs */
-    unit_cfg.when_full = ring_mode ? RTIT_FULL_RING : RTIT_FULL_STOP;
+    unit_cfg.when_full = W.ring ? RTIT_FULL_RING : RTIT_FULL_STOP;
     unit_cfg.regions = 1;
-    unit_cfg.region_size_code = (unsigned)__builtin_ctzll(hdr->buffer_bytes / RESIDENT_MIN_BUFFER);
+    unit_cfg.region_size_code = (unsigned)__builtin_ctzll(hdr->buffer_bytes / RESIDENT_BUFFER_MIN);
     unit_cfg.buffer_phys = hdr->buffer;
     unit_cfg.os = true;
     unit_cfg.branch_en = true;
@@ -123,12 +109,12 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
     unit_cfg.range[0].start = base;
     unit_cfg.range[0].end = base + size - 1;
-    if (have_trace_stop) {
+    if (W.have_trace_stop) {
         /* TraceStop (SDM 36.2.4.3): tracing stops when a taken branch
          * lands in the range; one address here (a function's entry). */
         unit_cfg.range[1].cfg = RTIT_ADDR_CFG_STOP;
-        unit_cfg.range[1].start = base + trace_stop_offset;
-        unit_cfg.range[1].end = base + trace_stop_offset;
+        unit_cfg.range[1].start = base + W.trace_stop_offset;
+        unit_cfg.range[1].end = base + W.trace_stop_offset;
     }
     hdr->rtit_ctl = rtit_config_ctl(&unit_cfg, true);
     if (sb) {
@@ -192,7 +178,7 @@ static void publish(void)
  * the recorder) takes [0, write_pos). */
 static void linearise_ring(void)
 {
-    if (!ring_mode)
+    if (!W.ring)
         return;
     struct rtit_output_summary sum;
     struct rtit_linear lin;
@@ -322,7 +308,7 @@ static void record_image(EFI_HANDLE handle)
         hdr->images[hdr->image_count++] = im;
     if (rec.on && hdr->unit == RESIDENT_UNIT_HW && hdr->state == RESIDENT_TRACING)
         record_hw_image(&im);
-    if (verbose)
+    if (W.verbose)
         efi_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
                              (unsigned long long)base, (unsigned long long)size,
                              (unsigned long long)entry, im.name);
@@ -457,9 +443,11 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
     (void)e;
     (void)ctx;
     hdr->stop = NULL;
-    if (hdr->unit == RESIDENT_UNIT_HW)
+    efi_hang_quiesce();
+    if (hdr->unit == RESIDENT_UNIT_HW) {
         resident_hw_stop(RESIDENT_STOP_EBS);
-    else if (hdr->state == RESIDENT_ARMED || hdr->state == RESIDENT_TRACING)
+        record_live(RECORDER_POS_STOPPED, true);
+    } else if (hdr->state == RESIDENT_ARMED || hdr->state == RESIDENT_TRACING)
         soft_stop(RESIDENT_STOP_EBS);
     publish_sideband();
     efi_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
@@ -471,6 +459,7 @@ static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
 {
     if (h->unit == RESIDENT_UNIT_HW) {
         resident_hw_stop(RESIDENT_STOP_COMMAND);
+        record_live(RECORDER_POS_STOPPED, true);
         publish_sideband();
         return;
     }
@@ -493,8 +482,11 @@ static bool hang_tracing(void)
 /* hw: the write position into the recorder, every tick */
 static void hang_save(void)
 {
-    if (hdr->unit == RESIDENT_UNIT_HW && resident_hw_save(&rec.live.write_pos))
+    uint64_t pos;
+    if (hdr->unit == RESIDENT_UNIT_HW && resident_hw_save(&pos)) {
+        hdr->write_pos = pos;
         record_live(RECORDER_POS_SAVED, false);
+    }
 }
 
 static uint64_t rdtsc_now(void)
@@ -515,7 +507,7 @@ static void hang_stop_unit(void)
         publish_sideband();
         return;
     }
-    if (!hang_repeat) {
+    if (!W.hang_repeat) {
         soft_stop(RESIDENT_STOP_HANG);
         return;
     }
@@ -536,7 +528,7 @@ static void hang_report(unsigned n, uint32_t after_s, bool at_notify)
     hdr->hang_reports = n;
     record_live(rec.live.pos_source, rec.live.linear);
     resident_report_hang(hdr, sum_arena, sum_arena ? EBS_REPORT_SUM_ARENA : 0, efi_uart_write);
-    efi_uart_printf("ptboot: hang report end n=%u repeat=%u\n", n, hang_repeat ? 1u : 0u);
+    efi_uart_printf("ptboot: hang report end n=%u repeat=%u\n", n, W.hang_repeat ? 1u : 0u);
 }
 
 /* --hang-repeat: a fresh buffer, tracing on. */
@@ -559,99 +551,6 @@ static const struct efi_hang_ops hang_ops = {
     .tracing = hang_tracing, .save = hang_save, .report = hang_report, .restart = hang_restart,
 };
 
-static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, char *err,
-                       size_t err_len)
-{
-    bool takes_value;
-    for (int i = 0; i < n; i++) {
-        const char *w = words[i];
-        const char *v = i + 1 < n ? words[i + 1] : NULL;
-        if (!strcmp(w, "--image") && v) {
-            snprintf(hdr->image_filter, sizeof hdr->image_filter, "%s", v);
-            i++;
-        } else if (!strcmp(w, "--unit") && v) {
-            if (!strcmp(v, "hw"))
-                *unit = UNIT_HW;
-            else if (!strcmp(v, "soft"))
-                *unit = UNIT_SOFT;
-            else if (!strcmp(v, "auto"))
-                *unit = UNIT_AUTO;
-            else {
-                snprintf(err, err_len, "--unit %s: hw, soft or auto", v);
-                return -1;
-            }
-            i++;
-        } else if (!strcmp(w, "--verbose")) {
-            verbose = true;
-        } else if (!strcmp(w, "--hang-repeat")) {
-            hang_repeat = true;
-        } else if (!strcmp(w, "--ring")) {
-            ring_mode = true;
-        } else if (!strcmp(w, "--no-recorder")) {
-            no_recorder = true;
-        } else if (!strcmp(w, "--hang-timeout") && v) {
-            char *end;
-            unsigned long long t = strtoull(v, &end, 0);
-            if (*end || !t || t > RESIDENT_HANG_MAX_S) {
-                snprintf(err, err_len, "--hang-timeout %s: seconds, 1 to %u", v, RESIDENT_HANG_MAX_S);
-                return -1;
-            }
-            hang_timeout_s = (uint32_t)t;
-            ring_mode = true;
-            i++;
-        } else if (!strcmp(w, "--recorder-at") && v) {
-            char *end;
-            recorder_at = strtoull(v, &end, 0);
-            if (*end || recorder_at % PAGE_BYTES) {
-                snprintf(err, err_len, "--recorder-at %s: a page-aligned physical address", v);
-                return -1;
-            }
-            recorder_at_given = true;
-            i++;
-        } else if (!strcmp(w, "--recorder-code") && v) {
-            char *end;
-            recorder_code_bytes = strtoull(v, &end, 0);
-            if (*end || recorder_code_bytes % PAGE_BYTES || recorder_code_bytes > (64ull << 20)) {
-                snprintf(err, err_len, "--recorder-code %s: bytes, a multiple of 4096, at most 64 MiB", v);
-                return -1;
-            }
-            i++;
-        } else if (!strcmp(w, "--trace-stop") && v) {
-            char *end;
-            trace_stop_offset = strtoull(v, &end, 16);
-            if (*end) {
-                snprintf(err, err_len, "--trace-stop %s: a hex offset into the --image", v);
-                return -1;
-            }
-            have_trace_stop = true;
-            i++;
-        } else if (!strcmp(w, "--buffer") && v) {
-            char *end;
-            unsigned long long b = strtoull(v, &end, 0);
-            if (*end || b < RESIDENT_MIN_BUFFER || b > RESIDENT_MAX_BUFFER || (b & (b - 1))) {
-                snprintf(err, err_len, "--buffer %s: a power of two from 4096 to 1 GiB", v);
-                return -1;
-            }
-            *buffer_bytes = b;
-            i++;
-        } else if (w[0] != '-') {
-            /* a capture word (buffer=8M, no-mtc, ...): checked by the plan */
-            char name[32];
-            size_t k = strcspn(w, "=");
-            snprintf(name, sizeof name, "%.*s", (int)(k < sizeof name - 1 ? k : sizeof name - 1), w);
-            if (!capture_word_known(name, &takes_value)) {
-                snprintf(err, err_len, "unknown capture word '%s'", w);
-                return -1;
-            }
-            plan_words[n_plan_words++] = w;
-        } else {
-            snprintf(err, err_len, "unknown word '%s'", w);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* Both units: hook ExitBootServices, watch image loads, publish. */
 static EFI_STATUS finish_setup(void)
 {
@@ -669,8 +568,8 @@ static EFI_STATUS finish_setup(void)
         efi_uart_printf("ptboot: resident warning: cannot watch image loads (no sideband)\n");
     /* the hang timeout, and the hardware unit's periodic save into the
      * recorder (efi/capture/hang.h) */
-    if (hang_timeout_s || (rec.on && hdr->unit == RESIDENT_UNIT_HW)) {
-        struct efi_hang_config hc = { .timeout_s = hang_timeout_s, .repeat = hang_repeat };
+    if (W.hang_timeout_s || (rec.on && hdr->unit == RESIDENT_UNIT_HW)) {
+        struct efi_hang_config hc = { .timeout_s = W.hang_timeout_s, .repeat = W.hang_repeat };
         if (efi_hang_start(&hc, &hang_ops))
             efi_uart_printf("ptboot: resident warning: no timer event: no hang timeout, no periodic save\n");
     }
@@ -688,10 +587,10 @@ static EFI_STATUS finish_setup(void)
                         "sideband=0x%llx code=0x%llx hang_timeout=%u repeat=%u ring=%u\n",
                         (unsigned long long)rec.phys, (unsigned long long)rec.bytes,
                         (unsigned long long)rec.generation,
-                        rec.outside_map ? "outside-map" : recorder_at_given ? "given" : "lowest-free",
+                        rec.outside_map ? "outside-map" : W.recorder_at_given ? "given" : "lowest-free",
                         (unsigned long long)(rec.phys + rec.fixed.trace_off),
                         (unsigned long long)(rec.phys + rec.fixed.sideband_off),
-                        (unsigned long long)(rec.phys + rec.fixed.code_off), hang_timeout_s, hang_repeat ? 1u : 0u,
+                        (unsigned long long)(rec.phys + rec.fixed.code_off), W.hang_timeout_s, W.hang_repeat ? 1u : 0u,
                         hdr->ring);
     return EFI_SUCCESS;
 }
@@ -713,77 +612,17 @@ static void use_own_text(void)
     }
 }
 
-/* Places the region with trace_bytes of output aligned to align; the
- * sideband text goes into it. Returns 0, or -1 with err (then the caller
- * decides: --recorder-at fails the driver, the default goes on without a
- * recorder and says so). */
+/* The recorder for trace_bytes of output aligned to align (the sideband
+ * text goes into it). 0, or -1 with err: --recorder-at then fails the
+ * driver, the default goes on without a recorder and says so. */
 static int recorder_open(uint64_t trace_bytes, uint64_t align, char *err, size_t err_len)
 {
-    struct recorder_request req = {
-        .sideband_cap = SIDEBAND_TEXT_BYTES,
-        .code_pages = recorder_code_bytes / PAGE_BYTES,
-        .trace_bytes = trace_bytes,
-        .trace_align = align,
-    };
-    if (resident_recorder_place(&rec, &req, recorder_at_given, recorder_at, err, err_len)) {
-        if (!recorder_at_given)
+    if (resident_recorder_open(&rec, hdr, sb != NULL, &W, trace_bytes, align, err, err_len)) {
+        if (!W.recorder_at_given)
             efi_uart_printf("ptboot: resident warning: %s; this boot is not recorded for after a reset\n", err);
         return -1;
     }
-    if (sb) {
-        hdr->sideband_text = rec.phys + rec.fixed.sideband_off;
-        hdr->sideband_text_cap = rec.fixed.sideband_cap;
-    }
     return 0;
-}
-
-/* The fixed part's words, image and timeout (both units). */
-static void recorder_common(void)
-{
-    struct recorder_fixed *f = &rec.fixed;
-    snprintf(f->options, sizeof f->options, "%s", hdr->options); /* words_text is split by now */
-    snprintf(f->image, sizeof f->image, "%s", hdr->image_filter);
-    f->hang_timeout_s = hang_timeout_s;
-    char err[PTB_ARGS_ERROR_BYTES];
-    if (resident_recorder_begin(&rec, err, sizeof err))
-        efi_uart_printf("ptboot: resident warning: %s\n", err);
-    hdr->recorder = rec.phys;
-    hdr->recorder_bytes = rec.bytes;
-    hdr->recorder_generation = rec.generation;
-}
-
-static void recorder_begin_soft(void)
-{
-    struct recorder_fixed *f = &rec.fixed;
-    f->unit = RECORDER_UNIT_SOFT;
-    f->flags = ring_mode ? RECORDER_RING : 0;
-    f->regions = 1;
-    f->region_code = (uint32_t)__builtin_ctzll(hdr->buffer_bytes / RESIDENT_MIN_BUFFER);
-    f->psb_freq = 0; /* soft_configure leaves PSBFreq 0: a PSB every 2 KiB */
-    recorder_common();
-}
-
-/* hw: the plan placed buffer and tables in the recorder's trace area;
- * the header describes where exactly (all inside the region, apart). */
-static void recorder_begin_hw(void)
-{
-    struct resident_hw_layout l;
-    resident_hw_layout(&l);
-    struct recorder_fixed *f = &rec.fixed;
-    f->unit = RECORDER_UNIT_HW;
-    f->flags = RECORDER_RING;
-    f->trace_off = l.buffer - rec.phys;
-    f->trace_bytes = l.buffer_bytes;
-    f->table_off = l.tables ? l.tables - rec.phys : 0;
-    f->table_bytes = l.tables ? (l.table_bytes + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1) : 0;
-    f->regions = l.regions;
-    f->region_code = l.region_code;
-    f->psb_freq = l.psb_freq;
-    f->rtit_ctl = l.ctl;
-    f->start_tsc = hdr->start_tsc;
-    /* resident_recorder_begin zeroes the output, as the start did */
-    recorder_common();
-    record_live(RECORDER_POS_SAVED, false);
 }
 
 EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
@@ -832,16 +671,17 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 
     /* From here on the driver stays: failures are told through the header. */
     char err[PTB_ARGS_ERROR_BYTES];
-    uint64_t buffer_bytes = RESIDENT_DEFAULT_BUFFER;
-    enum unit_choice unit = UNIT_AUTO;
     int n = efi_args_split(words_text, words, PTB_ARGS_MAX_TOKENS, err, sizeof err);
-    if (n < 0 || parse_words(n, &buffer_bytes, &unit, err, sizeof err)) {
+    if (n < 0 || resident_words_parse(&W, words, n, err, sizeof err)) {
         use_own_text();
         fail(err);
         return EFI_SUCCESS;
     }
-    hdr->hang_timeout_s = hang_timeout_s;
-    hdr->ring = ring_mode;
+    snprintf(hdr->image_filter, sizeof hdr->image_filter, "%s", W.image);
+    hdr->hang_timeout_s = W.hang_timeout_s;
+    hdr->ring = W.ring;
+    uint64_t buffer_bytes = W.buffer_bytes;
+    enum resident_unit_choice unit = W.unit;
     /* The summaries' tables, for the reports (the ExitBootServices notify
      * may not allocate), taken now: the previous boot's recorder is
      * reported first. */
@@ -852,20 +692,20 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
         efi_uart_printf("ptboot: resident warning: no memory for the summaries' tables (no summaries)\n");
     /* before this boot's recorder takes the place (docs/hang.md) */
     resident_previous(sum_arena);
-    if (unit == UNIT_AUTO)
-        unit = resident_hw_available() ? UNIT_HW : UNIT_SOFT;
-    if (unit == UNIT_HW) {
+    if (unit == RESIDENT_CHOOSE_AUTO)
+        unit = resident_hw_available() ? RESIDENT_CHOOSE_HW : RESIDENT_CHOOSE_SOFT;
+    if (unit == RESIDENT_CHOOSE_HW) {
         hdr->unit = RESIDENT_UNIT_HW;
         uint64_t block_bytes;
-        if (resident_hw_plan(plan_words, n_plan_words, &block_bytes, err, sizeof err)) {
+        if (resident_hw_plan(W.plan_words, W.n_plan_words, &block_bytes, err, sizeof err)) {
             use_own_text();
             fail(err);
             return EFI_SUCCESS;
         }
         uint64_t block = 0;
-        if (!no_recorder && recorder_open(block_bytes, PAGE_BYTES, err, sizeof err) == 0)
+        if (!W.no_recorder && recorder_open(block_bytes, PAGE_BYTES, err, sizeof err) == 0)
             block = rec.phys + rec.fixed.trace_off;
-        else if (!no_recorder && recorder_at_given) {
+        else if (!W.no_recorder && W.recorder_at_given) {
             fail(err);
             return EFI_SUCCESS;
         }
@@ -873,18 +713,22 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
             fail(err);
             return EFI_SUCCESS;
         }
-        if (rec.on)
-            recorder_begin_hw();
+        if (rec.on) {
+            struct resident_hw_layout l;
+            resident_hw_layout(&l);
+            resident_recorder_begin_hw(&rec, hdr, &W, &l);
+            record_live(RECORDER_POS_SAVED, false);
+        }
         if (sb)
             resident_hw_sideband(sb);
         return finish_setup();
     }
-    if (n_plan_words) {
+    if (W.n_plan_words) {
         use_own_text();
         fail("capture words are for the hardware unit (the soft unit takes --buffer)");
         return EFI_SUCCESS;
     }
-    if (have_trace_stop && trace_stop_offset >= 0x100000000ull) {
+    if (W.have_trace_stop && W.trace_stop_offset >= 0x100000000ull) {
         use_own_text();
         fail("--trace-stop: the offset is beyond any image");
         return EFI_SUCCESS;
@@ -895,12 +739,12 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
         fail("the soft unit needs --image NAME (the image to trace)");
         return EFI_SUCCESS;
     }
-    if (!no_recorder && recorder_open(buffer_bytes, buffer_bytes, err, sizeof err) == 0) {
+    if (!W.no_recorder && recorder_open(buffer_bytes, buffer_bytes, err, sizeof err) == 0) {
         hdr->buffer = rec.phys + rec.fixed.trace_off;
         hdr->buffer_bytes = buffer_bytes;
-        recorder_begin_soft();
+        resident_recorder_begin_soft(&rec, hdr, &W);
     } else {
-        if (!no_recorder && recorder_at_given) {
+        if (!W.no_recorder && W.recorder_at_given) {
             use_own_text();
             fail(err);
             return EFI_SUCCESS;

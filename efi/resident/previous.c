@@ -117,6 +117,7 @@ void resident_previous(void *arena)
     k->copy = (uint64_t)(UINTN)copy;
     k->bytes = v.region_bytes;
     k->self_pages = pages_of(sizeof *k);
+    k->msr_pos = r.msr_pos;
     EFI_GUID guid = PTBOOT_RECORDER_KEPT_GUID_INIT;
     if (EFI_ERROR(BS->InstallConfigurationTable(&guid, k))) {
         release(copy, v.region_bytes);

@@ -25,6 +25,8 @@ struct resident_kept {
     uint64_t copy;       /* the copy's address (EfiBootServicesData) */
     uint64_t bytes;      /* of the region and of the copy */
     uint64_t self_pages; /* pages of this struct's own allocation */
+    int64_t msr_pos;     /* hw: the RTIT pointers' position the driver read
+                          * before its own start reprogrammed them, -1 */
 };
 
 /* The driver at load: arena for the summaries (EBS_REPORT_SUM_ARENA

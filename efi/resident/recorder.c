@@ -6,7 +6,12 @@
 #include "decoder/ptd_frame.h"
 #include "efi/platform/memmap.h"
 #include "efi/platform/nvvar.h"
+#include "efi/platform/uart.h"
+#include "efi/resident/hw.h"
 #include "efi/resident/recorder.h"
+#include "efi/resident/resident.h"
+#include "efi/resident/words.h"
+#include "format/sideband.h"
 
 #define PAGE_BYTES 4096ull
 #define MAP_MAX 512
@@ -136,9 +141,6 @@ int resident_recorder_begin(struct resident_recorder *r, char *err, size_t err_l
         r->generation = old.generation + 1;
     r->fixed.generation = r->generation;
     recorder_seal(&r->fixed);
-    /* the output starts zeroed: a non-zero byte past the write position
-     * then means the ring wrapped (rtit_seq.h) */
-    memset(r->mem + r->fixed.trace_off, 0, (size_t)r->fixed.trace_bytes);
     recorder_writer_init(&r->w, r->mem, &r->fixed);
     memset(&r->live, 0, sizeof r->live);
     resident_recorder_update(r);
@@ -199,4 +201,76 @@ uint64_t resident_recorder_add_code(struct resident_recorder *r, const void *src
     r->code_pages += pages;
     resident_recorder_code_changed(r);
     return pages;
+}
+
+/* ---- the driver's recorder ------------------------------------------------ */
+
+#define SIDEBAND_TEXT_BYTES ((uint64_t)SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX)
+
+int resident_recorder_open(struct resident_recorder *r, struct resident_header *h, bool with_text,
+                           const struct resident_words *w, uint64_t trace_bytes, uint64_t align, char *err,
+                           size_t err_len)
+{
+    struct recorder_request req = {
+        .sideband_cap = SIDEBAND_TEXT_BYTES,
+        .code_pages = w->recorder_code / PAGE_BYTES,
+        .trace_bytes = trace_bytes,
+        .trace_align = align,
+    };
+    if (resident_recorder_place(r, &req, w->recorder_at_given, w->recorder_at, err, err_len))
+        return -1;
+    if (with_text) {
+        h->sideband_text = r->phys + r->fixed.sideband_off;
+        h->sideband_text_cap = r->fixed.sideband_cap;
+    }
+    return 0;
+}
+
+/* The fixed part's words, image and timeout (both units), sealed. */
+static void begin_common(struct resident_recorder *r, struct resident_header *h, const struct resident_words *w)
+{
+    struct recorder_fixed *f = &r->fixed;
+    snprintf(f->options, sizeof f->options, "%s", h->options);
+    snprintf(f->image, sizeof f->image, "%s", h->image_filter);
+    f->hang_timeout_s = w->hang_timeout_s;
+    char err[160];
+    if (resident_recorder_begin(r, err, sizeof err))
+        efi_uart_printf("ptboot: resident warning: %s\n", err);
+    h->recorder = r->phys;
+    h->recorder_bytes = r->bytes;
+    h->recorder_generation = r->generation;
+}
+
+void resident_recorder_begin_soft(struct resident_recorder *r, struct resident_header *h,
+                                  const struct resident_words *w)
+{
+    struct recorder_fixed *f = &r->fixed;
+    f->unit = RECORDER_UNIT_SOFT;
+    f->flags = w->ring ? RECORDER_RING : 0;
+    f->regions = 1;
+    f->region_code = (uint32_t)__builtin_ctzll(h->buffer_bytes / PAGE_BYTES);
+    f->psb_freq = 0; /* the soft unit's PSBFreq: a PSB every 2 KiB */
+    /* the output starts zeroed (whatever the memory held before) */
+    memset(r->mem + f->trace_off, 0, (size_t)f->trace_bytes);
+    begin_common(r, h, w);
+}
+
+void resident_recorder_begin_hw(struct resident_recorder *r, struct resident_header *h,
+                                const struct resident_words *w, const struct resident_hw_layout *l)
+{
+    struct recorder_fixed *f = &r->fixed;
+    f->unit = RECORDER_UNIT_HW;
+    f->flags = RECORDER_RING;
+    f->trace_off = l->buffer - r->phys;
+    f->trace_bytes = l->buffer_bytes;
+    f->table_off = l->tables ? l->tables - r->phys : 0;
+    f->table_bytes = l->tables ? (l->table_bytes + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1) : 0;
+    f->regions = l->regions;
+    f->region_code = l->region_code;
+    f->psb_freq = l->psb_freq;
+    f->rtit_ctl = l->ctl;
+    f->start_tsc = h->start_tsc;
+    /* the output was zeroed before the unit started (resident_hw_start):
+     * it is the CPU's now */
+    begin_common(r, h, w);
 }

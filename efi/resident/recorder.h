@@ -37,9 +37,6 @@
 
 /* Lowest address the default placement takes. */
 #define RESIDENT_RECORDER_LOW (16ull << 20)
-/* Default room for code pages (the traced image, or for the hardware unit
- * the images loaded while tracing, as long as room lasts). */
-#define RESIDENT_RECORDER_CODE_DEFAULT (2ull << 20)
 
 struct resident_recorder {
     bool on;
@@ -60,8 +57,8 @@ struct resident_recorder {
 int resident_recorder_place(struct resident_recorder *r, const struct recorder_request *req, bool at_given,
                             uint64_t at, char *err, size_t err_len);
 /* Seals the fixed part (the caller filled unit, flags, output layout,
- * options...), writes the header and the first live slot, and the
- * variable with the next generation. Boot services (SetVariable). Returns 0
+ * options...), writes the header and the first live slot (the output
+ * area is left alone), and the variable with the next generation. Boot services (SetVariable). Returns 0
  * or -1 (the variable could not be written: the region works, but the next
  * boot will not find it; said in err). */
 int resident_recorder_begin(struct resident_recorder *r, char *err, size_t err_len);
@@ -75,6 +72,23 @@ void resident_recorder_sideband(struct resident_recorder *r, size_t len);
 uint64_t resident_recorder_add_code(struct resident_recorder *r, const void *src, uint64_t base, uint64_t pages);
 /* The code pages changed in place (a snapshot taken again): new CRCs. */
 void resident_recorder_code_changed(struct resident_recorder *r);
+struct resident_header;
+struct resident_words;
+struct resident_hw_layout;
+/* The driver's recorder: placed (at w's --recorder-at, else the default)
+ * for trace_bytes of output aligned to align; with_text: the header's
+ * sideband text goes into it. Returns 0, or -1 with a message in err. */
+int resident_recorder_open(struct resident_recorder *r, struct resident_header *h, bool with_text,
+                           const struct resident_words *w, uint64_t trace_bytes, uint64_t align, char *err,
+                           size_t err_len);
+/* Describes the soft unit's output (one region, the buffer h names) or the
+ * hardware unit's (as the capture plan placed it in the trace area: l),
+ * then resident_recorder_begin; the header learns where the recorder is.
+ * A variable that could not be written is said on COM1. */
+void resident_recorder_begin_soft(struct resident_recorder *r, struct resident_header *h,
+                                  const struct resident_words *w);
+void resident_recorder_begin_hw(struct resident_recorder *r, struct resident_header *h,
+                                const struct resident_words *w, const struct resident_hw_layout *l);
 /* The region's area at offset off. */
 static inline uint8_t *resident_recorder_at(const struct resident_recorder *r, uint64_t off)
 {

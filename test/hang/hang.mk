@@ -10,3 +10,9 @@ TEST_STEPS += $(B)/ptbspin.efi
 .PHONY: run-hang
 run-hang: $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/ptbhang.efi | $(B)/.setup-done
 	@bash test/hang/run_hang.sh
+
+# The resident driver's words (efi/resident/words.c, UEFI-free): the unit
+# test compiles the app's file in, as efi.mk's efi tests do.
+UNIT_TESTS += test_efi_resident_words
+TEST_OBJS_test_efi_resident_words := $(B)/test/obj/efi/resident/words.o
+$(B)/test/test_efi_resident_words: $(TEST_OBJS_test_efi_resident_words)

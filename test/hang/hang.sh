@@ -20,7 +20,7 @@
 #      (recover.txt reset=1) and the framed dump: stick = dump, host summary
 #      = target summary; then install again with a 4 KiB ring
 #   C  the stand-in hangs with interrupts off (no hang report can come); QEMU
-#      is reset after 6 s; the next boot recovers the wrapped ring (last
+#      is reset after 12 s; the next boot recovers the wrapped ring (last
 #      branches in the loop; host = target), then ptbpoke.efi damages the
 #      kept copy: 600 bytes of the trace (decodes from the first intact PSB,
 #      the damage counted, the end still in the loop), then the header
@@ -169,7 +169,7 @@ expect $b '^ptboot: command 2/3 recover status=0$' "recover succeeded"
 
 # ---- C: interrupts off, reset, recover, damage ------------------------------------
 set_cfg '--shutdown resident chain \ptbhang.efi --args cli ; recover --keep --serial-dump --no-files ; resident chain \ptbpoke.efi --args "trace 600" ; recover --keep --no-files ; resident chain \ptbpoke.efi --args header ; recover ; uninstall'
-QEMU_RESET_ON='^ptbhang: waiting mode=cli' QEMU_RESET_DELAY=6 run hang-cli "${DIMM[@]}"
+QEMU_RESET_ON='^ptbhang: waiting mode=cli' QEMU_RESET_DELAY=12 run hang-cli "${DIMM[@]}"
 c=hang-cli
 expect_rc $c 0 "the boot after the reset shut down"
 expect $c '^ptbhang: waiting mode=cli$' "the stand-in hung with interrupts off"
@@ -187,8 +187,14 @@ recovered $c '^ptboot: command 1/7 resident ' '^ptboot: serial-dump end files=5'
 host_same $c 2 "$BOOT_DIR/$c-rec" "the recovered files"
 expect $c '^ptbpoke: trace at 0x' "ptbpoke overwrote 600 bytes of the kept trace"
 block "trace summary" 3 $c > "$BOOT_DIR/$c.s3"
-check "$c: the damaged trace decodes from its first intact PSB: errors or skipped bytes counted, fewer instructions" \
-  "grep -Eq '^[1-9][0-9]* errors, |^[0-9]+ errors, [1-9][0-9]* bytes skipped' $BOOT_DIR/$c.s3 && [ \$(sed -n 's/.* insns=\([0-9]*\) .*/\1/p' <<< \"\$(grep -a '^ptboot: recover unit=' $BOOT_DIR/$c.txt | sed -n 3p)\") -lt \$(sed -n 's/.* insns=\([0-9]*\) .*/\1/p' <<< \"\$(echo \"\$rl\" | head -1)\") ]"
+# the damage lies inside the stream (the ring wrapped: errors or skipped
+# bytes counted) or before its first PSB (the stream starts later): either
+# way fewer instructions than the intact copy's, decoded from a PSB
+field() { sed -n "s/.* $1=\([0-9]*\) .*/\1/p"; }
+intact=$(echo "$rl" | head -1)
+damaged=$(grep -a '^ptboot: recover unit=' "$BOOT_DIR/$c.txt" | sed -n 3p)
+check "$c: the damaged trace decodes from its first intact PSB: fewer instructions ($(field insns <<< "$damaged") of $(field insns <<< "$intact")), the damage counted or left before the first PSB" \
+  "[ \$(field insns <<< \"\$damaged\") -lt \$(field insns <<< \"\$intact\") ] && { grep -Eq '^[1-9][0-9]* errors, |^[0-9]+ errors, [1-9][0-9]* bytes skipped' $BOOT_DIR/$c.s3 || [ \$(field bytes <<< \"\$damaged\") -lt \$(field bytes <<< \"\$intact\") ]; }"
 last3=$(grep -a '^ptboot: recover unit=' "$BOOT_DIR/$c.txt" | sed -n 3p | sed -n 's/.* last=ptbhang\.efi+\(0x[0-9a-f]*\)$/\1/p')
 check "$c: and still ends in the loop (last=ptbhang.efi+$last3)" "[ -n '$last3' ] && in_loop $last3"
 expect $c '^ptbpoke: header at 0x' "ptbpoke flipped a bit in the kept header"
