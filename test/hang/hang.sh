@@ -7,7 +7,9 @@
 # test/hang/survey.sh), so the runs that reset give QEMU a 16 MiB pc-dimm at
 # 4 GiB and put the recorder there (--recorder-at 0x100000000); resets go
 # through QEMU's monitor (scripts/qemu-run.sh QEMU_RESET_ON).
-#   T  trace --hang-timeout 3 --hang-repeat \ptbhang.efi: two hang reports
+#   T  trace --hang-timeout 3 --hang-repeat \ptbhang.efi, which spins at
+#      TPL_CALLBACK (no LoadOptions): the report event cannot run, so the
+#      tick reports from TPL_NOTIFY (watchdog untouched); two hang reports
 #      over COM1 (summaries naming the loop, the last transitions in it, the
 #      framed dump: the host's summary of the recovered files is the same),
 #      a reset, and the next boot's trace runs to the end
@@ -79,8 +81,9 @@ boot_image hang-trace '--shutdown trace --unit soft --hang-timeout 3 --hang-repe
 QEMU_RESET_ON='^ptboot: hang report end n=2 ' QEMU_RESET_DELAY=0.5 boot_run hang-trace "${DIMM[@]}"
 t=hang-trace
 expect_rc $t 0 "the second boot's trace ended and shut down"
-expect $t '^ptboot: hang report begin n=1 after=3s unit=soft target=ptbhang tpl=callback watchdog=off$' \
-  "3 s after the stand-in began: a hang report from the TPL_CALLBACK event, the watchdog off"
+expect $t '^ptbhang: waiting mode=callback$' "the stand-in spins at TPL_CALLBACK"
+expect $t '^ptboot: hang report begin n=1 after=3s unit=soft target=ptbhang tpl=notify watchdog=untouched$' \
+  "3 s after the stand-in began: the TPL_CALLBACK event cannot run, the tick reports from TPL_NOTIFY"
 expect $t '^ptboot: hang report end n=1 repeat=1$' "the first report ended, tracing went on"
 expect $t '^ptboot: hang report begin n=2 after=3s ' "--hang-repeat: a second report 3 s later"
 block "trace summary" 1 $t > "$BOOT_DIR/$t.s1"

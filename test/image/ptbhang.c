@@ -9,7 +9,7 @@
  *   "callback"  at TPL_CALLBACK (RaiseTPL), interrupts on;
  *   "cli"       with interrupts off (CLI): no timer event runs any more,
  *               only a reset ends it.
- * No LoadOptions (`trace \ptbhang.efi` gives none) is "tpl".
+ * No LoadOptions (`trace \ptbhang.efi` gives none) is "callback".
  * Before it hangs it prints "ptbhang: waiting mode=<mode>" and sets the
  * variable PtbhangHung; when it starts and finds that variable (the boot
  * after the reset that ended the hang) it deletes it, prints "ptbhang: hung
@@ -49,12 +49,12 @@ static void say(EFI_SYSTEM_TABLE *st, const CHAR16 *s)
     st->ConOut->OutputString(st->ConOut, (CHAR16 *)s);
 }
 
-/* LoadOptions begin with word (UCS-2)? None at all counts as "tpl". */
+/* LoadOptions begin with word (UCS-2)? None at all counts as "callback". */
 NOINLINE BOOLEAN ptbhang_mode_is(EFI_LOADED_IMAGE *li, const CHAR16 *word)
 {
     const CHAR16 *w = li ? li->LoadOptions : NULL;
     UINTN chars = li ? li->LoadOptionsSize / sizeof(CHAR16) : 0, i = 0;
-    if ((!w || !chars || !w[0]) && word[0] == L't')
+    if ((!w || !chars || !w[0]) && word[0] == L'c' && word[1] == L'a')
         return TRUE;
     for (; word[i]; i++)
         if (!w || i >= chars || w[i] != word[i])
