@@ -300,8 +300,10 @@ static void record_image(EFI_HANDLE handle)
         snprintf(path, sizeof path, "%s", d.name[0] && strcmp(d.name, "?") ? d.name : "?");
     const char *name = strrchr(path, '\\');
     name = name ? name + 1 : path;
-    struct resident_image im = { .base = base, .size = size, .entry = entry };
+    struct resident_image im = { .base = base, .size = size, .entry = entry, .cv = d.cv, .cv_age = d.cv_age };
     snprintf(im.name, sizeof im.name, "%s", name);
+    memcpy(im.cv_guid, d.cv_guid, sizeof im.cv_guid < sizeof d.cv_guid ? sizeof im.cv_guid : sizeof d.cv_guid);
+    snprintf(im.cv_path, sizeof im.cv_path, "%s", d.cv_path);
     if (hdr->image_count == RESIDENT_IMAGES_MAX)
         hdr->images_dropped++;
     else
@@ -423,7 +425,9 @@ static void publish_sideband(void)
             if (hdr->snapshot_taken)
                 flags |= SIDEBAND_IMG_SNAPSHOT;
         }
-        sideband_add_image(sb, im->base, im->size, im->entry, im->name, flags);
+        int row = sideband_add_image(sb, im->base, im->size, im->entry, im->name, flags);
+        if (row >= 0 && im->cv)
+            sideband_set_debug(sb, row, im->cv, im->cv_guid, im->cv_age, im->cv_path);
     }
     sb->trace.bytes = hdr->write_pos;
     sb->trace.wrapped = hdr->wrapped;

@@ -59,6 +59,7 @@ enum resident_unit { RESIDENT_UNIT_HW = 0, RESIDENT_UNIT_SOFT = 1 };
 #define RESIDENT_IMAGES_MAX 256
 #define RESIDENT_NAME_BYTES 64
 #define RESIDENT_TEXT_BYTES 160
+#define RESIDENT_CV_PATH_BYTES 128
 
 /* One image in memory while the tracer was resident (sideband). The first
  * notification after the driver registered reports every image already
@@ -67,6 +68,11 @@ enum resident_unit { RESIDENT_UNIT_HW = 0, RESIDENT_UNIT_SOFT = 1 };
 struct resident_image {
     uint64_t base, size, entry;
     char name[RESIDENT_NAME_BYTES]; /* last file-path node, ASCII */
+    /* version 2: its CodeView record (efi/capture/image_watch.h's
+     * efi_image_desc), which the host's --symbols matches to the debug file */
+    uint32_t cv, cv_age;
+    uint8_t cv_guid[16];
+    char cv_path[RESIDENT_CV_PATH_BYTES];
 };
 
 struct resident_header;

@@ -67,6 +67,14 @@ host_same() {
   check "$1: host: ptboot summary --capture of $4 = the target's summary ($(wc -l < "$BOOT_DIR/$1.sum$2") lines)" \
     "[ \$(wc -l < $BOOT_DIR/$1.sum$2) -gt 10 ] && cmp -s $BOOT_DIR/$1.host$2 $BOOT_DIR/$1.sum$2"
 }
+# named NAME DIR WHAT [OPTIONS]: with the stand-in's debug file the host's
+# summary names the loop's functions (docs/symbols.md: the sideband's
+# CodeView GUID finds build/test/image/ptbhang.so)
+named() {
+  build/ptboot summary --capture "$2" ${4:-} --symbols "$so" > "$BOOT_DIR/$1.named" 2> "$BOOT_DIR/$1.named.err"
+  check "$1: host: with ptbhang.so the functions are named: ptbhang_wait_ready, ptbhang_read_status, and the last transitions in them ($3)" \
+    "sed -n '/^== functions /,/^== /p' $BOOT_DIR/$1.named | grep -q ' ptbhang_wait_ready' && sed -n '/^== functions /,/^== /p' $BOOT_DIR/$1.named | grep -q ' ptbhang_read_status' && sed -n '/^== last /,\$p' $BOOT_DIR/$1.named | grep -v '^==' | tail -1 | grep -Eq 'ptbhang_(read_status|wait_ready)'"
+}
 # recovered NAME FROM UPTO OUT: `ptboot serial` of the log from the first
 # line matching FROM to the first matching UPTO after it (one dump: several
 # carry the same file names) into OUT
@@ -97,6 +105,7 @@ expect $t '^ptboot: trace unit=soft cpu=0 bytes=[1-9][0-9]* wrapped=0 stopped=1 
 recovered $t '^ptboot: hang report begin n=1 ' '^ptboot: hang report end n=1' "$BOOT_DIR/$t-rec"
 if [ -s "$BOOT_DIR/$t-rec/trace.pt" ]; then
   host_same $t 1 "$BOOT_DIR/$t-rec" "report 1's framed files" "--last 16"
+  named $t "$BOOT_DIR/$t-rec" "report 1's framed files" "--last 16"
 else
   not_ok "$t: report 1's serial dump was not recovered"
 fi
@@ -168,6 +177,7 @@ recovered $b '^ptboot: command 1/3 resident ' '^ptboot: serial-dump end files=5'
 check "$b: the serial dump = the files on the stick (trace.pt, code.dump, code.addr, sideband.txt, recover.txt)" \
   "(for f in trace.pt code.dump code.addr sideband.txt recover.txt; do cmp -s $BOOT_DIR/$b-rec/\$f $BOOT_DIR/$b-stick/cap001/\$f || exit 1; done)"
 host_same $b 4 "$BOOT_DIR/$b-stick/cap001" "\\ptboot\\cap001"
+named $b "$BOOT_DIR/$b-stick/cap001" "\\ptboot\\cap001, recovered after the reset"
 expect $b '^ptboot: command 2/3 recover status=0$' "recover succeeded"
 
 # ---- C: interrupts off, reset, recover, damage ------------------------------------
