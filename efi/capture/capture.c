@@ -551,7 +551,10 @@ static void cap_hang_report(unsigned n, uint32_t after_s, bool at_notify)
                    "watchdog=%s\n", n, after_s, capture_unit_name(c->unit), target,
                    at_notify ? "notify" : "callback", at_notify ? "untouched" : "off");
     if (c->unit == CAPTURE_UNIT_HW) {
-        capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        /* the raw MSR path: the start proved these MSRs exist, and the
+         * safe path's guard calls the console and a protocol, which a
+         * timer notify at TPL_NOTIFY should not */
+        capture_seq_finish(&efi_msr_raw_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
         hw_tracing = false;
     } else if (!c->hang_repeat) {
         /* the session ends (soft_end closes the packets where it was);
@@ -582,7 +585,7 @@ static void cap_hang_restart(void)
                             (size_t)(c->plan.need.table_bytes / PAGE_BYTES)))
             return;
     }
-    hw_tracing = rtit_start(&efi_msr_safe_ops, &c->plan.cfg, &c->caps, false, &c->hw_start) == RTIT_SEQ_OK;
+    hw_tracing = rtit_start(&efi_msr_raw_ops, &c->plan.cfg, &c->caps, false, &c->hw_start) == RTIT_SEQ_OK;
 }
 
 static const struct efi_hang_ops cap_hang_ops = {

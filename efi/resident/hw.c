@@ -73,11 +73,13 @@ static int prepare_output(char *err, size_t err_len)
     return 0;
 }
 
-static int start_now(char *err, size_t err_len)
+/* ops: the #GP-safe path at the first start; the raw one for a restart
+ * from the hang report's timer event (the first start proved the MSRs). */
+static int start_now(const struct rtit_msr_ops *ops, char *err, size_t err_len)
 {
     struct rtit_start_info info;
     memset(&info, 0, sizeof info);
-    int r = rtit_start(&efi_msr_safe_ops, &hw.plan.cfg, &hw.caps, false, &info);
+    int r = rtit_start(ops, &hw.plan.cfg, &hw.caps, false, &info);
     if (r != RTIT_SEQ_OK) {
         snprintf(err, err_len, "start failed (%d%s%s)", r,
                  r == RTIT_SEQ_E_BUSY ? ": someone else is tracing" : "",
@@ -115,7 +117,7 @@ int resident_hw_start(struct resident_header *h, uint64_t block, uint64_t block_
     h->buffer = hw.plan.cfg.buffer_phys;
     h->buffer_bytes = hw.plan.buffer_bytes;
     h->rtit_ctl = rtit_config_ctl(&hw.plan.cfg, true);
-    return start_now(err, err_len);
+    return start_now(&efi_msr_safe_ops, err, err_len);
 }
 
 void resident_hw_layout(struct resident_hw_layout *l)
@@ -160,7 +162,7 @@ int resident_hw_restart(void)
     char err[64];
     if (hw.running || !hw.h || prepare_output(err, sizeof err))
         return -1;
-    return start_now(err, sizeof err);
+    return start_now(&efi_msr_raw_ops, err, sizeof err);
 }
 
 void resident_hw_sideband(struct sideband *sb)
