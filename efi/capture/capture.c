@@ -462,6 +462,7 @@ static void com1_report(struct efi_capture *c, bool hang)
         }
         r.sum_arena = (void *)(UINTN)c->ebs_arena;
         r.sum_arena_bytes = EBS_REPORT_SUM_ARENA;
+        r.sum_tail = hang; /* a hang report: where it spins after the last packet */
         r.modules = mods;
         r.nmodules = n;
         r.sum_last = c->ebs_last;

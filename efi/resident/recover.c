@@ -195,6 +195,8 @@ void resident_recover_report(struct resident_recover *r, ebs_report_sink out, vo
         rep.sum_arena_bytes = EBS_REPORT_SUM_ARENA;
         rep.modules = mods;
         rep.nmodules = n;
+        /* the tail: where the code went after the last packet (a spin) */
+        rep.sum_tail = true;
         ebs_report_summary(&rep, out);
     }
 }

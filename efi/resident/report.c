@@ -171,8 +171,12 @@ static void report_all(const struct resident_header *h, void *arena, size_t aren
         r.modules = mods;
         r.nmodules = m;
     }
-    if (!flow)
-        r.decode = false; /* a hang report: the summaries carry the last branches */
+    if (!flow) {
+        /* a hang report: the summaries carry the last branches, and the
+         * tail where the code went after the last packet */
+        r.decode = false;
+        r.sum_tail = true;
+    }
     ebs_report_write(&r, out);
 }
 

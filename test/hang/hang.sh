@@ -60,10 +60,11 @@ last_from() { sed -n '/^== last /,$p' "$1" | awk 'NF == 4 && $3 == "->" { f = $2
 # a function's row in a summary's functions table: its call count
 fn_calls() { sed -n '/^== functions /,/^== /p' "$1" | awk -v f="$2" '$NF == f { print $1 }'; }
 # host_same NAME N DIR WHAT [OPTIONS]: the host's summary of DIR (with
-# OPTIONS, e.g. trace's --last 16) equals summary block N
+# --tail, on in hang and recovery reports, and OPTIONS, e.g. trace's
+# --last 16) equals summary block N
 host_same() {
   block "trace summary" "$2" "$1" > "$BOOT_DIR/$1.sum$2"
-  build/ptboot summary --capture "$3" ${5:-} > "$BOOT_DIR/$1.host$2" 2>&1
+  build/ptboot summary --capture "$3" --tail ${5:-} > "$BOOT_DIR/$1.host$2" 2>&1
   check "$1: host: ptboot summary --capture of $4 = the target's summary ($(wc -l < "$BOOT_DIR/$1.sum$2") lines)" \
     "[ \$(wc -l < $BOOT_DIR/$1.sum$2) -gt 10 ] && cmp -s $BOOT_DIR/$1.host$2 $BOOT_DIR/$1.sum$2"
 }
@@ -71,7 +72,7 @@ host_same() {
 # summary names the loop's functions (docs/symbols.md: the sideband's
 # CodeView GUID finds build/test/image/ptbhang.so)
 named() {
-  build/ptboot summary --capture "$2" ${4:-} --symbols "$so" > "$BOOT_DIR/$1.named" 2> "$BOOT_DIR/$1.named.err"
+  build/ptboot summary --capture "$2" --tail ${4:-} --symbols "$so" > "$BOOT_DIR/$1.named" 2> "$BOOT_DIR/$1.named.err"
   check "$1: host: with ptbhang.so the functions are named: ptbhang_wait_ready, ptbhang_read_status, and the last transitions in them ($3)" \
     "sed -n '/^== functions /,/^== /p' $BOOT_DIR/$1.named | grep -q ' ptbhang_wait_ready' && sed -n '/^== functions /,/^== /p' $BOOT_DIR/$1.named | grep -q ' ptbhang_read_status' && sed -n '/^== last /,\$p' $BOOT_DIR/$1.named | grep -v '^==' | tail -1 | grep -Eq 'ptbhang_(read_status|wait_ready)'"
 }
@@ -155,6 +156,12 @@ block "trace summary" 1 $b > "$BOOT_DIR/$b.s1"
 check "$b: report 1 names ptbhang.efi+$(hexoff $wait_ready) (entered once) and ptbhang.efi+$(hexoff $read_status) (its callee)" \
   "[ \"\$(fn_calls $BOOT_DIR/$b.s1 ptbhang.efi+$(hexoff $wait_ready))\" = 1 ] && [ \"\$(fn_calls $BOOT_DIR/$b.s1 ptbhang.efi+$(hexoff $read_status))\" -gt 100 ]"
 check "$b: report 1's last transitions end in the loop" "in_loop \$(last_from $BOOT_DIR/$b.s1)"
+# the recovered trace simply ends (no TIP.PGD): the tail (on in recovery
+# reports) follows the code past the last packet to the loop's conditional
+# branch, which only a packet could resolve
+block "trace summary" 3 $b > "$BOOT_DIR/$b.s3"
+tail_at=$(sed -n 's/^tail ends at ptbhang\.efi+\(0x[0-9a-f]*\): jcc needs trace .*/\1/p' "$BOOT_DIR/$b.s3")
+check "$b: the recovery report's tail ends at the loop's jcc (ptbhang.efi+${tail_at:-?})" "[ -n '$tail_at' ] && in_loop $tail_at"
 expect $b '^ptboot: resident previous boot.s recorder \(kept for `ptboot.efi recover`\):$' \
   "after the reset the driver found the previous boot's recorder"
 expect $b '^ptboot: recover found generation=1 unit=soft region=0x100000000\+0x[0-9a-f]+ state=tracing reason=none image=ptbhang.efi hang_reports=2 ' \
