@@ -1,22 +1,21 @@
 /* The resident boot tracer's driver side (efi/resident/resident.h has the story).
  * Entered from efi_main when the image was loaded as a boot-service driver
- * (a Driver#### option): reads its words from LoadOptions, allocates the
- * header and the trace buffer as EfiReservedMemoryType, publishes the
- * header as a configuration table, records every image in memory (those
- * already loaded, then each new one), arms tracing for the --image it was given, hooks ExitBootServices
- * and returns EFI_SUCCESS to stay resident. Its lines go to COM1 directly
- * (efi/platform/uart.h). */
+ * (a Driver#### option): reads its words from LoadOptions
+ * (efi/resident/words.h), allocates the header as EfiReservedMemoryType
+ * and publishes it as a configuration table, reports the previous boot's
+ * hang recorder (efi/resident/previous.h) and places its own
+ * (efi/resident/recorder.h), starts the hardware unit (efi/resident/hw.h)
+ * or holds #DB for the soft unit (efi/resident/soft.h), records every
+ * image in memory (those already loaded, then each new one) and arms at
+ * the --image, hooks ExitBootServices, starts the hang timeout's timer
+ * (efi/capture/hang.h) and returns EFI_SUCCESS to stay resident. Its lines
+ * go to COM1 directly (efi/platform/uart.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <efi.h>
 #include <efilib.h>
 
-#include "arch/x86/capture_plan.h"
-#include "arch/x86/cpuid.h"
-#include "arch/x86/rtit_linear.h"
-#include "arch/x86/rtit_regs.h"
-#include "arch/x86/soft_unit.h"
 #include "efi/args.h"
 #include "efi/capture/hang.h"
 #include "efi/resident/previous.h"
@@ -29,6 +28,7 @@
 #include "efi/resident/driver.h"
 #include "efi/resident/hw.h"
 #include "efi/resident/report.h"
+#include "efi/resident/soft.h"
 #include "efi/resident/words.h"
 #include "efi/platform/uart.h"
 #include "efi/capture/soft_step.h"
@@ -45,8 +45,6 @@ static struct resident_header *hdr;
  * statics (EfiBootServicesCode), so reserving them would keep 1 MiB from
  * the OS for nothing. NULL: no summaries (said at load). */
 static void *sum_arena;
-static struct soft_unit unit_state;
-static struct rtit_config unit_cfg;
 static EFI_EVENT ebs_event, load_event;
 static void *load_registration;
 static char words_text[RESIDENT_TEXT_BYTES];
@@ -81,180 +79,7 @@ static int ascii_casecmp(const char *a, const char *b)
     }
 }
 
-/* The soft unit reads code where the CPU is about to execute it: mapped. */
-static int read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
-{
-    (void)ctx;
-    memcpy(buf, (const void *)(uintptr_t)ip, size);
-    return (int)size;
-}
-
-/* Configures the soft unit for [base, base + size) (FilterEn range 0) over
- * the reserved buffer: one ToPA region as large as the buffer, marked STOP
- * so the start of the run is kept when it fills (SDM 36.2.6.2; a single
- * range would wrap, 36.2.6.1), branches and TSC on. */
-static int soft_configure(uint64_t base, uint64_t size)
-{
-    memset(&unit_cfg, 0, sizeof unit_cfg);
-    unit_cfg.output = RTIT_OUTPUT_TOPA;
-    /* stop when full keeps the start of the run; a ring (--ring, and
-     * with --hang-timeout) the newest trace, what a hang report needs */
-    unit_cfg.when_full = W.ring ? RTIT_FULL_RING : RTIT_FULL_STOP;
-    unit_cfg.regions = 1;
-    unit_cfg.region_size_code = (unsigned)__builtin_ctzll(hdr->buffer_bytes / RESIDENT_BUFFER_MIN);
-    unit_cfg.buffer_phys = hdr->buffer;
-    unit_cfg.os = true;
-    unit_cfg.branch_en = true;
-    unit_cfg.tsc_en = true;
-    unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
-    unit_cfg.range[0].start = base;
-    unit_cfg.range[0].end = base + size - 1;
-    if (W.have_trace_stop) {
-        /* TraceStop (SDM 36.2.4.3): tracing stops when a taken branch
-         * lands in the range; one address here (a function's entry). */
-        unit_cfg.range[1].cfg = RTIT_ADDR_CFG_STOP;
-        unit_cfg.range[1].start = base + W.trace_stop_offset;
-        unit_cfg.range[1].end = base + W.trace_stop_offset;
-    }
-    hdr->rtit_ctl = rtit_config_ctl(&unit_cfg, true);
-    if (sb) {
-        struct rtit_caps caps;
-        rtit_caps_read(&caps, x86_cpuid_native, NULL);
-        efi_sideband_read_cpu(sb, &caps, &unit_cfg, hdr->buffer_bytes);
-        sb->unit = SIDEBAND_UNIT_SOFT;
-    }
-    hdr->filter_lo = base;
-    hdr->filter_hi = base + size - 1;
-    return soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer,
-                          (size_t)hdr->buffer_bytes, read_code, NULL);
-}
-
-/* ---- the soft unit's #DB session (efi/capture/soft_step.h) ------------------------ */
-
-static struct efi_soft_step_config step_cfg;
-static struct efi_soft_step_stats step_stats;
-/* the reason efi_soft_step_end_now() is asked for (EBS or a command) */
-static uint32_t caller_reason;
-
-/* The unit's counters into the header, after every step: a reader later
- * in the boot (or after a crash) sees how far it got. */
-/* The header's state and counters into the recorder's live slot: a reader
- * after a reset sees how far it got. linear: the buffer holds [0,
- * write_pos) oldest first (linearised after a stop). */
-static void record_live(uint32_t source, bool linear)
-{
-    if (!rec.on)
-        return;
-    rec.live.state = hdr->state;
-    rec.live.stop_reason = hdr->stop_reason;
-    rec.live.write_pos = hdr->write_pos;
-    rec.live.bytes = hdr->bytes;
-    rec.live.wrapped = hdr->wrapped;
-    rec.live.linear = linear;
-    rec.live.insns = hdr->insns;
-    rec.live.steps = hdr->steps;
-    rec.live.pos_source = source;
-    rec.live.hang_reports = hdr->hang_reports;
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    rec.live.save_tsc = ((uint64_t)hi << 32) | lo;
-    resident_recorder_update(&rec);
-}
-
-static void publish(void)
-{
-    struct soft_unit_status s;
-    soft_unit_get_status(&unit_state, &s);
-    hdr->write_pos = s.write_pos;
-    hdr->bytes = s.bytes;
-    hdr->insns = s.insns;
-    hdr->steps = s.steps;
-    hdr->wrapped = s.wrapped;
-    record_live(RECORDER_POS_UNIT, false);
-}
-
-/* A ring after its unit stopped: oldest byte first from the buffer's
- * start (arch/x86/rtit_linear.h), so that every reader (the reports, `resident`,
- * the recorder) takes [0, write_pos). */
-static void linearise_ring(void)
-{
-    if (!W.ring)
-        return;
-    struct rtit_output_summary sum;
-    struct rtit_linear lin;
-    soft_unit_summarize(&unit_state, &sum);
-    if (rtit_trace_linearize_in_place((uint8_t *)(uintptr_t)hdr->buffer, &sum, &lin))
-        lin.bytes = 0;
-    hdr->write_pos = lin.bytes;
-    record_live(RECORDER_POS_UNIT, true);
-}
-
-/* In the #DB handler: the first step is the entry point. */
-static int on_step(void *ctx, uint64_t ip, unsigned mode, uint64_t tsc)
-{
-    (void)ctx;
-    if (hdr->state == RESIDENT_ARMED) {
-        hdr->state = RESIDENT_TRACING;
-        hdr->start_tsc = tsc;
-    }
-    int action = soft_unit_step(&unit_state, ip, mode, tsc);
-    publish();
-    return action;
-}
-
-static uint64_t on_resume(void *ctx)
-{
-    (void)ctx;
-    return soft_unit_resume_ip(&unit_state);
-}
-
-/* The traced image is still in memory whenever tracing ends (at its
- * entry's return address, inside one of its calls at ExitBootServices, or
- * at the unit's stop): keep its code for later decoding. */
-static void snapshot(void)
-{
-    if (!hdr->snapshot || !hdr->has_target)
-        return;
-    memcpy((void *)(uintptr_t)hdr->snapshot,
-           (const void *)(uintptr_t)(hdr->target.base & ~(PAGE_BYTES - 1)), hdr->snapshot_bytes);
-    hdr->snapshot_taken = 1;
-    if (rec.on && hdr->snapshot == rec.phys + rec.fixed.code_off)
-        resident_recorder_code_changed(&rec);
-}
-
 static void publish_sideband(void);
-
-/* The session ended (exception context, or an end_now caller): no boot
- * services. The unit's packets close at ip if it ever started. */
-static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
-{
-    (void)ctx;
-    if (step_stats.entered) {
-        soft_unit_stop(&unit_state, ip, tsc);
-        snapshot();
-    }
-    hdr->stop_tsc = tsc;
-    hdr->state = RESIDENT_STOPPED;
-    hdr->stop_reason = why == PTB_SOFT_STEP_END_RETURNED ? RESIDENT_STOP_RETURNED
-                       : why == PTB_SOFT_STEP_END_CALLER ? caller_reason
-                                                         : RESIDENT_STOP_UNIT;
-    publish();
-    if (step_stats.entered)
-        linearise_ring();
-    publish_sideband();
-}
-
-/* Ends the soft unit's session (ExitBootServices, `resident stop`). */
-static void soft_stop(uint32_t reason)
-{
-    caller_reason = reason;
-    if (!efi_soft_step_end_now() && hdr->state == RESIDENT_ARMED) {
-        /* the --image never reached its entry: nothing was traced */
-        hdr->state = RESIDENT_STOPPED;
-        hdr->stop_reason = reason;
-        publish_sideband();
-    }
-}
 
 /* The hardware unit traces every image: each one loaded while tracing
  * goes into the recorder's code area while room lasts (after a reset its
@@ -326,47 +151,10 @@ static void record_image(EFI_HANDLE handle)
                              (unsigned long long)base);
         return;
     }
-    if (!entry) {
-        fail("the --image has no PE entry point");
-        return;
-    }
-    int err = soft_configure(base, size);
-    if (err) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "soft unit: %s", soft_unit_strerror(err));
-        fail(msg);
-        return;
-    }
-    /* Room for the code snapshot taken when tracing ends (reserved: it
-     * must outlive the image and the boot services). */
-    EFI_PHYSICAL_ADDRESS snap;
-    uint64_t snap_bytes = ((base & (PAGE_BYTES - 1)) + size + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1);
-    if (rec.on && !rec.code_pages && snap_bytes <= rec.fixed.code_cap) {
-        /* in the recorder, copied now too: after a reset it is all the
-         * next boot has of the image's code */
-        hdr->snapshot = rec.phys + rec.fixed.code_off;
-        hdr->snapshot_bytes = snap_bytes;
-        resident_recorder_add_code(&rec, (const void *)(uintptr_t)(base & ~(PAGE_BYTES - 1)),
-                                   base & ~(PAGE_BYTES - 1), snap_bytes / PAGE_BYTES);
-    } else if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
-                                            snap_bytes / PAGE_BYTES, &snap))) {
-        if (rec.on)
-            efi_uart_printf("ptboot: resident warning: %s (%llu bytes) does not fit the recorder's code area "
-                            "(--recorder-code): a reset loses its code\n", im.name, (unsigned long long)snap_bytes);
-        hdr->snapshot = snap;
-        hdr->snapshot_bytes = snap_bytes;
-    }
-    hdr->target = im;
-    hdr->has_target = 1;
     images_before = hdr->image_count - 1;
-    step_cfg = (struct efi_soft_step_config){
-        .step = on_step, .resume = on_resume, .end = on_end, .entry_ip = entry,
-    };
-    int e = efi_soft_step_arm(&step_cfg, &step_stats);
-    if (e) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "cannot arm at the entry: %s", efi_soft_step_strerror(e));
-        fail(msg);
+    char err[PTB_ARGS_ERROR_BYTES];
+    if (resident_soft_arm(&im, err, sizeof err)) {
+        fail(err);
         return;
     }
     efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
@@ -450,9 +238,9 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
     efi_hang_quiesce();
     if (hdr->unit == RESIDENT_UNIT_HW) {
         resident_hw_stop(RESIDENT_STOP_EBS);
-        record_live(RECORDER_POS_STOPPED, true);
+        resident_recorder_live(&rec, hdr, RECORDER_POS_STOPPED, true);
     } else if (hdr->state == RESIDENT_ARMED || hdr->state == RESIDENT_TRACING)
-        soft_stop(RESIDENT_STOP_EBS);
+        resident_soft_stop(RESIDENT_STOP_EBS);
     publish_sideband();
     efi_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
                          resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
@@ -463,14 +251,14 @@ static void __attribute__((ms_abi)) stop_now(struct resident_header *h)
 {
     if (h->unit == RESIDENT_UNIT_HW) {
         resident_hw_stop(RESIDENT_STOP_COMMAND);
-        record_live(RECORDER_POS_STOPPED, true);
+        resident_recorder_live(&rec, hdr, RECORDER_POS_STOPPED, true);
         publish_sideband();
         return;
     }
     /* the sideband is published where the state changes (on_end, or
      * soft_stop when nothing was armed), not again for a stopped one: the
      * images loaded since were not loaded while tracing */
-    soft_stop(RESIDENT_STOP_COMMAND);
+    resident_soft_stop(RESIDENT_STOP_COMMAND);
     /* Called by an app in the same boot (boot services are up): give #DB
      * back, so that its own `trace --unit soft` can take it. */
     efi_soft_step_release();
@@ -489,15 +277,8 @@ static void hang_save(void)
     uint64_t pos;
     if (hdr->unit == RESIDENT_UNIT_HW && resident_hw_save(&pos)) {
         hdr->write_pos = pos;
-        record_live(RECORDER_POS_SAVED, false);
+        resident_recorder_live(&rec, hdr, RECORDER_POS_SAVED, false);
     }
-}
-
-static uint64_t rdtsc_now(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
 }
 
 /* The unit stops for the report. With --hang-repeat the soft unit's #DB
@@ -507,19 +288,14 @@ static void hang_stop_unit(void)
 {
     if (hdr->unit == RESIDENT_UNIT_HW) {
         resident_hw_stop(RESIDENT_STOP_HANG);
-        record_live(RECORDER_POS_STOPPED, true);
+        resident_recorder_live(&rec, hdr, RECORDER_POS_STOPPED, true);
         publish_sideband();
         return;
     }
-    if (!W.hang_repeat) {
-        soft_stop(RESIDENT_STOP_HANG);
-        return;
-    }
-    soft_unit_stop(&unit_state, 0, rdtsc_now());
-    publish();
-    linearise_ring();
-    snapshot();
-    publish_sideband();
+    if (!W.hang_repeat)
+        resident_soft_stop(RESIDENT_STOP_HANG);
+    else
+        resident_soft_pause();
 }
 
 static void hang_report(unsigned n, uint32_t after_s, bool at_notify)
@@ -530,7 +306,7 @@ static void hang_report(unsigned n, uint32_t after_s, bool at_notify)
                     at_notify ? "notify" : "callback", at_notify ? "untouched" : "off");
     hang_stop_unit();
     hdr->hang_reports = n;
-    record_live(rec.live.pos_source, rec.live.linear);
+    resident_recorder_live(&rec, hdr, rec.live.pos_source, rec.live.linear);
     resident_report_hang(hdr, sum_arena, sum_arena ? EBS_REPORT_SUM_ARENA : 0, efi_uart_write);
     efi_uart_printf("ptboot: hang report end n=%u repeat=%u\n", n, W.hang_repeat ? 1u : 0u);
 }
@@ -541,14 +317,10 @@ static void hang_restart(void)
     if (hdr->unit == RESIDENT_UNIT_HW) {
         if (resident_hw_restart())
             return;
-        record_live(RECORDER_POS_SAVED, false);
+        resident_recorder_live(&rec, hdr, RECORDER_POS_SAVED, false);
         return;
     }
-    memset((void *)(uintptr_t)hdr->buffer, 0, (size_t)hdr->buffer_bytes);
-    soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer, (size_t)hdr->buffer_bytes,
-                   read_code, NULL);
-    hdr->state = RESIDENT_TRACING;
-    publish();
+    resident_soft_restart();
 }
 
 static const struct efi_hang_ops hang_ops = {
@@ -686,6 +458,8 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     hdr->ring = W.ring;
     uint64_t buffer_bytes = W.buffer_bytes;
     enum resident_unit_choice unit = W.unit;
+    struct resident_soft_ctx sc = { .h = hdr, .rec = &rec, .w = &W, .sb = sb, .publish_sideband = publish_sideband };
+    resident_soft_init(&sc);
     /* The summaries' tables, for the reports (the ExitBootServices notify
      * may not allocate), taken now: the previous boot's recorder is
      * reported first. */
@@ -721,7 +495,7 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
             struct resident_hw_layout l;
             resident_hw_layout(&l);
             resident_recorder_begin_hw(&rec, hdr, &W, &l);
-            record_live(RECORDER_POS_SAVED, false);
+            resident_recorder_live(&rec, hdr, RECORDER_POS_SAVED, false);
         }
         if (sb)
             resident_hw_sideband(sb);

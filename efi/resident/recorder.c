@@ -163,6 +163,27 @@ void resident_recorder_update(struct resident_recorder *r)
     recorder_write_live(&r->w, &r->live);
 }
 
+void resident_recorder_live(struct resident_recorder *r, const struct resident_header *h, uint32_t source,
+                            bool linear)
+{
+    if (!r->on)
+        return;
+    r->live.state = h->state;
+    r->live.stop_reason = h->stop_reason;
+    r->live.write_pos = h->write_pos;
+    r->live.bytes = h->bytes;
+    r->live.wrapped = h->wrapped;
+    r->live.linear = linear;
+    r->live.insns = h->insns;
+    r->live.steps = h->steps;
+    r->live.pos_source = source;
+    r->live.hang_reports = h->hang_reports;
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    r->live.save_tsc = ((uint64_t)hi << 32) | lo;
+    resident_recorder_update(r);
+}
+
 void resident_recorder_sideband(struct resident_recorder *r, size_t len)
 {
     if (!r->on)

@@ -64,6 +64,12 @@ int resident_recorder_place(struct resident_recorder *r, const struct recorder_r
 int resident_recorder_begin(struct resident_recorder *r, char *err, size_t err_len);
 /* The live slot now (r->live filled by the caller). No boot services. */
 void resident_recorder_update(struct resident_recorder *r);
+/* The header's state and counters into the live slot and the slot written
+ * (no boot services): source says where write_pos came from, linear that
+ * the output holds [0, write_pos) oldest first (linearised after a stop). */
+struct resident_header;
+void resident_recorder_live(struct resident_recorder *r, const struct resident_header *h, uint32_t source,
+                            bool linear);
 /* The sideband area holds len bytes of text now: its length and CRC into
  * the live slot (and the slot written). */
 void resident_recorder_sideband(struct resident_recorder *r, size_t len);
