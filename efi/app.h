@@ -43,5 +43,6 @@ int efi_cmd_resident(struct efi_app *app, int argc, char **argv);
 int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv);
 int efi_cmd_trace(struct efi_app *app, int argc, char **argv);
 int efi_cmd_plan(struct efi_app *app, int argc, char **argv);
+int efi_cmd_recover(struct efi_app *app, int argc, char **argv);
 
 #endif

@@ -11,6 +11,14 @@
 # kept, so that a second run sees what the first stored), QEMU (binary),
 # QEMU_CPU (default: qemu64), QUIET=1 (no echo of the serial output to
 # stdout).
+# Resets through QEMU's monitor (a unix socket in this run's temporary
+# directory, spoken to with socat): QEMU_RESET_ON=REGEX (ERE) sends
+# `system_reset` QEMU_RESET_DELAY seconds (default 2) after the log has one
+# more line matching REGEX than resets were sent, at most QEMU_RESETS times
+# (default 1). RAM is kept across such a reset (QEMU does not clear it; the
+# firmware may overwrite parts), like a warm reset or the reset button on a
+# real machine: the hang recorder's tests (test/hang/hang.sh) use it.
+# Each reset sent is logged as "qemu-run: system_reset <n>" on stderr.
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 IMAGE LOG [TIMEOUT] [qemu args...]" >&2; exit 2; }
 img=$1 log=$2 limit=${3:-60}
@@ -24,6 +32,18 @@ done
 
 work=$(mktemp -d)
 vars=$work/vars.fd
+monitor=(-monitor none)
+reset_on=${QEMU_RESET_ON:-}
+if [ -n "$reset_on" ]; then
+  command -v socat >/dev/null 2>&1 || { echo "qemu-run: QEMU_RESET_ON needs socat" >&2; rm -rf "$work"; exit 2; }
+  monitor=(-monitor "unix:$work/monitor.sock,server=on,wait=off")
+fi
+resets_sent=0
+# monitor_cmd TEXT: one HMP command through the socket (the short sleep
+# keeps the connection open until QEMU has read the line).
+monitor_cmd() {
+  { printf '%s\n' "$1"; sleep 0.3; } | socat - "UNIX-CONNECT:$work/monitor.sock" > /dev/null 2>&1
+}
 if [ -n "${OVMF_VARS_FILE:-}" ]; then
   vars=$OVMF_VARS_FILE
   [ -f "$vars" ] || cp "$OVMF_VARS" "$vars"
@@ -32,7 +52,7 @@ else
 fi
 : > "$log"
 "$QEMU" -nodefaults -machine q35 -m 256 -cpu "${QEMU_CPU:-qemu64}" \
-  -display none -vga none -monitor none -serial "file:$log" \
+  -display none -vga none "${monitor[@]}" -serial "file:$log" \
   -drive "if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE" \
   -drive "if=pflash,format=raw,unit=1,file=$vars" \
   -device qemu-xhci,id=xhci \
@@ -54,6 +74,13 @@ while kill -0 $qpid 2>/dev/null; do
     kill $qpid 2>/dev/null
     rc=4
     break
+  fi
+  if [ -n "$reset_on" ] && (( resets_sent < ${QEMU_RESETS:-1} )) &&
+     (( $(grep -Eac -- "$reset_on" "$log") > resets_sent )); then
+    sleep "${QEMU_RESET_DELAY:-2}"
+    resets_sent=$((resets_sent + 1))
+    echo "qemu-run: system_reset $resets_sent" >&2
+    monitor_cmd system_reset
   fi
   if (( SECONDS - start >= limit )); then
     kill $qpid 2>/dev/null

@@ -6,7 +6,7 @@
 # test/unit/test_*.c, test/unit/unit.mk) and fuzzers (test/fuzz/fuzz.mk) are
 # listed where they are defined; their groups are here.
 TEST_GROUPS += unit layers cli diff flow ild tracer rtit capture summary serial fuzz vpt \
-               boot resident names setup
+               boot resident hang names setup
 
 # cmocka unit tests of every layer
 TESTS_unit       = $(UNIT_TEST_BINS)
@@ -89,6 +89,13 @@ TEST_NEEDS_boot  := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbtest.efi $(B)/ptbspin.ef
 TESTS_resident   := test/resident/resident.sh
 TEST_NEEDS_resident := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/ptbtest.efi \
                        $(B)/osloader.efi $(B)/test/efivars
+
+# the boot-hang flight recorder: hang reports, the recorder across
+# system_reset through QEMU's monitor, recover, the watchdog, the survey of
+# which memory survives a reset (docs/hang.md)
+TESTS_hang       := test/hang/hang.sh test/hang/watchdog.sh test/hang/survey.sh
+TEST_NEEDS_hang  := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/ptbhang.efi $(B)/ptbpoke.efi \
+                    $(B)/ptbwdog.efi $(B)/ptbspin.efi
 
 # scripts/setup.sh on a machine without the packages (stand-ins)
 TESTS_setup      := test/setup/first_run.sh

@@ -13,7 +13,9 @@
 #include "efi/platform/msr_safe.h"
 #include "efi/capture/files.h"
 #include "efi/capture/ebs_report.h"
+#include "efi/capture/hang.h"
 #include "efi/platform/uart.h"
+#include "efi/platform/watchdog.h"
 #include "efi/capture/serial_dump.h"
 
 #define PAGE_BYTES 4096ull
@@ -351,6 +353,9 @@ static int step_shared(struct efi_capture *c, efi_soft_call_fn call, void *arg, 
  * here reads it after the notify returns. */
 static struct efi_capture *ebs_capture;
 static bool ebs_seen;
+/* the hardware unit runs (started, not yet stopped); a hang report stopped
+ * the unit for good */
+static bool hw_tracing, hang_stopped;
 /* sideband.txt of the capture (the serial dump and the EBS report) */
 static char sideband_text[SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX];
 
@@ -378,8 +383,10 @@ static int ebs_read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
     return (int)done;
 }
 
-/* The stopped capture as the shared report sees it, and the report. */
-static void ebs_report(struct efi_capture *c)
+/* The stopped capture as the shared report sees it, and the report:
+ * at ExitBootServices, or for a hang report (hang: no first line, no
+ * flow; boot services remain). */
+static void com1_report(struct efi_capture *c, bool hang)
 {
     static struct ebs_report r;
     /* the images as the summaries' modules (static: no allocation here) */
@@ -395,13 +402,15 @@ static void ebs_report(struct efi_capture *c)
         soft_unit_get_status(&c->soft, &st);
         soft_unit_summarize(&c->soft, &c->sum);
         c->bytes = st.bytes;
-        ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=soft target=%s steps=%llu "
-                       "insns=%llu bytes=%llu entered=%d\n", target, (unsigned long long)st.steps,
-                       (unsigned long long)st.insns, (unsigned long long)st.bytes, c->step.entered);
+        if (!hang)
+            ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=soft target=%s steps=%llu "
+                           "insns=%llu bytes=%llu entered=%d\n", target, (unsigned long long)st.steps,
+                           (unsigned long long)st.insns, (unsigned long long)st.bytes, c->step.entered);
     } else {
         c->bytes = c->sum.bytes;
-        ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=hw target=%s bytes=%llu "
-                       "error=%d\n", target, (unsigned long long)c->sum.bytes, c->hw_stop.error ? 1 : 0);
+        if (!hang)
+            ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=hw target=%s bytes=%llu "
+                           "error=%d\n", target, (unsigned long long)c->sum.bytes, c->hw_stop.error ? 1 : 0);
     }
     c->ran = true;
     c->wrapped = c->sum.wrapped;
@@ -420,7 +429,7 @@ static void ebs_report(struct efi_capture *c)
     r.trace_name = "trace.pt";
     r.trace = c->trace;
     r.trace_bytes = (size_t)c->trace_bytes;
-    r.decode = c->ebs_decode;
+    r.decode = c->ebs_decode && !hang;
     r.read = ebs_read_code;
     r.ctx = c;
     for (unsigned i = 0; i < RTIT_MAX_RANGES && r.nfilter < EBS_REPORT_FILTERS; i++) {
@@ -440,10 +449,11 @@ static void ebs_report(struct efi_capture *c)
         r.sideband = sideband_text;
         r.sideband_bytes = tlen;
     }
-    if (c->ebs_decode && !c->ebs_no_summary && !c->ebs_arena)
+    bool sum = hang || (c->ebs_decode && !c->ebs_no_summary);
+    if (sum && !c->ebs_arena)
         ebs_report_say(efi_uart_write, "ptboot: trace: no memory was free for the summaries' tables "
                        "(%u bytes); no summaries\n", (unsigned)EBS_REPORT_SUM_ARENA);
-    if (c->ebs_decode && c->ebs_arena) {
+    if (sum && c->ebs_arena) {
         uint32_t n = c->sb.nimages < SIDEBAND_MAX_IMAGES ? c->sb.nimages : SIDEBAND_MAX_IMAGES;
         for (uint32_t i = 0; i < n; i++) {
             mods[i].base = c->sb.images[i].base;
@@ -452,17 +462,31 @@ static void ebs_report(struct efi_capture *c)
         }
         r.sum_arena = (void *)(UINTN)c->ebs_arena;
         r.sum_arena_bytes = EBS_REPORT_SUM_ARENA;
+        r.sum_tail = hang; /* a hang report: where it spins after the last packet */
         r.modules = mods;
         r.nmodules = n;
         r.sum_last = c->ebs_last;
     }
     r.bytes = c->trace_bytes;
-    r.decoded_insns = true;
+    /* a hang report has no flow: the soft unit's own count (the hardware
+     * unit counts nothing; the summary has its window's) */
+    r.decoded_insns = !hang;
+    if (hang && c->unit == CAPTURE_UNIT_SOFT) {
+        struct soft_unit_status st;
+        soft_unit_get_status(&c->soft, &st);
+        r.insns = st.insns;
+    }
     r.wrapped = c->wrapped;
     r.stopped = true;
     r.images = c->sb.nimages;
     ebs_report_write(&r, efi_uart_write);
-    c->ebs_reported = true;
+    if (!hang)
+        c->ebs_reported = true;
+    /* the buffer is linear now: should the target still return, the
+     * capture's own end finds it so */
+    memset(&c->sum, 0, sizeof c->sum);
+    c->sum.buffer_bytes = c->buffer_bytes;
+    c->sum.bytes = c->trace_bytes;
 }
 
 /* The soft unit's session ended by efi_soft_step_end_now() (the notify):
@@ -484,6 +508,7 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT ev, VOID *ctx)
     if (!c || ebs_seen)
         return;
     ebs_seen = true;
+    efi_hang_quiesce();
     if (c->multi) {
         /* every CPU: the APs through MP services, still there until the
          * firmware's own ExitBootServices handlers park them; the report
@@ -492,12 +517,81 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT ev, VOID *ctx)
         c->hw_stop = mp_trace.cpu[mp_trace.mp.bsp].stop;
         c->sum = mp_trace.cpu[mp_trace.mp.bsp].sum;
     } else if (c->unit == CAPTURE_UNIT_HW) {
-        capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
-    } else if (!efi_soft_step_end_now()) {
+        if (hw_tracing)
+            capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        hw_tracing = false;
+    } else if (!efi_soft_step_end_now() && !hang_stopped) {
         soft_unit_stop(&c->soft, c->step.last_ip, rdtsc());
     }
-    ebs_report(c);
+    com1_report(c, false);
 }
+
+/* ---- --hang-timeout (efi/capture/hang.h, docs/hang.md) ---------------------- */
+
+static bool cap_tracing(void)
+{
+    struct efi_capture *c = ebs_capture;
+    if (!c || ebs_seen || hang_stopped)
+        return false;
+    if (c->unit == CAPTURE_UNIT_HW)
+        return hw_tracing;
+    return c->step.entered && !c->step.returned && !c->step.stopped;
+}
+
+/* The unit stops (for good without --hang-repeat), the report goes to COM1. */
+static void cap_hang_report(unsigned n, uint32_t after_s, bool at_notify)
+{
+    struct efi_capture *c = ebs_capture;
+    const char *target = "-";
+    if (c->ntargets) {
+        const struct sideband_image *im = sideband_find_image(&c->sb, c->targets[0].base);
+        if (im)
+            target = im->name;
+    }
+    ebs_report_say(efi_uart_write, "ptboot: hang report begin n=%u after=%us unit=%s target=%s tpl=%s "
+                   "watchdog=%s\n", n, after_s, capture_unit_name(c->unit), target,
+                   at_notify ? "notify" : "callback", at_notify ? "untouched" : "off");
+    if (c->unit == CAPTURE_UNIT_HW) {
+        /* the raw MSR path: the start proved these MSRs exist, and the
+         * safe path's guard calls the console and a protocol, which a
+         * timer notify at TPL_NOTIFY should not */
+        capture_seq_finish(&efi_msr_raw_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        hw_tracing = false;
+    } else if (!c->hang_repeat) {
+        /* the session ends (soft_end closes the packets where it was);
+         * the target runs on untraced */
+        efi_soft_step_end_now();
+        hang_stopped = true;
+    } else {
+        soft_unit_stop(&c->soft, 0, rdtsc());
+    }
+    if (!c->hang_repeat)
+        hang_stopped = true;
+    com1_report(c, true);
+    ebs_report_say(efi_uart_write, "ptboot: hang report end n=%u repeat=%u\n", n, c->hang_repeat ? 1u : 0u);
+}
+
+/* --hang-repeat: the zeroed buffer from its start, tracing on. */
+static void cap_hang_restart(void)
+{
+    struct efi_capture *c = ebs_capture;
+    memset(c->buffer, 0, (size_t)c->buffer_bytes);
+    if (c->unit == CAPTURE_UNIT_SOFT) {
+        soft_unit_init(&c->soft, &c->plan.cfg, c->buffer, (size_t)c->buffer_bytes, read_live, c);
+        return;
+    }
+    if (c->plan.cfg.output == RTIT_OUTPUT_TOPA) {
+        struct rtit_topa_layout l;
+        if (rtit_topa_build(&l, &c->plan.cfg, (uint64_t *)(UINTN)c->plan.cfg.table_phys,
+                            (size_t)(c->plan.need.table_bytes / PAGE_BYTES)))
+            return;
+    }
+    hw_tracing = rtit_start(&efi_msr_raw_ops, &c->plan.cfg, &c->caps, false, &c->hw_start) == RTIT_SEQ_OK;
+}
+
+static const struct efi_hang_ops cap_hang_ops = {
+    .tracing = cap_tracing, .report = cap_hang_report, .restart = cap_hang_restart,
+};
 
 /* The hardware unit on every CPU of the plan (efi/capture/mp.h): started on the
  * APs first, the BSP last; the BSP's results become the capture's. */
@@ -556,6 +650,7 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     EFI_EVENT ev = NULL;
     ebs_capture = c;
     ebs_seen = false;
+    hw_tracing = hang_stopped = false;
     c->ebs_reported = false;
     /* The summaries' tables, should the target exit boot services: taken
      * now, because the notify may not allocate (EfiLoaderData, like the
@@ -563,7 +658,7 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
      * report has no summaries, nothing else changes. */
     c->ebs_arena = 0;
     c->ebs_arena_pages = 0;
-    if (c->ebs_decode && !c->ebs_no_summary) {
+    if ((c->ebs_decode && !c->ebs_no_summary) || c->hang_timeout_s) {
         UINTN pages = pages_for(EBS_REPORT_SUM_ARENA);
         if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &c->ebs_arena)))
             c->ebs_arena_pages = pages;
@@ -573,6 +668,17 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     if (EFI_ERROR(BS->CreateEvent(EVT_SIGNAL_EXIT_BOOT_SERVICES, TPL_NOTIFY, on_exit_boot_services,
                                   NULL, &ev)))
         ev = NULL;
+    bool hang_timer = false;
+    if (c->hang_timeout_s) {
+        struct efi_hang_config hc = { .timeout_s = c->hang_timeout_s, .repeat = c->hang_repeat };
+        hang_timer = !efi_hang_start(&hc, &cap_hang_ops);
+        if (!hang_timer)
+            efi_con_puts("ptboot: trace: warning: no timer event: --hang-timeout will not report\n");
+    }
+    /* the target runs as the boot manager runs an image: under its
+     * 5-minute watchdog (efi/platform/watchdog.h); ptboot's own work after
+     * it does not */
+    efi_watchdog_boot_manager();
     int ret = -1;
     if (c->unit == CAPTURE_UNIT_SOFT) {
         int e = soft_unit_init(&c->soft, &c->plan.cfg, c->buffer, (size_t)c->buffer_bytes, read_live, c);
@@ -594,11 +700,12 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
                 efi_con_printf("ptboot: error: trace: soft unit: %s\n", efi_soft_step_strerror(e));
             goto out;
         }
-        if (!ebs_seen)
+        if (!ebs_seen && !hang_stopped)
             soft_unit_stop(&c->soft, c->step.returned ? c->step.return_ip : c->step.last_ip, rdtsc());
         struct soft_unit_status s;
         soft_unit_get_status(&c->soft, &s);
-        soft_unit_summarize(&c->soft, &c->sum);
+        if (!hang_stopped) /* else the report linearised it: c->sum says so */
+            soft_unit_summarize(&c->soft, &c->sum);
         c->bytes = s.bytes;
         c->stopped = s.stopped;
         if (s.error)
@@ -628,10 +735,13 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
                            c->hw_start.was_tracing ? ", someone else is tracing" : "");
             goto out;
         }
+        hw_tracing = true;
         *call_status = call(arg);
         if (c->ebs_reported)
             goto gone;
-        capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        if (hw_tracing)
+            capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        hw_tracing = false;
         c->bytes = c->sum.bytes;
         c->stopped = c->hw_stop.stopped;
         if (c->hw_stop.error)
@@ -668,6 +778,9 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     }
     ret = 0;
 out:
+    if (hang_timer)
+        efi_hang_stop();
+    efi_watchdog_off();
     if (ev)
         BS->CloseEvent(ev);
     ebs_capture = NULL;

@@ -43,6 +43,8 @@
 /* Snapshot memory reserved up front for the target and the images loaded
  * while tracing (efi/capture/image_watch.h says why up front). */
 #define PTB_CAPTURE_SNAPSHOT_DEFAULT (8u << 20)
+/* --hang-timeout: at most a day */
+#define PTB_CAPTURE_HANG_MAX_S 86400u
 
 /* One processor of a multi-CPU capture (`trace --cpus`): cpu[0] is the
  * BSP, then the APs in processor-number order, as many as were asked for
@@ -114,6 +116,14 @@ struct efi_capture {
      * (the notify may not allocate), 0 when there is none. */
     bool ebs_decode, ebs_files, ebs_reported, ebs_no_summary;
     unsigned ebs_last;
+    /* --hang-timeout (docs/hang.md): when the target has not returned (nor
+     * exited boot services) hang_timeout_s after tracing began, a timer
+     * event (efi/capture/hang.h) stops the unit and reports over COM1 as at
+     * ExitBootServices, without the flow, between "ptboot: hang report
+     * begin" and "end" lines; hang_repeat: then traces on into the zeroed
+     * buffer. 0: none. Set by the caller. */
+    uint32_t hang_timeout_s;
+    bool hang_repeat;
     EFI_PHYSICAL_ADDRESS ebs_arena;
     UINTN ebs_arena_pages;
     /* When the soft unit finds the #DB vector taken: the holder's release

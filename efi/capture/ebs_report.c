@@ -115,6 +115,8 @@ long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out)
     sc.line = sum_line;
     sc.ctx = &k;
     sc.last = r->sum_last;
+    if (r->sum_tail)
+        sc.flags |= PTD_SUM_F_TAIL;
     ebs_report_say(out, "ptboot: trace summary begin\n");
     ptd_sum_init(&sum, &sc);
     int more = ptd_sum_decode(&sum, &flow, EBS_REPORT_SUM_BUDGET);

@@ -115,6 +115,10 @@ struct ebs_report {
     const struct ptd_sum_module *modules;
     size_t nmodules;
     unsigned sum_last;
+    /* the static tail after the trace's end (PTD_SUM_F_TAIL,
+     * decoder/ptd_tail.h): closes the last transitions and says where it
+     * ends ("spins at module+offset"); on in hang and recovery reports */
+    bool sum_tail;
     /* the trace line: bytes, insns (decoded_insns: the flow's count when
      * the flow ran, else insns), wrapped, stopped, images; its errors are
      * the flow's, else the summary's (0 when neither ran) */

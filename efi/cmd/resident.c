@@ -25,6 +25,7 @@
 
 #include "efi/app.h"
 #include "efi/platform/console.h"
+#include "efi/platform/watchdog.h"
 #include "efi/capture/files.h"
 #include "format/load_option.h"
 #include "format/sideband.h"
@@ -101,7 +102,11 @@ static int chain(struct efi_app *app, const char *path, const char *args)
     }
     efi_con_printf("ptboot: resident chain start %s\n", path);
     efi_con_flush();
+    /* as the boot manager starts an image: under its 5-minute watchdog
+     * (efi/platform/watchdog.h), off again for ptboot's own work after */
+    efi_watchdog_boot_manager();
     s = BS->StartImage(child, NULL, NULL);
+    efi_watchdog_off();
     efi_con_printf("ptboot: resident chain returned %s status=0x%llx\n", path, (unsigned long long)s);
     return EFI_ERROR(s) ? PTB_APP_FAILED : PTB_APP_OK;
 }

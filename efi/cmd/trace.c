@@ -74,6 +74,8 @@ struct trace_args {
     uint64_t max_steps;
     bool step_all;
     unsigned cpus;          /* 0: not given (the BSP); CAPTURE_CPUS_ALL */
+    uint32_t hang_timeout_s; /* --hang-timeout (docs/hang.md), 0: none */
+    bool hang_repeat;
     const char *words[TRACE_MAX_WORDS];
     size_t nwords;
 };
@@ -84,6 +86,7 @@ static void trace_usage(void)
                  "                        [--max-steps N] [--stop-at OFFSET] [--no-decode]\n"
                  "                        [--no-summary]\n"
                  "                        [--serial-dump] [--no-files] [--snapshot SIZE]\n"
+                 "                        [--hang-timeout SECONDS [--hang-repeat]]\n"
                  "                        [WORD...]\n"
                  "                        (PATH | fsN:PATH | --boot-next)\n"
                  "  WORD: buffer=SIZE mode=ring|stop filter=N:START:END trace-stop=N:START:END\n"
@@ -135,6 +138,13 @@ static int parse(struct trace_args *a, int argc, char **argv)
             }
         } else if (!strcmp(o, "--step-all")) {
             a->step_all = true;
+        } else if (!strcmp(o, "--hang-repeat")) {
+            a->hang_repeat = true;
+        } else if (!strcmp(o, "--hang-timeout")) {
+            if (!v || rtit_parse_u64(v, &n, false) || n == 0 || n > PTB_CAPTURE_HANG_MAX_S)
+                return usage_error("--hang-timeout wants seconds, 1 to 86400, not", v ? v : "nothing");
+            a->hang_timeout_s = (uint32_t)n;
+            i++;
         } else if (!strcmp(o, "--unit")) {
             if (!v || (strcmp(v, "auto") && strcmp(v, "hw") && strcmp(v, "soft")))
                 return usage_error("--unit wants auto, hw or soft, not", v ? v : "nothing");
@@ -181,6 +191,10 @@ static int parse(struct trace_args *a, int argc, char **argv)
     }
     if (!a->path == !a->boot_next)
         return usage_error("give one target: PATH or --boot-next", NULL);
+    if (a->hang_repeat && !a->hang_timeout_s)
+        return usage_error("--hang-repeat needs --hang-timeout", NULL);
+    if (a->hang_timeout_s && a->cpus)
+        return usage_error("--hang-timeout traces one CPU: not with --cpus", NULL);
     return PTB_APP_OK;
 }
 
@@ -607,6 +621,8 @@ static int setup(struct efi_capture *cap, const struct trace_args *a, const stru
     cap->ebs_files = a->serial_dump || !a->no_files;
     cap->ebs_no_summary = a->no_summary;
     cap->ebs_last = a->last;
+    cap->hang_timeout_s = a->hang_timeout_s;
+    cap->hang_repeat = a->hang_repeat;
     return 0;
 }
 
