@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "host/flow_image.h"
 
@@ -60,6 +63,33 @@ int flow_read_file(const char *path, uint8_t **buf, size_t *size, char *err,
     return 0;
 }
 
+int flow_map_file(const char *path, uint8_t **buf, size_t *size, char *err, size_t errsize)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY);
+
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            close(fd);
+            *buf = p;
+            *size = (size_t)st.st_size;
+            return 1;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return flow_read_file(path, buf, size, err, errsize);
+}
+
+void flow_release_file(uint8_t *buf, size_t size, int mapped)
+{
+    if (mapped)
+        munmap(buf, size);
+    else
+        free(buf);
+}
+
 void flow_image_init(struct flow_image *img)
 {
     memset(img, 0, sizeof(*img));
@@ -68,8 +98,11 @@ void flow_image_init(struct flow_image *img)
 void flow_image_free(struct flow_image *img)
 {
     for (size_t i = 0; i < img->nsegs; i++)
-        free(img->segs[i].data);
+        free(img->segs[i].owned);
     free(img->segs);
+    for (size_t i = 0; i < img->nmaps; i++)
+        munmap(img->maps[i].addr, img->maps[i].len);
+    free(img->maps);
     memset(img, 0, sizeof(*img));
 }
 
@@ -80,9 +113,11 @@ static int seg_cmp(const void *a, const void *b)
 }
 
 /* Keep segments sorted; merge overlapping/adjacent ones (a later segment's
- * bytes win where they overlap an earlier one). */
-static int insert(struct flow_image *img, uint64_t base, const uint8_t *src,
-                  size_t size)
+ * bytes win where they overlap an earlier one). borrow: src stays valid as
+ * long as the image (a mapping of the image's), so a segment that touches
+ * no other may use it in place instead of a copy. */
+static int insert_src(struct flow_image *img, uint64_t base, const uint8_t *src,
+                      size_t size, int borrow)
 {
     struct flow_seg *s;
     uint64_t lo = base, hi = base + size;
@@ -113,13 +148,18 @@ static int insert(struct flow_image *img, uint64_t base, const uint8_t *src,
             img->segs = ns;
             img->cap = nc;
         }
-        data = malloc(size);
-        if (!data)
-            return fail(img, "out of memory");
-        memcpy(data, src, size);
+        if (borrow) {
+            data = (uint8_t *)src;
+        } else {
+            data = malloc(size);
+            if (!data)
+                return fail(img, "out of memory");
+            memcpy(data, src, size);
+        }
         img->segs[img->nsegs].base = base;
         img->segs[img->nsegs].size = size;
         img->segs[img->nsegs].data = data;
+        img->segs[img->nsegs].owned = borrow ? NULL : data;
         img->nsegs++;
         qsort(img->segs, img->nsegs, sizeof(*img->segs), seg_cmp);
         return 0;
@@ -137,12 +177,13 @@ static int insert(struct flow_image *img, uint64_t base, const uint8_t *src,
         for (i = first; i <= last; i++) {
             s = &img->segs[i];
             memcpy(data + (s->base - mlo), s->data, s->size);
-            free(s->data);
+            free(s->owned);
         }
         memcpy(data + (lo - mlo), src, size);
         img->segs[first].base = mlo;
         img->segs[first].size = mhi - mlo;
         img->segs[first].data = data;
+        img->segs[first].owned = data;
         memmove(&img->segs[first + 1], &img->segs[last + 1],
                 (img->nsegs - last - 1) * sizeof(*img->segs));
         img->nsegs -= last - first;
@@ -150,10 +191,47 @@ static int insert(struct flow_image *img, uint64_t base, const uint8_t *src,
     return 0;
 }
 
+static int insert(struct flow_image *img, uint64_t base, const uint8_t *src, size_t size)
+{
+    return insert_src(img, base, src, size, 0);
+}
+
 int flow_image_add_buf(struct flow_image *img, uint64_t base, const uint8_t *buf,
                        size_t size)
 {
     return insert(img, base, buf, size);
+}
+
+/* PREFIX.dump, mapped read-only when it can be (kept until
+ * flow_image_free; *mapped set), else read into memory (freed by the
+ * caller). A decode touches only the pages it runs through, and a mapped
+ * file costs no copy: loading a dump of many pages for a short trace is
+ * then no slower than the decode (docs/performance.md). */
+static int load_dump(struct flow_image *img, const char *path, uint8_t **buf, size_t *size,
+                     int *mapped)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY);
+
+    *mapped = 0;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        struct flow_mapping *m = realloc(img->maps, (img->nmaps + 1) * sizeof(*m));
+        void *p = m ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+        if (m)
+            img->maps = m;
+        if (p != MAP_FAILED) {
+            close(fd);
+            img->maps[img->nmaps].addr = p;
+            img->maps[img->nmaps++].len = (size_t)st.st_size;
+            *buf = p;
+            *size = (size_t)st.st_size;
+            *mapped = 1;
+            return 0;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return flow_read_file(path, buf, size, img->err, sizeof(img->err));
 }
 
 struct page_ref {
@@ -172,21 +250,26 @@ static int page_cmp(const void *a, const void *b)
 int flow_image_add_pages(struct flow_image *img, const char *prefix)
 {
     char path[4096];
-    uint8_t *dump = NULL, *addr = NULL;
+    uint8_t *dump = NULL, *addr = NULL, *dump_owned;
     size_t dsize, asize, n, i, j;
     struct page_ref *refs;
     int rc = 0;
 
+    int mapped;
     snprintf(path, sizeof(path), "%s.dump", prefix);
-    if (flow_read_file(path, &dump, &dsize, img->err, sizeof(img->err)) < 0)
+    if (load_dump(img, path, &dump, &dsize, &mapped) < 0)
         return -1;
+    if (mapped)
+        dump_owned = NULL;
+    else
+        dump_owned = dump;
     snprintf(path, sizeof(path), "%s.addr", prefix);
     if (flow_read_file(path, &addr, &asize, img->err, sizeof(img->err)) < 0) {
-        free(dump);
+        free(dump_owned);
         return -1;
     }
     if (asize % 8 || dsize != (asize / 8) * PAGE) {
-        free(dump);
+        free(dump_owned);
         free(addr);
         return fail(img, "%s: %zu addresses for %zu bytes of pages (want 8 bytes per 4 KiB page)",
                     prefix, asize / 8, dsize);
@@ -194,7 +277,7 @@ int flow_image_add_pages(struct flow_image *img, const char *prefix)
     n = asize / 8;
     refs = calloc(n ? n : 1, sizeof(*refs));
     if (!refs) {
-        free(dump);
+        free(dump_owned);
         free(addr);
         return fail(img, "out of memory");
     }
@@ -215,6 +298,17 @@ int flow_image_add_pages(struct flow_image *img, const char *prefix)
                              refs[k + 1].addr == refs[k].addr))
             k++;
         cnt = (size_t)((refs[k].addr - refs[i].addr) / PAGE + 1);
+        /* pages that follow each other in the mapped file too (the usual
+         * dump, written in address order): the segment is the file's bytes */
+        size_t in_file = i + 1;
+        while (in_file <= k && refs[in_file].idx == refs[in_file - 1].idx + 1 &&
+               refs[in_file].addr == refs[in_file - 1].addr + PAGE)
+            in_file++;
+        if (mapped && in_file == k + 1) {
+            rc = insert_src(img, refs[i].addr, dump + refs[i].idx * PAGE, cnt * PAGE, 1);
+            i = k + 1;
+            continue;
+        }
         run = malloc(cnt * PAGE);
         if (!run) {
             rc = fail(img, "out of memory");
@@ -227,7 +321,7 @@ int flow_image_add_pages(struct flow_image *img, const char *prefix)
         i = k + 1;
     }
     free(refs);
-    free(dump);
+    free(dump_owned);
     free(addr);
     return rc;
 }

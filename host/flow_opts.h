@@ -15,6 +15,7 @@ struct flow_opts {
     struct ptd_flow_config cfg;
     uint8_t *trace;
     size_t tsize;
+    int trace_mapped;     /* flow_map_file's result for the trace */
     int have_cpu;
     unsigned family, model;
     /* --filter:addrN_cfg/_a/_b */

@@ -19,3 +19,8 @@ $(B)/ptboot: $(HOST_OBJS) $(B)/host/libptboot.a
 
 -include $(LIB_OBJS:.o=.d) $(HOST_OBJS:.o=.d)
 TEST_SCRIPTS += test/cli/errors.sh
+
+# host/flow_image.c's page dumps (mapped in place or copied) in a unit test
+UNIT_TESTS += test_flow_image
+TEST_LIBS_test_flow_image := $(B)/host/host/flow_image.o
+$(B)/test/test_flow_image: $(B)/host/host/flow_image.o
