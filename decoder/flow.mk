@@ -34,6 +34,11 @@ UNIT_TESTS += test_ptd_qry
 TEST_LIBS_test_ptd_qry := -lipt
 TEST_SCRIPTS += test/flow/flow_cli.sh
 
+# ---- the fast paths: IPs inside a block, and `ptboot flow`'s path choice
+# (every path prints the same lines: test/flow/paths.sh) ----
+UNIT_TESTS += test_ptd_flow_ips
+TEST_SCRIPTS += test/flow/paths.sh
+
 # ---- libFuzzer target over trace + code (query and flow layers) ----
 FLOW_FUZZ_CC := $(or $(FUZZ_CC),clang)
 $(B)/test/fuzz_flow: test/fuzz/fuzz_flow.c test/fuzz/fuzz_code.h $(DECODER_SRCS) $(wildcard decoder/ptd_*.h) | $(B)/.setup-done

@@ -14,6 +14,7 @@
 #include <Zydis/Zydis.h>
 
 #include "decoder/ptd_flow.h"
+#include "decoder/ptd_flow_sizing.h"
 #include "decoder/ptd_fmt_flow.h"
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_time.h"
@@ -24,6 +25,7 @@
 
 struct out {
     int no_inst, stat, stat_blocks, att;
+    int insn_path;  /* --insn-decoder: never block by block */
     uint32_t flags; /* PTD_FMT_FLOW_* */
     ZydisDecoder zdec[3];
     ZydisFormatter zfmt;
@@ -54,23 +56,69 @@ static char *append_disassembly(const struct out *o, const struct ptd_flow_insn 
     return p + 5;
 }
 
+/* Output: lines are formatted straight into this buffer and written in
+ * chunks (one fwrite per line cost as much as formatting the line). 64 KiB:
+ * a larger buffer writes no faster, and each of its pages costs a page
+ * fault the first time it is filled. */
+#define OUT_BUF_BYTES (64u << 10)
+#define OUT_LINE_MAX (PTD_FMT_FLOW_LINE_MAX + 192)
+
 /* ptxed's loop, through the same driver the UEFI app runs
  * (decoder/ptd_fmt_flow.h), so the two print the same lines; the host only
  * adds disassembly to instruction lines. */
 static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
 {
-    char line[PTD_FMT_FLOW_LINE_MAX + 192];
+    static char buf[OUT_BUF_BYTES];
+    size_t pos = 0;
     enum ptd_flow_line_kind kind;
     int n;
 
     ptd_flow_lines_init(L, f, o->flags);
-    while ((n = ptd_flow_lines_next(L, line, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
-        char *p = line + n;
+    while ((n = ptd_flow_lines_next(L, buf + pos, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
+        char *line = buf + pos, *p = line + n;
         if (kind == PTD_FLOW_LINE_INSN && !o->no_inst)
-            p = append_disassembly(o, &L->insn, p, line + sizeof(line) - 2);
+            p = append_disassembly(o, &L->insn, p, line + OUT_LINE_MAX - 2);
         *p++ = '\n';
-        fwrite(line, 1, (size_t)(p - line), stdout);
+        pos = (size_t)(p - buf);
+        if (sizeof(buf) - pos < OUT_LINE_MAX) {
+            fwrite(buf, 1, pos, stdout);
+            pos = 0;
+        }
     }
+    fwrite(buf, 1, pos, stdout);
+}
+
+/* The fastest decode path the output allows (docs/performance.md), set in
+ * o->flags and fo->cfg; returns the block cache to free (or NULL).
+ *  - disassembly: instruction by instruction with their bytes (the
+ *    disassembler needs them; the decoded-instruction cache is not read
+ *    then, so it is not given either);
+ *  - anything else (--no-inst lines, events, errors, --quiet, --stat):
+ *    block by block through the block cache (the driver prints a block's
+ *    instructions from their IPs, or only counts them), unless
+ *    --insn-decoder asks for the instruction path (the same lines: the
+ *    tests compare the two). */
+static void *choose_path(struct out *o, struct flow_opts *fo)
+{
+    void *bcache = NULL;
+
+    fo->cfg.cache = NULL;
+    fo->cfg.cache_size = 0;
+    if (!o->no_inst && !(o->flags & PTD_FMT_FLOW_QUIET)) {
+        fo->cfg.flags |= PTD_FLOW_F_RAW;
+        return NULL;
+    }
+    if (o->insn_path)
+        return NULL;
+    o->flags |= PTD_FMT_FLOW_BLOCKS;
+    if (!fo->no_cache) {
+        size_t n = ptd_flow_bcache_bytes(fo->tsize);
+        if ((bcache = malloc(n))) {
+            fo->cfg.bcache = bcache;
+            fo->cfg.bcache_size = n;
+        }
+    }
+    return bcache;
 }
 
 static void usage(FILE *to)
@@ -91,7 +139,9 @@ static void usage(FILE *to)
         "  --filter:addrN_cfg/_a/_b V as IA32_RTIT_CTL.ADDRn_CFG and IA32_RTIT_ADDRn_A/B\n"
         "  --cpu F/M|none|auto        the CPU the trace came from (errata)\n"
         "  --mode 16|32|64            execution mode before the first MODE.Exec\n"
-        "  --no-cache                 no decoded-instruction cache (as on target)\n"
+        "  --no-cache                 no block cache (each block decoded again)\n"
+        "  --insn-decoder             instruction by instruction, never block by block\n"
+        "                             (the same lines, slower)\n"
         "Output:\n"
         "  --no-inst                  IPs only (no disassembly)\n"
         "  --att                      AT&T syntax for the disassembly\n"
@@ -107,7 +157,7 @@ static void usage(FILE *to)
         "  --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
         "Accepted for ptxed/ptdump compatibility, no effect:\n"
         "  --time-delta --tcal --no-tcal --event:iflags\n"
-        "  --block:show-blocks --block:end-on-call --insn-decoder --block-decoder\n"
+        "  --block:show-blocks --block:end-on-call --block-decoder\n"
         "  --resync-on-error (always on)\n"
         "Exit status: 0 decoded (decode errors are reported in the flow), 1 bad input\n"
         "file, 2 bad usage.\n");
@@ -115,7 +165,6 @@ static void usage(FILE *to)
 
 int host_cmd_flow(int argc, char **argv)
 {
-    static char obuf[1 << 20];
     struct flow_opts fo;
     struct out o;
     struct ptd_flow *f;
@@ -165,11 +214,13 @@ int host_cmd_flow(int argc, char **argv)
         } else if (!strcmp(a, "--event:tick")) {
             /* tick events when the time moves at a branch (as ptxed) */
             fo.cfg.flags |= PTD_FLOW_F_TICK;
+        } else if (!strcmp(a, "--insn-decoder")) {
+            o.insn_path = 1;
         } else if (!strcmp(a, "--check") || !strcmp(a, "--time-delta") ||
                    !strcmp(a, "--tcal") || !strcmp(a, "--no-tcal") ||
                    !strcmp(a, "--event:iflags") ||
                    !strcmp(a, "--block:show-blocks") || !strcmp(a, "--block:end-on-call") ||
-                   !strcmp(a, "--insn-decoder") || !strcmp(a, "--block-decoder") ||
+                   !strcmp(a, "--block-decoder") ||
                    !strcmp(a, "--resync-on-error")) {
             /* accepted, see --help */
         } else {
@@ -207,9 +258,7 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return 1;
     }
-    setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
-    if (!o.no_inst)
-        fo.cfg.flags |= PTD_FLOW_F_RAW;
+    void *bcache = choose_path(&o, &fo);
     if ((o.flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME)) || (fo.cfg.flags & PTD_FLOW_F_TICK)) {
         tcfg.errata = fo.have_cpu ? ptd_time_errata_for_cpu(fo.family, fo.model) : 0;
         fo.cfg.time = &tcfg;
@@ -223,6 +272,7 @@ int host_cmd_flow(int argc, char **argv)
             printf("blocks: %" PRIu64 ".\n", lines.blocks);
     }
     fflush(stdout);
+    free(bcache);
     free(f);
     flow_opts_free(&fo);
     host_capture_free(&cap);
