@@ -17,7 +17,8 @@
 #       cpu = user + system time of the process, wall = fork to exit
 #
 # Options (environment):
-#   BENCH_ROUNDS=N        rounds of the in-process benchmark (default 5)
+#   BENCH_ROUNDS=N        rounds of the in-process benchmark and of the plain
+#                         libipt program's check (default 10)
 #   BENCH_PROCESSES=N     runs of each whole process (default 20)
 #   PTBOOT_LIBIPT_LIB=DIR also run libipt's side with the libipt.so.2 in DIR
 #                         (e.g. a build of current libipt's sources): the
@@ -29,7 +30,7 @@
 cd "$(dirname "$0")/.." || exit 1
 . test/lib/real_traces.sh
 real_traces_begin "bench: flow"
-rounds=${BENCH_ROUNDS:-5}
+rounds=${BENCH_ROUNDS:-10}
 procs=${BENCH_PROCESSES:-20}
 for f in build/ptboot build/ptboot-bench build/bench/libipt_count build/bench/proc_time; do
     [ -x "$f" ] || { echo "bench-flow: $f missing (make bench-flow builds it)"; exit 1; }

@@ -44,9 +44,16 @@ int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *bl
         return 0;
     if (mode > PTD_EXEC_MODE_64)
         return -PTD_ERR_INTERNAL;
-    /* one mapped region usually holds the whole block */
-    if (f->map)
+    /* one region usually holds the whole block: the flow's code window
+     * (a mapped region, or its own copy of the bytes) when the block
+     * starts there, else the region the map callback gives */
+    if (ip - f->win_base < f->win_len) {
+        base_ptr = f->code;
+        base = f->win_base;
+        size = f->win_len;
+    } else if (f->map) {
         base_ptr = f->map(f->ctx, ip, &base, &size);
+    }
     for (uint32_t k = 0; k + 1 < n; k++) {
         struct ptd_ild_step s;
         unsigned len = 0;

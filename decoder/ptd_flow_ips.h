@@ -15,9 +15,9 @@
 #include "decoder/ptd_flow.h"
 
 /* ips[0] = blk->ip, ..., ips[blk->ninsn - 1] = blk->last_ip: the IPs
- * ptd_flow_next would have returned one by one. Reads the code through
- * f's callbacks (map in place where it can, else read; f's window is not
- * touched). Returns blk->ninsn, or -PTD_ERR_NOSPC (cap < ninsn), or
+ * ptd_flow_next would have returned one by one. Reads the code from f's
+ * code window where it holds the block (never moving it), else through f's
+ * callbacks (map in place where it can, else read). Returns blk->ninsn, or -PTD_ERR_NOSPC (cap < ninsn), or
  * -PTD_ERR_INTERNAL when the code does not lead from blk->ip to
  * blk->last_ip in ninsn instructions (it changed under the flow). */
 int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *blk,

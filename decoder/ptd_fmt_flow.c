@@ -359,11 +359,27 @@ static void next_block(struct ptd_flow_lines *L, int lines)
 static int block_line(struct ptd_flow_lines *L, char *line, size_t cap)
 {
     unsigned k = L->blk_next++;
-    L->insn.ip = L->blk_ips[k];
+    uint64_t ip = L->blk_ips[k];
+    L->insn.ip = ip;
     L->insn.iclass = k + 1 == L->blk_count ? L->blk_last_iclass : PTD_ICLASS_OTHER;
     if (L->blk_next == L->blk_count)
         L->phase = L->blk_phase;
-    return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->blk_offset, L->time);
+    if (L->flags & (PTD_FMT_FLOW_OFFSET | PTD_FMT_FLOW_TIME))
+        return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->blk_offset, L->time);
+    /* the common line, "[? ]<ip>", written straight (the caller's cap is at
+     * least PTD_FMT_FLOW_LINE_MAX): ptd_fmt_flow_insn's bytes, a third of
+     * its work */
+    char *p = line;
+    if (L->insn.speculative) {
+        *p++ = '?';
+        *p++ = ' ';
+    }
+    for (int i = 14; i >= 0; i -= 2, ip >>= 8) {
+        p[i] = hexpairs[ip & 0xff][0];
+        p[i + 1] = hexpairs[ip & 0xff][1];
+    }
+    p[16] = '\0';
+    return (int)(p + 16 - line);
 }
 
 int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,

@@ -119,6 +119,31 @@ static void test_read_only(void **state)
     check_ips(0, NINSN - 1);
 }
 
+/* the flow's code window holds the block: no callback at all; a window
+ * that ends inside the block: the rest through the read callback */
+static void test_window(void **state)
+{
+    struct ptd_flow f;
+    struct image im;
+    uint64_t ips[PTD_FLOW_BLOCK_MAX];
+    (void)state;
+    const unsigned lens[] = { sizeof im.bytes, 12 };
+    for (unsigned i = 0; i < 2; i++) {
+        unsigned len = lens[i];
+        setup_flow(&f, &im, 0);
+        f.code = im.bytes;
+        f.win_base = BASE;
+        f.win_len = len;
+        struct ptd_flow_block b = block(NINSN, want[NINSN - 1]);
+        assert_int_equal(ptd_flow_block_ips(&f, &b, ips, PTD_FLOW_BLOCK_MAX), NINSN);
+        assert_memory_equal(ips, want, sizeof want);
+        if (len == sizeof im.bytes)
+            assert_int_equal(im.reads, 0);
+        else
+            assert_true(im.reads > 0);
+    }
+}
+
 static void test_one_insn(void **state)
 {
     struct ptd_flow f;
@@ -175,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_mapped),
         cmocka_unit_test(test_partly_mapped),
         cmocka_unit_test(test_read_only),
+        cmocka_unit_test(test_window),
         cmocka_unit_test(test_one_insn),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_bcache_bytes),
