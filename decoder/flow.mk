@@ -3,7 +3,7 @@
 # reference flow live here (the flow benchmark: bench/bench.mk).
 
 # ---- reference: libipt's instruction decoder in ptxed's --no-inst format ----
-FLOW_IMAGE_SRCS := host/flow_image.c
+FLOW_IMAGE_SRCS := host/flow_image.c format/code_image.c format/memrange.c
 $(B)/test/libipt_flow: test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) host/flow_image.h | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) -lipt

@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/code_image.h"
 #include "host/flow_image.h"
 
-#define PAGE 4096u
+#define PAGE CODE_PAGE_BYTES
 
 static int fail(struct flow_image *img, const char *fmt, ...)
 {
@@ -234,93 +235,70 @@ static int load_dump(struct flow_image *img, const char *path, uint8_t **buf, si
     return flow_read_file(path, buf, size, img->err, sizeof(img->err));
 }
 
-struct page_ref {
-    uint64_t addr;
-    size_t idx;
-};
-
-static int page_cmp(const void *a, const void *b)
-{
-    const struct page_ref *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
+/* The pages through format/'s code dump reader, which checks them (sizes,
+ * 4 KiB alignment, each address once) as the target does; runs of
+ * consecutive addresses become one segment each, the file's bytes in place
+ * when they follow each other there too (the usual dump, written in
+ * address order), else a copy. */
 int flow_image_add_pages(struct flow_image *img, const char *prefix)
 {
     char path[4096];
     uint8_t *dump = NULL, *addr = NULL, *dump_owned;
     size_t dsize, asize, n, i, j;
-    struct page_ref *refs;
-    int rc = 0;
+    struct code_page *pages;
+    struct code_image ci;
+    int rc = 0, mapped;
 
-    int mapped;
     snprintf(path, sizeof(path), "%s.dump", prefix);
     if (load_dump(img, path, &dump, &dsize, &mapped) < 0)
         return -1;
-    if (mapped)
-        dump_owned = NULL;
-    else
-        dump_owned = dump;
+    dump_owned = mapped ? NULL : dump;
     snprintf(path, sizeof(path), "%s.addr", prefix);
     if (flow_read_file(path, &addr, &asize, img->err, sizeof(img->err)) < 0) {
         free(dump_owned);
         return -1;
     }
-    if (asize % 8 || dsize != (asize / 8) * PAGE) {
-        free(dump_owned);
-        free(addr);
-        return fail(img, "%s: %zu addresses for %zu bytes of pages (want 8 bytes per 4 KiB page)",
-                    prefix, asize / 8, dsize);
-    }
     n = asize / 8;
-    refs = calloc(n ? n : 1, sizeof(*refs));
-    if (!refs) {
+    pages = calloc(n ? n : 1, sizeof(*pages));
+    if (!pages) {
         free(dump_owned);
         free(addr);
         return fail(img, "out of memory");
     }
-    for (i = 0; i < n; i++) {
-        uint64_t a = 0;
-        for (j = 0; j < 8; j++)
-            a |= (uint64_t)addr[i * 8 + j] << (8 * j);
-        refs[i].addr = a;
-        refs[i].idx = i;
-    }
-    qsort(refs, n, sizeof(*refs), page_cmp);
-    /* runs of consecutive pages become one segment; a repeated address
-     * keeps its last page */
-    for (i = 0; i < n && rc == 0;) {
-        size_t k = i, cnt;
+    code_image_init(&ci, pages, n);
+    int e = code_image_add_dump(&ci, dump, dsize, addr, asize);
+    if (e == CODE_IMAGE_OK)
+        e = code_image_finish(&ci);
+    if (e == CODE_IMAGE_E_SIZES)
+        rc = fail(img, "%s: %zu addresses for %zu bytes of pages (want 8 bytes per 4 KiB page)",
+                  prefix, asize / 8, dsize);
+    else if (e != CODE_IMAGE_OK)
+        rc = fail(img, "%s: %s", prefix, code_image_strerror(e));
+    /* ci.pages is sorted by address now */
+    for (i = 0; rc == 0 && i < ci.count;) {
+        size_t k = i, in_file = i + 1;
         uint8_t *run;
-        while (k + 1 < n && (refs[k + 1].addr == refs[k].addr + PAGE ||
-                             refs[k + 1].addr == refs[k].addr))
+        while (k + 1 < ci.count && pages[k + 1].addr == pages[k].addr + PAGE)
             k++;
-        cnt = (size_t)((refs[k].addr - refs[i].addr) / PAGE + 1);
-        /* pages that follow each other in the mapped file too (the usual
-         * dump, written in address order): the segment is the file's bytes */
-        size_t in_file = i + 1;
-        while (in_file <= k && refs[in_file].idx == refs[in_file - 1].idx + 1 &&
-               refs[in_file].addr == refs[in_file - 1].addr + PAGE)
+        while (in_file <= k && pages[in_file].data == pages[in_file - 1].data + PAGE)
             in_file++;
         if (mapped && in_file == k + 1) {
-            rc = insert_src(img, refs[i].addr, dump + refs[i].idx * PAGE, cnt * PAGE, 1);
+            rc = insert_src(img, pages[i].addr, pages[i].data, (k - i + 1) * PAGE, 1);
             i = k + 1;
             continue;
         }
-        run = malloc(cnt * PAGE);
+        run = malloc((k - i + 1) * PAGE);
         if (!run) {
             rc = fail(img, "out of memory");
             break;
         }
         for (j = i; j <= k; j++)
-            memcpy(run + (refs[j].addr - refs[i].addr), dump + refs[j].idx * PAGE, PAGE);
-        rc = insert(img, refs[i].addr, run, cnt * PAGE);
+            memcpy(run + (j - i) * PAGE, pages[j].data, PAGE);
+        rc = insert(img, pages[i].addr, run, (k - i + 1) * PAGE);
         free(run);
         i = k + 1;
     }
-    free(refs);
+    free(pages);
     free(dump_owned);
     free(addr);
     return rc;

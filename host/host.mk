@@ -22,5 +22,5 @@ TEST_SCRIPTS += test/cli/errors.sh
 
 # host/flow_image.c's page dumps (mapped in place or copied) in a unit test
 UNIT_TESTS += test_flow_image
-TEST_LIBS_test_flow_image := $(B)/host/host/flow_image.o
+TEST_LIBS_test_flow_image := $(B)/host/host/flow_image.o $(B)/host/libptboot.a
 $(B)/test/test_flow_image: $(B)/host/host/flow_image.o
