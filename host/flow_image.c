@@ -113,20 +113,39 @@ static int seg_cmp(const void *a, const void *b)
     return x->base < y->base ? -1 : x->base > y->base;
 }
 
+/* Where a new segment's bytes come from: copied from the caller's buffer;
+ * borrowed (a mapping of the image's, valid as long as the image); or taken
+ * (a malloc'd buffer the image then owns and frees). A segment that touches
+ * no other uses borrowed or taken bytes in place. */
+enum src_kind { SRC_COPY, SRC_BORROW, SRC_TAKE };
+
+static int insert_bytes(struct flow_image *img, uint64_t base, const uint8_t *src,
+                        size_t size, enum src_kind kind);
+
 /* Keep segments sorted; merge overlapping/adjacent ones (a later segment's
- * bytes win where they overlap an earlier one). borrow: src stays valid as
- * long as the image (a mapping of the image's), so a segment that touches
- * no other may use it in place instead of a copy. */
+ * bytes win where they overlap an earlier one). */
 static int insert_src(struct flow_image *img, uint64_t base, const uint8_t *src,
-                      size_t size, int borrow)
+                      size_t size, enum src_kind kind)
+{
+    int rc = insert_bytes(img, base, src, size, kind);
+    if (kind == SRC_TAKE && rc < 0)
+        free((uint8_t *)src);
+    return rc;
+}
+
+static int insert_bytes(struct flow_image *img, uint64_t base, const uint8_t *src,
+                        size_t size, enum src_kind kind)
 {
     struct flow_seg *s;
     uint64_t lo = base, hi = base + size;
     size_t i, first, last;
     uint8_t *data;
 
-    if (!size)
+    if (!size) {
+        if (kind == SRC_TAKE)
+            free((uint8_t *)src);
         return 0;
+    }
     if (hi < lo)
         return fail(img, "section at %#llx wraps around", (unsigned long long)base);
     /* find segments touching [lo, hi] */
@@ -149,7 +168,7 @@ static int insert_src(struct flow_image *img, uint64_t base, const uint8_t *src,
             img->segs = ns;
             img->cap = nc;
         }
-        if (borrow) {
+        if (kind != SRC_COPY) {
             data = (uint8_t *)src;
         } else {
             data = malloc(size);
@@ -160,7 +179,7 @@ static int insert_src(struct flow_image *img, uint64_t base, const uint8_t *src,
         img->segs[img->nsegs].base = base;
         img->segs[img->nsegs].size = size;
         img->segs[img->nsegs].data = data;
-        img->segs[img->nsegs].owned = borrow ? NULL : data;
+        img->segs[img->nsegs].owned = kind == SRC_BORROW ? NULL : data;
         img->nsegs++;
         qsort(img->segs, img->nsegs, sizeof(*img->segs), seg_cmp);
         return 0;
@@ -181,6 +200,8 @@ static int insert_src(struct flow_image *img, uint64_t base, const uint8_t *src,
             free(s->owned);
         }
         memcpy(data + (lo - mlo), src, size);
+        if (kind == SRC_TAKE)
+            free((uint8_t *)src);
         img->segs[first].base = mlo;
         img->segs[first].size = mhi - mlo;
         img->segs[first].data = data;
@@ -194,7 +215,7 @@ static int insert_src(struct flow_image *img, uint64_t base, const uint8_t *src,
 
 static int insert(struct flow_image *img, uint64_t base, const uint8_t *src, size_t size)
 {
-    return insert_src(img, base, src, size, 0);
+    return insert_src(img, base, src, size, SRC_COPY);
 }
 
 int flow_image_add_buf(struct flow_image *img, uint64_t base, const uint8_t *buf,
@@ -283,7 +304,7 @@ int flow_image_add_pages(struct flow_image *img, const char *prefix)
         while (in_file <= k && pages[in_file].data == pages[in_file - 1].data + PAGE)
             in_file++;
         if (mapped && in_file == k + 1) {
-            rc = insert_src(img, pages[i].addr, pages[i].data, (k - i + 1) * PAGE, 1);
+            rc = insert_src(img, pages[i].addr, pages[i].data, (k - i + 1) * PAGE, SRC_BORROW);
             i = k + 1;
             continue;
         }
@@ -294,8 +315,7 @@ int flow_image_add_pages(struct flow_image *img, const char *prefix)
         }
         for (j = i; j <= k; j++)
             memcpy(run + (j - i) * PAGE, pages[j].data, PAGE);
-        rc = insert(img, pages[i].addr, run, (k - i + 1) * PAGE);
-        free(run);
+        rc = insert_src(img, pages[i].addr, run, (k - i + 1) * PAGE, SRC_TAKE);
         i = k + 1;
     }
     free(pages);
