@@ -67,8 +67,8 @@ one_trace() {
     blk_b=$(field libipt_blk_minsn "$line")
     insn_b=$(field libipt_insn_minsn "$line")
     insns=$(field insns "$line")
-    blk_p=$(build/bench/libipt_count "${args[@]}" --rounds "$rounds" | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
-    insn_p=$(build/bench/libipt_count "${args[@]}" --rounds "$rounds" --insn | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
+    blk_p=$(build/bench/libipt_count "${args[@]}" --rounds $((rounds * 3)) | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
+    insn_p=$(build/bench/libipt_count "${args[@]}" --rounds $((rounds * 3)) --insn | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
     awk -v n="$name" -v bb="$blk_b" -v bp="$blk_p" -v ib="$insn_b" -v ip="$insn_p" 'BEGIN {
         rb = bp / bb; ri = ip / ib
         ok = (rb >= 1 / 1.3 && rb <= 1.3 && ri >= 1 / 1.3 && ri <= 1.3) ? "yes" : "NO"
