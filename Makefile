@@ -1,5 +1,6 @@
-# ptboot: one entry point. `make` builds the UEFI app (build/ptboot.efi) and the
-# host CLI (build/ptboot); `make test` and `make run` are README's two commands
+# ptboot: one entry point. `make` builds the UEFI app (build/ptboot.efi), the
+# same program as a boot-service driver (build/ptbootdrv.efi) and the host CLI
+# (build/ptboot); `make test` and `make run` are README's two commands
 # and install what they need through scripts/setup.sh on a fresh machine.
 #
 # Each directory contributes a fragment (*.mk) that appends to the variables
@@ -61,7 +62,7 @@ $(B)/.setup-done: FORCE
 FORCE:
 
 .PHONY: all setup clean distclean test run image bench fuzz
-all: $(B)/ptboot $(B)/ptboot.efi $(B)/.layers-ok
+all: $(B)/ptboot $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/.layers-ok
 
 # Who may include whom (docs/architecture.md): any #include crossing the
 # layering fails the build.

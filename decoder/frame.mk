@@ -1,6 +1,6 @@
 # decoder/frame.mk: the serial framing (decoder/ptd_frame.c, picked up by
 # decoder.mk's wildcard for the host library, the app and the freestanding
-# check), the app's serial dump (efi/serial_dump.c, efi/cmd_serialdump.c),
+# check), the app's serial dump (efi/capture/serial_dump.c, efi/cmd/serial_dump.c),
 # `ptboot serial` (host/cmd_serial.c) and their tests. docs/serial.md.
 UNIT_TESTS += test_ptd_frame test_ptd_num
 

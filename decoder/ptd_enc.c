@@ -148,10 +148,11 @@ int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
         st_le(buf + 6, p->aux, 4);
         break;
     case PTD_PKT_PWRE:
-        /* byte 2 bit 7: HW; byte 3: C-state[7:4], sub C-state[3:0] */
-        if (p->a > 0xf || p->aux > 0xf || (p->flags & ~1u))
+        /* byte 2 bit 7: HW (bit 3 with PTD_PKTF_HW_BIT3, as libipt's
+         * encoder writes it); byte 3: C-state[7:4], sub C-state[3:0] */
+        if (p->a > 0xf || p->aux > 0xf || (p->flags & ~(unsigned)(PTD_PKTF_HW | PTD_PKTF_HW_BIT3)))
             return -PTD_ERR_BAD_PACKET;
-        buf[2] = (p->flags & PTD_PKTF_HW) ? 0x80 : 0;
+        buf[2] = (p->flags & PTD_PKTF_HW) ? ((p->flags & PTD_PKTF_HW_BIT3) ? 0x08 : 0x80) : 0;
         buf[3] = (uint8_t)(p->a << 4 | p->aux);
         break;
     case PTD_PKT_PWRX:
@@ -196,6 +197,21 @@ int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
         break;
     case PTD_PKT_MNT:
         st_le(buf + 3, p->payload, 8);
+        break;
+    case PTD_PKT_TRIG:
+        /* byte 1: IP, ICNTV, MULT; byte 2: TRBV; bytes 3-4: ICNT (ICNTV) */
+        if ((p->flags & ~(unsigned)(PTD_PKTF_IP | PTD_PKTF_ICNTV | PTD_PKTF_MULT)) || p->aux > 0xffff ||
+            (p->aux && !(p->flags & PTD_PKTF_ICNTV)))
+            return -PTD_ERR_BAD_PACKET;
+        buf[1] = (uint8_t)(((p->flags & PTD_PKTF_IP) ? PTD_TRIG_IP_BIT : 0) |
+                           ((p->flags & PTD_PKTF_ICNTV) ? PTD_TRIG_ICNTV_BIT : 0) |
+                           ((p->flags & PTD_PKTF_MULT) ? PTD_TRIG_MULT_BIT : 0));
+        buf[2] = p->a;
+        size = PTD_TRIG_SIZE;
+        if (p->flags & PTD_PKTF_ICNTV) {
+            st_le(buf + PTD_TRIG_SIZE, p->aux, PTD_TRIG_ICNT_SIZE - PTD_TRIG_SIZE);
+            size = PTD_TRIG_ICNT_SIZE;
+        }
         break;
     default:
         return -PTD_ERR_BAD_OPC;

@@ -19,38 +19,6 @@ _Static_assert(sizeof(struct ptd_flow_bentry) == PTD_FLOW_BENTRY_SIZE, "block ca
 #define MODRM_REG(m) (((m) >> 3) & 7)
 #define CR3 3
 
-unsigned ptd_flow_errata_for_cpu(unsigned family, unsigned model)
-{
-    /* the same CPU lists as libipt 2.0.5's pt_cpu_errata() (checked for
-     * every model by test/unit/test_ptd_qry.c) */
-    enum {
-        BDM70 = PTD_QRY_ERRATUM_BDM70,
-        SKL = PTD_FLOW_ERRATUM_SKL014 | PTD_FLOW_ERRATUM_SKD022,
-    };
-    unsigned e = ptd_errata_for_cpu(family, model);
-    if (family != 6)
-        return e;
-    switch (model) {
-    case 0x3d: case 0x47: case 0x4f: case 0x56:             /* Broadwell */
-        return e | BDM70 | PTD_FLOW_ERRATUM_BDM64;
-    case 0x4e: case 0x5e: case 0x8e: case 0x9e:             /* Skylake, Kaby Lake */
-    case 0xa5: case 0xa6:                                   /* Comet Lake */
-        return e | BDM70 | SKL | PTD_QRY_ERRATUM_SKD010;
-    case 0x55: case 0x66: case 0x7d: case 0x7e:             /* Skylake-SP, Cannon/Ice Lake */
-    case 0x6a: case 0x6c: case 0x8c: case 0x8d:             /* Ice Lake-SP, Tiger Lake */
-    case 0x8f: case 0xa7: case 0xa8:                        /* Sapphire Rapids, Rocket Lake */
-        return e | BDM70 | SKL;
-    case 0x97: case 0x9a: case 0xbf:                        /* Alder Lake */
-        return e | BDM70 | SKL | PTD_QRY_ERRATUM_APL11;
-    case 0x5c: case 0x5f:                                   /* Apollo Lake, Denverton */
-        return e | PTD_QRY_ERRATUM_APL11 | PTD_QRY_ERRATUM_APL12;
-    case 0x7a: case 0x86: case 0x96: case 0x9c:             /* Gemini Lake, Tremont */
-        return e | PTD_QRY_ERRATUM_APL11;
-    default:
-        return e;
-    }
-}
-
 static void reset(struct ptd_flow *f)
 {
     f->ip = 0;
@@ -306,10 +274,10 @@ static int at_disabled(const struct ptd_flow *f, const struct ptd_event *ev,
         if (p->iclass == PTD_ICLASS_FAR_TRANSFER || p->cr3)
             return 1;
         /* BDM64: with a filter, any branch may leave with no IP */
-        if (f->nfilter && (f->errata & PTD_FLOW_ERRATUM_BDM64) && p->iclass != PTD_ICLASS_OTHER)
+        if (f->nfilter && (f->errata & PTD_ERRATUM_BDM64) && p->iclass != PTD_ICLASS_OTHER)
             return 1;
         /* SKL014: a direct jump/call out of the filter with no IP */
-        if (f->nfilter && (f->errata & PTD_FLOW_ERRATUM_SKL014) && p->direct &&
+        if (f->nfilter && (f->errata & PTD_ERRATUM_SKL014) && p->direct &&
             (p->iclass == PTD_ICLASS_DIRECT_JUMP || p->iclass == PTD_ICLASS_DIRECT_CALL) &&
             !in_filter(f, p->target))
             return 1;
@@ -509,7 +477,7 @@ static int check_ip_event_after(struct ptd_flow *f, unsigned prev_iclass)
     case PTD_EV_ASYNC_DISABLED:
         if (ev->from != f->ip)
             break;
-        if ((f->errata & PTD_FLOW_ERRATUM_SKD022) && at_vm_entry(f)) {
+        if ((f->errata & PTD_ERRATUM_SKD022) && at_vm_entry(f)) {
             /* SKD022: the disable follows the VM entry instruction */
             f->event.type = PTD_EV_DISABLED;
             break;
@@ -520,7 +488,7 @@ static int check_ip_event_after(struct ptd_flow *f, unsigned prev_iclass)
             break;
         return status(f, PTD_ST_EVENT);
     case PTD_EV_TSX:
-        if (!nip && (f->errata & PTD_FLOW_ERRATUM_BDM64) && (ev->flags & PTD_EVF_ABORTED) &&
+        if (!nip && (f->errata & PTD_ERRATUM_BDM64) && (ev->flags & PTD_EVF_ABORTED) &&
             prev_iclass != PTD_ICLASS_OTHER && prev_iclass != PTD_FLOW_ICLASS_ERROR &&
             !reachable(f, f->ip, ev->ip))
             f->ip = ev->ip;     /* BDM64: the branch's trace was lost */

@@ -60,20 +60,6 @@ typedef const uint8_t *(*ptd_map_fn)(void *ctx, uint64_t ip, uint64_t *base, siz
 #define PTD_FLOW_RETSTACK 64        /* SDM: the CPU's call stack depth */
 #define PTD_FLOW_STATE_SIZE 3072    /* bound on sizeof(struct ptd_flow) */
 
-/* Flow-layer errata (libipt's names), on top of the packet layer's
- * PTD_ERRATUM_* bits in ptd_flow_config.errata:
- * BDM64: with IP filtering, a branch may leave the filter with a TIP.PGD
- *        whose IP is suppressed; it binds to that branch.
- * SKL014: a direct jump/call out of the filter sends TIP.PGD with no IP. */
-enum {
-    PTD_FLOW_ERRATUM_BDM64 = 0x100,
-    PTD_FLOW_ERRATUM_SKL014 = 0x200,
-    /* SKD022: a VM entry that clears TraceEn may send FUP + TIP.PGD; at
-     * VMLAUNCH/VMRESUME it is a disable after the instruction. */
-    PTD_FLOW_ERRATUM_SKD022 = 0x2000,
-};
-/* Packet and flow errata of a CPU (0 for CPUs with none we handle). */
-unsigned ptd_flow_errata_for_cpu(unsigned family, unsigned model);
 
 #define PTD_FLOW_MODE_UNKNOWN 3     /* no MODE.Exec seen yet */
 #define PTD_FLOW_ICLASS_ERROR 0xff
@@ -84,7 +70,7 @@ struct ptd_flow_config {
     ptd_read_fn read;
     void *ctx;
     ptd_map_fn map;                 /* optional, same ctx: code in place */
-    unsigned errata;                /* PTD_ERRATUM_* (ptd_errata_for_cpu) */
+    unsigned errata;                /* PTD_ERRATUM_* (ptd_errata_of_cpu) */
     /* IP filter (FilterEn ranges, as IA32_RTIT_ADDRn_A/B, inclusive);
      * used where the trace does not say where tracing stopped. */
     uint64_t filter_lo[4], filter_hi[4];

@@ -346,18 +346,20 @@ static void put_ip_payload(struct sb *b, const struct ptd_pkt *p)
 static const char *cfe_type_name(unsigned t)
 {
     switch (t) {
-    case 1: return "intr";
-    case 2: return "iret";
-    case 3: return "smi";
-    case 4: return "rsm";
-    case 5: return "sipi";
-    case 6: return "init";
-    case 7: return "vmentry";
-    case 8: return "vmexit";
-    case 9: return "vmexit-intr";
-    case 10: return "shutdown";
-    case 12: return "uintr";
-    case 13: return "uiret";
+    case PTD_CFE_INTR: return "intr";
+    case PTD_CFE_IRET: return "iret";
+    case PTD_CFE_SMI: return "smi";
+    case PTD_CFE_RSM: return "rsm";
+    case PTD_CFE_SIPI: return "sipi";
+    case PTD_CFE_INIT: return "init";
+    case PTD_CFE_VMENTRY: return "vmentry";
+    case PTD_CFE_VMEXIT: return "vmexit";
+    case PTD_CFE_VMEXIT_INTR: return "vmexit_intr";
+    case PTD_CFE_SHUTDOWN: return "shutdown";
+    case PTD_CFE_UINTR: return "uintr";
+    case PTD_CFE_UIRET: return "uiret";
+    case PTD_CFE_SWINTR: return "swintr";
+    case PTD_CFE_SYSCALL: return "syscall";
     default: return "unknown";
     }
 }
@@ -365,194 +367,259 @@ static const char *cfe_type_name(unsigned t)
 static const char *evd_type_name(unsigned t)
 {
     switch (t) {
-    case 0: return "cr2";
-    case 1: return "vmxq";
-    case 2: return "vmxr";
+    case PTD_EVD_CR2: return "cr2";
+    case PTD_EVD_VMXQ: return "vmxq";
+    case PTD_EVD_VMXR: return "vmxr";
     default: return "unknown";
+    }
+}
+
+/* The builders of one line's columns while a packet is formatted: pl the
+ * standard payload column (cut at ptdump's 25), ext the extended one (TNT,
+ * TRIG: 48), tid/tr the tracking columns. */
+struct fmt_cols {
+    struct sb op, pl, ext, tid, tr;
+    uint32_t flags;   /* PTD_FMT_* */
+};
+
+/* "a, b" from the names whose conditions hold, as ptdump joins them. */
+static void put_list(struct sb *b, const char *const *names, const int *on, unsigned n)
+{
+    int first = 1;
+    for (unsigned i = 0; i < n; i++) {
+        if (!on[i])
+            continue;
+        if (!first)
+            sb_s(b, ", ");
+        sb_s(b, names[i]);
+        first = 0;
+    }
+}
+
+static void fmt_tnt(struct fmt_cols *c, const struct ptd_pkt *p)
+{
+    /* oldest bit first */
+    for (unsigned i = p->a; i > 0; i--)
+        sb_c(&c->ext, (p->payload >> (i - 1)) & 1 ? '!' : '.');
+}
+
+static void fmt_ip(struct fmt_cols *c, struct ptd_fmt_state *st, const struct ptd_pkt *p,
+                   struct diags *dg)
+{
+    put_ip_payload(&c->pl, p);
+    if (c->flags & PTD_FMT_LASTIP) {
+        uint64_t ip = 0;
+        int r;
+        sb_s(&c->tid, "ip");
+        ptd_last_ip_update(&st->last_ip, p->a, p->payload);
+        r = ptd_last_ip_query(&st->last_ip, &ip);
+        if (r == 0)
+            sb_hex(&c->tr, ip, 16);
+        else if (r == -PTD_ERR_IP_SUPPRESSED)
+            sb_s(&c->tr, "<suppressed>");
+        else {
+            sb_s(&c->tr, "<unavailable>");
+            diag_add(dg, "error tracking last-ip", r);
+        }
+    }
+}
+
+/* MODE.Exec: "cs.d", "cs.l" and (since libipt 2.1) "if" for RFLAGS.IF. */
+static void fmt_mode_exec(struct fmt_cols *c, const struct ptd_pkt *p)
+{
+    static const char *const names[] = { "cs.d", "cs.l", "if" };
+    int csl = p->flags & PTD_PKTF_CSL, csd = p->flags & PTD_PKTF_CSD;
+    const int on[] = { csd, csl, (p->flags & PTD_PKTF_IF) && !(c->flags & PTD_FMT_LIBIPT20) };
+    put_list(&c->pl, names, on, 3);
+    if (c->flags & PTD_FMT_EXEC_MODE) {
+        sb_s(&c->tid, "em");
+        sb_s(&c->tr, csl ? (csd ? "unknown" : "64-bit") : (csd ? "32-bit" : "16-bit"));
+    }
+}
+
+static void fmt_mode_tsx(struct fmt_cols *c, const struct ptd_pkt *p)
+{
+    static const char *const names[] = { "intx", "abrt" };
+    const int on[] = { p->flags & PTD_PKTF_INTX, p->flags & PTD_PKTF_ABRT };
+    put_list(&c->pl, names, on, 2);
+}
+
+/* PIP and VMCS: the value, and it again as the tracked CR3/VMCS base. */
+static void fmt_tracked(struct fmt_cols *c, const struct ptd_pkt *p, const char *what)
+{
+    sb_hex(&c->pl, p->payload, 0);
+    if (p->kind == PTD_PKT_PIP && (p->flags & PTD_PKTF_NR))
+        sb_s(&c->pl, ", nr");
+    sb_s(&c->tid, what);
+    sb_hex(&c->tr, p->payload, 16);
+}
+
+static void fmt_pwre(struct fmt_cols *c, const struct ptd_pkt *p)
+{
+    sb_c(&c->pl, 'c');
+    sb_dec(&c->pl, (p->a + 1u) & 0xf);
+    sb_c(&c->pl, '.');
+    sb_dec(&c->pl, (p->aux + 1u) & 0xf);
+    if (p->flags & PTD_PKTF_HW)
+        sb_s(&c->pl, ", hw");
+}
+
+static void fmt_pwrx(struct fmt_cols *c, const struct ptd_pkt *p)
+{
+    /* ptdump names exactly one wake reason, else "bad" */
+    unsigned wr = p->flags & (PTD_PKTF_WR_INT | PTD_PKTF_WR_STORE | PTD_PKTF_WR_HW);
+    sb_s(&c->pl, wr == PTD_PKTF_WR_INT ? "int" : wr == PTD_PKTF_WR_STORE ? " st" :
+                 wr == PTD_PKTF_WR_HW ? " hw" : "bad");
+    sb_s(&c->pl, ": c");
+    sb_dec(&c->pl, (p->a + 1u) & 0xf);
+    sb_s(&c->pl, ", c");
+    sb_dec(&c->pl, (p->aux + 1u) & 0xf);
+}
+
+/* CFE: the type, and the vector for the types that have one (decimal; a
+ * SIPI's in hex, as ptdump prints it). */
+static void fmt_cfe(struct fmt_cols *c, const struct ptd_pkt *p)
+{
+    sb_dec(&c->pl, p->a);
+    switch (p->a) {
+    case PTD_CFE_INTR:
+    case PTD_CFE_VMEXIT_INTR:
+    case PTD_CFE_UINTR:
+    case PTD_CFE_SWINTR:
+        sb_s(&c->pl, ": ");
+        sb_dec(&c->pl, p->aux);
+        break;
+    case PTD_CFE_SIPI:
+        sb_s(&c->pl, ": ");
+        sb_hex(&c->pl, p->aux, 0);
+        break;
+    default:
+        break;
+    }
+    if (p->flags & PTD_PKTF_IP)
+        sb_s(&c->pl, ", ip");
+    sb_s(&c->tid, "type");
+    sb_s(&c->tr, cfe_type_name(p->a));
+}
+
+static void fmt_evd(struct fmt_cols *c, const struct ptd_pkt *p)
+{
+    sb_dec(&c->pl, p->a);
+    sb_s(&c->pl, ": ");
+    sb_hex(&c->pl, p->payload, 0);
+    sb_s(&c->tid, "type");
+    sb_s(&c->tr, evd_type_name(p->a));
+}
+
+/* TRIG: "<trbv>[, ip][, mult][, icnt: <n>]" (ICNT in decimal, only when
+ * valid), in the extended payload column. */
+static void fmt_trig(struct fmt_cols *c, const struct ptd_pkt *p)
+{
+    sb_hex(&c->ext, p->a, 2);
+    if (p->flags & PTD_PKTF_IP)
+        sb_s(&c->ext, ", ip");
+    if (p->flags & PTD_PKTF_MULT)
+        sb_s(&c->ext, ", mult");
+    if (p->flags & PTD_PKTF_ICNTV) {
+        sb_s(&c->ext, ", icnt: ");
+        sb_dec(&c->ext, p->aux);
+    }
+}
+
+/* The payload of the packets that need no helper; 0 if the packet is not
+ * shown under the options. */
+static int fmt_simple(struct fmt_cols *c, const struct ptd_pkt *p)
+{
+    uint32_t f = c->flags;
+    switch (p->kind) {
+    case PTD_PKT_PAD:
+        return !(f & PTD_FMT_NO_PAD);
+    case PTD_PKT_TSC:
+    case PTD_PKT_CBR:
+    case PTD_PKT_MTC:
+    case PTD_PKT_CYC:
+        sb_hex(&c->pl, p->payload, 0);
+        return !(f & PTD_FMT_NO_TIMING) && !(p->kind == PTD_PKT_CYC && (f & PTD_FMT_NO_CYC));
+    case PTD_PKT_TMA:
+        sb_hex(&c->pl, p->payload, 0);
+        sb_s(&c->pl, ", ");
+        sb_hex(&c->pl, p->aux, 0);
+        return !(f & PTD_FMT_NO_TIMING);
+    case PTD_PKT_MNT:
+        sb_hex(&c->pl, p->payload, 0);
+        return 1;
+    case PTD_PKT_EXSTOP:
+    case PTD_PKT_BEP:
+        if (p->flags & PTD_PKTF_IP)
+            sb_s(&c->pl, "ip");
+        return 1;
+    case PTD_PKT_MWAIT:
+        sb_hex(&c->pl, p->payload, 8);
+        sb_s(&c->pl, ", ");
+        sb_hex(&c->pl, p->aux, 8);
+        return 1;
+    case PTD_PKT_PTW:
+        sb_hex(&c->pl, p->a, 0);
+        sb_s(&c->pl, ": ");
+        sb_hex(&c->pl, p->payload, 0);
+        if (p->flags & PTD_PKTF_IP)
+            sb_s(&c->pl, ", ip");
+        return 1;
+    case PTD_PKT_BBP:
+        sb_s(&c->pl, "type ");
+        sb_hex(&c->pl, p->a, 0);
+        sb_s(&c->pl, (p->flags & PTD_PKTF_SZ4) ? ", sz 4" : ", sz 8");
+        return 1;
+    case PTD_PKT_BIP:
+        sb_hex(&c->pl, p->a, 0);
+        sb_s(&c->pl, ": ");
+        sb_hex(&c->pl, p->payload, 0);
+        return 1;
+    default:
+        return 1;
     }
 }
 
 /* Fill the columns for one packet; returns 1 if the packet is shown, 0 if
  * an option hides it. Diagnostics to print before it go to dg. */
-static int fill_cols(struct cols *c, const struct ptd_fmt_options *opt,
+static int fill_cols(struct cols *cl, const struct ptd_fmt_options *opt,
                      struct ptd_fmt_state *st, const struct ptd_pkt *p,
                      struct diags *dg)
 {
-    struct sb op, pl, tid, tr;
+    struct fmt_cols c;
     int show = 1;
-    uint32_t f = opt->flags;
 
-    sb_init(&op, c->opcode, sizeof c->opcode);
-    sb_init(&pl, c->payload, COL_PAYLOAD);
-    sb_init(&tid, c->track_id, sizeof c->track_id);
-    sb_init(&tr, c->track, sizeof c->track);
+    sb_init(&c.op, cl->opcode, sizeof cl->opcode);
+    sb_init(&c.pl, cl->payload, COL_PAYLOAD);
+    /* the extended column shares the payload buffer, its whole size */
+    sb_init(&c.ext, cl->payload, sizeof cl->payload);
+    sb_init(&c.tid, cl->track_id, sizeof cl->track_id);
+    sb_init(&c.tr, cl->track, sizeof cl->track);
+    c.flags = opt->flags;
 
     if (p->kind < PTD_PKT_KIND_COUNT)
-        sb_s(&op, ptd_pkt_kinds[p->kind].name);
+        sb_s(&c.op, ptd_pkt_kinds[p->kind].name);
 
     switch (p->kind) {
-    case PTD_PKT_PAD:
-        if (f & PTD_FMT_NO_PAD)
-            show = 0;
-        break;
     case PTD_PKT_TNT8:
-    case PTD_PKT_TNT64: {
-        /* the extended payload column, oldest bit first */
-        struct sb x;
-        sb_init(&x, c->payload, sizeof c->payload);
-        for (unsigned i = p->a; i > 0; i--)
-            sb_c(&x, (p->payload >> (i - 1)) & 1 ? '!' : '.');
-        break;
-    }
+    case PTD_PKT_TNT64: fmt_tnt(&c, p); break;
     case PTD_PKT_TIP:
     case PTD_PKT_TIP_PGE:
     case PTD_PKT_TIP_PGD:
-    case PTD_PKT_FUP:
-        put_ip_payload(&pl, p);
-        if (f & PTD_FMT_LASTIP) {
-            uint64_t ip = 0;
-            int r;
-            sb_s(&tid, "ip");
-            ptd_last_ip_update(&st->last_ip, p->a, p->payload);
-            r = ptd_last_ip_query(&st->last_ip, &ip);
-            if (r == 0)
-                sb_hex(&tr, ip, 16);
-            else if (r == -PTD_ERR_IP_SUPPRESSED)
-                sb_s(&tr, "<suppressed>");
-            else {
-                sb_s(&tr, "<unavailable>");
-                diag_add(dg, "error tracking last-ip", r);
-            }
-        }
-        break;
-    case PTD_PKT_MODE_EXEC: {
-        int csl = p->flags & PTD_PKTF_CSL, csd = p->flags & PTD_PKTF_CSD;
-        if (csd)
-            sb_s(&pl, "cs.d");
-        if (csd && csl)
-            sb_s(&pl, ", ");
-        if (csl)
-            sb_s(&pl, "cs.l");
-        if (f & PTD_FMT_EXEC_MODE) {
-            sb_s(&tid, "em");
-            sb_s(&tr, csl ? (csd ? "unknown" : "64-bit") : (csd ? "32-bit" : "16-bit"));
-        }
-        break;
+    case PTD_PKT_FUP: fmt_ip(&c, st, p, dg); break;
+    case PTD_PKT_MODE_EXEC: fmt_mode_exec(&c, p); break;
+    case PTD_PKT_MODE_TSX: fmt_mode_tsx(&c, p); break;
+    case PTD_PKT_PIP: fmt_tracked(&c, p, "cr3"); break;
+    case PTD_PKT_VMCS: fmt_tracked(&c, p, "vmcs"); break;
+    case PTD_PKT_PWRE: fmt_pwre(&c, p); break;
+    case PTD_PKT_PWRX: fmt_pwrx(&c, p); break;
+    case PTD_PKT_CFE: fmt_cfe(&c, p); break;
+    case PTD_PKT_EVD: fmt_evd(&c, p); break;
+    case PTD_PKT_TRIG: fmt_trig(&c, p); break;
+    default: show = fmt_simple(&c, p); break;
     }
-    case PTD_PKT_MODE_TSX: {
-        int intx = p->flags & PTD_PKTF_INTX, abrt = p->flags & PTD_PKTF_ABRT;
-        if (intx)
-            sb_s(&pl, "intx");
-        if (intx && abrt)
-            sb_s(&pl, ", ");
-        if (abrt)
-            sb_s(&pl, "abrt");
-        break;
-    }
-    case PTD_PKT_PIP:
-        sb_hex(&pl, p->payload, 0);
-        if (p->flags & PTD_PKTF_NR)
-            sb_s(&pl, ", nr");
-        sb_s(&tid, "cr3");
-        sb_hex(&tr, p->payload, 16);
-        break;
-    case PTD_PKT_VMCS:
-        sb_hex(&pl, p->payload, 0);
-        sb_s(&tid, "vmcs");
-        sb_hex(&tr, p->payload, 16);
-        break;
-    case PTD_PKT_TSC:
-    case PTD_PKT_CBR:
-    case PTD_PKT_MTC:
-    case PTD_PKT_CYC:
-        sb_hex(&pl, p->payload, 0);
-        if (f & PTD_FMT_NO_TIMING)
-            show = 0;
-        if (p->kind == PTD_PKT_CYC && (f & PTD_FMT_NO_CYC))
-            show = 0;
-        break;
-    case PTD_PKT_TMA:
-        sb_hex(&pl, p->payload, 0);
-        sb_s(&pl, ", ");
-        sb_hex(&pl, p->aux, 0);
-        if (f & PTD_FMT_NO_TIMING)
-            show = 0;
-        break;
-    case PTD_PKT_MNT:
-        sb_hex(&pl, p->payload, 0);
-        break;
-    case PTD_PKT_EXSTOP:
-    case PTD_PKT_BEP:
-        if (p->flags & PTD_PKTF_IP)
-            sb_s(&pl, "ip");
-        break;
-    case PTD_PKT_MWAIT:
-        sb_hex(&pl, p->payload, 8);
-        sb_s(&pl, ", ");
-        sb_hex(&pl, p->aux, 8);
-        break;
-    case PTD_PKT_PWRE:
-        sb_c(&pl, 'c');
-        sb_dec(&pl, (p->a + 1u) & 0xf);
-        sb_c(&pl, '.');
-        sb_dec(&pl, (p->aux + 1u) & 0xf);
-        if (p->flags & PTD_PKTF_HW)
-            sb_s(&pl, ", hw");
-        break;
-    case PTD_PKT_PWRX: {
-        /* ptdump names exactly one wake reason, else "bad" */
-        unsigned wr = p->flags & (PTD_PKTF_WR_INT | PTD_PKTF_WR_STORE | PTD_PKTF_WR_HW);
-        sb_s(&pl, wr == PTD_PKTF_WR_INT ? "int" : wr == PTD_PKTF_WR_STORE ? " st" :
-                  wr == PTD_PKTF_WR_HW ? " hw" : "bad");
-        sb_s(&pl, ": c");
-        sb_dec(&pl, (p->a + 1u) & 0xf);
-        sb_s(&pl, ", c");
-        sb_dec(&pl, (p->aux + 1u) & 0xf);
-        break;
-    }
-    case PTD_PKT_PTW:
-        sb_hex(&pl, p->a, 0);
-        sb_s(&pl, ": ");
-        sb_hex(&pl, p->payload, 0);
-        if (p->flags & PTD_PKTF_IP)
-            sb_s(&pl, ", ip");
-        break;
-    case PTD_PKT_CFE:
-        sb_dec(&pl, p->a);
-        if (p->a == 1 || p->a == 9 || p->a == 12) {
-            sb_s(&pl, ": ");
-            sb_dec(&pl, p->aux);
-        } else if (p->a == 5) {
-            sb_s(&pl, ": ");
-            sb_hex(&pl, p->aux, 0);
-        }
-        if (p->flags & PTD_PKTF_IP)
-            sb_s(&pl, ", ip");
-        sb_s(&tid, "type");
-        sb_s(&tr, cfe_type_name(p->a));
-        break;
-    case PTD_PKT_EVD:
-        sb_dec(&pl, p->a);
-        sb_s(&pl, ": ");
-        sb_hex(&pl, p->payload, 0);
-        sb_s(&tid, "type");
-        sb_s(&tr, evd_type_name(p->a));
-        break;
-    case PTD_PKT_BBP:
-        sb_s(&pl, "type ");
-        sb_hex(&pl, p->a, 0);
-        sb_s(&pl, (p->flags & PTD_PKTF_SZ4) ? ", sz 4" : ", sz 8");
-        break;
-    case PTD_PKT_BIP:
-        sb_hex(&pl, p->a, 0);
-        sb_s(&pl, ": ");
-        sb_hex(&pl, p->payload, 0);
-        break;
-    default:
-        break;
-    }
-    if (f & (PTD_FMT_TIME | PTD_FMT_TCAL))
-        track_time(&tid, &tr, f, st, p, dg);
+    if (opt->flags & (PTD_FMT_TIME | PTD_FMT_TCAL))
+        track_time(&c.tid, &c.tr, opt->flags, st, p, dg);
     return show;
 }
 
@@ -652,11 +719,22 @@ void ptd_dump_init(struct ptd_dump *d, const struct ptd_fmt_options *opt)
 {
     d->opt.flags = opt ? opt->flags : 0;
     d->opt.errata = opt ? opt->errata : 0;
+    d->opt.has_cpu = opt ? opt->has_cpu : 0;
+    d->opt.cpu_family = opt ? opt->cpu_family : 0;
+    d->opt.cpu_model = opt ? opt->cpu_model : 0;
     if (opt) {
         d->opt.time = opt->time;
     } else {
         struct ptd_time_config none = { 0 };
         d->opt.time = none;
+    }
+    d->cpu_unknown = 0;
+    if (d->opt.has_cpu) {
+        unsigned e;
+        d->cpu_unknown = !ptd_errata_of_cpu(d->opt.cpu_family, d->opt.cpu_model,
+                                            (d->opt.flags & PTD_FMT_LIBIPT20) != 0, &e);
+        d->opt.errata = e;
+        d->opt.time.errata = e;
     }
     ptd_fmt_state_setup(&d->st, &d->opt);
     ptd_pkt_init(&d->dec, 0, 0);
@@ -679,6 +757,8 @@ int ptd_dump_feed(struct ptd_dump *d, const uint8_t *buf, size_t size)
         return r;
     ptd_pkt_set_errata(&d->dec, d->opt.errata);
     ptd_pkt_set_libipt20(&d->dec, (d->opt.flags & PTD_FMT_LIBIPT20) != 0);
+    if (d->opt.flags & PTD_FMT_LIBIPT_PWRE)
+        ptd_pkt_set_pwre_bit3(&d->dec, 1);
     d->phase = PH_START;
     return 0;
 }
@@ -717,6 +797,11 @@ int ptd_dump_line(struct ptd_dump *d, char *line, size_t cap)
         if (r >= 0)
             d->have_pending = 0;
         return r;
+    }
+    if (d->cpu_unknown) {
+        /* ptdump's first line for a --cpu it has no errata for */
+        d->cpu_unknown = 0;
+        return ptd_fmt_error(line, cap, 0, "failed to determine errata", -PTD_ERR_BAD_CPU);
     }
     if (d->phase == PH_START) {
         int r;

@@ -48,13 +48,23 @@ enum {
     PTD_FMT_NO_TCAL = 1u << 13,    /* --no-tcal: no calibration (CYCs are lost) */
     PTD_FMT_NO_WALL_CLOCK = 1u << 14, /* --no-wall-clock: time before the first TSC is relative */
     PTD_FMT_KEEP_TCAL_ON_OVF = 1u << 15, /* --keep-tcal-on-ovf */
+    /* PWRE's HW flag from byte 2 bit 3, as libipt reads it (the SDM has
+     * it in bit 7; ptd_pkt_set_pwre_bit3) */
+    PTD_FMT_LIBIPT_PWRE = 1u << 16,
 };
 
 struct ptd_fmt_options {
     uint32_t flags;
-    uint32_t errata;   /* PTD_ERRATUM_* for the decoder (ptdump's --cpu) */
+    uint32_t errata;   /* PTD_ERRATUM_* for the decoder, without a CPU */
+    /* ptdump's --cpu f/m (ptd_opts_dump_cpu): the dump takes that CPU's
+     * errata (libipt 2.0.5's lists with PTD_FMT_LIBIPT20) for the decoder
+     * and the time, and starts with "[0: failed to determine errata:
+     * unknown cpu]" for a CPU not in the table, as ptdump does */
+    uint8_t has_cpu;
+    uint8_t cpu_model;
+    uint16_t cpu_family;
     /* --mtc-freq, --nom-freq, --cpuid-0x15.eax/.ebx and the timing errata of
-     * --cpu (PTD_TIME_ERRATUM_*). Its flags are set from PTD_FMT_NO_TCAL and
+     * --cpu (PTD_ERRATUM_*). Its flags are set from PTD_FMT_NO_TCAL and
      * PTD_FMT_KEEP_TCAL_ON_OVF. Used with PTD_FMT_TIME or PTD_FMT_TCAL. */
     struct ptd_time_config time;
 };
@@ -99,6 +109,7 @@ struct ptd_dump {
     struct ptd_fmt_state st;
     uint8_t phase;        /* internal */
     uint8_t have_pending; /* a packet line waits behind diagnostics */
+    uint8_t cpu_unknown;  /* the --cpu diagnostic is still to print */
     uint16_t pending_len;
     uint16_t diag_pos;    /* diagnostics still to print: diag[diag_pos..] */
     uint16_t diag_len;

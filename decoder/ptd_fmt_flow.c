@@ -279,6 +279,7 @@ void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t 
     L->st = 0;
     L->phase = PH_SYNC;
     L->have_sync = 0;
+    L->cpu_unknown = 0;
     L->last_iclass = PTD_ICLASS_COND_JUMP;
     L->sync = 0;
     L->time = 0;
@@ -390,6 +391,11 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
     int quiet = (L->flags & PTD_FMT_FLOW_QUIET) != 0;
     /* Each pass either returns a line or advances the decoder, whose work
      * is bounded by the trace: the loop ends with it. */
+    if (L->cpu_unknown) {
+        L->cpu_unknown = 0;
+        *kind = PTD_FLOW_LINE_ERROR;
+        return ptd_fmt_flow_error(line, cap, "config error", 0, 0, -PTD_ERR_BAD_CPU);
+    }
     for (;;) {
         switch (L->phase) {
         case PH_DONE:

@@ -72,6 +72,9 @@ struct ptd_flow_lines {
     uint8_t phase;       /* internal */
     uint8_t have_sync;
     uint8_t last_iclass;
+    uint8_t cpu_unknown; /* set by the caller: first "[0, 0: config error:
+                          * unknown cpu]", as ptxed for a --cpu it lacks
+                          * errata for */
     uint64_t sync;       /* offset of the last failed sync */
     uint64_t time;       /* the last event's TSC (PTD_FMT_FLOW_TIME) */
     struct ptd_flow_insn insn; /* the last instruction */

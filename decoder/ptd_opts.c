@@ -15,6 +15,7 @@ static const struct {
     { "--time-delta", PTD_FMT_TIME_DELTA }, { "--no-tcal", PTD_FMT_NO_TCAL },
     { "--no-wall-clock", PTD_FMT_NO_WALL_CLOCK },
     { "--keep-tcal-on-ovf", PTD_FMT_KEEP_TCAL_ON_OVF },
+    { "--libipt-pwre", PTD_FMT_LIBIPT_PWRE },
 };
 #define DUMP_FLAG_COUNT (sizeof dump_flags / sizeof dump_flags[0])
 
@@ -101,8 +102,9 @@ bool ptd_opts_parse_filter(const char *s, uint64_t *lo, uint64_t *hi)
     return *lo <= *hi;
 }
 
-bool ptd_opts_parse_cpu(const char *s, unsigned *family, unsigned *model)
+bool ptd_opts_parse_cpu(const char *s, bool *has_cpu, unsigned *family, unsigned *model)
 {
+    *has_cpu = false;
     *family = 0;
     *model = 0;
     if (same(s, "none"))
@@ -123,6 +125,7 @@ bool ptd_opts_parse_cpu(const char *s, unsigned *family, unsigned *model)
         return false;
     *family = (unsigned)part[0];
     *model = (unsigned)part[1];
+    *has_cpu = true;
     return true;
 }
 
@@ -209,10 +212,13 @@ const char *ptd_opts_dump_value_name(unsigned i)
     return i < DUMP_VALUE_COUNT ? dump_values[i].name : 0;
 }
 
-void ptd_opts_dump_cpu(struct ptd_fmt_options *opt, unsigned family, unsigned model)
+void ptd_opts_dump_cpu(struct ptd_fmt_options *opt, bool has_cpu, unsigned family, unsigned model)
 {
-    opt->errata = family ? ptd_errata_for_cpu(family, model) : 0;
-    opt->time.errata = family ? ptd_time_errata_for_cpu(family, model) : 0;
+    opt->has_cpu = has_cpu;
+    opt->cpu_family = (uint16_t)family;
+    opt->cpu_model = (uint8_t)model;
+    opt->errata = 0;
+    opt->time.errata = 0;
 }
 
 const char *ptd_opts_dump_check(const struct ptd_fmt_options *opt)

@@ -26,8 +26,9 @@ int ptd_opts_dump_value(const char *name, const char *arg, struct ptd_fmt_option
 /* The i-th numeric option's name, NULL past the end (for usage texts). */
 const char *ptd_opts_dump_value_name(unsigned i);
 
-/* --cpu: the packet and timing errata of that CPU (family 0: none). */
-void ptd_opts_dump_cpu(struct ptd_fmt_options *opt, unsigned family, unsigned model);
+/* --cpu: decode with that CPU's packet and timing errata (has_cpu false:
+ * none; see struct ptd_fmt_options). */
+void ptd_opts_dump_cpu(struct ptd_fmt_options *opt, bool has_cpu, unsigned family, unsigned model);
 
 /* Options that cannot go together: NULL if fine, else ptdump's complaint
  * ("specify either --time or --tcal."). */
@@ -39,9 +40,11 @@ const char *ptd_opts_dump_check(const struct ptd_fmt_options *opt);
 bool ptd_opts_parse_u64(const char *s, uint64_t *out);
 
 /* libipt's --cpu argument: "none", or "f/m" or "f/m/s" (numbers as
- * ptd_opts_parse_u64 takes them). Returns false on anything else; for
- * "none" *family and *model are 0. */
-bool ptd_opts_parse_cpu(const char *s, unsigned *family, unsigned *model);
+ * ptd_opts_parse_u64 takes them; family up to 0xffff, model up to 0xff).
+ * Returns false on anything else; *has_cpu is false for "none" (and
+ * *family, *model 0). Any f/m is a CPU, 0/0 included (libipt then says it
+ * does not know it). */
+bool ptd_opts_parse_cpu(const char *s, bool *has_cpu, unsigned *family, unsigned *model);
 
 /* ptxed-style "--filter LO-HI": two hex numbers (0x optional), LO <= HI,
  * both inclusive. Returns false on anything else. */

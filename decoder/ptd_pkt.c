@@ -45,27 +45,12 @@ const struct ptd_pkt_kind_info ptd_pkt_kinds[PTD_PKT_KIND_COUNT] = {
     [PTD_PKT_EVD]       = PTD_KIND("evd", PTD_OPC_EXT, 0xff, PTD_EXT_EVD, 0xff, 0, 2, 9, 11, PTD_LAYOUT_SPECIAL),
     [PTD_PKT_MNT]       = PTD_KIND("mnt", PTD_OPC_EXT, 0xff, PTD_EXT_MNT, 0xff, PTD_EXT2_MNT, 3, 8, 11, PTD_LAYOUT_VALUE),
     [PTD_PKT_INVALID]   = PTD_KIND("<invalid>", 0, 0, 0, 0, 0, 0, 0, 0, PTD_LAYOUT_NONE),
+    [PTD_PKT_TRIG]      = PTD_KIND("trig", PTD_OPC_TRIG, 0xff, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_SPECIAL),
 };
 
 void ptd_pkt_set_errata(struct ptd_pkt_decoder *d, unsigned errata)
 {
-    d->errata = (uint8_t)errata;
-}
-
-/* Which CPUs have them (family 6 models, from the specification updates;
- * the same list as libipt's pt_cpu_errata()). */
-unsigned ptd_errata_for_cpu(unsigned family, unsigned model)
-{
-    if (family != 6)
-        return 0;
-    switch (model) {
-    case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6:
-        return PTD_ERRATUM_SKD007;   /* Skylake, Kaby/Coffee/Comet Lake */
-    case 0x55: case 0x6a: case 0x6c: case 0x8f:
-        return PTD_ERRATUM_SKZ84;    /* Skylake/Ice Lake/Sapphire Rapids server */
-    default:
-        return 0;
-    }
+    d->errata = (uint16_t)errata;
 }
 
 int ptd_ipc_size(unsigned ipc)
@@ -95,6 +80,7 @@ const char *ptd_errstr(int code)
     case PTD_ERR_EOS: return "reached end of trace stream";
     case PTD_ERR_NOIP: return "no ip";
     case PTD_ERR_IP_SUPPRESSED: return "ip has been suppressed";
+    case PTD_ERR_BAD_CPU: return "unknown cpu";
     case PTD_ERR_TRUNCATED: return "truncated packet";
     case PTD_ERR_NOSPC: return "output buffer too small";
     default: return "unknown error";
@@ -106,7 +92,7 @@ const char *ptd_errstr(int code)
 /* Classes of the first byte. */
 enum {
     FB_BAD = 0, FB_PAD, FB_EXT, FB_TNT8, FB_CYC, FB_TIP, FB_PGE, FB_PGD, FB_FUP,
-    FB_TSC, FB_MTC, FB_MODE,
+    FB_TSC, FB_MTC, FB_MODE, FB_TRIG,
 };
 
 /* Computed at compile time from the opcode definitions: 0x00 PAD, 0x02 EXT,
@@ -123,7 +109,8 @@ enum {
      ((b) & PTD_OPC_IP_MASK) == PTD_OPC_FUP ? FB_FUP :                      \
      (b) == PTD_OPC_TSC ? FB_TSC :                                          \
      (b) == PTD_OPC_MTC ? FB_MTC :                                          \
-     (b) == PTD_OPC_MODE ? FB_MODE : FB_BAD)
+     (b) == PTD_OPC_MODE ? FB_MODE :                                        \
+     (b) == PTD_OPC_TRIG ? FB_TRIG : FB_BAD)
 
 /* Classes of the second byte of a 2-byte opcode. */
 enum {
@@ -240,12 +227,19 @@ int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size)
     d->block_sz4 = 0;
     d->errata = 0;
     d->libipt20 = 0;
+    d->pwre_bit3 = 0;
     return 0;
 }
 
 void ptd_pkt_set_libipt20(struct ptd_pkt_decoder *d, int on)
 {
     d->libipt20 = on ? 1 : 0;
+    d->pwre_bit3 = d->libipt20;
+}
+
+void ptd_pkt_set_pwre_bit3(struct ptd_pkt_decoder *d, int on)
+{
+    d->pwre_bit3 = on ? 1 : 0;
 }
 
 uint64_t ptd_pkt_offset(const struct ptd_pkt_decoder *d)
@@ -265,335 +259,408 @@ static int psb_at(const uint8_t *pos, const uint8_t *end)
     return 1;
 }
 
-/* Decode one packet at pos (pos < end). Returns its size or a negative
- * error. Updates the block state in *d. Inlined into both entry points. */
-static inline __attribute__((always_inline)) int
-decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
-           struct ptd_pkt *p)
+/* ---- one packet, by kind ------------------------------------------------------
+ * Each reader gets the packet's first byte at pos, with left > 0 bytes
+ * from there to the end of the buffer, fills *p and returns the size, or
+ * a negative error. Only the fields its kind uses are set besides kind,
+ * size, a, flags, aux and payload, which every reader sets. */
+
+#define PKT_INLINE static inline __attribute__((always_inline))
+
+PKT_INLINE void set_pkt(struct ptd_pkt *p, uint8_t kind, unsigned size, unsigned a,
+                        unsigned flags, uint32_t aux, uint64_t payload)
+{
+    p->kind = kind;
+    p->size = (uint8_t)size;
+    p->a = (uint8_t)a;
+    p->flags = (uint8_t)flags;
+    p->aux = aux;
+    p->payload = payload;
+}
+
+/* BIP (inside a BBP block): a 4- or 8-byte payload after its ID. */
+PKT_INLINE int read_bip(const struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
+                        struct ptd_pkt *p)
+{
+    unsigned n = d->block_sz4 ? 5u : 9u;
+    if (left < n)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_BIP, n, pos[0] >> 3, 0, 0, ld_le(pos + 1, n - 1));
+    return (int)n;
+}
+
+/* TNT-8: the bits below the stop bit, oldest highest. */
+PKT_INLINE int read_tnt8(const uint8_t *pos, struct ptd_pkt *p)
+{
+    unsigned v = (unsigned)pos[0] >> 1;
+    unsigned bits = 31u - (unsigned)__builtin_clz(v);
+    set_pkt(p, PTD_PKT_TNT8, 1, bits, 0, 0, v & ~(1u << bits));
+    return 1;
+}
+
+/* TIP, TIP.PGE, TIP.PGD, FUP: IPBytes in bits 7:5, then 0..8 bytes. */
+PKT_INLINE int read_ip(uint8_t kind, const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    unsigned ipc = (unsigned)pos[0] >> 5, n = ptd_ipc_bytes[ipc];
+    if (n == 0xff) {
+        p->kind = PTD_PKT_NONE;
+        return -PTD_ERR_BAD_PACKET;
+    }
+    if (left < n + 1) {
+        p->kind = PTD_PKT_NONE;
+        return -PTD_ERR_TRUNCATED;
+    }
+    set_pkt(p, kind, n + 1, ipc, 0, 0,
+            left >= 9 ? (n ? ld_le64(pos + 1) & (~0ull >> (64 - 8 * n)) : 0) : ld_le(pos + 1, n));
+    return (int)(n + 1);
+}
+
+/* The OVF after a CYC's first byte (SKD007, ptd_errata.h): the 2-byte CYC
+ * at pos whose second byte reads as OVF's 0x02 (a value of 0x20..0x3f) and
+ * is followed by OVF's 0xf3. Two short CYCs in a row only come when the
+ * counter wraps, with a full payload: so this is an OVF that cut the CYC
+ * short. The CYC is dropped; the OVF is the packet, at the CYC's offset,
+ * 3 bytes long in the trace (its size field stays OVF's 2), as current
+ * libipt's packet decoder does. */
+PKT_INLINE bool skd007_ovf(const uint8_t *pos, size_t left, uint64_t cyc)
+{
+    enum { CYC_LOW_BITS = 5, CYC_AS_EXT = 0x20, SKD007_CYC_SIZE = 2 };
+    return (cyc & ~(uint64_t)((1u << CYC_LOW_BITS) - 1)) == CYC_AS_EXT && left > SKD007_CYC_SIZE &&
+           pos[SKD007_CYC_SIZE] == PTD_EXT_OVF;
+}
+
+/* CYC: 5 value bits in byte 0, 7 in each extension byte while bit 0 says
+ * more follow. */
+PKT_INLINE int read_cyc(const struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
+                        struct ptd_pkt *p)
+{
+    uint64_t v = (uint64_t)(pos[0] >> 3);
+    unsigned shl = 5, n = 1;
+    if (pos[0] & 0x04) {
+        for (;;) {
+            uint8_t x;
+            if (n >= left)
+                return -PTD_ERR_TRUNCATED;
+            x = pos[n++];
+            /* A 64-bit counter needs at most 5 + 8 * 7 bits. */
+            if (shl + 7 > 64)
+                return -PTD_ERR_BAD_PACKET;
+            v |= (uint64_t)(x >> 1) << shl;
+            shl += 7;
+            if (!(x & 1))
+                break;
+        }
+    }
+    if (n == 2 && (d->errata & PTD_ERRATUM_SKD007) && !d->libipt20 && skd007_ovf(pos, left, v)) {
+        set_pkt(p, PTD_PKT_OVF, 2, 0, 0, 0, 0);
+        return 3;
+    }
+    set_pkt(p, PTD_PKT_CYC, n, 0, 0, 0, v);
+    return (int)n;
+}
+
+PKT_INLINE int read_tsc(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    if (left < 8)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_TSC, 8, 0, 0, 0, ld_le64(pos) >> 8);
+    return 8;
+}
+
+PKT_INLINE int read_mtc(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    if (left < 2)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_MTC, 2, 0, 0, 0, pos[1]);
+    return 2;
+}
+
+/* MODE: the leaf in bits 7:5 of byte 1 (Exec: IF, CS.D, CS.L; TSX:
+ * TXAbort, InTX). */
+PKT_INLINE int read_mode(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    enum { LEAF_EXEC = 0, LEAF_TSX = 1, EXEC_BITS = 0x07, TSX_BITS = 0x03 };
+    uint8_t m;
+    if (left < 2)
+        return -PTD_ERR_TRUNCATED;
+    m = pos[1];
+    switch (m >> 5) {
+    case LEAF_EXEC: set_pkt(p, PTD_PKT_MODE_EXEC, 2, 0, m & EXEC_BITS, 0, 0); return 2;
+    case LEAF_TSX: set_pkt(p, PTD_PKT_MODE_TSX, 2, 0, m & TSX_BITS, 0, 0); return 2;
+    default: return -PTD_ERR_BAD_PACKET;
+    }
+}
+
+/* TRIG (Trigger Tracing): byte 1 IP/ICNTV/MULT, byte 2 the trigger bit
+ * vector, then the 16-bit instruction count when ICNTV says it is valid.
+ * Newer than libipt 2.0: an unknown opcode in that mode. */
+PKT_INLINE int read_trig(const struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
+                         struct ptd_pkt *p)
+{
+    unsigned flags = 0, n = PTD_TRIG_SIZE;
+    uint32_t icnt = 0;
+    if (d->libipt20)
+        return -PTD_ERR_BAD_OPC;
+    if (left < PTD_TRIG_SIZE)
+        return -PTD_ERR_TRUNCATED;
+    if (pos[1] & PTD_TRIG_ICNTV_BIT) {
+        n = PTD_TRIG_ICNT_SIZE;
+        if (left < n)
+            return -PTD_ERR_TRUNCATED;
+        icnt = (uint32_t)ld_le(pos + PTD_TRIG_SIZE, n - PTD_TRIG_SIZE);
+        flags |= PTD_PKTF_ICNTV;
+    }
+    if (pos[1] & PTD_TRIG_IP_BIT)
+        flags |= PTD_PKTF_IP;
+    if (pos[1] & PTD_TRIG_MULT_BIT)
+        flags |= PTD_PKTF_MULT;
+    set_pkt(p, PTD_PKT_TRIG, n, pos[2], flags, icnt, 0);
+    return (int)n;
+}
+
+/* ---- 2-byte opcodes (first byte 0x02) ----------------------------------------- */
+
+PKT_INLINE int read_psb(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
+                        struct ptd_pkt *p)
+{
+    int r = psb_at(pos, end);
+    if (r < 0)
+        return -PTD_ERR_TRUNCATED;
+    if (r == 0)
+        return -PTD_ERR_BAD_PACKET;
+    d->in_block = 0;
+    set_pkt(p, PTD_PKT_PSB, PTD_PSB_SIZE, 0, 0, 0, 0);
+    return PTD_PSB_SIZE;
+}
+
+PKT_INLINE int read_tnt64(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    uint64_t v;
+    unsigned n;
+    if (left < 8)
+        return -PTD_ERR_TRUNCATED;
+    v = ld_le(pos + 2, 6);
+    /* a stop bit and at least one TNT bit */
+    if (v < 2)
+        return -PTD_ERR_BAD_PACKET;
+    n = msb64(v);
+    set_pkt(p, PTD_PKT_TNT64, 8, n, 0, 0, v & ~(1ull << n));
+    return 8;
+}
+
+/* PIP: bit 0 NR, CR3[51:5] above it. */
+PKT_INLINE int read_pip(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    uint64_t v;
+    if (left < 8)
+        return -PTD_ERR_TRUNCATED;
+    v = ld_le(pos + 2, 6);
+    set_pkt(p, PTD_PKT_PIP, 8, 0, (unsigned)(v & 1), 0, (v >> 1) << 5);
+    return 8;
+}
+
+PKT_INLINE int read_cbr(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    if (left < 4)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_CBR, 4, 0, 0, 0, pos[2]);
+    return 4;
+}
+
+/* TMA: CTC[15:0], then FastCounter[8:0]. Byte 4 and byte 6 bits 7:1 are
+ * reserved (SDM TMA packet definition); set, they mean corruption (erratum
+ * SKZ84): with the erratum, a corrupted TMA and the bogus byte after it
+ * are one invalid packet. */
+PKT_INLINE int read_tma(const struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
+                        struct ptd_pkt *p)
+{
+    enum { SKZ84_SIZE = 8 };
+    if (left < 7)
+        return -PTD_ERR_TRUNCATED;
+    if (pos[4] || (pos[6] & 0xfe)) {
+        unsigned n;
+        if (!(d->errata & PTD_ERRATUM_SKZ84))
+            return -PTD_ERR_BAD_PACKET;
+        n = left < SKZ84_SIZE ? (unsigned)left : (unsigned)SKZ84_SIZE;
+        set_pkt(p, PTD_PKT_INVALID, n, 0, 0, 0, 0);
+        return (int)n;
+    }
+    set_pkt(p, PTD_PKT_TMA, 7, 0, 0, (uint32_t)pos[5] | (uint32_t)(pos[6] & 1) << 8,
+            ld_le(pos + 2, 2));
+    return 7;
+}
+
+PKT_INLINE int read_vmcs(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    if (left < 7)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_VMCS, 7, 0, 0, 0, ld_le(pos + 2, 5) << 12);
+    return 7;
+}
+
+PKT_INLINE int read_mnt(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    if (left < 3)
+        return -PTD_ERR_TRUNCATED;
+    if (pos[2] != PTD_EXT2_MNT)
+        return -PTD_ERR_BAD_OPC;
+    if (left < 11)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_MNT, 11, 0, 0, 0, ld_le64(pos + 3));
+    return 11;
+}
+
+PKT_INLINE int read_mwait(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    if (left < 10)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_MWAIT, 10, 0, 0, (uint32_t)ld_le(pos + 6, 4), ld_le(pos + 2, 4));
+    return 10;
+}
+
+/* PWRE: byte 2 HW, byte 3 the resolved C-state and sub-state. The SDM's
+ * table has HW in bit 7 of byte 2; libipt reads bit 3 (ptd_pkt_set_pwre_bit3). */
+PKT_INLINE int read_pwre(const struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
+                         struct ptd_pkt *p)
+{
+    enum { PWRE_HW_SDM = 0x80, PWRE_HW_LIBIPT = 0x08 };
+    if (left < 4)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_PWRE, 4, pos[3] >> 4,
+            (pos[2] & (d->pwre_bit3 ? PWRE_HW_LIBIPT : PWRE_HW_SDM)) ? PTD_PKTF_HW : 0, pos[3] & 0xf, 0);
+    return 4;
+}
+
+/* PWRX: byte 2 last and deepest core C-state, byte 3 the wake reasons. */
+PKT_INLINE int read_pwrx(const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    if (left < 7)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_PWRX, 7, pos[2] >> 4, pos[3] & 0xf, pos[2] & 0xf, 0);
+    return 7;
+}
+
+/* PTW: PayloadBytes in bits 6:5 of byte 1 (4 or 8 bytes), IP in bit 7. */
+PKT_INLINE int read_ptw(uint8_t e, const uint8_t *pos, size_t left, struct ptd_pkt *p)
+{
+    unsigned plc = (e >> 5) & 3, n;
+    if (plc > 1)
+        return -PTD_ERR_BAD_PACKET;
+    n = plc ? 10u : 6u;
+    if (left < n)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_PTW, n, plc, (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0, 0, ld_le(pos + 2, n - 2));
+    return (int)n;
+}
+
+/* BBP opens a block of BIPs (BIP payloads 4 or 8 bytes). */
+PKT_INLINE int read_bbp(struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
+                        struct ptd_pkt *p)
+{
+    if (d->libipt20)
+        return -PTD_ERR_BAD_OPC;
+    if (left < 3)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_BBP, 3, pos[2] & 0x1f, (pos[2] & 0x80) ? PTD_PKTF_SZ4 : 0, 0, 0);
+    d->in_block = 1;
+    d->block_sz4 = p->flags & PTD_PKTF_SZ4;
+    return 3;
+}
+
+PKT_INLINE int read_bep(struct ptd_pkt_decoder *d, uint8_t e, struct ptd_pkt *p)
+{
+    if (d->libipt20)
+        return -PTD_ERR_BAD_OPC;
+    set_pkt(p, PTD_PKT_BEP, 2, 0, (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0, 0, 0);
+    d->in_block = 0;
+    return 2;
+}
+
+/* CFE: byte 2 the type (bits 4:0) and IP (bit 7), byte 3 the vector. */
+PKT_INLINE int read_cfe(const struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
+                        struct ptd_pkt *p)
+{
+    if (d->libipt20)
+        return -PTD_ERR_BAD_OPC;
+    if (left < 4)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_CFE, 4, pos[2] & 0x1f, (pos[2] & 0x80) ? PTD_PKTF_IP : 0, pos[3], 0);
+    return 4;
+}
+
+/* EVD: byte 2 the type (bits 5:0), then 8 bytes of data. */
+PKT_INLINE int read_evd(const struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
+                        struct ptd_pkt *p)
+{
+    if (d->libipt20)
+        return -PTD_ERR_BAD_OPC;
+    if (left < 11)
+        return -PTD_ERR_TRUNCATED;
+    set_pkt(p, PTD_PKT_EVD, 11, pos[2] & 0x3f, 0, 0, ld_le64(pos + 3));
+    return 11;
+}
+
+/* A 2-byte opcode: the second byte says which. */
+PKT_INLINE int read_ext(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
+                        struct ptd_pkt *p)
+{
+    const size_t left = (size_t)(end - pos);
+    uint8_t e;
+    if (left < 2)
+        return -PTD_ERR_TRUNCATED;
+    e = pos[1];
+    switch (ptd_eb_class[e]) {
+    case EB_PSB: return read_psb(d, pos, end, p);
+    case EB_PSBEND: set_pkt(p, PTD_PKT_PSBEND, 2, 0, 0, 0, 0); return 2;
+    case EB_OVF: d->in_block = 0; set_pkt(p, PTD_PKT_OVF, 2, 0, 0, 0, 0); return 2;
+    case EB_STOP: set_pkt(p, PTD_PKT_STOP, 2, 0, 0, 0, 0); return 2;
+    case EB_TNT64: return read_tnt64(pos, left, p);
+    case EB_PIP: return read_pip(pos, left, p);
+    case EB_CBR: return read_cbr(pos, left, p);
+    case EB_TMA: return read_tma(d, pos, left, p);
+    case EB_VMCS: return read_vmcs(pos, left, p);
+    case EB_MNT: return read_mnt(pos, left, p);
+    case EB_EXSTOP:
+        set_pkt(p, PTD_PKT_EXSTOP, 2, 0, (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0, 0, 0);
+        return 2;
+    case EB_MWAIT: return read_mwait(pos, left, p);
+    case EB_PWRE: return read_pwre(d, pos, left, p);
+    case EB_PWRX: return read_pwrx(pos, left, p);
+    case EB_PTW: return read_ptw(e, pos, left, p);
+    case EB_BBP: return read_bbp(d, pos, left, p);
+    case EB_BEP: return read_bep(d, e, p);
+    case EB_CFE: return read_cfe(d, pos, left, p);
+    case EB_EVD: return read_evd(d, pos, left, p);
+    default: return -PTD_ERR_BAD_OPC;
+    }
+}
+
+/* Decode one packet at pos (pos < end). Returns the bytes it takes in the
+ * trace or a negative error. Updates the block state in *d. Inlined into
+ * both entry points. */
+PKT_INLINE int decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end,
+                          struct ptd_pkt *p)
 {
     const size_t left = (size_t)(end - pos);
     const uint8_t b = pos[0];
-    unsigned n;
 
     switch (ptd_fb_class[b]) {
     case FB_TNT8:
-        if (__builtin_expect(d->in_block, 0) && (b & PTD_OPC_BIP_MASK) == PTD_OPC_BIP) {
-            n = d->block_sz4 ? 5u : 9u;
-            if (left < n)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_BIP;
-            p->size = (uint8_t)n;
-            p->a = (uint8_t)(b >> 3);
-            p->flags = 0;
-            p->aux = 0;
-            p->payload = ld_le(pos + 1, n - 1);
-            return (int)n;
-        }
-        {
-            unsigned v = (unsigned)b >> 1;
-            unsigned bits = 31u - (unsigned)__builtin_clz(v);
-            p->kind = PTD_PKT_TNT8;
-            p->size = 1;
-            p->a = (uint8_t)bits;
-            p->flags = 0;
-            p->aux = 0;
-            p->payload = v & ~(1u << bits);
-        }
-        return 1;
-
-    case FB_TIP: p->kind = PTD_PKT_TIP; goto ip;
-    case FB_PGE: p->kind = PTD_PKT_TIP_PGE; goto ip;
-    case FB_PGD: p->kind = PTD_PKT_TIP_PGD; goto ip;
-    case FB_FUP: p->kind = PTD_PKT_FUP;
-    ip: {
-            unsigned ipc = (unsigned)b >> 5;
-            n = ptd_ipc_bytes[ipc];
-            if (n == 0xff) {
-                p->kind = PTD_PKT_NONE;
-                return -PTD_ERR_BAD_PACKET;
-            }
-            if (left < n + 1) {
-                p->kind = PTD_PKT_NONE;
-                return -PTD_ERR_TRUNCATED;
-            }
-            p->a = (uint8_t)ipc;
-            p->flags = 0;
-            p->aux = 0;
-            p->size = (uint8_t)(n + 1);
-            if (left >= 9)
-                p->payload = n ? ld_le64(pos + 1) & (~0ull >> (64 - 8 * n)) : 0;
-            else
-                p->payload = ld_le(pos + 1, n);
-            return (int)(n + 1);
-        }
-
-    case FB_PAD:
-        p->kind = PTD_PKT_PAD;
-        p->size = 1;
-        p->a = 0;
-        p->flags = 0;
-        p->aux = 0;
-        p->payload = 0;
-        return 1;
-
-    case FB_CYC: {
-        uint64_t v = (uint64_t)(b >> 3);
-        unsigned shl = 5;
-        n = 1;
-        if (b & 0x04) {
-            for (;;) {
-                uint8_t x;
-                if (n >= left)
-                    return -PTD_ERR_TRUNCATED;
-                x = pos[n++];
-                /* A 64-bit counter needs at most 5 + 8 * 7 bits. */
-                if (shl + 7 > 64)
-                    return -PTD_ERR_BAD_PACKET;
-                v |= (uint64_t)(x >> 1) << shl;
-                shl += 7;
-                if (!(x & 1))
-                    break;
-            }
-        }
-        p->kind = PTD_PKT_CYC;
-        p->size = (uint8_t)n;
-        p->a = 0;
-        p->flags = 0;
-        p->aux = 0;
-        p->payload = v;
-        return (int)n;
-    }
-
-    case FB_TSC:
-        if (left < 8)
-            return -PTD_ERR_TRUNCATED;
-        p->kind = PTD_PKT_TSC;
-        p->size = 8;
-        p->a = 0;
-        p->flags = 0;
-        p->aux = 0;
-        p->payload = ld_le64(pos) >> 8;
-        return 8;
-
-    case FB_MTC:
-        if (left < 2)
-            return -PTD_ERR_TRUNCATED;
-        p->kind = PTD_PKT_MTC;
-        p->size = 2;
-        p->a = 0;
-        p->flags = 0;
-        p->aux = 0;
-        p->payload = pos[1];
-        return 2;
-
-    case FB_MODE: {
-        uint8_t m;
-        if (left < 2)
-            return -PTD_ERR_TRUNCATED;
-        m = pos[1];
-        switch (m >> 5) {
-        case 0: p->kind = PTD_PKT_MODE_EXEC; p->flags = m & 0x07; break;
-        case 1: p->kind = PTD_PKT_MODE_TSX; p->flags = m & 0x03; break;
-        default: return -PTD_ERR_BAD_PACKET;
-        }
-        p->size = 2;
-        p->a = 0;
-        p->aux = 0;
-        p->payload = 0;
-        return 2;
-    }
-
-    case FB_EXT:
-        break;
-
-    default:
-        return -PTD_ERR_BAD_OPC;
-    }
-
-    /* 2-byte opcodes */
-    if (left < 2)
-        return -PTD_ERR_TRUNCATED;
-    {
-        const uint8_t e = pos[1];
-        p->a = 0;
-        p->flags = 0;
-        p->aux = 0;
-        p->payload = 0;
-        switch (ptd_eb_class[e]) {
-        case EB_PSB: {
-            int r = psb_at(pos, end);
-            if (r < 0)
-                return -PTD_ERR_TRUNCATED;
-            if (r == 0)
-                return -PTD_ERR_BAD_PACKET;
-            d->in_block = 0;
-            p->kind = PTD_PKT_PSB;
-            p->size = PTD_PSB_SIZE;
-            return PTD_PSB_SIZE;
-        }
-        case EB_PSBEND: p->kind = PTD_PKT_PSBEND; p->size = 2; return 2;
-        case EB_OVF: d->in_block = 0; p->kind = PTD_PKT_OVF; p->size = 2; return 2;
-        case EB_STOP: p->kind = PTD_PKT_STOP; p->size = 2; return 2;
-        case EB_TNT64: {
-            uint64_t v;
-            if (left < 8)
-                return -PTD_ERR_TRUNCATED;
-            v = ld_le(pos + 2, 6);
-            /* a stop bit and at least one TNT bit */
-            if (v < 2)
-                return -PTD_ERR_BAD_PACKET;
-            n = msb64(v);
-            p->kind = PTD_PKT_TNT64;
-            p->size = 8;
-            p->a = (uint8_t)n;
-            p->payload = v & ~(1ull << n);
-            return 8;
-        }
-        case EB_PIP: {
-            uint64_t v;
-            if (left < 8)
-                return -PTD_ERR_TRUNCATED;
-            v = ld_le(pos + 2, 6);
-            p->kind = PTD_PKT_PIP;
-            p->size = 8;
-            p->flags = (uint8_t)(v & 1);
-            p->payload = (v >> 1) << 5;
-            return 8;
-        }
-        case EB_CBR:
-            if (left < 4)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_CBR;
-            p->size = 4;
-            p->payload = pos[2];
-            return 4;
-        case EB_TMA:
-            if (left < 7)
-                return -PTD_ERR_TRUNCATED;
-            /* Byte 4 and byte 6 bits 7:1 are reserved (SDM TMA packet
-             * definition); set, they mean corruption (erratum SKZ84). */
-            if (pos[4] || (pos[6] & 0xfe)) {
-                if (!(d->errata & PTD_ERRATUM_SKZ84))
-                    return -PTD_ERR_BAD_PACKET;
-                /* SKZ84: a corrupted TMA and a bogus byte after it */
-                n = left < 8 ? (unsigned)left : 8u;
-                p->kind = PTD_PKT_INVALID;
-                p->size = (uint8_t)n;
-                return (int)n;
-            }
-            p->kind = PTD_PKT_TMA;
-            p->size = 7;
-            p->payload = ld_le(pos + 2, 2);
-            p->aux = (uint32_t)pos[5] | (uint32_t)(pos[6] & 1) << 8;
-            return 7;
-        case EB_VMCS:
-            if (left < 7)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_VMCS;
-            p->size = 7;
-            p->payload = ld_le(pos + 2, 5) << 12;
-            return 7;
-        case EB_MNT:
-            if (left < 3)
-                return -PTD_ERR_TRUNCATED;
-            if (pos[2] != PTD_EXT2_MNT)
-                return -PTD_ERR_BAD_OPC;
-            if (left < 11)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_MNT;
-            p->size = 11;
-            p->payload = ld_le64(pos + 3);
-            return 11;
-        case EB_EXSTOP:
-            p->kind = PTD_PKT_EXSTOP;
-            p->size = 2;
-            p->flags = (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0;
-            return 2;
-        case EB_MWAIT:
-            if (left < 10)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_MWAIT;
-            p->size = 10;
-            p->payload = ld_le(pos + 2, 4);
-            p->aux = (uint32_t)ld_le(pos + 6, 4);
-            return 10;
-        case EB_PWRE:
-            if (left < 4)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_PWRE;
-            p->size = 4;
-            /* HW is byte 2 bit 7 in the SDM; libipt 2.0 reads bit 3 */
-            p->flags = (pos[2] & (d->libipt20 ? 0x08 : 0x80)) ? PTD_PKTF_HW : 0;
-            p->a = pos[3] >> 4;
-            p->aux = pos[3] & 0xf;
-            return 4;
-        case EB_PWRX:
-            if (left < 7)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_PWRX;
-            p->size = 7;
-            p->a = pos[2] >> 4;
-            p->aux = pos[2] & 0xf;
-            p->flags = pos[3] & 0xf;
-            return 7;
-        case EB_PTW: {
-            unsigned plc = (e >> 5) & 3;
-            if (plc > 1)
-                return -PTD_ERR_BAD_PACKET;
-            n = plc ? 10u : 6u;
-            if (left < n)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_PTW;
-            p->size = (uint8_t)n;
-            p->a = (uint8_t)plc;
-            p->flags = (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0;
-            p->payload = ld_le(pos + 2, n - 2);
-            return (int)n;
-        }
-        case EB_BBP:
-            if (d->libipt20)
-                return -PTD_ERR_BAD_OPC;
-            if (left < 3)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_BBP;
-            p->size = 3;
-            p->a = pos[2] & 0x1f;
-            p->flags = (pos[2] & 0x80) ? PTD_PKTF_SZ4 : 0;
-            d->in_block = 1;
-            d->block_sz4 = p->flags & PTD_PKTF_SZ4;
-            return 3;
-        case EB_BEP:
-            if (d->libipt20)
-                return -PTD_ERR_BAD_OPC;
-            p->kind = PTD_PKT_BEP;
-            p->size = 2;
-            p->flags = (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0;
-            d->in_block = 0;
-            return 2;
-        case EB_CFE:
-            if (d->libipt20)
-                return -PTD_ERR_BAD_OPC;
-            if (left < 4)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_CFE;
-            p->size = 4;
-            p->a = pos[2] & 0x1f;
-            p->flags = (pos[2] & 0x80) ? PTD_PKTF_IP : 0;
-            p->aux = pos[3];
-            return 4;
-        case EB_EVD:
-            if (d->libipt20)
-                return -PTD_ERR_BAD_OPC;
-            if (left < 11)
-                return -PTD_ERR_TRUNCATED;
-            p->kind = PTD_PKT_EVD;
-            p->size = 11;
-            p->a = pos[2] & 0x3f;
-            p->payload = ld_le64(pos + 3);
-            return 11;
-        default:
-            return -PTD_ERR_BAD_OPC;
-        }
+        if (__builtin_expect(d->in_block, 0) && (b & PTD_OPC_BIP_MASK) == PTD_OPC_BIP)
+            return read_bip(d, pos, left, p);
+        return read_tnt8(pos, p);
+    case FB_TIP: return read_ip(PTD_PKT_TIP, pos, left, p);
+    case FB_PGE: return read_ip(PTD_PKT_TIP_PGE, pos, left, p);
+    case FB_PGD: return read_ip(PTD_PKT_TIP_PGD, pos, left, p);
+    case FB_FUP: return read_ip(PTD_PKT_FUP, pos, left, p);
+    case FB_PAD: set_pkt(p, PTD_PKT_PAD, 1, 0, 0, 0, 0); return 1;
+    case FB_CYC: return read_cyc(d, pos, left, p);
+    case FB_TSC: return read_tsc(pos, left, p);
+    case FB_MTC: return read_mtc(pos, left, p);
+    case FB_MODE: return read_mode(pos, left, p);
+    case FB_TRIG: return read_trig(d, pos, left, p);
+    case FB_EXT: return read_ext(d, pos, end, p);
+    default: return -PTD_ERR_BAD_OPC;
     }
 }
 

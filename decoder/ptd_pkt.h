@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoder/ptd_errata.h"
+
 /* Error codes, returned negated. The numbers of the codes libipt also has
  * are libipt's (pt_error_code), so tools can map one onto the other. */
 enum ptd_error {
@@ -41,6 +43,7 @@ enum ptd_error {
     PTD_ERR_EOS = 7,           /* end of the trace buffer */
     PTD_ERR_NOIP = 11,         /* last-IP: no IP yet */
     PTD_ERR_IP_SUPPRESSED = 12,/* last-IP: IP suppressed */
+    PTD_ERR_BAD_CPU = 27,      /* --cpu: a CPU the errata table does not know */
     PTD_ERR_TRUNCATED = 32,    /* the buffer ends inside a packet */
     PTD_ERR_NOSPC = 33,        /* caller's output buffer too small */
 };
@@ -84,6 +87,8 @@ enum ptd_pkt_kind {
     PTD_PKT_EVD,
     PTD_PKT_MNT,
     PTD_PKT_INVALID,  /* a packet an erratum corrupted (SKZ84 TMA) */
+    PTD_PKT_TRIG,     /* Trigger Tracing (after INVALID: the kinds before it
+                         are libipt 2.0's, which random tests draw from) */
     PTD_PKT_KIND_COUNT
 };
 
@@ -103,6 +108,7 @@ enum {
     PTD_OPC_CYC_MASK = 0x03,
     PTD_OPC_BIP = 0x04,        /* bits 2:0 = 100, inside a BBP block only */
     PTD_OPC_BIP_MASK = 0x07,
+    PTD_OPC_TRIG = 0xd9,
 
     PTD_EXT_PSB = 0x82,
     PTD_EXT_PSBEND = 0x23,
@@ -128,6 +134,42 @@ enum {
     PTD_EXT_IP_BIT = 0x80,     /* EXSTOP, BEP, PTW */
 };
 
+/* CFE types (SDM "Control Flow Event (CFE) Packet"; FRED added software
+ * interrupts and system calls). */
+enum ptd_cfe_type {
+    PTD_CFE_INTR = 1,          /* interrupt or exception; vector */
+    PTD_CFE_IRET = 2,
+    PTD_CFE_SMI = 3,
+    PTD_CFE_RSM = 4,
+    PTD_CFE_SIPI = 5,          /* vector */
+    PTD_CFE_INIT = 6,
+    PTD_CFE_VMENTRY = 7,
+    PTD_CFE_VMEXIT = 8,
+    PTD_CFE_VMEXIT_INTR = 9,   /* a VM exit caused by an interrupt; vector */
+    PTD_CFE_SHUTDOWN = 10,
+    PTD_CFE_UINTR = 12,        /* user interrupt; vector */
+    PTD_CFE_UIRET = 13,
+    PTD_CFE_SWINTR = 14,       /* INT n, INT3, INT1, INTO; vector */
+    PTD_CFE_SYSCALL = 15,      /* SYSCALL, SYSENTER */
+};
+
+/* EVD types (SDM "Event Data (EVD) Packet"): what the data is. */
+enum ptd_evd_type {
+    PTD_EVD_CR2 = 0,           /* page-fault linear address */
+    PTD_EVD_VMXQ = 1,          /* VM-exit qualification */
+    PTD_EVD_VMXR = 2,          /* VM-exit reason */
+};
+
+/* TRIG (SDM "Trigger Tracing"): byte 1 flags, byte 2 the trigger bit
+ * vector (TRBV), bytes 3-4 the instruction count when ICNTV is set. */
+enum {
+    PTD_TRIG_IP_BIT = 0x80,    /* a FUP follows with the trigger's IP */
+    PTD_TRIG_ICNTV_BIT = 0x40, /* ICNT is valid (and present) */
+    PTD_TRIG_MULT_BIT = 0x20,  /* more triggers fired than TRBV reports */
+    PTD_TRIG_SIZE = 3,
+    PTD_TRIG_ICNT_SIZE = 5,
+};
+
 /* IPBytes values (SDM table "Compressed IP Payload Format"). */
 enum ptd_ipc {
     PTD_IPC_SUPPRESSED = 0,
@@ -146,7 +188,7 @@ enum {
 
 /* Flag bits of struct ptd_pkt.flags. */
 enum {
-    PTD_PKTF_IP = 0x01,        /* EXSTOP, PTW, BEP, CFE: FUP follows */
+    PTD_PKTF_IP = 0x01,        /* EXSTOP, PTW, BEP, CFE, TRIG: FUP follows */
     PTD_PKTF_CSL = 0x01,       /* MODE.Exec CS.L (and LMA) */
     PTD_PKTF_CSD = 0x02,       /* MODE.Exec CS.D */
     PTD_PKTF_IF = 0x04,        /* MODE.Exec RFLAGS.IF (newer CPUs) */
@@ -154,7 +196,10 @@ enum {
     PTD_PKTF_ABRT = 0x02,      /* MODE.TSX TXAbort */
     PTD_PKTF_NR = 0x01,        /* PIP: non-root */
     PTD_PKTF_HW = 0x01,        /* PWRE: hardware-initiated */
+    PTD_PKTF_HW_BIT3 = 0x02,   /* PWRE, encoder only: HW in bit 3 (libipt) */
     PTD_PKTF_SZ4 = 0x01,       /* BBP: BIP payloads are 4 bytes */
+    PTD_PKTF_ICNTV = 0x02,     /* TRIG: aux holds a valid ICNT */
+    PTD_PKTF_MULT = 0x04,      /* TRIG: other triggers fired too */
     /* PWRX wake reasons, as in the packet (byte 3, bits 3:0) */
     PTD_PKTF_WR_INT = 0x01,
     PTD_PKTF_WR_TIMER = 0x02,
@@ -180,6 +225,7 @@ enum {
  *   BBP         a: type; flags: SZ4    BIP      a: ID; payload
  *   CFE         a: type; aux: vector; flags: IP
  *   EVD         a: type; payload       MNT      payload
+ *   TRIG        a: TRBV; aux: ICNT; flags: IP, ICNTV, MULT
  */
 struct ptd_pkt {
     uint64_t payload;
@@ -239,34 +285,35 @@ struct ptd_pkt_decoder {
     const uint8_t *sync;   /* last synchronisation point, or NULL */
     uint8_t in_block;      /* between BBP and BEP: BIP packets possible */
     uint8_t block_sz4;     /* BIP payload is 4 bytes (else 8) */
-    uint8_t errata;        /* PTD_ERRATUM_* workarounds in effect */
+    uint16_t errata;       /* PTD_ERRATUM_* workarounds in effect */
     uint8_t libipt20;      /* decode only the packets libipt 2.0 knows */
+    uint8_t pwre_bit3;     /* PWRE's HW flag from bit 3 (libipt), not bit 7 */
 };
 
 int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size);
 
-/* Errata workarounds (libipt applies them for ptdump's --cpu f/m).
- * SKZ84 (packet layer): with VMX TSC scaling or offsetting, a TMA may be
- * corrupted and followed by a bogus byte; a TMA with reserved bits set
- * decodes as a PTD_PKT_INVALID packet of 8 bytes instead of an error.
- * SKD007 (an OVF after a 2-byte CYC can lose its 0x02 to the CYC): not
- * applied by the packet layer, as libipt 2.0.5's packet decoder does not;
- * the flag is carried for the layers above. */
-enum {
-    PTD_ERRATUM_SKD007 = 0x01,
-    PTD_ERRATUM_SKZ84 = 0x02,
-};
+/* Errata workarounds (decoder/ptd_errata.h; libipt applies them for
+ * ptdump's --cpu f/m):
+ * SKZ84: a TMA with reserved bits set decodes as a PTD_PKT_INVALID packet
+ *        of 8 bytes (the TMA and the bogus byte after it), not an error;
+ * SKD007: a 2-byte CYC whose second byte is OVF's first, followed by OVF's
+ *        second byte, decodes as that OVF: reported at the CYC's offset,
+ *        3 bytes long in the trace (the return value), size 2 (as current
+ *        libipt; 2.0 left it to the query layer: not in libipt20 mode). */
 void ptd_pkt_set_errata(struct ptd_pkt_decoder *d, unsigned errata);
-/* The errata of a CPU by family and model (0 for unknown CPUs). */
-unsigned ptd_errata_for_cpu(unsigned family, unsigned model);
 
-/* Decode as libipt 2.0 does: CFE, EVD, BBP and BEP (newer than libipt 2.0)
- * are unknown opcodes, and PWRE's HW flag is read from byte 2 bit 3 (the SDM
- * has it in bit 7). For byte-identical dumps with libipt 2.0's ptdump. */
+/* Decode as libipt 2.0 does: CFE, EVD, BBP, BEP and TRIG (newer than
+ * libipt 2.0) are unknown opcodes, SKD007 is left to the layers above, and
+ * PWRE's HW flag is read from byte 2 bit 3. For byte-identical dumps with
+ * libipt 2.0's ptdump. */
 void ptd_pkt_set_libipt20(struct ptd_pkt_decoder *d, int on);
 
+/* Read PWRE's HW flag from byte 2 bit 3, as libipt does (and its encoder
+ * writes it), instead of bit 7 where the SDM's PWRE table puts it. */
+void ptd_pkt_set_pwre_bit3(struct ptd_pkt_decoder *d, int on);
+
 /* Decode the packet at the current position into *p and move past it.
- * Returns its size (> 0); -PTD_ERR_EOS at the end of the buffer; or another
+ * Returns the bytes it took (> 0; p->size but for SKD007's OVF); -PTD_ERR_EOS at the end of the buffer; or another
  * negative error, the position staying at the bad packet (its offset is
  * ptd_pkt_offset()). */
 int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p);

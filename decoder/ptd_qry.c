@@ -400,7 +400,7 @@ static int read_psb(struct ptd_qry *q)
         case PTD_PKT_CBR:
             break;
         case PTD_PKT_FUP:
-            if ((q->errata & PTD_QRY_ERRATUM_BDM70) && !q->enabled && bdm70_pge_follows(q))
+            if ((q->errata & PTD_ERRATUM_BDM70) && !q->enabled && bdm70_pge_follows(q))
                 break;      /* BDM70: not where tracing is; TIP.PGE says it */
             (void)apply_ip(q, &ip, &err);
             if (err)
@@ -498,6 +498,7 @@ static unsigned peek_after_next(const struct ptd_qry *q)
     d.block_sz4 = q->pkt.block_sz4;
     d.errata = q->pkt.errata;
     d.libipt20 = q->pkt.libipt20;
+    d.pwre_bit3 = q->pkt.pwre_bit3;
     for (;;) {
         if (ptd_pkt_next(&d, &p) < 0)
             return PTD_PKT_NONE;
@@ -539,7 +540,7 @@ static int decode_ovf(struct ptd_qry *q, struct ptd_event *ev)
             consume(q);
             continue;
         case PTD_PKT_FUP:
-            if ((q->errata & PTD_QRY_ERRATUM_APL12) && peek_after_next(q) == PTD_PKT_TIP_PGE) {
+            if ((q->errata & PTD_ERRATUM_APL12) && peek_after_next(q) == PTD_PKT_TIP_PGE) {
                 consume(q);
                 break;
             }
@@ -553,12 +554,12 @@ static int decode_ovf(struct ptd_qry *q, struct ptd_event *ev)
             q->enabled = 1;
             return 1;
         case PTD_PKT_TIP_PGD:
-            if (!(q->errata & PTD_QRY_ERRATUM_APL11))
+            if (!(q->errata & PTD_ERRATUM_APL11))
                 return -PTD_ERR_BAD_CONTEXT;
             consume(q);
             break;
         case PTD_PKT_TIP:
-            if (!(q->errata & PTD_QRY_ERRATUM_SKD010))
+            if (!(q->errata & PTD_ERRATUM_SKD010))
                 return -PTD_ERR_BAD_CONTEXT;
             s = apply_ip(q, &ip, &err);
             if (err)

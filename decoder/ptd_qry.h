@@ -130,7 +130,7 @@ struct ptd_qry {
                                  * (TIP.PGE, PSB+ FUP, OVF + FUP on; TIP.PGD,
                                  * sync, OVF off): libipt's enabled, for BDM70 */
     uint64_t tnt;               /* the bits; next one is bit ntnt-1 */
-    unsigned errata;            /* PTD_ERRATUM_* | PTD_QRY_ERRATUM_* */
+    unsigned errata;            /* PTD_ERRATUM_* (decoder/ptd_errata.h) */
     struct ptd_qry_evq tipq;    /* bound to the next TIP/TIP.PGE/TIP.PGD */
     struct ptd_qry_evq fupq;    /* bound to the next FUP */
     struct ptd_qry_evq psbq;    /* bound to PSBEND */
@@ -145,18 +145,6 @@ struct ptd_qry {
     uint8_t timing;
 };
 
-/* Query-layer errata (libipt's names), beside the packet layer's
- * PTD_ERRATUM_* bits; chosen by ptd_flow_errata_for_cpu(). */
-enum {
-    PTD_QRY_ERRATUM_APL11 = 0x400,   /* OVF may be followed by TIP.PGD */
-    PTD_QRY_ERRATUM_APL12 = 0x800,   /* OVF may be followed by an unexpected FUP */
-    PTD_QRY_ERRATUM_SKD010 = 0x1000, /* the FUP after OVF may be dropped */
-    /* BDM70: a PSB+ sent while tracing is disabled (PacketEn=0) just
-     * before it is enabled may hold a FUP; a TIP.PGE then follows (after
-     * packets that do not depend on PacketEn). That FUP does not enable
-     * tracing. */
-    PTD_QRY_ERRATUM_BDM70 = 0x4000,
-};
 
 void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size);
 void ptd_qry_set_errata(struct ptd_qry *q, unsigned errata);

@@ -45,18 +45,6 @@ const char *ptd_time_errstr(int code)
     }
 }
 
-unsigned ptd_time_errata_for_cpu(unsigned family, unsigned model)
-{
-    if (family != 6)
-        return 0;
-    switch (model) {
-    case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6:
-        return PTD_TIME_ERRATUM_SKL168;
-    default:
-        return 0;
-    }
-}
-
 /* A CYC of 2 bytes whose second byte could be OVF's first, then OVF's
  * second byte: two short CYCs in a row only happen when the counter wraps,
  * with a full payload, so this is an OVF that cut the CYC short. The CYC's
@@ -457,7 +445,7 @@ int ptd_time_cbr_update(struct ptd_time *t, uint8_t ratio, int *cal_err)
 int ptd_time_psb(struct ptd_time *t)
 {
     t->in_psb = 1;
-    if (tcal_on(t) && (t->cfg.errata & PTD_TIME_ERRATUM_SKL168))
+    if (tcal_on(t) && (t->cfg.errata & PTD_ERRATUM_SKL168))
         t->cal.check_skl168 = 1;
     return 0;
 }

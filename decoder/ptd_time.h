@@ -94,14 +94,6 @@ enum {
     PTD_TIME_KEEP_TCAL_ON_OVF = 1u << 1,
 };
 
-/* CPU errata that touch timing (struct ptd_time_config.errata). */
-enum {
-    /* SKL168: a CYC (and with it an MTC) can be dropped right before a PSB.
-     * The first MTC after a PSB does not calibrate if MTCs were lost since
-     * the PSB or the cycles look like a wrap CYC is missing. Skylake and
-     * Kaby/Coffee/Comet Lake clients (family 6, models 4e 5e 8e 9e a5 a6). */
-    PTD_TIME_ERRATUM_SKL168 = 1u << 0,
-};
 
 /* SKD007 (Skylake and Kaby Lake clients; ptd_pkt.h's PTD_ERRATUM_SKD007):
  * an OVF can come after the first byte of a multi-byte CYC instead of the
@@ -113,9 +105,6 @@ enum {
  * (the query layer); the packet layer decodes the bytes as they are. */
 bool ptd_time_skd007_cyc(const struct ptd_pkt *cyc, const uint8_t *at, const uint8_t *end);
 
-/* The timing errata of a CPU by family and model (0 for unknown CPUs); the
- * same CPUs as libipt's pt_cpu_errata(). */
-unsigned ptd_time_errata_for_cpu(unsigned family, unsigned model);
 
 /* What the decoder must know about the capture (ptdump's options of the same
  * names). All zero is valid: TSC packets alone then give time; MTC needs
@@ -127,7 +116,7 @@ struct ptd_time_config {
     uint32_t cpuid_0x15_eax;   /* CPUID 0x15 EAX: TSC/crystal ratio denominator */
     uint32_t cpuid_0x15_ebx;   /* CPUID 0x15 EBX: TSC/crystal ratio numerator */
     uint32_t flags;            /* PTD_TIME_* */
-    uint32_t errata;           /* PTD_TIME_ERRATUM_* */
+    uint32_t errata;           /* PTD_ERRATUM_* */
 };
 
 /* Largest accepted mtc_freq (a 4-bit field of IA32_RTIT_CTL). */

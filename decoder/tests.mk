@@ -1,7 +1,8 @@
 # Tests of the decoder's packet layer (included by decoder/decoder.mk).
 
 # cmocka unit tests (test/unit/NAME.c, built by test/test.mk)
-UNIT_TESTS += test_ptd_pkt test_ptd_fmt test_ptd_time
+UNIT_TESTS += test_ptd_pkt test_ptd_fmt test_ptd_time test_ptd_errata
+TEST_LIBS_test_ptd_errata := -lipt
 
 # Differential test against libipt: build/test/diff_pkt, run by
 # test/diff/diff_pkt.sh (thousands of random and corrupted streams).
@@ -29,7 +30,7 @@ TEST_SCRIPTS += test/diff/diff_pkt.sh test/diff/dump_cmp.sh test/diff/dump_cli.s
 
 # libFuzzer target over the packet layer, encoder and formatter.
 FUZZ_CC ?= clang
-FUZZ_SRCS := decoder/ptd_pkt.c decoder/ptd_enc.c decoder/ptd_fmt.c decoder/ptd_time.c
+FUZZ_SRCS := decoder/ptd_pkt.c decoder/ptd_enc.c decoder/ptd_fmt.c decoder/ptd_time.c decoder/ptd_errata.c
 $(B)/test/fuzz_pkt: test/fuzz/fuzz_pkt.c $(FUZZ_SRCS) $(wildcard decoder/ptd_*.h) | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -O2 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -4,8 +4,8 @@
 #
 # Facts behind these lines: ../shared/reference/efi-build-and-qemu.md.
 
-EFI_SRCS   += $(wildcard efi/*.c)
-EFI_ASRCS  := $(wildcard efi/*.S)
+EFI_SRCS   += $(wildcard efi/*.c efi/*/*.c)
+EFI_ASRCS  := $(wildcard efi/*.S efi/*/*.S)
 GNUEFI_LIB := /usr/lib
 GNUEFI_INC := /usr/include/efi
 NEWLIB     := $(B)/newlib/install/x86_64-elf
@@ -65,6 +65,16 @@ $(B)/ptboot.efi: $(B)/efi/ptboot.so
 	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-app-x86_64 $< $@
 	@objdump -p $@ | grep -q 'Subsystem.*(EFI application)' \
 	  || { echo "$@ is not an EFI application" >&2; rm -f $@; exit 1; }
+
+# build/ptbootdrv.efi: the same image as ptboot.efi with the PE subsystem of
+# an EFI boot-service driver (11; UEFI 2.10 section 2.1.1): a Driver####
+# option must load an image that stays resident, and an application is
+# unloaded when its entry point returns. efi_main tells the two apart by
+# the loaded image's ImageCodeType (efi/resident/driver.h).
+$(B)/ptbootdrv.efi: $(B)/efi/ptboot.so
+	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-bsdrv-x86_64 $< $@
+	@objdump -p $@ | grep -q 'Subsystem.*(EFI boot service driver)' \
+	  || { echo "$@ is not an EFI boot service driver" >&2; rm -f $@; exit 1; }
 
 -include $(EFI_OBJS:.o=.d)
 

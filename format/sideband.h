@@ -8,8 +8,8 @@
  * and while tracing.
  *
  * Pure C over caller storage, no UEFI types, no allocation: the target
- * fills it (efi/image_watch.c), writes it as text to the stick
- * (efi/capture_files.c); the host reads it back (host/capture.c); the unit
+ * fills it (efi/capture/image_watch.c), writes it as text to the stick
+ * (efi/capture/files.c); the host reads it back (host/capture.c); the unit
  * tests run this very code. */
 #ifndef PTBOOT_FORMAT_SIDEBAND_H
 #define PTBOOT_FORMAT_SIDEBAND_H

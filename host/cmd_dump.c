@@ -35,8 +35,11 @@ static void dump_usage(FILE *out)
         "  --lastip                  show last IP updates on packets with IP payloads.\n"
         "  --exec-mode               show the current execution mode on mode.exec packets.\n"
         "  --stats                   print packet/error/skipped-byte counts to stderr.\n"
-        "  --libipt-2.0              decode only the packets libipt 2.0 knows (CFE, EVD,\n"
-        "                            BBP, BEP are unknown opcodes), as its ptdump does.\n"
+        "  --libipt-2.0              decode as libipt 2.0's ptdump: only the packets it\n"
+        "                            knows (CFE, EVD, BBP, BEP, TRIG are unknown opcodes),\n"
+        "                            its errata lists, PWRE's HW bit as --libipt-pwre.\n"
+        "  --libipt-pwre             read PWRE's HW flag from bit 3, as libipt does (the\n"
+        "                            SDM, and by default ptboot, have it in bit 7).\n"
         "  --time                    show the estimated TSC on timing packets.\n"
         "  --tcal                    show time calibration information.\n"
         "  --time-delta              show timing information as delta.\n"
@@ -45,7 +48,8 @@ static void dump_usage(FILE *out)
         "  --no-wall-clock           suppress the no-time error and print relative time.\n"
         "  --keep-tcal-on-ovf        preserve timing calibration on overflow.\n"
         "  --cpu none|f/m[/s]        decode with that CPU's errata workarounds (SKD007,\n"
-        "                            SKZ84 for packets, SKL168 for timing), as ptdump does.\n"
+        "                            SKZ84 for packets, SKL168 for timing), as ptdump does;\n"
+        "                            a CPU libipt does not know: a diagnostic, no errata.\n"
         "  --mtc-freq <n>            set the MTC frequency (IA32_RTIT_CTL[17:14]) to <n>.\n"
         "  --nom-freq <n>            set the nominal frequency (MSR_PLATFORM_INFO[15:8]) to <n>.\n"
         "  --cpuid-0x15.eax <n>      set the value of cpuid[0x15].eax.\n"
@@ -153,12 +157,13 @@ int host_cmd_dump(int argc, char **argv)
             /* ptdump: decode with the errata workarounds of that CPU */
             const char *c = i + 1 < argc ? argv[++i] : NULL;
             unsigned fam, mod;
+            bool has_cpu;
             if (!c) {
                 fprintf(stderr, "%s: --cpu: missing argument.\n", prog);
                 return 2;
             }
-            if (ptd_opts_parse_cpu(c, &fam, &mod)) {
-                ptd_opts_dump_cpu(&opt, fam, mod);
+            if (ptd_opts_parse_cpu(c, &has_cpu, &fam, &mod)) {
+                ptd_opts_dump_cpu(&opt, has_cpu, fam, mod);
             } else {
                 fprintf(stderr, "%s: cpu must be specified as f/m[/s]\n", prog);
                 return 2;

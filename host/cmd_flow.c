@@ -24,7 +24,7 @@
 #include "host/flow_opts.h"
 
 struct out {
-    int no_inst, stat, stat_blocks, att;
+    int no_inst, stat, stat_blocks, att, cpu_unknown;
     int insn_path;  /* --insn-decoder: never block by block */
     uint32_t flags; /* PTD_FMT_FLOW_* */
     ZydisDecoder zdec[3];
@@ -74,6 +74,7 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     int n;
 
     ptd_flow_lines_init(L, f, o->flags);
+    L->cpu_unknown = (uint8_t)o->cpu_unknown;
     while ((n = ptd_flow_lines_next(L, buf + pos, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
         char *line = buf + pos, *p = line + n;
         if (kind == PTD_FLOW_LINE_INSN && !o->no_inst)
@@ -137,7 +138,8 @@ static void usage(FILE *to)
         "Configuration:\n"
         "  --filter LO-HI             FilterEn address range (hex, repeatable up to 4)\n"
         "  --filter:addrN_cfg/_a/_b V as IA32_RTIT_CTL.ADDRn_CFG and IA32_RTIT_ADDRn_A/B\n"
-        "  --cpu F/M|none|auto        the CPU the trace came from (errata)\n"
+        "  --cpu F/M[/S]|none         the CPU the trace came from (errata; one libipt does\n"
+        "                             not know: a config error line, no errata)\n"
         "  --mode 16|32|64            execution mode before the first MODE.Exec\n"
         "  --no-cache                 no block cache (each block decoded again)\n"
         "  --insn-decoder             instruction by instruction, never block by block\n"
@@ -260,10 +262,11 @@ int host_cmd_flow(int argc, char **argv)
     }
     void *bcache = choose_path(&o, &fo);
     if ((o.flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME)) || (fo.cfg.flags & PTD_FLOW_F_TICK)) {
-        tcfg.errata = fo.have_cpu ? ptd_time_errata_for_cpu(fo.family, fo.model) : 0;
+        tcfg.errata = fo.cfg.errata;
         fo.cfg.time = &tcfg;
     }
     ptd_flow_init(f, &fo.cfg);
+    o.cpu_unknown = fo.cpu_unknown;
     struct ptd_flow_lines lines;
     run(f, &o, &lines);
     if (o.stat) {

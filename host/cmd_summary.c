@@ -77,7 +77,7 @@ static void usage(FILE *to)
         "hot blocks and edges, the last transitions, errors and gaps.\n"
         "Trace and code (as ptboot flow):\n"
         "  --pt FILE --pages PREFIX --raw FILE[:FROM[-TO]]:BASE --filter LO-HI\n"
-        "  --filter:addrN_cfg/_a/_b V --cpu F/M|none|auto --mode 16|32|64 --no-cache\n"
+        "  --filter:addrN_cfg/_a/_b V --cpu F/M[/S]|none --mode 16|32|64 --no-cache\n"
         "Timing: --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
         "Capture (docs/capture-files.md):\n"
         "  --capture DIR              DIR/trace.pt, its code snapshot, CPU, timing, filters\n"
@@ -202,7 +202,7 @@ int host_cmd_summary(int argc, char **argv)
         mods[c.nmodules].name = cap.modules[k].name;
         c.nmodules++;
     }
-    tcfg.errata = fo.have_cpu ? ptd_time_errata_for_cpu(fo.family, fo.model) : 0;
+    tcfg.errata = fo.cfg.errata;
     void *arena = malloc(arena_size ? arena_size : 1);
     if (!arena) {
         fprintf(stderr, "ptboot summary: out of memory\n");

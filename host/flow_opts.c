@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/ptd_opts.h"
 #include "host/flow_opts.h"
 
 void flow_opts_init(struct flow_opts *o)
@@ -97,14 +98,12 @@ int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const ch
         o->cfg.filter_hi[o->cfg.nfilter] = hi;
         o->cfg.nfilter++;
     } else if (!strcmp(a, "--cpu")) {
-        if (!strcmp(v, "none") || !strcmp(v, "auto")) {
-            o->have_cpu = 0;
-        } else if (sscanf(v, "%u/%u", &o->family, &o->model) != 2) {
-            fprintf(stderr, "%s: --cpu %s: want FAMILY/MODEL (e.g. 6/142), none or auto\n", prog, v);
+        bool has_cpu;
+        if (!ptd_opts_parse_cpu(v, &has_cpu, &o->family, &o->model)) {
+            fprintf(stderr, "%s: --cpu %s: want FAMILY/MODEL[/STEPPING] (e.g. 6/142) or none\n", prog, v);
             return -1;
-        } else {
-            o->have_cpu = 1;
         }
+        o->have_cpu = has_cpu;
     } else if (!strcmp(a, "--mode")) {
         if (!strcmp(v, "16") || !strcmp(v, "32") || !strcmp(v, "64")) {
             o->cfg.mode = (uint8_t)atoi(v);
@@ -161,7 +160,7 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
     /* the image is loaded now and stays as it is: code read in place */
     o->cfg.map = flow_image_map_cb;
     o->cfg.ctx = &o->img;
-    o->cfg.errata = o->have_cpu ? ptd_flow_errata_for_cpu(o->family, o->model) : 0;
+    o->cpu_unknown = o->have_cpu && !ptd_errata_of_cpu(o->family, o->model, false, &o->cfg.errata);
     /* the decoded-instruction cache: 1 MiB (--no-cache: none) */
     if (!o->no_cache) {
         o->cache = malloc(FLOW_CACHE_BYTES);

@@ -17,6 +17,7 @@ struct flow_opts {
     size_t tsize;
     int trace_mapped;     /* flow_map_file's result for the trace */
     int have_cpu;
+    int cpu_unknown;        /* --cpu names a CPU the errata table lacks */
     unsigned family, model;
     /* --filter:addrN_cfg/_a/_b */
     uint64_t addr_cfg[4], addr_a[4], addr_b[4];

@@ -33,5 +33,5 @@ UNIT_TESTS += test_capture_plan
 $(B)/test/test_capture_plan: $(B)/test/rtit_model.o
 TEST_LIBS_test_capture_plan := $(B)/test/rtit_model.o
 TEST_SCRIPTS += test/capture_plan.sh
-# Multi-processor paths in QEMU (-smp 2): info --cpus, plan --cpus (efi/mp.c)
+# Multi-processor paths in QEMU (-smp 2): info --cpus, plan --cpus (efi/capture/mp.c)
 TEST_SCRIPTS += test/boot/mp.sh

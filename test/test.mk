@@ -14,7 +14,7 @@ $(B)/test/%: test/unit/%.c $(B)/host/libptboot.a | $(B)/.setup-done
 $(B)/test/obj/%.o: %.c | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
--include $(wildcard $(B)/test/obj/efi/*.d)
+-include $(wildcard $(B)/test/obj/efi/*.d $(B)/test/obj/efi/*/*.d)
 
 -include $(UNIT_TEST_BINS:=.d)
 

@@ -2,10 +2,10 @@
 # stick and `ptboot flow --capture` (docs/capture-files.md).
 
 # The formats are in the host library (format/); the sideband's CPU facts
-# from arch/x86 (efi/sideband_cpu.c, UEFI-free) are compiled into the test:
+# from arch/x86 (efi/capture/sideband_cpu.c, UEFI-free) are compiled into the test:
 # the unit tests and the host CLI run exactly the code the app runs.
 UNIT_TESTS += test_efi_sideband test_efi_pe_info
-TEST_OBJS_test_efi_sideband := $(B)/test/obj/efi/sideband_cpu.o
+TEST_OBJS_test_efi_sideband := $(B)/test/obj/efi/capture/sideband_cpu.o
 $(B)/test/test_efi_sideband: $(TEST_OBJS_test_efi_sideband)
 
 # Real PE/COFF images for pe_info's tests: our own app (no debug directory,

@@ -41,7 +41,7 @@ check "bench of a trace" 0 "^bench: packets file=.* ptboot_mbps=[0-9.]+ libipt_m
       "$P" bench --pt "$tmp/t.pt" --rounds 1 --min-bytes 100000
 # a corrupted trace: error lines, resync, exit 0 (as ptdump)
 cp "$tmp/t.pt" "$tmp/bad.pt"
-printf '\xd9' | dd of="$tmp/bad.pt" bs=1 seek=206 conv=notrunc status=none
+printf '\xc9' | dd of="$tmp/bad.pt" bs=1 seek=206 conv=notrunc status=none
 check "dump of a corrupted trace" 0 "^\[ce: error decoding packet: unknown opcode\]" "$P" dump "$tmp/bad.pt"
 echo "dump_cli: $fail failed"
 [ "$fail" -eq 0 ]

@@ -700,9 +700,9 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
     cfg.filter_lo[0] = FILTER_LO;
     cfg.filter_hi[0] = FILTER_HI;
     if (skl014)
-        cfg.errata = ptd_flow_errata_for_cpu(6, 0x4e);
+        cfg.errata = ptd_errata_cpu(6, 0x4e);
     else if (bdw)
-        cfg.errata = ptd_flow_errata_for_cpu(6, 0x3d);
+        cfg.errata = ptd_errata_cpu(6, 0x3d);
     if (timing)
         cfg.time = &time_cfg;
     ptd_flow_init(&f, &cfg);
@@ -901,7 +901,7 @@ int main(int argc, char **argv)
         if (timing)
             use_blocks = 0;
         /* the CPU's timing errata too (SKL168), as libipt takes them from --cpu */
-        time_cfg.errata = skl014 ? ptd_time_errata_for_cpu(6, 0x4e) : 0;
+        time_cfg.errata = skl014 ? ptd_errata_cpu(6, 0x4e) : 0;
         rs = 0x9e3779b97f4a7c15ull * (s + 1);
         vclock = 0x100000 + rnd() % 0x100000;
         gen_program();

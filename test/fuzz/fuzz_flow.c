@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cfg.nfilter = 1;
         cfg.filter_lo[0] = 0x1000;
         cfg.filter_hi[0] = 0x1fff;
-        cfg.errata = PTD_FLOW_ERRATUM_BDM64 | PTD_FLOW_ERRATUM_SKL014;
+        cfg.errata = PTD_ERRATUM_BDM64 | PTD_ERRATUM_SKL014;
     }
     if (ptd_flow_init(&f, &cfg) < 0)
         abort();

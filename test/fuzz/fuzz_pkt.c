@@ -55,8 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* next() against batch, through errors and resyncs */
     ptd_pkt_init(&a, data, size);
     ptd_pkt_init(&b, data, size);
-    ptd_pkt_set_errata(&a, (flags >> 9) & 3);
-    ptd_pkt_set_errata(&b, (flags >> 9) & 3);
+    unsigned errata = ((flags >> 9) & 1 ? PTD_ERRATUM_SKD007 : 0) | ((flags >> 10) & 1 ? PTD_ERRATUM_SKZ84 : 0);
+    ptd_pkt_set_errata(&a, errata);
+    ptd_pkt_set_errata(&b, errata);
     ptd_pkt_set_libipt20(&a, (flags >> 11) & 1);
     ptd_pkt_set_libipt20(&b, (flags >> 11) & 1);
     ra = (flags & 1) ? ptd_pkt_sync_set(&a, 0) : ptd_pkt_sync_forward(&a);
@@ -88,7 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the whole dump */
     struct ptd_dump dump;
     struct ptd_fmt_options opt = { .flags = (flags & 0x1ff) | ((flags >> 2) & PTD_FMT_LIBIPT20),
-                                   .errata = (flags >> 9) & 3 };
+                                   .errata = ((flags >> 9) & 1 ? PTD_ERRATUM_SKD007 : 0) |
+                                             ((flags >> 10) & 1 ? PTD_ERRATUM_SKZ84 : 0) };
     /* time tracking (--time/--tcal and their options) from bits 12..15 */
     static const uint32_t time_modes[4] = {
         0, PTD_FMT_TIME, PTD_FMT_TCAL | PTD_FMT_TIME_DELTA, PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_WALL_CLOCK,
@@ -100,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opt.time.nom_freq = (uint8_t)(flags >> 4);
     opt.time.cpuid_0x15_eax = (flags >> 5) & 3;
     opt.time.cpuid_0x15_ebx = 1 + ((flags >> 7) & 0x1ff);
-    opt.time.errata = (flags >> 9) & 1 ? PTD_TIME_ERRATUM_SKL168 : 0;
+    opt.time.errata = (flags >> 9) & 1 ? PTD_ERRATUM_SKL168 : 0;
     char line[PTD_FMT_LINE_MAX];
     int n;
     size_t lines = 0;

@@ -30,10 +30,9 @@ $(B)/$(basename $(notdir $(1))).efi: $(B)/$(basename $(1)).so
 endef
 
 $(eval $(call BARE_EFI_APP,test/image/ptbtest.c))
-all: $(B)/ptbtest.efi
+TEST_STEPS += $(B)/ptbtest.efi
 
 # ptbspin.efi: the longer-running image of test/boot/trace_buffer.sh (a
 # trace over twice the smallest buffer), built the same way.
 $(eval $(call BARE_EFI_APP,test/image/ptbspin.c))
-all: $(B)/ptbspin.efi
 TEST_STEPS += $(B)/ptbspin.efi

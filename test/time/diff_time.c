@@ -124,7 +124,7 @@ static void make_stream(struct stream *s)
     s->cfg.nom_freq = pick(3) ? 0 : (uint8_t)(1 + pick(60));
     s->family = cpus[c].f;
     s->model = cpus[c].m;
-    s->cfg.errata = ptd_time_errata_for_cpu(s->family, s->model);
+    s->cfg.errata = ptd_errata_cpu(s->family, s->model);
     s->ctc = (uint8_t)rnd();
     s->full = 0;
 
@@ -147,7 +147,7 @@ static void make_stream(struct stream *s)
             if (!pick(40)) {
                 put(s, &e, PTD_PKT_CYC, 0x20 + pick(32), 0, 0, 0);
                 put(s, &e, PTD_PKT_CYC, 0x1e, 0, 0, 0);
-                if (ptd_errata_for_cpu(s->family, s->model) & PTD_ERRATUM_SKD007)   /* an OVF: */
+                if (ptd_errata_cpu(s->family, s->model) & PTD_ERRATUM_SKD007)   /* an OVF: */
                     put(s, &e, PTD_PKT_FUP, 0x400000 + (rnd() & 0xffff), PTD_IPC_FULL, 0, 0);
             } else {
                 /* elsewhere keep clear of the pattern: after it, an OVF
@@ -188,7 +188,7 @@ static size_t our_points(const struct stream *s, struct point *pts)
     struct ptd_pkt p;
     size_t n = 0;
 
-    bool skd007 = (ptd_errata_for_cpu(s->family, s->model) & PTD_ERRATUM_SKD007) != 0;
+    bool skd007 = (ptd_errata_cpu(s->family, s->model) & PTD_ERRATUM_SKD007) != 0;
 
     ptd_pkt_init(&d, s->buf, s->size);
     ptd_time_init(&t, &s->cfg);
@@ -309,7 +309,7 @@ static int check_errata_table(void)
         memset(&e, 0, sizeof e);
         if (pt_cpu_errata(&e, &cpu) < 0)
             continue;
-        if (!!e.skl168 != !!(ptd_time_errata_for_cpu(6, m) & PTD_TIME_ERRATUM_SKL168)) {
+        if (!!e.skl168 != !!(ptd_errata_cpu(6, m) & PTD_ERRATUM_SKL168)) {
             fprintf(stderr, "FAIL: SKL168 for cpu 6/%#x: libipt %d, ptd_time %d\n", m, e.skl168,
                     !e.skl168);
             bad = 1;

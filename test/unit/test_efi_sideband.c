@@ -12,7 +12,7 @@
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_decode_params.h"
 #include "arch/x86/rtit_regs.h"
-#include "efi/sideband_cpu.h"
+#include "efi/capture/sideband_cpu.h"
 
 static struct sideband a, b;
 static char text[256 * 1024];

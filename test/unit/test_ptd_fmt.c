@@ -168,7 +168,7 @@ static void test_dump_loop(void **state)
     }
     p = PK(PSB, 0, 0, 0, 0);
     ptd_enc_next(&e, &p);                 /* 0x07 */
-    buf[0x17] = 0xd9;                     /* unknown opcode at 0x17 */
+    buf[0x17] = 0xc9;                     /* unknown opcode at 0x17 */
     e.pos = buf + 0x18;
     ptd_enc_next(&e, &p);                 /* psb at 0x18 */
     p = PK(TIP, 0x1234, 1, 0, 0);
@@ -569,6 +569,119 @@ static void test_tcal_decimals(void **state)
     }
 }
 
+
+/* The trace of test_current_libipt: packets newer than libipt 2.0.5 and
+ * errata patterns, made by our encoder. */
+static size_t current_trace(uint8_t *buf, size_t cap)
+{
+    struct ptd_encoder e;
+    const struct ptd_pkt ps[] = {
+        PK(PSB, 0, 0, 0, 0),
+        PK(MODE_EXEC, 0, 0, 0, PTD_PKTF_CSL | PTD_PKTF_IF),
+        PK(MODE_EXEC, 0, 0, 0, PTD_PKTF_IF),
+        PK(MODE_EXEC, 0, 0, 0, PTD_PKTF_CSD | PTD_PKTF_CSL | PTD_PKTF_IF),
+        PK(FUP, 0x1000, 3, 0, 0),
+        PK(PSBEND, 0, 0, 0, 0),
+        PK(TRIG, 0, 0x03, 0, PTD_PKTF_MULT),
+        PK(TRIG, 0, 0xa1, 23, PTD_PKTF_IP | PTD_PKTF_ICNTV | PTD_PKTF_MULT),
+        PK(TRIG, 0, 0x1a, 0, PTD_PKTF_ICNTV),
+        PK(TRIG, 0, 0x06, 0, 0),
+        PK(CFE, 0, PTD_CFE_VMEXIT_INTR, 33, 0),
+        PK(CFE, 0, PTD_CFE_SWINTR, 128, PTD_PKTF_IP),
+        PK(CFE, 0, PTD_CFE_SYSCALL, 0, 0),
+        PK(CFE, 0, PTD_CFE_SIPI, 0xce, 0),
+        PK(CFE, 0, 11, 7, PTD_PKTF_IP),
+        PK(EVD, 0x1234, 5, 0, 0),
+        PK(PWRE, 0, 0, 0, PTD_PKTF_HW),                       /* HW in bit 7 (SDM) */
+        PK(PWRE, 0, 1, 2, PTD_PKTF_HW | PTD_PKTF_HW_BIT3),    /* HW in bit 3 (libipt) */
+    };
+    /* a CYC an OVF cut short (SKD007), PAD; a TMA with a reserved bit and a
+     * bogus byte (SKZ84), PAD */
+    static const uint8_t tail[] = { 0xf7, 0x02, 0xf3, 0x00,
+                                    0x02, 0x73, 0x34, 0x12, 0x00, 0xab, 0x03, 0x99, 0x00 };
+    const struct ptd_pkt psb = PK(PSB, 0, 0, 0, 0);
+    ptd_enc_init(&e, buf, cap);
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        assert_true(ptd_enc_next(&e, &ps[i]) > 0);
+    for (size_t i = 0; i < sizeof tail; i++)
+        *e.pos++ = tail[i];
+    assert_true(ptd_enc_next(&e, &psb) > 0);
+    return (size_t)ptd_enc_offset(&e);
+}
+
+/* Current libipt's ptdump on a trace of our encoder (its lines are the
+ * expected output, recorded from libipt master 8978561f): TRIG, MODE.Exec's
+ * IF, the CFE types and vectors of FRED and VM exits, unknown CFE/EVD
+ * types, SKD007 in the packet decoder (6/94), SKZ84 on a family 19 CPU,
+ * the unknown-CPU line. PWRE's HW flag: ptdump reads bit 3 (--libipt-pwre
+ * gives its lines), ptboot by default the SDM's bit 7. */
+static void test_current_libipt(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    char out[4096], want[4096];
+    size_t n = current_trace(buf, sizeof buf);
+    static const char head[] =
+        "0000000000000000  psb\n"
+        "0000000000000010  mode.exec  cs.l, if\n"
+        "0000000000000012  mode.exec  if\n"
+        "0000000000000014  mode.exec  cs.d, cs.l, if\n"
+        "0000000000000016  fup        3: 0000000000001000\n"
+        "000000000000001d  psbend\n"
+        "000000000000001f  trig       03, mult\n"
+        "0000000000000022  trig       a1, ip, mult, icnt: 23\n"
+        "0000000000000027  trig       1a, icnt: 0\n"
+        "000000000000002c  trig       06\n"
+        "000000000000002f  cfe        9: 33                     type vmexit_intr\n"
+        "0000000000000033  cfe        14: 128, ip               type swintr\n"
+        "0000000000000037  cfe        15                        type syscall\n"
+        "000000000000003b  cfe        5: ce                     type sipi\n"
+        "000000000000003f  cfe        11, ip                    type unknown\n"
+        "0000000000000043  evd        5: 1234                   type unknown\n";
+    static const char pwre_libipt[] =
+        "000000000000004e  pwre       c1.1\n"
+        "0000000000000052  pwre       c2.3, hw\n";
+    static const char pwre_sdm[] =
+        "000000000000004e  pwre       c1.1, hw\n"
+        "0000000000000052  pwre       c2.3\n";
+    static const char cyc[] =
+        "0000000000000056  cyc        3e\n"
+        "0000000000000058  cyc        1e\n";
+    static const char skd007[] = "0000000000000056  ovf\n";
+    static const char tma_bad[] =
+        "0000000000000059  pad\n"
+        "[5a: error decoding packet: unknown packet]\n"
+        "0000000000000063  psb\n";
+    static const char skz84[] =
+        "0000000000000059  pad\n"
+        "000000000000005a  <invalid>\n"
+        "0000000000000062  pad\n"
+        "0000000000000063  psb\n";
+    struct ptd_fmt_options o = { .flags = PTD_FMT_LIBIPT_PWRE };
+
+    dump_opt(&o, buf, n, out, sizeof out);
+    snprintf(want, sizeof want, "%s%s%s%s", head, pwre_libipt, cyc, tma_bad);
+    assert_string_equal(out, want);
+    o.flags = 0;
+    dump_opt(&o, buf, n, out, sizeof out);
+    snprintf(want, sizeof want, "%s%s%s%s", head, pwre_sdm, cyc, tma_bad);
+    assert_string_equal(out, want);
+    o.flags = PTD_FMT_LIBIPT_PWRE;
+    o.has_cpu = 1, o.cpu_family = 6, o.cpu_model = 94;
+    dump_opt(&o, buf, n, out, sizeof out);
+    snprintf(want, sizeof want, "%s%s%s%s", head, pwre_libipt, skd007, tma_bad);
+    assert_string_equal(out, want);
+    o.cpu_family = 19, o.cpu_model = 1;
+    dump_opt(&o, buf, n, out, sizeof out);
+    snprintf(want, sizeof want, "%s%s%s%s", head, pwre_libipt, cyc, skz84);
+    assert_string_equal(out, want);
+    o.cpu_family = 0, o.cpu_model = 0;
+    dump_opt(&o, buf, n, out, sizeof out);
+    snprintf(want, sizeof want, "[0: failed to determine errata: unknown cpu]\n%s%s%s%s", head, pwre_libipt,
+             cyc, tma_bad);
+    assert_string_equal(out, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_time_ovf),
         cmocka_unit_test(test_time_libipt_cases),
         cmocka_unit_test(test_tcal_decimals),
+        cmocka_unit_test(test_current_libipt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

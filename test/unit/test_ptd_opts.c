@@ -25,7 +25,9 @@ static void dump_flags_by_name(void **state)
     unsigned n = 0;
     while (ptd_opts_dump_flag_name(n))
         n++;
-    assert_int_equal(n, 16);
+    assert_int_equal(n, 17);
+    assert_true(ptd_opts_dump_flag("--libipt-pwre", &f));
+    assert_int_equal(f, PTD_FMT_LIBIPT_PWRE);
     assert_true(ptd_opts_dump_flag("--libipt-2.0", &f));
     assert_int_equal(f, PTD_FMT_LIBIPT20);
     assert_true(ptd_opts_dump_flag("--time", &f));
@@ -60,10 +62,12 @@ static void dump_time_options(void **state)
     assert_int_equal(ptd_opts_dump_value("--nom-freq", "--time", &o, &why), -1);
     assert_string_equal(ptd_opts_dump_value_name(0), "--mtc-freq");
     assert_null(ptd_opts_dump_value_name(4));
-    ptd_opts_dump_cpu(&o, 6, 0x4e);
-    assert_int_equal(o.time.errata, PTD_TIME_ERRATUM_SKL168);
-    assert_int_equal(o.errata, PTD_ERRATUM_SKD007);
-    ptd_opts_dump_cpu(&o, 0, 0);
+    ptd_opts_dump_cpu(&o, true, 6, 0x4e);
+    assert_int_equal(o.has_cpu, 1);
+    assert_int_equal(o.cpu_family, 6);
+    assert_int_equal(o.cpu_model, 0x4e);
+    ptd_opts_dump_cpu(&o, false, 0, 0);
+    assert_int_equal(o.has_cpu, 0);
     assert_int_equal(o.time.errata | o.errata, 0);
     assert_null(ptd_opts_dump_check(&o));
     o.flags = PTD_FMT_TIME | PTD_FMT_TCAL;
@@ -97,21 +101,30 @@ static void cpus(void **state)
 {
     (void)state;
     unsigned f = 99, m = 99;
-    assert_true(ptd_opts_parse_cpu("6/94", &f, &m));
+    bool has = false;
+    assert_true(ptd_opts_parse_cpu("6/94", &has, &f, &m));
+    assert_true(has);
     assert_int_equal(f, 6);
     assert_int_equal(m, 94);
-    assert_true(ptd_opts_parse_cpu("6/0x5c/9", &f, &m));
+    assert_true(ptd_opts_parse_cpu("6/0x5c/9", &has, &f, &m));
     assert_int_equal(m, 0x5c);
-    assert_true(ptd_opts_parse_cpu("none", &f, &m));
+    assert_true(ptd_opts_parse_cpu("19/1", &has, &f, &m));
+    assert_int_equal(f, 19);
+    assert_true(ptd_opts_parse_cpu("none", &has, &f, &m));
+    assert_false(has);
     assert_int_equal(f, 0);
     assert_int_equal(m, 0);
-    assert_false(ptd_opts_parse_cpu("6", &f, &m));
-    assert_false(ptd_opts_parse_cpu("6/", &f, &m));
-    assert_false(ptd_opts_parse_cpu("/6", &f, &m));
-    assert_false(ptd_opts_parse_cpu("6/94/1/2", &f, &m));
-    assert_false(ptd_opts_parse_cpu("6/x", &f, &m));
-    assert_false(ptd_opts_parse_cpu("6/256", &f, &m));
-    assert_false(ptd_opts_parse_cpu("", &f, &m));
+    /* 0/0 is a CPU (libipt's tools report that they do not know it) */
+    assert_true(ptd_opts_parse_cpu("0/0", &has, &f, &m));
+    assert_true(has);
+    assert_false(ptd_opts_parse_cpu("auto", &has, &f, &m));
+    assert_false(ptd_opts_parse_cpu("6", &has, &f, &m));
+    assert_false(ptd_opts_parse_cpu("6/", &has, &f, &m));
+    assert_false(ptd_opts_parse_cpu("/6", &has, &f, &m));
+    assert_false(ptd_opts_parse_cpu("6/94/1/2", &has, &f, &m));
+    assert_false(ptd_opts_parse_cpu("6/x", &has, &f, &m));
+    assert_false(ptd_opts_parse_cpu("6/256", &has, &f, &m));
+    assert_false(ptd_opts_parse_cpu("", &has, &f, &m));
 }
 
 static void filters(void **state)

@@ -364,8 +364,9 @@ static void test_unknown_opcodes(void **state)
 {
     (void)state;
     struct ptd_pkt p;
-    /* 1-byte opcodes with bits 1:0 = 01 that are not TIP/FUP/TSC/MTC/MODE */
-    static const uint8_t bad1[] = { 0x05, 0x09, 0x15, 0x45, 0x25, 0x29, 0xd9 };
+    /* 1-byte opcodes with bits 1:0 = 01 that are not TIP/FUP/TSC/MTC/MODE/
+     * TRIG (0xc9: the one libipt's encoder uses as a bad opcode) */
+    static const uint8_t bad1[] = { 0x05, 0x09, 0x15, 0x45, 0x25, 0x29, 0xc9 };
     for (size_t i = 0; i < sizeof bad1; i++) {
         uint8_t b[16] = { bad1[i] };
         struct ptd_pkt_decoder d;
@@ -484,10 +485,11 @@ static void test_errata(void **state)
     /* a TMA with a reserved bit set, a bogus byte, then PAD */
     static const uint8_t b[] = { 0x02, 0x73, 0x34, 0x12, 0x00, 0xab, 0x03, 0x99, 0x00 };
 
-    assert_int_equal(ptd_errata_for_cpu(6, 0x55), PTD_ERRATUM_SKZ84);
-    assert_int_equal(ptd_errata_for_cpu(6, 0x5e), PTD_ERRATUM_SKD007);
-    assert_int_equal(ptd_errata_for_cpu(6, 0x3d), 0);
-    assert_int_equal(ptd_errata_for_cpu(15, 0x55), 0);
+    assert_true(ptd_errata_cpu(6, 0x55) & PTD_ERRATUM_SKZ84);
+    assert_true(ptd_errata_cpu(19, 1) & PTD_ERRATUM_SKZ84);
+    assert_true(ptd_errata_cpu(6, 0x5e) & PTD_ERRATUM_SKD007);
+    assert_false(ptd_errata_cpu(6, 0x3d) & (PTD_ERRATUM_SKZ84 | PTD_ERRATUM_SKD007));
+    assert_int_equal(ptd_errata_cpu(15, 0x55), 0);
 
     ptd_pkt_init(&d, b, sizeof b);
     assert_int_equal(ptd_pkt_next(&d, &p), -PTD_ERR_BAD_PACKET);
@@ -527,6 +529,112 @@ static void test_libipt20(void **state)
     }
 }
 
+
+/* TRIG (SDM "Trigger Tracing"): 3 bytes, or 5 with a valid ICNT; the
+ * fields as libipt reads them (trbv, ip, icntv, mult, icnt). */
+static void test_trig(void **state)
+{
+    (void)state;
+    struct ptd_pkt p;
+    static const uint8_t trig[] = { 0xd9, 0x20, 0x03 };               /* trig 03, mult */
+    static const uint8_t trig_icnt[] = { 0xd9, 0xe0, 0xa1, 0x17, 0x00 }; /* a1, ip, mult, icnt: 23 */
+    static const uint8_t trig_icnt0[] = { 0xd9, 0x40, 0x1a, 0x00, 0x00 }; /* 1a, icnt: 0 */
+    check(trig, 3, PTD_PKT_TRIG, &p);
+    assert_int_equal(p.a, 0x03);
+    assert_int_equal(p.flags, PTD_PKTF_MULT);
+    assert_int_equal(p.aux, 0);
+    check(trig_icnt, 5, PTD_PKT_TRIG, &p);
+    assert_int_equal(p.a, 0xa1);
+    assert_int_equal(p.flags, PTD_PKTF_IP | PTD_PKTF_ICNTV | PTD_PKTF_MULT);
+    assert_int_equal(p.aux, 23);
+    check(trig_icnt0, 5, PTD_PKT_TRIG, &p);
+    assert_int_equal(p.flags, PTD_PKTF_ICNTV);
+    assert_int_equal(p.aux, 0);
+    /* an ICNT needs ICNTV (the encoder refuses it otherwise) */
+    uint8_t out[8];
+    p = ptd_pkt_make(PTD_PKT_TRIG, 0, 1, 5, 0);
+    assert_int_equal(ptd_enc_packet(out, sizeof out, &p), -PTD_ERR_BAD_PACKET);
+    /* libipt 2.0 did not know it: an unknown opcode */
+    struct ptd_pkt_decoder d;
+    ptd_pkt_init(&d, trig, sizeof trig);
+    ptd_pkt_set_libipt20(&d, 1);
+    assert_int_equal(ptd_pkt_next(&d, &p), -PTD_ERR_BAD_OPC);
+}
+
+/* SKD007: a 2-byte CYC whose second byte is 0x02 and that is followed by
+ * 0xf3 is an OVF that cut a CYC short: with the erratum the packet layer
+ * gives the OVF at the CYC's offset, 3 bytes in the trace (current libipt's
+ * packet decoder); without it, or in libipt 2.0 mode, the CYCs as they are. */
+static void test_skd007(void **state)
+{
+    (void)state;
+    struct ptd_pkt_decoder d;
+    struct ptd_pkt p;
+    static const uint8_t b[] = { 0xf7, 0x02, 0xf3, 0x00 };
+    ptd_pkt_init(&d, b, sizeof b);
+    ptd_pkt_set_errata(&d, PTD_ERRATUM_SKD007);
+    assert_int_equal(ptd_pkt_next(&d, &p), 3);
+    assert_int_equal(p.kind, PTD_PKT_OVF);
+    assert_int_equal(p.size, 2);
+    assert_int_equal(ptd_pkt_offset(&d), 3);
+    assert_int_equal(ptd_pkt_next(&d, &p), 1);
+    assert_int_equal(p.kind, PTD_PKT_PAD);
+    /* the batch decoder too */
+    struct ptd_pkt out[4];
+    uint64_t offs[4];
+    int st;
+    ptd_pkt_init(&d, b, sizeof b);
+    ptd_pkt_set_errata(&d, PTD_ERRATUM_SKD007);
+    assert_int_equal(ptd_pkt_next_batch(&d, out, offs, 4, &st), 2);
+    assert_int_equal(out[0].kind, PTD_PKT_OVF);
+    assert_int_equal(offs[1], 3);
+    /* no erratum: two CYCs */
+    ptd_pkt_init(&d, b, sizeof b);
+    assert_int_equal(ptd_pkt_next(&d, &p), 2);
+    assert_int_equal(p.kind, PTD_PKT_CYC);
+    assert_int_equal(p.payload, 0x3e);
+    ptd_pkt_init(&d, b, sizeof b);
+    ptd_pkt_set_errata(&d, PTD_ERRATUM_SKD007);
+    ptd_pkt_set_libipt20(&d, 1);
+    assert_int_equal(ptd_pkt_next(&d, &p), 2);
+    assert_int_equal(p.kind, PTD_PKT_CYC);
+    /* not the pattern: a second byte other than 0x02, or no 0xf3 after */
+    static const uint8_t c[] = { 0xf7, 0x04, 0xf3 }, e[] = { 0xf7, 0x02, 0xf2 }, f[] = { 0xf7, 0x02 };
+    const uint8_t *v[] = { c, e, f };
+    const size_t n[] = { sizeof c, sizeof e, sizeof f };
+    for (int i = 0; i < 3; i++) {
+        ptd_pkt_init(&d, v[i], n[i]);
+        ptd_pkt_set_errata(&d, PTD_ERRATUM_SKD007);
+        assert_int_equal(ptd_pkt_next(&d, &p), 2);
+        assert_int_equal(p.kind, PTD_PKT_CYC);
+    }
+}
+
+/* PWRE's HW flag: the SDM's byte 2 bit 7 by default, libipt's bit 3 on
+ * request (and with libipt 2.0), and the encoder writes either. */
+static void test_pwre_hw_bit(void **state)
+{
+    (void)state;
+    struct ptd_pkt_decoder d;
+    struct ptd_pkt p;
+    static const uint8_t sdm[] = { 0x02, 0x22, 0x80, 0x10 }, lib[] = { 0x02, 0x22, 0x08, 0x10 };
+    ptd_pkt_init(&d, lib, sizeof lib);
+    assert_int_equal(ptd_pkt_next(&d, &p), 4);
+    assert_int_equal(p.flags, 0);
+    ptd_pkt_init(&d, lib, sizeof lib);
+    ptd_pkt_set_pwre_bit3(&d, 1);
+    assert_int_equal(ptd_pkt_next(&d, &p), 4);
+    assert_int_equal(p.flags, PTD_PKTF_HW);
+    ptd_pkt_init(&d, sdm, sizeof sdm);
+    ptd_pkt_set_pwre_bit3(&d, 1);
+    assert_int_equal(ptd_pkt_next(&d, &p), 4);
+    assert_int_equal(p.flags, 0);
+    uint8_t out[8];
+    p = ptd_pkt_make(PTD_PKT_PWRE, 0, 1, 0, PTD_PKTF_HW | PTD_PKTF_HW_BIT3);
+    assert_int_equal(ptd_enc_packet(out, sizeof out, &p), 4);
+    assert_memory_equal(out, lib, 4);
+}
+
 static void test_errstr(void **state)
 {
     (void)state;
@@ -553,6 +661,9 @@ int main(void)
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_errata),
         cmocka_unit_test(test_libipt20),
+        cmocka_unit_test(test_trig),
+        cmocka_unit_test(test_skd007),
+        cmocka_unit_test(test_pwre_hw_bit),
         cmocka_unit_test(test_errstr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -100,7 +100,7 @@ static void run(struct tw *t, size_t max_insns)
     cfg.size = tw_size(t);
     cfg.read = rd;
     if (cpu_family)
-        cfg.errata = ptd_flow_errata_for_cpu(cpu_family, cpu_model);
+        cfg.errata = ptd_errata_cpu(cpu_family, cpu_model);
     assert_int_equal(ptd_flow_init(&f, &cfg), 0);
     out[0] = 0;
     for (int rounds = 0; rounds < 20; rounds++) {
@@ -544,33 +544,6 @@ static void test_skd022(void **state)
     assert_string_equal(out, "i1000 i1001 e1 e0 i1004 i1005 e1 ");
 }
 
-/* The errata chosen per CPU are libipt's: every family 6 model against
- * pt_cpu_errata() (packet, query, flow and timing layers' bits). */
-static void test_errata_lists_match_libipt(void **state)
-{
-    (void)state;
-    for (unsigned m = 0; m < 256; m++) {
-        struct pt_cpu c;
-        struct pt_errata le;
-        memset(&c, 0, sizeof(c));
-        c.vendor = pcv_intel;
-        c.family = 6;
-        c.model = (uint8_t)m;
-        if (pt_cpu_errata(&le, &c) < 0)
-            memset(&le, 0, sizeof(le));
-        unsigned e = ptd_flow_errata_for_cpu(6, m), t = ptd_time_errata_for_cpu(6, m);
-        unsigned want = (le.bdm70 ? PTD_QRY_ERRATUM_BDM70 : 0) | (le.bdm64 ? PTD_FLOW_ERRATUM_BDM64 : 0) |
-                        (le.skd007 ? PTD_ERRATUM_SKD007 : 0) | (le.skd022 ? PTD_FLOW_ERRATUM_SKD022 : 0) |
-                        (le.skd010 ? PTD_QRY_ERRATUM_SKD010 : 0) | (le.skl014 ? PTD_FLOW_ERRATUM_SKL014 : 0) |
-                        (le.apl12 ? PTD_QRY_ERRATUM_APL12 : 0) | (le.apl11 ? PTD_QRY_ERRATUM_APL11 : 0) |
-                        (le.skz84 ? PTD_ERRATUM_SKZ84 : 0);
-        if (e != want || !t != !le.skl168) {
-            print_error("model %#x: errata %#x, libipt's %#x (skl168 %u/%u)\n", m, e, want, t, le.skl168);
-            fail();
-        }
-    }
-}
-
 /* BDM70: a PSB+ written while tracing was off holds a FUP, and TIP.PGE
  * follows. Without the erratum the FUP enables tracing and the TIP.PGE is
  * out of context (libipt: "unexpected packet context", as on the real
@@ -839,7 +812,6 @@ int main(void)
         cmocka_unit_test_setup(test_overflow_errata, setup),
         cmocka_unit_test_setup(test_skd007, setup),
         cmocka_unit_test_setup(test_skd022, setup),
-        cmocka_unit_test(test_errata_lists_match_libipt),
         cmocka_unit_test_setup(test_bdm70, setup),
         cmocka_unit_test_setup(test_bdm64_tsx, setup),
         cmocka_unit_test_setup(test_tsx_while_disabled, setup),

@@ -292,9 +292,9 @@ static void test_skl168(void **state)
     struct ptd_time t;
     uint64_t fcr;
     (void)state;
-    c.errata = ptd_time_errata_for_cpu(6, 0x4e);
-    assert_int_equal(c.errata, PTD_TIME_ERRATUM_SKL168);
-    assert_int_equal(ptd_time_errata_for_cpu(6, 0x55), 0);
+    c.errata = ptd_errata_cpu(6, 0x4e);
+    assert_true(c.errata & PTD_ERRATUM_SKL168);
+    assert_false(ptd_errata_cpu(6, 0x55) & PTD_ERRATUM_SKL168);
     ptd_time_init(&t, &c);
     ptd_time_mtc(&t, 2, NULL);
     ptd_time_psb(&t);
