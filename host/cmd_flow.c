@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <Zydis/Zydis.h>
-
 #include "decoder/ptd_flow.h"
 #include "decoder/ptd_flow_sizing.h"
 #include "decoder/ptd_fmt_flow.h"
@@ -21,40 +19,14 @@
 #include "host/capture.h"
 #include "host/commands.h"
 #include "host/decode_opts.h"
+#include "host/disasm.h"
 #include "host/flow_opts.h"
 
 struct out {
     int no_inst, stat, stat_blocks, att, cpu_unknown;
     int insn_path;  /* --insn-decoder: never block by block */
     uint32_t flags; /* PTD_FMT_FLOW_* */
-    ZydisDecoder zdec[3];
-    ZydisFormatter zfmt;
 };
-
-static const char hexd[] = "0123456789abcdef";
-
-/* Appends "  <disassembly>" (or the bytes and "(bad)") to an instruction
- * line at p; end bounds the buffer. */
-static char *append_disassembly(const struct out *o, const struct ptd_flow_insn *in, char *p,
-                                char *end)
-{
-    ZydisDecodedInstruction zi;
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-    unsigned m = in->mode < 3 ? in->mode : PTD_EXEC_MODE_64;
-    *p++ = ' ';
-    *p++ = ' ';
-    if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&o->zdec[m], in->raw, in->size, &zi, ops)) &&
-        ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&o->zfmt, &zi, ops, zi.operand_count_visible,
-                                                     p, (size_t)(end - p), in->ip, ZYAN_NULL)))
-        return p + strlen(p);
-    for (unsigned i = 0; i < in->size && end - p > 8; i++) {
-        *p++ = hexd[in->raw[i] >> 4];
-        *p++ = hexd[in->raw[i] & 15];
-        *p++ = ' ';
-    }
-    memcpy(p, "(bad)", 5);
-    return p + 5;
-}
 
 /* Output: lines are formatted straight into this buffer and written in
  * chunks (one fwrite per line cost as much as formatting the line). 64 KiB:
@@ -78,7 +50,7 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     while ((n = ptd_flow_lines_next(L, buf + pos, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
         char *line = buf + pos, *p = line + n;
         if (kind == PTD_FLOW_LINE_INSN && !o->no_inst)
-            p = append_disassembly(o, &L->insn, p, line + OUT_LINE_MAX - 2);
+            p = host_disasm_append(&L->insn, p, line + OUT_LINE_MAX - 2);
         *p++ = '\n';
         pos = (size_t)(p - buf);
         if (sizeof(buf) - pos < OUT_LINE_MAX) {
@@ -248,11 +220,11 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return 1;
     }
-    if (!o.no_inst) {
-        ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_16], ZYDIS_MACHINE_MODE_LEGACY_16, ZYDIS_STACK_WIDTH_16);
-        ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_32], ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32);
-        ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_64], ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-        ZydisFormatterInit(&o.zfmt, o.att ? ZYDIS_FORMATTER_STYLE_ATT : ZYDIS_FORMATTER_STYLE_INTEL);
+    if (!o.no_inst && !(o.flags & PTD_FMT_FLOW_QUIET) && host_disasm_open(o.att, cerr, sizeof cerr) < 0) {
+        fprintf(stderr, "ptboot flow: %s\n", cerr);
+        flow_opts_free(&fo);
+        host_capture_free(&cap);
+        return 1;
     }
     f = malloc(sizeof(*f));
     if (!f) {
