@@ -23,6 +23,11 @@ void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
     s->cfg.tree_lines = cfg->tree_lines ? cfg->tree_lines : PTD_SUM_TREE_LINES_DEFAULT;
     s->cfg.tree_permille = cfg->tree_permille ? cfg->tree_permille : PTD_SUM_TREE_PERMILLE_DEFAULT;
     s->cfg.flags = cfg->flags;
+    s->cfg.name = cfg->name;
+    s->cfg.name_ctx = cfg->name_ctx;
+    s->cfg.obs = cfg->obs;
+    s->cfg.obs_ctx = cfg->obs_ctx;
+    s->obs_depth = 0;
     if (s->cfg.tree_depth > 0xfff0)
         s->cfg.tree_depth = 0xfff0;
 
@@ -58,6 +63,49 @@ const struct ptd_sum_stats *ptd_sum_stats(const struct ptd_sum *s)
     return &s->stats;
 }
 
+/* ---- observer ----------------------------------------------------------- */
+
+static void obs_send(struct ptd_sum *s, struct ptd_sum_obs *ev)
+{
+    ev->tsc = s->stats.has_time ? s->cur_tsc : 0;
+    /* a block's instructions are counted before it is told: its start */
+    ev->insns = s->stats.insns - (ev->type == PTD_SUM_OBS_INSNS ? ev->n : 0);
+    s->cfg.obs(s->cfg.obs_ctx, ev);
+}
+
+/* Tells the observer the stack shrank (frames kept plus frames past the
+ * shadow stack's depth, whose returns are still counted). */
+static void obs_depth(struct ptd_sum *s)
+{
+    uint32_t d = s->depth + s->lost_frames;
+    if (!s->cfg.obs || d >= s->obs_depth) {
+        s->obs_depth = d < s->obs_depth ? d : s->obs_depth;
+        return;
+    }
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_POP, .depth = d };
+    s->obs_depth = d;
+    obs_send(s, &ev);
+}
+
+static void obs_push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
+{
+    if (!s->cfg.obs)
+        return;
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_PUSH, .fkind = kind, .entry = entry, .from = from };
+    s->obs_depth = s->depth + s->lost_frames;
+    ev.depth = s->obs_depth;
+    obs_send(s, &ev);
+}
+
+static void obs_mark(struct ptd_sum *s, uint32_t mark, uint64_t offset, uint64_t ip, int code)
+{
+    if (!s->cfg.obs)
+        return;
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_MARK, .mark = mark, .offset = offset, .ip = ip,
+                              .code = code, .depth = s->obs_depth };
+    obs_send(s, &ev);
+}
+
 /* ---- shadow stack ------------------------------------------------------- */
 
 static struct ptd_sum_frame *top(struct ptd_sum *s)
@@ -73,6 +121,7 @@ static void push_root(struct ptd_sum *s, uint64_t ip)
     struct ptd_sum_frame *fr = s->frames.p;
     s->depth = 0;
     s->lost_frames = 0;
+    obs_depth(s);
     if (!s->frames.cap)
         return;
     fr[0].from = 0;
@@ -82,6 +131,7 @@ static void push_root(struct ptd_sum *s, uint64_t ip)
     if (fr[0].node != PTD_SUM_NONE)
         ((struct ptd_sum_node *)s->nodes.p)[fr[0].node].calls++;
     s->depth = 1;
+    obs_push(s, 0, ip, PTD_SUM_FN_ROOT);
 }
 
 static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
@@ -100,6 +150,7 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
          * is taken as such (lost_frames) and the work goes to the top */
         s->stats.depth_exceeded++;
         s->lost_frames++;
+        obs_push(s, from, entry, kind);
         return;
     }
     struct ptd_sum_frame *parent = top(s);
@@ -118,6 +169,7 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
     s->depth++;
     if (s->depth > s->stats.max_depth)
         s->stats.max_depth = s->depth;
+    obs_push(s, from, entry, kind);
 }
 
 /* Does a transfer to ip return behind frame f? A near return lands right
@@ -138,6 +190,7 @@ static int unwind(struct ptd_sum *s, uint64_t ip, int irq)
         if (returns_to(&fr[d - 1], ip, irq)) {
             s->depth = d - 1;
             s->lost_frames = 0;
+            obs_depth(s);
             return 1;
         }
     return 0;
@@ -149,6 +202,7 @@ static void do_return(struct ptd_sum *s, uint64_t to)
     if (s->lost_frames && !(t && t->from && returns_to(t, to, 0))) {
         s->lost_frames--;       /* the return of a frame we could not keep */
         s->stats.returns++;
+        obs_depth(s);
         return;
     }
     if (unwind(s, to, 0)) {
@@ -156,10 +210,12 @@ static void do_return(struct ptd_sum *s, uint64_t to)
         return;
     }
     s->stats.unmatched_returns++;
-    if (s->depth > 1)
+    if (s->depth > 1) {
         s->depth--;             /* most likely our caller's frame anyway */
-    else
+        obs_depth(s);
+    } else {
         push_root(s, to);       /* the root returned: into an unknown caller */
+    }
 }
 
 /* ---- transitions -------------------------------------------------------- */
@@ -261,6 +317,11 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
         n->insns += blk->ninsn;
         n->tsc += dt;
     }
+    if (s->cfg.obs) {
+        struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_INSNS, .ip = ip, .n = blk->ninsn, .dt = dt,
+                                  .depth = s->obs_depth };
+        obs_send(s, &ev);
+    }
     if (s->mods.cap) {
         uint32_t m = ptd_sum_module_of(s, ip);
         if (m == PTD_SUM_NONE || m >= s->mods.cap - 1u)
@@ -312,10 +373,12 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
         }
         s->pend = 0;
         s->gap = 1;
+        obs_mark(s, PTD_SUM_TR_DISABLE, ev->offset, ip_known ? ev->ip : 0, 0);
         break;
     case PTD_EV_ENABLED:
         close_block(s, s->last_ip);
         s->stats.enables++;
+        obs_mark(s, PTD_SUM_TR_ENABLE, ev->offset, ev->ip, 0);
         ptd_sum_ring_add(s, 0, ev->ip, PTD_SUM_TR_ENABLE, 1);
         s->pend = 0;
         s->gap = 1;
@@ -326,6 +389,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
             s->gap_offset[s->stats.overflows] = ev->offset;
         s->stats.overflows++;
         ptd_sum_ring_add(s, 0, ev->ip, PTD_SUM_TR_OVERFLOW, ip_known);
+        obs_mark(s, PTD_SUM_TR_OVERFLOW, ev->offset, ip_known ? ev->ip : 0, 0);
         s->pend = 0;
         s->gap = 1;
         break;
@@ -344,6 +408,7 @@ static void on_error(struct ptd_sum *s, int code, uint64_t offset, int sync)
     ptd_sum_ring_add(s, s->last_ip, 0, PTD_SUM_TR_ERROR, 0);
     s->gap = 1;
     s->stats.errors++;
+    obs_mark(s, PTD_SUM_TR_ERROR, offset, s->last_ip, code);
     if (!s->in_err) {
         s->in_err = 1;      /* bytes from here to the next sync are skipped */
         s->err_off = offset;

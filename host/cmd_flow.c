@@ -21,10 +21,12 @@
 #include "host/decode_opts.h"
 #include "host/disasm.h"
 #include "host/flow_opts.h"
+#include "host/sym/names_opts.h"
 
 struct out {
     int no_inst, stat, stat_blocks, att, cpu_unknown;
-    int insn_path;  /* --insn-decoder: never block by block */
+    int insn_path;          /* --insn-decoder: never block by block */
+    struct names *names;    /* --sym: a func+0xOFF column (host/sym/names.h) */
     uint32_t flags; /* PTD_FMT_FLOW_* */
 };
 
@@ -33,7 +35,8 @@ struct out {
  * a larger buffer writes no faster, and each of its pages costs a page
  * fault the first time it is filled. */
 #define OUT_BUF_BYTES (64u << 10)
-#define OUT_LINE_MAX (PTD_FMT_FLOW_LINE_MAX + 192)
+#define NAMES_COLUMN_MAX 320 /* --sym's column */
+#define OUT_LINE_MAX (PTD_FMT_FLOW_LINE_MAX + NAMES_COLUMN_MAX + 192)
 
 /* ptxed's loop, through the same driver the UEFI app runs
  * (decoder/ptd_fmt_flow.h), so the two print the same lines; the host only
@@ -49,6 +52,8 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     L->cpu_unknown = (uint8_t)o->cpu_unknown;
     while ((n = ptd_flow_lines_next(L, buf + pos, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
         char *line = buf + pos, *p = line + n;
+        if (kind == PTD_FLOW_LINE_INSN && o->names)
+            p = names_flow_column(o->names, L->insn.ip, p, p + NAMES_COLUMN_MAX);
         if (kind == PTD_FLOW_LINE_INSN && !o->no_inst)
             p = host_disasm_append(&L->insn, p, line + OUT_LINE_MAX - 2);
         *p++ = '\n';
@@ -107,6 +112,11 @@ static void usage(FILE *to)
         "Code:\n"
         "  --pages PREFIX             PREFIX.dump (4 KiB pages) + PREFIX.addr (u64 LE per page)\n"
         "  --raw FILE[:FROM[-TO]]:BASE  load FILE (bytes FROM..TO) at BASE (repeatable)\n"
+        "  --elf FILE[:BASE]          an ELF's loadable segments (moved to BASE) (repeatable)\n"
+        "  --pe FILE[:BASE]           a PE/COFF image's sections at its ImageBase or BASE\n"
+        "Names:\n"
+        "  --sym                      a function+0xOFF column after each instruction's IP\n"
+        "  --symbols PATH             debug files (a file, or a directory searched) for --sym\n"
         "Configuration:\n"
         "  --filter LO-HI             FilterEn address range (hex, repeatable up to 4)\n"
         "  --filter:addrN_cfg/_a/_b V as IA32_RTIT_CTL.ADDRn_CFG and IA32_RTIT_ADDRn_A/B\n"
@@ -146,16 +156,21 @@ int host_cmd_flow(int argc, char **argv)
 
     static struct ptd_time_config tcfg;
     static struct host_capture cap;
-    int libipt_args = 0;
+    static struct names names;
+    int libipt_args = 0, sym = 0;
     char cerr[4096 + 600];
     memset(&o, 0, sizeof(o));
     memset(&tcfg, 0, sizeof(tcfg));
     flow_opts_init(&fo);
+    names_init(&names);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = host_decode_opts_take(&fo, &tcfg, &cap, argc, argv, &i, "ptboot flow");
+        if (r == 0)
+            r = names_opts_take(&names, argc, argv, &i, "ptboot flow");
         if (r < 0) {
             flow_opts_free(&fo);
+            names_free(&names);
             return -r;
         }
         if (r > 0)
@@ -168,6 +183,8 @@ int host_cmd_flow(int argc, char **argv)
             libipt_args = 1;
         } else if (!strcmp(a, "--no-inst")) {
             o.no_inst = 1;
+        } else if (!strcmp(a, "--sym")) {
+            sym = 1;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             o.flags |= PTD_FMT_FLOW_QUIET;
         } else if (!strcmp(a, "--event:ip")) {
@@ -226,6 +243,15 @@ int host_cmd_flow(int argc, char **argv)
         host_capture_free(&cap);
         return 1;
     }
+    if (sym) {
+        if (names_opts_finish(&names, &cap, &fo, NULL, 0) < 0) {
+            fprintf(stderr, "ptboot flow: out of memory\n");
+            flow_opts_free(&fo);
+            names_free(&names);
+            return 1;
+        }
+        o.names = &names;
+    }
     f = malloc(sizeof(*f));
     if (!f) {
         fprintf(stderr, "ptboot flow: out of memory\n");
@@ -249,6 +275,9 @@ int host_cmd_flow(int argc, char **argv)
     fflush(stdout);
     free(bcache);
     free(f);
+    if (sym)
+        names_report(&names, stderr, "ptboot flow");
+    names_free(&names);
     flow_opts_free(&fo);
     host_capture_free(&cap);
     return rc;

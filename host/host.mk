@@ -1,6 +1,9 @@
 # Host build: the library (decoder + arch compiled for Linux) and the CLI
 # (which does not link libipt: the benchmarks against it are bench/).
-HOST_SRCS += $(wildcard host/*.c)
+HOST_SRCS += $(wildcard host/*.c host/sym/*.c host/export/*.c)
+# libdw/libelf (elfutils): ELF symbol tables and DWARF lines (host/sym);
+# Zydis is loaded when a flow disassembles (host/disasm.c)
+HOST_LDLIBS += -ldw -lelf
 
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/host/%.o)
 HOST_OBJS = $(HOST_SRCS:%.c=$(B)/host/%.o)
