@@ -2,12 +2,12 @@
 # (which does not link libipt: the benchmarks against it are bench/).
 HOST_SRCS += $(wildcard host/*.c host/sym/*.c host/export/*.c)
 # libdw/libelf (elfutils): ELF symbol tables and DWARF lines (host/sym),
-# linked statically with the compression libraries they need: as shared
-# objects they were five more libraries loaded by every ptboot process,
-# 0.3 ms of a `ptboot --help` (0.91 -> 0.61 ms CPU) and of every decode
-# (docs/performance.md). Zydis is loaded when a flow disassembles
-# (host/disasm.c).
-HOST_LDLIBS += -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -Wl,-Bdynamic
+# linked statically with the zlib they use (all three from libdw-dev and
+# its dependencies): as shared objects they were five more libraries
+# loaded by every ptboot process, 0.3 ms of a `ptboot --help` (0.91 ->
+# 0.61 ms CPU) and of every decode (docs/performance.md). Zydis is loaded
+# when a flow disassembles (host/disasm.c).
+HOST_LDLIBS += -Wl,-Bstatic -ldw -lelf -lz -Wl,-Bdynamic
 
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/host/%.o)
 HOST_OBJS = $(HOST_SRCS:%.c=$(B)/host/%.o)
