@@ -290,6 +290,10 @@ void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t 
     L->insns = 0;
     L->blocks = 0;
     L->errors = 0;
+    L->tail_max = 0;
+    L->tail_phase = 0;
+    L->tail_insns = 0;
+    L->tail.end = PTD_TAIL_END_NONE;
 }
 
 /* Blocks per ptd_flow_run_blocks call (a bound on the work per call). */
@@ -399,7 +403,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
     for (;;) {
         switch (L->phase) {
         case PH_DONE:
-            return 0;
+            return ptd_flow_lines_tail(L, line, cap, kind);
         case PH_BLOCK:
             *kind = PTD_FLOW_LINE_INSN;
             return block_line(L, line, cap);
@@ -442,6 +446,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
             }
             if (L->st & PTD_ST_EOS) {
                 L->phase = PH_DONE;
+                ptd_flow_lines_tail_begin(L, L->st);
                 if (!(L->st & PTD_ST_IP_SUPPRESSED) && !quiet) {
                     *kind = PTD_FLOW_LINE_END;
                     struct w w;
@@ -449,7 +454,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                     put_s(&w, "[end of trace]");
                     return finish(&w, line);
                 }
-                return 0;
+                continue;
             }
             if (L->flags & PTD_FMT_FLOW_BLOCKS) {
                 next_block(L, !quiet);
@@ -479,7 +484,8 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                 L->st = -PTD_ERR_INTERNAL;
             if (L->st == -PTD_ERR_EOS) {
                 L->phase = PH_DONE;
-                return 0;
+                ptd_flow_lines_tail_begin(L, L->st);
+                continue;
             }
             L->phase = PH_SYNC;
             L->errors++;
