@@ -9,7 +9,8 @@
 #    packets, interrupts, far transfers between 64- and 32-bit code, TSX,
 #    calls out of the traced range), with the timing options;
 #  - on the real traces of ../shared/traces/real (skipped, saying so, when
-#    they are absent).
+#    they are absent), and on them cut off at two thirds with --tail (the
+#    static path after the last packet).
 set -u
 fail=0
 tmp=$(mktemp -d)
@@ -83,6 +84,13 @@ for t in $REAL_TRACES; do
     for s in "${sets[@]}"; do
         read -r -a opts <<< "${s#*|}"
         compare "$name ${opts[*]}" "${s%%|*}" "${opts[@]}" "${args[@]}"
+    done
+    # cut off at two thirds: --tail goes on from where each path stopped
+    size=$(stat -c %s "$REAL_DIR/$name/trace.pt")
+    head -c $((size * 2 / 3)) "$REAL_DIR/$name/trace.pt" > "$tmp/cut.pt"
+    for o in "--no-inst --tail" "--quiet --stat --tail" "--no-inst --tail --offset --event:ip"; do
+        read -r -a opts <<< "$o"
+        compare "$name cut at 2/3 $o" "" "${opts[@]}" "${args[@]:2}" --pt "$tmp/cut.pt"
     done
 done
 exit $fail
