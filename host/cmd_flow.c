@@ -21,6 +21,7 @@
 #include "host/decode_opts.h"
 #include "host/disasm.h"
 #include "host/flow_opts.h"
+#include "host/progress.h"
 #include "host/sym/names_opts.h"
 
 struct out {
@@ -48,10 +49,14 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     enum ptd_flow_line_kind kind;
     int n;
 
+    struct progress pr;
     ptd_flow_lines_init(L, f, o->flags);
     L->cpu_unknown = (uint8_t)o->cpu_unknown;
+    progress_start(&pr, "ptboot flow", f->q.pkt.end > f->q.pkt.begin ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : 0);
     while ((n = ptd_flow_lines_next(L, buf + pos, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
         char *line = buf + pos, *p = line + n;
+        if (pr.tty) /* the offset only for a terminal's progress line */
+            progress_update(&pr, ptd_flow_offset(f));
         if (kind == PTD_FLOW_LINE_INSN && o->names)
             p = names_flow_column(o->names, L->insn.ip, p, p + NAMES_COLUMN_MAX);
         if (kind == PTD_FLOW_LINE_INSN && !o->no_inst)
@@ -64,6 +69,7 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
         }
     }
     fwrite(buf, 1, pos, stdout);
+    progress_end(&pr);
 }
 
 /* The fastest decode path the output allows (docs/performance.md), set in
