@@ -18,7 +18,8 @@ void flow_opts_free(struct flow_opts *o)
 {
     flow_image_free(&o->img);
     code_modules_free(&o->code);
-    free(o->trace);
+    if (o->trace)
+        flow_release_file(o->trace, o->tsize, o->trace_mapped);
     free(o->cache);
     o->trace = NULL;
     o->cache = NULL;
@@ -147,7 +148,9 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
         fprintf(stderr, "%s: --pt FILE is required\n", prog);
         return -1;
     }
-    if (flow_read_file(o->pt, &o->trace, &o->tsize, err, sizeof(err)) < 0) {
+    o->trace_mapped = flow_map_file(o->pt, &o->trace, &o->tsize, err, sizeof(err));
+    if (o->trace_mapped < 0) {
+        o->trace = NULL;
         fprintf(stderr, "%s: %s\n", prog, err);
         return -1;
     }

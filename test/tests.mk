@@ -30,7 +30,8 @@ TEST_NEEDS_diff  := $(B)/ptboot $(B)/ptboot-bench $(B)/test/diff_pkt $(B)/test/r
 # the instruction flow against libipt and ground truth
 TESTS_flow       := test/flow/ref_real.sh test/flow/real_flow.sh test/flow/blocks_real.sh \
                     test/flow/flowgen.sh test/flow/flow_cli.sh \
-                    test/flow/tailgen.sh test/flow/tail_real.sh test/flow/tail_vpt.sh
+                    test/flow/tailgen.sh test/flow/tail_real.sh test/flow/tail_vpt.sh \
+                    test/flow/paths.sh
 TEST_NEEDS_flow  := $(B)/ptboot $(B)/ptboot-bench $(B)/test/libipt_flow $(B)/test/flowgen \
                     $(B)/test/tailgen
 
