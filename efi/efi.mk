@@ -91,11 +91,12 @@ $(B)/ptboot.img: $(B)/ptboot.efi $(B)/ptbtest.efi scripts/mkimage.sh FORCE
 
 image: $(B)/ptboot.img
 run: $(B)/ptboot.img
-	bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)
+	EXIT_STATUS=app bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)
 
 TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh \
   test/boot/dump.sh test/boot/flow.sh test/scripts/qemu_run.sh
 TEST_SCRIPTS += test/boot/trace.sh test/boot/trace_ebs.sh test/boot/trace_bootnext.sh test/boot/trace_mp.sh test/boot/trace_buffer.sh
+TEST_SCRIPTS += test/boot/full_volume.sh
 TEST_STEPS += $(B)/ptbtest.efi
 # dump.sh makes its sample trace with the encoder's generator.
 TEST_STEPS += $(B)/bench/gen_trace

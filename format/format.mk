@@ -33,3 +33,4 @@ TEST_STEPS += format-freestanding-check
 
 # the code dump writer read back by its reader
 UNIT_TESTS += test_format_code_dump
+UNIT_TESTS += test_format_manifest

@@ -38,6 +38,7 @@
 #include "host/cmd_dump.h"
 #include "host/commands.h"
 #include "host/serial_recover.h"
+#include "format/manifest.h"
 
 /* The file NAME of dump `dump` (0: any dump; the log's dumps share DIR). */
 static const struct sfile *recovered(const struct serial_ctx *c, unsigned dump, const char *name)
@@ -60,22 +61,41 @@ static int run_flow(const char *dir)
 }
 
 /* The segment's flow with the capture's sideband and code: a scratch
- * capture directory of symbolic links (trace.pt -> the segment). */
-static void segment_flow(const char *dir, const char *seg)
+ * capture directory of symbolic links (trace.pt -> the segment) and a
+ * manifest naming the segment as its trace (so no warning says the scratch
+ * directory is incomplete: the segment is all there is of its range). */
+static void segment_flow(const struct serial_ctx *c, unsigned dump, const char *dir, const char *seg)
 {
     static const char *const other[] = { HOST_CAPTURE_SIDEBAND, HOST_CAPTURE_CODE ".dump",
                                          HOST_CAPTURE_CODE ".addr" };
+    static struct manifest m;
+    static char text[1024];
     char tmpl[] = "/tmp/ptboot-serial-XXXXXX", link[4200], target[4200];
     char *abs_dir = realpath(dir, NULL), *abs_seg = realpath(seg, NULL);
     bool made = abs_dir && abs_seg && mkdtemp(tmpl), ok = made;
+    manifest_init(&m);
     if (ok) {
+        uint8_t *data = NULL;
+        size_t len = 0;
         snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
-        ok = symlink(abs_seg, link) == 0;
+        ok = symlink(abs_seg, link) == 0 && host_load_file(c->prog, seg, &data, &len) == 0;
+        if (ok)
+            manifest_add_file(&m, HOST_CAPTURE_TRACE, len, ptd_crc32(0, data, len));
+        free(data);
         for (size_t i = 0; ok && i < sizeof other / sizeof other[0]; i++) {
+            const struct sfile *f = recovered(c, dump, other[i]);
             snprintf(link, sizeof link, "%s/%s", tmpl, other[i]);
             snprintf(target, sizeof target, "%s/%s", abs_dir, other[i]);
             ok = symlink(target, link) == 0;
+            if (f)
+                manifest_add_file(&m, other[i], f->size, f->crc);
         }
+        size_t n = manifest_write(&m, text, sizeof text);
+        snprintf(link, sizeof link, "%s/%s", tmpl, MANIFEST_FILE_NAME);
+        FILE *o = ok && n < sizeof text ? fopen(link, "wb") : NULL;
+        ok = o && fwrite(text, 1, n, o) == n;
+        if (o && fclose(o) != 0)
+            ok = false;
     }
     if (ok) {
         printf("serial: capture flow of %s (with the sideband and code in %s):\n", seg, dir);
@@ -87,6 +107,8 @@ static void segment_flow(const char *dir, const char *seg)
     }
     if (made) {
         snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
+        unlink(link);
+        snprintf(link, sizeof link, "%s/%s", tmpl, MANIFEST_FILE_NAME);
         unlink(link);
         for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
             snprintf(link, sizeof link, "%s/%s", tmpl, other[i]);
@@ -126,7 +148,37 @@ static void decode_capture(struct serial_ctx *c, unsigned dump, const char *dir)
         return;
     }
     for (size_t i = 0; i < t->nsegs; i++)
-        segment_flow(dir, t->segs[i]);
+        segment_flow(c, dump, dir, t->segs[i]);
+}
+
+/* A manifest.txt (format/manifest.h) for a capture among the files of dump
+ * `dump` (0: all) in dir: a `file` line for each file that came back whole
+ * (its CRC-32 proved it), a `missing` line for each that did not, so the
+ * readers of the directory (`flow --capture`, ...) say when it is
+ * incomplete, as for a capture from the stick. */
+static void write_manifest(struct serial_ctx *c, unsigned dump, const char *dir)
+{
+    static struct manifest m;
+    static char text[MANIFEST_MAX_FILES * (MANIFEST_NAME_MAX + MANIFEST_WHY_MAX + 40) + 64];
+    char path[4200];
+    if (!recovered(c, dump, HOST_CAPTURE_TRACE) && !recovered(c, dump, HOST_CAPTURE_SIDEBAND))
+        return;
+    manifest_init(&m);
+    for (size_t i = 0; i < c->nfiles; i++) {
+        const struct sfile *f = &c->files[i];
+        const char *name = f->out_name + f->sub_len;
+        if ((dump && f->dump != dump) || manifest_find(&m, name))
+            continue;
+        if (f->whole)
+            manifest_add_file(&m, name, f->size, f->crc);
+        else
+            manifest_add_missing(&m, name, f->size, f->why);
+    }
+    size_t n = manifest_write(&m, text, sizeof text);
+    snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_FILE_NAME);
+    FILE *o = n < sizeof text ? fopen(path, "wb") : NULL;
+    if (!o || fwrite(text, 1, n, o) != n || fclose(o) != 0)
+        fprintf(stderr, "%s: cannot write %s: %s\n", c->prog, path, strerror(errno));
 }
 
 /* With more than one dump in the log: where each one's files are, and the
@@ -146,6 +198,7 @@ static void decode_dumps(struct serial_ctx *c)
             printf("serial: dump %u of %u: %zu file(s) in %s\n", k, c->ndumps, n, dir);
         }
     if (!c->split) {
+        write_manifest(c, 0, c->dir);
         decode_capture(c, 0, c->dir);
         return;
     }
@@ -154,6 +207,7 @@ static void decode_dumps(struct serial_ctx *c)
             snprintf(dir, sizeof dir, "%s/dump%u", c->dir, k);
         else
             snprintf(dir, sizeof dir, "%s", c->dir);
+        write_manifest(c, k, dir);
         decode_capture(c, k, dir);
     }
 }

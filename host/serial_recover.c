@@ -552,6 +552,8 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
     uint32_t kind = f->have_begin ? f->begin.kind : PTD_FRAME_KIND_PT;
     uint32_t crc = f->have_begin ? f->begin.file_crc : f->end.file_crc;
     total = count_known ? f->end.lines : f->max_seq_plus1;
+    f->size = size;
+    f->crc = crc;
 
     /* lines past the end line's count do not belong to the file */
     size_t nl = f->nlines;
@@ -604,8 +606,10 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
         uint64_t len;
         uint8_t *data = assemble(f, 0, nl, &len);
         bool ok = ptd_crc32(0, data, (size_t)len) == crc;
-        if (!ok)
+        if (!ok) {
             printf("serial: %s: all lines present but the file CRC32 differs (expected %08x)\n", n, crc);
+            snprintf(f->why, sizeof f->why, "serial log: every line came, the file CRC-32 differs");
+        }
         else if (write_file(c, n, data, len, path, sizeof path) == 0) {
             f->whole = true;
             if (!c->quiet)
@@ -622,6 +626,10 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
            nl, count_known ? "" : "at least ", total, (unsigned long long)corrupt,
            (unsigned long long)have, f->have_begin || f->have_end ? "" : "at least ",
            (unsigned long long)size);
+    if (!f->why[0])
+        snprintf(f->why, sizeof f->why, "serial log: %zu of %s%u lines, %llu of %s%llu bytes came", nl,
+                 count_known ? "" : "at least ", total, (unsigned long long)have,
+                 f->have_begin || f->have_end ? "" : "at least ", (unsigned long long)size);
     if (!nl)
         return false;
     if (kind == PTD_FRAME_KIND_PT)

@@ -56,6 +56,9 @@ struct sfile {
     size_t sub_len;       /* out_name's "dump<k>/" prefix (0: in DIR itself) */
     char out_name[PTD_FRAME_NAME_MAX + 48];   /* path under DIR */
     bool whole;           /* written as DIR/out_name, CRC checked */
+    uint64_t size;        /* its size (as far as known) */
+    uint32_t crc;         /* its CRC-32 from the begin or end line */
+    char why[96];         /* not whole: what was lost, for the manifest */
     char **segs;          /* paths of the segments written (incomplete pt) */
     size_t nsegs, segs_cap;
 };

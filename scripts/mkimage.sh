@@ -10,6 +10,9 @@
 #
 # usage: scripts/mkimage.sh OUT.img APP.efi CONFIG-TEXT [FILE...]
 #   CONFIG-TEXT is the content of ptboot.cfg ("" for no config file).
+# Environment: MKIMAGE_SIZE, the image's size (truncate's form: 64M by
+# default; below 64M the file system is FAT12/16 as mformat picks, e.g. a
+# small, nearly full stick for a test).
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 OUT.img APP.efi CONFIG-TEXT [FILE...]" >&2; exit 2; }
 out=$1 app=$2 cfg=$3
@@ -18,8 +21,13 @@ shift 3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -f "$out"
-truncate -s 64M "$out"
-mformat -i "$out" -F -v PTBOOT ::
+size=${MKIMAGE_SIZE:-64M}
+truncate -s "$size" "$out"
+if [ "$(stat -c %s "$out")" -ge $((64 << 20)) ]; then
+  mformat -i "$out" -F -v PTBOOT ::
+else
+  mformat -i "$out" -v PTBOOT ::
+fi
 mmd -i "$out" ::/EFI ::/EFI/BOOT
 mcopy -i "$out" "$app" ::/EFI/BOOT/BOOTX64.EFI
 if [ -n "$cfg" ]; then

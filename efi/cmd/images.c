@@ -93,7 +93,6 @@ static int save(struct efi_app *app, const char *load)
     struct rtit_caps caps;
     struct efi_image_desc self;
     char flags[64], dir[CAPTURE_FILES_DIR_MAX];
-    const char *failed = NULL;
     int status = PTB_APP_OK;
 
     sideband_init(&sb);
@@ -118,12 +117,11 @@ static int save(struct efi_app *app, const char *load)
                            sideband_flags_str(sb.images[i].flags, flags, sizeof flags),
                            sb.images[i].name);
     /* the watcher's snapshot is a code dump already */
-    struct capture_files_in in = { &sb, NULL, 0, w.snap.pages, code_dump_pages_bytes(&w.snap),
-                                   (const uint8_t *)w.snap.addr, code_dump_addr_bytes(&w.snap) };
-    enum efi_volume_result r = efi_capture_files_write(app->image, &in, dir, &failed);
-    if (r != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: images: writing %s%s%s: %s\n", dir, dir[0] ? "\\" : "",
-                       failed ? failed : "", efi_volume_result_name(r));
+    struct capture_files_in in = {
+        .sb = &sb, .code_dump = w.snap.pages, .code_dump_len = code_dump_pages_bytes(&w.snap),
+        .code_addr = (const uint8_t *)w.snap.addr, .code_addr_len = code_dump_addr_bytes(&w.snap),
+    };
+    if (efi_capture_files_write(app->image, &in, "images", dir)) {
         status = PTB_APP_FAILED;
     } else {
         efi_con_printf("ptboot: capture dir=%s images=%u notified=%u snapshot_pages=%u skipped=%u\n",

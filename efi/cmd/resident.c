@@ -49,14 +49,11 @@ static int save(struct efi_app *app, const struct resident_header *h)
         .code_addr = (const uint8_t *)rc.code_addr, .code_addr_len = rc.pages * sizeof *rc.code_addr,
     };
     char dir[CAPTURE_FILES_DIR_MAX];
-    const char *failed = "";
-    enum efi_volume_result r = efi_capture_files_write(app->image, &in, dir, &failed);
+    int r = efi_capture_files_write(app->image, &in, "resident: save", dir);
     size_t len = rc.trace_len, pages = rc.pages;
     resident_capture_close(&rc);
-    if (r != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: resident: save: %s: %s\n", failed, efi_volume_result_name(r));
+    if (r)
         return PTB_APP_FAILED;
-    }
     efi_con_printf("ptboot: resident saved dir=%s trace=%llu code-pages=%llu\n", dir,
                    (unsigned long long)len, (unsigned long long)pages);
     return PTB_APP_OK;
