@@ -25,3 +25,5 @@ bench-serial: $(B)/test/serial_enc $(B)/bench/gen_trace $(B)/ptboot
 BENCH_STEPS += bench-serial
 # Random damage, 25 rounds: exactly the damaged lines are reported.
 TEST_SCRIPTS += test/serial/random_damage.sh
+# the damage a lab log gets: duplicates, lost begin/end, holes, wraps, stdin, --force
+TEST_SCRIPTS += test/serial/damage.sh

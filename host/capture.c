@@ -79,7 +79,7 @@ static const char *missing_why(const struct host_capture *cap, const char *name,
     const struct manifest_file *f = cap->have_manifest ? manifest_find(&cap->man, name) : NULL;
     buf[0] = '\0';
     if (f && !f->present)
-        snprintf(buf, cap_len, " (the capture is incomplete: %s was not written: %s)", name, f->why);
+        snprintf(buf, cap_len, " (the capture is incomplete: %s missing: %s)", name, f->why);
     return buf;
 }
 
@@ -99,7 +99,7 @@ int host_capture_warn(const char *dir, struct host_capture *cap, const char *pro
             const struct manifest_file *f = &cap->man.files[i];
             struct stat st;
             if (!f->present) {
-                fprintf(to, "%s: warning: capture %s is incomplete: %s (%llu bytes) was not written: %s\n",
+                fprintf(to, "%s: warning: capture %s is incomplete: %s (%llu bytes) missing: %s\n",
                         prog, dir, f->name, (unsigned long long)f->bytes, f->why);
                 cap->incomplete = 1;
                 n++;

@@ -453,6 +453,7 @@ static void ebs_report(struct efi_capture *c)
     size_t pages = c->watching ? c->watch.snap.count : 0;
     r.pages = pages;
     r.files = c->ebs_files;
+    r.payload = c->serial_line_bytes;
     r.code = pages ? c->watch.snap.pages : NULL;
     r.code_addr = pages ? c->watch.snap.addr : NULL;
     r.code_pages = pages;
@@ -818,7 +819,7 @@ int efi_capture_serial_dump(struct efi_capture *c)
         files[nf++] = (struct efi_dump_file){ "cpus.txt", cpus, cpus_text(c, cpus, sizeof cpus),
                                               PTD_FRAME_KIND_RAW };
     struct efi_dump_stats st;
-    size_t n = efi_serial_dump(files, nf, 0, &st);
+    size_t n = efi_serial_dump(files, nf, c->serial_line_bytes, &st);
     return n == nf ? 0 : -1;
 }
 

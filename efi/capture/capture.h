@@ -113,6 +113,9 @@ struct efi_capture {
      * EBS_REPORT_SUM_ARENA bytes taken by efi_capture_run before tracing
      * (the notify may not allocate), 0 when there is none. */
     bool ebs_decode, ebs_files, ebs_reported, ebs_no_summary;
+    /* payload bytes per serial-dump data line, here and at ExitBootServices
+     * (trace --line-bytes; 0: PTD_FRAME_PAYLOAD_DEFAULT) */
+    uint32_t serial_line_bytes;
     unsigned ebs_last;
     EFI_PHYSICAL_ADDRESS ebs_arena;
     UINTN ebs_arena_pages;

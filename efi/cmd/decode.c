@@ -65,7 +65,7 @@ static const char *missing_why(const char *name, char *buf, size_t cap)
     const struct manifest_file *f = have_man ? manifest_find(&man, name) : NULL;
     buf[0] = 0;
     if (f && !f->present)
-        snprintf(buf, cap, " (the capture is incomplete: not written: %s)", f->why);
+        snprintf(buf, cap, " (the capture is incomplete: missing: %s)", f->why);
     return buf;
 }
 
@@ -115,8 +115,8 @@ static bool check_manifest(struct efi_app *app, const char *dir)
     have_man = true;
     for (uint32_t i = 0; i < man.nfiles; i++)
         if (!man.files[i].present)
-            efi_con_printf("ptboot: decode: warning: capture %s is incomplete: %s (%llu bytes) was not "
-                           "written: %s\n", dir, man.files[i].name, (unsigned long long)man.files[i].bytes,
+            efi_con_printf("ptboot: decode: warning: capture %s is incomplete: %s (%llu bytes) missing: "
+                           "%s\n", dir, man.files[i].name, (unsigned long long)man.files[i].bytes,
                            man.files[i].why);
     const struct manifest_file *code = manifest_find(&man, "code.dump");
     return code && !code->present;

@@ -27,6 +27,8 @@
  *   --no-summary  no decode summaries (decoder/ptd_sum.h), only the counts
  *   --serial-dump send trace.pt, code.dump/.addr and sideband.txt over
  *                 serial (framed; `ptboot serial LOG` recovers them)
+ *   --line-bytes N  payload bytes per serial-dump data line (1..192, as
+ *                 the serial-dump command's; default 96)
  *   --no-files    do not write them to \ptboot\capNNN on the boot volume
  *   --snapshot SIZE  memory reserved for code snapshots (default 8M)
  *   WORD          capture option words (arch/x86/capture_plan.h and
@@ -50,6 +52,7 @@
 
 #include "arch/x86/capture_plan.h"
 #include "arch/x86/rtit_options.h"
+#include "decoder/ptd_frame.h"
 #include "efi/app.h"
 #include "efi/capture/capture.h"
 #include "efi/capture/decode.h"
@@ -67,6 +70,7 @@
 struct trace_args {
     const char *path;
     bool boot_next, no_decode, no_summary, serial_dump, no_files;
+    uint32_t line_bytes;
     uint64_t snapshot;
     bool have_stop_at;
     uint64_t stop_at;
@@ -84,7 +88,7 @@ static void trace_usage(void)
     efi_con_puts("usage: ptboot.efi trace [--unit auto|hw|soft] [--cpus [N|all]] [--last N] [--step-all]\n"
                  "                        [--max-steps N] [--stop-at OFFSET] [--no-decode]\n"
                  "                        [--no-summary]\n"
-                 "                        [--serial-dump] [--no-files] [--snapshot SIZE]\n"
+                 "                        [--serial-dump [--line-bytes N]] [--no-files] [--snapshot SIZE]\n"
                  "                        [WORD...]\n"
                  "                        (PATH | fsN:PATH | --boot-next)\n"
                  "  WORD: buffer=SIZE mode=ring|stop filter=N:START:END trace-stop=N:START:END\n"
@@ -118,6 +122,11 @@ static int parse(struct trace_args *a, int argc, char **argv)
             a->serial_dump = true;
         } else if (!strcmp(o, "--no-files")) {
             a->no_files = true;
+        } else if (!strcmp(o, "--line-bytes")) {
+            if (!v || rtit_parse_u64(v, &n, false) || n == 0 || n > PTD_FRAME_PAYLOAD_MAX)
+                return usage_error("--line-bytes wants 1..192, not", v ? v : "nothing");
+            a->line_bytes = (uint32_t)n;
+            i++;
         } else if (!strcmp(o, "--snapshot")) {
             if (!v || rtit_parse_u64(v, &a->snapshot, true) || a->snapshot < 4096 ||
                 a->snapshot > (1ull << 30))
@@ -608,6 +617,7 @@ static int setup(struct efi_capture *cap, const struct trace_args *a, const stru
     cap->ebs_files = a->serial_dump || !a->no_files;
     cap->ebs_no_summary = a->no_summary;
     cap->ebs_last = a->last;
+    cap->serial_line_bytes = a->line_bytes;
     return 0;
 }
 

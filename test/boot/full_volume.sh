@@ -12,6 +12,8 @@
 #    reason, the manifest says complete 0, the status is 1, and `decode`
 #    on the target and `ptboot summary --capture` on the host both say the
 #    capture is incomplete.
+#    Its files also go over serial with --line-bytes 48: data lines of at
+#    most 48 bytes, recovered by `ptboot serial` equal to the stick's.
 #  - no-shutdown: `make run`'s runner (EXIT_STATUS=app) returns the app's
 #    exit status (1: `trace --unit hw` without Intel PT) and stops QEMU
 #    when the app ends, though the config has no --shutdown.
@@ -49,7 +51,7 @@ if mdir -i "$BOOT_DIR/tiny.img" ::/ptboot >/dev/null 2>&1; then not_ok "tiny: a 
 else ok "tiny: no capture directory"; fi
 
 # ---- shrink: a smaller buffer, a whole capture ----
-small_image shrink "--shutdown trace --unit soft \\ptbtest.efi" 400
+small_image shrink "--shutdown trace --unit soft --serial-dump --line-bytes 48 \\ptbtest.efi" 400
 boot_run shrink
 expect_rc shrink 0 "clean shutdown"
 expect shrink '^ptboot: trace: note: volume has [0-9]+ KiB free, the capture could need [0-9.]+ MiB: buffer 1.0 MiB -> [0-9]+ KiB, snapshot room 8.0 MiB -> [0-9]+ KiB$' \
@@ -80,6 +82,16 @@ if grep -qx "insn: $insns." "$BOOT_DIR/shrink.flow" && [ ! -s "$BOOT_DIR/shrink.
   ok "shrink: host flow --capture decodes $insns instructions, no warning"
 else not_ok "shrink: host flow: $(cat "$BOOT_DIR/shrink.flow" "$BOOT_DIR/shrink.flow-err" | head -3 | tr '\n' '|') (want $insns)"; fi
 
+# --line-bytes 48: every data line's payload (base64) at most 64 characters
+longest=$(awk '$1 == "@PTF1" && $2 == "D" { if (length($7) > m) m = length($7) } END { print m + 0 }' "$BOOT_DIR/shrink.txt")
+[ "$longest" = 64 ] && ok "shrink: --line-bytes 48: the longest data line carries 48 bytes" \
+  || not_ok "shrink: --line-bytes 48: longest payload $longest base64 characters"
+rm -rf "$BOOT_DIR/shrink-serial"
+if $PTBOOT serial "$BOOT_DIR/shrink.txt" --out "$BOOT_DIR/shrink-serial" > /dev/null 2>&1 &&
+   ( for f in trace.pt sideband.txt code.dump code.addr; do cmp -s "$BOOT_DIR/shrink-serial/$f" "$cap/$f" || exit 1; done ); then
+  ok "shrink: the serial dump recovered equals the stick's files"
+else not_ok "shrink: serial dump differs from the stick's files"; fi
+
 # ---- images --save: the code left out, said, status 1 ----
 small_image images "--shutdown images --save ; decode --no-summary \\ptboot\\cap001" 200
 boot_run images
@@ -91,7 +103,7 @@ expect images '^ptboot: error: images: \\ptboot\\cap001\\code.dump \([0-9.]+ [KM
 expect images '^ptboot: error: images: capture \\ptboot\\cap001 is incomplete: missing code.dump code.addr$' \
   "the capture is said incomplete"
 expect images '^ptboot: command 1/2 images status=1$' "images status 1"
-expect images '^ptboot: decode: warning: capture \\ptboot\\cap001 is incomplete: code.dump \([0-9]+ bytes\) was not written: volume full' \
+expect images '^ptboot: decode: warning: capture \\ptboot\\cap001 is incomplete: code.dump \([0-9]+ bytes\) missing: volume full' \
   "decode on the target says the capture is incomplete"
 expect images '^ptboot: decode end insns=0 errors=0$' "decode still runs on what is there"
 rm -rf "$BOOT_DIR/images-cap"
@@ -102,7 +114,7 @@ if grep -qx 'complete 0' "$cap/manifest.txt" 2>/dev/null && grep -q '^missing co
    [ ! -e "$cap/code.dump" ]; then ok "images: manifest says complete 0, code.dump missing (no cut file left)"
 else not_ok "images: manifest/code.dump: $(tr '\n' '|' < "$cap/manifest.txt" 2>/dev/null) $(ls "$cap" | tr '\n' ' ')"; fi
 $PTBOOT summary --capture "$cap" > /dev/null 2> "$BOOT_DIR/images.summary-err"
-if grep -q "warning: capture $cap is incomplete: code.dump ([0-9]* bytes) was not written: volume full" "$BOOT_DIR/images.summary-err"; then
+if grep -q "warning: capture $cap is incomplete: code.dump ([0-9]* bytes) missing: volume full" "$BOOT_DIR/images.summary-err"; then
   ok "images: host summary --capture says the capture is incomplete"
 else not_ok "images: host summary: $(head -3 "$BOOT_DIR/images.summary-err" | tr '\n' '|')"; fi
 
