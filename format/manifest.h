@@ -29,7 +29,7 @@
 #define MANIFEST_VERSION 1
 #define MANIFEST_MAX_FILES 24
 #define MANIFEST_NAME_MAX 32   /* a name and its NUL: printable, no spaces */
-#define MANIFEST_WHY_MAX 112   /* why a file is missing, and its NUL */
+#define MANIFEST_WHY_MAX 160   /* why a file is missing, and its NUL */
 
 struct manifest_file {
     char name[MANIFEST_NAME_MAX];

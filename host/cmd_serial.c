@@ -185,8 +185,7 @@ static void repair_capture(struct serial_ctx *c, unsigned dump, const char *dir)
                    HOST_CAPTURE_SIDEBAND, rep.lines_kept, rep.lines_cut, rep.lines_refused,
                    rep.version_added ? ", version line given back" : "", rep.end_added ? ", end line given back" : "",
                    rep.images);
-            snprintf(text, sizeof text, "rebuilt from the %zu text lines that came whole (%u images)", rep.lines_kept,
-                     rep.images);
+            snprintf(text, sizeof text, "rebuilt: %zu whole text lines, %u images", rep.lines_kept, rep.images);
             append_why(sb, text);
         } else if (!t) {
             printf("serial: %s: too little came to rebuild it\n", sb->out_name);
@@ -205,7 +204,7 @@ static void repair_capture(struct serial_ctx *c, unsigned dump, const char *dir)
             printf("serial: %s, %s: rebuilt with the %zu of %zu page(s) whose bytes and address came whole -> "
                    "%s/%s.dump, %s/%s.addr\n", cd->out_name, ca->out_name, kept, of, dir, HOST_CAPTURE_CODE, dir,
                    HOST_CAPTURE_CODE);
-            snprintf(text, sizeof text, "rebuilt with the %zu of %zu pages that came whole", kept, of);
+            snprintf(text, sizeof text, "rebuilt: %zu of %zu pages", kept, of);
             append_why(cd, text);
             append_why(ca, text);
             /* a file that came whole and was cut down to pair with the other */

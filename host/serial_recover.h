@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "decoder/ptd_frame.h"
+#include "format/manifest.h"
 #include "host/serial_join.h"
 
 #define SERIAL_MAX_FILE (1ull << 32)
@@ -65,7 +66,7 @@ struct sfile {
     bool whole;           /* written as DIR/out_name, CRC checked */
     uint64_t size;        /* its size (as far as known) */
     uint32_t crc;         /* its CRC-32 from the begin or end line */
-    char why[96];         /* not whole: what was lost, for the manifest */
+    char why[MANIFEST_WHY_MAX]; /* not whole: what was lost, for the manifest */
     char **segs;          /* paths of the segments written (incomplete pt) */
     size_t nsegs, segs_cap;
     size_t said, hidden;  /* report lines printed, and held back by --quiet */

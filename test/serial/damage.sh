@@ -96,7 +96,7 @@ if grep -q '^serial: capture in .* (rebuilt parts): ' "$tmp/sbholes.txt" && flow
   ok "lost sideband lines: the capture still decoded ($(flow_line sbholes | tail -1))"
 else not_ok "lost sideband lines: not decoded"; sed 's/^/    | /' "$tmp/sbholes.txt" | tail -5; fi
 if grep -qx 'complete 0' "$tmp/sbholes/manifest.txt" &&
-   grep -q '^missing sideband.txt bytes=[0-9]* why=serial log: [0-9]* of [0-9]* lines, .*rebuilt from the' "$tmp/sbholes/manifest.txt" &&
+   grep -q '^missing sideband.txt bytes=[0-9]* why=serial log: [0-9]* of [0-9]* lines, .*; rebuilt: [0-9]* whole text lines' "$tmp/sbholes/manifest.txt" &&
    grep -q '^file trace.pt ' "$tmp/sbholes/manifest.txt"; then
   ok "lost sideband lines: manifest.txt: sideband.txt missing (what came, rebuilt), trace.pt whole, complete 0"
 else not_ok "lost sideband lines: manifest: $(tr '\n' '|' < "$tmp/sbholes/manifest.txt")"; fi
