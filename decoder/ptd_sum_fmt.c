@@ -286,6 +286,17 @@ static void sec_errors(struct ptd_sum *s)
         put_s(&l, " more errors", 12);
         emit(s, &l);
     }
+    if (!s->synced && st->bytes) {
+        put_s(&l, "no PSB found in ", 16);
+        put_dec(&l, st->bytes, 0);
+        put_s(&l, st->bytes == 1 ? " byte: nothing decoded" : " bytes: nothing decoded", 24);
+        emit(s, &l);
+    } else if (s->synced && s->first_sync) {
+        put_s(&l, "bytes 0x0-", 10);
+        put_hex(&l, s->first_sync - 1);
+        put_s(&l, " before the first PSB: skipped", 30);
+        emit(s, &l);
+    }
     for (uint64_t i = 0; i < st->overflows && i < 4; i++) {
         put_s(&l, "overflow at ", 12);
         put_hex(&l, s->gap_offset[i]);

@@ -20,6 +20,7 @@
 #include "host/capture.h"
 #include "host/commands.h"
 #include "host/decode_opts.h"
+#include "host/flow_hints.h"
 #include "host/flow_opts.h"
 #include "host/sym/names_opts.h"
 
@@ -213,6 +214,8 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return 1;
     }
+    if (!cap.sb)
+        flow_hint_no_code(&fo, "ptboot flow", stderr);
     if (!o.no_inst) {
         ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_16], ZYDIS_MACHINE_MODE_LEGACY_16, ZYDIS_STACK_WIDTH_16);
         ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_32], ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32);
@@ -251,6 +254,7 @@ int host_cmd_flow(int argc, char **argv)
             printf("blocks: %" PRIu64 ".\n", lines.blocks);
     }
     fflush(stdout);
+    flow_hint_outside(&fo, lines.insns, "ptboot flow", stderr);
     free(f);
     if (sym)
         names_report(&names, stderr, "ptboot flow");

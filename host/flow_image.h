@@ -22,6 +22,7 @@ struct flow_image {
     size_t nsegs, cap;
     size_t last;          /* segment of the last hit (locality) */
     char err[512];        /* why the last load failed */
+    char warn[512];       /* what the last load overrode ("" when nothing) */
 };
 
 void flow_image_init(struct flow_image *img);

@@ -20,3 +20,5 @@ $(B)/ptboot: $(HOST_OBJS) $(B)/host/libptboot.a
 
 -include $(LIB_OBJS:.o=.d) $(HOST_OBJS:.o=.d)
 TEST_SCRIPTS += test/cli/errors.sh
+# input that decodes to nothing or to garbage is said (issue #17)
+TEST_SCRIPTS += test/cli/garbage.sh

@@ -12,6 +12,7 @@
 #include <efi.h>
 #include <efilib.h>
 
+#include "decoder/ptd_num.h"
 #include "arch/x86/capture_plan.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/rtit_regs.h"
@@ -417,18 +418,15 @@ static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, ch
         } else if (!strcmp(w, "--verbose")) {
             verbose = true;
         } else if (!strcmp(w, "--trace-stop") && v) {
-            char *end;
-            trace_stop_offset = strtoull(v, &end, 16);
-            if (*end) {
+            if (!ptd_num_parse(v, PTD_NUM_HEX, &trace_stop_offset)) {
                 snprintf(err, err_len, "--trace-stop %s: a hex offset into the --image", v);
                 return -1;
             }
             have_trace_stop = true;
             i++;
         } else if (!strcmp(w, "--buffer") && v) {
-            char *end;
-            unsigned long long b = strtoull(v, &end, 0);
-            if (*end || b < RESIDENT_MIN_BUFFER || b > RESIDENT_MAX_BUFFER || (b & (b - 1))) {
+            uint64_t b = 0;
+            if (!ptd_num_parse(v, PTD_NUM_AUTO, &b) || b < RESIDENT_MIN_BUFFER || b > RESIDENT_MAX_BUFFER || (b & (b - 1))) {
                 snprintf(err, err_len, "--buffer %s: a power of two from 4096 to 1 GiB", v);
                 return -1;
             }
