@@ -283,7 +283,7 @@ static void sec_errors(struct ptd_sum *s)
     if (st->errors > s->nerr) {
         put_s(&l, "... ", 4);
         put_dec(&l, st->errors - s->nerr, 0);
-        put_s(&l, " more errors", 12);
+        put_s(&l, st->errors - s->nerr == 1 ? " more error" : " more errors", 12);
         emit(s, &l);
     }
     if (!s->synced && st->bytes) {
@@ -494,7 +494,7 @@ static unsigned tree_hidden(struct ptd_sum *s, uint32_t p, unsigned depth)
         put_c(&l, ' ');
     put_s(&l, "(", 1);
     put_dec(&l, cnt, 0);
-    put_s(&l, " more callees: ", 16);
+    put_s(&l, cnt == 1 ? " more callee: " : " more callees: ", 16);
     put_dec(&l, insns, 0);
     put_s(&l, " insns)", 7);
     emit(s, &l);
@@ -554,13 +554,13 @@ static void sec_tree(struct ptd_sum *s)
     if (cut) {
         put_s(&l, "... cut at ", 12);
         put_dec(&l, lines, 0);
-        put_s(&l, " lines", 6);
+        put_s(&l, lines == 1 ? " line" : " lines", 6);
         emit(s, &l);
     }
     if (hidden_roots) {
         put_s(&l, "... ", 4);
         put_dec(&l, hidden_roots, 0);
-        put_s(&l, " small roots not shown", 24);
+        put_s(&l, hidden_roots == 1 ? " small root not shown" : " small roots not shown", 24);
         emit(s, &l);
     }
 }

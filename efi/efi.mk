@@ -4,7 +4,7 @@
 #
 # Facts behind these lines: ../shared/reference/efi-build-and-qemu.md.
 
-EFI_SRCS   += $(wildcard efi/*.c efi/*/*.c)
+EFI_SRCS   += $(wildcard efi/*.c efi/*/*.c) $(B)/gen/version.c
 EFI_ASRCS  := $(wildcard efi/*.S efi/*/*.S)
 GNUEFI_LIB := /usr/lib
 GNUEFI_INC := /usr/include/efi
@@ -86,8 +86,16 @@ $(B)/ptbootdrv.efi: $(B)/efi/ptboot.so
 PTBOOT_CFG ?= --shutdown info ; trace --unit soft \ptbtest.efi
 QEMU_TIMEOUT ?= 120
 
-$(B)/ptboot.img: $(B)/ptboot.efi $(B)/ptbtest.efi scripts/mkimage.sh FORCE
-	bash scripts/mkimage.sh $@ $(B)/ptboot.efi "$(PTBOOT_CFG)" $(B)/ptbtest.efi
+# The stick has the driver where `install` expects it (\EFI\ptboot\ptbootdrv.efi)
+# and the test image; PTBOOT_FILES='SRC=DEST ...' adds files (DEST like
+# EFI/test/mydriver.efi or \EFI\test\mydriver.efi; a bare SRC goes to the root).
+# PTBOOT_IMG_SIZE: the FAT image's size (128M: room for README's 64 MiB
+# buffer and its files).
+PTBOOT_FILES ?=
+PTBOOT_IMG_SIZE ?= 128M
+$(B)/ptboot.img: $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/ptbtest.efi scripts/mkimage.sh FORCE
+	MKIMAGE_SIZE=$(PTBOOT_IMG_SIZE) bash scripts/mkimage.sh $@ $(B)/ptboot.efi "$(PTBOOT_CFG)" $(B)/ptbtest.efi \
+	  $(B)/ptbootdrv.efi=EFI/ptboot/ptbootdrv.efi $(foreach f,$(PTBOOT_FILES),'$(f)')
 
 image: $(B)/ptboot.img
 run: $(B)/ptboot.img
@@ -96,7 +104,7 @@ run: $(B)/ptboot.img
 TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh \
   test/boot/dump.sh test/boot/flow.sh test/scripts/qemu_run.sh
 TEST_SCRIPTS += test/boot/trace.sh test/boot/trace_ebs.sh test/boot/trace_bootnext.sh test/boot/trace_mp.sh test/boot/trace_buffer.sh
-TEST_SCRIPTS += test/boot/full_volume.sh
+TEST_SCRIPTS += test/boot/full_volume.sh test/boot/readme_configs.sh
 TEST_STEPS += $(B)/ptbtest.efi
 # dump.sh makes its sample trace with the encoder's generator.
 TEST_STEPS += $(B)/bench/gen_trace

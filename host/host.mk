@@ -1,6 +1,12 @@
 # Host build: the library (decoder + arch compiled for Linux) and the CLI
 # (which does not link libipt: the benchmarks against it are bench/).
 HOST_SRCS += $(wildcard host/*.c host/sym/*.c host/export/*.c)
+# The text --version prints, in the app and here: git describe of the tree
+# (scripts/version.sh rewrites the file only when it changes).
+VERSION_C := $(B)/gen/version.c
+$(VERSION_C): FORCE
+	@bash scripts/version.sh $@
+HOST_SRCS += $(VERSION_C)
 # libdw/libelf (elfutils): ELF symbol tables and DWARF lines (host/sym)
 HOST_LDLIBS += -lZydis -ldw -lelf
 

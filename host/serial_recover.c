@@ -759,8 +759,8 @@ static bool finish_file_reports(struct serial_ctx *c, struct sfile *f)
         else if (write_file(c, n, data, len, path, sizeof path) == 0) {
             f->whole = true;
             if (!c->quiet)
-                printf("serial: %s: complete, %llu bytes in %u lines, crc32 %08x ok -> %s\n", n,
-                       (unsigned long long)size, total, crc, path);
+                printf("serial: %s: complete, %llu byte%s in %u line%s, crc32 %08x ok -> %s\n", n,
+                       (unsigned long long)size, size == 1 ? "" : "s", total, total == 1 ? "" : "s", crc, path);
             if (kind == PTD_FRAME_KIND_PT)
                 decode_summary(c, path, data, len);
         }

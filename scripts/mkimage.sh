@@ -4,8 +4,8 @@
 # loop mounts, no root), holding
 #   EFI/BOOT/BOOTX64.EFI   the app (the removable-media default boot path)
 #   ptboot.cfg             the words the app runs with at boot
-#   any extra files given, at the root (FILE) or at a path (FILE=DIR/NAME,
-#   directories made as needed).
+#   any extra files given, at the root (FILE) or at a path (FILE=DIR/NAME
+#   or FILE=\DIR\NAME as the app names it; directories made as needed).
 # The same layout copied onto any FAT stick boots the same way.
 #
 # usage: scripts/mkimage.sh OUT.img APP.efi CONFIG-TEXT [FILE...]
@@ -35,11 +35,20 @@ if [ -n "$cfg" ]; then
   mcopy -i "$out" "$tmp/ptboot.cfg" ::/ptboot.cfg
 fi
 for f in "$@"; do
+  src=${f%%=*} dest=$(basename "$f")
   if [[ $f == *=* ]]; then
     dest=${f#*=}
-    mmd -D s -i "$out" "::/$(dirname "$dest")" 2>/dev/null || true
-    mcopy -i "$out" "${f%%=*}" "::/$dest"
-  else
-    mcopy -i "$out" "$f" "::/$(basename "$f")"
+    dest=${dest//\\//}        # \EFI\test\x.efi as the app writes paths
+    dest=${dest#/}
   fi
+  [ -f "$src" ] || { echo "mkimage: $src not found (for ::/$dest)" >&2; exit 1; }
+  # each directory of the destination, outermost first
+  d=
+  IFS=/ read -ra parts <<< "$(dirname "$dest")"
+  for p in "${parts[@]}"; do
+    [ -n "$p" ] && [ "$p" != . ] || continue
+    d=$d/$p
+    mmd -D s -i "$out" "::$d" 2>/dev/null || true
+  done
+  mcopy -o -i "$out" "$src" "::/$dest"
 done

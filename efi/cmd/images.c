@@ -25,6 +25,7 @@
 #include "efi/capture/files.h"
 #include "format/code_image.h"
 #include "efi/platform/console.h"
+#include "efi/platform/status.h"
 #include "efi/capture/image_watch.h"
 #include "format/sideband.h"
 
@@ -77,12 +78,17 @@ static int load_and_unload(struct efi_app *app, const char *file)
     EFI_STATUS s = BS->LoadImage(FALSE, app->image, dp, NULL, 0, &h);
     FreePool(dp);
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: images: LoadImage %s: status 0x%llx\n", file, (ull)s);
+        char sn[32];
+        const char *hint = efi_load_image_hint(s);
+        efi_con_printf("ptboot: error: images: LoadImage %s: %s%s%s%s\n", file, efi_status_name(s, sn, sizeof sn),
+                       hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
         return -1;
     }
     s = BS->UnloadImage(h);
-    if (EFI_ERROR(s))
-        efi_con_printf("ptboot: error: images: UnloadImage %s: status 0x%llx\n", file, (ull)s);
+    if (EFI_ERROR(s)) {
+        char sn[32];
+        efi_con_printf("ptboot: error: images: UnloadImage %s: %s\n", file, efi_status_name(s, sn, sizeof sn));
+    }
     return EFI_ERROR(s) ? -1 : 0;
 }
 

@@ -25,6 +25,7 @@
 
 #include "efi/app.h"
 #include "efi/platform/console.h"
+#include "efi/platform/status.h"
 #include "efi/capture/files.h"
 #include "format/load_option.h"
 #include "format/sideband.h"
@@ -85,8 +86,10 @@ static int chain(struct efi_app *app, const char *path, const char *args)
     if (dp)
         FreePool(dp);
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: resident: chain: LoadImage %s: status 0x%llx\n", path,
-                       (unsigned long long)s);
+        char sn[32];
+        const char *hint = efi_load_image_hint(s);
+        efi_con_printf("ptboot: error: resident: chain: LoadImage %s: %s%s%s%s\n", path,
+                       efi_status_name(s, sn, sizeof sn), hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
         return PTB_APP_FAILED;
     }
     if (args_bytes) {

@@ -59,6 +59,7 @@
 #include "efi/capture/files.h"
 #include "efi/capture/soft_step.h"
 #include "efi/platform/console.h"
+#include "efi/platform/status.h"
 #include "efi/resident/capture.h"
 #include "format/load_option.h"
 
@@ -636,9 +637,10 @@ static int load_target(struct efi_app *app, struct efi_capture *cap, const struc
     FreePool(t->dp);
     t->dp = NULL;
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: trace: LoadImage %s: status 0x%llx%s\n", t->text,
-                       (unsigned long long)s,
-                       s == EFI_NOT_FOUND ? " (not found)" : "");
+        char sn[32];
+        const char *hint = efi_load_image_hint(s);
+        efi_con_printf("ptboot: error: trace: LoadImage %s: %s%s%s%s\n", t->text, efi_status_name(s, sn, sizeof sn),
+                       hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
         efi_capture_free(cap);
         return -1;
     }
