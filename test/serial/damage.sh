@@ -175,5 +175,12 @@ if [ "$nfiles" = 5 ] && grep -q '^serial: big.pt: [0-9]* more segment(s) ([0-9]*
   ok "--max-segments 5: 5 segment files, the rest said ($(grep 'more segment' "$tmp/bigcap.txt"))"
 else not_ok "--max-segments 5: $nfiles files"; fi
 
+# plurals: a one-byte file is "1 byte in 1 line"
+printf 'x' > "$tmp/one.bin"
+build/test/serial_enc "$tmp/one.bin" > "$tmp/one.log"
+run one "$tmp/one.log"
+grep -q '^serial: one.bin: complete, 1 byte in 1 line, crc32 ' "$tmp/one.txt" && ok "a one-byte file: '1 byte in 1 line'" \
+  || not_ok "one-byte file: $(grep complete "$tmp/one.txt")"
+
 [ $fail -eq 0 ] && echo "damage: all passed" || echo "damage: FAILED"
 exit $fail
