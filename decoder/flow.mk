@@ -4,9 +4,11 @@
 
 # ---- reference: libipt's instruction decoder in ptxed's --no-inst format ----
 FLOW_IMAGE_SRCS := host/flow_image.c format/code_image.c format/memrange.c
-$(B)/test/libipt_flow: test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) host/flow_image.h | $(B)/.setup-done
+# (flow_image.c reads numbers with decoder/ptd_num.c, the one parser; the
+# other users of FLOW_IMAGE_SRCS link all of the decoder)
+$(B)/test/libipt_flow: test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) decoder/ptd_num.c host/flow_image.h | $(B)/.setup-done
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) -lipt
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) decoder/ptd_num.c -lipt
 TEST_STEPS += $(B)/test/libipt_flow
 TEST_SCRIPTS += test/flow/ref_real.sh
 TEST_SCRIPTS += test/flow/real_flow.sh
