@@ -27,7 +27,7 @@
 
 #define MANIFEST_FILE_NAME "manifest.txt"
 #define MANIFEST_VERSION 1
-#define MANIFEST_MAX_FILES 24
+#define MANIFEST_MAX_FILES 80   /* a capture's 4 files, cpus.txt, a trace per CPU (64) */
 #define MANIFEST_NAME_MAX 32   /* a name and its NUL: printable, no spaces */
 #define MANIFEST_WHY_MAX 160   /* why a file is missing, and its NUL */
 

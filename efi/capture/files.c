@@ -253,7 +253,7 @@ int efi_capture_files_write(EFI_HANDLE image, const struct capture_files_in *in,
         text_len = sideband_write(in->sb, text, need);
     }
 
-    struct job jobs[FILES_MAX];
+    static struct job jobs[FILES_MAX];
     size_t n = make_jobs(in, text, text_len, jobs);
     if (!text)
         for (size_t i = 0; i < n; i++)
