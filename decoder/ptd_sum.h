@@ -125,6 +125,11 @@ enum {
     PTD_SUM_F_NO_BLOCKS = 1u << 1,
     PTD_SUM_F_NO_LAST = 1u << 2,
     PTD_SUM_F_TREE_ALL = 1u << 3,   /* every node (no permille folding) */
+    /* the static tail after the trace's end (decoder/ptd_tail.h): its
+     * branches close the last transitions, marked "(tail)", and a last
+     * line says where it ends ("spins at module+offset" for an endless
+     * loop); on in hang and recovery reports */
+    PTD_SUM_F_TAIL = 1u << 4,
 };
 
 /* Totals, for the caller's final machine-readable line. */
@@ -182,6 +187,9 @@ struct ptd_sum {
     struct ptd_sum_err err[PTD_SUM_ERRORS_KEPT];
     uint64_t gap_offset[4];     /* the first overflows' offsets */
     uint32_t obs_depth;         /* the depth the observer was last told */
+    /* PTD_SUM_F_TAIL: the tail (ptd_sum_tail.c) */
+    uint64_t tail_insns, tail_last, spin_lo, spin_hi;
+    uint8_t tail_end, tail_last_iclass, tail_ran;
 };
 #define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1096 on x86-64 */
 
@@ -266,5 +274,12 @@ struct ptd_sum_modstat {
 
 /* Module containing ip (index into cfg.modules) or PTD_SUM_NONE. */
 uint32_t ptd_sum_module_of(struct ptd_sum *s, uint64_t ip);
+/* The pending branch went to `to` (ptd_sum.c). */
+void ptd_sum_resolve(struct ptd_sum *s, uint64_t to);
+/* The trace ended with the flow's status or error st (PTD_SUM_F_TAIL):
+ * the tail's transitions into the last-N ring (ptd_sum_tail.c). */
+void ptd_sum_tail(struct ptd_sum *s, const struct ptd_flow *f, int st);
+/* Last-N ring entries of the tail: kind | PTD_SUM_TR_TAIL. */
+#define PTD_SUM_TR_TAIL 0x100u
 
 #endif

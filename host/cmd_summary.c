@@ -107,6 +107,9 @@ static void usage(FILE *to)
         "  --tree-all                 every tree node (up to --tree-lines)\n"
         "  --arena BYTES              table memory (K/M/G taken; default 16 bytes per trace\n"
         "                             byte, 1M to 1G; the target uses 1M)\n"
+        "  --tail                     the static path after the trace's end closes the last\n"
+        "                             transitions, marked (tail), with where it ends\n"
+        "                             (\"spins at X\" for an endless loop)\n"
         "  --stat                     a last line \"summary: bytes N insns N ...\"\n"
         "Exit status: 0 decoded (decode errors are in the summary), 1 bad input,\n"
         "2 bad usage.\n");
@@ -166,6 +169,8 @@ int host_cmd_summary(int argc, char **argv)
             stat = 1;
         } else if (!strcmp(a, "--tree-all")) {
             c.flags |= PTD_SUM_F_TREE_ALL;
+        } else if (!strcmp(a, "--tail")) {
+            c.flags |= PTD_SUM_F_TAIL;
         } else if (!strcmp(a, "--module")) {
             if (i + 1 >= argc || c.nmodules >= MAX_MODULES ||
                 parse_module(argv[i + 1], &mods[c.nmodules]) < 0) {
