@@ -115,6 +115,12 @@ static void usage(FILE *to)
         "2 bad usage.\n");
 }
 
+size_t host_summary_arena_bytes(uint64_t trace_bytes)
+{
+    uint64_t t = trace_bytes * HOST_SUM_ARENA_PER_BYTE;
+    return (size_t)(t < PTD_SUM_ARENA_SUGGESTED ? PTD_SUM_ARENA_SUGGESTED : t > HOST_SUM_ARENA_MAX ? HOST_SUM_ARENA_MAX : t);
+}
+
 static uint64_t file_bytes(const char *path)
 {
     struct stat st;
@@ -260,8 +266,7 @@ int host_cmd_summary(int argc, char **argv)
      * 1 GiB; and the shadow stack may take a quarter of it at most. */
     uint64_t frames = depth * sizeof(struct ptd_sum_frame);
     if (!arena_given) {
-        uint64_t t = file_bytes(fo.pt) * HOST_SUM_ARENA_PER_BYTE;
-        arena_size = t < PTD_SUM_ARENA_SUGGESTED ? PTD_SUM_ARENA_SUGGESTED : t > HOST_SUM_ARENA_MAX ? HOST_SUM_ARENA_MAX : t;
+        arena_size = host_summary_arena_bytes(file_bytes(fo.pt));
         if (frames <= HOST_SUM_ARENA_MAX / 4 && arena_size < 4 * frames)
             arena_size = 4 * frames;
     }
