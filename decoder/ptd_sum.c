@@ -42,6 +42,8 @@ void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
     s->lb_open = s->pend = s->pend_iclass = s->gap = 0;
     s->phase = 0;
     s->have_sync = 0;
+    s->synced = 0;
+    s->first_sync = 0;
     s->in_err = 0;
     s->sync_off = s->last_ip = s->err_off = 0;
     s->st = 0;
@@ -471,11 +473,22 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
             s->st = ptd_flow_sync_forward(f);
             uint64_t off = ptd_flow_offset(f);
             if (s->st >= 0) {
+                if (!s->synced) {
+                    /* the bytes before the first PSB are skipped too (up
+                     * to an error's, which resynced counts from); the
+                     * flow's offset is past the PSB+ by now */
+                    int64_t psb = ptd_psb_find(f->q.pkt.begin, (size_t)s->stats.bytes, 0);
+                    s->synced = 1;
+                    s->first_sync = psb >= 0 && (uint64_t)psb <= off ? (uint64_t)psb : off;
+                    s->stats.bytes_skipped += s->in_err && s->err_off < s->first_sync ? s->err_off : s->first_sync;
+                }
                 resynced(s, off);
                 s->phase = PH_LOOP;
                 continue;
             }
             if (s->st == -PTD_ERR_EOS) {
+                if (!s->synced) /* no PSB at all: every byte was skipped */
+                    s->stats.bytes_skipped += s->in_err ? s->err_off : s->stats.bytes;
                 resynced(s, s->stats.bytes);
                 s->phase = PH_DONE;
                 finish(s);
@@ -489,6 +502,8 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
             s->have_sync = 1;
             on_error(s, s->st, off, 1);
             if (s->phase == PH_DONE) {
+                if (!s->synced)
+                    s->stats.bytes_skipped += s->in_err ? s->err_off : s->stats.bytes;
                 resynced(s, s->stats.bytes);
                 finish(s);
                 return 0;

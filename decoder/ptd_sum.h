@@ -177,6 +177,8 @@ struct ptd_sum {
     uint64_t lb_ip, lb_insns, pend_from;
     uint8_t lb_open, pend, pend_iclass, gap;
     uint8_t phase, have_sync, in_err;
+    uint8_t synced;         /* a sync succeeded once (else: no PSB decoded) */
+    uint64_t first_sync;    /* where: the bytes before it were skipped */
     uint64_t sync_off, last_ip, err_off;
     int st;
     uint64_t cur_tsc;

@@ -284,7 +284,18 @@ static void sec_errors(struct ptd_sum *s)
     if (st->errors > s->nerr) {
         put_s(&l, "... ", 4);
         put_dec(&l, st->errors - s->nerr, 0);
-        put_s(&l, " more errors", 12);
+        put_s(&l, st->errors - s->nerr == 1 ? " more error" : " more errors", 12);
+        emit(s, &l);
+    }
+    if (!s->synced && st->bytes) {
+        put_s(&l, "no PSB found in ", 16);
+        put_dec(&l, st->bytes, 0);
+        put_s(&l, st->bytes == 1 ? " byte: nothing decoded" : " bytes: nothing decoded", 24);
+        emit(s, &l);
+    } else if (s->synced && s->first_sync) {
+        put_s(&l, "bytes 0x0-", 10);
+        put_hex(&l, s->first_sync - 1);
+        put_s(&l, " before the first PSB: skipped", 30);
         emit(s, &l);
     }
     for (uint64_t i = 0; i < st->overflows && i < 4; i++) {
@@ -484,7 +495,7 @@ static unsigned tree_hidden(struct ptd_sum *s, uint32_t p, unsigned depth)
         put_c(&l, ' ');
     put_s(&l, "(", 1);
     put_dec(&l, cnt, 0);
-    put_s(&l, " more callees: ", 16);
+    put_s(&l, cnt == 1 ? " more callee: " : " more callees: ", 16);
     put_dec(&l, insns, 0);
     put_s(&l, " insns)", 7);
     emit(s, &l);
@@ -544,13 +555,13 @@ static void sec_tree(struct ptd_sum *s)
     if (cut) {
         put_s(&l, "... cut at ", 12);
         put_dec(&l, lines, 0);
-        put_s(&l, " lines", 6);
+        put_s(&l, lines == 1 ? " line" : " lines", 6);
         emit(s, &l);
     }
     if (hidden_roots) {
         put_s(&l, "... ", 4);
         put_dec(&l, hidden_roots, 0);
-        put_s(&l, " small roots not shown", 24);
+        put_s(&l, hidden_roots == 1 ? " small root not shown" : " small roots not shown", 24);
         emit(s, &l);
     }
 }

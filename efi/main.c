@@ -126,6 +126,10 @@ static int run(struct efi_app *app)
     /* a recorder from before a reset: saved before anything else runs
      * (docs/hang.md) */
     efi_recover_auto(app);
+    if (app->args.version) {
+        efi_con_printf("ptboot: version %s\n", ptboot_version);
+        return PTB_APP_OK;
+    }
     if (app->args.ncommands <= 1) {
         const char *name = app->args.command ? app->args.command : "help";
         const struct efi_command *cmd = efi_command_find(name);

@@ -20,6 +20,7 @@
 #include "host/commands.h"
 #include "host/decode_opts.h"
 #include "host/disasm.h"
+#include "host/flow_hints.h"
 #include "host/flow_opts.h"
 #include "host/progress.h"
 #include "host/sym/names_opts.h"
@@ -248,6 +249,8 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return 1;
     }
+    if (!cap.sb)
+        flow_hint_no_code(&fo, "ptboot flow", stderr);
     if (!o.no_inst && !(o.flags & PTD_FMT_FLOW_QUIET) && host_disasm_open(o.att, cerr, sizeof cerr) < 0) {
         fprintf(stderr, "ptboot flow: %s\n", cerr);
         flow_opts_free(&fo);
@@ -287,6 +290,7 @@ int host_cmd_flow(int argc, char **argv)
     }
     fflush(stdout);
     free(bcache);
+    flow_hint_outside(&fo, lines.insns, "ptboot flow", stderr);
     free(f);
     if (sym)
         names_report(&names, stderr, "ptboot flow");

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decoder/ptd_num.h"
 #include "format/code_image.h"
 #include "host/flow_image.h"
 
@@ -324,14 +325,10 @@ int flow_image_add_pages(struct flow_image *img, const char *prefix)
     return rc;
 }
 
+/* ptxed's reading (strtoull's base 0), through the one parser */
 static int parse_u64(const char *s, uint64_t *v)
 {
-    char *end;
-    if (!*s)
-        return -1;
-    errno = 0;
-    *v = strtoull(s, &end, 0);
-    return (errno || *end) ? -1 : 0;
+    return ptd_num_parse(s, PTD_NUM_AUTO, v) ? 0 : -1;
 }
 
 int flow_image_add_raw(struct flow_image *img, const char *spec)
@@ -376,6 +373,22 @@ int flow_image_add_raw(struct flow_image *img, const char *spec)
         free(data);
         return fail(img, "--raw %s: range %#llx-%#llx outside the file (%zu bytes)", spec,
                     (unsigned long long)from, (unsigned long long)to, size);
+    }
+    /* Overlapping sections: as ptxed (libipt's pt_image_add), the later
+     * bytes are used there; unlike ptxed, said (flow_opts prints it). */
+    img->warn[0] = 0;
+    uint64_t len = to - from;
+    for (size_t i = 0; len && i < img->nsegs; i++) {
+        const struct flow_seg *s = &img->segs[i];
+        uint64_t lo = s->base > base ? s->base : base;
+        uint64_t hi = s->base + s->size < base + len ? s->base + s->size : base + len;
+        if (lo < hi) {
+            snprintf(img->warn, sizeof img->warn, "--raw %s: 0x%llx-0x%llx overlaps code loaded before "
+                     "(0x%llx-0x%llx): the later bytes are used there, as ptxed does", spec,
+                     (unsigned long long)base, (unsigned long long)(base + len - 1),
+                     (unsigned long long)s->base, (unsigned long long)(s->base + s->size - 1));
+            break;
+        }
     }
     rc = insert(img, base, data + from, (size_t)(to - from));
     free(data);

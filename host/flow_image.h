@@ -31,6 +31,7 @@ struct flow_image {
     size_t nmaps;
     size_t last;          /* segment of the last hit (locality) */
     char err[512];        /* why the last load failed */
+    char warn[512];       /* what the last load overrode ("" when nothing) */
 };
 
 void flow_image_init(struct flow_image *img);

@@ -9,6 +9,13 @@
 # disassembles (host/disasm.c).
 HOST_LDLIBS := -Wl,-Bstatic -ldw -lelf -lz -Wl,-Bdynamic
 
+# The text --version prints, here and in the app (efi/efi.mk): git describe
+# of the tree (scripts/version.sh rewrites the file only when it changes).
+VERSION_C := $(B)/gen/version.c
+$(VERSION_C): FORCE
+	@bash scripts/version.sh $@
+HOST_SRCS += $(VERSION_C)
+
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/host/%.o)
 HOST_OBJS := $(HOST_SRCS:%.c=$(B)/host/%.o)
 

@@ -6,6 +6,12 @@
 # exit: 0 QEMU ended by itself (the app shut the machine down)
 #       3 timeout, 4 the firmware reported a CPU exception (it would hang),
 #       other: QEMU failed to start.
+# With EXIT_STATUS=app (`make run`): the app's own exit status instead.
+# When the app's last line `ptboot: exit status=N ...` appears, QEMU gets
+# EXIT_GRACE seconds (default 2) to end by itself (--shutdown) and is then
+# stopped, so a config without --shutdown ends too; the script exits N
+# (0 success, 1 a command failed, 2 bad usage: README "Serial output"),
+# 3/4 as above, 5 when QEMU ended without that line.
 # Environment: OVMF_CODE, OVMF_VARS (templates; a fresh copy of the vars is
 # used per run), OVMF_VARS_FILE (a writable vars file used as it is and
 # kept, so that a second run sees what the first stored), QEMU (binary),
@@ -68,7 +74,18 @@ fi
 
 rc=0
 start=$SECONDS
+app_status= exit_seen=
+exit_re='ptboot: exit status=[0-9]+ '
 while kill -0 $qpid 2>/dev/null; do
+  if [ "${EXIT_STATUS:-}" = app ]; then
+    if [ -z "$exit_seen" ] && grep -Eqa "$exit_re" "$log"; then
+      exit_seen=$SECONDS
+    fi
+    if [ -n "$exit_seen" ] && (( SECONDS - exit_seen >= ${EXIT_GRACE:-2} )); then
+      kill $qpid 2>/dev/null # the app is done; no --shutdown in its config
+      break
+    fi
+  fi
   if grep -qa '!!!! X64 Exception' "$log"; then
     sleep 0.5 # let the register dump reach the log
     kill $qpid 2>/dev/null
@@ -99,6 +116,16 @@ rm -rf "$work"
 case $rc in
   3) echo "qemu-run: timeout after ${limit}s" >&2 ;;
   4) echo "qemu-run: CPU exception reported by the firmware" >&2 ;;
-  0) [ $qrc -eq 0 ] || { echo "qemu-run: QEMU exited with $qrc" >&2; cat "$log.qemu-stderr" >&2; rc=$qrc; } ;;
+  0) [ $qrc -eq 0 ] || [ -n "$exit_seen" ] || { echo "qemu-run: QEMU exited with $qrc" >&2; cat "$log.qemu-stderr" >&2; rc=$qrc; } ;;
 esac
+if [ "${EXIT_STATUS:-}" = app ] && [ $rc -eq 0 ]; then
+  app_status=$(grep -Eoa "$exit_re" "$log" | head -n 1 | grep -Eo '[0-9]+')
+  if [ -z "$app_status" ]; then
+    echo "qemu-run: QEMU ended without the app's 'ptboot: exit status=N' line" >&2
+    rc=5
+  else
+    [ "$app_status" -eq 0 ] || echo "qemu-run: the app ended with exit status $app_status" >&2
+    rc=$app_status
+  fi
+fi
 exit $rc

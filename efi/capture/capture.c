@@ -179,6 +179,26 @@ static int hw_cpus(struct efi_capture *c, unsigned want)
     return 0;
 }
 
+int efi_capture_plan_bytes(const struct efi_capture *c, const char *const *words, size_t n_words,
+                           uint64_t *trace_bytes)
+{
+    static struct capture_plan trial; /* large: off the stack */
+    struct capture_request req = {
+        .mode = CAPTURE_TRACE, .unit = c->unit,
+        .images = c->targets, .n_images = c->ntargets,
+        .words = words, .n_words = n_words, .cpus = c->cpus_req <= 1 ? 1 : c->cpus_req,
+    };
+    if (capture_plan_make(&trial, &c->caps, &req) != CAPTURE_PLAN_OK)
+        return -1;
+    unsigned want = cpus_requested(c, words, n_words);
+    /* the soft unit traces the BSP only; every processor has its own
+     * buffer with the hardware unit (all: as many as MP services could
+     * count, which is not known before asking it) */
+    unsigned n = trial.unit == CAPTURE_UNIT_HW && want > 1 ? (want == CAPTURE_CPUS_ALL ? PTB_MP_MAX_CPUS : want) : 1;
+    *trace_bytes = trial.buffer_bytes * n;
+    return 0;
+}
+
 int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_words)
 {
     struct capture_request req = {
@@ -442,6 +462,7 @@ static void com1_report(struct efi_capture *c, bool hang)
     size_t pages = c->watching ? c->watch.snap.count : 0;
     r.pages = pages;
     r.files = c->ebs_files;
+    r.payload = c->serial_line_bytes;
     r.code = pages ? c->watch.snap.pages : NULL;
     r.code_addr = pages ? c->watch.snap.addr : NULL;
     r.code_pages = pages;
@@ -850,49 +871,34 @@ static size_t cpus_text(const struct efi_capture *c, char *text, size_t cap)
 int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
 {
     char dir[CAPTURE_FILES_DIR_MAX] = "";
-    const char *failed = NULL;
     size_t pages = c->watching ? c->watch.snap.count : 0;
+    /* --cpus: each traced AP's trace beside the BSP's trace.pt, and
+     * cpus.txt listing every processor asked for */
+    static struct capture_files_extra extra[PTB_MP_MAX_CPUS + 1];
+    static char names[PTB_MP_MAX_CPUS][24];
+    static char text[PTB_MP_MAX_CPUS * 160];
+    size_t nextra = 0;
+    for (unsigned i = 1; i < c->ncpus; i++) {
+        const struct efi_capture_cpu *k = &c->cpu[i];
+        if (!k->traced)
+            continue;
+        snprintf(names[i], sizeof names[i], "trace-cpu%u.pt", k->n);
+        extra[nextra++] = (struct capture_files_extra){ names[i], k->trace, (size_t)k->trace_bytes, true };
+    }
+    if (c->ncpus)
+        extra[nextra++] = (struct capture_files_extra){ "cpus.txt", text, cpus_text(c, text, sizeof text), false };
     struct capture_files_in in = {
         .sb = &c->sb, .trace = c->trace, .trace_len = (size_t)c->trace_bytes,
         .code_dump = pages ? c->watch.snap.pages : NULL, .code_dump_len = pages * CODE_PAGE_BYTES,
         .code_addr = pages ? (const uint8_t *)c->watch.snap.addr : NULL,
         .code_addr_len = pages * sizeof(uint64_t),
+        .extra = extra, .nextra = nextra,
     };
-    enum efi_volume_result r = efi_capture_files_write(image, &in, dir, &failed);
-    if (r != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: trace: writing %s%s%s: %s\n", dir, dir[0] ? "\\" : "",
-                       failed ? failed : "", efi_volume_result_name(r));
+    if (efi_capture_files_write(image, &in, "trace", dir))
         return -1;
-    }
-    efi_con_printf("ptboot: trace: files %s (trace.pt sideband.txt code.dump code.addr)\n", dir);
-    if (!c->ncpus)
-        return 0;
-    /* --cpus: each traced AP's trace beside the BSP's trace.pt, and
-     * cpus.txt listing every processor asked for */
-    static char text[PTB_MP_MAX_CPUS * 160];
-    char path[CAPTURE_FILES_DIR_MAX + 32];
-    size_t tlen = cpus_text(c, text, sizeof text);
-    int bad = 0;
-    for (unsigned i = 1; i < c->ncpus; i++) {
-        const struct efi_capture_cpu *k = &c->cpu[i];
-        if (!k->traced)
-            continue;
-        snprintf(path, sizeof path, "%s\\trace-cpu%u.pt", dir, k->n);
-        r = efi_volume_write(image, path, k->trace, (size_t)k->trace_bytes);
-        if (r != PTB_VOLUME_OK) {
-            efi_con_printf("ptboot: error: trace: writing %s: %s\n", path, efi_volume_result_name(r));
-            bad = -1;
-        }
-    }
-    snprintf(path, sizeof path, "%s\\cpus.txt", dir);
-    r = efi_volume_write(image, path, text, tlen);
-    if (r != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: trace: writing %s: %s\n", path, efi_volume_result_name(r));
-        bad = -1;
-    }
-    if (!bad)
-        efi_con_printf("ptboot: trace: files %s: cpus.txt and trace-cpuN.pt for each traced AP\n", dir);
-    return bad;
+    efi_con_printf("ptboot: trace: files %s (trace.pt sideband.txt code.dump code.addr%s manifest.txt)\n", dir,
+                   c->ncpus ? " cpus.txt trace-cpuN.pt" : "");
+    return 0;
 }
 
 int efi_capture_serial_dump(struct efi_capture *c)
@@ -926,7 +932,7 @@ int efi_capture_serial_dump(struct efi_capture *c)
         files[nf++] = (struct efi_dump_file){ "cpus.txt", cpus, cpus_text(c, cpus, sizeof cpus),
                                               PTD_FRAME_KIND_RAW };
     struct efi_dump_stats st;
-    size_t n = efi_serial_dump(files, nf, 0, &st);
+    size_t n = efi_serial_dump(files, nf, c->serial_line_bytes, &st);
     return n == nf ? 0 : -1;
 }
 

@@ -133,10 +133,10 @@ long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out)
 }
 
 static void frame_file(ebs_report_sink out, uint32_t id, const char *name, const void *data,
-                       uint64_t size, enum ptd_frame_kind kind)
+                       uint64_t size, enum ptd_frame_kind kind, uint32_t payload)
 {
     static struct ptd_frame_enc enc;
-    if (ptd_frame_enc_init(&enc, id, name, data, size, kind, 0)) {
+    if (ptd_frame_enc_init(&enc, id, name, data, size, kind, payload)) {
         ebs_report_say(out, "ptboot: error: serial-dump: bad file name '%s'\n", name);
         return;
     }
@@ -156,7 +156,7 @@ static void dump_files(const struct ebs_report *r, ebs_report_sink out)
         pages = EBS_REPORT_CODE_PAGES_MAX;
     unsigned files = 1 + (pages ? 2 : 0) + (r->sideband_bytes ? 1 : 0);
     ebs_report_say(out, "ptboot: serial-dump begin files=%u\n", files);
-    frame_file(out, 1, "trace.pt", r->trace, r->trace_bytes, PTD_FRAME_KIND_PT);
+    frame_file(out, 1, "trace.pt", r->trace, r->trace_bytes, PTD_FRAME_KIND_PT, r->payload);
     if (pages) {
         const uint64_t *a = r->code_addr;
         if (!a) {
@@ -164,11 +164,11 @@ static void dump_files(const struct ebs_report *r, ebs_report_sink out)
                 code_dump_set_addr(addrs, i, r->code_base + i * PAGE_BYTES);
             a = addrs;
         }
-        frame_file(out, 2, "code.dump", r->code, pages * PAGE_BYTES, PTD_FRAME_KIND_RAW);
-        frame_file(out, 3, "code.addr", a, pages * sizeof a[0], PTD_FRAME_KIND_RAW);
+        frame_file(out, 2, "code.dump", r->code, pages * PAGE_BYTES, PTD_FRAME_KIND_RAW, r->payload);
+        frame_file(out, 3, "code.addr", a, pages * sizeof a[0], PTD_FRAME_KIND_RAW, r->payload);
     }
     if (r->sideband_bytes)
-        frame_file(out, 4, "sideband.txt", r->sideband, r->sideband_bytes, PTD_FRAME_KIND_RAW);
+        frame_file(out, 4, "sideband.txt", r->sideband, r->sideband_bytes, PTD_FRAME_KIND_RAW, r->payload);
     ebs_report_say(out, "ptboot: serial-dump end files=%u\n", files);
 }
 

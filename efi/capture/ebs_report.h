@@ -95,8 +95,10 @@ struct ebs_report {
     unsigned nfilter;
     uint64_t pages;                 /* the flow begin line's pages= */
     bool live;                      /* and live= */
-    /* the files, framed, when files is set */
+    /* the files, framed, when files is set; payload bytes per data line
+     * (0: PTD_FRAME_PAYLOAD_DEFAULT) */
     bool files;
+    uint32_t payload;
     /* the code as a page dump: code_pages 4 KiB pages at code; their
      * addresses at code_addr, or (code_addr NULL) code_base + 4096 * i */
     const void *code;

@@ -201,8 +201,11 @@ int efi_cmd_install(struct efi_app *app, int argc, char **argv)
     size_t plen;
     enum efi_volume_result vr = efi_volume_read(app->image, driver, probe, sizeof probe, &plen);
     if (vr != PTB_VOLUME_TOO_LARGE) {
-        efi_con_printf("ptboot: error: install: %s: %s\n", driver,
-                       vr == PTB_VOLUME_OK ? "empty file" : efi_volume_result_name(vr));
+        efi_con_printf("ptboot: error: install: %s: %s%s\n", driver,
+                       vr == PTB_VOLUME_OK ? "empty file" : efi_volume_result_name(vr),
+                       vr == PTB_VOLUME_NOT_FOUND && !strcmp(driver, RESIDENT_DRIVER_PATH)
+                           ? " on the boot volume: copy build/ptbootdrv.efi there (make image puts it on the stick)"
+                           : "");
         return PTB_APP_FAILED;
     }
     EFI_LOADED_IMAGE *li = NULL;

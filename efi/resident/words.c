@@ -3,18 +3,17 @@
 #include <string.h>
 
 #include "arch/x86/capture_plan.h"
+#include "decoder/ptd_num.h"
 #include "efi/resident/words.h"
 
 #define PAGE_BYTES 4096ull
 
-/* A number: all of v, in [lo, hi], a multiple of align. */
-static bool number(const char *v, int base, uint64_t lo, uint64_t hi, uint64_t align, uint64_t *out)
+/* A number: all of v (the project's one number parser, decoder/ptd_num.h),
+ * in [lo, hi], a multiple of align. */
+static bool number(const char *v, enum ptd_num_base base, uint64_t lo, uint64_t hi, uint64_t align, uint64_t *out)
 {
-    char *end;
-    if (!*v || *v == '-')
-        return false;
-    unsigned long long x = strtoull(v, &end, base);
-    if (*end || x < lo || x > hi || x % align)
+    uint64_t x;
+    if (!ptd_num_parse(v, base, &x) || x < lo || x > hi || x % align)
         return false;
     *out = x;
     return true;
@@ -54,32 +53,32 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
                 return -1;
             }
         } else if (!strcmp(o, "--buffer")) {
-            if (!number(v, 0, RESIDENT_BUFFER_MIN, RESIDENT_BUFFER_MAX, 1, &x) || (x & (x - 1))) {
+            if (!number(v, PTD_NUM_AUTO, RESIDENT_BUFFER_MIN, RESIDENT_BUFFER_MAX, 1, &x) || (x & (x - 1))) {
                 snprintf(err, err_len, "--buffer %s: a power of two from 4096 to 1 GiB", v);
                 return -1;
             }
             w->buffer_bytes = x;
         } else if (!strcmp(o, "--trace-stop")) {
-            if (!number(v, 16, 0, UINT64_MAX, 1, &w->trace_stop_offset)) {
+            if (!number(v, PTD_NUM_HEX, 0, UINT64_MAX, 1, &w->trace_stop_offset)) {
                 snprintf(err, err_len, "--trace-stop %s: a hex offset into the --image", v);
                 return -1;
             }
             w->have_trace_stop = true;
         } else if (!strcmp(o, "--hang-timeout")) {
-            if (!number(v, 0, 1, RESIDENT_HANG_MAX_S, 1, &x)) {
+            if (!number(v, PTD_NUM_AUTO, 1, RESIDENT_HANG_MAX_S, 1, &x)) {
                 snprintf(err, err_len, "--hang-timeout %s: seconds, 1 to %u", v, RESIDENT_HANG_MAX_S);
                 return -1;
             }
             w->hang_timeout_s = (uint32_t)x;
             w->ring = true; /* a hang report wants the newest trace */
         } else if (!strcmp(o, "--recorder-at")) {
-            if (!number(v, 0, PAGE_BYTES, UINT64_MAX, PAGE_BYTES, &w->recorder_at)) {
+            if (!number(v, PTD_NUM_AUTO, PAGE_BYTES, UINT64_MAX, PAGE_BYTES, &w->recorder_at)) {
                 snprintf(err, err_len, "--recorder-at %s: a page-aligned physical address", v);
                 return -1;
             }
             w->recorder_at_given = true;
         } else if (!strcmp(o, "--recorder-code")) {
-            if (!number(v, 0, 0, RESIDENT_RECORDER_CODE_MAX, PAGE_BYTES, &w->recorder_code)) {
+            if (!number(v, PTD_NUM_AUTO, 0, RESIDENT_RECORDER_CODE_MAX, PAGE_BYTES, &w->recorder_code)) {
                 snprintf(err, err_len, "--recorder-code %s: bytes, a multiple of 4096, at most 64 MiB", v);
                 return -1;
             }

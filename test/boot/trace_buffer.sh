@@ -95,7 +95,7 @@ for i in 1 2 3; do
   cap=$(sed -n 's/^ptboot: trace: files \\ptboot\\\(cap[0-9]*\) (.*/\1/p' "$BOOT_DIR/$name.$i.txt")
   base=$(sed -n 's/^ptboot: trace: target .* loaded at 0x\([0-9a-f]*\) .*/\1/p' "$BOOT_DIR/$name.$i.txt")
   mkdir -p "$dir/$i"
-  for f in trace.pt sideband.txt code.dump code.addr; do
+  for f in trace.pt sideband.txt code.dump code.addr manifest.txt; do
     mcopy -n -i "$BOOT_DIR/$name.img" "::/ptboot/$cap/$f" "$dir/$i/$f" 2>/dev/null
   done
   rel_flow "$dir/$i" "$base" > "$dir/flow$i.txt"

@@ -76,7 +76,7 @@ else
   not_ok "$name: cpus.txt in '$capdir' wrong"; sed 's/^/    | /' "$dir/cpus.txt" 2>/dev/null
 fi
 # the serial dump of command 2 carries the same cpus.txt (5 files)
-mkdir -p "$dir/serial"
+rm -rf "$dir/serial" && mkdir -p "$dir/serial"
 if build/ptboot serial "$BOOT_DIR/$name.2.txt" --out "$dir/serial" > "$dir/serial.out" 2>&1 &&
    grep -q '5 file(s) in the log, 5 complete, 5 written' "$dir/serial.out" &&
    cmp -s "$dir/serial/cpus.txt" "$dir/cpus.txt" && cmp -s "$dir/serial/trace.pt" "$dir/trace.pt"; then

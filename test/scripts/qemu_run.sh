@@ -28,7 +28,7 @@ FAKE
 chmod +x "$fake"
 : > "$dir/img"
 failures=0
-check() { # NAME EXPECTED-STATUS MAX-SECONDS OUTPUT SLEEP TIMEOUT
+check() { # NAME EXPECTED-STATUS MAX-SECONDS OUTPUT SLEEP TIMEOUT (EXIT_STATUS from the caller)
   local start=$SECONDS rc
   FAKE_OUTPUT=$4 FAKE_SLEEP=$5 QEMU=$fake QUIET=1 \
     scripts/qemu-run.sh "$dir/img" "$dir/$1.log" "$6" 2>/dev/null
@@ -65,4 +65,15 @@ else
   echo "FAIL: socat missing (scripts/setup.sh installs it)"
   failures=$((failures + 1))
 fi
+# `make run` (EXIT_STATUS=app): the app's status, and QEMU stopped soon
+# after the app's last line even when the config has no --shutdown (the
+# stand-in then sleeps on, as the firmware's boot menu would)
+export EXIT_STATUS=app
+check app-failed 1 6 'ptboot: command 1/1 trace status=1\r\nptboot: exit status=1 sbrk_calls=0 msr_faults=0\r\n' 60 60
+check app-usage 2 6 'ptboot: exit status=2 sbrk_calls=0 msr_faults=0\r\n' 60 60
+check app-ok-no-shutdown 0 6 'ptboot: exit status=0 sbrk_calls=0 msr_faults=0\r\nBdsDxe: loading Boot0001\r\n' 60 60
+check app-ok-shutdown 0 5 'ptboot: exit status=0 sbrk_calls=0 msr_faults=0\r\n' 0 60
+check app-no-exit-line 5 5 'ptboot: start\r\n' 0 60
+check app-timeout 3 6 'ptboot: start\r\n' 60 2
+unset EXIT_STATUS
 [ $failures -eq 0 ]
