@@ -50,7 +50,8 @@ void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
     st->overflows = st->enables = st->disables = st->max_depth = st->depth_exceeded = 0;
     st->functions = st->nodes = st->untracked = 0;
     st->tsc_first = st->tsc_last = st->lines = st->text_bytes = 0;
-    st->has_time = 0;
+    st->time_steps = 0;
+    st->has_time = st->time_coarse = 0;
 }
 
 const struct ptd_sum_stats *ptd_sum_stats(const struct ptd_sum *s)
@@ -205,6 +206,60 @@ static void close_block(struct ptd_sum *s, uint64_t last_ip)
     }
 }
 
+/* The time that passed since the last block or enable (0 without timing
+ * packets). */
+static uint64_t take_time(struct ptd_sum *s, struct ptd_flow *f)
+{
+    uint64_t tsc, dt = 0;
+    if (!f || ptd_flow_time(f, &tsc, NULL, NULL) < 0 || !tsc)
+        return 0;
+    if (!s->stats.has_time) {
+        s->stats.has_time = 1;
+        s->stats.tsc_first = tsc;
+        s->stats.tsc_last = tsc;    /* one time value: a span of 0 */
+        s->cur_tsc = tsc;
+    }
+    /* time estimated from MTC/CYC may step back when a TSC corrects it:
+     * count only time beyond the latest seen, so the ticks of all
+     * functions add up to the span */
+    if (tsc > s->cur_tsc) {
+        dt = tsc - s->cur_tsc;
+        s->cur_tsc = tsc;
+        s->stats.tsc_last = tsc;
+        s->stats.time_steps++;
+    }
+    return dt;
+}
+
+/* Work (instructions, time) of the frame on top of the shadow stack. */
+static void charge(struct ptd_sum *s, uint64_t insns, uint64_t dt)
+{
+    struct ptd_sum_frame *t = top(s);
+    if (t && t->func != PTD_SUM_NONE) {
+        struct ptd_sum_func *fn = &((struct ptd_sum_func *)s->funcs.p)[t->func];
+        fn->insns += insns;
+        fn->tsc += dt;
+    }
+    if (t && t->node != PTD_SUM_NONE) {
+        struct ptd_sum_node *n = &((struct ptd_sum_node *)s->nodes.p)[t->node];
+        n->insns += insns;
+        n->tsc += dt;
+    }
+}
+
+/* Work of the image that holds ip (the last slot: none). */
+static void charge_module(struct ptd_sum *s, uint64_t ip, uint64_t insns, uint64_t dt)
+{
+    if (!s->mods.cap)
+        return;
+    uint32_t m = ptd_sum_module_of(s, ip);
+    if (m == PTD_SUM_NONE || m >= s->mods.cap - 1u)
+        m = s->mods.cap - 1u;
+    struct ptd_sum_modstat *ms = &((struct ptd_sum_modstat *)s->mods.p)[m];
+    ms->insns += insns;
+    ms->tsc += dt;
+}
+
 static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flow_block *blk)
 {
     uint64_t ip = blk->ip;
@@ -212,12 +267,11 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
         resolve(s, ip);
     else if (s->gap) {
         /* after an enable, overflow or resync: back behind a frame if ip
-         * is where one returns (the call that left the traced code) */
+         * is where one returns: the interrupted IP of an interrupt that
+         * left the traced code (exact), or after the call that did */
         s->gap = 0;
-        if (unwind(s, ip, 0))
+        if (!unwind(s, ip, 1) && unwind(s, ip, 0))
             s->stats.returns++;
-        else
-            unwind(s, ip, 1);
     }
     if (!s->depth)
         push_root(s, ip);
@@ -230,45 +284,9 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
     s->stats.insns += blk->ninsn;
     s->last_ip = blk->last_ip;
 
-    uint64_t dt = 0;
-    if (f) {
-        uint64_t tsc;
-        if (ptd_flow_time(f, &tsc, NULL, NULL) >= 0 && tsc) {
-            if (!s->stats.has_time) {
-                s->stats.has_time = 1;
-                s->stats.tsc_first = tsc;
-                s->stats.tsc_last = tsc;    /* one time value: a span of 0 */
-                s->cur_tsc = tsc;
-            }
-            /* time estimated from MTC/CYC may step back when a TSC
-             * corrects it: count only time beyond the latest seen, so the
-             * ticks of all functions add up to the span */
-            if (tsc > s->cur_tsc) {
-                dt = tsc - s->cur_tsc;
-                s->cur_tsc = tsc;
-                s->stats.tsc_last = tsc;
-            }
-        }
-    }
-    struct ptd_sum_frame *t = top(s);
-    if (t && t->func != PTD_SUM_NONE) {
-        struct ptd_sum_func *fn = &((struct ptd_sum_func *)s->funcs.p)[t->func];
-        fn->insns += blk->ninsn;
-        fn->tsc += dt;
-    }
-    if (t && t->node != PTD_SUM_NONE) {
-        struct ptd_sum_node *n = &((struct ptd_sum_node *)s->nodes.p)[t->node];
-        n->insns += blk->ninsn;
-        n->tsc += dt;
-    }
-    if (s->mods.cap) {
-        uint32_t m = ptd_sum_module_of(s, ip);
-        if (m == PTD_SUM_NONE || m >= s->mods.cap - 1u)
-            m = s->mods.cap - 1u;   /* the last slot: no module */
-        struct ptd_sum_modstat *ms = &((struct ptd_sum_modstat *)s->mods.p)[m];
-        ms->insns += blk->ninsn;
-        ms->tsc += dt;
-    }
+    uint64_t dt = take_time(s, f);
+    charge(s, blk->ninsn, dt);
+    charge_module(s, ip, blk->ninsn, dt);
     if (blk->last_iclass != PTD_ICLASS_OTHER && blk->last_iclass != PTD_FLOW_ICLASS_ERROR) {
         close_block(s, blk->last_ip);
         s->pend = 1;
@@ -277,7 +295,7 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
     }
 }
 
-static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
+static void on_event(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_event *ev)
 {
     int ip_known = !(ev->flags & PTD_EVF_IP_SUPPRESSED);
     if (ev->flags & PTD_EVF_STATUS_UPDATE)
@@ -296,6 +314,13 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
     case PTD_EV_ASYNC_DISABLED:
         close_block(s, s->last_ip);
         s->stats.disables++;
+        /* the time up to here is the traced code's, before any frame for
+         * the call or interrupt that leaves it */
+        {
+            uint64_t dt = take_time(s, f);
+            charge(s, 0, dt);
+            charge_module(s, s->last_ip, 0, dt);
+        }
         /* an asynchronous disable stops before the instruction at from: the
          * branch before went there */
         if (s->pend && ev->type == PTD_EV_ASYNC_DISABLED)
@@ -306,6 +331,16 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
             ptd_sum_ring_add(s, s->pend_from, ev->ip, PTD_SUM_TR_DISABLE, ip_known);
             push(s, s->pend_from, ip_known ? ev->ip : 0,
                  ip_known ? PTD_SUM_FN_CALL : PTD_SUM_FN_OUT);
+        } else if (ev->type == PTD_EV_ASYNC_DISABLED && ip_known) {
+            /* FUP + TIP.PGD(handler): an interrupt or exception whose
+             * handler is outside the filter (SDM table "Packet Generation
+             * under Different Enable Conditions", 11d, 13d; a WRMSR or a
+             * context change suppresses the IP); its time until the
+             * return (the enable at the FUP IP) is the handler's */
+            if (!s->depth)
+                push_root(s, ev->from);
+            ptd_sum_ring_add(s, ev->from, ev->ip, PTD_SUM_TR_IRQ, 1);
+            push(s, ev->from, ev->ip, PTD_SUM_FN_IRQ);
         } else {
             ptd_sum_ring_add(s, ev->type == PTD_EV_ASYNC_DISABLED ? ev->from : s->last_ip, ev->ip,
                      PTD_SUM_TR_DISABLE, ip_known);
@@ -316,9 +351,22 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
     case PTD_EV_ENABLED:
         close_block(s, s->last_ip);
         s->stats.enables++;
+        /* the time while disabled belongs to what left the traced code:
+         * the call or the interrupt on top of the stack, and its image */
+        {
+            uint64_t dt = take_time(s, f);
+            struct ptd_sum_frame *t = top(s);
+            charge(s, 0, dt);
+            if (dt && t && t->func != PTD_SUM_NONE)
+                charge_module(s, ((struct ptd_sum_func *)s->funcs.p)[t->func].entry, 0, dt);
+            else if (dt)
+                charge_module(s, 0, 0, dt);
+        }
         ptd_sum_ring_add(s, 0, ev->ip, PTD_SUM_TR_ENABLE, 1);
         s->pend = 0;
-        s->gap = 1;
+        /* back where an interrupt left the traced code: that frame ends
+         * here (before another interrupt at the same IP can come) */
+        s->gap = !unwind(s, ev->ip, 1);
         break;
     case PTD_EV_OVERFLOW:
         close_block(s, s->last_ip);
@@ -378,6 +426,14 @@ static void resynced(struct ptd_sum *s, uint64_t off)
     }
 }
 
+/* Is time fine enough to rank by (ptd_sum.h, PTD_SUM_TIME_*)? */
+static void judge_time(struct ptd_sum *s)
+{
+    struct ptd_sum_stats *st = &s->stats;
+    st->time_coarse = st->has_time && (st->time_steps < PTD_SUM_TIME_MIN_STEPS ||
+                                       st->blocks > PTD_SUM_TIME_BLOCKS_PER_STEP * st->time_steps);
+}
+
 static void finish(struct ptd_sum *s)
 {
     close_block(s, s->last_ip);
@@ -386,6 +442,7 @@ static void finish(struct ptd_sum *s)
         ptd_sum_ring_add(s, s->pend_from, 0, s->pend_iclass, 0);
         s->pend = 0;
     }
+    judge_time(s);
     s->stats.functions = s->funcs.used;
     s->stats.nodes = s->nodes.used;
     s->stats.untracked = s->funcs.dropped + s->nodes.dropped + s->blocks.dropped +
@@ -433,7 +490,7 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
                 struct ptd_event ev;
                 s->st = ptd_flow_event(f, &ev);
                 if (s->st >= 0)
-                    on_event(s, &ev);
+                    on_event(s, f, &ev);
                 continue;
             }
             if (s->st < 0) {

@@ -60,6 +60,15 @@ typedef void (*ptd_sum_line_fn)(void *ctx, const char *line, size_t len);
 #define PTD_SUM_TREE_LINES_DEFAULT 400  /* call tree lines printed */
 #define PTD_SUM_TREE_PERMILLE_DEFAULT 2 /* tree nodes under 0.2% of the insns: folded */
 #define PTD_SUM_ERRORS_KEPT 16          /* decode errors listed one by one */
+/* Time resolution: time per function adds up the ticks by which the
+ * clock moved from one block to the next. When it moved fewer than
+ * PTD_SUM_TIME_MIN_STEPS times, or less often than once in
+ * PTD_SUM_TIME_BLOCKS_PER_STEP blocks (a TSC now and then, no MTC or CYC
+ * between), each move lands on whatever runs when it comes, and ranking
+ * by time would rank by chance: the summary says so and ranks functions
+ * by instructions. */
+#define PTD_SUM_TIME_MIN_STEPS 8
+#define PTD_SUM_TIME_BLOCKS_PER_STEP 16
 
 /* Suggested arena: 1 MiB holds about 5,800 blocks, 7,300 edges, 2,700
  * call tree nodes and 3,500 functions (the tables fill to 3/4; a driver
@@ -109,8 +118,10 @@ struct ptd_sum_stats {
     uint64_t functions, nodes;  /* distinct functions, call tree nodes */
     uint64_t untracked;         /* table entries that did not fit (all tables) */
     uint64_t tsc_first, tsc_last; /* time span (has_time) */
+    uint64_t time_steps;        /* times the clock moved on between blocks */
     uint64_t lines, text_bytes; /* what ptd_sum_print wrote (newlines included) */
     uint8_t has_time;
+    uint8_t time_coarse;        /* time too coarse to rank by (see docs/summary.md) */
 };
 
 /* ---- internal state (plain data; callers only allocate it) ------------- */
@@ -147,7 +158,7 @@ struct ptd_sum {
     struct ptd_sum_err err[PTD_SUM_ERRORS_KEPT];
     uint64_t gap_offset[4];     /* the first overflows' offsets */
 };
-#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1096 on x86-64 */
+#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1104 on x86-64 */
 
 /* Resets s and lays out the tables in cfg->arena. */
 void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg);
@@ -160,7 +171,7 @@ void ptd_sum_print(struct ptd_sum *s);
 /* The totals (valid after ptd_sum_print for lines/text_bytes). */
 const struct ptd_sum_stats *ptd_sum_stats(const struct ptd_sum *s);
 /* Upper bound on the bytes ptd_sum_print writes with cfg's limits
- * (newlines included): with the defaults 105,024 bytes (547 lines), 9.1 s
+ * (newlines included): with the defaults 105,216 bytes (548 lines), 9.1 s
  * at 115200 baud, whatever the size of the trace. */
 uint64_t ptd_sum_text_bound(const struct ptd_sum_config *cfg);
 /* All of it: init, decode to the end, print; returns the totals. */

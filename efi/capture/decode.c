@@ -114,6 +114,18 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
                 st = ptd_flow_event(&d.flow, &ev);
                 if (st >= 0 && ev.type == PTD_EV_ENABLED)
                     t->enables++;
+                if (st >= 0 && (ev.type == PTD_EV_ASYNC_DISABLED || ev.type == PTD_EV_ASYNC_BRANCH)) {
+                    /* an interrupt or exception before the instruction at
+                     * from (not run yet): the branch before went there */
+                    if (pending_call)
+                        count_call(ev.from);
+                    if (pending_branch && last) {
+                        br.to = ev.from;
+                        d.last[d.nbranches % last] = br;
+                        d.nbranches++;
+                    }
+                    pending_call = pending_branch = false;
+                }
                 if (st >= 0 && (ev.type == PTD_EV_DISABLED || ev.type == PTD_EV_ASYNC_DISABLED)) {
                     t->disables++;
                     pending_call = pending_branch = false; /* the target is not traced */

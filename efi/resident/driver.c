@@ -19,6 +19,7 @@
 #include "efi/args.h"
 #include "format/load_option.h"
 #include "efi/capture/image_watch.h"
+#include "efi/capture/sideband_cpu.h"
 #include "efi/platform/msr_safe.h"
 #include "format/sideband.h"
 #include "efi/resident/resident.h"
@@ -122,7 +123,7 @@ static int soft_configure(uint64_t base, uint64_t size)
         struct rtit_caps caps;
         rtit_caps_read(&caps, x86_cpuid_native, NULL);
         efi_sideband_read_cpu(sb, &caps, &unit_cfg, hdr->buffer_bytes);
-        sb->unit = SIDEBAND_UNIT_SOFT;
+        sideband_set_soft_unit(sb);
     }
     hdr->filter_lo = base;
     hdr->filter_hi = base + size - 1;
@@ -167,6 +168,21 @@ static uint64_t on_resume(void *ctx)
 {
     (void)ctx;
     return soft_unit_resume_ip(&unit_state);
+}
+
+/* An interrupt or exception at a traced instruction; code run unseen. */
+static int on_interrupt(void *ctx, uint64_t handler, unsigned mode, uint64_t tsc)
+{
+    (void)ctx;
+    int action = soft_unit_interrupt(&unit_state, handler, mode, tsc);
+    publish();
+    return action;
+}
+
+static int on_unseen(void *ctx, uint64_t tsc)
+{
+    (void)ctx;
+    return soft_unit_unseen(&unit_state, tsc);
 }
 
 /* The traced image is still in memory whenever tracing ends (at its
@@ -286,7 +302,9 @@ static void record_image(EFI_HANDLE handle)
     images_before = hdr->image_count - 1;
     step_cfg = (struct efi_soft_step_config){
         .step = on_step, .resume = on_resume, .end = on_end, .entry_ip = entry,
+        .interrupt = on_interrupt, .unseen = on_unseen,
     };
+    efi_soft_step_watch_ranges(&step_cfg, &unit_cfg);
     int e = efi_soft_step_arm(&step_cfg, &step_stats);
     if (e) {
         char msg[96];

@@ -245,7 +245,8 @@ static void async_event(uint64_t from, uint64_t to, int to_mode)
     if (bits < 0) die("tracer error in %s", "an event");
     if (was && (bits & PTD_TRACER_LEFT)) {
         resume_ip = from;
-        truth_event("disabled", "at", from, NULL, 0);
+        /* the TIP.PGD carries the handler's IP (ptd_tracer.h) */
+        truth_event("disabled", "at", from, "ip", to);
     } else if (was) {
         if (bits & PTD_TRACER_MODE) truth_event(mode_event(to_mode), "ip", to, NULL, 0);
         truth_event("interrupt", "from", from, "to", to);
