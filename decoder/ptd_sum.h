@@ -61,14 +61,15 @@ typedef void (*ptd_sum_line_fn)(void *ctx, const char *line, size_t len);
 #define PTD_SUM_TREE_PERMILLE_DEFAULT 2 /* tree nodes under 0.2% of the insns: folded */
 #define PTD_SUM_ERRORS_KEPT 16          /* decode errors listed one by one */
 /* Time resolution: time per function adds up the ticks by which the
- * clock moved from one block to the next. When it moved fewer than
- * PTD_SUM_TIME_MIN_STEPS times, or less often than once in
+ * clock moved, each step shared among the blocks since the step before by
+ * their instructions (struct ptd_sum_spread). When the clock moved fewer
+ * than PTD_SUM_TIME_MIN_STEPS times, or less often than once in
  * PTD_SUM_TIME_BLOCKS_PER_STEP blocks (a TSC now and then, no MTC or CYC
- * between), each move lands on whatever runs when it comes, and ranking
- * by time would rank by chance: the summary says so and ranks functions
- * by instructions. */
+ * between), time per function is little more than its instructions over
+ * again, or chance: the summary says so and ranks functions by
+ * instructions. */
 #define PTD_SUM_TIME_MIN_STEPS 8
-#define PTD_SUM_TIME_BLOCKS_PER_STEP 16
+#define PTD_SUM_TIME_BLOCKS_PER_STEP 32
 
 /* Suggested arena: 1 MiB holds about 5,800 blocks, 7,300 edges, 2,700
  * call tree nodes and 3,500 functions (the tables fill to 3/4; a driver
@@ -138,6 +139,15 @@ struct ptd_sum_tab {        /* one table in the arena */
     uint64_t dropped;
 };
 
+/* Blocks since the clock last moved, by function/node/image: the next
+ * clock step is shared among them by instructions (weights saturate at
+ * PTD_SUM_SPREAD_WEIGHT_MAX; more than PTD_SUM_SPREAD runs go to the last). */
+#define PTD_SUM_SPREAD 16
+#define PTD_SUM_SPREAD_WEIGHT_MAX (1u << 24)
+struct ptd_sum_spread {
+    uint32_t func, node, mod, insns;
+};
+
 struct ptd_sum {
     struct ptd_sum_config cfg;
     struct ptd_sum_tab funcs, nodes, blocks, edges, frames, ring, mods, top;
@@ -157,8 +167,10 @@ struct ptd_sum {
     uint32_t nerr;
     struct ptd_sum_err err[PTD_SUM_ERRORS_KEPT];
     uint64_t gap_offset[4];     /* the first overflows' offsets */
+    uint32_t nspread;
+    struct ptd_sum_spread spread[PTD_SUM_SPREAD];
 };
-#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1104 on x86-64 */
+#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1368 on x86-64 */
 
 /* Resets s and lays out the tables in cfg->arena. */
 void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg);
@@ -185,6 +197,9 @@ enum ptd_sum_fkind {
     PTD_SUM_FN_ROOT,        /* entry unknown: key is where it was entered */
     PTD_SUM_FN_IRQ,         /* entered by an asynchronous branch */
     PTD_SUM_FN_OUT,         /* called, but outside the trace (no IP) */
+    PTD_SUM_FN_ENTERED,     /* entered from code outside the trace while
+                             * a call or interrupt had left it (a
+                             * callback, an event notification) */
 };
 
 struct ptd_sum_func {
@@ -218,7 +233,10 @@ struct ptd_sum_frame {
     uint64_t from;                  /* call: the call's IP; irq: interrupted IP */
     uint32_t func, node;
     uint8_t irq;
-    uint8_t pad_[7];
+    uint8_t left;                   /* tracing left at this frame (a call or
+                                     * an interrupt to code outside) */
+    uint8_t entered;                /* entered from outside (ENTERED) */
+    uint8_t pad_[5];
 };
 
 /* Last-N ring: kind is an enum ptd_iclass or one of these. */

@@ -119,6 +119,10 @@ static void put_func(struct ptd_sum *s, struct line *l, uint32_t fi)
     case PTD_SUM_FN_OUT:
         put_s(l, "(outside the trace)", 24);
         break;
+    case PTD_SUM_FN_ENTERED:
+        put_s(l, "in> ", 8);
+        put_addr(s, l, fn->entry, fn->module);
+        break;
     default:
         put_addr(s, l, fn->entry, fn->module);
         break;
@@ -339,7 +343,7 @@ static void emit_heading(struct ptd_sum *s, const char *head, uint64_t n, uint64
     put_dec(&l, n, 0);
     put_s(&l, " of ", 4);
     put_dec(&l, all, 0);
-    put_s(&l, tail, 64);
+    put_s(&l, tail, 96);
     emit(s, &l);
 }
 

@@ -9,7 +9,7 @@ TEST_SCRIPTS += test/summary/real_summary.sh
 
 # generated programs with ground truth: calls, tree, blocks, last
 # transitions, images, time; small arenas; corrupted traces
-UNIT_TESTS += test_ptd_sum
+UNIT_TESTS += test_ptd_sum test_ptd_sum_events
 
 # make bench: speed, text size, serial time, bytes per call event
 .PHONY: bench-summary

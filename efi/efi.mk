@@ -95,7 +95,7 @@ run: $(B)/ptboot.img
 
 TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh \
   test/boot/dump.sh test/boot/flow.sh test/scripts/qemu_run.sh
-TEST_SCRIPTS += test/boot/trace.sh test/boot/trace_ebs.sh test/boot/trace_bootnext.sh test/boot/trace_mp.sh test/boot/trace_buffer.sh
+TEST_SCRIPTS += test/boot/trace.sh test/boot/trace_ebs.sh test/boot/trace_bootnext.sh test/boot/trace_mp.sh test/boot/trace_buffer.sh test/boot/trace_irq.sh
 TEST_STEPS += $(B)/ptbtest.efi
 # dump.sh makes its sample trace with the encoder's generator.
 TEST_STEPS += $(B)/bench/gen_trace

@@ -41,12 +41,12 @@
  * CPUID.15H EAX = SOFT_UNIT_CPUID15_EAX, EBX = SOFT_UNIT_CPUID15_EBX (TSC =
  * CTC * EBX / EAX; the sideband's cpu.cpuid15 of a soft capture). With
  * MTCEn an MTC every 2^MTCFreq CTC ticks; plans choose MTCFreq
- * SOFT_UNIT_MTC_FREQ_DEFAULT unless told: an MTC every 2^17 TSC ticks
- * (47 us at 2.8 GHz). */
+ * SOFT_UNIT_MTC_FREQ_DEFAULT unless told: an MTC every 2^18 TSC ticks
+ * (94 us at 2.8 GHz: a few steps in QEMU, about a hundred on hardware). */
 #define SOFT_UNIT_CTC_SHIFT 9
 #define SOFT_UNIT_CPUID15_EAX 1u
 #define SOFT_UNIT_CPUID15_EBX (1u << SOFT_UNIT_CTC_SHIFT)
-#define SOFT_UNIT_MTC_FREQ_DEFAULT 8u
+#define SOFT_UNIT_MTC_FREQ_DEFAULT 9u
 
 /* Code reader: up to size bytes at ip into buf; returns bytes read (0 if
  * nothing is mapped there). Same shape as decoder/'s ptd_read_fn. */

@@ -392,6 +392,16 @@ static int landing(struct idt_chain_event *e)
     return IDT_CHAIN_RESUME;
 }
 
+/* In a free run, the event interrupted the code the run was waiting for:
+ * TF is back (an IRET restored traced code's RFLAGS), or the IP is where
+ * the watch, DR2 (same frame) or DR0 would have ended the run. */
+static bool back_in_range(const struct idt_chain_event *e)
+{
+    uint64_t ip = *e->rip;
+    return (*e->rflags & X86_RFLAGS_TF) || (efi_soft_watch_armed() && efi_soft_watch_covers(ip)) ||
+           (ss.irq_ret && ip == ss.irq_ret_ip && *e->rsp == ss.irq_ret_rsp) || (ss.dr0_on && ip == ss.resume);
+}
+
 static int on_event(void *ctx, struct idt_chain_event *e)
 {
     (void)ctx;
@@ -399,6 +409,17 @@ static int on_event(void *ctx, struct idt_chain_event *e)
         (e->error & (X86_PF_P | X86_PF_ID)) == (X86_PF_P | X86_PF_ID) &&
         efi_soft_watch_owns(cpu_read_cr2()))
         return landing(e);
+    if (ss.phase == PHASE_FREE && ss.cfg->interrupt && ss.st->reported && back_in_range(e)) {
+        /* a free run came back (an IRET or RET to a watched IP) and an
+         * interrupt came before that instruction's fetch, which would
+         * have ended the run (interrupts go before a code breakpoint or
+         * a fetch fault, SDM Vol. 3A 6.9): a CPU's FilterEn sees the
+         * landing first, then the interrupt */
+        uint64_t ip = *e->rip;
+        leave_free(NULL);
+        ss.st->landings++;
+        apply(report(ip, *e->cs), e->rflags, NULL, ip, 0);
+    }
     /* traced code runs with TF set; anything else is none of ours */
     if (ss.phase != PHASE_STEPPING || !(*e->rflags & X86_RFLAGS_TF) || !ss.cfg->interrupt ||
         !ss.st->reported)

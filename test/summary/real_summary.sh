@@ -68,7 +68,7 @@ for t in $REAL_TRACES; do
         }
         END { for (k in n) print k, n[k] }' | sort > "$tmp/flow.calls"
     # the summary's functions section: calls self-insns % name
-    awk '/^== functions/ {on = 1; next} /^== / {on = 0} on && $4 !~ /^\(caller/ && $4 !~ /^irq>/ && $1 > 0 {
+    awk '/^== functions/ {on = 1; next} /^== / {on = 0} on && $4 !~ /^\(caller/ && $4 !~ /^irq>/ && $4 !~ /^in>/ && $1 > 0 {
             name = $4; for (i = 5; i <= NF; i++) name = name " " $i; print name, $1 }' "$tmp/sum.txt" |
         sort > "$tmp/sum.calls"
     flowtotal=$(awk '{s += $NF} END {print s + 0}' "$tmp/flow.calls")
