@@ -5,7 +5,8 @@
 # independently from `ptboot flow --event:ip` (with disassembly): the
 # instruction after each executed `call` is the callee (or the IP of the
 # [disabled] event when the call leaves the traced range, or its "at" when
-# tracing stopped asynchronously before the callee's first instruction). The summary's
+# tracing stopped asynchronously before the callee's first instruction);
+# `(caller of`, `irq>` and `in>` rows are no call instructions. The summary's
 # text stays small (bytes per call event printed).
 set -u
 . test/lib/real_traces.sh
