@@ -46,6 +46,7 @@ include decoder/summary.mk
 include test/image/image.mk
 include test/capture/capture.mk
 include test/resident/resident.mk
+include test/names/names.mk
 include host/host.mk
 include test/test.mk
 include bench/bench.mk

@@ -12,7 +12,7 @@ $(B)/bench/libhostcli.a: $(filter-out %/host/main.o,$(HOST_OBJS))
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 $(B)/ptboot-bench: $(BENCH_OBJS) $(B)/bench/libhostcli.a $(B)/host/libptboot.a
-	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(BENCH_OBJS) $(B)/bench/libhostcli.a $(B)/host/libptboot.a -lipt
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(BENCH_OBJS) $(B)/bench/libhostcli.a $(B)/host/libptboot.a -lipt $(HOST_LDLIBS)
 -include $(BENCH_OBJS:.o=.d)
 # the tests run `ptboot bench` too (test.mk is read before this file, so
 # the prerequisite goes on the target itself)

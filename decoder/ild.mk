@@ -1,8 +1,13 @@
 # decoder/ptd_ild*: x86 instruction-length decoder (sources are picked up by
 # decoder.mk's wildcard); its tests and oracle comparisons live here.
 
+# The ILD alone, for the programs that link it without the rest of libptd
+# (the step-table generator, the sanitizer build, the QEMU plugin): every
+# decoder/ptd_ild*.c but the generated step table.
+ILD_SRCS := $(filter-out decoder/ptd_ild_step_table.c,$(wildcard decoder/ptd_ild*.c))
+
 # cmocka unit tests: hand-picked encodings per class, mode and prefix.
-UNIT_TESTS += test_ptd_ild
+UNIT_TESTS += test_ptd_ild test_ptd_ild_apx
 
 # Differential test against Zydis (test/ild/ild_vs_zydis.c): `make test` runs
 # a CI-sized pass (structured + random + real code pages, a few seconds);
@@ -53,9 +58,9 @@ TEST_STEPS += $(B)/bench/ild_bench
 # ahead of time from ptd_ild_decode() by test/ild/gen_step_table.c and
 # committed (the decoder builds without a host tool): `make ild-step-table`
 # regenerates it, test/ild/step_table.sh fails when it is not current.
-$(B)/test/gen_step_table: test/ild/gen_step_table.c decoder/ptd_ild.c decoder/ptd_ild_tables.c $(wildcard decoder/ptd_ild*.h) | $(B)/.setup-done
+$(B)/test/gen_step_table: test/ild/gen_step_table.c $(ILD_SRCS) $(wildcard decoder/ptd_ild*.h) | $(B)/.setup-done
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ild/gen_step_table.c decoder/ptd_ild.c decoder/ptd_ild_tables.c
+	$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ild/gen_step_table.c $(ILD_SRCS)
 TEST_STEPS += $(B)/test/gen_step_table
 TEST_SCRIPTS += test/ild/step_table.sh
 .PHONY: ild-step-table

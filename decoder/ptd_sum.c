@@ -23,6 +23,11 @@ void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
     s->cfg.tree_lines = cfg->tree_lines ? cfg->tree_lines : PTD_SUM_TREE_LINES_DEFAULT;
     s->cfg.tree_permille = cfg->tree_permille ? cfg->tree_permille : PTD_SUM_TREE_PERMILLE_DEFAULT;
     s->cfg.flags = cfg->flags;
+    s->cfg.name = cfg->name;
+    s->cfg.name_ctx = cfg->name_ctx;
+    s->cfg.obs = cfg->obs;
+    s->cfg.obs_ctx = cfg->obs_ctx;
+    s->obs_depth = 0;
     if (s->cfg.tree_depth > 0xfff0)
         s->cfg.tree_depth = 0xfff0;
 
@@ -60,6 +65,49 @@ const struct ptd_sum_stats *ptd_sum_stats(const struct ptd_sum *s)
     return &s->stats;
 }
 
+/* ---- observer ----------------------------------------------------------- */
+
+static void obs_send(struct ptd_sum *s, struct ptd_sum_obs *ev)
+{
+    ev->tsc = s->stats.has_time ? s->cur_tsc : 0;
+    /* a block's instructions are counted before it is told: its start */
+    ev->insns = s->stats.insns - (ev->type == PTD_SUM_OBS_INSNS ? ev->n : 0);
+    s->cfg.obs(s->cfg.obs_ctx, ev);
+}
+
+/* Tells the observer the stack shrank (frames kept plus frames past the
+ * shadow stack's depth, whose returns are still counted). */
+static void obs_depth(struct ptd_sum *s)
+{
+    uint32_t d = s->depth + s->lost_frames;
+    if (!s->cfg.obs || d >= s->obs_depth) {
+        s->obs_depth = d < s->obs_depth ? d : s->obs_depth;
+        return;
+    }
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_POP, .depth = d };
+    s->obs_depth = d;
+    obs_send(s, &ev);
+}
+
+static void obs_push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
+{
+    if (!s->cfg.obs)
+        return;
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_PUSH, .fkind = kind, .entry = entry, .from = from };
+    s->obs_depth = s->depth + s->lost_frames;
+    ev.depth = s->obs_depth;
+    obs_send(s, &ev);
+}
+
+static void obs_mark(struct ptd_sum *s, uint32_t mark, uint64_t offset, uint64_t ip, int code)
+{
+    if (!s->cfg.obs)
+        return;
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_MARK, .mark = mark, .offset = offset, .ip = ip,
+                              .code = code, .depth = s->obs_depth };
+    obs_send(s, &ev);
+}
+
 /* ---- shadow stack ------------------------------------------------------- */
 
 static struct ptd_sum_frame *top(struct ptd_sum *s)
@@ -75,6 +123,7 @@ static void push_root(struct ptd_sum *s, uint64_t ip)
     struct ptd_sum_frame *fr = s->frames.p;
     s->depth = 0;
     s->lost_frames = 0;
+    obs_depth(s);
     if (!s->frames.cap)
         return;
     fr[0].from = 0;
@@ -86,6 +135,7 @@ static void push_root(struct ptd_sum *s, uint64_t ip)
     if (fr[0].node != PTD_SUM_NONE)
         ((struct ptd_sum_node *)s->nodes.p)[fr[0].node].calls++;
     s->depth = 1;
+    obs_push(s, 0, ip, PTD_SUM_FN_ROOT);
 }
 
 static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
@@ -104,6 +154,7 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
          * is taken as such (lost_frames) and the work goes to the top */
         s->stats.depth_exceeded++;
         s->lost_frames++;
+        obs_push(s, from, entry, kind);
         return;
     }
     struct ptd_sum_frame *parent = top(s);
@@ -124,6 +175,7 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
     s->depth++;
     if (s->depth > s->stats.max_depth)
         s->stats.max_depth = s->depth;
+    obs_push(s, from, entry, kind);
 }
 
 /* Does a transfer to ip return behind frame f? A near return lands right
@@ -144,6 +196,7 @@ static int unwind(struct ptd_sum *s, uint64_t ip, int irq)
         if (returns_to(&fr[d - 1], ip, irq)) {
             s->depth = d - 1;
             s->lost_frames = 0;
+            obs_depth(s);
             return 1;
         }
     return 0;
@@ -176,6 +229,7 @@ static void do_return(struct ptd_sum *s, uint64_t to)
     if (s->lost_frames && !(t && t->from && returns_to(t, to, 0))) {
         s->lost_frames--;       /* the return of a frame we could not keep */
         s->stats.returns++;
+        obs_depth(s);
         return;
     }
     if (unwind(s, to, 0)) {
@@ -183,10 +237,12 @@ static void do_return(struct ptd_sum *s, uint64_t to)
         return;
     }
     s->stats.unmatched_returns++;
-    if (s->depth > 1)
+    if (s->depth > 1) {
         s->depth--;             /* most likely our caller's frame anyway */
-    else
+        obs_depth(s);
+    } else {
         push_root(s, to);       /* the root returned: into an unknown caller */
+    }
 }
 
 /* ---- transitions -------------------------------------------------------- */
@@ -271,6 +327,17 @@ static uint64_t take_time(struct ptd_sum *s, struct ptd_flow *f)
 static uint64_t take_event_time(struct ptd_sum *s, const struct ptd_event *ev)
 {
     return (ev->flags & PTD_EVF_HAS_TSC) ? take_time_at(s, ev->tsc) : 0;
+}
+
+/* Tells the observer: n instructions at ip (0: time only), dt ticks, on
+ * the frame on top. */
+static void obs_insns(struct ptd_sum *s, uint64_t ip, uint64_t n, uint64_t dt)
+{
+    if (!s->cfg.obs || (!n && !dt))
+        return;
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_INSNS, .ip = ip, .n = n, .dt = dt,
+                              .depth = s->obs_depth };
+    obs_send(s, &ev);
 }
 
 /* Work (instructions, time) of a function, tree node and image (each
@@ -389,6 +456,9 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
     uint64_t dt = take_time(s, f);
     if (dt)
         spread_time(s, dt);
+    /* the observer gets the clock's steps where they come (a timeline);
+     * the tables share them among the blocks they cover */
+    obs_insns(s, ip, blk->ninsn, dt);
     if (blk->last_iclass != PTD_ICLASS_OTHER && blk->last_iclass != PTD_FLOW_ICLASS_ERROR) {
         close_block(s, blk->last_ip);
         s->pend = 1;
@@ -419,7 +489,9 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
         /* the time up to here is the traced code's, before any frame for
          * the call or interrupt that leaves it */
         {
-            spread_time(s, take_event_time(s, ev));
+            uint64_t dt = take_event_time(s, ev);
+            spread_time(s, dt);
+            obs_insns(s, s->last_ip, 0, dt);
         }
         /* an asynchronous disable stops before the instruction at from: the
          * branch before went there */
@@ -446,11 +518,14 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
                      PTD_SUM_TR_DISABLE, ip_known);
             /* code entered from outside returns there: its frame ends */
             if (s->pend && s->pend_iclass == PTD_ICLASS_NEAR_RET && top(s) && top(s)->entered &&
-                s->depth > 1)
+                s->depth > 1) {
                 s->depth--;
+                obs_depth(s);
+            }
         }
         s->pend = 0;
         s->gap = 1;
+        obs_mark(s, PTD_SUM_TR_DISABLE, ev->offset, ip_known ? ev->ip : 0, 0);
         break;
     case PTD_EV_ENABLED:
         close_block(s, s->last_ip);
@@ -463,7 +538,9 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
             s->nspread = 0;     /* blocks before the disable had theirs */
             charge(s, t && t->func != PTD_SUM_NONE ? ((struct ptd_sum_func *)s->funcs.p)[t->func].entry : 0,
                    0, dt);
+            obs_insns(s, ev->ip, 0, dt);
         }
+        obs_mark(s, PTD_SUM_TR_ENABLE, ev->offset, ev->ip, 0);
         ptd_sum_ring_add(s, 0, ev->ip, PTD_SUM_TR_ENABLE, 1);
         s->pend = 0;
         /* back where an interrupt left the traced code: that frame ends
@@ -482,6 +559,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
             s->gap_offset[s->stats.overflows] = ev->offset;
         s->stats.overflows++;
         ptd_sum_ring_add(s, 0, ev->ip, PTD_SUM_TR_OVERFLOW, ip_known);
+        obs_mark(s, PTD_SUM_TR_OVERFLOW, ev->offset, ip_known ? ev->ip : 0, 0);
         s->pend = 0;
         s->gap = 1;
         break;
@@ -500,6 +578,7 @@ static void on_error(struct ptd_sum *s, int code, uint64_t offset, int sync)
     ptd_sum_ring_add(s, s->last_ip, 0, PTD_SUM_TR_ERROR, 0);
     s->gap = 1;
     s->stats.errors++;
+    obs_mark(s, PTD_SUM_TR_ERROR, offset, s->last_ip, code);
     if (!s->in_err) {
         s->in_err = 1;      /* bytes from here to the next sync are skipped */
         s->err_off = offset;

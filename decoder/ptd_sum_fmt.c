@@ -87,6 +87,15 @@ static void emit_s(struct ptd_sum *s, const char *text)
 /* module+0xOFF, or the bare address outside every module. */
 static void put_addr(struct ptd_sum *s, struct line *l, uint64_t ip, uint32_t m)
 {
+    if (s->cfg.name && l->n + 1 < sizeof(l->b)) {
+        /* the caller's name for it (a function and line), written in place */
+        size_t room = sizeof(l->b) - 1 - l->n;
+        size_t k = s->cfg.name(s->cfg.name_ctx, ip, l->b + l->n, room + 1);
+        if (k) {
+            l->n += (unsigned)(k < room ? k : room);
+            return;
+        }
+    }
     if (m == PTD_SUM_NONE)
         m = ptd_sum_module_of(s, ip);
     if (m == PTD_SUM_NONE || m >= s->cfg.nmodules) {

@@ -21,9 +21,11 @@
 #include "host/commands.h"
 #include "host/decode_opts.h"
 #include "host/flow_opts.h"
+#include "host/sym/names_opts.h"
 
 struct out {
     int no_inst, stat, stat_blocks, att, cpu_unknown;
+    struct names *names;    /* --sym: a func+0xOFF column (host/sym/names.h) */
     uint32_t flags; /* PTD_FMT_FLOW_* */
     ZydisDecoder zdec[3];
     ZydisFormatter zfmt;
@@ -59,7 +61,7 @@ static char *append_disassembly(const struct out *o, const struct ptd_flow_insn 
  * adds disassembly to instruction lines. */
 static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
 {
-    char line[PTD_FMT_FLOW_LINE_MAX + 192];
+    char line[PTD_FMT_FLOW_LINE_MAX + 192 + 320];
     enum ptd_flow_line_kind kind;
     int n;
 
@@ -67,6 +69,8 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     L->cpu_unknown = (uint8_t)o->cpu_unknown;
     while ((n = ptd_flow_lines_next(L, line, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
         char *p = line + n;
+        if (kind == PTD_FLOW_LINE_INSN && o->names)
+            p = names_flow_column(o->names, L->insn.ip, p, p + 320);
         if (kind == PTD_FLOW_LINE_INSN && !o->no_inst)
             p = append_disassembly(o, &L->insn, p, line + sizeof(line) - 2);
         *p++ = '\n';
@@ -87,6 +91,11 @@ static void usage(FILE *to)
         "Code:\n"
         "  --pages PREFIX             PREFIX.dump (4 KiB pages) + PREFIX.addr (u64 LE per page)\n"
         "  --raw FILE[:FROM[-TO]]:BASE  load FILE (bytes FROM..TO) at BASE (repeatable)\n"
+        "  --elf FILE[:BASE]          an ELF's loadable segments (moved to BASE) (repeatable)\n"
+        "  --pe FILE[:BASE]           a PE/COFF image's sections at its ImageBase or BASE\n"
+        "Names:\n"
+        "  --sym                      a function+0xOFF column after each instruction's IP\n"
+        "  --symbols PATH             debug files (a file, or a directory searched) for --sym\n"
         "Configuration:\n"
         "  --filter LO-HI             FilterEn address range (hex, repeatable up to 4)\n"
         "  --filter:addrN_cfg/_a/_b V as IA32_RTIT_CTL.ADDRn_CFG and IA32_RTIT_ADDRn_A/B\n"
@@ -125,16 +134,21 @@ int host_cmd_flow(int argc, char **argv)
 
     static struct ptd_time_config tcfg;
     static struct host_capture cap;
-    int libipt_args = 0;
+    static struct names names;
+    int libipt_args = 0, sym = 0;
     char cerr[4096 + 600];
     memset(&o, 0, sizeof(o));
     memset(&tcfg, 0, sizeof(tcfg));
     flow_opts_init(&fo);
+    names_init(&names);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = host_decode_opts_take(&fo, &tcfg, &cap, argc, argv, &i, "ptboot flow");
+        if (r == 0)
+            r = names_opts_take(&names, argc, argv, &i, "ptboot flow");
         if (r < 0) {
             flow_opts_free(&fo);
+            names_free(&names);
             return -r;
         }
         if (r > 0)
@@ -147,6 +161,8 @@ int host_cmd_flow(int argc, char **argv)
             libipt_args = 1;
         } else if (!strcmp(a, "--no-inst")) {
             o.no_inst = 1;
+        } else if (!strcmp(a, "--sym")) {
+            sym = 1;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             o.flags |= PTD_FMT_FLOW_QUIET;
         } else if (!strcmp(a, "--event:ip")) {
@@ -203,6 +219,15 @@ int host_cmd_flow(int argc, char **argv)
         ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_64], ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
         ZydisFormatterInit(&o.zfmt, o.att ? ZYDIS_FORMATTER_STYLE_ATT : ZYDIS_FORMATTER_STYLE_INTEL);
     }
+    if (sym) {
+        if (names_opts_finish(&names, &cap, &fo, NULL, 0) < 0) {
+            fprintf(stderr, "ptboot flow: out of memory\n");
+            flow_opts_free(&fo);
+            names_free(&names);
+            return 1;
+        }
+        o.names = &names;
+    }
     f = malloc(sizeof(*f));
     if (!f) {
         fprintf(stderr, "ptboot flow: out of memory\n");
@@ -227,6 +252,9 @@ int host_cmd_flow(int argc, char **argv)
     }
     fflush(stdout);
     free(f);
+    if (sym)
+        names_report(&names, stderr, "ptboot flow");
+    names_free(&names);
     flow_opts_free(&fo);
     host_capture_free(&cap);
     return rc;

@@ -16,6 +16,7 @@
 #include "host/cmd_summary.h"
 #include "host/commands.h"
 #include "host/decode_opts.h"
+#include "host/sym/names_opts.h"
 
 #define MAX_MODULES 4096
 
@@ -82,9 +83,12 @@ static void usage(FILE *to)
         "Capture (docs/capture-files.md):\n"
         "  --capture DIR              DIR/trace.pt, its code snapshot, CPU, timing, filters\n"
         "                             and its image table (options after it override)\n"
+        "  --elf FILE[:BASE] --pe FILE[:BASE]  code from an ELF's segments or a PE's sections\n"
         "Images:\n"
         "  --module BASE:SIZE:NAME    an image (hex base and size), repeatable; looked up\n"
         "                             before the capture's images\n"
+        "  --symbols PATH             debug files (a file, or a directory searched): names\n"
+        "                             as function+0xOFF (file:line) (docs/symbols.md)\n"
         "Limits:\n"
         "  --top N                    top N images, functions, blocks, edges (20)\n"
         "  --last N                   last N transitions (32)\n"
@@ -118,6 +122,7 @@ int host_cmd_summary(int argc, char **argv)
     static struct ptd_sum_module mods[MAX_MODULES];
     static struct ptd_time_config tcfg;
     static struct host_capture cap;
+    static struct names names;
     struct flow_opts fo;
     struct ptd_sum_config c;
     int stat = 0, rc;
@@ -127,11 +132,15 @@ int host_cmd_summary(int argc, char **argv)
     memset(&tcfg, 0, sizeof(tcfg));
     c.modules = mods;
     flow_opts_init(&fo);
+    names_init(&names);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = host_decode_opts_take(&fo, &tcfg, &cap, argc, argv, &i, "ptboot summary");
+        if (r == 0)
+            r = names_opts_take(&names, argc, argv, &i, "ptboot summary");
         if (r < 0) {
             flow_opts_free(&fo);
+            names_free(&names);
             return -r;
         }
         if (r > 0)
@@ -204,11 +213,18 @@ int host_cmd_summary(int argc, char **argv)
         printf("note: trace.stopped 1: tracing stopped before the run ended (buffer full, a TraceStop "
                "range, or ExitBootServices); the rest of the run is missing\n");
     /* the capture's images after the explicit ones */
+    size_t given = c.nmodules;
     for (size_t k = 0; k < cap.nmodules && c.nmodules < MAX_MODULES; k++) {
         mods[c.nmodules].base = cap.modules[k].base;
         mods[c.nmodules].size = cap.modules[k].size;
         mods[c.nmodules].name = cap.modules[k].name;
         c.nmodules++;
+    }
+    /* then the --elf/--pe files; names from the debug files over all */
+    c.nmodules = names_opts_code_modules(&fo, mods, c.nmodules, MAX_MODULES);
+    if (names_opts_finish(&names, &cap, &fo, mods, given) == 0 && names_opts_active(&names)) {
+        c.name = names_sum_name;
+        c.name_ctx = &names;
     }
     tcfg.errata = fo.cfg.errata;
     void *arena = malloc(arena_size ? arena_size : 1);
@@ -222,6 +238,8 @@ int host_cmd_summary(int argc, char **argv)
     c.arena_size = arena_size;
     rc = host_summary_write(&fo, &tcfg, &c, stat, stdout);
     fflush(stdout);
+    names_report(&names, stderr, "ptboot summary");
+    names_free(&names);
     free(arena);
     flow_opts_free(&fo);
     host_capture_free(&cap);

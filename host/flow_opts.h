@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "decoder/ptd_flow.h"
+#include "host/code_load.h"
 #include "host/flow_image.h"
 
 struct flow_opts {
@@ -23,6 +24,7 @@ struct flow_opts {
     int have_addr[4];
     int no_cache;
     void *cache;
+    struct code_modules code;   /* --elf / --pe files (host/code_load.h) */
 };
 
 #define FLOW_CACHE_BYTES (1u << 20)

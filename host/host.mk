@@ -1,7 +1,8 @@
 # Host build: the library (decoder + arch compiled for Linux) and the CLI
 # (which does not link libipt: the benchmarks against it are bench/).
-HOST_SRCS += $(wildcard host/*.c)
-HOST_LDLIBS += -lZydis
+HOST_SRCS += $(wildcard host/*.c host/sym/*.c host/export/*.c)
+# libdw/libelf (elfutils): ELF symbol tables and DWARF lines (host/sym)
+HOST_LDLIBS += -lZydis -ldw -lelf
 
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/host/%.o)
 HOST_OBJS = $(HOST_SRCS:%.c=$(B)/host/%.o)

@@ -24,6 +24,10 @@ packages=(
   clang libclang-rt-14-dev
   # real PE/COFF images with a CodeView debug record for pe_info's tests
   lld
+  # the host CLI's symbols: ELF symbol tables and DWARF line tables (--symbols)
+  libdw-dev
+  # the HTML report rendered in a real browser, headless (test/names)
+  chromium
 )
 
 # One dpkg-query for all: fast enough to run before every build. Its exit

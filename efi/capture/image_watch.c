@@ -133,6 +133,14 @@ int efi_image_describe(EFI_HANDLE handle, struct efi_image_desc *d)
         pe_info_parse((const uint8_t *)(UINTN)d->base, (size_t)d->size, PE_LAYOUT_MEMORY, &pi) == 0) {
         if (pi.entry_rva && pi.entry_rva < d->size)
             d->entry = d->base + pi.entry_rva;
+        if (pi.codeview) {
+            /* what the host's --symbols finds the debug file by */
+            d->cv = pi.codeview == PE_CV_RSDS ? SIDEBAND_CV_RSDS : SIDEBAND_CV_NB10;
+            d->cv_age = pi.cv_age;
+            memcpy(d->cv_guid, pi.cv_guid, sizeof d->cv_guid);
+            memcpy(d->cv_path, pi.pdb_path, sizeof d->cv_path);
+            d->cv_path[sizeof d->cv_path - 1] = '\0';
+        }
         if (pi.name[0]) {
             memcpy(d->name, pi.name, sizeof d->name < sizeof pi.name ? sizeof d->name : sizeof pi.name);
             d->name[sizeof d->name - 1] = '\0';
@@ -162,14 +170,28 @@ int efi_image_describe(EFI_HANDLE handle, struct efi_image_desc *d)
 
 /* ---- the table ------------------------------------------------------------ */
 
+/* The time stamp counter: the clock of the trace's TSC packets (SDM
+ * 33.3.7), so a load time lines up with the trace on a timeline. */
+static uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+}
+
 static void record(struct efi_image_watch *w, EFI_HANDLE handle, uint32_t flags)
 {
     struct efi_image_desc d;
+    uint64_t now = rdtsc();
     if (efi_image_describe(handle, &d) < 0 || d.size == 0)
         return;
     int row = sideband_add_image(w->sb, d.base, d.size, d.entry, d.name, flags);
     if (row < 0)
         return;
+    if (d.cv != SIDEBAND_CV_NONE)
+        sideband_set_debug(w->sb, row, d.cv, d.cv_guid, d.cv_age, d.cv_path);
+    if (flags & SIDEBAND_IMG_WHILE)
+        w->sb->images[row].load_tsc = now;
     w->handle[row] = handle;
     if ((flags & SIDEBAND_IMG_WHILE) && (w->flags & PTB_IMAGE_WATCH_SNAPSHOT_NEW))
         efi_image_watch_snapshot(w, d.base, d.size, 0);

@@ -76,6 +76,12 @@ struct efi_image_desc {
      * FilePath it was loaded from), "fv" (only the firmware file's GUID
      * was known), "none" */
     const char *source;
+    /* The image's CodeView record (format/pe_info.h), which names its debug
+     * file: SIDEBAND_CV_* (NONE when it has none), GUID/signature, age,
+     * path. */
+    uint32_t cv, cv_age;
+    uint8_t cv_guid[SIDEBAND_GUID_BYTES];
+    char cv_path[SIDEBAND_PATH_MAX];
 };
 
 /* Fills d for a handle carrying EFI_LOADED_IMAGE_PROTOCOL; -1 if none. */

@@ -14,20 +14,31 @@ BARE_EFI_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -ffreestanding -fno-sta
 
 # $(eval $(call BARE_EFI_APP,DIR/NAME.c)): $(B)/NAME.efi, a UEFI application
 # from one C file with gnu-efi's crt0 and self-relocator and our linker
-# script, no libc and no libefi; its symbols stay in $(B)/DIR/NAME.so.
+# script, no libc and no libefi; its symbols and DWARF stay in
+# $(B)/DIR/NAME.so (its debug file), which the .efi names in a CodeView
+# RSDS record as EDK2's GenFw does (path of the .so, GUID from its GNU
+# build ID: test/image/pe_codeview.c), so `--symbols` finds it.
 define BARE_EFI_APP
 $(B)/$(basename $(1)).o: $(1) | $(B)/.setup-done
 	@mkdir -p $$(@D)
 	$$(HOST_CC) $$(BARE_EFI_CFLAGS) -c $$< -o $$@
 
-$(B)/$(basename $(1)).so: $(B)/$(basename $(1)).o linker/ptboot.lds
-	ld -nostdlib -znocombreloc -T linker/ptboot.lds -shared -Bsymbolic --no-undefined \
-	  $$(GNUEFI_LIB)/crt0-efi-x86_64.o $$< -L$$(GNUEFI_LIB) -lgnuefi -o $$@
+$(B)/$(basename $(1)).so: $(B)/$(basename $(1)).o $(B)/test/image/codeview_area.o linker/ptboot.lds
+	ld -nostdlib -znocombreloc -T linker/ptboot.lds -shared -Bsymbolic --no-undefined --build-id=sha1 \
+	  $$(GNUEFI_LIB)/crt0-efi-x86_64.o $$< $(B)/test/image/codeview_area.o -L$$(GNUEFI_LIB) -lgnuefi -o $$@
 	bash scripts/check-efi-sections.sh $$@
 
-$(B)/$(basename $(notdir $(1))).efi: $(B)/$(basename $(1)).so
+$(B)/$(basename $(notdir $(1))).efi: $(B)/$(basename $(1)).so $(B)/test/image/pe_codeview
 	objcopy $$(EFI_KEEP_SECTIONS:%=-j %) --target efi-app-x86_64 $$< $$@
+	$(B)/test/image/pe_codeview $$@ $$< || { rm -f $$@; exit 1; }
 endef
+
+$(B)/test/image/codeview_area.o: test/image/codeview_area.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(BARE_EFI_CFLAGS) -c $< -o $@
+$(B)/test/image/pe_codeview: test/image/pe_codeview.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) $< -o $@ -lelf
 
 $(eval $(call BARE_EFI_APP,test/image/ptbtest.c))
 TEST_STEPS += $(B)/ptbtest.efi

@@ -30,8 +30,8 @@
 #include "arch/x86/rtit_linear.h"
 #include "arch/x86/soft_unit.h"
 
-/* ---- the glue's clock and free runs ----------------------------------------- */
-static uint64_t n_free, n_landings, n_timed;
+/* ---- the glue's clock and its landing watch ---------------------------------- */
+static uint64_t n_timed;
 
 /* TSC ticks a step takes when the unit writes MTCs: a few hundred, and
  * about one step in 200 a long pause (more MTC periods than a burst). */
@@ -459,9 +459,6 @@ int main(int argc, char **argv)
          * step and now and then by far more (a burst: TSC + TMA) */
         cfg.mtc_en = (s % 6) == 2 || (s % 6) == 3;
         cfg.mtc_freq = s % 4;
-        /* the glue runs free on FREE answers (handlers outside the filter,
-         * code outside it), until execution lands in the ranges */
-        int run_free = (shape == S_PLAIN || shape == S_TRACESTOP) && (s % 16) >= 8;
         /* PSB+ every 2 KiB or 4 KiB; the 8 KiB ring holds at least two */
         cfg.psb_freq = shape == S_RING ? 0 : s % 2;
         cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
@@ -485,7 +482,7 @@ int main(int argc, char **argv)
          * few steps (code run unseen), and the instructions the unit says
          * it traced (its insns count grows when the step before was
          * traced) are kept to compare with the decode */
-        int skipping = 0, stopped = 0, drop = 0, free_run = 0;
+        int skipping = 0, stopped = 0, drop = 0;
         uint64_t resume = 0, tsc = 0x1000, fed_ip = 0, counted = 0;
         size_t ntraced = 0, ndropped = 0;
         for (size_t k = 0; k < nsteps && !stopped; k++) {
@@ -494,11 +491,6 @@ int main(int argc, char **argv)
             if (skipping && steps[k].ip != resume)
                 continue;   /* runs free */
             skipping = 0;
-            if (free_run && !watched(&cfg, steps[k].ip))
-                continue;   /* runs free: lands at the first IP in a range */
-            if (free_run)
-                n_landings++;
-            free_run = 0;
             int near_irq = steps[k].irq || (k + 1 < nsteps && steps[k + 1].irq);
             if (shape == S_GAPS && k && !drop && !near_irq && rn(100) == 0)
                 drop = 1 + (int)rn(4);
@@ -521,19 +513,11 @@ int main(int argc, char **argv)
                 resume = soft_unit_resume_ip(&unit);
             } else if (act == SOFT_UNIT_STOPPED) {
                 stopped = 1;
-            } else if (act == SOFT_UNIT_FREE && run_free && !watched(&cfg, steps[k].ip) &&
-                       !(k + 1 < nsteps && steps[k + 1].irq)) {
-                /* as the glue with a landing watch: from here on unseen
-                 * (the next step stays an interrupt's handler entry) */
-                if (soft_unit_unseen(&unit, tsc) == SOFT_UNIT_STOPPED)
-                    stopped = 1;
-                free_run = 1;
-                n_free++;
             }
         }
         /* execution ends at end_ip: the glue saw it about to execute and
          * stops there (a Jcc looping on itself may end at its own IP) */
-        if (!stopped && !skipping && !free_run) {
+        if (!stopped && !skipping) {
             soft_unit_step(&unit, end_ip, exec_bits(end_mode), tsc + 3);
             struct soft_unit_status now;
             soft_unit_get_status(&unit, &now);
@@ -698,7 +682,6 @@ int main(int argc, char **argv)
     printf("soft_flowgen: covered %" PRIu64 " interrupts, %" PRIu64 " gaps, %" PRIu64 " SKIP_CALL free runs, %" PRIu64
            " wrapped rings, %" PRIu64 " stop-when-full, %" PRIu64 " TraceStops\n", n_irqs, n_gaps, n_skips, n_wraps,
            n_full, n_tstop);
-    printf("soft_flowgen: %" PRIu64 " FREE runs to %" PRIu64 " landings; %" PRIu64
-           " programs with MTC, times equal in both decoders\n", n_free, n_landings, n_timed);
+    printf("soft_flowgen: %" PRIu64 " programs with MTC, times equal in both decoders\n", n_timed);
     return fails ? 1 : 0;
 }

@@ -2,7 +2,7 @@
 # build/vpt/vpt.so is the QEMU plugin (records the executed instructions);
 # build/vpt/vpt_encode turns a recording into .pt, .truth and code pages.
 # docs/vpt.md describes both, the scenarios and the fixtures.
-VPT_PIC_SRCS := decoder/ptd_ild.c decoder/ptd_ild_tables.c
+VPT_PIC_SRCS := $(ILD_SRCS)   # decoder/ild.mk
 VPT_PIC_OBJS := $(VPT_PIC_SRCS:%.c=$(B)/vpt/%.o)
 VPT_CFLAGS   := $(HOST_CFLAGS) -fPIC -fvisibility=hidden
 
