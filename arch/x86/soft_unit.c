@@ -370,6 +370,16 @@ void soft_unit_summarize(const struct soft_unit *u, struct rtit_output_summary *
 	}
 }
 
+void soft_unit_time_config(uint64_t rtit_ctl, struct ptd_time_config *t)
+{
+	if (!t)
+		return;
+	t->mtc_freq = (rtit_ctl & RTIT_CTL_MTCEN)
+			      ? (uint8_t)((rtit_ctl & RTIT_CTL_MTCFREQ_MASK) >> RTIT_CTL_MTCFREQ_SHIFT) : 0;
+	t->cpuid_0x15_eax = SOFT_UNIT_CPUID15_EAX;
+	t->cpuid_0x15_ebx = SOFT_UNIT_CPUID15_EBX;
+}
+
 const char *soft_unit_strerror(int err)
 {
 	switch (err) {

@@ -33,6 +33,7 @@
 
 #include "arch/x86/rtit_config.h"
 #include "arch/x86/rtit_seq.h"
+#include "decoder/ptd_time.h"
 #include "decoder/ptd_tracer.h"
 
 /* The soft unit's clock (docs/soft-unit.md "Time"): the time stamps the
@@ -183,5 +184,10 @@ const char *soft_unit_strerror(int err);
  * rtit_trace_linearize() (arch/x86/rtit_linear.h): oldest byte and count,
  * wrapped, stopped_full. */
 void soft_unit_summarize(const struct soft_unit *u, struct rtit_output_summary *out);
+
+/* A decoder's time configuration for a trace the soft unit wrote with this
+ * IA32_RTIT_CTL value: MTCFreq when MTCEn, and the unit's crystal-clock
+ * ratio (SOFT_UNIT_CPUID15_*); the rest of *t is left as it was. */
+void soft_unit_time_config(uint64_t rtit_ctl, struct ptd_time_config *t);
 
 #endif

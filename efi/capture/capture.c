@@ -430,7 +430,11 @@ static void ebs_report(struct efi_capture *c)
     c->sb.trace.stopped = true;
     size_t tlen = sideband_write(&c->sb, sideband_text, sizeof sideband_text);
 
+    static struct ptd_time_config tcfg;
     memset(&r, 0, sizeof r);
+    memset(&tcfg, 0, sizeof tcfg);
+    sideband_time_config(&c->sb, &tcfg);
+    r.time = &tcfg;
     r.unit = capture_unit_name(c->unit);
     r.trace_name = "trace.pt";
     r.trace = c->trace;

@@ -204,8 +204,9 @@ int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture
 {
     static struct ptd_sum sum;
     static struct ptd_sum_module mods[SIDEBAND_MAX_IMAGES];
-    /* time from the trace's TSC packets (MTC/CYC need the CPU's ratios,
-     * which the sideband carries for the host), as the host's summary */
+    /* time from the trace's timing packets with the ratios the sideband
+     * carries (MTCFreq, CPUID 15h: the soft unit's own clock for a soft
+     * capture), as the host's summary --capture */
     static struct ptd_time_config tcfg;
     EFI_PHYSICAL_ADDRESS arena = 0;
     UINTN arena_pages = PTD_SUM_ARENA_SUGGESTED / 4096;
@@ -221,6 +222,7 @@ int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture
     struct ptd_flow_config fc;
     capture_flow_config(&fc, c);
     memset(&tcfg, 0, sizeof tcfg);
+    sideband_time_config(&c->sb, &tcfg);
     fc.time = &tcfg;
     ptd_flow_init(&d.flow, &fc);
     struct ptd_sum_config sc;

@@ -82,6 +82,8 @@ typedef void (*ebs_report_sink)(const char *s, size_t len);
 
 struct ebs_report {
     const char *unit;               /* "soft" or "hw" */
+    /* the summary's time: MTCFreq and ratios (NULL: TSC packets only) */
+    const struct ptd_time_config *time;
     const char *trace_name;         /* the flow begin line's trace= word */
     /* the trace, linear from its first PSB */
     const uint8_t *trace;

@@ -96,7 +96,7 @@ static int read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 /* Configures the soft unit for [base, base + size) (FilterEn range 0) over
  * the reserved buffer: one ToPA region as large as the buffer, marked STOP
  * so the start of the run is kept when it fills (SDM 36.2.6.2; a single
- * range would wrap, 36.2.6.1), branches and TSC on. */
+ * range would wrap, 36.2.6.1), branches, TSC and MTC on. */
 static int soft_configure(uint64_t base, uint64_t size)
 {
     memset(&unit_cfg, 0, sizeof unit_cfg);
@@ -108,6 +108,9 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.os = true;
     unit_cfg.branch_en = true;
     unit_cfg.tsc_en = true;
+    /* time as a CPU writes it, on the soft unit's clock (soft_unit.h) */
+    unit_cfg.mtc_en = true;
+    unit_cfg.mtc_freq = SOFT_UNIT_MTC_FREQ_DEFAULT;
     unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
     unit_cfg.range[0].start = base;
     unit_cfg.range[0].end = base + size - 1;
