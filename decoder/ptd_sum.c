@@ -180,11 +180,12 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
 
 /* Does a transfer to ip return behind frame f? A near return lands right
  * after the call (the longest instruction is 15 bytes, SDM Vol. 2 2.3.11);
- * an IRET or an enable at the interrupted IP itself. */
+ * an IRET or an enable at the interrupted IP itself, or just after it (a
+ * fault's handler that steps over the faulting instruction). */
 static int returns_to(const struct ptd_sum_frame *f, uint64_t ip, int irq)
 {
     if (f->irq)
-        return irq && ip == f->from;
+        return irq && ip - f->from < PTD_ILD_MAX_LEN;
     return !irq && ip - f->from - 1 < PTD_ILD_MAX_LEN;
 }
 

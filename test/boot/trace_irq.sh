@@ -19,7 +19,9 @@
 #     changed nothing), and libipt decodes the same flow, events included;
 #   - ptbtimer: its notify function is traced where it ran, nested in the
 #     interrupt ("[enabled, ip: notify]", "in> ptbtimer+notify" in the
-#     summary as often as the plugin saw it entered);
+#     summary as often as the plugin saw it entered); its #UD (an
+#     exception at a traced instruction, CLIP) is recorded and its own
+#     handler traced, nested in the firmware's exception entry;
 #   - time: the summary is not "too coarse", the handlers got their time.
 # A probe boot first (one step) tells where the image loads; the plugin
 # needs the range before the boot, and the main boot must load it there
@@ -111,18 +113,24 @@ irq_case() {
     not_ok "$name: the flow's interrupted IPs differ from QEMU's log"
     diff <(cut -d' ' -f1 "$dir/flow.irqs") <(cut -d' ' -f1 "$BOOT_DIR/$name.qemu-irqs") | head -6 | sed 's/^/    | /'
   fi
-  # every one is followed by the return: [enabled|resumed, ip: X], nested
-  # code of the image in between
-  if awk '/^\[disabled, at: [0-9a-f]*, ip: / { split($0, a, "at: "); st[++n] = substr(a[2], 1, 16); next }
-          n && /^\[(enabled|resumed), ip: / { split($0, a, "ip: "); if (substr(a[2], 1, 16) == st[n]) n-- }
+  # every one is followed by the return: [enabled|resumed, ip: X] (or just
+  # after X: a fault's handler may step over the instruction), nested code
+  # of the image in between
+  if awk 'function h(x,  v, k) { v = 0; for (k = 1; k <= 16; k++) v = v * 16 + index("0123456789abcdef", substr(x, k, 1)) - 1; return v }
+          /^\[disabled, at: [0-9a-f]*, ip: / { split($0, a, "at: "); st[++n] = h(substr(a[2], 1, 16)); next }
+          n && /^\[(enabled|resumed), ip: / { split($0, a, "ip: "); d = h(substr(a[2], 1, 16)) - st[n]; if (d >= 0 && d < 15) n-- }
           END { exit n != 0 }' "$dir/ptboot.flow"; then
     ok "$name: each interrupt returns where it came in ([resumed]/[enabled] at the interrupted IP)"
   else
     not_ok "$name: an interrupt without its return in the flow"
   fi
 
-  # the instructions: QEMU's record of the image, one for one
-  build/vpt/vpt_encode --list "$rec" > "$dir/qemu.insns" 2>&1
+  # the instructions: QEMU's record of the image, one for one (but for
+  # faulting instructions, which the plugin records before they run: a
+  # fault is no executed instruction for a CPU's trace; here each faults
+  # every time it runs)
+  awk '$2 < "20" { print $1 }' "$BOOT_DIR/$name.qemu-irqs" | sort -u > "$dir/faults"
+  build/vpt/vpt_encode --list "$rec" 2>&1 | grep -vxF -f "$dir/faults" > "$dir/qemu.insns"
   grep -v '^\[' "$dir/ptboot.flow" > "$dir/flow.insns"
   local ni
   ni=$(wc -l < "$dir/flow.insns")
@@ -159,6 +167,17 @@ if [ -n "$lo" ]; then
     ok "$name: the notify function ran $ran times nested in interrupts, traced each time (in> ptbtimer+$notify)"
   else
     not_ok "$name: notify entered $entered times in the flow, $ran in QEMU's record, or no in> line"
+  fi
+  # its #UD: FUP(the UD2) + TIP.PGD (the firmware's exception entry),
+  # the handler of the image entered and traced, back after the UD2
+  ud=$(awk '$2 == "06" { print $1 }' "$BOOT_DIR/$name.qemu-irqs")
+  uh=$(printf '%016x' $((16#$lo + 16#$(nm build/test/image/ptbtimer.so | awk '$3 == "ptbtimer_ud" { print $1 }'))))
+  if [ "$(wc -w <<< "$ud")" = 1 ] && grep -q "^\[disabled, at: $ud, ip: [0-9a-f]*\]$" "$dir/ptboot.flow" &&
+     grep -q "^\[enabled, ip: $uh\]$" "$dir/ptboot.flow" &&
+     grep -q "^\[enabled, ip: $(printf '%016x' $((16#$ud + 2)))\]$" "$dir/ptboot.flow"; then
+    ok "$name: its #UD at the UD2 (0x$ud) recorded, its handler traced, back after the UD2"
+  else
+    not_ok "$name: the #UD is not in the flow as QEMU saw it (log: '$ud')"
   fi
 else
   not_ok "$name: no ptbtimer row in the sideband"

@@ -49,7 +49,7 @@ $(eval $(call BARE_EFI_APP,test/image/ptbspin.c))
 TEST_STEPS += $(B)/ptbspin.efi
 
 # ptbtimer.efi: a longer program with a timer event of its own whose notify
-# function runs from the firmware's timer interrupt while it is traced
-# (test/boot/trace_irq.sh), built the same way.
+# function runs from the firmware's timer interrupt while it is traced, and
+# a #UD with its own handler (test/boot/trace_irq.sh), built the same way.
 $(eval $(call BARE_EFI_APP,test/image/ptbtimer.c))
 TEST_STEPS += $(B)/ptbtimer.efi

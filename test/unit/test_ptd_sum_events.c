@@ -3,7 +3,8 @@
  *   - interrupts whose handler is outside the filter (FUP + TIP.PGD with
  *     the handler's IP, TIP.PGE at the return): counted as irqs, their
  *     time (between the disable and the enable) is the handler's, two in a
- *     row at one IP, calls and returns still matched;
+ *     row at one IP, a fault whose handler steps over the instruction,
+ *     calls and returns still matched;
  *   - code of the trace entered from outside while a call out runs (a
  *     callback): an "in>" function, unwound at the call's return;
  *   - time shared among the blocks of a clock step by instructions;
@@ -204,25 +205,38 @@ static void test_interrupts_outside(void **state)
     step(G, 1, PTD_ICLASS_OTHER, 0, G + 1, 10);
     step(G + 1, 1, PTD_ICLASS_NEAR_RET, 0, F + 7, 10);
     round_f(10);
+    /* a fault at f+1 whose handler steps over the instruction (1 byte):
+     * back at f+2, the frame ends there too */
+    step(F, 1, PTD_ICLASS_OTHER, 0, F + 1, 10);
+    now += 1;
+    assert_true(ptd_tracer_event(&T, F + 1, HANDLER, PTD_EXEC_MODE_64, now) >= 0);
+    now += 200;
+    assert_true(ptd_tracer_gap(&T, F + 2, F + 2, PTD_EXEC_MODE_64, now) >= 0);
+    step(F + 2, 5, PTD_ICLASS_DIRECT_CALL, G, G, 10);
+    step(G, 1, PTD_ICLASS_OTHER, 0, G + 1, 10);
+    step(G + 1, 1, PTD_ICLASS_NEAR_RET, 0, F + 7, 10);
+    step(F + 7, 1, PTD_ICLASS_OTHER, 0, F + 8, 10);
+    step(F + 8, 2, PTD_ICLASS_DIRECT_JUMP, F, F, 10);
     ptd_tracer_stop(&T, F);
     const struct ptd_sum_stats *st = summarize();
-    assert_int_equal(st->irqs, 3);
-    assert_int_equal(st->calls, 3);
-    assert_int_equal(st->returns, 3);
+    assert_int_equal(st->irqs, 4);
+    assert_int_equal(st->calls, 4);
+    assert_int_equal(st->returns, 4);
     assert_int_equal(st->unmatched_returns, 0);
-    assert_int_equal(st->insns, 21);
+    assert_int_equal(st->insns, 27);
+    assert_null(strstr(text, "in> "));
     assert_false(st->time_coarse);
-    /* the handler's time: 500 + 700 + 300, and no instructions */
+    /* the handler's time: 500 + 700 + 300 + 200, and no instructions */
     assert_true(func_row("irq> 0x9000", &calls, &insns, &ticks));
-    assert_int_equal(calls, 3);
+    assert_int_equal(calls, 4);
     assert_int_equal(insns, 0);
-    assert_int_equal(ticks, 1500);
-    /* g: three calls, its two instructions each */
+    assert_int_equal(ticks, 1700);
+    /* g: four calls, its two instructions each */
     assert_true(func_row("0x1100", &calls, &insns, &ticks));
-    assert_int_equal(calls, 3);
-    assert_int_equal(insns, 6);
+    assert_int_equal(calls, 4);
+    assert_int_equal(insns, 8);
     assert_non_null(strstr(text, "== summary: "));
-    assert_non_null(strstr(text, " 3 irqs, "));
+    assert_non_null(strstr(text, " 4 irqs, "));
     /* the interrupt frame sits under f in the tree (and under g) */
     assert_non_null(strstr(text, "irq> 0x9000"));
 }
