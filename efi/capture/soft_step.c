@@ -238,7 +238,7 @@ static void apply(int action, uint64_t *rflags, EFI_SYSTEM_CONTEXT_X64 *x, uint6
             *rflags &= ~X86_RFLAGS_TF;
             if (!(dr6 & X86_DR6_BREAKPOINTS))
                 *rflags &= ~X86_RFLAGS_RF;
-            ss.st->free_runs++;
+            ss.st->unseen_runs++;
             ss.phase = PHASE_FREE;
             efi_soft_watch_arm();
             break;
@@ -368,7 +368,7 @@ static void handler_runs(struct idt_chain_event *e, int action, uint64_t ret_ip)
         over(e->rflags, NULL, ret_ip, stop_why());
         return;
     }
-    ss.st->free_runs++;
+    ss.st->unseen_runs++;
     ss.phase = PHASE_FREE;
     efi_soft_watch_arm();
     if (!efi_soft_watch_covers(ret_ip)) {
@@ -625,10 +625,10 @@ void efi_soft_step_say_events(const struct efi_soft_step_stats *st,
     for (char *p = watch; *p; p++)
         if (*p == ' ')
             *p = '-';
-    say("ptboot: trace: soft unit events interrupts=%llu soft_ints=%llu free_runs=%llu landings=%llu "
+    say("ptboot: trace: soft unit events interrupts=%llu soft_ints=%llu unseen_runs=%llu landings=%llu "
         "irq_returns=%llu tf_returns=%llu vectors=%d watch=%s splits=%u splits_kept=%u\n",
         (unsigned long long)st->interrupts, (unsigned long long)st->soft_ints,
-        (unsigned long long)st->free_runs, (unsigned long long)st->landings,
+        (unsigned long long)st->unseen_runs, (unsigned long long)st->landings,
         (unsigned long long)st->irq_returns, (unsigned long long)st->tf_returns, st->vectors, watch,
         st->splits, st->splits_kept);
 }

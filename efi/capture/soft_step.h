@@ -147,7 +147,7 @@ struct efi_soft_step_stats {
     unsigned splits_kept;   /* splits left in place at the end */
     uint64_t interrupts;    /* interrupts/exceptions at a traced instruction */
     uint64_t soft_ints;     /* INT n / INT3 / INTO / INT1 stepped */
-    uint64_t free_runs;     /* FREE answers run free (handlers included) */
+    uint64_t unseen_runs;   /* runs unseen but SKIP_CALL's (handlers, FREE) */
     uint64_t landings;      /* free runs ended by a watched page's #PF */
     uint64_t irq_returns;   /* free runs ended by the DR2 breakpoint */
     uint64_t tf_returns;    /* free runs ended by a single-step trap */
@@ -186,7 +186,7 @@ const char *efi_soft_step_strerror(int err);
  * FilterEn range (with none, everything is inside: nothing to watch). */
 void efi_soft_step_watch_ranges(struct efi_soft_step_config *cfg, const struct rtit_config *rc);
 /* One line about the session's interrupts and free runs:
- * "ptboot: trace: soft unit events interrupts=N soft_ints=N free_runs=N
+ * "ptboot: trace: soft unit events interrupts=N soft_ints=N unseen_runs=N
  *  landings=N irq_returns=N tf_returns=N vectors=N watch=N|error splits=N
  *  splits_kept=N". */
 void efi_soft_step_say_events(const struct efi_soft_step_stats *st,
