@@ -46,3 +46,15 @@ TEST_SCRIPTS += test/fuzz/fuzz_flow.sh
 flow-libfuzz: $(B)/test/fuzz_flow $(B)/test/flowgen
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} FUZZ_CORPUS=$(B)/fuzz/flow-corpus bash test/fuzz/fuzz_flow.sh
 fuzz: flow-libfuzz flow-fuzz
+
+# ---- the static tail after a trace's end (decoder/ptd_tail.c, --tail) ----
+UNIT_TESTS += test_ptd_tail
+# tailgen: flowgen's programs, their traces cut at every packet boundary,
+# decoded with --tail against the ground truth (test/flow/tailgen.c)
+$(B)/test/tailgen: test/flow/tailgen.c test/flow/flowgen.c $(FLOW_IMAGE_SRCS) $(DECODER_SRCS) $(wildcard decoder/*.h) | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) $(FLOWGEN_SAN) -o $@ test/flow/tailgen.c $(FLOW_IMAGE_SRCS) $(DECODER_SRCS) -lipt
+TEST_STEPS += $(B)/test/tailgen
+TEST_SCRIPTS += test/flow/tail_real.sh
+TEST_SCRIPTS += test/flow/tail_vpt.sh
+TEST_SCRIPTS += test/flow/tailgen.sh

@@ -33,6 +33,7 @@ static void reset(struct ptd_flow *f)
     f->bound_ptw = 0;
     f->ret_top = 0;
     f->ret_count = 0;
+    f->ret_known = 0;
 }
 
 /* A cache in the caller's memory: the 8-byte aligned part of mem, as the
@@ -127,6 +128,8 @@ static void ret_push(struct ptd_flow *f, uint64_t ip)
     f->ret_top = (uint8_t)((f->ret_top + 1) % PTD_FLOW_RETSTACK);
     if (f->ret_count < PTD_FLOW_RETSTACK)
         f->ret_count++;
+    if (f->ret_known < PTD_FLOW_RETSTACK)
+        f->ret_known++;
 }
 
 static int ret_pop(struct ptd_flow *f, uint64_t *ip)
@@ -135,6 +138,8 @@ static int ret_pop(struct ptd_flow *f, uint64_t *ip)
         return -PTD_ERR_RETSTACK_EMPTY;
     f->ret_top = (uint8_t)((f->ret_top + PTD_FLOW_RETSTACK - 1) % PTD_FLOW_RETSTACK);
     f->ret_count--;
+    if (f->ret_known)
+        f->ret_known--;
     *ip = f->retstack[f->ret_top];
     return 0;
 }
@@ -571,6 +576,16 @@ static int indirect(struct ptd_flow *f, uint64_t next)
     return 0;
 }
 
+/* A return the trace gave as a TIP (not compressed): the call stack no
+ * longer follows the calls still owed (ret_known). */
+static int ret_indirect(struct ptd_flow *f, uint64_t next)
+{
+    int st = indirect(f, next);
+    if (st == 0)
+        f->ret_known = 0;
+    return st;
+}
+
 /* The next IP from the instruction and the trace. */
 static int proceed(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
 {
@@ -612,7 +627,7 @@ static int proceed(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
                 return -PTD_ERR_BAD_RETCOMP;
             return ret_pop(f, &f->ip);
         }
-        return indirect(f, next);
+        return ret_indirect(f, next);
     default:
         return indirect(f, next);
     }
@@ -756,6 +771,7 @@ int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev)
             ev->flags |= PTD_EVF_RESUMED;
         f->ip = e->ip;
         f->enabled = 1;
+        f->ret_known = 0;
         break;
     case PTD_EV_DISABLED:
     case PTD_EV_ASYNC_DISABLED:
@@ -779,12 +795,15 @@ int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev)
             f->enabled = 1;
         }
         f->speculative = 0;
+        f->ret_known = 0;
         break;
     case PTD_EV_EXEC_MODE:
         f->mode = e->mode;
         break;
     case PTD_EV_TSX:
         f->speculative = (e->flags & PTD_EVF_SPECULATIVE) && !(e->flags & PTD_EVF_ABORTED);
+        if (e->flags & PTD_EVF_ABORTED)
+            f->ret_known = 0;   /* back to XBEGIN's state */
         break;
     default:
         break;
@@ -891,7 +910,7 @@ static PTD_ILD_STEP_INLINE int proceed_entry(struct ptd_flow *f, const struct pt
         if (taken < 0) {
             st = ptd_qry_cond(&f->q, &taken);
             if (st < 0)
-                return indirect(f, next);   /* not compressed: a TIP */
+                return ret_indirect(f, next);   /* not compressed: a TIP */
         } else {
             st = 0;
         }

@@ -267,6 +267,10 @@ void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t 
     L->insns = 0;
     L->blocks = 0;
     L->errors = 0;
+    L->tail_max = 0;
+    L->tail_phase = 0;
+    L->tail_insns = 0;
+    L->tail.end = PTD_TAIL_END_NONE;
 }
 
 int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
@@ -285,7 +289,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
     for (;;) {
         switch (L->phase) {
         case PH_DONE:
-            return 0;
+            return ptd_flow_lines_tail(L, line, cap, kind);
         case PH_SYNC: {
             L->insn.ip = 0;
             L->st = ptd_flow_sync_forward(L->f);
@@ -325,6 +329,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
             }
             if (L->st & PTD_ST_EOS) {
                 L->phase = PH_DONE;
+                ptd_flow_lines_tail_begin(L, L->st);
                 if (!(L->st & PTD_ST_IP_SUPPRESSED) && !quiet) {
                     *kind = PTD_FLOW_LINE_END;
                     struct w w;
@@ -332,7 +337,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                     put_s(&w, "[end of trace]");
                     return finish(&w, line);
                 }
-                return 0;
+                continue;
             }
             {
                 uint64_t off = (L->flags & PTD_FMT_FLOW_OFFSET) ? ptd_flow_offset(L->f) : 0;
@@ -358,7 +363,8 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                 L->st = -PTD_ERR_INTERNAL;
             if (L->st == -PTD_ERR_EOS) {
                 L->phase = PH_DONE;
-                return 0;
+                ptd_flow_lines_tail_begin(L, L->st);
+                continue;
             }
             L->phase = PH_SYNC;
             L->errors++;

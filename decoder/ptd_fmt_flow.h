@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "decoder/ptd_flow.h"
+#include "decoder/ptd_tail.h"
 
 /* Longest line, NUL included (an event with every field). */
 #define PTD_FMT_FLOW_LINE_MAX 128
@@ -36,6 +37,10 @@ enum {
     PTD_FMT_FLOW_QUIET = 1u << 2,    /* --quiet: only error lines */
     PTD_FMT_FLOW_TIME = 1u << 3,     /* --time: TSC before each instruction */
     PTD_FMT_FLOW_EVENT_TIME = 1u << 4, /* --event:time: TSC in event lines */
+    /* --tail: where the trace ends, the static path after its last packet
+     * (decoder/ptd_tail.h): "[tail]", the inferred instructions, and
+     * "[spin: <lo>-<hi>]" when they loop for ever; not a ptxed option */
+    PTD_FMT_FLOW_TAIL = 1u << 12,
 };
 
 /* One instruction: "[<offset>  ][<time>  ][? ]<ip>" (16 hex digits each).
@@ -74,12 +79,24 @@ struct ptd_flow_lines {
     uint64_t insns;      /* instructions decoded */
     uint64_t blocks;     /* runs of instructions ended by a branch */
     uint64_t errors;     /* error lines */
+    /* PTD_FMT_FLOW_TAIL: the tail after the trace's end (not counted in
+     * insns); tail.end says why it stopped, tail.spin_lo/hi the loop */
+    uint32_t tail_max;   /* bound (0: PTD_TAIL_MAX_DEFAULT); set after init */
+    uint8_t tail_phase;  /* internal */
+    uint64_t tail_insns; /* instructions inferred */
+    struct ptd_tail tail;
 };
 
 void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t flags);
 /* The next line into line[0..cap) with its kind: returns its length (> 0),
  * 0 at the end, or -PTD_ERR_NOSPC when cap < PTD_FMT_FLOW_LINE_MAX. */
 int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
+                        enum ptd_flow_line_kind *kind);
+
+/* Internal, shared with decoder/ptd_fmt_tail.c: the trace ended with
+ * status or error st; the tail's lines (0 when none are left). */
+void ptd_flow_lines_tail_begin(struct ptd_flow_lines *L, int st);
+int ptd_flow_lines_tail(struct ptd_flow_lines *L, char *line, size_t cap,
                         enum ptd_flow_line_kind *kind);
 
 #endif

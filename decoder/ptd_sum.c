@@ -50,6 +50,8 @@ void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
     s->nerr = 0;
     for (unsigned i = 0; i < 4; i++)
         s->gap_offset[i] = 0;
+    s->tail_insns = s->tail_last = s->spin_lo = s->spin_hi = 0;
+    s->tail_end = s->tail_last_iclass = s->tail_ran = 0;
     struct ptd_sum_stats *st = &s->stats;
     st->bytes = st->insns = st->blocks = st->calls = st->returns = st->irqs = 0;
     st->unmatched_returns = st->errors = st->bytes_skipped = 0;
@@ -249,7 +251,7 @@ static void do_return(struct ptd_sum *s, uint64_t to)
 /* ---- transitions -------------------------------------------------------- */
 
 /* The branch at s->pend_from went to `to`. */
-static void resolve(struct ptd_sum *s, uint64_t to)
+void ptd_sum_resolve(struct ptd_sum *s, uint64_t to)
 {
     uint64_t from = s->pend_from;
     uint8_t ic = s->pend_iclass;
@@ -432,7 +434,7 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
 {
     uint64_t ip = blk->ip;
     if (s->pend)
-        resolve(s, ip);
+        ptd_sum_resolve(s, ip);
     else if (s->gap) {
         /* after an enable, overflow or resync: back behind a frame if ip
          * is where one returns: the interrupted IP of an interrupt that
@@ -477,7 +479,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
     case PTD_EV_ASYNC_BRANCH:
         close_block(s, s->last_ip);
         if (s->pend)
-            resolve(s, ev->from);
+            ptd_sum_resolve(s, ev->from);
         if (!s->depth)
             push_root(s, ev->from);
         ptd_sum_ring_add(s, ev->from, ev->ip, PTD_SUM_TR_IRQ, 1);
@@ -497,7 +499,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
         /* an asynchronous disable stops before the instruction at from: the
          * branch before went there */
         if (s->pend && ev->type == PTD_EV_ASYNC_DISABLED)
-            resolve(s, ev->from);
+            ptd_sum_resolve(s, ev->from);
         if (s->pend && (s->pend_iclass == PTD_ICLASS_DIRECT_CALL ||
                         s->pend_iclass == PTD_ICLASS_INDIRECT_CALL)) {
             /* a call out of the traced code: its return enables again */
@@ -687,6 +689,8 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
             }
             if (s->st & PTD_ST_EOS) {
                 s->phase = PH_DONE;
+                if (s->cfg.flags & PTD_SUM_F_TAIL)
+                    ptd_sum_tail(s, f, s->st);
                 finish(s);
                 return 0;
             }
@@ -703,6 +707,8 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
                 s->st = -PTD_ERR_INTERNAL;
             if (s->st == -PTD_ERR_EOS) {
                 s->phase = PH_DONE;
+                if (s->cfg.flags & PTD_SUM_F_TAIL)
+                    ptd_sum_tail(s, f, s->st);
                 finish(s);
                 return 0;
             }

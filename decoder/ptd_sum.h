@@ -135,6 +135,11 @@ enum {
     PTD_SUM_F_NO_BLOCKS = 1u << 1,
     PTD_SUM_F_NO_LAST = 1u << 2,
     PTD_SUM_F_TREE_ALL = 1u << 3,   /* every node (no permille folding) */
+    /* the static tail after the trace's end (decoder/ptd_tail.h): its
+     * branches close the last transitions, marked "(tail)", and a last
+     * line says where it ends ("spins at module+offset" for an endless
+     * loop); on in hang and recovery reports */
+    PTD_SUM_F_TAIL = 1u << 4,
 };
 
 /* Totals, for the caller's final machine-readable line. */
@@ -203,8 +208,11 @@ struct ptd_sum {
     uint32_t obs_depth;         /* the depth the observer was last told */
     uint32_t nspread;
     struct ptd_sum_spread spread[PTD_SUM_SPREAD];
+    /* PTD_SUM_F_TAIL: the tail (ptd_sum_tail.c) */
+    uint64_t tail_insns, tail_last, spin_lo, spin_hi;
+    uint8_t tail_end, tail_last_iclass, tail_ran;
 };
-#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1400 on x86-64 */
+#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1440 on x86-64 */
 
 /* Resets s and lays out the tables in cfg->arena. */
 void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg);
@@ -293,5 +301,12 @@ struct ptd_sum_modstat {
 
 /* Module containing ip (index into cfg.modules) or PTD_SUM_NONE. */
 uint32_t ptd_sum_module_of(struct ptd_sum *s, uint64_t ip);
+/* The pending branch went to `to` (ptd_sum.c). */
+void ptd_sum_resolve(struct ptd_sum *s, uint64_t to);
+/* The trace ended with the flow's status or error st (PTD_SUM_F_TAIL):
+ * the tail's transitions into the last-N ring (ptd_sum_tail.c). */
+void ptd_sum_tail(struct ptd_sum *s, const struct ptd_flow *f, int st);
+/* Last-N ring entries of the tail: kind | PTD_SUM_TR_TAIL. */
+#define PTD_SUM_TR_TAIL 0x100u
 
 #endif

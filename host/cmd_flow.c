@@ -109,6 +109,9 @@ static void usage(FILE *to)
         "  --offset                   trace offset before each line\n"
         "  --event:ip                 event IPs\n"
         "  --quiet, -q                no flow lines\n"
+        "  --tail                     after the trace's end, the instructions the code alone\n"
+        "                             says ran next, after a [tail] line (not traced: inferred),\n"
+        "                             and [spin: LO-HI] when they loop for ever\n"
         "  --stat, --stat:insn        instruction count at the end; --stat:blocks also blocks\n"
         "  --check                    accepted (the flow layer always checks consistency)\n"
         "  --time                     TSC of the last event before each instruction (as ptxed)\n"
@@ -169,6 +172,8 @@ int host_cmd_flow(int argc, char **argv)
             o.flags |= PTD_FMT_FLOW_EVENT_IP;
         } else if (!strcmp(a, "--offset")) {
             o.flags |= PTD_FMT_FLOW_OFFSET;
+        } else if (!strcmp(a, "--tail")) {
+            o.flags |= PTD_FMT_FLOW_TAIL;
         } else if (!strcmp(a, "--att")) {
             o.att = 1;
         } else if (!strcmp(a, "--stat") || !strcmp(a, "--stat:insn")) {
@@ -249,6 +254,8 @@ int host_cmd_flow(int argc, char **argv)
         printf("insn: %" PRIu64 ".\n", lines.insns);
         if (o.stat_blocks)
             printf("blocks: %" PRIu64 ".\n", lines.blocks);
+        if (o.flags & PTD_FMT_FLOW_TAIL)
+            printf("tail: %" PRIu64 " (%s).\n", lines.tail_insns, ptd_tail_end_name(lines.tail.end));
     }
     fflush(stdout);
     free(f);

@@ -98,6 +98,9 @@ static void usage(FILE *to)
         "  --tree-permille N          fold tree nodes under N/1000 of the insns (2)\n"
         "  --tree-all                 every tree node (up to --tree-lines)\n"
         "  --arena BYTES              table memory, as on target (1048576)\n"
+        "  --tail                     the static path after the trace's end closes the last\n"
+        "                             transitions, marked (tail), with where it ends\n"
+        "                             (\"spins at X\" for an endless loop)\n"
         "  --stat                     a last line \"summary: bytes N insns N ...\"\n"
         "Exit status: 0 decoded (decode errors are in the summary), 1 bad input,\n"
         "2 bad usage.\n");
@@ -153,6 +156,8 @@ int host_cmd_summary(int argc, char **argv)
             stat = 1;
         } else if (!strcmp(a, "--tree-all")) {
             c.flags |= PTD_SUM_F_TREE_ALL;
+        } else if (!strcmp(a, "--tail")) {
+            c.flags |= PTD_SUM_F_TAIL;
         } else if (!strcmp(a, "--module")) {
             if (i + 1 >= argc || c.nmodules >= MAX_MODULES ||
                 parse_module(argv[i + 1], &mods[c.nmodules]) < 0) {

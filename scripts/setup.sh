@@ -26,8 +26,9 @@ packages=(
   lld
   # the host CLI's symbols: ELF symbol tables and DWARF line tables (--symbols)
   libdw-dev
-  # the HTML report rendered in a real browser, headless (test/names)
-  chromium
+  # the HTML report rendered in a real browser, headless, and the exports'
+  # JSON checked (test/names)
+  chromium python3
 )
 
 # One dpkg-query for all: fast enough to run before every build. Its exit

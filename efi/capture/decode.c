@@ -202,6 +202,12 @@ static void sum_line(void *ctx, const char *line, size_t len)
 
 int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture_totals *t)
 {
+    return efi_capture_summary_flags(c, last, 0, t);
+}
+
+int efi_capture_summary_flags(struct efi_capture *c, unsigned last, unsigned flags,
+                              struct efi_capture_totals *t)
+{
     static struct ptd_sum sum;
     static struct ptd_sum_module mods[SIDEBAND_MAX_IMAGES];
     /* time from the trace's timing packets with the ratios the sideband
@@ -233,6 +239,7 @@ int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture
     sc.arena_size = PTD_SUM_ARENA_SUGGESTED;
     sc.line = sum_line;
     sc.last = last;
+    sc.flags = flags;
     efi_con_puts("ptboot: trace summary begin\n");
     const struct ptd_sum_stats *st = ptd_sum_run(&sum, &sc, &d.flow);
     efi_con_printf("ptboot: trace summary end lines=%llu insns=%llu errors=%llu\n",

@@ -38,5 +38,8 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
  * --mode 64 --module BASE:SIZE:NAME...` on the dumped files. Returns 0 or -1
  * (no memory for the tables, said). */
 int efi_capture_summary(struct efi_capture *c, unsigned last, struct efi_capture_totals *t);
+/* The same with PTD_SUM_F_* flags (PTD_SUM_F_TAIL: `decode --tail`). */
+int efi_capture_summary_flags(struct efi_capture *c, unsigned last, unsigned flags,
+                              struct efi_capture_totals *t);
 
 #endif

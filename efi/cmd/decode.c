@@ -1,4 +1,4 @@
-/* `decode [--last N] [--no-summary] [--resident | DIR]`: the decode
+/* `decode [--last N] [--no-summary] [--tail] [--resident | DIR]`: the decode
  * summaries `trace` prints on the target (efi/capture/decode.h: call
  * targets with counts, the last N branches, then decoder/ptd_sum.h's
  * summaries), for a capture made earlier:
@@ -10,6 +10,8 @@
  *               code.addr (docs/capture-files.md)
  *   neither     the resident capture if this boot has one, else the
  *               newest capture named in \ptboot\last.txt
+ *   --tail      the summary's last transitions go on past the trace's end
+ *               along the static path (decoder/ptd_tail.h, PTD_SUM_F_TAIL)
  * Lines:
  *   ptboot: decode source=<resident|DIR> bytes=<n> pages=<n> images=<n>
  *   ptboot: trace decode begin ... end      (as `trace`)
@@ -21,6 +23,7 @@
 #include <efilib.h>
 
 #include "decoder/ptd_opts.h"
+#include "decoder/ptd_sum.h"
 #include "efi/app.h"
 #include "efi/capture/decode.h"
 #include "efi/capture/files.h"
@@ -130,6 +133,7 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
     static char dir[DECODE_PATH_MAX];
     unsigned last = PTB_CAPTURE_LAST_DEFAULT;
     bool no_summary = false, resident = false;
+    unsigned sum_flags = 0;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
         uint64_t n;
@@ -137,6 +141,8 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
             resident = true;
         } else if (!strcmp(argv[i], "--no-summary")) {
             no_summary = true;
+        } else if (!strcmp(argv[i], "--tail")) {
+            sum_flags |= PTD_SUM_F_TAIL;
         } else if (!strcmp(argv[i], "--last") && i + 1 < argc) {
             if (!ptd_opts_parse_u64(argv[++i], &n) || n > PTB_CAPTURE_LAST_MAX) {
                 efi_con_printf("ptboot: error: decode: --last wants 0..%u, not %s\n",
@@ -148,7 +154,7 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
             path = argv[i];
         } else {
             efi_con_printf("ptboot: error: decode: unexpected '%s'\n"
-                           "usage: ptboot.efi decode [--last N] [--no-summary] [--resident | DIR]\n",
+                           "usage: ptboot.efi decode [--last N] [--no-summary] [--tail] [--resident | DIR]\n",
                            argv[i]);
             return PTB_APP_USAGE;
         }
@@ -205,7 +211,8 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
     efi_capture_decode(&c, last, &t);
     if (!no_summary) {
         struct efi_capture_totals st;
-        if (!efi_capture_summary(&c, last, &st) && (st.insns != t.insns || st.errors != t.errors))
+        if (!efi_capture_summary_flags(&c, last, sum_flags, &st) &&
+            (st.insns != t.insns || st.errors != t.errors))
             efi_con_printf("ptboot: decode: the summary counted insns=%llu errors=%llu\n",
                            (unsigned long long)st.insns, (unsigned long long)st.errors);
     }

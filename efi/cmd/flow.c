@@ -90,6 +90,8 @@ static int parse(struct flow_args *a, int argc, char **argv)
             a->fmt_flags |= PTD_FMT_FLOW_EVENT_IP;
         } else if (!strcmp(o, "--offset")) {
             a->fmt_flags |= PTD_FMT_FLOW_OFFSET;
+        } else if (!strcmp(o, "--tail")) {
+            a->fmt_flags |= PTD_FMT_FLOW_TAIL;
         } else if (!strcmp(o, "--quiet")) {
             a->fmt_flags |= PTD_FMT_FLOW_QUIET;
         } else if (!strcmp(o, "--stat")) {
@@ -375,8 +377,12 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     }
     if (a.stat)
         efi_con_printf("insn: %llu.\n", (unsigned long long)lines.insns);
-    efi_con_printf("ptboot: flow end insns=%llu errors=%llu\n", (unsigned long long)lines.insns,
+    efi_con_printf("ptboot: flow end insns=%llu errors=%llu", (unsigned long long)lines.insns,
                    (unsigned long long)lines.errors);
+    if (a.fmt_flags & PTD_FMT_FLOW_TAIL)
+        efi_con_printf(" tail=%llu tail_end=%s", (unsigned long long)lines.tail_insns,
+                       ptd_tail_end_name(lines.tail.end));
+    efi_con_puts("\n");
     status = n < 0 ? PTB_APP_FAILED : PTB_APP_OK;
 out:
     resident_capture_close(&rc);

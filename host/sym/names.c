@@ -99,6 +99,12 @@ static struct names_module *module_at(struct names *n, uint64_t addr)
     return NULL;
 }
 
+long names_module_index(struct names *n, uint64_t addr)
+{
+    struct names_module *m = module_at(n, addr);
+    return m ? (long)(m - n->m) : -1;
+}
+
 /* Finds and reads the module's debug file, once. */
 static void resolve(struct names *n, struct names_module *m)
 {

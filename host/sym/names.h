@@ -62,6 +62,9 @@ int names_add_symbols(struct names *n, const char *path, char *err, size_t errle
  * NULL) is a file that is both its code and its debug file. -1: no memory. */
 int names_add_module(struct names *n, uint64_t base, uint64_t size, uint64_t bias, const char *name,
                      const struct sideband_image *sbi, const char *own_file);
+/* The index in n->m of the module holding addr, or -1. Modules are sorted
+ * by base on the first lookup; indices stay fixed after it. */
+long names_module_index(struct names *n, uint64_t addr);
 /* What holds addr; want_line: also the source line (costs a DWARF lookup). */
 void names_lookup(struct names *n, uint64_t addr, int want_line, struct names_hit *h);
 

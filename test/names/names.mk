@@ -8,3 +8,8 @@ TEST_OBJS_test_host_sym := $(addprefix $(B)/host/host/,code_load.o flow_image.o 
   sym/sym_elf.o sym/sym_pe.o sym/sym_search.o sym/sym_table.o)
 TEST_LIBS_test_host_sym := -ldw -lelf
 $(B)/test/test_host_sym: $(TEST_OBJS_test_host_sym) | $(B)/ptbtest.efi $(B)/ptbspin.efi
+
+# Names and exports on `make run`'s capture, the HTML report in headless
+# Chromium (one QEMU boot, ~15 s).
+TEST_SCRIPTS += test/names/capture.sh
+TEST_STEPS += $(B)/ptbtest.efi
