@@ -217,12 +217,8 @@ int host_capture_load(const char *dir, struct host_capture *cap, struct flow_opt
         fo->addr_a[i] = sb->config.filter[i].a;
         fo->addr_b[i] = sb->config.filter[i].b;
     }
-    if (tcfg) {
-        tcfg->mtc_freq = sb->config.mtc ? (uint8_t)sb->config.mtc_freq : 0;
-        tcfg->nom_freq = sb->cpu.nom_freq_valid ? (uint8_t)sb->cpu.nom_freq : 0;
-        tcfg->cpuid_0x15_eax = sb->cpu.cpuid15_eax;
-        tcfg->cpuid_0x15_ebx = sb->cpu.cpuid15_ebx;
-    }
+    if (tcfg)
+        sideband_time_config(sb, tcfg);
 
     cap->modules = calloc(sb->nimages ? sb->nimages : 1, sizeof *cap->modules);
     if (!cap->modules) {

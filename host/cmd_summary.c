@@ -255,6 +255,14 @@ int host_cmd_summary(int argc, char **argv)
     }
     if (!cap.sb)
         flow_hint_no_code(&fo, "ptboot summary", stderr);
+    /* what the capture's sideband says of the trace's ends, before the
+     * summary (which cannot tell from the packets) */
+    if (cap.sb && cap.sb->trace.wrapped)
+        printf("note: trace.wrapped 1: the ring buffer wrapped, the trace holds its newest bytes only "
+               "(from the first PSB among them); the start of the run is missing\n");
+    if (cap.sb && cap.sb->trace.stopped)
+        printf("note: trace.stopped 1: tracing stopped before the run ended (buffer full, a TraceStop "
+               "range, or ExitBootServices); the rest of the run is missing\n");
     /* the capture's images after the explicit ones */
     size_t given = c.nmodules;
     for (size_t k = 0; k < cap.nmodules && c.nmodules < MAX_MODULES; k++) {

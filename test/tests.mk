@@ -84,10 +84,11 @@ TESTS_boot       := test/scripts/qemu_run.sh test/boot/info.sh test/boot/errors.
                     test/boot/selftest.sh test/boot/shell.sh test/boot/dump.sh test/boot/flow.sh \
                     test/boot/mp.sh test/boot/images.sh test/boot/serial_dump.sh \
                     test/boot/trace.sh test/boot/trace_ebs.sh test/boot/trace_bootnext.sh \
-                    test/boot/trace_mp.sh test/boot/trace_buffer.sh \
+                    test/boot/trace_mp.sh test/boot/trace_buffer.sh test/boot/trace_irq.sh \
                     test/boot/full_volume.sh test/boot/readme_configs.sh
 TEST_NEEDS_boot  := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/ptbtest.efi $(B)/ptbspin.efi \
-                    $(B)/osloader.efi $(B)/test/efivars $(B)/test/flowgen $(B)/bench/gen_trace
+                    $(B)/osloader.efi $(B)/test/efivars $(B)/test/flowgen $(B)/bench/gen_trace \
+                    $(B)/ptbtimer.efi $(B)/vpt/vpt.so $(B)/vpt/vpt_encode $(B)/test/libipt_flow
 
 # the resident boot tracer over two boots
 TESTS_resident   := test/resident/resident.sh

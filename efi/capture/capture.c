@@ -17,6 +17,7 @@
 #include "efi/platform/uart.h"
 #include "efi/platform/watchdog.h"
 #include "efi/capture/serial_dump.h"
+#include "efi/capture/sideband_cpu.h"
 
 #define PAGE_BYTES 4096ull
 
@@ -258,6 +259,8 @@ int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_w
     memset(c->buffer, 0, c->buffer_bytes);
     efi_sideband_read_cpu(&c->sb, &c->caps, &c->plan.cfg, c->buffer_bytes);
     c->sb.unit = c->unit == CAPTURE_UNIT_HW ? SIDEBAND_UNIT_HW : SIDEBAND_UNIT_SOFT;
+    if (c->unit == CAPTURE_UNIT_SOFT)
+        sideband_set_soft_unit(&c->sb);
     if (!c->multi && c->unit == CAPTURE_UNIT_HW && c->plan.cfg.output == RTIT_OUTPUT_TOPA) {
         struct rtit_topa_layout l;
         size_t tables = (size_t)(c->plan.need.table_bytes / PAGE_BYTES);
@@ -319,6 +322,18 @@ static uint64_t soft_resume(void *ctx)
 {
     struct efi_capture *c = ctx;
     return soft_unit_resume_ip(&c->soft);
+}
+
+static int soft_interrupt(void *ctx, uint64_t handler, unsigned mode, uint64_t tsc)
+{
+    struct efi_capture *c = ctx;
+    return soft_unit_interrupt(&c->soft, handler, mode, tsc);
+}
+
+static int soft_unseen(void *ctx, uint64_t tsc)
+{
+    struct efi_capture *c = ctx;
+    return soft_unit_unseen(&c->soft, tsc);
 }
 
 static uint64_t rdtsc(void)
@@ -444,7 +459,11 @@ static void com1_report(struct efi_capture *c, bool hang)
     c->sb.trace.stopped = true;
     size_t tlen = sideband_write(&c->sb, sideband_text, sizeof sideband_text);
 
+    static struct ptd_time_config tcfg;
     memset(&r, 0, sizeof r);
+    memset(&tcfg, 0, sizeof tcfg);
+    sideband_time_config(&c->sb, &tcfg);
+    r.time = &tcfg;
     r.unit = capture_unit_name(c->unit);
     r.trace_name = "trace.pt";
     r.trace = c->trace;
@@ -711,7 +730,9 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
             .step = soft_step, .resume = soft_resume, .end = soft_end, .ctx = c,
             .self_lo = self_lo, .self_hi = self_hi, .step_all = c->step_all,
             .max_steps = c->max_steps, .entry_ip = entry_ip,
+            .interrupt = soft_interrupt, .unseen = soft_unseen,
         };
+        efi_soft_step_watch_ranges(&c->step_cfg, &c->plan.cfg);
         bool said;
         e = step_shared(c, call, arg, call_status, &said);
         if (c->ebs_reported)
@@ -739,6 +760,7 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
                        c->step.bounded, (unsigned long long)c->step.traps,
                        (unsigned long long)c->step.breakpoints, (unsigned long long)c->step.skips,
                        (unsigned long long)c->step.unexpected, (unsigned long long)c->step.skipped_self);
+        efi_soft_step_say_events(&c->step, efi_con_printf);
     } else if (c->multi) {
         if (run_hw_multi(c, call, arg, call_status))
             goto out;

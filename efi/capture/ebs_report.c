@@ -88,8 +88,8 @@ static void sum_line(void *ctx, const char *text, size_t len)
 long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out)
 {
     static struct ptd_sum sum;
-    /* time from the trace's TSC packets alone, as efi_capture_summary:
-     * the ratios MTC/CYC need are the host's business (sideband) */
+    /* time from the timing packets with the ratios the caller gives (the
+     * sideband's, as efi_capture_summary), else from TSC packets alone */
     static struct ptd_time_config tcfg;
     if (!r->sum_arena)
         return 0;
@@ -103,6 +103,8 @@ long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out)
                        (unsigned long long)r->trace_bytes);
     flow_start(r, from);
     memset(&tcfg, 0, sizeof tcfg);
+    if (r->time)
+        tcfg = *r->time;
     cfg.time = &tcfg;
     cfg.mode = 64; /* UEFI x64; MODE.Exec in PSB+ says it anyway */
     ptd_flow_init(&flow, &cfg);

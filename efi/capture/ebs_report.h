@@ -41,7 +41,7 @@
  * where it began, and counts then cover only that part), in at most
  * EBS_REPORT_SUM_BUDGET decoder steps (ptd_sum_decode; the cut line says
  * where it stopped), and its text is at most ptd_sum_text_bound() bytes
- * (105,024 with the defaults: 9.1 s at 115200 baud). The flow prints at
+ * (105,216 with the defaults: 9.1 s at 115200 baud). The flow prints at
  * most EBS_REPORT_FLOW_LINES lines (about 30 s at 115200 baud): a hardware
  * trace of the rest of the boot is millions of instructions, hours of
  * serial; past the bound it is still decoded to the end, for the counts. */
@@ -82,6 +82,8 @@ typedef void (*ebs_report_sink)(const char *s, size_t len);
 
 struct ebs_report {
     const char *unit;               /* "soft" or "hw" */
+    /* the summary's time: MTCFreq and ratios (NULL: TSC packets only) */
+    const struct ptd_time_config *time;
     const char *trace_name;         /* the flow begin line's trace= word */
     /* the trace, linear from its first PSB */
     const uint8_t *trace;

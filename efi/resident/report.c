@@ -1,6 +1,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "arch/x86/soft_unit.h"
 #include "efi/resident/report.h"
 
 #define PAGE_BYTES 4096ull
@@ -104,6 +105,13 @@ static void report_of(const struct resident_header *h, struct ebs_report *r)
     r->wrapped = h->wrapped;
     r->stopped = h->state == RESIDENT_STOPPED;
     r->images = h->image_count;
+    /* the soft unit's MTCs count its own crystal clock (soft_unit.h) */
+    static struct ptd_time_config tcfg;
+    memset(&tcfg, 0, sizeof tcfg);
+    if (h->unit == RESIDENT_UNIT_SOFT) {
+        soft_unit_time_config(h->rtit_ctl, &tcfg);
+        r->time = &tcfg;
+    }
 }
 
 long resident_report_flow(const struct resident_header *h, resident_sink out)

@@ -8,6 +8,7 @@
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/soft_unit.h"
 #include "efi/capture/image_watch.h"
+#include "efi/capture/sideband_cpu.h"
 #include "efi/capture/soft_step.h"
 #include "efi/platform/uart.h"
 #include "efi/resident/soft.h"
@@ -37,7 +38,7 @@ static int read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 /* Configures the soft unit for [base, base + size) (FilterEn range 0) over
  * the reserved buffer: one ToPA region as large as the buffer, marked STOP
  * so the start of the run is kept when it fills (SDM 36.2.6.2; a single
- * range would wrap, 36.2.6.1), branches and TSC on. */
+ * range would wrap, 36.2.6.1), branches, TSC and MTC on. */
 static int soft_configure(uint64_t base, uint64_t size)
 {
     memset(&unit_cfg, 0, sizeof unit_cfg);
@@ -51,6 +52,9 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.os = true;
     unit_cfg.branch_en = true;
     unit_cfg.tsc_en = true;
+    /* time as a CPU writes it, on the soft unit's clock (soft_unit.h) */
+    unit_cfg.mtc_en = true;
+    unit_cfg.mtc_freq = SOFT_UNIT_MTC_FREQ_DEFAULT;
     unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
     unit_cfg.range[0].start = base;
     unit_cfg.range[0].end = base + size - 1;
@@ -66,7 +70,7 @@ static int soft_configure(uint64_t base, uint64_t size)
         struct rtit_caps caps;
         rtit_caps_read(&caps, x86_cpuid_native, NULL);
         efi_sideband_read_cpu(drv.sb, &caps, &unit_cfg, hdr->buffer_bytes);
-        drv.sb->unit = SIDEBAND_UNIT_SOFT;
+        sideband_set_soft_unit(drv.sb);
     }
     hdr->filter_lo = base;
     hdr->filter_hi = base + size - 1;
@@ -129,6 +133,21 @@ static uint64_t on_resume(void *ctx)
 {
     (void)ctx;
     return soft_unit_resume_ip(&unit_state);
+}
+
+/* An interrupt or exception at a traced instruction; code run unseen. */
+static int on_interrupt(void *ctx, uint64_t handler, unsigned mode, uint64_t tsc)
+{
+    (void)ctx;
+    int action = soft_unit_interrupt(&unit_state, handler, mode, tsc);
+    publish();
+    return action;
+}
+
+static int on_unseen(void *ctx, uint64_t tsc)
+{
+    (void)ctx;
+    return soft_unit_unseen(&unit_state, tsc);
 }
 
 /* The traced image is still in memory whenever tracing ends (at its
@@ -222,7 +241,9 @@ int resident_soft_arm(const struct resident_image *im, char *err, size_t err_len
     hdr->has_target = 1;
     step_cfg = (struct efi_soft_step_config){
         .step = on_step, .resume = on_resume, .end = on_end, .entry_ip = entry,
+        .interrupt = on_interrupt, .unseen = on_unseen,
     };
+    efi_soft_step_watch_ranges(&step_cfg, &unit_cfg);
     e = efi_soft_step_arm(&step_cfg, &step_stats);
     if (e) {
         snprintf(err, err_len, "cannot arm at the entry: %s", efi_soft_step_strerror(e));

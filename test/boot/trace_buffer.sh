@@ -13,8 +13,10 @@
 #     there (the image runs on untraced and still returns EFI_SUCCESS), and
 #     the decode is exactly a prefix of the full run's, also with --tail
 #     (the static path after the last packet, docs/flow.md);
-#   - a 256-byte single-range ring on ptbtest.efi (417 bytes, one PSB at its
-#     start): it wraps, keeps no PSB, says so, and reports bytes=0 insns=0.
+#   - a 256-byte single-range ring on ptbtest.efi (PSB every 4K and no MTC:
+#     its trace, some hundred bytes more with the timer interrupts the unit
+#     records, has one PSB at its start): it wraps, keeps no PSB, says so,
+#     and reports bytes=0 insns=0.
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 for f in build/ptbspin.efi build/ptbtest.efi build/ptboot; do
@@ -22,7 +24,7 @@ for f in build/ptbspin.efi build/ptbtest.efi build/ptboot; do
 done
 name=trace-buffer
 opts="--unit soft --no-summary --last 64"
-boot_image $name "--shutdown trace $opts \\ptbspin.efi ; trace $opts buffer=4K \\ptbspin.efi ; trace $opts buffer=4K mode=stop \\ptbspin.efi ; trace $opts --no-files output=single buffer=256 \\ptbtest.efi" \
+boot_image $name "--shutdown trace $opts \\ptbspin.efi ; trace $opts buffer=4K \\ptbspin.efi ; trace $opts buffer=4K mode=stop \\ptbspin.efi ; trace $opts --no-files output=single buffer=256 psb=1 no-mtc \\ptbtest.efi" \
   build/ptbspin.efi build/ptbtest.efi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-200} boot_run $name
 # the log of command N of 4 alone in $BOOT_DIR/$name.N.txt
@@ -64,7 +66,7 @@ else
 fi
 # 4: a ring below the PSB period keeps no PSB
 if [ "$bytes4$wrapped4$stopped4$insns4$errors4" = 01000 ] &&
-   grep -q '^ptboot: trace: note: the 256-byte ring wrapped and kept no PSB: nothing to decode (buffer= above 2048 bytes, the PSB period, keeps one)$' "$BOOT_DIR/$name.4.txt" &&
+   grep -q '^ptboot: trace: note: the 256-byte ring wrapped and kept no PSB: nothing to decode (buffer= above 4096 bytes, the PSB period, keeps one)$' "$BOOT_DIR/$name.4.txt" &&
    grep -q '^(no trace: nothing from the first PSB on)$' "$BOOT_DIR/$name.4.txt"; then
   ok "$name: a 256-byte ring wraps, keeps no PSB, says so and decodes nothing"
 else
