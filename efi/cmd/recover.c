@@ -174,22 +174,21 @@ static int write_files(struct efi_app *app, const struct resident_recover *r)
         .code_addr = r->pages ? r->code_addr : NULL, .code_addr_len = r->pages * 8,
     };
     char dir[CAPTURE_FILES_DIR_MAX];
-    const char *failed = "";
-    enum efi_volume_result v = efi_capture_files_write(app->image, &in, dir, &failed);
+    /* the capture's files, each read back; what is missing is said there */
+    int whole = efi_capture_files_write(app->image, &in, "recover", dir);
+    if (whole && !dir[0])
+        return -1;
     char path[CAPTURE_FILES_DIR_MAX + 16];
     size_t len = resident_recover_text(r, text, sizeof text);
     snprintf(path, sizeof path, "%s\\recover.txt", dir);
-    if (v == PTB_VOLUME_OK) {
-        failed = "recover.txt";
-        v = efi_volume_write(app->image, path, text, len);
-    }
+    enum efi_volume_result v = efi_volume_write(app->image, path, text, len);
     if (v != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: recover: %s: %s\n", failed, efi_volume_result_name(v));
+        efi_con_printf("ptboot: error: recover: recover.txt: %s\n", efi_volume_result_name(v));
         return -1;
     }
     efi_con_printf("ptboot: recover files dir=%s trace=%llu code-pages=%llu\n", dir,
                    (unsigned long long)r->trace_len, (unsigned long long)r->pages);
-    return 0;
+    return whole ? -1 : 0;
 }
 
 static void serial_files(const struct resident_recover *r)
