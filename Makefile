@@ -14,7 +14,7 @@ HOST_CC      ?= cc
 HOST_CFLAGS  := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -I. $(EXTRA_CFLAGS)
 HOST_LDLIBS  :=
 
-# Sources compiled into build/host/libptboot.a (decoder + arch, for the host).
+# Sources compiled into build/host/libptboot.a (decoder + format + arch, for the host).
 LIB_SRCS     :=
 # Sources of the host CLI build/ptboot (host/ only; they link the library).
 HOST_SRCS    :=
@@ -33,6 +33,7 @@ EFI_SRCS     :=
 # Fragments that add sources and tests come first; host.mk, test.mk and
 # bench.mk expand those lists in rule prerequisites, so they come last.
 include decoder/decoder.mk
+include format/format.mk
 include decoder/ild.mk
 include decoder/flow.mk
 include arch/x86/arch.mk
@@ -60,7 +61,15 @@ $(B)/.setup-done: FORCE
 FORCE:
 
 .PHONY: all setup clean distclean test run image bench fuzz
-all: $(B)/ptboot $(B)/ptboot.efi
+all: $(B)/ptboot $(B)/ptboot.efi $(B)/.layers-ok
+
+# Who may include whom (docs/architecture.md): any #include crossing the
+# layering fails the build.
+LAYER_FILES = $(wildcard decoder/*.[ch] format/*.[ch] arch/*/*.[ch] efi/*.[chS] efi/*/*.[chS] host/*.[ch])
+$(B)/.layers-ok: scripts/check-layers.sh $(LAYER_FILES)
+	@mkdir -p $(B)
+	@bash scripts/check-layers.sh
+	@touch $@
 setup: $(B)/.setup-done
 
 # `clean` keeps the newlib build (minutes to redo); `distclean` removes all.

@@ -16,7 +16,7 @@ UNIT_TESTS += test_soft_unit
 # ---- the software unit against flowgen's ground truth (test/tracer/) ----
 # flowgen.c is compiled into the test (its generator, executor and decoder
 # drivers), with ASan+UBSan over the unit, the decoder and the arch sources.
-SOFT_FLOWGEN_ARCH := arch/x86/soft_unit.c arch/x86/rtit_linear.c arch/x86/rtit_config.c arch/x86/rtit_topa.c
+SOFT_FLOWGEN_ARCH := arch/x86/soft_unit.c arch/x86/rtit_linear.c arch/x86/rtit_config.c arch/x86/rtit_topa.c arch/x86/x86_paging.c
 $(B)/test/soft_flowgen: test/tracer/soft_flowgen.c test/flow/flowgen.c $(FLOW_IMAGE_SRCS) $(DECODER_SRCS) \
                         $(SOFT_FLOWGEN_ARCH) $(wildcard decoder/*.h arch/x86/*.h) | $(B)/.setup-done
 	@mkdir -p $(@D)

@@ -380,16 +380,15 @@ static int ebs_read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
     while (done < size) {
         uint64_t a = ip + done, page = a & ~(PAGE_BYTES - 1);
         size_t i = hint;
-        if (i >= w->snap_used || w->snap_addr[i] != page)
-            for (i = 0; i < w->snap_used && w->snap_addr[i] != page; i++)
-                ;
-        if (i == w->snap_used)
+        if (i >= w->snap.count || code_dump_addr(w->snap.addr, i) != page)
+            i = code_dump_find(&w->snap, page);
+        if (i == w->snap.count)
             break;
         hint = i;
         size_t off = (size_t)(a - page), take = (size_t)PAGE_BYTES - off;
         if (take > size - done)
             take = size - done;
-        memcpy(buf + done, w->snap + i * PAGE_BYTES + off, take);
+        memcpy(buf + done, w->snap.pages + i * PAGE_BYTES + off, take);
         done += take;
     }
     return (int)done;
@@ -447,11 +446,11 @@ static void ebs_report(struct efi_capture *c)
         r.filter_lo[r.nfilter] = g->start;
         r.filter_hi[r.nfilter++] = g->end;
     }
-    size_t pages = c->watching ? c->watch.snap_used : 0;
+    size_t pages = c->watching ? c->watch.snap.count : 0;
     r.pages = pages;
     r.files = c->ebs_files;
-    r.code = pages ? c->watch.snap : NULL;
-    r.code_addr = pages ? c->watch.snap_addr : NULL;
+    r.code = pages ? c->watch.snap.pages : NULL;
+    r.code_addr = pages ? c->watch.snap.addr : NULL;
     r.code_pages = pages;
     if (tlen < sizeof sideband_text) {
         r.sideband = sideband_text;
@@ -705,14 +704,14 @@ gone:
 int efi_capture_code(struct efi_capture *c)
 {
     const struct efi_image_watch *w = &c->watch;
-    size_t n = c->watching ? w->snap_used : 0;
+    size_t n = c->watching ? w->snap.count : 0;
     c->page_table_pages = pages_for(n * sizeof(struct code_page) + 1);
     if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, c->page_table_pages, &c->page_table))) {
         c->page_table_pages = 0;
         return -1;
     }
     code_image_init(&c->code, (struct code_page *)(UINTN)c->page_table, n);
-    if (n && code_image_add_dump(&c->code, w->snap, n * CODE_PAGE_BYTES, (const uint8_t *)w->snap_addr,
+    if (n && code_image_add_dump(&c->code, w->snap.pages, n * CODE_PAGE_BYTES, (const uint8_t *)w->snap.addr,
                                  n * sizeof(uint64_t)))
         return -1;
     return code_image_finish(&c->code) ? -1 : 0;
@@ -755,11 +754,11 @@ int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
 {
     char dir[CAPTURE_FILES_DIR_MAX] = "";
     const char *failed = NULL;
-    size_t pages = c->watching ? c->watch.snap_used : 0;
+    size_t pages = c->watching ? c->watch.snap.count : 0;
     struct capture_files_in in = {
         .sb = &c->sb, .trace = c->trace, .trace_len = (size_t)c->trace_bytes,
-        .code_dump = pages ? c->watch.snap : NULL, .code_dump_len = pages * CODE_PAGE_BYTES,
-        .code_addr = pages ? (const uint8_t *)c->watch.snap_addr : NULL,
+        .code_dump = pages ? c->watch.snap.pages : NULL, .code_dump_len = pages * CODE_PAGE_BYTES,
+        .code_addr = pages ? (const uint8_t *)c->watch.snap.addr : NULL,
         .code_addr_len = pages * sizeof(uint64_t),
     };
     enum efi_volume_result r = efi_capture_files_write(image, &in, dir, &failed);
@@ -807,15 +806,15 @@ int efi_capture_serial_dump(struct efi_capture *c)
         efi_con_puts("ptboot: error: trace: the sideband text does not fit its buffer\n");
         return -1;
     }
-    size_t pages = c->watching ? c->watch.snap_used : 0;
+    size_t pages = c->watching ? c->watch.snap.count : 0;
     static struct efi_dump_file files[4 + EFI_MP_MAX_CPUS + 1];
     static char names[EFI_MP_MAX_CPUS][24];
     static char cpus[EFI_MP_MAX_CPUS * 160];
     size_t nf = 0;
     files[nf++] = (struct efi_dump_file){ "trace.pt", c->trace, (size_t)c->trace_bytes, PTD_FRAME_KIND_PT };
-    files[nf++] = (struct efi_dump_file){ "code.dump", c->watching ? c->watch.snap : NULL,
+    files[nf++] = (struct efi_dump_file){ "code.dump", c->watching ? c->watch.snap.pages : NULL,
                                           pages * CODE_PAGE_BYTES, PTD_FRAME_KIND_RAW };
-    files[nf++] = (struct efi_dump_file){ "code.addr", c->watching ? (const void *)c->watch.snap_addr : NULL,
+    files[nf++] = (struct efi_dump_file){ "code.addr", c->watching ? (const void *)c->watch.snap.addr : NULL,
                                           pages * sizeof(uint64_t), PTD_FRAME_KIND_RAW };
     files[nf++] = (struct efi_dump_file){ "sideband.txt", text, tlen, PTD_FRAME_KIND_RAW };
     /* --cpus: the same extra files as on the stick */

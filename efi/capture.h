@@ -32,10 +32,10 @@
 #include "arch/x86/rtit_linear.h"
 #include "arch/x86/rtit_seq.h"
 #include "arch/x86/soft_unit.h"
-#include "efi/code_image.h"
+#include "format/code_image.h"
 #include "efi/image_watch.h"
 #include "efi/mp.h"
-#include "efi/sideband.h"
+#include "format/sideband.h"
 #include "efi/soft_step.h"
 
 #define EFI_CAPTURE_MAX_TARGETS 4   /* FilterEn ranges: RTIT_MAX_RANGES */

@@ -5,7 +5,7 @@
 #include <efilib.h>
 
 #include "efi/capture_files.h"
-#include "efi/code_image.h"
+#include "format/code_image.h"
 
 /* Finds the first unused \ptboot\capNNN and creates it. */
 static enum efi_volume_result new_dir(EFI_HANDLE image, char dir[CAPTURE_FILES_DIR_MAX])

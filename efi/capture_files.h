@@ -2,7 +2,7 @@
  * directory `ptboot flow --capture DIR` reads:
  *
  *   \ptboot\capNNN\trace.pt      the trace, linear, from its first PSB
- *   \ptboot\capNNN\sideband.txt  efi/sideband.h's text form
+ *   \ptboot\capNNN\sideband.txt  format/sideband.h's text form
  *   \ptboot\capNNN\code.dump     code snapshot: 4 KiB pages
  *   \ptboot\capNNN\code.addr     one little-endian u64 address per page
  *   \ptboot\last.txt             "capNNN\n": the newest capture
@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <efi.h>
 
-#include "efi/sideband.h"
+#include "format/sideband.h"
 #include "efi/volume.h"
 
 #define CAPTURE_FILES_ROOT "\\ptboot"
@@ -28,9 +28,9 @@ struct capture_files_in {
     const struct sideband *sb;       /* required */
     const uint8_t *trace;            /* linear trace from a PSB (arch/x86/rtit_linear.h) */
     size_t trace_len;                /* 0: an empty trace.pt */
-    /* the code snapshot as a page dump (efi/code_image.h): 4 KiB pages and
+    /* the code snapshot as a page dump (format/code_image.h): 4 KiB pages and
      * one little-endian u64 address per page, e.g. efi_capture_page_dump's
-     * or an image watcher's (snap, snap_addr, snap_used); NULL/0: none */
+     * or an image watcher's (its struct code_dump snap); NULL/0: none */
     const uint8_t *code_dump;
     size_t code_dump_len;
     const uint8_t *code_addr;

@@ -31,7 +31,7 @@
 #include "decoder/ptd_time.h"
 #include "arch/x86/cpuid.h"
 #include "efi/app.h"
-#include "efi/code_image.h"
+#include "format/code_image.h"
 #include "efi/console.h"
 #include "efi/memmap.h"
 #include "efi/resident_capture.h"

@@ -23,10 +23,10 @@
 #include "arch/x86/pt_caps.h"
 #include "efi/app.h"
 #include "efi/capture_files.h"
-#include "efi/code_image.h"
+#include "format/code_image.h"
 #include "efi/console.h"
 #include "efi/image_watch.h"
-#include "efi/sideband.h"
+#include "format/sideband.h"
 
 /* The snapshot of --save: this app's image and a loaded file fit. */
 #define IMAGES_SNAPSHOT_BYTES (4u << 20)
@@ -117,10 +117,9 @@ static int save(struct efi_app *app, const char *load)
                            (ull)sb.images[i].base, (ull)sb.images[i].size,
                            sideband_flags_str(sb.images[i].flags, flags, sizeof flags),
                            sb.images[i].name);
-    /* the watcher's snapshot is a page dump already (addresses stored
-     * little-endian: this is x86) */
-    struct capture_files_in in = { &sb, NULL, 0, w.snap, w.snap_used * CODE_PAGE_BYTES,
-                                   (const uint8_t *)w.snap_addr, w.snap_used * sizeof(uint64_t) };
+    /* the watcher's snapshot is a code dump already */
+    struct capture_files_in in = { &sb, NULL, 0, w.snap.pages, code_dump_pages_bytes(&w.snap),
+                                   (const uint8_t *)w.snap.addr, code_dump_addr_bytes(&w.snap) };
     enum efi_volume_result r = efi_capture_files_write(app->image, &in, dir, &failed);
     if (r != EFI_VOLUME_OK) {
         efi_con_printf("ptboot: error: images: writing %s%s%s: %s\n", dir, dir[0] ? "\\" : "",
@@ -128,7 +127,7 @@ static int save(struct efi_app *app, const char *load)
         status = EFI_APP_FAILED;
     } else {
         efi_con_printf("ptboot: capture dir=%s images=%u notified=%u snapshot_pages=%u skipped=%u\n",
-                       dir, (unsigned)sb.nimages, w.notified, (unsigned)w.snap_used, w.snap_skipped);
+                       dir, (unsigned)sb.nimages, w.notified, (unsigned)w.snap.count, w.snap_skipped);
     }
     efi_image_watch_free(&w);
     return status;

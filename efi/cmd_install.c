@@ -20,7 +20,7 @@
 #include "arch/x86/capture_plan.h"
 #include "efi/app.h"
 #include "efi/console.h"
-#include "efi/load_option.h"
+#include "format/load_option.h"
 #include "efi/resident.h"
 #include "efi/volume.h"
 

@@ -54,7 +54,7 @@
 #include "efi/capture.h"
 #include "efi/capture_decode.h"
 #include "efi/console.h"
-#include "efi/load_option.h"
+#include "format/load_option.h"
 #include "efi/soft_step.h"
 
 #define TRACE_MAX_WORDS 32

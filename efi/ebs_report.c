@@ -6,6 +6,7 @@
 #include "decoder/ptd_frame.h"
 #include "decoder/ptd_time.h"
 #include "efi/ebs_report.h"
+#include "format/code_image.h"
 
 #define PAGE_BYTES 4096ull
 
@@ -158,7 +159,7 @@ static void dump_files(const struct ebs_report *r, ebs_report_sink out)
         const uint64_t *a = r->code_addr;
         if (!a) {
             for (size_t i = 0; i < pages; i++)
-                addrs[i] = r->code_base + i * PAGE_BYTES; /* x86: already little-endian */
+                code_dump_set_addr(addrs, i, r->code_base + i * PAGE_BYTES);
             a = addrs;
         }
         frame_file(out, 2, "code.dump", r->code, pages * PAGE_BYTES, PTD_FRAME_KIND_RAW);

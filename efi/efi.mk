@@ -91,7 +91,8 @@ TEST_STEPS += $(B)/ptbtest.efi
 TEST_STEPS += $(B)/bench/gen_trace
 UNIT_TESTS += test_ptd_opts
 
-# The UEFI-free parts of efi/ also go into the host library, so the unit
-# tests run exactly the code the app runs.
-LIB_SRCS += efi/args.c efi/memrange.c efi/code_image.c
+# The UEFI-free parts of efi/ are compiled into their unit tests, so the
+# tests run exactly the code the app runs (the host library takes none).
 UNIT_TESTS += test_efi_args test_efi_memrange test_efi_code_image
+TEST_OBJS_test_efi_args := $(B)/test/obj/efi/args.o
+$(B)/test/test_efi_args: $(TEST_OBJS_test_efi_args)

@@ -5,10 +5,11 @@
 #include <efilib.h>
 
 #include "arch/x86/rtit_decode_params.h"
-#include "efi/code_image.h"
+#include "format/code_image.h"
 #include "efi/image_watch.h"
 #include "efi/msr_safe.h"
-#include "efi/pe_info.h"
+#include "format/pe_info.h"
+#include "efi/sideband_cpu.h"
 
 /* ---- naming one image ---------------------------------------------------- */
 
@@ -182,7 +183,7 @@ int efi_image_watch_snapshot(struct efi_image_watch *w, uint64_t base, uint64_t 
     if (size == 0 || end < base)
         return -1;
     size_t pages = (size_t)((end - first + CODE_PAGE_BYTES - 1) / CODE_PAGE_BYTES);
-    if (pages > w->snap_cap - w->snap_used || w->nranges >= SIDEBAND_MAX_IMAGES) {
+    if (pages > w->snap.cap - w->snap.count || w->nranges >= SIDEBAND_MAX_IMAGES) {
         w->snap_skipped++;
         return -1;
     }
@@ -200,8 +201,8 @@ int efi_image_watch_snapshot(struct efi_image_watch *w, uint64_t base, uint64_t 
                 break;
         if (k < w->nranges)
             continue;
-        memcpy(w->snap + w->snap_used * CODE_PAGE_BYTES, (const void *)(UINTN)a, CODE_PAGE_BYTES);
-        w->snap_addr[w->snap_used++] = a;
+        if (code_dump_add(&w->snap, a, (const uint8_t *)(UINTN)a) != CODE_IMAGE_OK)
+            break; /* cannot happen: aligned, and the room was checked */
         copied++;
     }
     w->range_lo[w->nranges] = first;
@@ -265,9 +266,8 @@ int efi_image_watch_start(struct efi_image_watch *w, struct sideband *sb, size_t
         w->snap_mem_pages = pages + addr_pages;
         if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, mem_type, w->snap_mem_pages, &w->snap_mem)))
             return -1;
-        w->snap = (uint8_t *)(UINTN)w->snap_mem;
-        w->snap_addr = (uint64_t *)(UINTN)(w->snap_mem + pages * CODE_PAGE_BYTES);
-        w->snap_cap = pages;
+        code_dump_init(&w->snap, (uint8_t *)(UINTN)w->snap_mem,
+                       (uint64_t *)(UINTN)(w->snap_mem + pages * CODE_PAGE_BYTES), pages);
     }
 
     /* The images there already. */
@@ -330,9 +330,7 @@ void efi_image_watch_free(struct efi_image_watch *w)
     if (w->snap_mem)
         BS->FreePages(w->snap_mem, w->snap_mem_pages);
     w->snap_mem = 0;
-    w->snap = NULL;
-    w->snap_addr = NULL;
-    w->snap_cap = w->snap_used = 0;
+    code_dump_init(&w->snap, NULL, NULL, 0);
 }
 
 /* ---- CPU facts -------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* The images of a capture (the sideband's image table, efi/sideband.h):
+/* The images of a capture (the sideband's image table, format/sideband.h):
  * those already loaded when tracing starts (LocateHandleBuffer on
  * EFI_LOADED_IMAGE_PROTOCOL) and every image loaded while tracing, recorded
  * when it is loaded (RegisterProtocolNotify on the same protocol, UEFI 2.10
@@ -17,7 +17,7 @@
  *     efi_image_watch_snapshot(&w, base, size, SIDEBAND_IMG_TARGET);  // before StartImage
  *     ... trace ...
  *     efi_image_watch_stop(&w);           // images gone now are flagged "unloaded"
- *     efi_capture_files_write(...)        // efi/capture_files.h: w.snap, w.snap_addr, w.snap_used
+ *     efi_capture_files_write(...)        // efi/capture_files.h: w.snap (a code dump)
  *     efi_image_watch_free(&w);
  *
  * Why the snapshot memory is taken once, up front: the notify function runs
@@ -40,7 +40,8 @@
 
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_config.h"
-#include "efi/sideband.h"
+#include "format/code_image.h"
+#include "format/sideband.h"
 
 /* flags of efi_image_watch_start */
 enum {
@@ -56,11 +57,8 @@ struct efi_image_watch {
     bool active;
     /* the handle of each sideband row (for the unload check at stop) */
     EFI_HANDLE handle[SIDEBAND_MAX_IMAGES];
-    /* the code snapshot: page data and one address per page, in the
-     * page-dump format (efi/code_image.h) */
-    uint8_t *snap;          /* snap_cap pages */
-    uint64_t *snap_addr;    /* snap_cap addresses */
-    size_t snap_cap, snap_used;
+    /* the code snapshot, a code dump (format/code_image.h) */
+    struct code_dump snap;
     EFI_PHYSICAL_ADDRESS snap_mem;
     UINTN snap_mem_pages;
     uint64_t range_lo[SIDEBAND_MAX_IMAGES], range_hi[SIDEBAND_MAX_IMAGES]; /* snapshotted */

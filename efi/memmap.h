@@ -1,10 +1,10 @@
 /* The RAM the firmware's memory map describes, as readable ranges
- * (efi/memrange.h). Taken once before decoding live memory. */
+ * (format/memrange.h). Taken once before decoding live memory. */
 #ifndef PTBOOT_EFI_MEMMAP_H
 #define PTBOOT_EFI_MEMMAP_H
 
 #include <efi.h>
-#include "efi/memrange.h"
+#include "format/memrange.h"
 
 /* Fills m (storage from the caller) with the RAM ranges of the current
  * memory map. Returns EFI_SUCCESS, or the firmware's error; on

@@ -98,7 +98,7 @@ struct resident_header {
      * decoding later in the same boot reads the code that ran. */
     uint64_t snapshot, snapshot_bytes;
     uint32_t snapshot_taken, reserved1;
-    /* The capture's sideband (efi/sideband.h text form: unit, CPU facts,
+    /* The capture's sideband (format/sideband.h text form: unit, CPU facts,
      * configuration, trace facts, images), written when tracing stops. */
     uint64_t sideband_text, sideband_text_cap, sideband_text_bytes;
     uint32_t image_count;        /* images recorded (at most RESIDENT_IMAGES_MAX) */

@@ -5,6 +5,7 @@
 #include "efi/console.h"
 #include "efi/resident_capture.h"
 #include "efi/resident_report.h"
+#include "format/code_image.h"
 
 #define PAGE_BYTES 4096ull
 /* At most this much code goes into a capture's page dump. */
@@ -52,19 +53,13 @@ static bool still_loaded(const struct resident_image *im)
     return size_of_image == im->size;
 }
 
-/* Appends [lo, lo + bytes) (page aligned) from src to the page dump. */
-static void add_pages(struct resident_capture *rc, size_t cap, uint64_t lo, const uint8_t *src,
-                      uint64_t bytes)
+/* Appends [lo, lo + bytes) (page aligned) from src to the code dump,
+ * each page once. */
+static void add_pages(struct code_dump *d, uint64_t lo, const uint8_t *src, uint64_t bytes)
 {
-    for (uint64_t off = 0; off < bytes && rc->pages < cap; off += PAGE_BYTES) {
-        bool dup = false;
-        for (size_t i = 0; i < rc->pages && !dup; i++)
-            dup = rc->code_addr[i] == lo + off;
-        if (dup)
-            continue;
-        memcpy(rc->code_dump + rc->pages * PAGE_BYTES, src + off, PAGE_BYTES);
-        rc->code_addr[rc->pages++] = lo + off;
-    }
+    for (uint64_t off = 0; off < bytes && d->count < d->cap; off += PAGE_BYTES)
+        if (code_dump_find(d, lo + off) == d->count)
+            code_dump_add(d, lo + off, src + off);
 }
 
 int resident_capture_open(struct resident_capture *rc, const struct resident_header *h, const char *who)
@@ -90,8 +85,10 @@ int resident_capture_open(struct resident_capture *rc, const struct resident_hea
     }
     rc->code_dump = (uint8_t *)(uintptr_t)rc->mem;
     rc->code_addr = (uint64_t *)(uintptr_t)(rc->mem + cap * PAGE_BYTES);
+    struct code_dump d;
+    code_dump_init(&d, rc->code_dump, rc->code_addr, cap);
     if (h->snapshot_taken)
-        add_pages(rc, cap, h->target.base & ~(PAGE_BYTES - 1), (const uint8_t *)(uintptr_t)h->snapshot,
+        add_pages(&d, h->target.base & ~(PAGE_BYTES - 1), (const uint8_t *)(uintptr_t)h->snapshot,
                   h->snapshot_bytes);
     if (h->unit == RESIDENT_UNIT_HW)
         for (uint32_t i = 0; i < n; i++) {
@@ -100,8 +97,9 @@ int resident_capture_open(struct resident_capture *rc, const struct resident_hea
                 continue;
             uint64_t lo = im->base & ~(PAGE_BYTES - 1);
             uint64_t bytes = (im->base + im->size - lo + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1);
-            add_pages(rc, cap, lo, (const uint8_t *)(uintptr_t)lo, bytes);
+            add_pages(&d, lo, (const uint8_t *)(uintptr_t)lo, bytes);
         }
+    rc->pages = d.count;
     return 0;
 }
 

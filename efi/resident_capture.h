@@ -2,7 +2,7 @@
  * (docs/resident.md): the header found through the configuration table
  * (PTBOOT_RESIDENT_GUID, UEFI 2.10 section 4.6), tracing stopped first if
  * still on, and the capture as the app's other commands take one: the
- * trace bytes, the sideband, and the code as a page dump (efi/code_image.h
+ * trace bytes, the sideband, and the code as a page dump (format/code_image.h
  * format: the target's snapshot and, for the hardware unit, every
  * recorded image still in memory). Used by `resident`, `dump --resident`,
  * `flow --resident` and `decode`. */
@@ -14,7 +14,7 @@
 #include <efi.h>
 
 #include "efi/resident.h"
-#include "efi/sideband.h"
+#include "format/sideband.h"
 
 struct resident_capture {
     const uint8_t *trace;       /* the trace, from the buffer's start */

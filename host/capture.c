@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "efi/code_image.h"
+#include "format/code_image.h"
 #include "host/capture.h"
 
 static int failf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -175,17 +175,10 @@ static int print_raw_args(const struct host_capture *cap, FILE *to, char *err, s
     }
     size_t n = len / 8, i = 0;
     while (i < n) {
-        uint64_t base = 0;
-        for (int b = 0; b < 8; b++)
-            base |= (uint64_t)addr[i * 8 + b] << (8 * b);
+        uint64_t base = code_dump_addr(addr, i);
         size_t j = i + 1;
-        for (; j < n; j++) {
-            uint64_t a = 0;
-            for (int b = 0; b < 8; b++)
-                a |= (uint64_t)addr[j * 8 + b] << (8 * b);
-            if (a != base + (uint64_t)(j - i) * CODE_PAGE_BYTES)
-                break;
-        }
+        while (j < n && code_dump_addr(addr, j) == base + (uint64_t)(j - i) * CODE_PAGE_BYTES)
+            j++;
         fprintf(to, " --raw %s:0x%zx-0x%zx:0x%llx", dump, i * CODE_PAGE_BYTES,
                 j * CODE_PAGE_BYTES, (unsigned long long)base);
         i = j;

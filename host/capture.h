@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "decoder/ptd_time.h"
-#include "efi/sideband.h"
+#include "format/sideband.h"
 #include "host/flow_opts.h"
 
 #define HOST_CAPTURE_TRACE "trace.pt"

@@ -2,6 +2,7 @@
  * entries rtit_start() would perform for a configuration on the CPU of a
  * recorded CPUID dump, or the rule that forbids the configuration.
  * Options are documented in docs/plan.md. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,8 @@ static void plan_usage(FILE *out)
 "Prints the ToPA entries ('topa <table> <index> 0x<entry>') and MSR writes\n"
 "('wrmsr 0x<msr> 0x<value>', in order) that starting Intel PT with this\n"
 "configuration performs on the CPU of FILE (a 'cpuid -r -1' or AIDA64 dump), or\n"
-"'refused <rule> ...' and exit status 1 when a real CPU would fault.\n"
+"'refused <rule> ...' and exit status 1 when a real CPU would fault or would\n"
+"not do what was asked; a 'note: ...' line says when a default was adjusted.\n"
 "\n"
 "output:\n"
 "  --output topa|single     output scheme (default: topa if enumerated)\n"
@@ -41,7 +43,8 @@ static void plan_usage(FILE *out)
 "  --mode ring|stop         ToPA: wrap around, or stop when full (ring)\n"
 "  --single-size SIZE       single-range size (4K)\n"
 "  --buffer-base ADDR       physical base of the regions/range (0x40000000)\n"
-"  --table-base ADDR        physical base of the first ToPA table (0x3ff00000)\n"
+"  --table-base ADDR        physical base of the first ToPA table (0x3ff00000;\n"
+"                           below the buffer when more tables are needed)\n"
 "packets:\n"
 "  --user, --no-os          trace CPL>0 / do not trace CPL0 (default: OS only)\n"
 "  --no-branch              BranchEn=0 (no COFI packets)\n"
@@ -56,6 +59,9 @@ static void plan_usage(FILE *out)
 "  --filter N:START:END     ADDRn_CFG=1 (trace only inside [START,END])\n"
 "  --trace-stop N:START:END ADDRn_CFG=2 (stop tracing on entering it)\n"
 "  --range-cfg N:CFG:START:END  ADDRn_CFG=CFG (any encoding)\n"
+"                           (each range N once; START <= END)\n"
+"  --la57                   the firmware runs 5-level paging (CR4.LA57=1):\n"
+"                           filters take 57-bit addresses (default 4-level)\n"
 "SIZE and ADDR take decimal or 0x hex, SIZE also a K, M or G suffix.\n");
 }
 
@@ -100,14 +106,26 @@ int host_cmd_plan(int argc, char **argv)
 	rtit_config_default(&cfg, &caps);
 	cfg.buffer_phys = RTIT_PLAN_DEFAULT_BUFFER;
 	cfg.table_phys = RTIT_PLAN_DEFAULT_TABLE;
+	bool table_given = false;
 
 	/* Second pass: the configuration options (arch/x86/rtit_options.h),
 	 * as --name, --name VALUE or --name=VALUE. */
 	for (i = 1; i < argc; i++) {
-		char name[64], err[160];
+		char name[64], err[256];
 		const char *o = argv[i], *value = NULL, *eq;
 		if (!strcmp(o, "--cpuid")) {
 			i++;
+			continue;
+		}
+		if (!strcmp(o, "--la57")) {
+			/* CR4.LA57 is the firmware's, not the CPU's: only the
+			 * user knows it here (the app reads CR4 on target) */
+			if (!caps.la57) {
+				fprintf(stderr, "ptboot plan: --la57: the CPU of %s has no 5-level paging (CPUID.(7,0).ECX[16]=0)\n",
+					file);
+				return 2;
+			}
+			caps.paging_la57 = true;
 			continue;
 		}
 		if (strncmp(o, "--", 2) || strlen(o + 2) >= sizeof(name)) {
@@ -136,6 +154,18 @@ int host_cmd_plan(int argc, char **argv)
 		if (rtit_option_apply(&cfg, name, value, err, sizeof(err))) {
 			fprintf(stderr, "ptboot plan: %s\n", err);
 			return 2;
+		}
+		table_given |= !strcmp(name, "table-base");
+	}
+	/* A default never puts a table inside the output; an address given
+	 * is kept and judged (topa-table-overlap). */
+	if (!table_given) {
+		bool moved;
+		cfg.table_phys = rtit_plan_default_table(&cfg, &caps, &moved);
+		if (moved) {
+			char note[200];
+			rtit_plan_default_table_note(note, sizeof(note), &cfg, &caps);
+			printf("note: %s\n", note);
 		}
 	}
 

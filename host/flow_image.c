@@ -7,9 +7,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "format/code_image.h"
 #include "host/flow_image.h"
 
-#define PAGE 4096u
+#define PAGE CODE_PAGE_BYTES
 
 static int fail(struct flow_image *img, const char *fmt, ...)
 {
@@ -156,25 +157,16 @@ int flow_image_add_buf(struct flow_image *img, uint64_t base, const uint8_t *buf
     return insert(img, base, buf, size);
 }
 
-struct page_ref {
-    uint64_t addr;
-    size_t idx;
-};
-
-static int page_cmp(const void *a, const void *b)
-{
-    const struct page_ref *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
+/* The pages through format/'s code dump reader, which checks them (sizes,
+ * 4 KiB alignment, each address once) as the target does; runs of
+ * consecutive addresses become one segment each. */
 int flow_image_add_pages(struct flow_image *img, const char *prefix)
 {
     char path[4096];
     uint8_t *dump = NULL, *addr = NULL;
     size_t dsize, asize, n, i, j;
-    struct page_ref *refs;
+    struct code_page *pages;
+    struct code_image ci;
     int rc = 0;
 
     snprintf(path, sizeof(path), "%s.dump", prefix);
@@ -185,48 +177,40 @@ int flow_image_add_pages(struct flow_image *img, const char *prefix)
         free(dump);
         return -1;
     }
-    if (asize % 8 || dsize != (asize / 8) * PAGE) {
-        free(dump);
-        free(addr);
-        return fail(img, "%s: %zu addresses for %zu bytes of pages (want 8 bytes per 4 KiB page)",
-                    prefix, asize / 8, dsize);
-    }
     n = asize / 8;
-    refs = calloc(n ? n : 1, sizeof(*refs));
-    if (!refs) {
+    pages = calloc(n ? n : 1, sizeof(*pages));
+    if (!pages) {
         free(dump);
         free(addr);
         return fail(img, "out of memory");
     }
-    for (i = 0; i < n; i++) {
-        uint64_t a = 0;
-        for (j = 0; j < 8; j++)
-            a |= (uint64_t)addr[i * 8 + j] << (8 * j);
-        refs[i].addr = a;
-        refs[i].idx = i;
-    }
-    qsort(refs, n, sizeof(*refs), page_cmp);
-    /* runs of consecutive pages become one segment; a repeated address
-     * keeps its last page */
-    for (i = 0; i < n && rc == 0;) {
-        size_t k = i, cnt;
+    code_image_init(&ci, pages, n);
+    int e = code_image_add_dump(&ci, dump, dsize, addr, asize);
+    if (e == CODE_IMAGE_OK)
+        e = code_image_finish(&ci);
+    if (e == CODE_IMAGE_E_SIZES)
+        rc = fail(img, "%s: %zu addresses for %zu bytes of pages (want 8 bytes per 4 KiB page)",
+                  prefix, asize / 8, dsize);
+    else if (e != CODE_IMAGE_OK)
+        rc = fail(img, "%s: %s", prefix, code_image_strerror(e));
+    /* ci.pages is sorted by address now */
+    for (i = 0; rc == 0 && i < ci.count;) {
+        size_t k = i;
         uint8_t *run;
-        while (k + 1 < n && (refs[k + 1].addr == refs[k].addr + PAGE ||
-                             refs[k + 1].addr == refs[k].addr))
+        while (k + 1 < ci.count && pages[k + 1].addr == pages[k].addr + PAGE)
             k++;
-        cnt = (size_t)((refs[k].addr - refs[i].addr) / PAGE + 1);
-        run = malloc(cnt * PAGE);
+        run = malloc((k - i + 1) * PAGE);
         if (!run) {
             rc = fail(img, "out of memory");
             break;
         }
         for (j = i; j <= k; j++)
-            memcpy(run + (refs[j].addr - refs[i].addr), dump + refs[j].idx * PAGE, PAGE);
-        rc = insert(img, refs[i].addr, run, cnt * PAGE);
+            memcpy(run + (j - i) * PAGE, pages[j].data, PAGE);
+        rc = insert(img, pages[i].addr, run, (k - i + 1) * PAGE);
         free(run);
         i = k + 1;
     }
-    free(refs);
+    free(pages);
     free(dump);
     free(addr);
     return rc;

@@ -1,6 +1,7 @@
-/* Host-side code images for the flow tools: pages from a page dump
+/* Host-side code images for the flow tools: pages from a code dump
  * (PREFIX.dump = concatenated 4 KiB pages, PREFIX.addr = one little-endian
- * u64 virtual address per page) and raw files (ptxed's --raw
+ * u64 virtual address per page, read and checked by format/code_image.h)
+ * and raw files (ptxed's --raw
  * FILE[:FROM[-TO]]:BASE), as sorted, merged segments with one read
  * function usable as libptd's memory callback and as libipt's image
  * callback. Also used by test/ref/libipt_flow.c and the benchmarks. */

@@ -1,6 +1,7 @@
-# Host build: the library (decoder + arch compiled for Linux) and the CLI.
+# Host build: the library (decoder + arch compiled for Linux) and the CLI
+# (which does not link libipt: the benchmarks against it are bench/).
 HOST_SRCS += $(wildcard host/*.c)
-HOST_LDLIBS += -lipt -lZydis
+HOST_LDLIBS += -lZydis
 
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/host/%.o)
 HOST_OBJS = $(HOST_SRCS:%.c=$(B)/host/%.o)

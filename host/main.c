@@ -18,7 +18,7 @@ static const struct host_command host_commands[] = {
     { "flow", host_cmd_flow, "instruction flow of a trace, in libipt ptxed's format" },
     { "summary", host_cmd_summary, "decode summary: call tree, time per image, hot blocks, last branches" },
     { "serial", host_cmd_serial, "recover the files of a serial dump from a serial log, and decode them" },
-    { "bench", host_cmd_bench, "packet-layer and flow throughput against libipt, in one run" },
+    { "bench", host_cmd_bench, "packet-layer and flow throughput against libipt (runs build/ptboot-bench)" },
 };
 #define HOST_COMMAND_COUNT (sizeof host_commands / sizeof host_commands[0])
 

@@ -1,5 +1,6 @@
 #include "host/plan_capture.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static int usage(void)
 {
 	fprintf(stderr,
 "usage: ptboot plan --cpuid FILE --capture trace|resident [--unit hw|soft]\n"
-"                   [--image BASE:SIZE]... [words]\n"
+"                   [--image BASE:SIZE]... [--la57] [words]\n"
+"--la57: the firmware runs 5-level paging (CR4.LA57=1; default 4-level)\n"
 "words (docs/capture-plan.md): buffer=SIZE no-mtc no-filter cpus=N|all\n"
 "  unit=hw|soft and every configuration word of `ptboot plan` as name or\n"
 "  name=value (a leading -- is allowed: --mtc=3, --cpus)\n");
@@ -51,6 +53,7 @@ int host_plan_capture(int argc, char **argv)
 	const char *words[MAX_WORDS];
 	const char *file = NULL;
 	size_t nw = 0, ni = 0;
+	bool la57 = false;
 
 	memset(&req, 0, sizeof(req));
 	for (int i = 1; i < argc; i++) {
@@ -92,6 +95,10 @@ int host_plan_capture(int argc, char **argv)
 			}
 			continue;
 		}
+		if (!strcmp(a, "--la57")) {
+			la57 = true;
+			continue;
+		}
 		if (nw == MAX_WORDS) {
 			fprintf(stderr, "ptboot plan: too many words\n");
 			return usage();
@@ -109,6 +116,15 @@ int host_plan_capture(int argc, char **argv)
 	struct rtit_caps caps;
 	if (host_cpuid_file_caps(file, "ptboot plan", &caps) < 0)
 		return 1;
+	if (la57) {
+		/* CR4.LA57 is the firmware's state: the app reads it on target */
+		if (!caps.la57) {
+			fprintf(stderr, "ptboot plan: --la57: the CPU of %s has no 5-level paging (CPUID.(7,0).ECX[16]=0)\n",
+				file);
+			return 2;
+		}
+		caps.paging_la57 = true;
+	}
 
 	req.images = images;
 	req.n_images = ni;

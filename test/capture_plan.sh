@@ -62,6 +62,39 @@ if run 1 --cpuid $F/skylake-client.txt --capture resident mtc=5; then
 	has '^refused mtc-freq-encoding kind=#GP$'
 	echo "ok: skylake mtc=5 refused"
 fi
+# Issue #18: refused the way `ptboot plan` refuses, never adjusted silently
+if run 1 --cpuid $F/skylake-client.txt --capture trace output=single mode=stop; then
+	has '^refused single-range-stop kind=unhonoured$'
+	if grep -q 'mode=stop ignored' <<<"$out"; then echo "FAIL: mode=stop ignored"; fail=1; fi
+	echo "ok: single range + mode=stop refused"
+fi
+if run 1 --cpuid $F/skylake-client.txt --capture trace filter=0:0x2000:0x1000; then
+	has '^refused range-empty kind=unhonoured range=0$'
+	echo "ok: filter A > B refused"
+fi
+if run 1 --cpuid $F/skylake-client.txt --capture trace table-base=0x40000000; then
+	has '^refused topa-table-overlap kind=unhonoured$'
+	echo "ok: table in the output refused"
+fi
+if run 2 --cpuid $F/skylake-client.txt --capture trace filter=0:0x1000:0x2000 trace-stop=0:0x3000:0x4000; then
+	has 'range 0 given twice \(range-duplicate\): already filter=0:0x1000:0x2000'
+	echo "ok: range 0 twice refused"
+fi
+# the default tables move out of a large output, with a note
+if run 0 --cpuid $F/skylake-client.txt --capture resident region-size=4K buffer=2G; then
+	has '^note: table-base 0x3fbfd000: 1027 ToPA table\(s\) at the default 0x3ff00000 would overlap the output; placed below the buffer$'
+	has '^wrmsr 0x560 0x3fbfd000$'
+	echo "ok: default tables moved, noted"
+fi
+# 57-bit filters: only with 5-level paging on (--la57)
+if run 1 --cpuid $F/sapphirerapids.txt --capture trace filter=0:0x00ff000000000000:0x00ff00000000ffff; then
+	has '^refused range-beyond-paging kind=unhonoured range=0$'
+	echo "ok: 57-bit filter refused with 4-level paging"
+fi
+if run 0 --cpuid $F/sapphirerapids.txt --capture trace --la57 filter=0:0x00ff000000000000:0x00ff00000000ffff; then
+	has '^wrmsr 0x580 0xff000000000000$'
+	echo "ok: 57-bit filter with --la57"
+fi
 if run 2 --cpuid $F/skylake-client.txt --capture trace frobnicate; then
 	has 'frobnicate: unknown option word'
 	echo "ok: unknown word"

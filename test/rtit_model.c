@@ -109,10 +109,39 @@ static uint64_t phys_limit(const struct rtit_model *m)
 					 : (B(m->caps.maxphyaddr) - 1);
 }
 
-static bool canonical48(uint64_t v)
+static bool canonical(uint64_t v, unsigned bits)
 {
-	uint64_t top = v >> 47;
-	return top == 0 || top == 0x1ffff;
+	uint64_t top = v >> (bits - 1);
+	return top == 0 || top == (~(uint64_t)0 >> (bits - 1));
+}
+
+static bool cpu_la57(const struct rtit_model *m)
+{
+	return m->caps.ecx7 & (1u << 16);
+}
+
+bool rtit_model_ip_possible(const struct rtit_model *m, uint64_t ip)
+{
+	return canonical(ip, cpu_la57(m) && m->caps.paging_la57 ? 57 : 48);
+}
+
+bool rtit_model_range_holds(const struct rtit_model *m, unsigned n, uint64_t ip)
+{
+	if (n >= 4)
+		return false;
+	unsigned cfg = (unsigned)((m->ctl >> (32 + 4 * n)) & 0xf);
+	return (cfg == 1 || cfg == 2) && m->addr[2 * n] <= ip && ip <= m->addr[2 * n + 1];
+}
+
+/* The walk read an entry from this table page: remember it, so output
+ * stored there later is seen landing on a table. */
+static void note_table(struct rtit_model *m, uint64_t table)
+{
+	for (unsigned i = 0; i < m->n_table_pages; i++)
+		if (m->table_pages[i] == table)
+			return;
+	if (m->n_table_pages < RTIT_MODEL_MAX_TABLES)
+		m->table_pages[m->n_table_pages++] = table;
 }
 
 static bool broadwell(const struct rtit_model *m)
@@ -257,6 +286,7 @@ static bool read_entry(struct rtit_model *m, uint64_t *e)
 		op_error(m, "ToPA table outside the model's memory", table);
 		return false;
 	}
+	note_table(m, table);
 	memcpy(e, p, 8);
 	uint64_t base = *e & ~(uint64_t)0xfff;
 	if ((*e & T_RESERVED_LOW) || (base & ~phys_limit(m))) {
@@ -361,6 +391,17 @@ static void validate_single(struct rtit_model *m)
 
 static void store(struct rtit_model *m, uint64_t pa, uint64_t n)
 {
+	/* Nothing stops a CPU writing trace over its own ToPA tables (it
+	 * then reads what it wrote as entries): count it. */
+	for (unsigned i = 0; i < m->n_table_pages; i++) {
+		uint64_t t = m->table_pages[i];
+		if (pa < t + 4096 && t < pa + n) {
+			uint64_t lo = pa > t ? pa : t;
+			uint64_t hi = pa + n < t + 4096 ? pa + n : t + 4096;
+			m->table_overwrites += hi - lo;
+			m->last_table_hit = hi - 1;
+		}
+	}
 	uint8_t *p = phys_ptr(m, pa, n);
 	for (uint64_t i = 0; i < n; i++) {
 		if (p)
@@ -477,6 +518,7 @@ static int write_ctl(struct rtit_model *m, uint64_t v)
 
 	/* TraceEn 0 -> 1 */
 	m->enables++;
+	m->n_table_pages = 0;
 	m->psb_on_enable = (m->status & S_BYTECNT_MASK) == 0;
 	m->status |= S_CONTEXTEN | S_FILTEREN;
 	if (m->status & (S_ERROR | S_STOPPED)) {
@@ -536,7 +578,10 @@ int rtit_model_wrmsr(void *ctx, uint32_t msr, uint64_t v)
 		m->cr3_match = v;
 		return 0;
 	default:
-		if (!canonical48(v))
+		/* MSRs holding linear addresses are checked at the width the
+		 * CPU supports, whatever CR4.LA57 says (SDM Vol. 3A 4.5; KVM's
+		 * is_noncanonical_msr_address) */
+		if (!canonical(v, cpu_la57(m) ? 57 : 48))
 			return gp(m, "non-canonical IA32_RTIT_ADDRn value", msr, v);
 		m->addr[msr - M_ADDR0_A] = v;
 		return 0;

@@ -8,7 +8,11 @@
  * and when output reaches an entry (setting STATUS.Error as the CPU does),
  * and simulates output: rtit_model_trace() stores N bytes of packets into
  * the memory it was given, advancing OUTPUT_BASE/MASK_PTRS through the
- * tables, wrapping, stopping and setting Stopped. */
+ * tables, wrapping, stopping and setting Stopped.
+ *
+ * Beyond faults it observes what a CPU would do that nobody asked for:
+ * trace bytes stored into a page it reads ToPA entries from (the walk
+ * landing on a table), and which IPs an address range matches. */
 #ifndef PTBOOT_TEST_RTIT_MODEL_H
 #define PTBOOT_TEST_RTIT_MODEL_H
 
@@ -23,7 +27,11 @@ struct rtit_model_caps {
 	uint32_t eax14_1, ebx14_1; /* CPUID.(14h,1) */
 	unsigned maxphyaddr;
 	unsigned family, model;  /* display family/model (Broadwell quirk) */
+	uint32_t ecx7;           /* CPUID.(7,0).ECX: bit 16 = 5-level paging */
+	bool paging_la57;        /* CR4.LA57 of the traced code (not CPUID) */
 };
+
+#define RTIT_MODEL_MAX_TABLES 64
 
 struct rtit_model {
 	struct rtit_model_caps caps;
@@ -42,6 +50,11 @@ struct rtit_model {
 	uint64_t bytes_stored;   /* output bytes stored since init */
 	uint64_t out_of_memory;  /* output bytes that fell outside mem */
 	uint8_t next_byte;       /* packet byte pattern (never 0) */
+	/* ToPA table pages read since the last enable */
+	uint64_t table_pages[RTIT_MODEL_MAX_TABLES];
+	unsigned n_table_pages;
+	uint64_t table_overwrites; /* output bytes stored into those pages */
+	uint64_t last_table_hit;   /* physical address of the last such byte */
 };
 
 void rtit_model_init(struct rtit_model *m, const struct rtit_model_caps *caps,
@@ -60,6 +73,14 @@ uint64_t rtit_model_trace(struct rtit_model *m, uint64_t n);
  * STATUS.Stopped is set and TriggerEn cleared. Returns false (nothing
  * happens) when tracing is off or no range is configured as TraceStop. */
 bool rtit_model_trace_stop_hit(struct rtit_model *m);
+
+/* IP filtering (36.2.4.3): address range n is configured (ADDRn_CFG 1 or
+ * 2) and ADDRn_A <= ip <= ADDRn_B. */
+bool rtit_model_range_holds(const struct rtit_model *m, unsigned n, uint64_t ip);
+
+/* Code can run at linear address ip: canonical at 57 bits with 5-level
+ * paging on (CPUID.(7,0).ECX[16] and CR4.LA57), else 48 (SDM Vol. 3A 4.5). */
+bool rtit_model_ip_possible(const struct rtit_model *m, uint64_t ip);
 
 /* True while CTL.TraceEn=1 and STATUS.TriggerEn=1. */
 bool rtit_model_tracing(const struct rtit_model *m);

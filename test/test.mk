@@ -7,9 +7,17 @@ TEST_SCRIPTS += test/setup/first_run.sh
 
 $(B)/test/%: test/unit/%.c $(B)/host/libptboot.a | $(B)/.setup-done
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a -lcmocka $(TEST_LIBS_$*)
+	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< $(TEST_OBJS_$*) -o $@ $(B)/host/libptboot.a -lcmocka $(TEST_LIBS_$*)
+
+# Objects of efi/'s UEFI-free files for the unit tests that run them
+# (TEST_OBJS_<name>; the host library takes no efi/ file).
+$(B)/test/obj/%.o: %.c | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+-include $(wildcard $(B)/test/obj/efi/*.d)
 
 -include $(UNIT_TEST_BINS:=.d)
 
 test: all $(UNIT_TEST_BINS) $(TEST_STEPS)
 	@bash test/run.sh $(UNIT_TEST_BINS) $(TEST_SCRIPTS)
+TEST_SCRIPTS += test/scripts/check_layers.sh

@@ -81,6 +81,9 @@ const struct rtit_caps *capture_plan_caps(const struct capture_plan *p,
 {
 	if (p->unit == CAPTURE_UNIT_SOFT) {
 		capture_soft_caps(soft_storage);
+		/* the soft unit steps this CPU's code, in its paging mode */
+		soft_storage->la57 = caps->la57;
+		soft_storage->paging_la57 = caps->paging_la57;
 		return soft_storage;
 	}
 	return caps;
@@ -130,7 +133,7 @@ static int word_fail(struct capture_plan *p, const char *word, const char *why)
 
 struct explicit_words {
 	bool output, regions, region_size, single_size, mode, mtc, buffer;
-	bool base, filter_words, no_mtc, no_filter, cyc;
+	bool buffer_base, table_base, filter_words, no_mtc, no_filter, cyc;
 };
 
 /* Splits "name=value" into name (copied) and value. */
@@ -217,7 +220,8 @@ static int apply_words(struct capture_plan *p, const struct capture_request *req
 			x->mode |= IS("mode");
 			x->mtc |= IS("mtc");
 			x->cyc |= IS("cyc");
-			x->base |= IS("buffer-base") || IS("table-base");
+			x->buffer_base |= IS("buffer-base");
+			x->table_base |= IS("table-base");
 			x->filter_words |= IS("filter") || IS("range-cfg");
 		}
 #undef IS
@@ -293,17 +297,18 @@ static void plan_output(struct capture_plan *p, const struct rtit_caps *k,
 			    c->single_size > 4096) {
 				c->single_size = 4096;
 				snprintf(note(p), CAPTURE_NOTE_LEN,
-					 "single range cut to 4K: larger ranges may hold wrong data (errata TGL052/ADL037/RPL017)");
+					 "single range cut to 4K: larger ranges may hold wrong data (%s)",
+					 rtit_single_range_4k_reason(k->family, k->model));
 			} else if (c->single_size != buffer) {
 				snprintf(note(p), CAPTURE_NOTE_LEN,
 					 "single range of %s (a power of two)",
 					 size_text(s1, c->single_size));
 			}
 		}
-		if (x->mode && c->when_full == RTIT_FULL_STOP)
-			snprintf(note(p), CAPTURE_NOTE_LEN,
-				 "mode=stop ignored: a single range always wraps (36.2.6.1)");
-		else
+		/* mode=stop stays in the configuration: rtit_check refuses it
+		 * (single-range-stop), as `ptboot plan` does, rather than
+		 * tracing a ring nobody asked for */
+		if (c->when_full == RTIT_FULL_RING)
 			snprintf(note(p), CAPTURE_NOTE_LEN,
 				 "when full: wraps (single range)");
 	}
@@ -492,11 +497,22 @@ int capture_plan_make(struct capture_plan *p, const struct rtit_caps *caps,
 	p->buffer_bytes = rtit_config_buffer_bytes(&p->cfg);
 
 	/* Illustrative addresses until capture_plan_place(), so the plan
-	 * prints and checks like `ptboot plan`. */
-	p->addresses_given = x.base;
-	if (!x.base) {
+	 * prints and checks like `ptboot plan`: the same defaults, a table
+	 * moved out of the output with a note, a given address kept. */
+	p->addresses_given = x.buffer_base || x.table_base;
+	/* The app allocates its block and places buffer and tables in it
+	 * (capture_plan_place): an address word shapes the printed plan
+	 * only. Said, so nobody expects the capture at that address. */
+	if (p->addresses_given && p->unit == CAPTURE_UNIT_HW)
+		snprintf(note(p), CAPTURE_NOTE_LEN,
+			 "buffer-base/table-base: this plan only; a capture places buffer and tables in memory it allocates");
+	if (!x.buffer_base)
 		p->cfg.buffer_phys = RTIT_PLAN_DEFAULT_BUFFER;
-		p->cfg.table_phys = RTIT_PLAN_DEFAULT_TABLE;
+	if (!x.table_base) {
+		bool moved;
+		p->cfg.table_phys = rtit_plan_default_table(&p->cfg, k, &moved);
+		if (moved)
+			rtit_plan_default_table_note(note(p), CAPTURE_NOTE_LEN, &p->cfg, k);
 	}
 	if (plan_check(p, k))
 		return p->status;

@@ -30,6 +30,8 @@
 
 /* CPUID.(7,0):EBX[25]: Intel Processor Trace. */
 #define X86_CPUID7_EBX_PT            X86_BIT(25)
+/* CPUID.(7,0):ECX[16]: 5-level paging (LA57) supported. */
+#define X86_CPUID7_ECX_LA57          X86_BIT(16)
 /* CPUID.(7,0):EDX[15]: hybrid part (P-cores and E-cores); leaf 14h may
  * differ between core types (SDM Vol. 2A, CPUID leaf 07H and 1AH). */
 #define X86_CPUID7_EDX_HYBRID        X86_BIT(15)

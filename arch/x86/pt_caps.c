@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "arch/x86/cpuid_bits.h"
+#include "arch/x86/x86_paging.h"
 
 const char *rtit_pt_reason_name(enum rtit_pt_reason r)
 {
@@ -40,21 +41,65 @@ uint32_t x86_display_model(uint32_t sig)
 	return m;
 }
 
+/* Single-range output above 4 KiB, by family 6 model. Published errata
+ * "Trace May Contain Incorrect Data When Configured With Single Range
+ * Output Larger Than 4KB": TGL052 (Tiger Lake), ADL037 (Alder Lake),
+ * RPL017 (Raptor Lake). The later client parts have no such erratum in
+ * any source we could check, but Linux stopped trusting single range above
+ * 4 KiB on every CPU when it met these (ce0d998be927, Nov 2022, "Future
+ * processors might also be affected"; its author, Intel's PT maintainer:
+ * "a blacklist would keep expanding"), and they descend from the same
+ * client designs (libipt's pt_cpu_errata() treats 0x97..0xcc as one
+ * family). A false alarm costs one ToPA table (the default output); a
+ * miss costs silently wrong trace, so they are listed as a precaution. */
+static const struct {
+	uint8_t model;
+	const char *why;
+} single_range_4k_models[] = {
+	{0x8c, "Tiger Lake: TGL052"},
+	{0x8d, "Tiger Lake: TGL052"},
+	{0x97, "Alder Lake: ADL037"},
+	{0x9a, "Alder Lake: ADL037"},
+	{0xb7, "Raptor Lake: RPL017"},
+	{0xba, "Raptor Lake: RPL017"},
+	{0xbf, "Raptor Lake: RPL017"},
+	{0xbe, "Alder Lake-N: precaution (an Alder Lake part; ADL037)"},
+	{0xaa, "Meteor Lake: precaution"},
+	{0xac, "Meteor Lake: precaution"},
+	{0xc5, "Arrow Lake: precaution"},
+	{0xc6, "Arrow Lake: precaution"},
+	{0xb5, "Arrow Lake: precaution"},
+	{0xbd, "Lunar Lake: precaution"},
+	{0xcc, "Panther Lake: precaution"},
+};
+
+const char *rtit_single_range_4k_reason(uint32_t family, uint32_t model)
+{
+	if (family != 6)
+		return NULL;
+	for (size_t i = 0; i < sizeof(single_range_4k_models) /
+				   sizeof(single_range_4k_models[0]); i++)
+		if (single_range_4k_models[i].model == model)
+			return single_range_4k_models[i].why;
+	return NULL;
+}
+
 static unsigned intel_quirks(uint32_t family, uint32_t model)
 {
+	unsigned q = 0;
 	if (family != 6)
 		return 0;
 	switch (model) {
 	case 0x3d: case 0x47: case 0x4f: case 0x56: /* Broadwell */
-		return RTIT_QUIRK_BRANCHEN_REQUIRED;
+		q |= RTIT_QUIRK_BRANCHEN_REQUIRED;
+		break;
 	case 0x5c: case 0x5f: case 0x7a:            /* Goldmont, Goldmont Plus */
-		return RTIT_QUIRK_CORE_SCOPED_MSRS;
-	case 0x8c: case 0x8d:                       /* Tiger Lake: TGL052 */
-	case 0x97: case 0x9a:                       /* Alder Lake: ADL037 */
-	case 0xb7: case 0xba: case 0xbf:            /* Raptor Lake: RPL017 */
-		return RTIT_QUIRK_SINGLE_RANGE_4K;
+		q |= RTIT_QUIRK_CORE_SCOPED_MSRS;
+		break;
 	}
-	return 0;
+	if (rtit_single_range_4k_reason(family, model))
+		q |= RTIT_QUIRK_SINGLE_RANGE_4K;
+	return q;
 }
 
 static void decode_leaf14(struct rtit_caps *c)
@@ -147,6 +192,12 @@ int rtit_caps_read(struct rtit_caps *c, x86_cpuid_fn fn, void *ctx)
 	c->leaf7_pt = r.ebx & X86_CPUID7_EBX_PT;
 	c->hybrid = strcmp(c->vendor, "GenuineIntel") == 0 &&
 		    (r.edx & X86_CPUID7_EDX_HYBRID);
+	c->leaf7_ecx = r.ecx;
+	c->la57 = r.ecx & X86_CPUID7_ECX_LA57;
+	/* The paging mode of the CPU running this code, when these are its
+	 * capabilities (a dump describes some other machine: 4-level). */
+	if (c->la57 && fn == x86_cpuid_native)
+		c->paging_la57 = x86_paging_la57_native();
 	if (!c->leaf7_pt) {
 		c->reason = RTIT_PT_NO_PT_BIT;
 		return 0;

@@ -32,9 +32,11 @@ enum rtit_quirk {
 	 * scoped (SDM MSR table for Goldmont; EDK2 ProcTrace programs thread 0
 	 * of each core only). */
 	RTIT_QUIRK_CORE_SCOPED_MSRS = 1u << 1,
-	/* Tiger/Alder/Raptor Lake (06_8C, 06_8D, 06_97, 06_9A, 06_B7, 06_BA,
-	 * 06_BF): single-range output larger than 4 KiB may hold incorrect
-	 * data (errata TGL052, ADL037, RPL017; Linux ce0d998be927). */
+	/* Single-range output larger than 4 KiB may hold incorrect data:
+	 * errata TGL052, ADL037, RPL017 on Tiger/Alder/Raptor Lake, and by
+	 * precaution on the later client parts (Alder Lake-N, Meteor, Arrow,
+	 * Lunar, Panther Lake); the list and its sources are
+	 * rtit_single_range_erratum_models in pt_caps.c. */
 	RTIT_QUIRK_SINGLE_RANGE_4K = 1u << 2,
 };
 
@@ -49,6 +51,16 @@ struct rtit_caps {
 	bool leaf7_pt;            /* CPUID.(7,0):EBX[25] */
 	bool hybrid;              /* CPUID.(7,0):EDX[15] on Intel: core
 				   * types differ, so do their PT caps */
+	uint32_t leaf7_ecx;       /* raw CPUID.(7,0):ECX */
+	bool la57;                /* CPUID.(7,0):ECX[16]: 5-level paging; then
+				   * linear addresses in MSRs are checked for
+				   * 57-bit canonical form (rtit_config.h) */
+	/* Not CPUID: CR4.LA57 of the code being traced, i.e. whether the
+	 * firmware runs with 5-level paging. rtit_caps_read() reads CR4 only
+	 * in the UEFI app for the CPU it runs on (x86_paging.h); elsewhere it
+	 * is false (4-level) and a caller that knows better sets it (the
+	 * host's `ptboot plan --la57`). Only meaningful with la57. */
+	bool paging_la57;
 
 	/* verdict */
 	bool pt;                  /* PT usable for tracing into memory */
@@ -85,6 +97,10 @@ struct rtit_caps {
 /* Fills *caps from fn(ctx, ...). Returns 0 (also when PT is absent: see
  * caps->pt and caps->reason), or -1 for NULL arguments. */
 int rtit_caps_read(struct rtit_caps *caps, x86_cpuid_fn fn, void *ctx);
+
+/* Why single-range output above 4 KiB is not trusted on family/model
+ * (an erratum or "precaution"), or NULL when it is. */
+const char *rtit_single_range_4k_reason(uint32_t family, uint32_t model);
 
 /* Display family/model from CPUID.1:EAX (SDM Vol. 2A, CPUID, "Processor
  * Version Information"). */

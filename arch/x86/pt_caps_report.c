@@ -340,6 +340,12 @@ void rtit_caps_report(const struct rtit_caps *c,
 				      : "default; leaf 80000008h absent");
 	line_emit(&o, &l);
 	report_leaf15(c, &o, &l);
+	if (c->la57) {
+		LPUT(&l, "5-level paging: supported (CPUID.(7,0).ECX[16]); IP filters "
+			 "take 57-bit addresses when CR4.LA57=1 (here: %s)",
+		     c->paging_la57 ? "CR4.LA57=1" : "CR4.LA57=0 or not known");
+		line_emit(&o, &l);
+	}
 	if (c->quirks) {
 		LPUT(&l, "quirks:");
 		if (c->quirks & RTIT_QUIRK_BRANCHEN_REQUIRED)
@@ -347,7 +353,8 @@ void rtit_caps_report(const struct rtit_caps *c,
 		if (c->quirks & RTIT_QUIRK_CORE_SCOPED_MSRS)
 			LPUT(&l, " core-scoped-msrs (Goldmont/Goldmont Plus)");
 		if (c->quirks & RTIT_QUIRK_SINGLE_RANGE_4K)
-			LPUT(&l, " single-range-max-4k (TGL052/ADL037/RPL017)");
+			LPUT(&l, " single-range-max-4k (%s)",
+			     rtit_single_range_4k_reason(c->family, c->model));
 		line_emit(&o, &l);
 	}
 	if (msrs)

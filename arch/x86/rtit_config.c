@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "arch/x86/rtit_topa.h"
+#include "arch/x86/x86_paging.h"
 
 struct rule_info {
 	const char *name;
@@ -57,7 +58,7 @@ static const struct rule_info rules[RTIT_RULE_COUNT] = {
 	[RTIT_RULE_RANGE_CFG_RESERVED] = {"range-cfg-reserved", RTIT_KIND_GP,
 		"ADDRn_CFG encodings 3..15 are reserved (36.2.7.2)"},
 	[RTIT_RULE_RANGE_NONCANONICAL] = {"range-noncanonical", RTIT_KIND_GP,
-		"IA32_RTIT_ADDRn_A/B must be canonical (36.2.7.5)"},
+		"IA32_RTIT_ADDRn_A/B must be canonical at the CPU's linear-address width: 57 bits with 5-level paging (CPUID.(7,0).ECX[16]), else 48 (36.2.7.5)"},
 	[RTIT_RULE_REGIONS_INVALID] = {"regions-invalid", RTIT_KIND_INVALID,
 		"ToPA needs 1 or more regions of Size code 0..15 (4 KiB..128 MiB) (36.2.6.2)"},
 	[RTIT_RULE_TOPA_SINGLE_ENTRY] = {"topa-single-entry", RTIT_KIND_OPERROR,
@@ -80,8 +81,16 @@ static const struct rule_info rules[RTIT_RULE_COUNT] = {
 		"single-range base must be aligned to the range size (base may not overlap the mask, 36.2.6.1)"},
 	[RTIT_RULE_ABOVE_MAXPHYADDR] = {"above-maxphyaddr", RTIT_KIND_GP,
 		"IA32_RTIT_OUTPUT_BASE (ToPA table or single range base) above MAXPHYADDR (CPUID.80000008h:EAX[7:0]): reserved bits (36.2.7.7)"},
+	[RTIT_RULE_RANGE_BEYOND_PAGING] = {"range-beyond-paging", RTIT_KIND_UNHONOURED,
+		"with 4-level paging (CR4.LA57=0) code runs only at 48-bit canonical addresses: a range end beyond them never matches as asked (SDM Vol. 3A 4.5, 36.2.4.3); on the host, `plan --la57` says the firmware runs 5-level paging"},
+	[RTIT_RULE_RANGE_EMPTY] = {"range-empty", RTIT_KIND_UNHONOURED,
+		"ADDRn_A is above ADDRn_B: the inclusive range [A, B] holds no address, so a FilterEn range never traces and a TraceStop range never stops (36.2.4.3, 36.2.5.5); give the lower address first"},
+	[RTIT_RULE_TOPA_TABLE_OVERLAP] = {"topa-table-overlap", RTIT_KIND_UNHONOURED,
+		"a ToPA table lies inside the output regions: the CPU would write trace over the entries it then follows (tables must not change while TraceEn=1, 36.2.6.2); put the tables outside the buffer"},
+	[RTIT_RULE_SINGLE_RANGE_STOP] = {"single-range-stop", RTIT_KIND_UNHONOURED,
+		"stop-when-full needs ToPA (the STOP bit of an entry, 36.2.6.2): single-range output always wraps (36.2.6.1); use ToPA output or the ring mode"},
 	[RTIT_RULE_SINGLE_ERRATUM] = {"single-range-erratum", RTIT_KIND_UNSAFE,
-		"single range larger than 4 KiB may record wrong data on this CPU (errata TGL052/ADL037/RPL017)"},
+		"single range larger than 4 KiB may record wrong data on this CPU (errata TGL052/ADL037/RPL017; later client parts as a precaution, as Linux ce0d998be927 does for all)"},
 };
 
 const char *rtit_rule_name(enum rtit_rule r)
@@ -112,14 +121,43 @@ const char *rtit_rule_kind_name(enum rtit_rule_kind k)
 		return "erratum";
 	case RTIT_KIND_INVALID:
 		return "invalid";
+	case RTIT_KIND_UNHONOURED:
+		return "unhonoured";
 	}
 	return "?";
 }
 
-bool x86_canonical48(uint64_t v)
+/* WRMSR checks linear addresses in MSRs at the width the CPU supports, not
+ * the one CR4.LA57 selects: 57 bits on CPUs with 5-level paging (SDM Vol.
+ * 3A 4.5; Linux KVM's is_noncanonical_msr_address() models exactly this
+ * "static" check for MSRs holding linear addresses). */
+unsigned rtit_msr_linear_bits(const struct rtit_caps *k)
 {
-	uint64_t top = v >> 47;
-	return top == 0 || top == 0x1ffff;
+	return k->la57 ? 57u : 48u;
+}
+
+unsigned rtit_ip_linear_bits(const struct rtit_caps *k)
+{
+	return k->la57 && k->paging_la57 ? 57u : 48u;
+}
+
+bool rtit_topa_tables_overlap_output(const struct rtit_config *c,
+				     const struct rtit_caps *k)
+{
+	if (c->output != RTIT_OUTPUT_TOPA || c->regions == 0 ||
+	    c->regions > RTIT_TOPA_MAX_REGIONS ||
+	    c->region_size_code > RTIT_TOPA_MAX_SIZE_CODE)
+		return false;
+	/* [t0, t1) and [b0, b1) as closed-open intervals; both lengths are
+	 * below 2^48 (RTIT_TOPA_MAX_REGIONS regions of at most 128 MiB), so
+	 * the ends saturate rather than wrap */
+	uint64_t tables = rtit_topa_tables_needed(c->regions, k->topa_multi_entry);
+	uint64_t tlen = tables * RTIT_TOPA_TABLE_ALIGN;
+	uint64_t blen = (uint64_t)c->regions * RTIT_TOPA_REGION_BYTES(c->region_size_code);
+	uint64_t t0 = c->table_phys, b0 = c->buffer_phys;
+	uint64_t t1 = t0 > UINT64_MAX - tlen ? UINT64_MAX : t0 + tlen;
+	uint64_t b1 = b0 > UINT64_MAX - blen ? UINT64_MAX : b0 + blen;
+	return t0 < b1 && b0 < t1;
 }
 
 static bool is_pow2(uint64_t v)
@@ -267,7 +305,8 @@ static enum rtit_rule check_writes(const struct rtit_config *c,
 			continue;
 		if (n >= k->num_ranges)
 			FAIL(RTIT_RULE_RANGE_UNSUPPORTED, (int)n);
-		if (!x86_canonical48(r->start) || !x86_canonical48(r->end))
+		unsigned bits = rtit_msr_linear_bits(k);
+		if (!x86_canonical(r->start, bits) || !x86_canonical(r->end, bits))
 			FAIL(RTIT_RULE_RANGE_NONCANONICAL, (int)n);
 	}
 
@@ -335,8 +374,6 @@ static enum rtit_rule check_output(const struct rtit_config *c,
 			FAIL(RTIT_RULE_SINGLE_ALIGN, -1);
 		/* aligned to a power of two <= 4 GiB and below MAXPHYADDR
 		 * (>= 36 bits): the whole range fits */
-		if ((k->quirks & RTIT_QUIRK_SINGLE_RANGE_4K) && s > 4096)
-			FAIL(RTIT_RULE_SINGLE_ERRATUM, -1);
 		return RTIT_RULE_OK;
 	}
 
@@ -366,6 +403,51 @@ static enum rtit_rule check_output(const struct rtit_config *c,
 	return RTIT_RULE_OK;
 }
 
+/* Phase 3: what the CPU accepts without complaint but would not do as
+ * asked. Each of these once went through silently (issue #18). */
+static enum rtit_rule check_requests(const struct rtit_config *c,
+				     const struct rtit_caps *k,
+				     struct rtit_violation *v)
+{
+	unsigned ip_bits = rtit_ip_linear_bits(k);
+
+	if (!c->fabric_en) {
+		/* The output first: trace written over a table sends the CPU
+		 * through whatever it wrote (the worst of these). */
+		if (rtit_topa_tables_overlap_output(c, k))
+			FAIL(RTIT_RULE_TOPA_TABLE_OVERLAP, -1);
+		/* A single range has no STOP: it wraps silently (36.2.6.1). */
+		if (c->output == RTIT_OUTPUT_SINGLE && c->when_full == RTIT_FULL_STOP)
+			FAIL(RTIT_RULE_SINGLE_RANGE_STOP, -1);
+	}
+	for (unsigned n = 0; n < RTIT_MAX_RANGES; n++) {
+		const struct rtit_addr_range *r = &c->range[n];
+		if (r->cfg == RTIT_ADDR_CFG_OFF)
+			continue;
+		/* Canonical for WRMSR (phase 1), but beyond the paging mode
+		 * the code runs with: no IP is ever there (SDM Vol. 3A 4.5). */
+		if (!x86_canonical(r->start, ip_bits) || !x86_canonical(r->end, ip_bits))
+			FAIL(RTIT_RULE_RANGE_BEYOND_PAGING, (int)n);
+		/* The range is IP >= ADDRn_A and IP <= ADDRn_B (36.2.4.3):
+		 * empty when A > B. Refused rather than swapped: the other
+		 * reading (a typo in either address) is as likely. */
+		if (r->start > r->end)
+			FAIL(RTIT_RULE_RANGE_EMPTY, (int)n);
+	}
+	return RTIT_RULE_OK;
+}
+
+/* Phase 4: errata (policy: the CPU accepts these). */
+static enum rtit_rule check_errata(const struct rtit_config *c,
+				   const struct rtit_caps *k,
+				   struct rtit_violation *v)
+{
+	if (!c->fabric_en && c->output == RTIT_OUTPUT_SINGLE &&
+	    (k->quirks & RTIT_QUIRK_SINGLE_RANGE_4K) && c->single_size > 4096)
+		FAIL(RTIT_RULE_SINGLE_ERRATUM, -1);
+	return RTIT_RULE_OK;
+}
+
 enum rtit_rule rtit_check(const struct rtit_config *c,
 			  const struct rtit_caps *k, struct rtit_violation *v)
 {
@@ -380,5 +462,11 @@ enum rtit_rule rtit_check(const struct rtit_config *c,
 	r = check_writes(c, k, v);
 	if (r != RTIT_RULE_OK)
 		return r;
-	return check_output(c, k, v);
+	r = check_output(c, k, v);
+	if (r != RTIT_RULE_OK)
+		return r;
+	r = check_requests(c, k, v);
+	if (r != RTIT_RULE_OK)
+		return r;
+	return check_errata(c, k, v);
 }

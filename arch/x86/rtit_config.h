@@ -1,8 +1,10 @@
 /* One struct says how to trace; rtit_check() validates it against the
  * enumerated capabilities before any WRMSR, rejecting every configuration a
- * real CPU would fault on (#GP) or flag as an operational error
- * (STATUS.Error), and naming the rule (SDM ch. "Intel Processor Trace",
- * 36.2.6-36.2.7 and 36.3.1 in the 2016 edition; rtit.md section 0). */
+ * real CPU would fault on (#GP), flag as an operational error
+ * (STATUS.Error), or take without doing what was asked (an empty range, a
+ * stop that wraps, trace over the ToPA tables), and naming the rule (SDM
+ * ch. "Intel Processor Trace", 36.2.4-36.2.7 and 36.3.1 in the 2016
+ * edition; rtit.md section 0). */
 #ifndef PTBOOT_ARCH_X86_RTIT_CONFIG_H
 #define PTBOOT_ARCH_X86_RTIT_CONFIG_H
 
@@ -46,6 +48,9 @@ struct rtit_config {
 	bool cr3_filter;
 	uint64_t cr3;              /* IA32_RTIT_CR3_MATCH when cr3_filter */
 	struct rtit_addr_range range[RTIT_MAX_RANGES];
+	/* bit n: range n was named by an option (rtit_options.h), so a
+	 * second filter/trace-stop/range-cfg for it is refused, not merged */
+	unsigned ranges_named;
 };
 
 /* Rules rtit_check() enforces; rtit_rule_name() gives the short name. */
@@ -72,7 +77,8 @@ enum rtit_rule {
 	RTIT_RULE_CR3_RESERVED,           /* CR3_MATCH bits 4:0 */
 	RTIT_RULE_RANGE_UNSUPPORTED,      /* ADDRn with n >= RANGECNT */
 	RTIT_RULE_RANGE_CFG_RESERVED,     /* ADDRn_CFG 3..15 */
-	RTIT_RULE_RANGE_NONCANONICAL,     /* ADDRn_A/B not canonical */
+	RTIT_RULE_RANGE_NONCANONICAL,     /* ADDRn_A/B not canonical at the
+					   * CPU's linear-address width */
 	/* the output MSRs: #GP at WRMSR */
 	RTIT_RULE_OUTPUT_BASE_RESERVED,   /* OUTPUT_BASE bits 6:0 set */
 	RTIT_RULE_ABOVE_MAXPHYADDR,       /* OUTPUT_BASE beyond MAXPHYADDR */
@@ -87,6 +93,11 @@ enum rtit_rule {
 	RTIT_RULE_TOPA_ABOVE_MAXPHYADDR,  /* a region or chained table beyond */
 	RTIT_RULE_SINGLE_SIZE,            /* not a power of two */
 	RTIT_RULE_SINGLE_ALIGN,           /* base overlaps the mask bits */
+	/* requests the CPU takes but cannot honour */
+	RTIT_RULE_RANGE_BEYOND_PAGING,    /* 57-bit address, 4-level paging */
+	RTIT_RULE_RANGE_EMPTY,            /* ADDRn_A > ADDRn_B */
+	RTIT_RULE_TOPA_TABLE_OVERLAP,     /* a table inside the output */
+	RTIT_RULE_SINGLE_RANGE_STOP,      /* stop-when-full, single range */
 	/* errata */
 	RTIT_RULE_SINGLE_ERRATUM,         /* TGL052/ADL037/RPL017: > 4 KiB */
 	RTIT_RULE_COUNT
@@ -99,6 +110,9 @@ enum rtit_rule_kind {
 	RTIT_KIND_OPERROR,     /* accepted, then STATUS.Error (36.3.9) */
 	RTIT_KIND_UNSAFE,      /* accepted, but trace data may be wrong */
 	RTIT_KIND_INVALID,     /* not expressible in the MSRs at all */
+	RTIT_KIND_UNHONOURED,  /* accepted, but the CPU would not do what was
+				* asked: a range that never matches, a stop
+				* that wraps, tables overwritten by trace */
 };
 
 struct rtit_violation {
@@ -108,8 +122,10 @@ struct rtit_violation {
 
 /* Returns RTIT_RULE_OK or the first rule cfg breaks on a CPU with caps
  * (also in *v when v is not NULL). Rules are checked in the order a CPU
- * meets them: every #GP rule before any operational error, errata last, so
- * the rule named is the one a real CPU would hit first. */
+ * meets them: every #GP rule before any operational error, then requests
+ * the CPU would not honour, errata last, so the rule named is the one a
+ * real CPU would hit first. Nothing is adjusted: a configuration is
+ * programmed exactly as given or refused. */
 enum rtit_rule rtit_check(const struct rtit_config *cfg,
 			  const struct rtit_caps *caps,
 			  struct rtit_violation *v);
@@ -131,9 +147,20 @@ uint64_t rtit_config_ctl(const struct rtit_config *cfg, bool trace_en);
  * range size). */
 uint64_t rtit_config_buffer_bytes(const struct rtit_config *cfg);
 
-/* True if v is a canonical 48-bit linear address (bits 63:47 equal). With
- * 5-level paging more addresses are canonical; 48-bit canonical addresses
- * are canonical under both, so this is the safe test. */
-bool x86_canonical48(uint64_t v);
+/* Linear-address width that WRMSR checks IA32_RTIT_ADDRn_A/B against
+ * (#GP if not canonical): 57 on CPUs with 5-level paging, else 48, whatever
+ * CR4.LA57 says (rtit_config.c, range-noncanonical). */
+unsigned rtit_msr_linear_bits(const struct rtit_caps *caps);
+
+/* Linear-address width of the code being traced: 57 with 5-level paging
+ * on (caps->la57 and caps->paging_la57), else 48. An IP outside it cannot
+ * exist, so a range end beyond it can never match (range-beyond-paging). */
+unsigned rtit_ip_linear_bits(const struct rtit_caps *caps);
+
+/* The ToPA tables [table_phys, +tables * 4 KiB) and the output regions
+ * [buffer_phys, +regions * size) of cfg share a byte (cfg->output ToPA,
+ * regions and size valid). */
+bool rtit_topa_tables_overlap_output(const struct rtit_config *cfg,
+				     const struct rtit_caps *caps);
 
 #endif

@@ -1,5 +1,7 @@
 #include "arch/x86/rtit_filter.h"
 
+#include "arch/x86/x86_paging.h"
+
 int rtit_filter_add(struct rtit_config *cfg, const struct rtit_caps *caps,
 		    unsigned kind, uint64_t start, uint64_t end)
 {
@@ -7,8 +9,10 @@ int rtit_filter_add(struct rtit_config *cfg, const struct rtit_caps *caps,
 		return RTIT_FILTER_E_KIND;
 	if (end < start)
 		return RTIT_FILTER_E_EMPTY;
-	/* ADDRn MSRs #GP on non-canonical values (36.2.7.5) */
-	if (!x86_canonical48(start) || !x86_canonical48(end))
+	/* ADDRn MSRs #GP on non-canonical values (36.2.7.5); beyond the
+	 * paging mode's width no code runs (rtit_config.h) */
+	unsigned bits = rtit_ip_linear_bits(caps);
+	if (!x86_canonical(start, bits) || !x86_canonical(end, bits))
 		return RTIT_FILTER_E_NONCANONICAL;
 	for (unsigned n = 0; n < caps->num_ranges && n < RTIT_MAX_RANGES; n++) {
 		if (cfg->range[n].cfg != RTIT_ADDR_CFG_OFF)
@@ -38,7 +42,7 @@ const char *rtit_filter_strerror(int err)
 	case RTIT_FILTER_E_EMPTY:
 		return "empty address range (end before start)";
 	case RTIT_FILTER_E_NONCANONICAL:
-		return "address not canonical";
+		return "address not canonical in the paging mode the code runs with";
 	case RTIT_FILTER_E_KIND:
 		return "range kind must be filter (1) or trace-stop (2)";
 	}

@@ -123,12 +123,32 @@ static int fail(char *err, size_t errlen, const char *name, const char *value,
 	return -1;
 }
 
+/* A range named twice: one ADDRn pair cannot hold both, and keeping the
+ * last would drop the first silently. Names the earlier setting. */
+static int fail_duplicate(const struct rtit_config *c, unsigned n, char *err,
+			  size_t errlen, const char *name, const char *value)
+{
+	const struct rtit_addr_range *r = &c->range[n];
+	char why[128];
+	if (r->cfg == RTIT_ADDR_CFG_FILTER || r->cfg == RTIT_ADDR_CFG_STOP)
+		snprintf(why, sizeof(why),
+			 "range %u given twice (range-duplicate): already %s=%u:0x%llx:0x%llx",
+			 n, r->cfg == RTIT_ADDR_CFG_FILTER ? "filter" : "trace-stop", n,
+			 (unsigned long long)r->start, (unsigned long long)r->end);
+	else
+		snprintf(why, sizeof(why),
+			 "range %u given twice (range-duplicate): already range-cfg=%u:%u:0x%llx:0x%llx",
+			 n, n, r->cfg, (unsigned long long)r->start,
+			 (unsigned long long)r->end);
+	return fail(err, errlen, name, value, why);
+}
+
 int rtit_option_apply(struct rtit_config *c, const char *name,
 		      const char *value, char *err, size_t errlen)
 {
 	int kind = rtit_option_takes_value(name);
 	uint64_t v;
-	unsigned n, cfg;
+	unsigned n, cfg = 0;
 
 	if (errlen)
 		err[0] = '\0';
@@ -192,20 +212,20 @@ int rtit_option_apply(struct rtit_config *c, const char *name,
 		if (rtit_parse_u64(value, &c->cr3, false))
 			return fail(err, errlen, name, value, "expected a number");
 		c->cr3_filter = true;
-	} else if (IS("filter") || IS("trace-stop")) {
+	} else if (IS("filter") || IS("trace-stop") || IS("range-cfg")) {
 		uint64_t s, e;
-		if (parse_range(value, false, &n, NULL, &s, &e))
-			return fail(err, errlen, name, value, "expected N:START:END, N 0..3");
-		c->range[n].cfg = IS("filter") ? RTIT_ADDR_CFG_FILTER : RTIT_ADDR_CFG_STOP;
+		bool with_cfg = IS("range-cfg");
+		if (parse_range(value, with_cfg, &n, &cfg, &s, &e))
+			return fail(err, errlen, name, value, with_cfg
+				    ? "expected N:CFG:START:END, N 0..3"
+				    : "expected N:START:END, N 0..3");
+		if (c->ranges_named & (1u << n))
+			return fail_duplicate(c, n, err, errlen, name, value);
+		c->range[n].cfg = with_cfg ? cfg
+			: IS("filter") ? RTIT_ADDR_CFG_FILTER : RTIT_ADDR_CFG_STOP;
 		c->range[n].start = s;
 		c->range[n].end = e;
-	} else if (IS("range-cfg")) {
-		uint64_t s, e;
-		if (parse_range(value, true, &n, &cfg, &s, &e))
-			return fail(err, errlen, name, value, "expected N:CFG:START:END, N 0..3");
-		c->range[n].cfg = cfg;
-		c->range[n].start = s;
-		c->range[n].end = e;
+		c->ranges_named |= 1u << n;
 	} else if (IS("user")) {
 		c->user = true;
 	} else if (IS("no-os")) {

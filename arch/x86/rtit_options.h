@@ -9,7 +9,9 @@
  *   trace-stop=N:START:END  range-cfg=N:CFG:START:END
  *
  * Numbers are decimal or 0x hex; SIZE also takes a K, M or G suffix. The
- * options only fill struct rtit_config: rtit_check() judges the result. */
+ * options only fill struct rtit_config: rtit_check() judges the result.
+ * An address range N may be named once (filter, trace-stop or range-cfg):
+ * a second one is refused ("range-duplicate"), never merged or dropped. */
 #ifndef PTBOOT_ARCH_X86_RTIT_OPTIONS_H
 #define PTBOOT_ARCH_X86_RTIT_OPTIONS_H
 

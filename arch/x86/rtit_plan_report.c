@@ -12,6 +12,41 @@ static const char *kind_word(enum rtit_rule_kind k)
 	return k == RTIT_KIND_OPERROR ? "operational-error" : rtit_rule_kind_name(k);
 }
 
+uint64_t rtit_plan_default_table(const struct rtit_config *cfg,
+				 const struct rtit_caps *caps, bool *moved)
+{
+	struct rtit_config c = *cfg;
+	c.table_phys = RTIT_PLAN_DEFAULT_TABLE;
+	if (moved)
+		*moved = false;
+	if (c.output != RTIT_OUTPUT_TOPA || c.fabric_en ||
+	    !rtit_topa_tables_overlap_output(&c, caps))
+		return RTIT_PLAN_DEFAULT_TABLE;
+	if (moved)
+		*moved = true;
+	uint64_t tlen = rtit_topa_tables_needed(c.regions, caps->topa_multi_entry) *
+			(uint64_t)RTIT_TOPA_TABLE_ALIGN;
+	uint64_t below = c.buffer_phys & ~(uint64_t)(RTIT_TOPA_TABLE_ALIGN - 1);
+	if (below >= tlen)
+		return below - tlen;
+	/* no room below: after the last region (4 KiB aligned, since the
+	 * regions are) */
+	uint64_t end = c.buffer_phys + rtit_config_buffer_bytes(&c);
+	return (end + RTIT_TOPA_TABLE_ALIGN - 1) & ~(uint64_t)(RTIT_TOPA_TABLE_ALIGN - 1);
+}
+
+void rtit_plan_default_table_note(char *buf, size_t len, const struct rtit_config *cfg,
+				  const struct rtit_caps *caps)
+{
+	char h1[X86_FMT_HEX64_LEN], h2[X86_FMT_HEX64_LEN];
+	size_t tables = rtit_topa_tables_needed(cfg->regions, caps->topa_multi_entry);
+	snprintf(buf, len,
+		 "table-base %s: %u ToPA table(s) at the default %s would overlap the output; placed %s the buffer",
+		 x86_fmt_hex64(h1, cfg->table_phys), (unsigned)tables,
+		 x86_fmt_hex64(h2, RTIT_PLAN_DEFAULT_TABLE),
+		 cfg->table_phys < cfg->buffer_phys ? "below" : "after");
+}
+
 int rtit_plan_report(const struct rtit_config *cfg, const struct rtit_caps *caps,
 		     uint64_t *table_mem, size_t table_capacity,
 		     void (*emit)(void *ctx, const char *line), void *ctx)

@@ -6,12 +6,13 @@
  *
  * or, when rtit_check() refuses the configuration:
  *
- *   refused <rule-name> kind=<#GP|operational-error|erratum|invalid> [range=<n>]
+ *   refused <rule-name> kind=<#GP|operational-error|unhonoured|erratum|invalid> [range=<n>]
  *   why: <sentence citing the SDM>
  */
 #ifndef PTBOOT_ARCH_X86_RTIT_PLAN_REPORT_H
 #define PTBOOT_ARCH_X86_RTIT_PLAN_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "arch/x86/pt_caps.h"
@@ -22,6 +23,22 @@
  * 1 GiB for the buffer, the first table 1 MiB below it. */
 #define RTIT_PLAN_DEFAULT_BUFFER 0x40000000ull
 #define RTIT_PLAN_DEFAULT_TABLE  0x3ff00000ull
+
+/* The first ToPA table's address when none was given: RTIT_PLAN_DEFAULT_TABLE
+ * while the tables there stay clear of the output regions (up to 256
+ * tables with the default buffer); else directly below the buffer, or
+ * right after it when there is no room below, so a default never puts a
+ * table inside the output (topa-table-overlap refuses that for addresses
+ * someone gave). *moved is set when it is not RTIT_PLAN_DEFAULT_TABLE: say
+ * so (rtit_plan_default_table_note). cfg->buffer_phys must be set. */
+uint64_t rtit_plan_default_table(const struct rtit_config *cfg,
+				 const struct rtit_caps *caps, bool *moved);
+
+/* "table-base 0x... (N ToPA tables would overlap the output at the default
+ * 0x3ff00000; placed below the buffer)" into buf. */
+void rtit_plan_default_table_note(char *buf, size_t len,
+				  const struct rtit_config *cfg,
+				  const struct rtit_caps *caps);
 
 /* table_mem: room for table_capacity ToPA tables (512 entries each) where
  * the tables are built (they are not needed for single range). Returns

@@ -1,10 +1,12 @@
 # test/capture/capture.mk: the capture's sideband, PE names, files on the
 # stick and `ptboot flow --capture` (docs/capture-files.md).
 
-# The UEFI-free parts go into the host library: the unit tests and the host
-# CLI run exactly the code the app runs.
-LIB_SRCS += efi/sideband.c efi/pe_info.c
+# The formats are in the host library (format/); the sideband's CPU facts
+# from arch/x86 (efi/sideband_cpu.c, UEFI-free) are compiled into the test:
+# the unit tests and the host CLI run exactly the code the app runs.
 UNIT_TESTS += test_efi_sideband test_efi_pe_info
+TEST_OBJS_test_efi_sideband := $(B)/test/obj/efi/sideband_cpu.o
+$(B)/test/test_efi_sideband: $(TEST_OBJS_test_efi_sideband)
 
 # Real PE/COFF images for pe_info's tests: our own app (no debug directory,
 # as gnu-efi's objcopy writes it) and a driver linked by LLVM's lld-link with
@@ -39,7 +41,7 @@ capture-fixtures: $(CAPTURE_FIX)/PcRtcFixture.objdump $(CAPTURE_FIX)/ptboot.objd
 TEST_STEPS += capture-fixtures
 $(B)/test/test_efi_pe_info: | capture-fixtures
 # The hostile-input cases run under ASan/UBSan: the test compiles
-# efi/pe_info.c into itself so the parser is instrumented too.
+# format/pe_info.c into itself so the parser is instrumented too.
 TEST_LIBS_test_efi_pe_info := -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # `ptboot flow --capture DIR` on capture directories written with the app's
@@ -48,7 +50,7 @@ $(B)/test/capture/mkcapture: test/capture/mkcapture.c $(B)/host/libptboot.a | $(
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ $< $(B)/host/libptboot.a
 TEST_STEPS += $(B)/test/capture/mkcapture
-TEST_SCRIPTS += test/capture/capture_dir.sh
+TEST_SCRIPTS += test/capture/capture_dir.sh test/capture/code_dump.sh
 
 # `images` on OVMF (names from firmware files, this app's size and entry,
 # the watcher's notify path, the capture directory read back by the host).

@@ -1,8 +1,8 @@
 /* mkcapture: writes a capture directory as the UEFI app does
  * (docs/capture-files.md), from a trace and raw code files made on the
  * host (test/flow/flowgen's --write): trace.pt copied, code.dump/code.addr
- * in 4 KiB pages, sideband.txt through the app's own writer
- * (efi/sideband.c). For test/capture/capture_dir.sh.
+ * in 4 KiB pages (addresses through format/code_image.h's writer), sideband.txt through the app's own writer
+ * (format/sideband.c). For test/capture/capture_dir.sh.
  *
  *   mkcapture DIR --pt FILE [--raw FILE:BASE]... [--filter LO-HI]...
  *             [--stop LO-HI] [--unit hw|soft] [--cpu F/M] [--mtc-freq N]
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "efi/code_image.h"
-#include "efi/pe_info.h"
-#include "efi/sideband.h"
+#include "format/code_image.h"
+#include "format/pe_info.h"
+#include "format/sideband.h"
 
 static struct sideband sb;
 
@@ -89,9 +89,9 @@ int main(int argc, char **argv)
             memset(b + n, 0, pages * CODE_PAGE_BYTES - n);
             fwrite(b, 1, pages * CODE_PAGE_BYTES, dump);
             for (size_t p = 0; p < pages; p++) {
-                unsigned long long pa = x + p * CODE_PAGE_BYTES;
-                for (int k = 0; k < 8; k++)
-                    fputc((int)(pa >> (8 * k)) & 0xff, addr);
+                uint8_t le[8];
+                code_dump_set_addr(le, 0, x + p * CODE_PAGE_BYTES);
+                fwrite(le, 1, sizeof le, addr);
             }
             char name[PE_INFO_NAME_MAX];
             sideband_add_image(&sb, x, n, 0, pe_info_basename(file, name, sizeof name),

@@ -8,11 +8,11 @@
 CAPTURE_FUZZ_CC := $(or $(FUZZ_CC),clang)
 CAPTURE_FUZZ_FLAGS := -std=c11 -O2 -g -I. -D_DEFAULT_SOURCE -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined
-CAPTURE_FUZZ_HDRS := $(wildcard decoder/*.h efi/*.h arch/x86/*.h host/serial_recover.h test/fuzz/fuzz_code.h)
+CAPTURE_FUZZ_HDRS := $(wildcard decoder/*.h format/*.h efi/*.h arch/x86/*.h host/serial_recover.h test/fuzz/fuzz_code.h)
 
 FUZZ_FRAME_SRCS := test/fuzz/fuzz_frame.c host/serial_recover.c $(DECODER_SRCS)
-FUZZ_SIDEBAND_SRCS := test/fuzz/fuzz_sideband.c efi/sideband.c decoder/ptd_num.c
-FUZZ_PE_SRCS := test/fuzz/fuzz_pe.c efi/pe_info.c efi/load_option.c
+FUZZ_SIDEBAND_SRCS := test/fuzz/fuzz_sideband.c format/sideband.c format/text.c decoder/ptd_num.c
+FUZZ_PE_SRCS := test/fuzz/fuzz_pe.c format/pe_info.c format/load_option.c format/text.c
 FUZZ_SUM_SRCS := test/fuzz/fuzz_sum.c $(DECODER_SRCS)
 CAPTURE_FUZZERS := fuzz_frame fuzz_sideband fuzz_pe fuzz_sum
 

@@ -1,15 +1,15 @@
 /* libFuzzer target over the image and boot-option parsers of the capture
- * path: arbitrary bytes through pe_info_parse() (efi/pe_info.h) as an image
+ * path: arbitrary bytes through pe_info_parse() (format/pe_info.h) as an image
  * in memory and as a file, and through efi_load_option_decode() with the
- * device-path helpers (efi/load_option.h). Nothing may be read outside the
+ * device-path helpers (format/load_option.h). Nothing may be read outside the
  * buffer (ASan/UBSan); what is returned stays inside it: names are
  * NUL-terminated, a decoded option's parts lie within the bytes, one after
  * the other, and errors carry an offset inside them. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "efi/load_option.h"
-#include "efi/pe_info.h"
+#include "format/load_option.h"
+#include "format/pe_info.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

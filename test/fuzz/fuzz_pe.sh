@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bounded libFuzzer run of test/fuzz/fuzz_pe.c (ASan + UBSan): PE/COFF
-# headers and CodeView names (efi/pe_info.c, both layouts) and EFI load
-# options with their device paths (efi/load_option.c). Seeds: the head of
+# headers and CodeView names (format/pe_info.c, both layouts) and EFI load
+# options with their device paths (format/load_option.c). Seeds: the head of
 # build/ptboot.efi, the lld-linked driver with an RSDS record of
 # test/capture/capture.mk, and a Boot#### option as `install` writes it.
 # FUZZ_SECONDS (default 4) bounds the run; `make capture-fuzz` runs longer

@@ -1,4 +1,4 @@
-/* libFuzzer target over the sideband text (efi/sideband.h): arbitrary text
+/* libFuzzer target over the sideband text (format/sideband.h): arbitrary text
  * through sideband_parse() must end in 0 or an error naming a line inside
  * the text, never an out-of-bounds access (ASan/UBSan). A text that parses
  * is written back with sideband_write() (the target's writer); that text
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "efi/sideband.h"
+#include "format/sideband.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

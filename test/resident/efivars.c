@@ -37,14 +37,14 @@
  * bytes, the plain one 32. A variable is live when its State is VAR_ADDED
  * (0x3f) or VAR_ADDED & VAR_IN_DELETED_TRANSITION (0x3e, superseded by a
  * 0x3f copy of the same name if there is one). The load option itself is
- * decoded with efi/load_option.c, which test_efi_load_option checks
+ * decoded with format/load_option.c, which test_efi_load_option checks
  * against the spec's layout. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "efi/load_option.h"
+#include "format/load_option.h"
 
 #define FVH_SIGNATURE_OFF 40
 #define FVH_HEADER_LEN_OFF 48

@@ -5,7 +5,6 @@
 
 # The EFI_LOAD_OPTION codec is UEFI-free: the host library carries it so the
 # unit test runs exactly the app's code.
-LIB_SRCS += efi/load_option.c
 UNIT_TESTS += test_efi_load_option
 
 # build/ptbootdrv.efi: the same image as ptboot.efi with the PE subsystem of

@@ -24,6 +24,8 @@ static inline struct rtit_model_caps rtit_model_caps_of(const struct rtit_caps *
 	m.maxphyaddr = c->maxphyaddr;
 	m.family = c->family;
 	m.model = c->model;
+	m.ecx7 = c->leaf7_ecx;
+	m.paging_la57 = c->paging_la57; /* the environment, not CPUID */
 	return m;
 }
 

@@ -142,6 +142,17 @@ static void trace_and_check(struct rig *r, uint64_t n, const char *what)
 		assert_int_equal(b[(sum.oldest + size - 1) % size], pattern(first + n - 1));
 	}
 	assert_false(model.ctl & RTIT_CTL_TRACEEN);
+	/* the output never landed on a ToPA table */
+	assert_int_equal(model.table_overwrites, 0);
+	/* every range holds its own ends (A <= B, code can run there) */
+	for (unsigned n = 0; n < RTIT_MAX_RANGES; n++) {
+		const struct rtit_addr_range *ar = &p->cfg.range[n];
+		if (ar->cfg == RTIT_ADDR_CFG_OFF)
+			continue;
+		assert_true(rtit_model_range_holds(&model, n, ar->start));
+		assert_true(rtit_model_range_holds(&model, n, ar->end));
+		assert_true(rtit_model_ip_possible(&model, ar->end));
+	}
 }
 
 /* The plan for `trace` of an image with default words on every fixture. */
@@ -482,6 +493,96 @@ static void test_soft_unit(void **state)
 	}
 }
 
+/* What a capture cannot honour is refused the way `ptboot plan` refuses
+ * it (issue #18), before anything is written; a default that would
+ * collide moves with a note. */
+static void test_unhonoured_requests(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *w[3];
+		const char *rule;
+	} cases[] = {
+		{{"output=single", "mode=stop"}, "single-range-stop"},
+		{{"filter=0:0x2000:0x1000"}, "range-empty"},
+		{{"trace-stop=1:0x7e002000:0x7e001000"}, "range-empty"},
+		{{"buffer=64K", "table-base=0x40000000"}, "topa-table-overlap"},
+		{{"buffer=64K", "buffer-base=0x3ff00000"}, NULL}, /* table moves */
+		{{"filter=0:0x00ff000000000000:0x00ff000000001000"}, "range-beyond-paging"},
+	};
+	for (size_t i = 0; i < RTIT_FIXTURE_COUNT; i++) {
+		const char *cpu = rtit_fixture_names[i];
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			struct rig r;
+			rig_init(&r, cpu);
+			size_t nw = 0;
+			while (nw < 3 && cases[c].w[nw])
+				nw++;
+			struct rtit_model before = model;
+			int rc = make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, &image, 1, cases[c].w, nw);
+			assert_memory_equal(&before, &model, sizeof(model));
+			if (rc == CAPTURE_PLAN_E_RULE &&
+			    (!strcmp(r.plan.rule_name, "pt-absent") ||
+			     !strcmp(r.plan.rule_name, "range-unsupported") ||
+			     !strcmp(r.plan.rule_name, "single-range-unsupported")))
+				continue; /* AMD, Broadwell: refused earlier */
+			const char *want = cases[c].rule;
+			/* 57-bit addresses #GP where the CPU has no 5-level paging */
+			if (want && !strcmp(want, "range-beyond-paging") && !r.caps.la57)
+				want = "range-noncanonical";
+			if (!want) {
+				if (rc)
+					fail_msg("%s case %zu: %d %s", cpu, c, rc, r.plan.rule_name);
+				assert_int_equal(r.plan.cfg.buffer_phys, 0x3ff00000);
+				assert_int_equal(r.plan.cfg.table_phys, 0x3ff00000 - 4096);
+				bool said = false, placed = false;
+				for (size_t n = 0; n < r.plan.n_notes; n++) {
+					said |= strstr(r.plan.notes[n], "table-base 0x3feff000") != NULL;
+					placed |= strstr(r.plan.notes[n], "this plan only") != NULL;
+				}
+				assert_true(said && placed);
+				continue;
+			}
+			if (rc != CAPTURE_PLAN_E_RULE)
+				fail_msg("%s case %zu: want %s, got %d", cpu, c, want, rc);
+			assert_string_equal(r.plan.rule_name, want);
+			assert_int_equal(rtit_start(&r.ops, &r.plan.cfg, &r.caps, false, NULL),
+					 RTIT_SEQ_E_RULE);
+			assert_memory_equal(&before, &model, sizeof(model));
+		}
+		/* the firmware runs 5-level paging: 57-bit filters are taken
+		 * where the CPU has it, and the model traces with them */
+		struct rig r;
+		rig_init(&r, cpu);
+		if (!r.caps.la57)
+			continue;
+		r.caps.paging_la57 = true;
+		r.ops = rtit_model_fresh(&model, &r.caps, mem, MEM_PHYS, MEM_SIZE);
+		const char *w[] = {"buffer=16K", "filter=0:0x00ff000000000000:0x00ff000000001000"};
+		assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, &image, 1, w, 2), 0);
+		rig_start(&r, "la57");
+		assert_int_equal(model.addr[0], 0x00ff000000000000ull);
+		trace_and_check(&r, 1000, "la57");
+	}
+	/* a range named twice: a word error naming both */
+	struct rig r;
+	rig_init(&r, "skylake-client.txt");
+	const char *dup[] = {"filter=0:0x1000:0x2000", "trace-stop=0:0x3000:0x4000"};
+	assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, &image, 1, dup, 2),
+			 CAPTURE_PLAN_E_WORD);
+	assert_string_equal(r.plan.error, "trace-stop=0:0x3000:0x4000: range 0 given twice "
+					  "(range-duplicate): already filter=0:0x1000:0x2000");
+	/* the default tables move below the buffer when they would reach it:
+	 * 4 KiB regions for 2 GiB of trace need 1027 tables */
+	const char *big[] = {"region-size=4K", "buffer=2G"};
+	assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, &image, 1, big, 2), 0);
+	assert_int_equal(r.plan.cfg.table_phys, 0x40000000 - 1027 * 4096);
+	bool said = false;
+	for (size_t n = 0; n < r.plan.n_notes; n++)
+		said |= strstr(r.plan.notes[n], "1027 ToPA table(s)") != NULL;
+	assert_true(said);
+}
+
 /* Bad words, cpus, report text. */
 static void test_words_and_report(void **state)
 {
@@ -529,6 +630,7 @@ int main(void)
 		cmocka_unit_test(test_add_image_while_tracing),
 		cmocka_unit_test(test_refusals_before_any_wrmsr),
 		cmocka_unit_test(test_soft_unit),
+		cmocka_unit_test(test_unhonoured_requests),
 		cmocka_unit_test(test_words_and_report),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* efi/code_image.c: code pages and gated live memory for on-target flow. */
+/* format/code_image.c: code pages and gated live memory for on-target flow. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "efi/code_image.h"
+#include "format/code_image.h"
 
 #define PG CODE_PAGE_BYTES
 

@@ -1,4 +1,4 @@
-/* efi/load_option.c: EFI_LOAD_OPTION and device-path bytes. The expected
+/* format/load_option.c: EFI_LOAD_OPTION and device-path bytes. The expected
  * encodings are written out here byte by byte from the UEFI 2.10 layouts
  * (section 3.1.3 EFI_LOAD_OPTION; section 10.3.5.4 Media File Path node;
  * section 10.3.1 End node), not produced by the code under test. */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "efi/load_option.h"
+#include "format/load_option.h"
 
 /* File path node for "\a.efi": type 4, subtype 4, length 4 + 7*2 = 18. */
 static const uint8_t file_node[] = {

@@ -1,11 +1,11 @@
-/* efi/memrange.c: the readable-memory check behind on-target decoding. */
+/* format/memrange.c: the readable-memory check behind on-target decoding. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "efi/memrange.h"
+#include "format/memrange.h"
 
 static void merges_and_finds(void **state)
 {

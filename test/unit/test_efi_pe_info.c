@@ -1,9 +1,9 @@
-/* efi/pe_info.c on real PE/COFF images: build/ptboot.efi (gnu-efi, no debug
+/* format/pe_info.c on real PE/COFF images: build/ptboot.efi (gnu-efi, no debug
  * directory), a driver linked by lld-link with a CodeView RSDS record
  * (test/capture/capture.mk) and every PE32 driver in OVMF's DXE firmware
  * volume, each as a file and as loaded in memory, with
  * binutils' `objdump -p` as the independent reading of their headers; then
- * corrupted copies. Compiled with efi/pe_info.c inside and ASan/UBSan on
+ * corrupted copies. Compiled with format/pe_info.c inside and ASan/UBSan on
  * (capture.mk), so an out-of-bounds read is a failure, not luck. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "efi/pe_info.c"
+#include "format/pe_info.c"
 
 #define FIX "build/test/capture/"
 #define FIXTURE_PDB "/build/edk2/Build/OvmfX64/DEBUG_GCC5/X64/PcRtcFixture/DEBUG/PcRtcFixture.dll"

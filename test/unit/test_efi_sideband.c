@@ -1,4 +1,4 @@
-/* efi/sideband.c: the capture's sideband and its text form. */
+/* format/sideband.c: the capture's sideband and its text form. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_decode_params.h"
 #include "arch/x86/rtit_regs.h"
-#include "efi/sideband.h"
+#include "efi/sideband_cpu.h"
 
 static struct sideband a, b;
 static char text[256 * 1024];

@@ -182,6 +182,8 @@ static void test_alderlake(void **state)
 	assert_true(c.quirks & RTIT_QUIRK_SINGLE_RANGE_4K);
 	assert_int_equal(c.maxphyaddr, 46);
 	assert_true(c.hybrid);
+	assert_false(c.la57); /* CPUID.(7,0).ECX=0x98c027ac: bit 16 clear */
+	assert_false(c.paging_la57);
 	machine_line(&c, line, sizeof(line));
 	assert_string_equal(line,
 		"ptboot: info pt=yes reason=ok vendor=GenuineIntel family=0x6 "
@@ -200,6 +202,11 @@ static void test_sapphirerapids(void **state)
 	assert_true(c.ptwrite);
 	assert_false(c.hybrid);
 	assert_int_equal(c.quirks, 0);
+	/* CPUID.(7,0).ECX=0xbb417fee: bit 16, 5-level paging */
+	assert_int_equal(c.leaf7_ecx, 0xbb417fee);
+	assert_true(c.la57);
+	/* a dump says nothing of CR4: 4-level unless the caller knows */
+	assert_false(c.paging_la57);
 }
 
 static void test_amd(void **state)
@@ -555,8 +562,14 @@ static void test_report_tsc_and_quirks(void **state)
 	rtit_caps_report(&c, NULL, collect, &l);
 	/* 38.4 MHz * 166 / 2 */
 	assert_true(find_line(&l, "crystal 38400000 Hz, TSC 3187200000 Hz") >= 0);
-	assert_true(find_line(&l, "single-range-max-4k") >= 0);
+	assert_true(find_line(&l, "single-range-max-4k (Alder Lake: ADL037)") >= 0);
 	assert_true(find_line(&l, "hybrid: yes") >= 0);
+	assert_true(find_line(&l, "5-level paging") < 0);
+
+	caps_of_fixture("sapphirerapids.txt", &c);
+	l.n = 0;
+	rtit_caps_report(&c, NULL, collect, &l);
+	assert_true(find_line(&l, "5-level paging: supported (CPUID.(7,0).ECX[16])") >= 0);
 
 	caps_of_fixture("broadwell-client.txt", &c);
 	l.n = 0;

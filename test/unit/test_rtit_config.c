@@ -10,6 +10,7 @@
 #include "arch/x86/rtit_config.h"
 #include "arch/x86/rtit_decode_params.h"
 #include "arch/x86/rtit_options.h"
+#include "arch/x86/rtit_plan_report.h"
 #include "arch/x86/rtit_topa.h"
 #include "test/unit/rtit_test_util.h"
 
@@ -326,10 +327,17 @@ static void test_ranges(void **state)
 		c.range[1].cfg = 15;
 		expect(&c, &k, RTIT_RULE_RANGE_CFG_RESERVED, 1);
 		c.range[1].cfg = RTIT_ADDR_CFG_STOP;
+		/* canonical at 57 bits only: #GP without 5-level paging
+		 * support, else taken but beyond 4-level paging */
+		enum rtit_rule beyond48 = k.la57 ? RTIT_RULE_RANGE_BEYOND_PAGING
+						 : RTIT_RULE_RANGE_NONCANONICAL;
+		c.range[1].start = 0x0000800000000000ull - 0x1000;
 		c.range[1].end = 0x0000800000000000ull;
-		expect(&c, &k, RTIT_RULE_RANGE_NONCANONICAL, 1);
+		expect(&c, &k, beyond48, 1);
 		c.range[1].end = 0x00007fffffffffffull;
 		c.range[0].start = 0xfff0000000000000ull;
+		expect(&c, &k, beyond48, 0);
+		c.range[0].start = 0xf000000000000000ull; /* not at 57 either */
 		expect(&c, &k, RTIT_RULE_RANGE_NONCANONICAL, 0);
 		/* a disabled range's addresses are not written: not checked */
 		c.range[0].cfg = RTIT_ADDR_CFG_OFF;
@@ -341,6 +349,193 @@ static void test_ranges(void **state)
 	c = base(&k);
 	c.range[3] = (struct rtit_addr_range){RTIT_ADDR_CFG_FILTER, 0, 0xfff};
 	EXPECT(c, k, RTIT_RULE_OK);
+}
+
+/* A > B: the CPU takes it and the range never matches (36.2.4.3). */
+static void test_range_empty(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("skylake-client.txt");
+	struct rtit_config c = base(&k);
+	c.range[0] = (struct rtit_addr_range){RTIT_ADDR_CFG_FILTER, 0x2000, 0x1000};
+	expect(&c, &k, RTIT_RULE_RANGE_EMPTY, 0);
+	assert_int_equal(rtit_rule_kind(RTIT_RULE_RANGE_EMPTY), RTIT_KIND_UNHONOURED);
+	assert_string_equal(rtit_rule_kind_name(RTIT_KIND_UNHONOURED), "unhonoured");
+	c.range[0].end = 0x2000; /* one address: fine */
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.range[1] = (struct rtit_addr_range){RTIT_ADDR_CFG_STOP, 0x3001, 0x3000};
+	expect(&c, &k, RTIT_RULE_RANGE_EMPTY, 1);
+	/* high half above low half: A > B as unsigned, as the CPU compares */
+	c.range[1] = (struct rtit_addr_range){RTIT_ADDR_CFG_STOP,
+		0xffffffff80000000ull, 0x1000};
+	expect(&c, &k, RTIT_RULE_RANGE_EMPTY, 1);
+	/* an unused range is not written: not judged */
+	c.range[1].cfg = RTIT_ADDR_CFG_OFF;
+	EXPECT(c, k, RTIT_RULE_OK);
+	/* #GP rules come first: range 2 does not exist on Skylake */
+	c.range[2] = (struct rtit_addr_range){RTIT_ADDR_CFG_FILTER, 2, 1};
+	expect(&c, &k, RTIT_RULE_RANGE_UNSUPPORTED, 2);
+}
+
+/* 57-bit filter addresses: only on a CPU with 5-level paging (WRMSR takes
+ * them) whose firmware runs 5-level paging (code can be there). */
+static void test_range_la57(void **state)
+{
+	(void)state;
+	const uint64_t a57 = 0x00ff000000000000ull, b57 = 0x00ff000000ffffffull;
+	struct rtit_caps k = caps("sapphirerapids.txt");
+	assert_true(k.la57);
+	assert_false(k.paging_la57); /* a dump: 4-level unless told */
+	struct rtit_config c = base(&k);
+	c.range[0] = (struct rtit_addr_range){RTIT_ADDR_CFG_FILTER, a57, b57};
+	expect(&c, &k, RTIT_RULE_RANGE_BEYOND_PAGING, 0);
+	k.paging_la57 = true;
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.range[0].end = 0x0100000000000000ull; /* beyond 57 bits */
+	expect(&c, &k, RTIT_RULE_RANGE_NONCANONICAL, 0);
+	c.range[0].start = 0xff00000000000000ull; /* high half at 57 */
+	c.range[0].end = 0xff000000ffffffffull;
+	EXPECT(c, k, RTIT_RULE_OK);
+	/* no 5-level paging on Ice Lake client: CR4.LA57 cannot be set, and
+	 * WRMSR faults on 57-bit addresses whatever the caller claims */
+	k = caps("icelake-client.txt");
+	assert_false(k.la57);
+	k.paging_la57 = true;
+	c = base(&k);
+	c.range[0] = (struct rtit_addr_range){RTIT_ADDR_CFG_FILTER, a57, b57};
+	expect(&c, &k, RTIT_RULE_RANGE_NONCANONICAL, 0);
+	assert_int_equal(rtit_msr_linear_bits(&k), 48);
+	assert_int_equal(rtit_ip_linear_bits(&k), 48);
+}
+
+/* A ToPA table inside the output: refused wherever it is (any table, any
+ * region); defaults move out of the way with a note. */
+static void test_table_overlap(void **state)
+{
+	(void)state;
+	struct rtit_caps k = caps("skylake-client.txt");
+	struct rtit_config c = base(&k);
+	c.table_phys = BUF_PHYS; /* issue #18: table 0 on region 0 */
+	EXPECT(c, k, RTIT_RULE_TOPA_TABLE_OVERLAP);
+	c.regions = 8;
+	c.table_phys = BUF_PHYS + 0x4000; /* in region 4 */
+	EXPECT(c, k, RTIT_RULE_TOPA_TABLE_OVERLAP);
+	c.table_phys = BUF_PHYS + 0x7000; /* the last page of the last region */
+	EXPECT(c, k, RTIT_RULE_TOPA_TABLE_OVERLAP);
+	c.table_phys = BUF_PHYS + 0x8000; /* just after: fine */
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.table_phys = BUF_PHYS - 0x1000; /* just before: fine */
+	EXPECT(c, k, RTIT_RULE_OK);
+	/* two tables (600 regions): the second reaches into region 0 */
+	c.regions = 600;
+	EXPECT(c, k, RTIT_RULE_TOPA_TABLE_OVERLAP);
+	c.table_phys = BUF_PHYS - 0x2000;
+	EXPECT(c, k, RTIT_RULE_OK);
+	/* a 2 MiB region around the table */
+	c = base(&k);
+	c.region_size_code = 9;
+	c.buffer_phys = 0x3fe00000;
+	c.table_phys = 0x3ff00000;
+	EXPECT(c, k, RTIT_RULE_TOPA_TABLE_OVERLAP);
+	/* the default addresses with 256 and 257 tables (issue #18) */
+	c = base(&k);
+	c.regions = 130816; /* 256 tables: they end where the buffer starts */
+	EXPECT(c, k, RTIT_RULE_OK);
+	bool moved = true;
+	assert_int_equal(rtit_plan_default_table(&c, &k, &moved), TABLE_PHYS);
+	assert_false(moved);
+	c.regions = 130817; /* table 256 would be region 0 */
+	EXPECT(c, k, RTIT_RULE_TOPA_TABLE_OVERLAP);
+	c.table_phys = rtit_plan_default_table(&c, &k, &moved);
+	assert_true(moved);
+	assert_int_equal(c.table_phys, BUF_PHYS - 257 * 4096);
+	EXPECT(c, k, RTIT_RULE_OK);
+	char note[160];
+	rtit_plan_default_table_note(note, sizeof(note), &c, &k);
+	assert_non_null(strstr(note, "0x3feff000"));
+	assert_non_null(strstr(note, "257 ToPA table"));
+	/* no room below the buffer: after it */
+	c = base(&k);
+	c.buffer_phys = 0;
+	c.regions = 4;
+	c.table_phys = rtit_plan_default_table(&c, &k, &moved);
+	assert_false(moved); /* 0x3ff00000 is clear of [0, 16K) */
+	c.buffer_phys = 0x3fe00000;
+	c.region_size_code = 9; /* 8 MiB from 0x3fe00000 covers 0x3ff00000 */
+	c.table_phys = rtit_plan_default_table(&c, &k, &moved);
+	assert_true(moved);
+	assert_int_equal(c.table_phys, 0x3fdff000);
+	EXPECT(c, k, RTIT_RULE_OK);
+	c.buffer_phys = 0; /* 8 x 128 MiB = [0, 1G): nothing below */
+	c.regions = 8;
+	c.region_size_code = 15;
+	c.table_phys = rtit_plan_default_table(&c, &k, &moved);
+	assert_true(moved);
+	assert_int_equal(c.table_phys, 1ull << 30);
+	EXPECT(c, k, RTIT_RULE_OK);
+	/* single range has no tables */
+	c = base(&k);
+	c.output = RTIT_OUTPUT_SINGLE;
+	c.table_phys = BUF_PHYS;
+	EXPECT(c, k, RTIT_RULE_OK);
+	assert_int_equal(rtit_rule_kind(RTIT_RULE_TOPA_TABLE_OVERLAP), RTIT_KIND_UNHONOURED);
+}
+
+/* Stop-when-full needs ToPA: a single range wraps (36.2.6.1). */
+static void test_single_range_stop(void **state)
+{
+	(void)state;
+	for (size_t i = 1; i < RTIT_FIXTURE_COUNT - 1; i++) {
+		struct rtit_caps k = caps(rtit_fixture_names[i]);
+		if (!k.single_range)
+			continue;
+		struct rtit_config c = base(&k);
+		c.output = RTIT_OUTPUT_SINGLE;
+		c.when_full = RTIT_FULL_STOP;
+		EXPECT(c, k, RTIT_RULE_SINGLE_RANGE_STOP);
+		c.when_full = RTIT_FULL_RING;
+		EXPECT(c, k, RTIT_RULE_OK);
+		c.output = RTIT_OUTPUT_TOPA;
+		c.when_full = RTIT_FULL_STOP;
+		EXPECT(c, k, RTIT_RULE_OK);
+	}
+}
+
+/* The single-range erratum list: the published errata and the later
+ * client parts (pt_caps.c says why), by family 6 model. */
+static void test_single_range_erratum_models(void **state)
+{
+	(void)state;
+	static const unsigned listed[] = {
+		0x8c, 0x8d,             /* Tiger Lake: TGL052 */
+		0x97, 0x9a,             /* Alder Lake: ADL037 */
+		0xb7, 0xba, 0xbf,       /* Raptor Lake: RPL017 */
+		0xbe,                   /* Alder Lake-N */
+		0xaa, 0xac,             /* Meteor Lake */
+		0xc5, 0xc6, 0xb5,       /* Arrow Lake */
+		0xbd,                   /* Lunar Lake */
+		0xcc,                   /* Panther Lake */
+	};
+	static const unsigned not_listed[] = {
+		0x3d, 0x4e, 0x5e, 0x8e, 0x9e, 0x7e, 0xa5, 0x55, 0x6a, 0x8f, 0x5c, 0x7a,
+	};
+	for (size_t i = 0; i < sizeof(listed) / sizeof(listed[0]); i++) {
+		const char *why = rtit_single_range_4k_reason(6, listed[i]);
+		if (!why)
+			fail_msg("model 0x%x not listed", listed[i]);
+		struct rtit_caps k = caps("alderlake.txt");
+		k.model = listed[i];
+		k.quirks = RTIT_QUIRK_SINGLE_RANGE_4K;
+		struct rtit_config c = base(&k);
+		c.output = RTIT_OUTPUT_SINGLE;
+		c.single_size = 8192;
+		EXPECT(c, k, RTIT_RULE_SINGLE_ERRATUM);
+	}
+	assert_string_equal(rtit_single_range_4k_reason(6, 0x9a), "Alder Lake: ADL037");
+	assert_non_null(strstr(rtit_single_range_4k_reason(6, 0xcc), "precaution"));
+	for (size_t i = 0; i < sizeof(not_listed) / sizeof(not_listed[0]); i++)
+		assert_null(rtit_single_range_4k_reason(6, not_listed[i]));
+	assert_null(rtit_single_range_4k_reason(0x13, 0x01));
 }
 
 static void test_topa_rules(void **state)
@@ -577,10 +772,30 @@ static void test_options(void **state)
 	assert_int_equal(c.range[1].end, 0x1fff);
 	OK("trace-stop", "0:0xffffffff80000000:0xffffffff80000fff");
 	assert_int_equal(c.range[0].cfg, RTIT_ADDR_CFG_STOP);
+	/* range 1 was named: a second time is refused, naming the first */
+	assert_int_equal(rtit_option_apply(&c, "range-cfg", "1:7:0:0", err, sizeof(err)), -1);
+	assert_string_equal(err, "range-cfg=1:7:0:0: range 1 given twice (range-duplicate): "
+				 "already filter=1:0x1000:0x1fff");
+	assert_int_equal(c.range[1].cfg, RTIT_ADDR_CFG_FILTER);
+	c = base(&k);
 	OK("range-cfg", "1:7:0:0");
 	assert_int_equal(c.range[1].cfg, 7);
 	/* the result is judged by rtit_check, not by the parser */
 	expect(&c, &k, RTIT_RULE_RANGE_CFG_RESERVED, 1);
+	c = base(&k);
+	OK("filter", "0:0x1000:0x2000"); /* issue #18 */
+	assert_int_equal(rtit_option_apply(&c, "trace-stop", "0:0x3000:0x4000", err,
+					   sizeof(err)), -1);
+	assert_string_equal(err, "trace-stop=0:0x3000:0x4000: range 0 given twice "
+				 "(range-duplicate): already filter=0:0x1000:0x2000");
+	assert_int_equal(c.range[0].start, 0x1000);
+	OK("trace-stop", "1:0x3000:0x4000");
+	assert_int_equal(rtit_option_apply(&c, "filter", "1:0x5000:0x6000", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "already trace-stop=1:0x3000:0x4000"));
+	c = base(&k);
+	OK("range-cfg", "0:0:0x10:0x20"); /* off, but named */
+	assert_int_equal(rtit_option_apply(&c, "filter", "0:1:2", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "already range-cfg=0:0:0x10:0x20"));
 #undef OK
 
 #define BAD(n, v, msg)                                                            \
@@ -628,6 +843,11 @@ int main(void)
 		cmocka_unit_test(test_newer_features),
 		cmocka_unit_test(test_cr3),
 		cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_range_empty),
+		cmocka_unit_test(test_range_la57),
+		cmocka_unit_test(test_table_overlap),
+		cmocka_unit_test(test_single_range_stop),
+		cmocka_unit_test(test_single_range_erratum_models),
 		cmocka_unit_test(test_topa_rules),
 		cmocka_unit_test(test_maxphyaddr),
 		cmocka_unit_test(test_single_range),

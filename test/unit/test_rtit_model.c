@@ -267,6 +267,94 @@ static void test_single_range(void **state)
 	assert_non_null(strstr(m.last_error, "overlaps the mask"));
 }
 
+/* Output landing on a ToPA table: the model counts every byte stored into
+ * a page it read entries from (a CPU does not check; it then follows what
+ * it wrote). */
+static void test_output_over_table(void **state)
+{
+	(void)state;
+	/* region 0 is the table's own page */
+	setup(&skl);
+	table(0)[0] = TAB;            /* 4 KiB region at the table */
+	table(0)[1] = TAB | 1;        /* END -> itself */
+	assert_int_equal(wr(0x560, TAB), 0);
+	assert_int_equal(wr(0x561, 0x7f), 0);
+	assert_int_equal(wr(0x570, CTL_OS_TOPA_BR | 1), 0);
+	assert_int_equal(m.table_overwrites, 0);
+	assert_int_equal(rtit_model_trace(&m, 64), 64);
+	assert_int_equal(m.table_overwrites, 64);
+	assert_int_equal(m.last_table_hit, TAB + 63);
+	/* the next region read finds trace bytes where entry 1 was */
+	rtit_model_trace(&m, 8192);
+	assert_true(m.status & 0x10);
+	/* a chained table inside region 1 of table 0 is hit only once the
+	 * output reaches it */
+	setup(&skl);
+	table(0)[0] = BUF;                        /* region 0 */
+	table(0)[1] = (BUF + 0x2000) | 1ull << 6; /* region 1: 8 KiB */
+	table(0)[2] = (BUF + 0x3000) | 1;         /* END -> table in region 1 */
+	memcpy(mem + 0x13000, (uint64_t[]){BUF | 0ull, TAB | 1}, 16);
+	assert_int_equal(wr(0x560, TAB), 0);
+	assert_int_equal(wr(0x561, 0x7f), 0);
+	assert_int_equal(wr(0x570, CTL_OS_TOPA_BR | 1), 0);
+	assert_false(m.status & 0x10);
+	rtit_model_trace(&m, 4096);
+	assert_int_equal(m.table_overwrites, 0);
+	rtit_model_trace(&m, 4096 + 16);
+	assert_int_equal(m.table_overwrites, 16);
+	/* disjoint tables and regions: never */
+	setup(&skl);
+	table(0)[0] = BUF;
+	table(0)[1] = TAB | 1;
+	assert_false(enable_errors(CTL_OS_TOPA_BR));
+	assert_int_equal(m.table_overwrites, 0);
+}
+
+/* Which IPs a range holds (36.2.4.3: ADDRn_A <= IP <= ADDRn_B): none when
+ * A > B; and which IPs exist in the paging mode. */
+static void test_range_holds(void **state)
+{
+	(void)state;
+	setup(&skl);
+	assert_int_equal(wr(0x580, 0x2000), 0);
+	assert_int_equal(wr(0x581, 0x1000), 0); /* A > B: the CPU takes it */
+	assert_int_equal(wr(0x582, 0x1000), 0);
+	assert_int_equal(wr(0x583, 0x2000), 0);
+	assert_int_equal(wr(0x570, CTL_OS_TOPA_BR | 1ull << 32 | 2ull << 36), 0);
+	assert_int_equal(m.gp_count, 0);
+	for (uint64_t ip = 0xfff; ip <= 0x2001; ip++)
+		assert_false(rtit_model_range_holds(&m, 0, ip));
+	assert_false(rtit_model_range_holds(&m, 1, 0xfff));
+	assert_true(rtit_model_range_holds(&m, 1, 0x1000));
+	assert_true(rtit_model_range_holds(&m, 1, 0x2000));
+	assert_false(rtit_model_range_holds(&m, 1, 0x2001));
+	assert_false(rtit_model_range_holds(&m, 2, 0x1800)); /* not configured */
+}
+
+/* 57-bit addresses: WRMSR checks them at the CPU's width (LA57 support),
+ * code runs at them only with CR4.LA57=1. */
+static void test_la57(void **state)
+{
+	(void)state;
+	const uint64_t a57 = 0x00ff000000000000ull;   /* canonical at 57 only */
+	struct rtit_model_caps c = skl;
+	setup(&c);
+	expect_gp(0x580, a57, "non-canonical");
+	assert_true(rtit_model_ip_possible(&m, 0x00007fffffffffffull));
+	assert_false(rtit_model_ip_possible(&m, a57));
+	c.ecx7 = 1u << 16; /* 5-level paging supported, CR4.LA57=0 */
+	setup(&c);
+	assert_int_equal(wr(0x580, a57), 0);
+	expect_gp(0x580, 0x0100000000000000ull, "non-canonical");
+	assert_false(rtit_model_ip_possible(&m, a57));
+	c.paging_la57 = true;
+	setup(&c);
+	assert_int_equal(wr(0x580, a57), 0);
+	assert_true(rtit_model_ip_possible(&m, a57));
+	assert_true(rtit_model_ip_possible(&m, 0xff00000000000000ull));
+	assert_false(rtit_model_ip_possible(&m, 0x0100000000000000ull));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +366,9 @@ int main(void)
 		cmocka_unit_test(test_single_entry_layout),
 		cmocka_unit_test(test_output_walk),
 		cmocka_unit_test(test_single_range),
+		cmocka_unit_test(test_output_over_table),
+		cmocka_unit_test(test_range_holds),
+		cmocka_unit_test(test_la57),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

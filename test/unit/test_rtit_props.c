@@ -7,7 +7,17 @@
  *    faults or sets STATUS.Error on the model when forced onto it (the
  *    start writes issued without the check), and the rule names what the
  *    model complains about;
- *  - erratum rules are policy: the model accepts them.
+ *  - erratum rules are policy: the model accepts them;
+ *  - what the CPU would take but not do as asked is refused, and the model
+ *    shows why: trace stored over a ToPA table (table bases inside, across
+ *    and beside the regions), a range that holds no IP (A > B, or beyond
+ *    the paging mode's 48/57 bits), a stop request that wraps; and what is
+ *    accepted is done as asked: the walk never lands on a table, every
+ *    range holds its own ends, a stop request stops;
+ *  - option words naming ranges (random N, filter/trace-stop/range-cfg):
+ *    a range named twice is refused by name and changes nothing; every
+ *    range named once reaches the model's ADDRn MSRs and ADDRn_CFG as
+ *    given (none dropped).
  * Seed: PTBOOT_PROP_SEED (default fixed), iterations: PTBOOT_PROP_ITERS. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +30,7 @@
 
 #include "arch/x86/cpuid_dump.h"
 #include "arch/x86/rtit_config.h"
+#include "arch/x86/rtit_options.h"
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/rtit_seq.h"
 #include "arch/x86/rtit_topa.h"
@@ -73,6 +84,13 @@ static unsigned random_bitmap(void)
 	return b;
 }
 
+/* CR4.LA57 is the firmware's choice, not CPUID's: half of the CPUs with
+ * 5-level paging run it. */
+static void random_paging(struct rtit_caps *caps)
+{
+	caps->paging_la57 = caps->la57 && chance(50);
+}
+
 /* A random but plausible Intel CPU, as a CPUID dump. */
 static void random_cpu(struct rtit_caps *caps)
 {
@@ -101,7 +119,7 @@ static void random_cpu(struct rtit_caps *caps)
 	dump.count = 0;
 	put(0, 0, 0x14, 0x756e6547, 0x6c65746e, 0x49656e69);
 	put(1, 0, sig, 0, 0, 0);
-	put(7, 0, 0, chance(95) ? 1u << 25 : 0, 0, 0);
+	put(7, 0, 0, chance(95) ? 1u << 25 : 0, chance(30) ? 1u << 16 : 0, 0);
 	put(0x14, 0, sub1 ? 1 : 0, ebx, ecx, 0);
 	if (sub1)
 		put(0x14, 1, random_bitmap() << 16 | ranges,
@@ -109,6 +127,7 @@ static void random_cpu(struct rtit_caps *caps)
 	put(0x80000000, 0, 0x80000008, 0, 0, 0);
 	put(0x80000008, 0, 36 + (uint32_t)below(17), 0, 0, 0);
 	rtit_caps_read(caps, x86_cpuid_dump_query, &dump);
+	random_paging(caps);
 }
 
 static unsigned pick_encoding(unsigned bitmap)
@@ -127,8 +146,57 @@ static uint64_t random_linear(void)
 {
 	if (chance(8))
 		return rnd(); /* probably non-canonical */
+	if (chance(10)) {
+		/* canonical at 57 bits, mostly not at 48 */
+		uint64_t v = rnd() & 0x00ffffffffffffffull;
+		return chance(30) ? v | 0xff00000000000000ull : v;
+	}
 	uint64_t v = rnd() & 0x00007fffffffffffull;
 	return chance(30) ? v | 0xffff800000000000ull : v;
+}
+
+/* A range as a careful user writes it, now and then with the ends the
+ * wrong way round or beyond 48 bits on a CPU with 5-level paging. */
+static void careful_range(struct rtit_addr_range *r, const struct rtit_caps *k)
+{
+	r->cfg = 1 + (unsigned)below(2);
+	r->start = rnd() & 0x00007fffffffffffull;
+	r->end = rnd() | 0xffff800000000000ull;
+	if (k->la57 && chance(15)) {
+		r->start = rnd() & 0x00ffffffffffffffull;
+		r->end = rnd() | 0xff00000000000000ull;
+	}
+	if (chance(12)) {
+		uint64_t t = r->start;
+		r->start = r->end;
+		r->end = t;
+	}
+}
+
+/* Table bases that reach the regions: inside them, running into them from
+ * below (like table 256 of 130817 4 KiB regions at the default addresses),
+ * or just clear of them on either side. */
+static void random_table_base(struct rtit_config *c, const struct rtit_caps *k)
+{
+	if (c->output != RTIT_OUTPUT_TOPA || c->regions == 0 || c->regions > 1100 ||
+	    c->region_size_code > 15 || !chance(12))
+		return;
+	uint64_t total = rtit_config_buffer_bytes(c);
+	uint64_t tables = rtit_topa_tables_needed(c->regions, k->topa_multi_entry);
+	switch (below(4)) {
+	case 0: /* inside */
+		c->table_phys = c->buffer_phys + 4096 * below(total / 4096);
+		break;
+	case 1: /* from below, the last k tables on the first regions */
+		c->table_phys = c->buffer_phys - 4096 * (1 + below(tables));
+		break;
+	case 2: /* just below, clear */
+		c->table_phys = c->buffer_phys - 4096 * tables;
+		break;
+	default: /* just after the last region, clear */
+		c->table_phys = c->buffer_phys + total;
+		break;
+	}
 }
 
 /* Random configuration. A "careful" one only asks for what the caps
@@ -174,6 +242,9 @@ static void random_config(struct rtit_config *c, const struct rtit_caps *k)
 			c->output = RTIT_OUTPUT_TOPA;
 		if (c->single_size < 128 || (c->single_size & (c->single_size - 1)))
 			c->single_size = 4096;
+		/* mostly what a single range can do; now and then a stop */
+		if (c->output == RTIT_OUTPUT_SINGLE && chance(80))
+			c->when_full = RTIT_FULL_RING;
 		c->user = chance(30);
 		c->dis_retc = chance(30);
 		c->tsc_en = chance(70);
@@ -203,12 +274,12 @@ static void random_config(struct rtit_config *c, const struct rtit_caps *k)
 		for (unsigned n = 0; n < k->num_ranges && n < RTIT_MAX_RANGES; n++) {
 			if (!chance(40))
 				continue;
-			c->range[n].cfg = 1 + (unsigned)below(2);
-			c->range[n].start = rnd() & 0x00007fffffffffffull;
-			c->range[n].end = rnd() | 0xffff800000000000ull;
+			careful_range(&c->range[n], k);
 		}
+		random_table_base(c, k);
 		return;
 	}
+	random_table_base(c, k);
 	if (chance(4))
 		c->buffer_phys += chance(50) ? 4096 : 0x80;
 	if (chance(4))
@@ -329,6 +400,21 @@ static void one_cycle(const struct rtit_caps *k, const struct rtit_config *c,
 			 model.last_gp, model.last_error);
 	assert_true(model.psb_on_enable);
 	assert_int_equal(model.ctl, rtit_config_ctl(c, true));
+	/* every range as asked: its ends written as given, and the CPU
+	 * would match them (A <= B; code can run there) */
+	for (unsigned r = 0; r < RTIT_MAX_RANGES; r++) {
+		const struct rtit_addr_range *ar = &c->range[r];
+		if (ar->cfg == RTIT_ADDR_CFG_OFF)
+			continue;
+		assert_int_equal(model.addr[2 * r], ar->start);
+		assert_int_equal(model.addr[2 * r + 1], ar->end);
+		if (!rtit_model_range_holds(&model, r, ar->start) ||
+		    !rtit_model_range_holds(&model, r, ar->end) ||
+		    !rtit_model_ip_possible(&model, ar->start) ||
+		    !rtit_model_ip_possible(&model, ar->end))
+			fail_msg("accepted range %u [0x%llx, 0x%llx] matches no IP on the model",
+				 r, (unsigned long long)ar->start, (unsigned long long)ar->end);
+	}
 
 	uint64_t base = model.bytes_stored; /* pattern index of our first byte */
 	uint64_t n = below(2 * total + 2);
@@ -342,6 +428,11 @@ static void one_cycle(const struct rtit_caps *k, const struct rtit_config *c,
 		fail_msg("accepted config faulted while tracing: %s / %s",
 			 model.last_gp, model.last_error);
 	assert_int_equal(model.out_of_memory, 0);
+	/* the walk of the ToPA never lands on a table */
+	if (model.table_overwrites)
+		fail_msg("accepted config wrote %llu trace bytes over a ToPA table (0x%llx)",
+			 (unsigned long long)model.table_overwrites,
+			 (unsigned long long)model.last_table_hit);
 	if (c->fabric_en) {
 		assert_int_equal(stored, 0);
 		return;
@@ -349,7 +440,8 @@ static void one_cycle(const struct rtit_caps *k, const struct rtit_config *c,
 	rtit_output_summarize(&st, c, b, &sum);
 	assert_int_equal(sum.buffer_bytes, total);
 
-	bool stop_mode = c->output == RTIT_OUTPUT_TOPA && c->when_full == RTIT_FULL_STOP;
+	/* a stop request stops, whatever the output scheme */
+	bool stop_mode = c->when_full == RTIT_FULL_STOP;
 	if (stop_mode && n >= total) {
 		stops++;
 		assert_int_equal(stored, total);
@@ -429,6 +521,48 @@ static const char *const model_words[RTIT_RULE_COUNT] = {
 	[RTIT_RULE_SINGLE_ALIGN] = "overlaps the mask",
 };
 
+static unsigned unhonoured_seen[RTIT_RULE_COUNT];
+
+/* A request the model takes and does not do as asked, shown on the model
+ * after the forced start and output. */
+static void check_unhonoured(const struct rtit_config *c, const struct rtit_violation *v,
+			     uint64_t total)
+{
+	const struct rtit_addr_range *r = v->index >= 0 ? &c->range[v->index] : NULL;
+	switch (v->rule) {
+	case RTIT_RULE_TOPA_TABLE_OVERLAP:
+		if (!model.table_overwrites)
+			fail_msg("topa-table-overlap, but the model's output never hit a table");
+		break;
+	case RTIT_RULE_RANGE_EMPTY:
+		assert_non_null(r);
+		assert_int_equal(model.addr[2 * v->index], r->start);
+		if (rtit_model_range_holds(&model, (unsigned)v->index, r->start) ||
+		    rtit_model_range_holds(&model, (unsigned)v->index, r->end) ||
+		    rtit_model_range_holds(&model, (unsigned)v->index,
+					   r->end + (r->start - r->end) / 2))
+			fail_msg("range-empty, but the model's range %d holds an IP", v->index);
+		break;
+	case RTIT_RULE_RANGE_BEYOND_PAGING:
+		assert_non_null(r);
+		assert_int_equal(model.addr[2 * v->index + 1], r->end);
+		if (rtit_model_ip_possible(&model, r->start) &&
+		    rtit_model_ip_possible(&model, r->end))
+			fail_msg("range-beyond-paging, but the model runs code at both ends");
+		break;
+	case RTIT_RULE_SINGLE_RANGE_STOP:
+		/* asked to stop when full: the model wraps and keeps going */
+		if ((model.status & RTIT_STATUS_STOPPED) || model.bytes_stored != total + 4096)
+			fail_msg("single-range-stop, but the model stopped (stored %llu of %llu)",
+				 (unsigned long long)model.bytes_stored,
+				 (unsigned long long)(total + 4096));
+		break;
+	default:
+		fail_msg("unhonoured rule %s has no model check", rtit_rule_name(v->rule));
+	}
+	unhonoured_seen[v->rule]++;
+}
+
 static bool names_same_thing(enum rtit_rule rule, const char *msg)
 {
 	char words[128];
@@ -455,9 +589,10 @@ static void force_onto_model(const struct rtit_config *c, uint64_t total)
 }
 
 static void run_refused(const struct rtit_caps *k, const struct rtit_config *c,
-			enum rtit_rule rule)
+			const struct rtit_violation *v)
 {
 	(void)k;
+	enum rtit_rule rule = v->rule;
 	uint64_t total = rtit_config_buffer_bytes(c);
 	force_onto_model(c, total);
 	bool gp = model.gp_count > 0;
@@ -479,6 +614,14 @@ static void run_refused(const struct rtit_caps *k, const struct rtit_config *c,
 		if (gp || error)
 			fail_msg("erratum rule %s: model faulted (%s / %s)",
 				 rtit_rule_name(rule), model.last_gp, model.last_error);
+		break;
+	case RTIT_KIND_UNHONOURED:
+		/* the CPU takes it: no #GP; a table overwritten by trace may
+		 * turn into an operational error later, nothing else may */
+		if (gp || (error && rule != RTIT_RULE_TOPA_TABLE_OVERLAP))
+			fail_msg("unhonoured rule %s: model faulted (%s / %s)",
+				 rtit_rule_name(rule), model.last_gp, model.last_error);
+		check_unhonoured(c, v, total);
 		break;
 	default:
 		break;
@@ -507,10 +650,12 @@ static void test_random_configurations(void **state)
 		struct rtit_violation v;
 
 		/* one in five: a real CPU's capabilities (test/fixtures) */
-		if (chance(20))
+		if (chance(20)) {
 			k = fixture_caps[below(RTIT_FIXTURE_COUNT)];
-		else
+			random_paging(&k);
+		} else {
 			random_cpu(&k);
+		}
 		random_config(&c, &k);
 		enum rtit_rule rule = rtit_check(&c, &k, &v);
 		hits[rule]++;
@@ -522,7 +667,7 @@ static void test_random_configurations(void **state)
 			accepted_runs++;
 			run_accepted(&k, &c);
 		} else {
-			run_refused(&k, &c, rule);
+			run_refused(&k, &c, &v);
 		}
 	}
 
@@ -538,6 +683,92 @@ static void test_random_configurations(void **state)
 				fail_msg("rule %s never hit", rtit_rule_name(r));
 		assert_true(accepted_runs >= iters / 4);
 		assert_true(wraps > 50 && stops > 50 && takeovers > 50);
+		for (int r = 1; r < RTIT_RULE_COUNT; r++)
+			if (rtit_rule_kind(r) == RTIT_KIND_UNHONOURED && unhonoured_seen[r] < 10)
+				fail_msg("rule %s shown on the model only %u times",
+					 rtit_rule_name(r), unhonoured_seen[r]);
+	}
+}
+
+/* Range option words with random range numbers: a number named twice is
+ * refused by name and changes nothing; the ranges named once reach the
+ * model exactly (ADDRn_A/B and ADDRn_CFG), none dropped or merged. */
+static void test_random_range_words(void **state)
+{
+	(void)state;
+	static const char *const kinds[] = {"filter", "trace-stop", "range-cfg"};
+	const char *it = getenv("PTBOOT_PROP_ITERS");
+	unsigned iters = it ? (unsigned)strtoul(it, NULL, 0) / 4 : 5000;
+	unsigned dups = 0, started = 0;
+	rng = 0x51ed2701f3a5c9b7ull;
+	for (size_t f = 0; f < RTIT_FIXTURE_COUNT; f++)
+		fixture_caps[f] = rtit_fixture_caps(rtit_fixture_names[f]);
+
+	for (unsigned i = 0; i < iters; i++) {
+		struct rtit_caps k = fixture_caps[below(RTIT_FIXTURE_COUNT)];
+		struct rtit_config c;
+		rtit_config_default(&c, &k);
+		c.table_phys = TAB_PHYS;
+		c.buffer_phys = BUF_PHYS;
+		struct rtit_addr_range want[RTIT_MAX_RANGES];
+		unsigned named = 0;
+		memset(want, 0, sizeof(want));
+		unsigned words = 1 + (unsigned)below(5);
+		for (unsigned w = 0; w < words; w++) {
+			unsigned n = (unsigned)below(k.num_ranges ? k.num_ranges : 1);
+			unsigned kind = (unsigned)below(3);
+			uint64_t a = (rnd() & 0x7fffffffffull) & ~0xfffull;
+			uint64_t b = a + (rnd() & 0xffff);
+			char value[80], err[256];
+			if (kind == 2)
+				snprintf(value, sizeof(value), "%u:%u:0x%llx:0x%llx", n,
+					 1 + (unsigned)below(2), (unsigned long long)a,
+					 (unsigned long long)b);
+			else
+				snprintf(value, sizeof(value), "%u:0x%llx:0x%llx", n,
+					 (unsigned long long)a, (unsigned long long)b);
+			struct rtit_config before = c;
+			int rc = rtit_option_apply(&c, kinds[kind], value, err, sizeof(err));
+			if (named & (1u << n)) {
+				char who[40];
+				snprintf(who, sizeof(who), "range %u given twice", n);
+				if (rc != -1 || !strstr(err, "range-duplicate") || !strstr(err, who))
+					fail_msg("%s=%s after range %u was named: rc %d '%s'",
+						 kinds[kind], value, n, rc, err);
+				assert_memory_equal(&before, &c, sizeof(c));
+				dups++;
+				continue;
+			}
+			assert_int_equal(rc, 0);
+			named |= 1u << n;
+			want[n] = c.range[n];
+			assert_int_equal(want[n].start, a);
+			assert_int_equal(want[n].end, b);
+		}
+		struct rtit_violation v;
+		if (rtit_check(&c, &k, &v) != RTIT_RULE_OK)
+			continue; /* AMD, Broadwell (no ranges), ... */
+		fresh_model(&k, &c);
+		place_tables(&c);
+		struct rtit_msr_ops ops = rtit_model_ops(&model);
+		assert_int_equal(rtit_start(&ops, &c, &k, false, NULL), RTIT_SEQ_OK);
+		for (unsigned n = 0; n < RTIT_MAX_RANGES; n++) {
+			unsigned cfg = (unsigned)(model.ctl >> (32 + 4 * n)) & 0xf;
+			if (!(named & (1u << n))) {
+				assert_int_equal(cfg, 0);
+				continue;
+			}
+			assert_int_equal(cfg, want[n].cfg);
+			assert_int_equal(model.addr[2 * n], want[n].start);
+			assert_int_equal(model.addr[2 * n + 1], want[n].end);
+		}
+		started++;
+	}
+	printf("range words: %u lists, %u duplicates refused, %u started on the model\n",
+	       iters, dups, started);
+	if (!it) {
+		assert_true(dups > iters / 4);
+		assert_true(started > iters / 4);
 	}
 }
 
@@ -545,6 +776,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_configurations),
+		cmocka_unit_test(test_random_range_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

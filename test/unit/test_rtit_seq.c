@@ -418,6 +418,10 @@ static void test_filter_helpers(void **state)
 	assert_int_equal(rtit_filter_add_image(&c, &k, 0xffffffff80000000ull, 0x1000), 1);
 	assert_int_equal(c.range[1].end, 0xffffffff80000fffull);
 	assert_int_equal(rtit_filter_add(&c, &k, 1, 0, 1), RTIT_FILTER_E_FULL);
+	/* the default addresses are 0: table and region on one page */
+	assert_int_equal(rtit_check(&c, &k, NULL), RTIT_RULE_TOPA_TABLE_OVERLAP);
+	c.buffer_phys = 0x40000000;
+	c.table_phys = 0x3ff00000;
 	assert_int_equal(rtit_check(&c, &k, NULL), RTIT_RULE_OK);
 	assert_non_null(strstr(rtit_filter_strerror(RTIT_FILTER_E_FULL), "no free"));
 	/* Broadwell has none */

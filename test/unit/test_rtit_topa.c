@@ -190,7 +190,8 @@ static void test_memory_place(void **state)
 		c.regions = 1 + (unsigned)((x >> 20) % 1100);
 		c.region_size_code = (unsigned)((x >> 40) % 16);
 		c.single_size = (uint64_t)128 << ((x >> 33) % 26);
-		c.when_full = (x >> 50) & 1;
+		/* stop-when-full only with ToPA (single-range-stop) */
+		c.when_full = c.output == RTIT_OUTPUT_TOPA ? (x >> 50) & 1 : RTIT_FULL_RING;
 		assert_int_equal(rtit_memory_need(&c, &k, &n), 0);
 		uint64_t block = ((x >> 8) & 0xfffff) << 12; /* 4 KiB aligned, < 4 GiB */
 		assert_int_equal(rtit_memory_place(&c, &k, block, n.block_bytes), 0);

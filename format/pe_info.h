@@ -10,8 +10,8 @@
  * error, never an out-of-bounds read. Pure C, no UEFI types: the host unit
  * tests run this code (PE/COFF: Microsoft's "PE Format" specification;
  * UEFI 2.10 section 2.1.1, images are PE32+ with subsystems 10..13). */
-#ifndef PTBOOT_EFI_PE_INFO_H
-#define PTBOOT_EFI_PE_INFO_H
+#ifndef PTBOOT_FORMAT_PE_INFO_H
+#define PTBOOT_FORMAT_PE_INFO_H
 
 #include <stddef.h>
 #include <stdint.h>

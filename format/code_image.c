@@ -1,4 +1,71 @@
-#include "efi/code_image.h"
+/* The code dump format, its writer and its reader: see code_image.h. */
+#include "format/code_image.h"
+
+/* ---- the format ---- */
+
+uint64_t code_dump_addr(const void *addr, size_t i)
+{
+    const uint8_t *p = (const uint8_t *)addr + 8 * i;
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--)
+        v = v << 8 | p[k];
+    return v;
+}
+
+void code_dump_set_addr(void *addr, size_t i, uint64_t page_addr)
+{
+    uint8_t *p = (uint8_t *)addr + 8 * i;
+    for (int k = 0; k < 8; k++)
+        p[k] = (uint8_t)(page_addr >> (8 * k));
+}
+
+/* ---- writer ---- */
+
+void code_dump_init(struct code_dump *d, uint8_t *pages, uint64_t *addr, size_t cap)
+{
+    d->pages = pages;
+    d->addr = addr;
+    d->cap = cap;
+    d->count = 0;
+}
+
+int code_dump_add(struct code_dump *d, uint64_t page_addr, const uint8_t *src)
+{
+    if (page_addr % CODE_PAGE_BYTES)
+        return CODE_IMAGE_E_ALIGN;
+    if (d->count >= d->cap)
+        return CODE_IMAGE_E_FULL;
+    uint8_t *page = d->pages + d->count * CODE_PAGE_BYTES;
+    for (size_t k = 0; k < CODE_PAGE_BYTES; k++)
+        page[k] = src[k];
+    code_dump_set_addr(d->addr, d->count, page_addr);
+    d->count++;
+    return CODE_IMAGE_OK;
+}
+
+size_t code_dump_find(const struct code_dump *d, uint64_t page_addr)
+{
+    /* the address as stored, so the search compares whole words */
+    uint64_t want;
+    code_dump_set_addr(&want, 0, page_addr);
+    size_t i;
+    for (i = 0; i < d->count; i++)
+        if (d->addr[i] == want)
+            break;
+    return i;
+}
+
+size_t code_dump_pages_bytes(const struct code_dump *d)
+{
+    return d->count * CODE_PAGE_BYTES;
+}
+
+size_t code_dump_addr_bytes(const struct code_dump *d)
+{
+    return d->count * 8;
+}
+
+/* ---- reader ---- */
 
 void code_image_init(struct code_image *ci, struct code_page *storage, size_t capacity)
 {
@@ -6,14 +73,6 @@ void code_image_init(struct code_image *ci, struct code_page *storage, size_t ca
     ci->count = 0;
     ci->capacity = capacity;
     ci->live = NULL;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
 }
 
 int code_image_add_dump(struct code_image *ci, const uint8_t *dump, size_t dump_len,
@@ -25,7 +84,7 @@ int code_image_add_dump(struct code_image *ci, const uint8_t *dump, size_t dump_
     if (n > ci->capacity - ci->count)
         return CODE_IMAGE_E_FULL;
     for (size_t i = 0; i < n; i++) {
-        uint64_t a = le64(addr + 8 * i);
+        uint64_t a = code_dump_addr(addr, i);
         if (a % CODE_PAGE_BYTES)
             return CODE_IMAGE_E_ALIGN;
         ci->pages[ci->count + i].addr = a;

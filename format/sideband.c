@@ -1,69 +1,13 @@
 /* The sideband of one capture and its text form: see sideband.h and
- * docs/capture-files.md. Integer formats only, so newlib's vsnprintf never
- * touches the heap on the target. */
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "arch/x86/rtit_regs.h"
+ * docs/capture-files.md. Freestanding: numbers are written by
+ * format/text.h, not by a libc printf. */
 #include "decoder/ptd_num.h"
-#include "efi/sideband.h"
+#include "format/sideband.h"
+#include "format/text.h"
 
 void sideband_init(struct sideband *sb)
 {
-    memset(sb, 0, sizeof(*sb));
-}
-
-void sideband_set_cpu(struct sideband *sb, const struct rtit_caps *caps,
-                      const struct rtit_decode_params *p)
-{
-    struct sideband_cpu *c = &sb->cpu;
-    if (caps) {
-        memcpy(c->vendor, caps->vendor, sizeof(c->vendor));
-        c->vendor[sizeof(c->vendor) - 1] = '\0';
-        c->family = caps->family;
-        c->model = caps->model;
-        c->stepping = caps->stepping;
-        if (caps->has_leaf15) {
-            c->cpuid15_eax = caps->tsc_denominator;
-            c->cpuid15_ebx = caps->tsc_numerator;
-            c->cpuid15_ecx = caps->crystal_hz;
-        }
-        if (caps->has_leaf14) {
-            c->cpuid14_eax = caps->leaf14_0.eax;
-            c->cpuid14_ebx = caps->leaf14_0.ebx;
-            c->cpuid14_ecx = caps->leaf14_0.ecx;
-        }
-    }
-    if (p) {
-        c->nom_freq_valid = p->nom_freq_valid;
-        c->nom_freq = p->nom_freq;
-        sb->config.ctl = p->ctl;
-    }
-}
-
-void sideband_set_config(struct sideband *sb, const struct rtit_config *cfg, uint64_t buffer_bytes)
-{
-    struct sideband_config *k = &sb->config;
-    k->buffer_bytes = buffer_bytes;
-    if (!cfg)
-        return;
-    k->tsc = cfg->tsc_en;
-    k->mtc = cfg->mtc_en;
-    k->cyc = cfg->cyc_en;
-    k->mtc_freq = cfg->mtc_freq;
-    k->cyc_thresh = cfg->cyc_thresh;
-    k->psb_freq = cfg->psb_freq;
-    k->ring = cfg->when_full == RTIT_FULL_RING;
-    k->nfilter = 0;
-    for (unsigned i = 0; i < RTIT_MAX_RANGES && i < SIDEBAND_MAX_FILTERS; i++) {
-        if (cfg->range[i].cfg == RTIT_ADDR_CFG_OFF)
-            continue;
-        k->filter[k->nfilter].kind = cfg->range[i].cfg;
-        k->filter[k->nfilter].a = cfg->range[i].start;
-        k->filter[k->nfilter].b = cfg->range[i].end;
-        k->nfilter++;
-    }
+    bytes_zero(sb, sizeof(*sb));
 }
 
 /* Printable ASCII without leading/trailing blanks; the rest becomes '_'.
@@ -135,98 +79,147 @@ static const char *filter_kind_name(uint32_t k)
 
 const char *sideband_flags_str(uint32_t flags, char *buf, size_t cap)
 {
+    struct text_out o;
     size_t n = 0;
     if (cap == 0)
         return buf;
-    buf[0] = '\0';
+    text_out_init(&o, buf, cap);
     for (unsigned i = 0; i < NFLAGS; i++) {
         if (!(flags & (1u << i)))
             continue;
-        int w = snprintf(buf + n, cap - n, "%s%s", n ? "," : "", flag_names[i]);
-        if (w < 0 || (size_t)w >= cap - n)
-            break;
-        n += (size_t)w;
+        if (n)
+            text_out_str(&o, ",");
+        text_out_str(&o, flag_names[i]);
+        if (o.len >= cap)
+            break; /* cut: what fit stays, as snprintf leaves it */
+        n = o.len;
     }
-    if (n == 0)
-        snprintf(buf, cap, "-");
+    if (n == 0) {
+        text_out_init(&o, buf, cap);
+        text_out_str(&o, "-");
+    }
     return buf;
 }
 
 /* ---- writer ----------------------------------------------------------- */
 
-struct out {
-    char *buf;
-    size_t cap, len;
+/* One line is built whole, then appended: a line longer than the buffer
+ * is cut there (cannot happen for what the parser accepts: names and
+ * numbers are bounded). */
+struct line {
+    char buf[SIDEBAND_LINE_MAX + 8];
+    struct text_out o;
 };
 
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
+static struct text_out *line_start(struct line *l, const char *key)
 {
-    char line[SIDEBAND_LINE_MAX + 8];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof line)
-        n = sizeof line - 1; /* cannot happen: names and numbers are bounded */
-    if (o->len < o->cap) {
-        size_t room = o->cap - o->len - 1;
-        size_t k = (size_t)n < room ? (size_t)n : room;
-        memcpy(o->buf + o->len, line, k);
-        o->buf[o->len + k] = '\0';
-    }
-    o->len += (size_t)n;
+    text_out_init(&l->o, l->buf, sizeof l->buf);
+    text_out_str(&l->o, key);
+    return &l->o;
 }
 
-typedef unsigned long long ull;
+static void line_end(struct text_out *out, struct line *l)
+{
+    text_out_str(&l->o, "\n");
+    size_t n = l->o.len < sizeof l->buf ? l->o.len : sizeof l->buf - 1;
+    text_out_chars(out, l->buf, n);
+}
+
+static void put_str(struct text_out *out, const char *key, const char *v)
+{
+    struct line l;
+    text_out_str(line_start(&l, key), v);
+    line_end(out, &l);
+}
+
+static void put_dec(struct text_out *out, const char *key, uint64_t v)
+{
+    struct line l;
+    text_out_dec(line_start(&l, key), v);
+    line_end(out, &l);
+}
+
+static void put_hex(struct text_out *out, const char *key, uint64_t v)
+{
+    struct line l;
+    struct text_out *o = line_start(&l, key);
+    text_out_str(o, "0x");
+    text_out_hex(o, v, 1, false);
+    line_end(out, &l);
+}
+
+/* " NAME=0xHEX" */
+static void field_hex(struct text_out *o, const char *name, uint64_t v)
+{
+    text_out_str(o, name);
+    text_out_str(o, "=0x");
+    text_out_hex(o, v, 1, false);
+}
+
+static void put_regs(struct text_out *out, const char *key, uint32_t eax, uint32_t ebx,
+                     uint32_t ecx)
+{
+    struct line l;
+    struct text_out *o = line_start(&l, key);
+    field_hex(o, "eax", eax);
+    field_hex(o, " ebx", ebx);
+    field_hex(o, " ecx", ecx);
+    line_end(out, &l);
+}
 
 size_t sideband_write(const struct sideband *sb, char *buf, size_t cap)
 {
-    struct out o = { buf, cap, 0 };
+    struct text_out out;
     const struct sideband_cpu *c = &sb->cpu;
     const struct sideband_config *k = &sb->config;
     char flags[64];
+    struct line l;
 
-    if (cap)
-        buf[0] = '\0';
-    put(&o, "%s %d\n", SIDEBAND_MAGIC, SIDEBAND_VERSION);
-    put(&o, "unit %s\n", sideband_unit_name(sb->unit));
-    put(&o, "cpu.vendor %s\n", c->vendor[0] ? c->vendor : "unknown");
-    put(&o, "cpu.family %u\n", (unsigned)c->family);
-    put(&o, "cpu.model %u\n", (unsigned)c->model);
-    put(&o, "cpu.stepping %u\n", (unsigned)c->stepping);
-    put(&o, "cpu.cpuid15 eax=0x%x ebx=0x%x ecx=0x%x\n", (unsigned)c->cpuid15_eax,
-        (unsigned)c->cpuid15_ebx, (unsigned)c->cpuid15_ecx);
-    put(&o, "cpu.cpuid14 eax=0x%x ebx=0x%x ecx=0x%x\n", (unsigned)c->cpuid14_eax,
-        (unsigned)c->cpuid14_ebx, (unsigned)c->cpuid14_ecx);
+    text_out_init(&out, buf, cap);
+    put_dec(&out, SIDEBAND_MAGIC " ", SIDEBAND_VERSION);
+    put_str(&out, "unit ", sideband_unit_name(sb->unit));
+    put_str(&out, "cpu.vendor ", c->vendor[0] ? c->vendor : "unknown");
+    put_dec(&out, "cpu.family ", c->family);
+    put_dec(&out, "cpu.model ", c->model);
+    put_dec(&out, "cpu.stepping ", c->stepping);
+    put_regs(&out, "cpu.cpuid15 ", c->cpuid15_eax, c->cpuid15_ebx, c->cpuid15_ecx);
+    put_regs(&out, "cpu.cpuid14 ", c->cpuid14_eax, c->cpuid14_ebx, c->cpuid14_ecx);
     if (c->nom_freq_valid)
-        put(&o, "cpu.nom_freq %u\n", (unsigned)c->nom_freq);
-    put(&o, "config.ctl 0x%llx\n", (ull)k->ctl);
-    put(&o, "config.tsc %d\n", k->tsc);
-    put(&o, "config.mtc %d\n", k->mtc);
-    put(&o, "config.mtc_freq %u\n", (unsigned)k->mtc_freq);
-    put(&o, "config.cyc %d\n", k->cyc);
-    put(&o, "config.cyc_thresh %u\n", (unsigned)k->cyc_thresh);
-    put(&o, "config.psb_freq %u\n", (unsigned)k->psb_freq);
-    put(&o, "config.buffer 0x%llx\n", (ull)k->buffer_bytes);
-    put(&o, "config.full %s\n", k->ring ? "ring" : "stop");
-    for (uint32_t i = 0; i < k->nfilter && i < SIDEBAND_MAX_FILTERS; i++)
-        put(&o, "filter kind=%s a=0x%llx b=0x%llx\n", filter_kind_name(k->filter[i].kind),
-            (ull)k->filter[i].a, (ull)k->filter[i].b);
-    put(&o, "trace.bytes %llu\n", (ull)sb->trace.bytes);
-    put(&o, "trace.wrapped %d\n", sb->trace.wrapped);
-    put(&o, "trace.stopped %d\n", sb->trace.stopped);
-    put(&o, "images.dropped %u\n", (unsigned)sb->images_dropped);
+        put_dec(&out, "cpu.nom_freq ", c->nom_freq);
+    put_hex(&out, "config.ctl ", k->ctl);
+    put_dec(&out, "config.tsc ", k->tsc);
+    put_dec(&out, "config.mtc ", k->mtc);
+    put_dec(&out, "config.mtc_freq ", k->mtc_freq);
+    put_dec(&out, "config.cyc ", k->cyc);
+    put_dec(&out, "config.cyc_thresh ", k->cyc_thresh);
+    put_dec(&out, "config.psb_freq ", k->psb_freq);
+    put_hex(&out, "config.buffer ", k->buffer_bytes);
+    put_str(&out, "config.full ", k->ring ? "ring" : "stop");
+    for (uint32_t i = 0; i < k->nfilter && i < SIDEBAND_MAX_FILTERS; i++) {
+        struct text_out *o = line_start(&l, "filter kind=");
+        text_out_str(o, filter_kind_name(k->filter[i].kind));
+        field_hex(o, " a", k->filter[i].a);
+        field_hex(o, " b", k->filter[i].b);
+        line_end(&out, &l);
+    }
+    put_dec(&out, "trace.bytes ", sb->trace.bytes);
+    put_dec(&out, "trace.wrapped ", sb->trace.wrapped);
+    put_dec(&out, "trace.stopped ", sb->trace.stopped);
+    put_dec(&out, "images.dropped ", sb->images_dropped);
     for (uint32_t i = 0; i < sb->nimages && i < SIDEBAND_MAX_IMAGES; i++) {
         const struct sideband_image *im = &sb->images[i];
-        put(&o, "image base=0x%llx size=0x%llx entry=0x%llx flags=%s name=%s\n", (ull)im->base,
-            (ull)im->size, (ull)im->entry, sideband_flags_str(im->flags, flags, sizeof flags),
-            im->name);
+        struct text_out *o = line_start(&l, "image");
+        field_hex(o, " base", im->base);
+        field_hex(o, " size", im->size);
+        field_hex(o, " entry", im->entry);
+        text_out_str(o, " flags=");
+        text_out_str(o, sideband_flags_str(im->flags, flags, sizeof flags));
+        text_out_str(o, " name=");
+        text_out_str(o, im->name);
+        line_end(&out, &l);
     }
-    put(&o, "end\n");
-    return o.len;
+    put_str(&out, "end", "");
+    return out.len;
 }
 
 /* ---- parser ----------------------------------------------------------- */
@@ -273,9 +266,9 @@ static void skip_blanks(struct cur *c)
 /* Takes "NAME=VALUE" (VALUE up to the next blank) into val and vlen. */
 static int field(struct cur *c, const char *name, const char **val, size_t *vlen)
 {
-    size_t n = strlen(name);
+    size_t n = text_len(name);
     skip_blanks(c);
-    if ((size_t)(c->end - c->p) <= n || memcmp(c->p, name, n) || c->p[n] != '=')
+    if ((size_t)(c->end - c->p) <= n || !bytes_equal(c->p, name, n) || c->p[n] != '=')
         return -1;
     c->p += n + 1;
     *val = c->p;
@@ -309,7 +302,7 @@ static int parse_flags(const char *s, size_t n, uint32_t *flags)
             w++;
         unsigned i;
         for (i = 0; i < NFLAGS; i++)
-            if (strlen(flag_names[i]) == w && !memcmp(s, flag_names[i], w))
+            if (text_is(s, w, flag_names[i]))
                 break;
         if (i == NFLAGS)
             return -1;
@@ -359,18 +352,18 @@ static void store(struct sideband *sb, const struct scalar *s, uint64_t v)
     char *p = (char *)sb + s->off;
     if (s->width == 1) {
         bool b = v != 0;
-        memcpy(p, &b, sizeof b);
+        bytes_copy(p, &b, sizeof b);
     } else if (s->width == 4) {
         uint32_t w = (uint32_t)v;
-        memcpy(p, &w, sizeof w);
+        bytes_copy(p, &w, sizeof w);
     } else {
-        memcpy(p, &v, sizeof v);
+        bytes_copy(p, &v, sizeof v);
     }
 }
 
 static int key_is(const char *key, size_t klen, const char *want)
 {
-    return strlen(want) == klen && !memcmp(key, want, klen);
+    return text_is(key, klen, want);
 }
 
 static int parse_regs(struct cur *c, uint32_t *eax, uint32_t *ebx, uint32_t *ecx)
@@ -409,11 +402,11 @@ static int parse_line(struct sideband *sb, const char *key, size_t klen, struct 
     if (key_is(key, klen, "unit")) {
         skip_blanks(c);
         n = (size_t)(c->end - c->p);
-        if (n == 2 && !memcmp(c->p, "hw", 2))
+        if (text_is(c->p, n, "hw"))
             sb->unit = SIDEBAND_UNIT_HW;
-        else if (n == 4 && !memcmp(c->p, "soft", 4))
+        else if (text_is(c->p, n, "soft"))
             sb->unit = SIDEBAND_UNIT_SOFT;
-        else if (n == 4 && !memcmp(c->p, "none", 4))
+        else if (text_is(c->p, n, "none"))
             sb->unit = SIDEBAND_UNIT_NONE;
         else
             FAIL("unit: want hw, soft or none");
@@ -428,7 +421,7 @@ static int parse_line(struct sideband *sb, const char *key, size_t klen, struct 
          * vendor string is 12 characters): it reads back as empty */
         if (key_is(c->p, n, "unknown"))
             return 0;
-        memcpy(sb->cpu.vendor, c->p, n);
+        bytes_copy(sb->cpu.vendor, c->p, n);
         sb->cpu.vendor[n] = '\0';
         return 0;
     }
@@ -445,9 +438,9 @@ static int parse_line(struct sideband *sb, const char *key, size_t klen, struct 
     if (key_is(key, klen, "config.full")) {
         skip_blanks(c);
         n = (size_t)(c->end - c->p);
-        if (n == 4 && !memcmp(c->p, "ring", 4))
+        if (text_is(c->p, n, "ring"))
             sb->config.ring = true;
-        else if (n == 4 && !memcmp(c->p, "stop", 4))
+        else if (text_is(c->p, n, "stop"))
             sb->config.ring = false;
         else
             FAIL("config.full: want ring or stop");
@@ -456,14 +449,14 @@ static int parse_line(struct sideband *sb, const char *key, size_t klen, struct 
     if (key_is(key, klen, "filter")) {
         struct sideband_filter f;
         uint32_t kind;
-        memset(&f, 0, sizeof f); /* padding too: the struct is compared whole */
+        bytes_zero(&f, sizeof f); /* padding too: the struct is compared whole */
         if (sb->config.nfilter >= SIDEBAND_MAX_FILTERS)
             FAIL("filter: more than 4 address ranges");
         if (field(c, "kind", &s, &n))
             FAIL("filter: want kind=filter|stop a=N b=N");
-        if (n == 6 && !memcmp(s, "filter", 6))
+        if (text_is(s, n, "filter"))
             kind = SIDEBAND_FILTER_EN;
-        else if (n == 4 && !memcmp(s, "stop", 4))
+        else if (text_is(s, n, "stop"))
             kind = SIDEBAND_FILTER_STOP;
         else
             FAIL("filter: kind must be filter or stop");
@@ -491,12 +484,12 @@ static int parse_line(struct sideband *sb, const char *key, size_t klen, struct 
             FAIL("image: flags: want - or a comma list of before,while,unloaded,snapshot,target");
         /* name= is last and runs to the end of the line */
         skip_blanks(c);
-        if (c->end - c->p < 6 || memcmp(c->p, "name=", 5))
+        if (c->end - c->p < 6 || !bytes_equal(c->p, "name=", 5))
             FAIL("image: want name=NAME last");
         n = (size_t)(c->end - c->p - 5);
         if (n >= SIDEBAND_NAME_MAX)
             FAIL("image: name longer than 71 characters");
-        memcpy(name, c->p + 5, n);
+        bytes_copy(name, c->p + 5, n);
         name[n] = '\0';
         for (uint32_t i = 0; i < sb->nimages; i++)
             if (sb->images[i].base == base)
@@ -518,7 +511,7 @@ int sideband_parse(struct sideband *sb, const char *text, size_t len, struct sid
     err->line = 0;
     err->msg = NULL;
     while (p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = text_find(p, (size_t)(end - p), '\n');
         const char *next = eol ? eol + 1 : end;
         if (!eol)
             eol = end;

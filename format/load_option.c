@@ -1,7 +1,5 @@
-#include <stdio.h>
-#include <string.h>
-
-#include "efi/load_option.h"
+#include "format/load_option.h"
+#include "format/text.h"
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -49,7 +47,7 @@ long efi_dp_size(const uint8_t *dp, size_t max)
 int efi_load_option_decode(const uint8_t *buf, size_t len, struct efi_load_option *lo,
                            size_t *err_off)
 {
-    memset(lo, 0, sizeof *lo);
+    bytes_zero(lo, sizeof *lo);
     *err_off = 0;
     if (len < EFI_LO_HEAD_BYTES)
         return EFI_LO_E_SHORT;
@@ -91,7 +89,7 @@ long efi_load_option_encode(uint8_t *out, size_t cap, uint32_t attributes, const
                             const uint8_t *dp, size_t dp_len, const uint8_t *optional,
                             size_t optional_len)
 {
-    size_t dl = strlen(desc);
+    size_t dl = text_len(desc);
     for (size_t i = 0; i < dl; i++)
         if (!printable((unsigned char)desc[i]))
             return EFI_LO_E_TEXT;
@@ -106,10 +104,10 @@ long efi_load_option_encode(uint8_t *out, size_t cap, uint32_t attributes, const
     for (size_t i = 0; i <= dl; i++, p += 2)
         put16(p, (uint16_t)(unsigned char)desc[i]);
     if (dp_len)
-        memcpy(p, dp, dp_len);
+        bytes_copy(p, dp, dp_len);
     p += dp_len;
     if (optional_len)
-        memcpy(p, optional, optional_len);
+        bytes_copy(p, optional, optional_len);
     return (long)total;
 }
 
@@ -123,7 +121,7 @@ long efi_dp_append_file(uint8_t *out, size_t cap, const uint8_t *dev, size_t dev
             return n;
         keep = (size_t)n - EFI_DP_HEADER_BYTES; /* drop the End node */
     }
-    size_t pl = strlen(path);
+    size_t pl = text_len(path);
     for (size_t i = 0; i < pl; i++)
         if (!printable((unsigned char)path[i]))
             return EFI_LO_E_TEXT;
@@ -133,7 +131,7 @@ long efi_dp_append_file(uint8_t *out, size_t cap, const uint8_t *dev, size_t dev
     size_t total = keep + node + EFI_DP_HEADER_BYTES;
     if (total > cap)
         return EFI_LO_E_SPACE;
-    memmove(out, dev, keep);
+    bytes_move(out, dev, keep);
     uint8_t *p = out + keep;
     p[0] = EFI_DP_TYPE_MEDIA;
     p[1] = EFI_DP_SUBTYPE_FILE_PATH;
@@ -172,7 +170,7 @@ long efi_dp_file_text(const uint8_t *dp, size_t len, char *out, size_t cap)
 
 bool efi_ucs2_equals(const uint8_t *ucs2, size_t chars, const char *ascii)
 {
-    size_t n = strlen(ascii);
+    size_t n = text_len(ascii);
     if (n != chars)
         return false;
     for (size_t i = 0; i < n; i++)
@@ -183,7 +181,7 @@ bool efi_ucs2_equals(const uint8_t *ucs2, size_t chars, const char *ascii)
 
 long efi_ucs2_from_ascii(uint8_t *out, size_t cap, const char *ascii)
 {
-    size_t n = strlen(ascii);
+    size_t n = text_len(ascii);
     if (2 * (n + 1) > cap)
         return EFI_LO_E_SPACE;
     for (size_t i = 0; i < n; i++)
@@ -224,8 +222,8 @@ static int hex_digit(char c)
 
 int efi_option_number(const char *name, const char *prefix)
 {
-    size_t pl = strlen(prefix);
-    if (strncmp(name, prefix, pl) || strlen(name) != pl + 4)
+    size_t pl = text_len(prefix);
+    if (text_len(name) != pl + 4 || !bytes_equal(name, prefix, pl))
         return -1;
     int v = 0;
     for (size_t i = 0; i < 4; i++) {
@@ -239,7 +237,10 @@ int efi_option_number(const char *name, const char *prefix)
 
 void efi_option_name(char *name, size_t cap, const char *prefix, unsigned number)
 {
-    snprintf(name, cap, "%s%04X", prefix, number & 0xffffu);
+    struct text_out o;
+    text_out_init(&o, name, cap);
+    text_out_str(&o, prefix);
+    text_out_hex(&o, number & 0xffffu, 4, true);
 }
 
 long efi_order_prepend(uint16_t *order, size_t count, size_t cap, uint16_t number)
@@ -247,7 +248,7 @@ long efi_order_prepend(uint16_t *order, size_t count, size_t cap, uint16_t numbe
     count = efi_order_remove(order, count, number);
     if (count + 1 > cap)
         return -1;
-    memmove(order + 1, order, count * sizeof *order);
+    bytes_move(order + 1, order, count * sizeof *order);
     order[0] = number;
     return (long)(count + 1);
 }

@@ -11,8 +11,8 @@
  * read and written byte by byte: a load option is packed, its fields are
  * not aligned. Text is UCS-2 (CHAR16); here only its ASCII subset is made
  * or compared. */
-#ifndef PTBOOT_EFI_LOAD_OPTION_H
-#define PTBOOT_EFI_LOAD_OPTION_H
+#ifndef PTBOOT_FORMAT_LOAD_OPTION_H
+#define PTBOOT_FORMAT_LOAD_OPTION_H
 
 #include <stdbool.h>
 #include <stddef.h>

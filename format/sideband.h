@@ -11,16 +11,12 @@
  * fills it (efi/image_watch.c), writes it as text to the stick
  * (efi/capture_files.c); the host reads it back (host/capture.c); the unit
  * tests run this very code. */
-#ifndef PTBOOT_EFI_SIDEBAND_H
-#define PTBOOT_EFI_SIDEBAND_H
+#ifndef PTBOOT_FORMAT_SIDEBAND_H
+#define PTBOOT_FORMAT_SIDEBAND_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include "arch/x86/pt_caps.h"
-#include "arch/x86/rtit_config.h"
-#include "arch/x86/rtit_decode_params.h"
 
 /* First line of the text form: "ptboot-sideband 1". A reader refuses
  * other versions: a new key means a new version. */
@@ -102,15 +98,6 @@ struct sideband {
 };
 
 void sideband_init(struct sideband *sb);
-
-/* The CPU facts and the configuration from arch/x86's tables (the capture
- * path has them anyway): caps as read from CPUID, p from
- * rtit_decode_params_fill() (MSR_PLATFORM_INFO read there), cfg as
- * programmed. Any may be NULL. */
-void sideband_set_cpu(struct sideband *sb, const struct rtit_caps *caps,
-                      const struct rtit_decode_params *p);
-void sideband_set_config(struct sideband *sb, const struct rtit_config *cfg,
-                         uint64_t buffer_bytes);
 
 /* Records an image; name is copied (made printable, cut to fit). Returns
  * its index, or -1 when the table is full (images_dropped counts it). If

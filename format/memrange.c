@@ -1,4 +1,4 @@
-#include "efi/memrange.h"
+#include "format/memrange.h"
 
 void mem_ranges_init(struct mem_ranges *m, struct mem_range *storage, size_t capacity)
 {

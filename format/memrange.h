@@ -2,8 +2,8 @@
  * on-target decoding reads live memory only where the map says RAM is (a
  * corrupt trace must never steer the decoder into MMIO or unmapped space).
  * Pure C, no UEFI types: the host unit tests run this exact code. */
-#ifndef PTBOOT_EFI_MEMRANGE_H
-#define PTBOOT_EFI_MEMRANGE_H
+#ifndef PTBOOT_FORMAT_MEMRANGE_H
+#define PTBOOT_FORMAT_MEMRANGE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,9 +2,8 @@
  * checked at every read: see pe_info.h. Offsets are those of Microsoft's
  * "PE Format" specification (MS-DOS stub, COFF file header, optional
  * header, section table, section "The .debug Section"). */
-#include <string.h>
-
-#include "efi/pe_info.h"
+#include "format/pe_info.h"
+#include "format/text.h"
 
 #define DOS_MAGIC 0x5a4d          /* "MZ" */
 #define DOS_LFANEW 0x3c           /* u32: offset of the PE signature */
@@ -111,7 +110,7 @@ char *pe_info_basename(const char *path, char *out, size_t cap)
     size_t n = (size_t)((dot && dot > start ? dot : p) - start);
     if (n >= cap)
         n = cap - 1;
-    memcpy(out, start, n);
+    bytes_copy(out, start, n);
     out[n] = '\0';
     return out;
 }
@@ -151,7 +150,7 @@ static int codeview(const struct img *m, uint64_t entry, struct pe_info *info)
             return -1;
     /* keep the tail when the path is long: the basename is what matters */
     size_t skip = n >= PE_INFO_NAME_MAX ? n - (PE_INFO_NAME_MAX - 1) : 0;
-    memcpy(info->pdb_path, s + skip, n - skip);
+    bytes_copy(info->pdb_path, s + skip, n - skip);
     info->pdb_path[n - skip] = '\0';
     pe_info_basename(info->pdb_path, info->name, sizeof info->name);
     info->codeview = sig;
@@ -161,7 +160,7 @@ static int codeview(const struct img *m, uint64_t entry, struct pe_info *info)
 int pe_info_parse(const uint8_t *buf, size_t len, enum pe_layout layout, struct pe_info *info)
 {
     struct img m = { buf, len, layout, 0, 0 };
-    memset(info, 0, sizeof(*info));
+    bytes_zero(info, sizeof(*info));
     if (!buf || rd16(&m, 0) != DOS_MAGIC)
         return PE_INFO_E_DOS;
     uint32_t pe = rd32(&m, DOS_LFANEW);

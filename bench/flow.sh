@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# `make bench-flow`: ptboot's instruction flow against libipt's, on every
+# real trace of ../shared/traces/real (skips, saying so, when absent).
+# docs/performance.md explains the figures. Per trace:
+#
+#   bench: flow file=<name> insns=<n> ptboot_minsn=<x> libipt_insn_minsn=<y> libipt_blk_minsn=<z> libipt=<version> setup=iscache
+#   bench: flow-nocache file=<name> insns=<n> ptboot_minsn=<x>
+#       the decoders in one process (build/ptboot-bench: best round of
+#       BENCH_ROUNDS each, alternating); libipt with its image-section cache
+#   bench: flow-libipt-check file=<name> blk: bench=<x> plain=<y> insn: bench=<x> plain=<y> (plain/bench <a> <b>; within 30%: yes|NO)
+#       the same libipt figures from build/bench/libipt_count, a plain libipt
+#       program that shares no code with the benchmark
+#   bench: flow-process file=<name> insns=<n> ptboot_cpu_ms=<a> libipt_cpu_ms=<b> ratio=<b/a> ptboot_wall_ms=<c> libipt_wall_ms=<d> wall_ratio=<d/c> (goal >= 3x: met|NOT met)
+#       whole processes, best of BENCH_PROCESSES runs each, alternating:
+#       `ptboot flow --quiet --stat` against libipt_count (load the code
+#       into an image-section cache, decode with the block decoder, count);
+#       cpu = user + system time of the process, wall = fork to exit
+#
+# Options (environment):
+#   BENCH_ROUNDS=N        rounds of the in-process benchmark (default 5)
+#   BENCH_PROCESSES=N     runs of each whole process (default 20)
+#   PTBOOT_LIBIPT_LIB=DIR also run libipt's side with the libipt.so.2 in DIR
+#                         (e.g. a build of current libipt's sources): the
+#                         same lines again, tagged with that version
+#   PTXED=FILE            also time that ptxed (--quiet --stat, the pages as
+#                         --raw sections) against `ptboot flow --quiet --stat`:
+#                         bench: flow-process-ptxed file=<name> ... ratio=<x>
+#                         (PTXED_LD_LIBRARY_PATH: its libraries, e.g. XED's)
+cd "$(dirname "$0")/.." || exit 1
+. test/lib/real_traces.sh
+real_traces_begin "bench: flow"
+rounds=${BENCH_ROUNDS:-5}
+procs=${BENCH_PROCESSES:-20}
+for f in build/ptboot build/ptboot-bench build/bench/libipt_count build/bench/proc_time; do
+    [ -x "$f" ] || { echo "bench-flow: $f missing (make bench-flow builds it)"; exit 1; }
+done
+
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
+
+# ptxed's --raw options for a page dump: one per run of pages that follow
+# each other in the file and in memory.
+ptxed_raw() {
+    local prefix=$1 k=0 start=0 prev= a
+    local -a out=()
+    for a in $(od -An -v -tx8 "$prefix.addr"); do
+        a=$((16#$a))
+        if [ -n "$prev" ] && [ "$a" -ne $((prev + 4096)) ]; then
+            out+=(--raw "$prefix.dump:$((start * 4096))-$((k * 4096)):$(printf '0x%x' "$first")")
+            start=$k
+        fi
+        [ "$start" -eq "$k" ] && first=$a
+        prev=$a
+        k=$((k + 1))
+    done
+    [ "$k" -gt 0 ] && out+=(--raw "$prefix.dump:$((start * 4096))-$((k * 4096)):$(printf '0x%x' "$first")")
+    printf '%s\n' "${out[@]}"
+}
+
+# One trace against the libipt the dynamic linker finds (LD_LIBRARY_PATH
+# as set by the caller).
+one_trace() {
+    local line nc blk_b insn_b blk_p insn_p insns
+    line=$(build/ptboot-bench "${args[@]}" --rounds "$rounds") || return 1
+    echo "$line"
+    line=$(head -1 <<< "$line")
+    blk_b=$(field libipt_blk_minsn "$line")
+    insn_b=$(field libipt_insn_minsn "$line")
+    insns=$(field insns "$line")
+    blk_p=$(build/bench/libipt_count "${args[@]}" --rounds "$rounds" | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
+    insn_p=$(build/bench/libipt_count "${args[@]}" --rounds "$rounds" --insn | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
+    awk -v n="$name" -v bb="$blk_b" -v bp="$blk_p" -v ib="$insn_b" -v ip="$insn_p" 'BEGIN {
+        rb = bp / bb; ri = ip / ib
+        ok = (rb >= 1 / 1.3 && rb <= 1.3 && ri >= 1 / 1.3 && ri <= 1.3) ? "yes" : "NO"
+        printf "bench: flow-libipt-check file=%s blk: bench=%s plain=%s insn: bench=%s plain=%s (plain/bench %.2f %.2f; within 30%%: %s)\n",
+               n, bb, bp, ib, ip, rb, ri, ok }'
+    local t p l
+    t=$(build/bench/proc_time "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
+        build/bench/libipt_count "${args[@]}") || return 1
+    p=$(sed -n 1p <<< "$t")
+    l=$(sed -n 2p <<< "$t")
+    awk -v n="$name" -v i="$insns" -v pc="$(field cpu_min_ms "$p")" -v lc="$(field cpu_min_ms "$l")" \
+        -v pw="$(field wall_min_ms "$p")" -v lw="$(field wall_min_ms "$l")" 'BEGIN {
+        r = lc / pc
+        printf "bench: flow-process file=%s insns=%s ptboot_cpu_ms=%.3f libipt_cpu_ms=%.3f ratio=%.2f ptboot_wall_ms=%.3f libipt_wall_ms=%.3f wall_ratio=%.2f (goal >= 3x: %s)\n",
+               n, i, pc, lc, r, pw, lw, lw / pw, (r >= 3 ? "met" : "NOT met") }'
+}
+
+status=0
+for t in $REAL_TRACES; do
+    real_trace_read "$t"
+    one_trace || status=1
+    if [ -n "$PTBOOT_LIBIPT_LIB" ]; then
+        LD_LIBRARY_PATH=$PTBOOT_LIBIPT_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} one_trace | sed 's/^bench: flow/bench: flow-lib2/' || status=1
+    fi
+    if [ -n "$PTXED" ]; then
+        lo=${filter%-*} hi=${filter#*-}
+        mapfile -t raw < <(ptxed_raw "$REAL_DIR/$name/pages")
+        x=$(LD_LIBRARY_PATH=${PTXED_LD_LIBRARY_PATH:-$LD_LIBRARY_PATH} build/bench/proc_time "$procs" \
+            build/ptboot flow "${args[@]}" --quiet --stat -- \
+            "$PTXED" --filter:addr0_cfg 1 --filter:addr0_a "0x$lo" --filter:addr0_b "0x$hi" \
+            --pt "$REAL_DIR/$name/trace.pt" "${raw[@]}" --quiet --stat) || { status=1; continue; }
+        p=$(sed -n 1p <<< "$x")
+        l=$(sed -n 2p <<< "$x")
+        awk -v n="$name" -v pc="$(field cpu_min_ms "$p")" -v lc="$(field cpu_min_ms "$l")" \
+            -v pw="$(field wall_min_ms "$p")" -v lw="$(field wall_min_ms "$l")" 'BEGIN {
+            printf "bench: flow-process-ptxed file=%s ptboot_cpu_ms=%.3f ptxed_cpu_ms=%.3f ratio=%.2f ptboot_wall_ms=%.3f ptxed_wall_ms=%.3f wall_ratio=%.2f\n",
+                   n, pc, lc, lc / pc, pw, lw, lw / pw }'
+    fi
+done
+exit $status

@@ -1,0 +1,117 @@
+/* build/bench/proc_time: whole-process time of commands, run in turn so
+ * that a noisy machine slows them alike (`make bench-flow`).
+ *
+ *   proc_time ROUNDS CMD [ARGS...] [-- CMD [ARGS...]]...
+ *
+ * Runs each command ROUNDS times, alternating (A B A B ...), with stdout
+ * to /dev/null (stderr kept), and prints one line per command:
+ *   proc_time: cmd=<k> cpu_min_ms=<a> cpu_median_ms=<b> wall_min_ms=<x> wall_median_ms=<y> rounds=<n> name=<argv0>
+ * cpu: the process's user + system time (wait4's rusage: what the process
+ * itself cost, start-up, loading and exit included); wall: fork to exit.
+ * On a shared machine the CPU time varies far less than the wall time,
+ * which also counts the time spent waiting for a core.
+ * Exit status 1 when a command cannot be run or does not exit 0. */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CMDS 8
+#define MAX_ROUNDS 1000
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static double tv_ms(struct timeval t)
+{
+    return (double)t.tv_sec * 1e3 + (double)t.tv_usec * 1e-3;
+}
+
+/* One run of argv: its wall and CPU time in ms; -1 when it failed. */
+static int run(char **argv, double *wall, double *cpu)
+{
+    double t0 = now_ms();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0)
+            dup2(fd, STDOUT_FILENO);
+        execvp(argv[0], argv);
+        fprintf(stderr, "proc_time: cannot run %s\n", argv[0]);
+        _exit(127);
+    }
+    int st;
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) != pid)
+        return -1;
+    *wall = now_ms() - t0;
+    *cpu = tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "proc_time: %s exited with status %d\n", argv[0],
+                WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    char **cmds[MAX_CMDS];
+    int ncmds = 0;
+    static double wall[MAX_CMDS][MAX_ROUNDS], cpu[MAX_CMDS][MAX_ROUNDS];
+
+    if (argc < 3) {
+        fprintf(stderr, "usage: proc_time ROUNDS CMD [ARGS...] [-- CMD [ARGS...]]...\n");
+        return 2;
+    }
+    int rounds = atoi(argv[1]);
+    if (rounds < 1 || rounds > MAX_ROUNDS) {
+        fprintf(stderr, "proc_time: ROUNDS must be 1..%d\n", MAX_ROUNDS);
+        return 2;
+    }
+    cmds[ncmds++] = &argv[2];
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--"))
+            continue;
+        argv[i] = NULL;
+        if (i + 1 < argc) {
+            if (ncmds == MAX_CMDS) {
+                fprintf(stderr, "proc_time: at most %d commands\n", MAX_CMDS);
+                return 2;
+            }
+            cmds[ncmds++] = &argv[i + 1];
+        }
+    }
+    for (int r = 0; r < rounds; r++)
+        for (int c = 0; c < ncmds; c++)
+            if (run(cmds[c], &wall[c][r], &cpu[c][r]) < 0)
+                return 1;
+    for (int c = 0; c < ncmds; c++) {
+        qsort(wall[c], (size_t)rounds, sizeof(double), cmp_double);
+        qsort(cpu[c], (size_t)rounds, sizeof(double), cmp_double);
+        printf("proc_time: cmd=%d cpu_min_ms=%.3f cpu_median_ms=%.3f wall_min_ms=%.3f "
+               "wall_median_ms=%.3f rounds=%d name=%s\n",
+               c + 1, cpu[c][0], cpu[c][rounds / 2], wall[c][0], wall[c][rounds / 2], rounds,
+               cmds[c][0]);
+    }
+    return 0;
+}
