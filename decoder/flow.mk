@@ -9,7 +9,7 @@ $(B)/test/libipt_flow: test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) host/flow_image
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) -lipt
 TEST_STEPS += $(B)/test/libipt_flow
 TEST_SCRIPTS += test/flow/ref_real.sh
-TEST_SCRIPTS += test/flow/real_flow.sh
+TEST_SCRIPTS += test/flow/real_flow.sh test/flow/real_current.sh
 TEST_SCRIPTS += test/flow/blocks_real.sh
 
 # ---- random programs with ground truth (test/flow/flowgen.c) ----
@@ -20,7 +20,7 @@ $(B)/test/flowgen: test/flow/flowgen.c $(FLOW_IMAGE_SRCS) $(DECODER_SRCS) $(wild
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) $(FLOWGEN_SAN) -o $@ test/flow/flowgen.c $(FLOW_IMAGE_SRCS) $(DECODER_SRCS) -lipt
 TEST_STEPS += $(B)/test/flowgen
-TEST_SCRIPTS += test/flow/flowgen.sh
+TEST_SCRIPTS += test/flow/flowgen.sh test/flow/flow_current.sh
 
 # Long run: FLOWGEN_SEEDS programs of FLOWGEN_INSNS instructions each.
 FLOWGEN_SEEDS ?= 20000

@@ -4,7 +4,8 @@
  * host CLI (`ptboot flow`) and the UEFI app (`ptboot.efi flow`) both run
  * the same driver, so their output is the same line for line.
  *
- * Driver (ptxed's decode loop, one line per call, resumable):
+ * Driver (ptxed's decode loop, block decoder or instruction decoder, one
+ * line per call, resumable):
  *
  *     struct ptd_flow f;                // configured with ptd_flow_init()
  *     struct ptd_flow_lines L;
@@ -15,9 +16,11 @@
  *         print(line);                  // kind == PTD_FLOW_LINE_INSN: L.insn
  *                                       // holds the instruction (bytes, mode)
  *     // n == 0: the trace is done; n < 0: -PTD_ERR_NOSPC
+ *     // L.insns, L.blocks: ptxed's --stat counts
  *
  * Errors in the trace never end the loop: they become error lines, and
- * decoding resumes at the next PSB. */
+ * decoding resumes at the next PSB (or, with PTD_FMT_FLOW_RESYNC, at the
+ * next event that shows where the flow is, as ptxed's --resync-on-error). */
 #ifndef PTD_FMT_FLOW_H
 #define PTD_FMT_FLOW_H
 
@@ -27,7 +30,7 @@
 #include "decoder/ptd_flow.h"
 
 /* Longest line, NUL included (an event with every field). */
-#define PTD_FMT_FLOW_LINE_MAX 128
+#define PTD_FMT_FLOW_LINE_MAX 192
 
 /* ptxed's options that change the lines. */
 enum {
@@ -36,11 +39,17 @@ enum {
     PTD_FMT_FLOW_QUIET = 1u << 2,    /* --quiet: only error lines */
     PTD_FMT_FLOW_TIME = 1u << 3,     /* --time: TSC before each instruction */
     PTD_FMT_FLOW_EVENT_TIME = 1u << 4, /* --event:time: TSC in event lines */
+    PTD_FMT_FLOW_INSN = 1u << 5,     /* --insn-decoder: one instruction at a
+                                      * time (offsets, error IPs as ptxed's
+                                      * instruction decoder loop) */
+    PTD_FMT_FLOW_SHOW_BLOCKS = 1u << 6, /* --block:show-blocks: "[block]" */
+    PTD_FMT_FLOW_STAT = 1u << 7,     /* --stat given: "[block <count hex>]" */
+    PTD_FMT_FLOW_RESYNC = 1u << 8,   /* --resync-on-error */
 };
 
 /* One instruction: "[<offset>  ][<time>  ][? ]<ip>" (16 hex digits each).
  * As ptxed, <time> is the TSC of the last event decoded (0 before the
- * first; the flow's time needs ptd_flow_config.time). */
+ * first). */
 int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags,
                       const struct ptd_flow_insn *insn, uint64_t offset, uint64_t time);
 /* One event: "[[<offset>  ][<tsc>  ]<text>]" as ptxed words it; <tsc> with
@@ -55,7 +64,8 @@ enum ptd_flow_line_kind {
     PTD_FLOW_LINE_INSN = 1,
     PTD_FLOW_LINE_EVENT,
     PTD_FLOW_LINE_ERROR,
-    PTD_FLOW_LINE_END, /* "[end of trace]" */
+    PTD_FLOW_LINE_END,   /* "[end of trace]" */
+    PTD_FLOW_LINE_BLOCK, /* "[block]" */
 };
 
 struct ptd_flow_lines {
@@ -64,15 +74,18 @@ struct ptd_flow_lines {
     int st;              /* status carried between calls */
     uint8_t phase;       /* internal */
     uint8_t have_sync;
-    uint8_t last_iclass;
     uint8_t cpu_unknown; /* set by the caller: first "[0, 0: config error:
                           * unknown cpu]", as ptxed for a --cpu it lacks
                           * errata for */
     uint64_t sync;       /* offset of the last failed sync */
     uint64_t time;       /* the last event's TSC (PTD_FMT_FLOW_TIME) */
+    uint64_t offset;     /* the offset printed with the block's instructions */
+    struct ptd_flow_block blk;  /* the last block (error IPs refer to it) */
+    uint64_t walk_ip;    /* the block's next instruction to print */
+    uint32_t walk_left;
     struct ptd_flow_insn insn; /* the last instruction */
     uint64_t insns;      /* instructions decoded */
-    uint64_t blocks;     /* runs of instructions ended by a branch */
+    uint64_t blocks;     /* blocks decoded (the block decoder's calls) */
     uint64_t errors;     /* error lines */
 };
 

@@ -288,6 +288,7 @@ struct ptd_pkt_decoder {
     uint16_t errata;       /* PTD_ERRATUM_* workarounds in effect */
     uint8_t libipt20;      /* decode only the packets libipt 2.0 knows */
     uint8_t pwre_bit3;     /* PWRE's HW flag from bit 3 (libipt), not bit 7 */
+    uint8_t no_pebs;       /* BBP, BIP, BEP are unknown opcodes */
 };
 
 int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size);
@@ -307,6 +308,11 @@ void ptd_pkt_set_errata(struct ptd_pkt_decoder *d, unsigned errata);
  * PWRE's HW flag is read from byte 2 bit 3. For byte-identical dumps with
  * libipt 2.0's ptdump. */
 void ptd_pkt_set_libipt20(struct ptd_pkt_decoder *d, int on);
+
+/* BBP, BIP and BEP (PEBS records in the trace, SDM "PEBS via Intel PT")
+ * as unknown opcodes, as libipt (current and 2.0) decodes them: for the
+ * flow, which follows libipt there (the dump decodes them). */
+void ptd_pkt_set_pebs(struct ptd_pkt_decoder *d, int on);
 
 /* Read PWRE's HW flag from byte 2 bit 3, as libipt does (and its encoder
  * writes it), instead of bit 7 where the SDM's PWRE table puts it. */

@@ -7,6 +7,7 @@
  * and continues. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,8 @@
 #include "host/flow_opts.h"
 
 struct out {
-    int no_inst, stat, stat_blocks, att, cpu_unknown;
-    uint32_t flags; /* PTD_FMT_FLOW_* */
+    int no_inst, att, cpu_unknown;
+    struct ptd_flow_opts fo;        /* ptxed's words (decoder/ptd_opts.h) */
     ZydisDecoder zdec[3];
     ZydisFormatter zfmt;
 };
@@ -63,7 +64,7 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     enum ptd_flow_line_kind kind;
     int n;
 
-    ptd_flow_lines_init(L, f, o->flags);
+    ptd_flow_lines_init(L, f, o->fo.fmt);
     L->cpu_unknown = (uint8_t)o->cpu_unknown;
     while ((n = ptd_flow_lines_next(L, line, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
         char *p = line + n;
@@ -94,23 +95,32 @@ static void usage(FILE *to)
         "                             not know: a config error line, no errata)\n"
         "  --mode 16|32|64            execution mode before the first MODE.Exec\n"
         "  --no-cache                 no decoded-instruction cache (as on target)\n"
+        "  --libipt-pwre              PWRE's HW flag from bit 3, as libipt (SDM: bit 7)\n"
+        "Decoder (as ptxed; docs/flow.md):\n"
+        "  --block-decoder            blocks (the default), --insn-decoder one instruction at a time\n"
+        "  --block:end-on-call        a block also ends after a direct call\n"
+        "  --block:end-on-jump        ... after a direct jump\n"
+        "  --block:keep-tcal-on-ovf, --insn:keep-tcal-on-ovf  keep the time calibration over OVF\n"
+        "  --resync-on-error          after an error resume at the next event that tells where\n"
+        "                             the flow is, not at the next PSB\n"
+        "  --event:tick               [tick] events where the time moves at a branch\n"
+        "  --event:iflags             [interrupts enabled/disabled] events (Event Trace)\n"
         "Output:\n"
         "  --no-inst                  IPs only (no disassembly)\n"
         "  --att                      AT&T syntax for the disassembly\n"
         "  --offset                   trace offset before each line\n"
         "  --event:ip                 event IPs\n"
         "  --quiet, -q                no flow lines\n"
-        "  --stat, --stat:insn        instruction count at the end; --stat:blocks also blocks\n"
+        "  --stat                     counts at the end: instructions, and blocks with the\n"
+        "                             block decoder; --stat:insn, --stat:blocks only those\n"
+        "  --block:show-blocks        [block] before each block ([block <n hex>] with --stat)\n"
         "  --check                    accepted (the flow layer always checks consistency)\n"
         "  --time                     TSC of the last event before each instruction (as ptxed)\n"
         "  --event:time               TSC in event lines, when known\n"
-        "  --event:tick               [tick] events where the time moves at a branch\n"
         "Timing (as ptxed):\n"
         "  --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
-        "Accepted for ptxed/ptdump compatibility, no effect:\n"
-        "  --time-delta --tcal --no-tcal --event:iflags\n"
-        "  --block:show-blocks --block:end-on-call --insn-decoder --block-decoder\n"
-        "  --resync-on-error (always on)\n"
+        "Accepted for ptdump compatibility, no effect:\n"
+        "  --time-delta --tcal --no-tcal\n"
         "Exit status: 0 decoded (decode errors are reported in the flow), 1 bad input\n"
         "file, 2 bad usage.\n");
 }
@@ -147,32 +157,11 @@ int host_cmd_flow(int argc, char **argv)
             libipt_args = 1;
         } else if (!strcmp(a, "--no-inst")) {
             o.no_inst = 1;
-        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-            o.flags |= PTD_FMT_FLOW_QUIET;
-        } else if (!strcmp(a, "--event:ip")) {
-            o.flags |= PTD_FMT_FLOW_EVENT_IP;
-        } else if (!strcmp(a, "--offset")) {
-            o.flags |= PTD_FMT_FLOW_OFFSET;
         } else if (!strcmp(a, "--att")) {
             o.att = 1;
-        } else if (!strcmp(a, "--stat") || !strcmp(a, "--stat:insn")) {
-            o.stat = 1;
-        } else if (!strcmp(a, "--stat:blocks")) {
-            o.stat = 1;
-            o.stat_blocks = 1;
-        } else if (!strcmp(a, "--time")) {
-            o.flags |= PTD_FMT_FLOW_TIME;
-        } else if (!strcmp(a, "--event:time")) {
-            o.flags |= PTD_FMT_FLOW_EVENT_TIME;
-        } else if (!strcmp(a, "--event:tick")) {
-            /* tick events when the time moves at a branch (as ptxed) */
-            fo.cfg.flags |= PTD_FLOW_F_TICK;
-        } else if (!strcmp(a, "--check") || !strcmp(a, "--time-delta") ||
-                   !strcmp(a, "--tcal") || !strcmp(a, "--no-tcal") ||
-                   !strcmp(a, "--event:iflags") ||
-                   !strcmp(a, "--block:show-blocks") || !strcmp(a, "--block:end-on-call") ||
-                   !strcmp(a, "--insn-decoder") || !strcmp(a, "--block-decoder") ||
-                   !strcmp(a, "--resync-on-error")) {
+        } else if (ptd_opts_flow_word(&o.fo, a)) {
+            /* ptxed's word (decoder/ptd_opts.c: the target takes the same) */
+        } else if (!strcmp(a, "--time-delta") || !strcmp(a, "--tcal") || !strcmp(a, "--no-tcal")) {
             /* accepted, see --help */
         } else {
             fprintf(stderr, "ptboot flow: unknown option '%s' (see ptboot flow --help)\n", a);
@@ -210,20 +199,24 @@ int host_cmd_flow(int argc, char **argv)
         return 1;
     }
     setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+    fo.cfg.flags |= ptd_opts_flow_flags(&o.fo);
     if (!o.no_inst)
         fo.cfg.flags |= PTD_FLOW_F_RAW;
-    if ((o.flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME)) || (fo.cfg.flags & PTD_FLOW_F_TICK)) {
-        tcfg.errata = fo.cfg.errata;
-        fo.cfg.time = &tcfg;
-    }
+    /* time is tracked either way (libipt reports its errors); the
+     * configuration makes MTC and CYC count */
+    tcfg.errata = fo.cfg.errata;
+    fo.cfg.time = &tcfg;
     ptd_flow_init(f, &fo.cfg);
     o.cpu_unknown = fo.cpu_unknown;
     struct ptd_flow_lines lines;
     run(f, &o, &lines);
-    if (o.stat) {
-        printf("insn: %" PRIu64 ".\n", lines.insns);
-        if (o.stat_blocks)
-            printf("blocks: %" PRIu64 ".\n", lines.blocks);
+    if (o.fo.stat) {
+        bool insns, blocks;
+        ptd_opts_flow_stats(&o.fo, &insns, &blocks);
+        if (insns)
+            printf("insn: %" PRIu64 ".\n", lines.insns);
+        if (blocks)
+            printf("blocks:\t%" PRIu64 ".\n", lines.blocks);
     }
     fflush(stdout);
     free(f);

@@ -23,6 +23,7 @@ struct flow_opts {
     int have_addr[4];
     int no_cache;
     void *cache;
+    void *bcache;
 };
 
 #define FLOW_CACHE_BYTES (1u << 20)
