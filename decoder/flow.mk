@@ -32,7 +32,9 @@ flow-fuzz: $(B)/test/flowgen
 # ---- unit tests: query/flow rules on hand-built traces, against libipt ----
 UNIT_TESTS += test_ptd_qry
 TEST_LIBS_test_ptd_qry := -lipt
-TEST_SCRIPTS += test/flow/flow_cli.sh
+# ---- the rules taken from current libipt, its ptxed's lines as recorded ----
+UNIT_TESTS += test_ptd_events
+TEST_SCRIPTS += test/flow/flow_cli.sh test/flow/events_205.sh
 
 # ---- libFuzzer target over trace + code (query and flow layers) ----
 FLOW_FUZZ_CC := $(or $(FUZZ_CC),clang)
