@@ -12,7 +12,9 @@
  * which also counts the time spent waiting for a core.
  * Exit status 1 when a command cannot be run or does not exit 0. */
 #define _POSIX_C_SOURCE 200809L
+#ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
+#endif
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

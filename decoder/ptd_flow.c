@@ -253,16 +253,29 @@ int ptd_flow_decode(struct ptd_flow *f, struct ptd_flow_pinsn *p)
     int n;
 
     if (f->cache) {
-        e = &f->cache[(ip ^ (ip >> 11)) & f->cache_mask];
+        e = &f->cache[PTD_FLOW_CENTRY_INDEX(f, ip)];
         if (e->ip == ip && e->mode == f->mode) {
             pinsn_of_entry(p, ip, e->size, e->iclass, e->target, e->bits);
             return 0;
+        }
+    }
+    /* the common instructions by the lean step (ptd_ild_fast.h) */
+    if (f->mode != PTD_FLOW_MODE_UNKNOWN && window(f) == 0) {
+        uint64_t off = ip - f->win_base;
+        struct ptd_ild_step st;
+        unsigned sl;
+        if (off < f->win_len && f->win_len - off >= PTD_ILD_MAX_LEN &&
+            (sl = ptd_ild_step(f->code + off, PTD_ILD_MAX_LEN, f->mode, &st)) != 0) {
+            pinsn_of_entry(p, ip, sl, st.iclass, st.rel ? ip + sl + (uint64_t)(int64_t)st.disp : 0,
+                           (st.rel ? PB_DIRECT : 0) | (st.rel && st.disp == 0 ? PB_ZERO_DISP : 0));
+            goto cache;
         }
     }
     n = decode(f, &insn, &bytes);
     if (n < 0)
         return n;
     pinsn_of(p, &insn);
+cache:
     if (e) {
         e->ip = ip;
         e->target = p->target;
@@ -387,18 +400,12 @@ static bool in_section(const struct ptd_flow *f, uint64_t ip)
     return ip - f->sec_lo < f->sec_hi - f->sec_lo;
 }
 
-/* The section (mapped region) holding f->ip: a block stays in it, as
- * libipt's stay in one image section. Without a map callback, one. */
-void ptd_flow_block_start(struct ptd_flow *f, struct ptd_flow_block *blk)
+/* The section (mapped region) holding f->ip, when it left the last one: a
+ * block stays in it, as libipt's stay in one image section. Without a map
+ * callback, one. */
+__attribute__((noinline))
+static void section_enter(struct ptd_flow *f)
 {
-    blk->ip = f->ip;
-    blk->last_ip = f->ip;
-    blk->ninsn = 0;
-    blk->mode = f->mode;
-    blk->speculative = f->speculative;
-    blk->last_iclass = PTD_FLOW_ICLASS_ERROR;
-    if (in_section(f, f->ip))
-        return;
     f->sec_lo = 0;
     f->sec_hi = UINT64_MAX;
     if (f->map) {
@@ -415,6 +422,27 @@ void ptd_flow_block_start(struct ptd_flow *f, struct ptd_flow_block *blk)
     ptd_flow_bcache_section(f);
 }
 
+static inline void block_start(struct ptd_flow *f, struct ptd_flow_block *blk)
+{
+    uint64_t ip = f->ip;
+    blk->ninsn = 0;
+    blk->mode = f->mode;
+    blk->speculative = f->speculative;
+    blk->last_iclass = PTD_FLOW_ICLASS_ERROR;
+    blk->ip = ip;
+    if (PTD_ILD_STEP_RARE(!in_section(f, ip)))
+        section_enter(f);
+    /* apart from blk->ip: stored together, gcc loads f->ip as 16 bytes,
+     * which cannot be forwarded from the 8-byte store that just wrote it
+     * (a stall per block) */
+    blk->last_ip = ip;
+}
+
+void ptd_flow_block_start(struct ptd_flow *f, struct ptd_flow_block *blk)
+{
+    block_start(f, blk);
+}
+
 /* ---- the walk ------------------------------------------------------------- */
 
 int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p)
@@ -424,7 +452,7 @@ int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd
         return 0;
     if (blk->ninsn && !in_section(f, f->ip))
         return 0;
-    r = ptd_flow_decode(f, p);
+    r = ptd_flow_decode_step(f, p);
     if (r < 0)
         return r;
     ptd_flow_log_call(f, p);
@@ -693,7 +721,7 @@ int ptd_flow_proceed_no_event(struct ptd_flow *f, struct ptd_flow_block *blk)
 int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
 {
     int st;
-    ptd_flow_block_start(f, blk);
+    block_start(f, blk);
     /* an error of the query layer comes out now, after the block before
      * it; at the end of the trace the flow goes on while it needs none */
     if (f->status < 0) {
@@ -712,6 +740,13 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
         st = ptd_flow_proceed_no_event(f, blk);
         if (st < 0)
             return st;
+        /* the common end: TNT bits left or a TIP ahead, nothing held and
+         * no tick to make: no event binds here (ptd_flow_trailing's first
+         * cases, without the call) */
+        if (f->status >= 0 && !f->process_insn &&
+            ((f->ev.type == PTD_EV_TNT && f->ev.a && !(f->flags & PTD_FLOW_F_TICK)) ||
+             f->ev.type == PTD_EV_TIP))
+            return 0;
         return ptd_flow_trailing(f, blk);
     default:
         return ptd_flow_proceed_event(f, blk);

@@ -22,11 +22,14 @@
  * memory instead of recursion: one frame per instruction the fill added
  * to the block, so at most PTD_FLOW_BLOCK_MAX. */
 #include "decoder/ptd_flow_impl.h"
+#include "decoder/ptd_ild_fast.h"
 
-/* An entry (32 bits): the displacement from its IP to the decision point
- * (the instruction that ends the run), the instructions to it (the
- * decision point's own included), the execution mode (0: no entry), what
- * to do there, and the decision point's length when it fits. */
+/* An entry (libipt's 32 bits): the displacement from its IP to the
+ * decision point (the instruction that ends the run), the instructions to
+ * it (the decision point's own included), the execution mode (0: no
+ * entry), what to do there, and the decision point's length when it fits;
+ * in the upper 32 bits of ours, a conditional branch's displacement, so a
+ * taken one needs no second look at the instruction. */
 #define BCE_DISP_MASK 0xffffu
 #define BCE_NINSN_SHIFT 16
 #define BCE_MODE_SHIFT 24
@@ -49,9 +52,15 @@ enum bce_qualifier {
 /* The fill's steps before it stops with an entry that leads on. */
 #define FILL_STEPS 0x400u
 
+/* A section's entries: a directory of chunks (CHUNK entries each, made
+ * and cleared when first written, so a big section costs only what runs
+ * in it), after a header; the sections are a list in the cache's memory. */
 struct bsec {
-    uint64_t base, size;    /* then size entries of 32 bits */
+    uint64_t base, size;
+    uint64_t next;          /* offset of the next section's header, 0: last */
 };
+#define CHUNK_SHIFT 10u
+#define CHUNK (1u << CHUNK_SHIFT)
 
 /* A fill frame: an instruction the fill added to the block, whose entry
  * is written on the way back from the one at its next IP. */
@@ -64,18 +73,21 @@ struct bframe {
 
 _Static_assert(PTD_FLOW_BCACHE_STACK == BSTACK_FRAMES * sizeof(struct bframe), "stack size");
 _Static_assert(PTD_FLOW_BCACHE_SECTION == sizeof(struct bsec), "section header size");
+_Static_assert(PTD_FLOW_BCACHE_CHUNK == CHUNK * 8u, "chunk size");
 
-static inline uint32_t bce_make(int32_t disp, unsigned ninsn, unsigned mode, unsigned qual, unsigned isize)
+typedef uint64_t bce_t;
+static inline bce_t bce_make(int32_t disp, unsigned ninsn, unsigned mode, unsigned qual, unsigned isize)
 {
     return ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT) |
            ((mode + 1u) << BCE_MODE_SHIFT) | (qual << BCE_QUAL_SHIFT) | (isize << BCE_ISIZE_SHIFT);
 }
-static inline bool bce_valid(uint32_t e) { return ((e >> BCE_MODE_SHIFT) & 3u) != 0; }
-static inline int32_t bce_disp(uint32_t e) { return (int16_t)(uint16_t)(e & BCE_DISP_MASK); }
-static inline unsigned bce_ninsn(uint32_t e) { return (e >> BCE_NINSN_SHIFT) & 0xffu; }
-static inline unsigned bce_mode(uint32_t e) { return ((e >> BCE_MODE_SHIFT) & 3u) - 1u; }
-static inline unsigned bce_qual(uint32_t e) { return (e >> BCE_QUAL_SHIFT) & 7u; }
-static inline unsigned bce_isize(uint32_t e) { return e >> BCE_ISIZE_SHIFT; }
+static inline bool bce_valid(bce_t e) { return ((e >> BCE_MODE_SHIFT) & 3u) != 0; }
+static inline int32_t bce_disp(bce_t e) { return (int16_t)(uint16_t)(e & BCE_DISP_MASK); }
+static inline unsigned bce_ninsn(bce_t e) { return (unsigned)(e >> BCE_NINSN_SHIFT) & 0xffu; }
+static inline unsigned bce_mode(bce_t e) { return ((unsigned)(e >> BCE_MODE_SHIFT) & 3u) - 1u; }
+static inline unsigned bce_qual(bce_t e) { return (unsigned)(e >> BCE_QUAL_SHIFT) & 7u; }
+static inline unsigned bce_isize(bce_t e) { return (unsigned)(e >> BCE_ISIZE_SHIFT) & 7u; }
+static inline int64_t bce_cond_disp(bce_t e) { return (int32_t)(uint32_t)(e >> 32); }
 
 /* ---- memory --------------------------------------------------------------- */
 
@@ -90,6 +102,9 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
         return;
     f->barena = (uint8_t *)b;
     f->barena_size = size - (b - a);
+    /* the chunk offsets in a directory are 32 bits, in 8-byte units */
+    if (f->barena_size > ((uint64_t)UINT32_MAX << 3))
+        f->barena_size = (size_t)((uint64_t)UINT32_MAX << 3);
     f->barena_used = PTD_FLOW_BCACHE_STACK;
 }
 
@@ -100,34 +115,85 @@ void ptd_flow_bcache_reset(struct ptd_flow *f)
         f->barena_used = PTD_FLOW_BCACHE_STACK;
 }
 
-/* The entries of the section [lo, hi) (f->sec_lo/hi): found, or made in
- * the cache's memory (all empty); NULL when there is no room. */
+static void *take(struct ptd_flow *f, size_t bytes)
+{
+    bytes = (bytes + 7u) & ~(size_t)7;
+    if (bytes > f->barena_size - f->barena_used)
+        return NULL;
+    void *p = f->barena + f->barena_used;
+    f->barena_used += bytes;
+    return p;
+}
+
+/* The section [lo, hi) (f->sec_lo/hi): its directory in f->bce, found or
+ * made (empty); NULL when there is no room. */
 void ptd_flow_bcache_section(struct ptd_flow *f)
 {
     uint64_t size = f->sec_hi - f->sec_lo;
-    size_t at = PTD_FLOW_BCACHE_STACK, need;
+    struct bsec *s;
+    size_t at = PTD_FLOW_BCACHE_STACK, last = 0;
 
     f->bce = NULL;
     if (!f->barena || !size || size >= BSEC_MAX_SIZE)
         return;
-    while (at < f->barena_used) {
-        struct bsec *s = (struct bsec *)(void *)(f->barena + at);
+    while (at && at < f->barena_used) {
+        s = (struct bsec *)(void *)(f->barena + at);
         if (s->base == f->sec_lo && s->size == size) {
             f->bce = (uint32_t *)(void *)(s + 1);
             return;
         }
-        at += sizeof(*s) + (((size_t)s->size * 4u + 7u) & ~(size_t)7);
+        last = at;
+        at = (size_t)s->next;
     }
-    need = sizeof(struct bsec) + (((size_t)size * 4u + 7u) & ~(size_t)7);
-    if (need > f->barena_size - f->barena_used)
+    size_t chunks = (size_t)((size + CHUNK - 1) >> CHUNK_SHIFT);
+    s = take(f, sizeof(*s) + chunks * 4u);
+    if (!s)
         return;
-    struct bsec *s = (struct bsec *)(void *)(f->barena + f->barena_used);
     s->base = f->sec_lo;
     s->size = size;
+    s->next = 0;
+    if (last)
+        ((struct bsec *)(void *)(f->barena + last))->next = (uint64_t)((uint8_t *)s - f->barena);
     f->bce = (uint32_t *)(void *)(s + 1);
-    for (uint64_t i = 0; i < size; i++)
+    for (size_t i = 0; i < chunks; i++)
         f->bce[i] = 0;
-    f->barena_used += need;
+}
+
+/* The entry at a section offset (0: none). */
+static inline bce_t bce_get(const struct ptd_flow *f, uint64_t off)
+{
+    uint32_t c = f->bce[off >> CHUNK_SHIFT];
+    return c ? ((const bce_t *)(const void *)(f->barena + ((size_t)c << 3)))[off & (CHUNK - 1)] : 0;
+}
+
+#if defined(__GNUC__)
+#define BCE_PREFETCH(p) __builtin_prefetch((p))
+#else
+#define BCE_PREFETCH(p) ((void)(p))
+#endif
+/* Start loading the entry of ip (in the section) into the cache. */
+static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
+{
+    uint64_t off = ip - f->sec_lo;
+    if (off < f->sec_hi - f->sec_lo) {
+        uint32_t c = f->bce[off >> CHUNK_SHIFT];
+        if (c)
+            BCE_PREFETCH(&((const bce_t *)(const void *)(f->barena + ((size_t)c << 3)))[off & (CHUNK - 1)]);
+    }
+}
+
+static void bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
+{
+    uint32_t *c = &f->bce[off >> CHUNK_SHIFT];
+    if (!*c) {
+        bce_t *chunk = take(f, CHUNK * sizeof(bce_t));
+        if (!chunk)
+            return;     /* no room: PTD_FLOW_BCACHE_BYTES was not given */
+        for (unsigned i = 0; i < CHUNK; i++)
+            chunk[i] = 0;
+        *c = (uint32_t)(((uint8_t *)chunk - f->barena) >> 3);
+    }
+    ((bce_t *)(void *)(f->barena + ((size_t)*c << 3)))[off & (CHUNK - 1)] = e;
 }
 
 /* ---- entries ---------------------------------------------------------------- */
@@ -138,9 +204,9 @@ static void add_trampoline(struct ptd_flow *f, uint32_t ioff, uint32_t noff, uns
 {
     int64_t disp = (int64_t)noff - (int64_t)ioff;
     if (disp == (int16_t)disp)
-        f->bce[ioff] = bce_make((int32_t)disp, 1, mode, BQ_AGAIN, 0);
+        bce_set(f, ioff, bce_make((int32_t)disp, 1, mode, BQ_AGAIN, 0));
     else
-        f->bce[ioff] = bce_make(0, 1, mode, BQ_DECODE, 0);
+        bce_set(f, ioff, bce_make(0, 1, mode, BQ_DECODE, 0));
 }
 
 /* The entry of an instruction that needs trace. */
@@ -173,7 +239,10 @@ static int add_decision(struct ptd_flow *f, uint32_t ioff, const struct ptd_flow
         q = BQ_INDIRECT;
         break;
     }
-    f->bce[ioff] = bce_make(0, 1, f->mode, q, p->size <= BCE_ISIZE_MAX ? p->size : 0);
+    bce_t e = bce_make(0, 1, f->mode, q, p->size <= BCE_ISIZE_MAX ? p->size : 0);
+    if (q == BQ_COND)
+        e |= (bce_t)(uint32_t)(int32_t)(p->target - (p->ip + p->size)) << 32;
+    bce_set(f, ioff, e);
     return 0;
 }
 
@@ -183,7 +252,7 @@ static int add_decision(struct ptd_flow *f, uint32_t ioff, const struct ptd_flow
  * error. */
 static int add_from_next(struct ptd_flow *f, uint32_t ioff, uint32_t noff)
 {
-    uint32_t e = f->bce[noff];
+    bce_t e = bce_get(f, noff);
     uint64_t nip = f->sec_lo + noff, ip = f->sec_lo + ioff, dip;
     int64_t disp;
     unsigned ninsn;
@@ -201,8 +270,8 @@ static int add_from_next(struct ptd_flow *f, uint32_t ioff, uint32_t noff)
         add_trampoline(f, ioff, noff, f->mode);
         return 1;
     }
-    f->bce[ioff] = (e & ~(BCE_DISP_MASK | (BCE_NINSN_MAX << BCE_NINSN_SHIFT))) |
-                   ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT);
+    bce_set(f, ioff, (e & ~(bce_t)(BCE_DISP_MASK | (BCE_NINSN_MAX << BCE_NINSN_SHIFT))) |
+                         ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT));
     return 2;
 }
 
@@ -226,7 +295,31 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
     struct ptd_flow_pinsn p;
     uint64_t nip;
     uint32_t ioff, noff;
-    int r = ptd_flow_one_insn(f, blk, &p);
+    int r;
+
+    /* The common case inline: an instruction that falls through to one in
+     * the section whose entry is not there yet (what ptd_flow_one_insn and
+     * the general case below do for it, in that order). */
+    uint64_t ip = f->ip, woff = ip - f->win_base;
+    struct ptd_ild_step s;
+    unsigned sl;
+    if (blk->ninsn < PTD_FLOW_BLOCK_MAX && !f->has_icnt && f->mode != PTD_FLOW_MODE_UNKNOWN && woff < f->win_len &&
+        f->win_len - woff >= PTD_ILD_MAX_LEN &&
+        (sl = ptd_ild_step(f->code + woff, PTD_ILD_MAX_LEN, f->mode, &s)) != 0 &&
+        s.iclass == PTD_ICLASS_OTHER && in_sec(f, ip + sl)) {
+        noff = (uint32_t)(ip + sl - f->sec_lo);
+        if (!bce_valid(bce_get(f, noff)) && *steps > 1) {
+            blk->last_iclass = PTD_ICLASS_OTHER;
+            blk->last_ip = ip;
+            blk->ninsn++;
+            --*steps;
+            stack[(*sp)++] = (struct bframe){ (uint32_t)(ip - f->sec_lo), noff };
+            f->ip = ip + sl;
+            return 1;
+        }
+    }
+
+    r = ptd_flow_one_insn(f, blk, &p);
     if (r <= 0)
         return r;
     ioff = (uint32_t)(p.ip - f->sec_lo);
@@ -244,11 +337,11 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
         (p.iclass == PTD_ICLASS_DIRECT_JUMP &&
          (nip < p.ip + p.size || (f->flags & PTD_FLOW_F_END_ON_JUMP))) ||
         !in_sec(f, nip)) {
-        f->bce[ioff] = bce_make(0, 1, f->mode, BQ_DECODE, 0);
+        bce_set(f, ioff, bce_make(0, 1, f->mode, BQ_DECODE, 0));
         return 0;
     }
     noff = (uint32_t)(nip - f->sec_lo);
-    if (bce_valid(f->bce[noff])) {
+    if (bce_valid(bce_get(f, noff))) {
         r = add_from_next(f, ioff, noff);
         return r < 0 ? r : r == 2 ? 2 : 0;
     }
@@ -269,14 +362,14 @@ static int decode_as(struct ptd_flow *f, unsigned mode, struct ptd_flow_pinsn *p
     uint8_t m = f->mode;
     int r;
     f->mode = (uint8_t)mode;
-    r = ptd_flow_decode(f, p);
+    r = ptd_flow_decode_step(f, p);
     f->mode = m;
     return r;
 }
 
 /* One step with the entry e at f->ip: 1 go on at f->ip, or the walk's end
  * (0, or an error). */
-static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, uint32_t e)
+static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
 {
     struct ptd_flow_pinsn p;
     uint64_t ip, nip = f->ip + (uint64_t)(int64_t)bce_disp(e);
@@ -295,28 +388,29 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, uint32_t 
     blk->ninsn += n;
     blk->last_ip = nip;
     blk->mode = (uint8_t)mode;
+    /* the most common first, out of the switch (a jump table mispredicts) */
+    if (bce_qual(e) == BQ_COND && bce_isize(e)) {
+        blk->last_iclass = PTD_ICLASS_COND_JUMP;
+        ip = nip + bce_isize(e);
+        /* the next block's entry is one of these two: start loading both
+         * while the TNT bit is taken (a hint only) */
+        bce_prefetch(f, ip);
+        bce_prefetch(f, ip + (uint64_t)bce_cond_disp(e));
+        r = ptd_flow_cond_branch(f);
+        if (r < 0)
+            return r;
+        if (r)
+            ip += (uint64_t)bce_cond_disp(e);   /* taken */
+        f->ip = ip;
+        return 0;
+    }
     switch (bce_qual(e)) {
     case BQ_AGAIN:
         blk->last_iclass = PTD_ICLASS_OTHER;
         return 1;
     case BQ_COND:
-        blk->last_iclass = PTD_ICLASS_COND_JUMP;
-        if (bce_isize(e)) {
-            ip = nip + bce_isize(e);
-            r = ptd_flow_cond_branch(f);
-            if (r < 0)
-                return r;
-            if (r) {
-                /* taken: the target from the instruction */
-                r = decode_as(f, mode, &p);
-                if (r < 0)
-                    return r;
-                ip = p.target;
-            }
-            f->ip = ip;
-            return 0;
-        }
         /* without its length: look at it */
+        blk->last_iclass = PTD_ICLASS_COND_JUMP;
         /* fall through */
     case BQ_DECODE:
         r = decode_as(f, mode, &p);
@@ -354,7 +448,10 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, uint32_t 
         return ptd_flow_ret_pop(f, &f->ip);
     case BQ_INDIRECT:
         /* the exact class for the block's users (the decode is cached) */
-        blk->last_iclass = decode_as(f, mode, &p) < 0 ? PTD_ICLASS_FAR_TRANSFER : p.iclass;
+        {
+            const struct ptd_flow_centry *c = ptd_flow_centry_hit(f, nip, mode);
+            blk->last_iclass = c ? c->iclass : decode_as(f, mode, &p) < 0 ? PTD_ICLASS_FAR_TRANSFER : p.iclass;
+        }
         return ptd_flow_indirect(f);
     default:
         return -PTD_ERR_INTERNAL;
@@ -370,7 +467,7 @@ int ptd_flow_proceed_cached(struct ptd_flow *f, struct ptd_flow_block *blk)
     /* bounded: every step adds instructions to the block, which holds at
      * most PTD_FLOW_BLOCK_MAX (so does the stack) */
     for (;;) {
-        uint32_t e = f->bce[f->ip - f->sec_lo];
+        bce_t e = bce_get(f, f->ip - f->sec_lo);
         if (bce_valid(e)) {
             st = cached_step(f, blk, e);
             if (st == 1)

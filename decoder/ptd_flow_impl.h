@@ -4,6 +4,7 @@
 #define PTD_FLOW_IMPL_H
 
 #include "decoder/ptd_flow.h"
+#include "decoder/ptd_ild_fast.h"
 
 /* Which instruction a struct ptd_flow_pinsn is, as far as events care
  * (ptd_flow_kind): the bits of pinsn.kind, and of ptd_flow.bound for the
@@ -38,6 +39,28 @@ enum {
 /* Decode the instruction at f->ip in f->mode into *p (its kind not yet
  * known); 0 or -PTD_ERR_NOMAP / -PTD_ERR_BAD_INSN. */
 int ptd_flow_decode(struct ptd_flow *f, struct ptd_flow_pinsn *p);
+/* The same, the lean step first while the code window holds f->ip (for
+ * instructions just run past: their bytes are at hand, the instruction
+ * cache's line likely cold). */
+static inline int ptd_flow_decode_step(struct ptd_flow *f, struct ptd_flow_pinsn *p)
+{
+    uint64_t ip = f->ip, off = ip - f->win_base;
+    struct ptd_ild_step st;
+    unsigned sl;
+    if (off < f->win_len && f->win_len - off >= PTD_ILD_MAX_LEN && f->mode != PTD_FLOW_MODE_UNKNOWN &&
+        (sl = ptd_ild_step(f->code + off, PTD_ILD_MAX_LEN, f->mode, &st)) != 0) {
+        p->ip = ip;
+        p->size = (uint8_t)sl;
+        p->iclass = st.iclass;
+        p->target = st.rel ? ip + sl + (uint64_t)(int64_t)st.disp : 0;
+        p->direct = st.rel;
+        p->zero_disp = st.rel && st.disp == 0;
+        p->kind = 0;
+        p->kind_known = 0;
+        return 0;
+    }
+    return ptd_flow_decode(f, p);
+}
 /* Which instruction p is (PTD_FLOW_K_* bits), decoding it again once. */
 unsigned ptd_flow_kind(struct ptd_flow *f, struct ptd_flow_pinsn *p);
 /* The IP after p when the code alone says it: 0, -PTD_ERR_BAD_QUERY (it
@@ -96,6 +119,18 @@ static inline void ptd_flow_log_call(struct ptd_flow *f, const struct ptd_flow_p
 {
     if (p->iclass == PTD_ICLASS_INDIRECT_CALL || (p->iclass == PTD_ICLASS_DIRECT_CALL && !p->zero_disp))
         ptd_flow_ret_push(f, p->ip + p->size);
+}
+
+/* The decoded-instruction cache's entry for ip in mode, if it holds it. */
+#define PTD_FLOW_CENTRY_INDEX(f, ip) (((ip) ^ ((ip) >> 11)) & (f)->cache_mask)
+static inline const struct ptd_flow_centry *ptd_flow_centry_hit(const struct ptd_flow *f, uint64_t ip,
+                                                                unsigned mode)
+{
+    const struct ptd_flow_centry *e;
+    if (!f->cache)
+        return NULL;
+    e = &f->cache[PTD_FLOW_CENTRY_INDEX(f, ip)];
+    return (e->ip == ip && e->mode == mode) ? e : NULL;
 }
 
 /* ---- the block cache (ptd_flow_bcache.c) ---- */

@@ -897,7 +897,15 @@ int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
     struct ptd_event *e;
     int r;
 
-    /* the common case first: a TNT packet with tracing on */
+    /* the common cases first. A TIP handed out (below) stays the current
+     * packet, as in the loop (error offsets stay libipt's); with nothing
+     * waiting for it, the round that finds nothing more bound to it is
+     * this one. */
+    if (q->cur.kind == PTD_PKT_TIP && q->bound && q->evq.begin == q->evq.end) {
+        q->bound = 0;
+        ptd_qry_fetch(q);
+    }
+    /* a TNT packet with tracing on */
     if ((q->cur.kind == PTD_PKT_TNT8 || q->cur.kind == PTD_PKT_TNT64) && q->enabled) {
         ev_clear(ev);
         ev->type = PTD_EV_TNT;
@@ -906,6 +914,21 @@ int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
         ev->offset = q->cur_off;
         ptd_qry_ev_time(q, ev);
         ptd_qry_fetch(q);
+        return 0;
+    }
+    /* a TIP for an indirect branch, nothing waiting for it: straight into
+     * *ev (decode_tip's TIP event) */
+    if (q->cur.kind == PTD_PKT_TIP && q->enabled && !q->bound && q->evq.begin == q->evq.end) {
+        uint64_t off = q->cur_off;
+        r = ptd_qry_update_ip(q, &q->cur);
+        if (r < 0)
+            return r;
+        ev_clear(ev);
+        ev->type = PTD_EV_TIP;
+        ev->offset = off;
+        ptd_qry_ev_ip(q, ev);
+        ptd_qry_ev_time(q, ev);
+        q->bound = 1;
         return 0;
     }
     /* bounded: every round uses a packet up or makes an event */
