@@ -115,7 +115,7 @@ int ptd_flow_time(const struct ptd_flow *f, uint64_t *tsc, uint32_t *lost_mtc, u
         *lost_mtc = f->lost_mtc;
     if (lost_cyc)
         *lost_cyc = f->lost_cyc;
-    return f->has_tsc ? 0 : -PTD_TIME_ERR_NO_TIME;
+    return f->has_tsc ? 0 : -PTD_ERR_NO_TIME;
 }
 
 bool ptd_flow_in_filter(const struct ptd_flow *f, uint64_t ip)

@@ -241,7 +241,7 @@ int ptd_flow_resync(struct ptd_flow *f);
 /* The trace offset the decoder stands at (libipt's pt_blk_get_offset). */
 uint64_t ptd_flow_offset(const struct ptd_flow *f);
 /* The time of the last event taken, as libipt's pt_blk_time(): 0, or
- * -PTD_TIME_ERR_NO_TIME (no TSC yet: *tsc is relative); lost_* may be
+ * -PTD_ERR_NO_TIME (no TSC yet: *tsc is relative); lost_* may be
  * NULL. */
 int ptd_flow_time(const struct ptd_flow *f, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
 /* Forget the cached code (after the memory behind it changed). */

@@ -345,7 +345,7 @@ int ptd_fmt_flow_error(char *line, size_t cap, const char *kind, uint64_t offset
     put_s(&w, ": ");
     put_s(&w, kind);
     put_s(&w, ": ");
-    put_s(&w, ptd_qry_errstr(err));
+    put_s(&w, ptd_errstr(err));
     put_c(&w, ']');
     return finish(&w, line);
 }
@@ -421,15 +421,22 @@ static int error_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd
     return ptd_fmt_flow_error(line, cap, what, ptd_flow_offset(L->f), error_ip(L, err), err);
 }
 
-/* Take the pending event; its line (> 0), 0 when it prints none, or < 0
- * with L->st the error. */
+/* What the line makers return besides a line's length (> 0) or 0 (no
+ * line, go on): */
+enum {
+    LINE_FAILED = -1,   /* the flow reported an error (in L->st) */
+    LINE_DONE = -2,     /* the trace is done */
+};
+
+/* Take the pending event; its line (> 0), 0 when it prints none, or
+ * LINE_FAILED with L->st the error. */
 static int event_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
 {
     struct ptd_event ev;
     uint64_t off = ptd_flow_offset(L->f);
     L->st = ptd_flow_event(L->f, &ev);
     if (L->st < 0)
-        return -1;
+        return LINE_FAILED;
     L->time = ev.tsc;
     if ((L->flags & PTD_FMT_FLOW_QUIET) || (ev.flags & PTD_EVF_STATUS_UPDATE))
         return 0;
@@ -450,7 +457,7 @@ static int insn_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_
     return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->offset, L->time);
 }
 
-/* One step of the decode loop: a line (> 0), 0 to go on, or -2 when done. */
+/* One step of the decode loop: a line (> 0), 0 to go on, or LINE_DONE. */
 static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
 {
     int quiet = (L->flags & PTD_FMT_FLOW_QUIET) != 0;
@@ -470,7 +477,7 @@ static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_
             *kind = PTD_FLOW_LINE_END;
             return fixed_line(line, cap, "[end of trace]");
         }
-        return -2;
+        return LINE_DONE;
     }
     L->offset = ptd_flow_offset(L->f);
     if (L->flags & PTD_FMT_FLOW_INSN) {
@@ -553,7 +560,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
         }
         case PH_LOOP:
             n = loop_step(L, line, cap, kind);
-            if (n == -2)
+            if (n == LINE_DONE)
                 return 0;
             if (n)
                 return n;

@@ -66,27 +66,6 @@ int ptd_ipc_size(unsigned ipc)
     }
 }
 
-const char *ptd_errstr(int code)
-{
-    if (code < 0)
-        code = -code;
-    switch (code) {
-    case PTD_OK: return "OK";
-    case PTD_ERR_INTERNAL: return "internal error";
-    case PTD_ERR_INVALID: return "invalid argument";
-    case PTD_ERR_NOSYNC: return "decoder out of sync";
-    case PTD_ERR_BAD_OPC: return "unknown opcode";
-    case PTD_ERR_BAD_PACKET: return "unknown packet";
-    case PTD_ERR_EOS: return "reached end of trace stream";
-    case PTD_ERR_NOIP: return "no ip";
-    case PTD_ERR_IP_SUPPRESSED: return "ip has been suppressed";
-    case PTD_ERR_BAD_CPU: return "unknown cpu";
-    case PTD_ERR_TRUNCATED: return "truncated packet";
-    case PTD_ERR_NOSPC: return "output buffer too small";
-    default: return "unknown error";
-    }
-}
-
 /* ---- dispatch tables ------------------------------------------------------- */
 
 /* Classes of the first byte. */

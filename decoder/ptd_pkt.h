@@ -29,28 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoder/ptd_err.h"
 #include "decoder/ptd_errata.h"
-
-/* Error codes, returned negated. The numbers of the codes libipt also has
- * are libipt's (pt_error_code), so tools can map one onto the other. */
-enum ptd_error {
-    PTD_OK = 0,
-    PTD_ERR_INTERNAL = 1,
-    PTD_ERR_INVALID = 2,       /* bad argument */
-    PTD_ERR_NOSYNC = 3,        /* not synchronised / no PSB at that offset */
-    PTD_ERR_BAD_OPC = 4,       /* unknown opcode */
-    PTD_ERR_BAD_PACKET = 5,    /* known opcode, invalid payload (IPBytes 101/111, ...) */
-    PTD_ERR_EOS = 7,           /* end of the trace buffer */
-    PTD_ERR_NOIP = 11,         /* last-IP: no IP yet */
-    PTD_ERR_IP_SUPPRESSED = 12,/* last-IP: IP suppressed */
-    PTD_ERR_BAD_CPU = 27,      /* --cpu: a CPU the errata table does not know */
-    PTD_ERR_TRUNCATED = 32,    /* the buffer ends inside a packet */
-    PTD_ERR_NOSPC = 33,        /* caller's output buffer too small */
-};
-
-/* A human-readable string for a (positive or negative) error code. For the
- * codes libipt shares, the same text as libipt's pt_errstr(). */
-const char *ptd_errstr(int code);
 
 /* Packet kinds. One entry each in ptd_pkt_kinds[] below. */
 enum ptd_pkt_kind {

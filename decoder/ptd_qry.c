@@ -5,27 +5,6 @@
 #include "decoder/ptd_qry_impl.h"
 #include "decoder/ptd_ild.h"
 
-const char *ptd_qry_errstr(int code)
-{
-    if (code < 0)
-        code = -code;
-    switch (code) {
-    case PTD_ERR_BAD_CONTEXT: return "unexpected packet context";
-    case PTD_ERR_BAD_QUERY: return "trace stream does not match query";
-    case PTD_ERR_NOMEM: return "too many pending events";
-    case 10: return "bad configuration";
-    case PTD_ERR_NOMAP: return "no memory mapped at this address";
-    case PTD_ERR_BAD_INSN: return "unknown instruction";
-    case PTD_ERR_RETSTACK_EMPTY: return "compressed return without call";
-    case PTD_ERR_BAD_RETCOMP: return "bad compressed return";
-    case PTD_ERR_BAD_STATUS_UPDATE: return "bad status update";
-    case PTD_ERR_NO_ENABLE: return "expected tracing enabled event";
-    case PTD_ERR_EVENT_IGNORED: return "event ignored";
-    case PTD_ERR_OVERFLOW: return "overflow";
-    default: return ptd_time_errstr(code);
-    }
-}
-
 /* ---- events ------------------------------------------------------------- */
 
 static void ev_clear(struct ptd_event *e)
@@ -231,9 +210,9 @@ int ptd_qry_apply_time(struct ptd_time *t, const struct ptd_pkt *p)
     }
     /* the calibration's error first, as libipt applies it first; a
      * missing CPUID 0x15 ratio only makes the time rougher */
-    if (cal < 0 && cal != -PTD_TIME_ERR_BAD_CONFIG)
+    if (cal < 0 && cal != -PTD_ERR_BAD_CONFIG)
         return cal;
-    if (r < 0 && r != -PTD_TIME_ERR_BAD_CONFIG)
+    if (r < 0 && r != -PTD_ERR_BAD_CONFIG)
         return r;
     return 0;
 }

@@ -51,24 +51,6 @@ enum {
     PTD_ST_EOS = 1 << 2,            /* the trace is used up */
 };
 
-/* Errors above the packet layer's (enum ptd_error), returned negated;
- * numbered as libipt's pt_error_code. */
-enum {
-    PTD_ERR_BAD_CONTEXT = 6,        /* unexpected packet context */
-    PTD_ERR_BAD_QUERY = 8,          /* trace stream does not match query */
-    PTD_ERR_NOMEM = 9,              /* too many events pending at once */
-    PTD_ERR_NOMAP = 13,             /* no memory mapped at this address */
-    PTD_ERR_BAD_INSN = 14,          /* unknown instruction */
-    PTD_ERR_RETSTACK_EMPTY = 20,    /* compressed return without call */
-    PTD_ERR_BAD_RETCOMP = 21,       /* bad compressed return */
-    PTD_ERR_BAD_STATUS_UPDATE = 22, /* bad status update */
-    PTD_ERR_NO_ENABLE = 23,         /* expected tracing enabled event */
-    PTD_ERR_EVENT_IGNORED = 24,     /* event ignored */
-    PTD_ERR_OVERFLOW = 25,          /* a counter overflowed */
-};
-
-/* libipt's pt_errstr() text for every code of either layer. */
-const char *ptd_qry_errstr(int code);
 
 /* Event types, in libipt's pt_event_type order. */
 enum ptd_ev_type {

@@ -30,7 +30,7 @@ TEST_SCRIPTS += test/diff/diff_pkt.sh test/diff/dump_cmp.sh test/diff/dump_cli.s
 
 # libFuzzer target over the packet layer, encoder and formatter.
 FUZZ_CC ?= clang
-FUZZ_SRCS := decoder/ptd_pkt.c decoder/ptd_enc.c decoder/ptd_fmt.c decoder/ptd_time.c decoder/ptd_errata.c
+FUZZ_SRCS := decoder/ptd_pkt.c decoder/ptd_enc.c decoder/ptd_fmt.c decoder/ptd_time.c decoder/ptd_errata.c decoder/ptd_err.c
 $(B)/test/fuzz_pkt: test/fuzz/fuzz_pkt.c $(FUZZ_SRCS) $(wildcard decoder/ptd_*.h) | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -O2 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -1009,7 +1009,7 @@ static const char *item_str(const struct item *it, char *buf, size_t n)
     else if (it->kind == 4)
         snprintf(buf, n, "event %" PRIu64 " (%" PRIx64 ")", it->v, it->w);
     else
-        snprintf(buf, n, "error %s at %" PRIx64, ptd_qry_errstr((int)it->v), it->w);
+        snprintf(buf, n, "error %s at %" PRIx64, ptd_errstr((int)it->v), it->w);
     return buf;
 }
 

@@ -287,7 +287,7 @@ static void test_errstr_matches_libipt(void **state)
                                 PTD_ERR_NO_ENABLE, PTD_ERR_EVENT_IGNORED, PTD_ERR_EOS, PTD_ERR_NOSYNC,
                                 PTD_ERR_BAD_OPC, PTD_ERR_NOIP};
     for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-        assert_string_equal(ptd_qry_errstr(-codes[i]), pt_errstr((enum pt_error_code)codes[i]));
+        assert_string_equal(ptd_errstr(-codes[i]), pt_errstr((enum pt_error_code)codes[i]));
 }
 
 /* jz +2 twice, then the trace disables at the third instruction */
