@@ -525,10 +525,134 @@ static void bdm64(struct ptd_flow *f, const struct ptd_flow_block *blk, const st
     f->ip = ev->ip;
 }
 
+/* Where the event ahead stands against the flow, stage by stage of
+ * ptd_flow_trailing: */
+enum here {
+    NOT_HERE = 0,       /* it binds later: the next block walks there */
+    HERE = 1,           /* it binds here: report it */
+    NEXT_EVENT = 2,     /* used up (a TNT's last bit): look at the next */
+};
+
+/* A TNT: a tick on the first bit used, when asked for, in a block (not
+ * after an event), where the time moved; the next event when all its bits
+ * are used. */
+static int trailing_tnt(struct ptd_flow *f, const struct ptd_event *ev, const struct ptd_flow_block *blk)
+{
+    if (!(f->flags & PTD_FLOW_F_TICK) || !blk || !(ev->flags & PTD_EVF_HAS_TSC) || ev->tsc == f->tsc) {
+        if (ev->a)
+            return NOT_HERE;
+        int r = ptd_flow_fetch_event(f);
+        return r < 0 ? r : NEXT_EVENT;
+    }
+    /* not when the block had to end before the branch */
+    if (blk->last_iclass != PTD_ICLASS_COND_JUMP && blk->last_iclass != PTD_ICLASS_NEAR_RET)
+        return NOT_HERE;
+    return HERE;
+}
+
+/* TIP.PGD: at the instruction held (a MOV CR3 when its IP is suppressed,
+ * else the next branch that needs trace, or the one going to its IP). */
+static int trailing_disabled(struct ptd_flow *f, const struct ptd_event *ev)
+{
+    bool nip = (ev->flags & PTD_EVF_IP_SUPPRESSED) != 0;
+    int r;
+    if (!f->process_insn)
+        return (ev->flags & PTD_EVF_STATUS_UPDATE) ? HERE : NOT_HERE;
+    if (nip && (ptd_flow_kind(f, &f->pinsn) & PTD_FLOW_K_MOV_CR3))
+        return HERE;
+    r = ptd_flow_next_ip(&f->pinsn, &f->ip);
+    if (r < 0) {
+        if (r != -PTD_ERR_BAD_QUERY)
+            return r;
+        disable_resume_ip(f, &f->pinsn);
+        return HERE;
+    }
+    clear_postponed(f);
+    return (!nip && f->ip == ev->ip) ? HERE : NOT_HERE;
+}
+
+/* An asynchronous branch or disable: where it came from. */
+static int trailing_async(struct ptd_flow *f, struct ptd_event *ev)
+{
+    int r = proceed_postponed(f);
+    if (r < 0)
+        return r;
+    if (f->ip != ev->from)
+        return NOT_HERE;
+    /* SKD022 changes a disable into one taken on the next walk */
+    if (ev->type == PTD_EV_ASYNC_DISABLED && (f->errata & PTD_ERRATUM_SKD022) && skd022(f, ev))
+        return NOT_HERE;
+    return HERE;
+}
+
+/* The events that bind to a kind of instruction: the kind, the bit that
+ * says one is bound already, and whether they bind without an IP. */
+static const struct {
+    uint8_t type, bound, pred, needs_no_ip;
+} insn_bound[] = {
+    { PTD_EV_PAGING, PTD_FLOW_B_PAGING, P_PIP, false },
+    { PTD_EV_VMCS, PTD_FLOW_B_VMCS, P_VMCS, false },
+    { PTD_EV_PTWRITE, PTD_FLOW_B_PTWRITE, P_PTWRITE, true },
+    { PTD_EV_IRET, PTD_FLOW_B_IRET, P_IRET, true },
+    { PTD_EV_VMENTRY, PTD_FLOW_B_VMENTRY, P_VMENTRY, true },
+    { PTD_EV_UIRET, PTD_FLOW_B_UIRET, P_UIRET, true },
+    { PTD_EV_SWINTR, PTD_FLOW_B_SWINTR, P_SWINT, true },
+    { PTD_EV_SYSCALL, PTD_FLOW_B_SYSCALL, P_SYSCALL, true },
+};
+
+/* The events that bind to no instruction (past the one held first): at
+ * their IP, or at once. */
+static int trailing_unbound(struct ptd_flow *f, struct ptd_event *ev, struct ptd_flow_block *blk)
+{
+    bool nip = (ev->flags & PTD_EVF_IP_SUPPRESSED) != 0;
+    int r = proceed_postponed(f);
+    if (r < 0)
+        return r;
+    switch (ev->type) {
+    case PTD_EV_ASYNC_PAGING:
+    case PTD_EV_ASYNC_VMCS:
+        return (!nip && f->ip != ev->ip) ? NOT_HERE : HERE;
+    case PTD_EV_EXEC_MODE:
+        /* with Event Trace a mode change may come with tracing off */
+        return (f->enabled && !nip && f->ip != ev->ip) ? NOT_HERE : HERE;
+    case PTD_EV_TSX:
+        if (nip)
+            return HERE;
+        if (blk && (f->errata & PTD_ERRATUM_BDM64))
+            bdm64(f, blk, ev);
+        return f->ip != ev->ip ? NOT_HERE : HERE;
+    case PTD_EV_EXSTOP:
+    case PTD_EV_MWAIT:
+    case PTD_EV_IFLAGS:
+    case PTD_EV_INTERRUPT:
+    case PTD_EV_SMI:
+    case PTD_EV_INIT:
+    case PTD_EV_VMEXIT:
+    case PTD_EV_SHUTDOWN:
+    case PTD_EV_UINTR:
+        return (f->enabled && !nip && f->ip != ev->ip) ? NOT_HERE : HERE;
+    case PTD_EV_RSM:
+    case PTD_EV_SIPI:
+        return nip ? HERE : -PTD_ERR_INTERNAL;
+    case PTD_EV_TRIG:
+        /* placed precisely only with tracing on and an IP */
+        if (!f->enabled || nip)
+            return HERE;
+        r = provide_trig_anchor(f, ev);
+        if (r < 0)
+            return r;
+        if (ev->aux)
+            return NOT_HERE;        /* the walk goes there */
+        return ev->ip != f->ip ? -PTD_ERR_BAD_PACKET : HERE;
+    default:
+        /* ENABLED, OVERFLOW, STOP, PWRE, PWRX, TICK, CBR, MNT */
+        return HERE;
+    }
+}
+
 int ptd_flow_trailing(struct ptd_flow *f, struct ptd_flow_block *blk)
 {
     struct ptd_event *ev = &f->ev;
-    bool nip;
     int r;
 
     /* bounded: a round fetches an event (the trace is finite) */
@@ -541,163 +665,40 @@ int ptd_flow_trailing(struct ptd_flow *f, struct ptd_flow_block *blk)
                 return r;
             return ptd_flow_status(f, f->status != -PTD_ERR_EOS ? PTD_ST_EVENT : 0);
         }
-        nip = (ev->flags & PTD_EVF_IP_SUPPRESSED) != 0;
         switch (ev->type) {
         case PTD_EV_TNT:
-            /* a tick on the first bit used, when asked for, in a block
-             * (not after an event), where the time moved */
-            if (!(f->flags & PTD_FLOW_F_TICK) || !blk || !(ev->flags & PTD_EVF_HAS_TSC) ||
-                ev->tsc == f->tsc) {
-                if (ev->a)
-                    goto none;
-                /* all bits used: the next event */
-                r = ptd_flow_fetch_event(f);
-                if (r < 0)
-                    return r;
-                continue;
-            }
-            /* not when the block had to end before the branch */
-            if (blk->last_iclass != PTD_ICLASS_COND_JUMP && blk->last_iclass != PTD_ICLASS_NEAR_RET)
-                goto none;
-            return ptd_flow_status(f, PTD_ST_EVENT);
+            r = trailing_tnt(f, ev, blk);
+            break;
         case PTD_EV_TIP:
-            goto none;
+            r = NOT_HERE;
+            break;
         case PTD_EV_DISABLED:
-            if (!f->process_insn) {
-                if (ev->flags & PTD_EVF_STATUS_UPDATE)
-                    return ptd_flow_status(f, PTD_ST_EVENT);
-                goto none;
-            }
-            /* a disable without IP binds to a MOV CR3 */
-            if (nip && (ptd_flow_kind(f, &f->pinsn) & PTD_FLOW_K_MOV_CR3))
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            /* or to the next branch that needs trace */
-            r = ptd_flow_next_ip(&f->pinsn, &f->ip);
-            if (r < 0) {
-                if (r != -PTD_ERR_BAD_QUERY)
-                    return r;
-                disable_resume_ip(f, &f->pinsn);
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            }
-            clear_postponed(f);
-            if (!nip && f->ip == ev->ip)
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            goto none;
+            r = trailing_disabled(f, ev);
+            break;
         case PTD_EV_ASYNC_DISABLED:
-            r = proceed_postponed(f);
-            if (r < 0)
-                return r;
-            if (f->ip != ev->from)
-                goto none;
-            /* SKD022 changes it into a disable, taken on the next walk */
-            if ((f->errata & PTD_ERRATUM_SKD022) && skd022(f, ev))
-                goto none;
-            return ptd_flow_status(f, PTD_ST_EVENT);
         case PTD_EV_ASYNC_BRANCH:
-            r = proceed_postponed(f);
-            if (r < 0)
-                return r;
-            if (f->ip != ev->from)
-                goto none;
-            return ptd_flow_status(f, PTD_ST_EVENT);
-        case PTD_EV_PAGING:
-            if (bound_kind_here(f, ev, PTD_FLOW_B_PAGING, P_PIP, false))
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            goto none;
-        case PTD_EV_VMCS:
-            if (bound_kind_here(f, ev, PTD_FLOW_B_VMCS, P_VMCS, false))
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            goto none;
-        case PTD_EV_PTWRITE:
-            if (bound_kind_here(f, ev, PTD_FLOW_B_PTWRITE, P_PTWRITE, true))
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            goto none;
-        case PTD_EV_IRET:
-            if (bound_kind_here(f, ev, PTD_FLOW_B_IRET, P_IRET, true))
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            goto none;
-        case PTD_EV_VMENTRY:
-            if (bound_kind_here(f, ev, PTD_FLOW_B_VMENTRY, P_VMENTRY, true))
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            goto none;
-        case PTD_EV_UIRET:
-            if (bound_kind_here(f, ev, PTD_FLOW_B_UIRET, P_UIRET, true))
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            goto none;
-        case PTD_EV_SWINTR:
-            if (bound_kind_here(f, ev, PTD_FLOW_B_SWINTR, P_SWINT, true))
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            goto none;
-        case PTD_EV_SYSCALL:
-            if (bound_kind_here(f, ev, PTD_FLOW_B_SYSCALL, P_SYSCALL, true))
-                return ptd_flow_status(f, PTD_ST_EVENT);
-            goto none;
-        default:
+            r = trailing_async(f, ev);
+            break;
+        default: {
+            unsigned i = 0;
+            while (i < sizeof insn_bound / sizeof insn_bound[0] && insn_bound[i].type != ev->type)
+                i++;
+            if (i < sizeof insn_bound / sizeof insn_bound[0])
+                r = bound_kind_here(f, ev, insn_bound[i].bound, (enum pred)insn_bound[i].pred,
+                                    insn_bound[i].needs_no_ip) ? HERE : NOT_HERE;
+            else
+                r = trailing_unbound(f, ev, blk);
             break;
         }
-        /* the events that bind to no instruction: past the postponed one
-         * first */
-        r = proceed_postponed(f);
+        }
+        if (r == NEXT_EVENT)
+            continue;
         if (r < 0)
             return r;
-        switch (ev->type) {
-        case PTD_EV_ASYNC_PAGING:
-        case PTD_EV_ASYNC_VMCS:
-            if (!nip && f->ip != ev->ip)
-                goto none;
-            break;
-        case PTD_EV_EXEC_MODE:
-            /* with Event Trace a mode change may come with tracing off */
-            if (f->enabled && !nip && f->ip != ev->ip)
-                goto none;
-            break;
-        case PTD_EV_TSX:
-            if (nip)
-                break;
-            if (blk && (f->errata & PTD_ERRATUM_BDM64))
-                bdm64(f, blk, ev);
-            if (f->ip != ev->ip)
-                goto none;
-            break;
-        case PTD_EV_EXSTOP:
-        case PTD_EV_MWAIT:
-            if (!nip && f->enabled && f->ip != ev->ip)
-                goto none;
-            break;
-        case PTD_EV_IFLAGS:
-        case PTD_EV_INTERRUPT:
-        case PTD_EV_SMI:
-        case PTD_EV_INIT:
-        case PTD_EV_VMEXIT:
-        case PTD_EV_SHUTDOWN:
-        case PTD_EV_UINTR:
-            if (f->enabled && !nip && f->ip != ev->ip)
-                goto none;
-            break;
-        case PTD_EV_RSM:
-        case PTD_EV_SIPI:
-            if (!nip)
-                return -PTD_ERR_INTERNAL;
-            break;
-        case PTD_EV_TRIG:
-            /* placed precisely only with tracing on and an IP */
-            if (!f->enabled || nip)
-                break;
-            r = provide_trig_anchor(f, ev);
-            if (r < 0)
-                return r;
-            if (ev->aux)
-                goto none;          /* the walk goes there */
-            if (ev->ip != f->ip)
-                return -PTD_ERR_BAD_PACKET;
-            break;
-        default:
-            /* ENABLED, OVERFLOW, STOP, PWRE, PWRX, TICK, CBR, MNT */
-            break;
-        }
-        return ptd_flow_status(f, PTD_ST_EVENT);
+        if (r == HERE)
+            return ptd_flow_status(f, PTD_ST_EVENT);
+        break;
     }
-none:
     /* no event here: past the postponed instruction */
     r = proceed_postponed(f);
     if (r < 0)
