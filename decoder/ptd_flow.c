@@ -76,7 +76,7 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
     f->speculative = 0;
     f->process_insn = 0;
     f->bound = 0;
-    f->ret_top = f->ret_count = 0;
+    f->ret_top = f->ret_count = f->ret_known = 0;
     f->tsc = 0;
     f->lost_mtc = f->lost_cyc = 0;
     f->has_tsc = 0;
@@ -134,6 +134,8 @@ void ptd_flow_ret_push(struct ptd_flow *f, uint64_t ip)
     f->ret_top = (uint8_t)((f->ret_top + 1) % PTD_FLOW_RETSTACK);
     if (f->ret_count < PTD_FLOW_RETSTACK)
         f->ret_count++;
+    if (f->ret_known < PTD_FLOW_RETSTACK)
+        f->ret_known++;
 }
 
 int ptd_flow_ret_pop(struct ptd_flow *f, uint64_t *ip)
@@ -142,6 +144,8 @@ int ptd_flow_ret_pop(struct ptd_flow *f, uint64_t *ip)
         return -PTD_ERR_RETSTACK_EMPTY;
     f->ret_top = (uint8_t)((f->ret_top + PTD_FLOW_RETSTACK - 1) % PTD_FLOW_RETSTACK);
     f->ret_count--;
+    if (f->ret_known)
+        f->ret_known--;
     *ip = f->retstack[f->ret_top];
     return 0;
 }
@@ -599,6 +603,16 @@ int ptd_flow_indirect(struct ptd_flow *f)
     return -PTD_ERR_BAD_QUERY;
 }
 
+/* A return the trace gave as a TIP (not compressed): the call stack no
+ * longer follows the calls still owed (ret_known). */
+static int ret_indirect(struct ptd_flow *f)
+{
+    int st = ptd_flow_indirect(f);
+    if (st == 0)
+        f->ret_known = 0;
+    return st;
+}
+
 int ptd_flow_proceed_with_trace(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
 {
     int tnt;
@@ -613,7 +627,7 @@ int ptd_flow_proceed_with_trace(struct ptd_flow *f, const struct ptd_flow_pinsn 
         /* compressed when the trace has a taken bit for it */
         tnt = ptd_flow_cond_branch(f);
         if (tnt == -PTD_ERR_BAD_QUERY)
-            return ptd_flow_indirect(f);
+            return ret_indirect(f);
         if (tnt < 0)
             return tnt;
         if (!tnt)

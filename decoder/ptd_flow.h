@@ -199,6 +199,12 @@ struct ptd_flow {
     uint8_t mode, enabled, speculative, process_insn;
     uint8_t bound;                  /* PTD_FLOW_K_* kinds bound to pinsn */
     uint8_t ret_top, ret_count, nfilter, mode0;
+    /* How many of the call stack's top entries are return addresses still
+     * owed (for the static tail, decoder/ptd_tail.h): a call pushes one, a
+     * compressed return pops one; a return the trace gave as a TIP, an
+     * enable, an overflow or a transaction abort make the older entries
+     * unreliable (the CPU's own stack does not follow them either). */
+    uint8_t ret_known;
     unsigned errata, flags;
     struct ptd_flow_centry *cache;
     uint64_t cache_mask;            /* entries - 1 (power of two), cache != NULL */

@@ -439,8 +439,13 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
     case BQ_RETURN:
         blk->last_iclass = PTD_ICLASS_NEAR_RET;
         r = ptd_flow_cond_branch(f);
-        if (r == -PTD_ERR_BAD_QUERY)
-            return ptd_flow_indirect(f);
+        if (r == -PTD_ERR_BAD_QUERY) {
+            /* not compressed: the call stack stops following (ret_known) */
+            r = ptd_flow_indirect(f);
+            if (r == 0)
+                f->ret_known = 0;
+            return r;
+        }
         if (r < 0)
             return r;
         if (!r)

@@ -727,6 +727,7 @@ static int process(struct ptd_flow *f, struct ptd_event *ev)
             return -PTD_ERR_BAD_CONTEXT;
         f->ip = ev->ip;
         f->enabled = 1;
+        f->ret_known = 0;
         return 0;
     case PTD_EV_ASYNC_DISABLED:
         if (f->ip != ev->from)
@@ -766,6 +767,7 @@ static int process(struct ptd_flow *f, struct ptd_event *ev)
             f->ip = ev->ip;
         }
         f->speculative = 0;
+        f->ret_known = 0;
         return 0;
     case PTD_EV_EXEC_MODE:
         if (f->enabled && !nip && f->ip != ev->ip)
@@ -778,6 +780,8 @@ static int process(struct ptd_flow *f, struct ptd_event *ev)
         if (!nip && f->ip != ev->ip)
             return -PTD_ERR_BAD_QUERY;
         f->speculative = (ev->flags & PTD_EVF_SPECULATIVE) != 0;
+        if (ev->flags & PTD_EVF_ABORTED)
+            f->ret_known = 0;   /* back to XBEGIN's state */
         return 0;
     case PTD_EV_STOP:
         /* tracing is always disabled before it stops */
@@ -886,7 +890,7 @@ static void reset(struct ptd_flow *f)
     f->speculative = 0;
     clear_postponed(f);
     f->ev.type = PTD_EV_COUNT;
-    f->ret_top = f->ret_count = 0;
+    f->ret_top = f->ret_count = f->ret_known = 0;
     f->iblk.ninsn = 0;
     f->iblk_status = 0;
 }

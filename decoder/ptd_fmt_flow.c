@@ -383,6 +383,12 @@ void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t 
     L->insns = 0;
     L->blocks = 0;
     L->errors = 0;
+    L->last_ip = 0;
+    L->last_iclass = PTD_FLOW_ICLASS_ERROR;
+    L->tail_max = 0;
+    L->tail_phase = 0;
+    L->tail_insns = 0;
+    L->tail.end = PTD_TAIL_END_NONE;
 }
 
 /* Where an error is reported (ptxed's diagnose): after the last
@@ -457,6 +463,14 @@ static int insn_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_
     return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->offset, L->time);
 }
 
+/* The trace ended with st: the tail (PTD_FMT_FLOW_TAIL) starts after the
+ * last instruction decoded. */
+static void tail_begin(struct ptd_flow_lines *L, int st)
+{
+    L->insn.ip = L->last_ip;
+    ptd_flow_lines_tail_begin(L, st);
+}
+
 /* One step of the decode loop: a line (> 0), 0 to go on, or LINE_DONE. */
 static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
 {
@@ -473,6 +487,7 @@ static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_
     }
     if (L->st & PTD_ST_EOS) {
         L->phase = PH_DONE;
+        tail_begin(L, L->st);
         if (!(L->st & PTD_ST_IP_SUPPRESSED) && !quiet) {
             *kind = PTD_FLOW_LINE_END;
             return fixed_line(line, cap, "[end of trace]");
@@ -490,6 +505,8 @@ static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_
         if (L->insn.iclass == PTD_FLOW_ICLASS_ERROR)
             return 0;
         L->insns++;
+        L->last_ip = L->insn.ip;
+        L->last_iclass = L->insn.iclass;
         if (quiet)
             return 0;
         *kind = PTD_FLOW_LINE_INSN;
@@ -498,6 +515,10 @@ static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_
     L->st = ptd_flow_next_block(L->f, &L->blk);
     L->insns += L->blk.ninsn;
     L->blocks++;
+    if (L->blk.ninsn) {
+        L->last_ip = L->blk.last_ip;
+        L->last_iclass = L->blk.last_iclass;
+    }
     if (quiet)
         return 0;
     L->walk_ip = L->blk.ip;
@@ -534,7 +555,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
         int n;
         switch (L->phase) {
         case PH_DONE:
-            return 0;
+            return ptd_flow_lines_tail(L, line, cap, kind);
         case PH_SYNC: {
             L->insn.ip = 0;
             L->insn.iclass = PTD_FLOW_ICLASS_ERROR;
@@ -561,7 +582,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
         case PH_LOOP:
             n = loop_step(L, line, cap, kind);
             if (n == LINE_DONE)
-                return 0;
+                continue;
             if (n)
                 return n;
             continue;
@@ -575,7 +596,8 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                 L->st = -PTD_ERR_INTERNAL;
             if (L->st == -PTD_ERR_EOS) {
                 L->phase = PH_DONE;
-                return 0;
+                tail_begin(L, L->st);
+                continue;
             }
             L->phase = (L->flags & PTD_FMT_FLOW_RESYNC) ? PH_RESYNC : PH_SYNC;
             return error_line(L, line, cap, kind, "error", L->st);

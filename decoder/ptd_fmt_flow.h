@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "decoder/ptd_flow.h"
+#include "decoder/ptd_tail.h"
 
 /* Longest line, NUL included (an event with every field). */
 #define PTD_FMT_FLOW_LINE_MAX 192
@@ -45,6 +46,10 @@ enum {
     PTD_FMT_FLOW_SHOW_BLOCKS = 1u << 6, /* --block:show-blocks: "[block]" */
     PTD_FMT_FLOW_STAT = 1u << 7,     /* --stat given: "[block <count hex>]" */
     PTD_FMT_FLOW_RESYNC = 1u << 8,   /* --resync-on-error */
+    /* --tail: where the trace ends, the static path after its last packet
+     * (decoder/ptd_tail.h): "[tail]", the inferred instructions, and
+     * "[spin: <lo>-<hi>]" when they loop for ever; not a ptxed option */
+    PTD_FMT_FLOW_TAIL = 1u << 12,
 };
 
 /* One instruction: "[<offset>  ][<time>  ][? ]<ip>" (16 hex digits each).
@@ -87,12 +92,26 @@ struct ptd_flow_lines {
     uint64_t insns;      /* instructions decoded */
     uint64_t blocks;     /* blocks decoded (the block decoder's calls) */
     uint64_t errors;     /* error lines */
+    uint64_t last_ip;    /* the last instruction decoded (the tail's start) */
+    uint8_t last_iclass; /* and its class */
+    /* PTD_FMT_FLOW_TAIL: the tail after the trace's end (not counted in
+     * insns); tail.end says why it stopped, tail.spin_lo/hi the loop */
+    uint32_t tail_max;   /* bound (0: PTD_TAIL_MAX_DEFAULT); set after init */
+    uint8_t tail_phase;  /* internal */
+    uint64_t tail_insns; /* instructions inferred */
+    struct ptd_tail tail;
 };
 
 void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t flags);
 /* The next line into line[0..cap) with its kind: returns its length (> 0),
  * 0 at the end, or -PTD_ERR_NOSPC when cap < PTD_FMT_FLOW_LINE_MAX. */
 int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
+                        enum ptd_flow_line_kind *kind);
+
+/* Internal, shared with decoder/ptd_fmt_tail.c: the trace ended with
+ * status or error st; the tail's lines (0 when none are left). */
+void ptd_flow_lines_tail_begin(struct ptd_flow_lines *L, int st);
+int ptd_flow_lines_tail(struct ptd_flow_lines *L, char *line, size_t cap,
                         enum ptd_flow_line_kind *kind);
 
 #endif

@@ -5,8 +5,10 @@
  *
  * Sources of truth are the Intel SDM Vol. 2, chapter 2 (instruction format:
  * prefixes, REX, VEX, EVEX, ModRM/SIB, displacement and immediate sizes) and
- * Appendix A (opcode maps), with AMD's APM Vol. 3 for XOP and 3DNow!.
- * docs/ild.md lists the choices made where vendors or disassemblers disagree.
+ * Appendix A (opcode maps); the Intel APX Architecture Specification for
+ * REX2, JMPABS and EVEX map 4; the FRED specification for ERETS/ERETU;
+ * AMD's APM Vol. 3 for XOP. docs/ild.md lists the choices made where
+ * vendors, disassemblers or libipt disagree.
  *
  * Freestanding C11: only <stdint.h>, <stddef.h>, <stdbool.h>; no state.
  *
@@ -55,31 +57,39 @@ enum ptd_iclass {
     PTD_ICLASS_COND_JUMP,       /* Jcc, JCXZ/JECXZ/JRCXZ, LOOP/LOOPE/LOOPNE: TNT */
     PTD_ICLASS_DIRECT_JUMP,     /* JMP rel8/rel16/rel32: no packet */
     PTD_ICLASS_DIRECT_CALL,     /* CALL rel16/rel32: no packet, pushes */
-    PTD_ICLASS_INDIRECT_JUMP,   /* JMP r/m (FF /4): TIP */
+    PTD_ICLASS_INDIRECT_JUMP,   /* JMP r/m (FF /4); JMPABS (REX2 A1, its
+                                   target in the instruction but traced
+                                   with a TIP, PTD_INSN_ABS): TIP */
     PTD_ICLASS_INDIRECT_CALL,   /* CALL r/m (FF /2): TIP, pushes */
     PTD_ICLASS_NEAR_RET,        /* RET, RET imm16: TNT (compressed) or TIP */
     PTD_ICLASS_FAR_TRANSFER,    /* far CALL/JMP/RET, INT n/INT3/INT1/INTO,
                                    IRET, SYSCALL/SYSRET/SYSENTER/SYSEXIT,
-                                   VMLAUNCH/VMRESUME/VMCALL/VMFUNC/VMMCALL/
-                                   VMRUN, RSM: TIP, possibly FUP/MODE */
+                                   ERETS/ERETU, UIRET, VMLAUNCH/VMRESUME/
+                                   VMCALL/VMFUNC/VMMCALL/VMRUN, RSM: TIP,
+                                   possibly FUP/MODE; ptd_ild_far_kind()
+                                   tells them apart */
     PTD_ICLASS_COUNT
 };
 
-/* Opcode maps (SDM Vol. 2 Appendix A; AMD APM Vol. 3 for XOP, 3DNow!). */
+/* Opcode maps (SDM Vol. 2 Appendix A; APX for EVEX map 4; AMD APM Vol. 3
+ * for XOP). REX2 selects PRIMARY or 0F (PTD_INSN_REX2). */
 enum ptd_ild_map {
     PTD_ILD_MAP_PRIMARY = 0,    /* one-byte opcodes */
     PTD_ILD_MAP_0F,
     PTD_ILD_MAP_0F38,
     PTD_ILD_MAP_0F3A,
-    PTD_ILD_MAP_3DNOW,          /* 0F 0F: insn->opcode is the suffix byte */
     PTD_ILD_MAP_VEX_0F,         /* VEX.mmmmm 1..3 */
     PTD_ILD_MAP_VEX_0F38,
     PTD_ILD_MAP_VEX_0F3A,
-    PTD_ILD_MAP_EVEX_0F,        /* EVEX.mmm 1, 2, 3, 5, 6 */
+    PTD_ILD_MAP_VEX_MAP5,       /* VEX.mmmmm 5 (AMX), 7 (USER_MSR, MSR_IMM) */
+    PTD_ILD_MAP_VEX_MAP7,
+    PTD_ILD_MAP_EVEX_0F,        /* EVEX.mmm 1..7 */
     PTD_ILD_MAP_EVEX_0F38,
     PTD_ILD_MAP_EVEX_0F3A,
+    PTD_ILD_MAP_EVEX_MAP4,      /* APX-promoted legacy instructions */
     PTD_ILD_MAP_EVEX_MAP5,
     PTD_ILD_MAP_EVEX_MAP6,
+    PTD_ILD_MAP_EVEX_MAP7,
     PTD_ILD_MAP_XOP8,           /* XOP.map_select 8, 9, 0Ah */
     PTD_ILD_MAP_XOP9,
     PTD_ILD_MAP_XOPA,
@@ -96,12 +106,17 @@ enum ptd_ild_map {
 #define PTD_INSN_REP      0x0020u  /* F2 or F3 prefix (last one in rep_byte) */
 #define PTD_INSN_REX      0x0040u  /* an effective REX prefix (in rex) */
 #define PTD_INSN_VEX      0x0080u  /* VEX, EVEX or XOP encoded */
+#define PTD_INSN_REX2     0x0100u  /* a REX2 prefix (APX; its payload in rex) */
+#define PTD_INSN_ABS      0x0200u  /* JMPABS: target = the absolute 64-bit
+                                      address in the instruction; the CPU
+                                      still sends a TIP (INDIRECT_JUMP) */
 
 struct ptd_insn {
     uint64_t ip;        /* in: the instruction's address (for target) */
     uint64_t target;    /* REL: ip + length + disp, wrapped to the operand
                            size (SDM JMP/Jcc: "IF OperandSize = 16 THEN EIP
-                           AND 0000FFFFH"); FAR_PTR: the offset */
+                           AND 0000FFFFH"); FAR_PTR: the offset; ABS: the
+                           absolute address */
     int32_t disp;       /* REL: the sign-extended displacement */
     uint16_t far_sel;   /* FAR_PTR: the selector */
     uint16_t flags;     /* PTD_INSN_* */
@@ -111,11 +126,14 @@ struct ptd_insn {
     uint8_t opcode;     /* opcode byte within the map */
     uint8_t modrm;      /* when PTD_INSN_MODRM */
     uint8_t opsize;     /* operand-size attribute in bits (16, 32, 64) from
-                           mode, 66 and REX.W; 64 for near branches in
-                           64-bit mode (PUSH/POP defaults not modelled) */
+                           mode, 66 and REX.W (REX2.W; EVEX map 4: EVEX.W
+                           and pp=01); 64 for near branches in 64-bit
+                           mode (PUSH/POP defaults not modelled) */
     uint8_t addrsize;   /* address-size attribute in bits: 16, 32, 64 */
     uint8_t prefix_len; /* bytes before the opcode (legacy, REX, VEX...) */
-    uint8_t rex;        /* when PTD_INSN_REX */
+    uint8_t rex;        /* PTD_INSN_REX: the REX byte (0100WRXB);
+                           PTD_INSN_REX2: the REX2 payload (M0 R4 X4 B4 W R3
+                           X3 B3: W R X B in the same bits as REX) */
     uint8_t rep_byte;   /* when PTD_INSN_REP: 0xF2 or 0xF3 */
 };
 
@@ -136,6 +154,50 @@ const char *ptd_ild_errstr(int code);
 
 /* Static names for logs and tests: "cond_jump", "far_transfer"... */
 const char *ptd_ild_iclass_name(enum ptd_iclass iclass);
+
+/* What a PTD_ICLASS_FAR_TRANSFER does, for the layers that treat far
+ * transfers differently (a far call returns to the next instruction; Event
+ * Trace binds its events to IRET-like, UIRET, VM-entry, software-interrupt
+ * and SYSCALL-like instructions, SDM Vol. 3C "Event Trace"). */
+enum ptd_ild_far {
+    PTD_FAR_NONE = 0,   /* not a far transfer */
+    PTD_FAR_CALL,       /* CALL far: 9A (not in 64-bit mode), FF /3 */
+    PTD_FAR_JUMP,       /* JMP far: EA (not in 64-bit mode), FF /5 */
+    PTD_FAR_RET,        /* RETF: CA, CB */
+    PTD_FAR_SWINT,      /* INT n, INT3, INT1, INTO */
+    PTD_FAR_SYSCALL,    /* SYSCALL, SYSENTER */
+    PTD_FAR_SYSRET,     /* SYSRET, SYSEXIT */
+    PTD_FAR_IRET,       /* IRET, IRETD, IRETQ */
+    PTD_FAR_ERET,       /* FRED: ERETS (F2 0F 01 CA), ERETU (F3 0F 01 CA) */
+    PTD_FAR_UIRET,      /* UIRET (F3 0F 01 EC) */
+    PTD_FAR_VMCALL,     /* VMCALL, VMMCALL (leave the guest) */
+    PTD_FAR_VMENTRY,    /* VMLAUNCH, VMRESUME, VMRUN (enter a guest) */
+    PTD_FAR_VMFUNC,     /* VMFUNC */
+    PTD_FAR_RSM,        /* RSM */
+    PTD_FAR_COUNT
+};
+
+/* The far-transfer kind of a decoded instruction (PTD_FAR_NONE for every
+ * other class). Derived from map, opcode, ModRM and the mandatory prefix:
+ * it costs nothing on the decode path. */
+enum ptd_ild_far ptd_ild_far_kind(const struct ptd_insn *insn);
+
+/* A far transfer that returns to the instruction after it, as a near
+ * call does (far CALL, INT n/INT3/INT1/INTO, SYSCALL/SYSENTER, VMCALL;
+ * libipt's ptic_far_call). */
+static inline bool ptd_ild_far_is_call(enum ptd_ild_far k)
+{
+    return k == PTD_FAR_CALL || k == PTD_FAR_SWINT || k == PTD_FAR_SYSCALL ||
+           k == PTD_FAR_VMCALL;
+}
+
+/* An IRET-like return (IRET, SYSRET, SYSEXIT, ERETS, ERETU): the
+ * instructions Event Trace's iret event binds to (libipt's
+ * pt_insn_is_iret()). */
+static inline bool ptd_ild_far_is_iret(enum ptd_ild_far k)
+{
+    return k == PTD_FAR_IRET || k == PTD_FAR_SYSRET || k == PTD_FAR_ERET;
+}
 
 /* True for the classes that change control flow. */
 static inline bool ptd_ild_is_branch(enum ptd_iclass iclass)

@@ -1,6 +1,8 @@
 /* libptd ILD opcode tables, written from the opcode maps of the Intel SDM
  * Vol. 2, Appendix A (Tables A-2 one-byte, A-3 two-byte 0F, A-4 0F 38,
- * A-5 0F 3A, A-6 groups) and AMD's APM Vol. 3 (XOP, SVM) and Vol. 5 (3DNow!).
+ * A-5 0F 3A, A-6 groups), the Intel APX Architecture Specification (REX2,
+ * EVEX map 4) and AMD's APM Vol. 3 (XOP, SVM). Instructions newer than a
+ * given SDM revision were checked against Intel XED (docs/ild.md).
  * Entry format: ptd_ild_tables.h. */
 #include "decoder/ptd_ild.h"
 #include "decoder/ptd_ild_tables.h"
@@ -79,7 +81,7 @@ const uint8_t ptd_ild_addrsize[ILD_CTX_COUNT] = { CTX_ALL(AS_OF) };
     IMMF(I_V, OPSZ(m, o, w) / 8) | IMMF(I_MOFFS, ADSZ(m, a) / 8) | IMMF(I_REL8, 1) | \
     IMMF(I_RELZ, (m) == PTD_EXEC_MODE_64 ? 4 : IZ(OPSZ(m, o, w))) | \
     IMMF(I_RELZ_XBEGIN, IZ(OPSZ(m, o, w))) | IMMF(I_PTR, IZ(OPSZ(m, o, w)) + 2) | \
-    IMMF(I_WB, 3) | IMMF(I_BB, 2) | IMMF(I_D, 4) | IMMF(I_3DNOW, 1))
+    IMMF(I_WB, 3) | IMMF(I_BB, 2) | IMMF(I_D, 4) | IMMF(I_ABS, 8))
 const uint64_t ptd_ild_imm_sizes[ILD_CTX_COUNT] = { CTX_ALL(IMMPACK) };
 
 /* Bytes after ModRM (SIB and displacement) by [16-bit addressing][ModRM]
@@ -133,9 +135,10 @@ const uint16_t ptd_ild_map_primary[] = {
        ENTER iw,ib; LEAVE; RETF iw; RETF; INT3; INT ib; INTO; IRET */
     M | Ib, M | Ib, Iw | RET, RET, ESC | M | NR, ESC | M | NR, M | Ib | G, M | Iz | G,
     I_WB, 0, Iw | FAR, FAR, FAR, Ib | FAR, FAR | X64, FAR,
-    /* D0 Group 2; AAM ib; AAD ib; D6 SALC (undocumented, AMD: invalid in
-       64-bit mode); XLAT; D8-DF x87 escapes (ptd_ild_x87_*) */
-    M, M, M, M, Ib | X64, Ib | X64, X64, 0, R8(M | G),
+    /* D0 Group 2; AAM ib; AAD ib, REX2 in 64-bit mode (APX); D6 SALC
+       (SDM "undefined opcodes"), in 64-bit mode UDB, a one-byte #UD (Intel
+       XED; AMD: invalid); XLAT; D8-DF x87 escapes (ptd_ild_x87_*) */
+    M, M, M, M, Ib | X64, ESC | Ib, 0, 0, R8(M | G),
     /* E0 LOOPNE LOOPE LOOP JrCXZ; IN/OUT ib; CALL relz; JMP relz;
        EA JMP ptr16:z; JMP rel8; IN/OUT DX */
     CJ, CJ, CJ, CJ, Ib, Ib, Ib, Ib, CALZ, JMPZ, PTR, JMP8, 0, 0, 0, 0,
@@ -147,9 +150,10 @@ const uint16_t ptd_ild_map_primary[] = {
 /* SDM Table A-3, two-byte opcodes 0F xx. */
 const uint16_t ptd_ild_map_0f[] = {
     /* 00 Group 6; Group 7; LAR; LSL; -; SYSCALL; CLTS; SYSRET;
-       INVD; WBINVD; -; UD2; -; PREFETCH(W) (Group P); FEMMS; 3DNow! */
+       INVD; WBINVD; -; UD2; -; PREFETCH(W) (Group P); FEMMS; 0F 0F:
+       AMD's 3DNow!, #UD on every Intel CPU (blank in SDM Table A-3) */
     M | G, M | G, M, M, X, FAR, 0, FAR,
-    0, 0, X, 0, X, M, 0, M | I_3DNOW,
+    0, 0, X, 0, X, M, 0, X,
     /* 10 SSE moves (13/17 MOVLPS/MOVHPS store: memory only);
        18 Group 16 prefetch / hint NOPs to 1F */
     M, M, M, M | NR, M, M, M, M | NR, R8(M),
@@ -206,8 +210,9 @@ const uint16_t ptd_ild_map_0f38[] = {
     /* 40 PMULLD; 41 PHMINPOSUW */
     M, M, U, U, U, U, U, U, U, U, U, U, U, U, U, U,
     R16(U), R16(U), R16(U),
-    /* 80 INVEPT 81 INVVPID 82 INVPCID (memory operands) */
-    M | NR, M | NR, M | NR, U, U, U, U, U, U, U, U, U, U, U, U, U,
+    /* 80 INVEPT 81 INVVPID 82 INVPCID (memory operands); 8A/8B MOVRS
+       (memory, 64-bit mode: ptd_ild_group) */
+    M | NR, M | NR, M | NR, U, U, U, U, U, U, U, M | NR | G, M | NR | G, U, U, U, U,
     R16(U), R16(U), R16(U),
     /* C8-CD SHA*; CF GF2P8MULB */
     U, U, U, U, U, U, U, U, M, M, M, M, M, M, U, M,
@@ -216,9 +221,10 @@ const uint16_t ptd_ild_map_0f38[] = {
     U, U, U, U, U, U, U, U, M | NR | G, U, U, M, M, M | G, M | G, M | G,
     R16(U),
     /* F0/F1 MOVBE / CRC32; F5 WRUSS (memory); F6 ADCX/ADOX/WRSS; F8
-       MOVDIR64B/ENQCMD(S) (memory); F9 MOVDIRI (memory); FA/FB
-       ENCODEKEY128/256 */
-    M, M, U, U, U, M | NR, M, U, M | NR, M | NR, M, M, U, U, U, U,
+       MOVDIR64B/ENQCMD(S) (memory), URDMSR/UWRMSR (register, 64-bit
+       mode: ptd_ild_group); F9 MOVDIRI (memory); FA/FB ENCODEKEY128/256;
+       FC AADD/AAND/AOR/AXOR (RAO-INT, memory) */
+    M, M, U, U, U, M | NR, M, U, M | G, M | NR, M, M, M | NR, U, U, U,
 };
 
 /* SDM Table A-5, three-byte opcodes 0F 3A xx: ModRM and imm8 each. */
@@ -241,7 +247,9 @@ const uint16_t ptd_ild_map_0f3a[] = {
     U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, V3, U3, V3, V3,
     /* DF AESKEYGENASSIST */
     U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, V3,
-    R16(U3), R16(U3),
+    R16(U3),
+    /* F0 HRESET (F3, ModRM C0: ptd_ild_group) */
+    V3 | G, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3, U3,
 };
 
 /* Groups decided by ModRM.reg (SDM Table A-6 and the instruction pages). */
@@ -280,8 +288,9 @@ const uint16_t ptd_ild_group_reg[GR_COUNT][8] = {
     /* Group 5: INC DEC CALL CALLF JMP JMPF PUSH -; far forms take m16:xx */
     [GR_FF] = { M | LK, M | LK, M | ILD_CLASS(PTD_ICLASS_INDIRECT_CALL), M | NR | FAR,
                 M | ILD_CLASS(PTD_ICLASS_INDIRECT_JUMP), M | NR | FAR, M, X },
-    /* Group 6: SLDT STR LLDT LTR VERR VERW; /6 /7 undefined */
-    [GR_0F00] = { M, M, M, M, M, M, X, X },
+    /* Group 6: SLDT STR LLDT LTR VERR VERW; /6 with F2 in 64-bit mode is
+       FRED's LKGS (ptd_ild_group); /7 undefined */
+    [GR_0F00] = { M, M, M, M, M, M, M | G, X },
     /* Group 8: BT BTS BTR BTC r/m, imm8 are /4../7 (BTS BTR BTC lockable) */
     [GR_0FBA] = { X, X, X, X, M | Ib, M | Ib | LK, M | Ib | LK, M | Ib | LK },
     /* Group 9: CMPXCHG8B/16B /1 (lockable); the other forms (RDRAND,
@@ -360,6 +369,8 @@ const uint8_t ptd_ild_0f38_sse[256] = {
     [0x3B] = SSE_66, [0x3C] = SSE_66, [0x3D] = SSE_66, [0x3E] = SSE_66,
     [0x3F] = SSE_66, [0x40] = SSE_66, [0x41] = SSE_66,
     [0x80] = SSE_66, [0x81] = SSE_66, [0x82] = SSE_66,
+    /* 8A/8B MOVRS r8, m8 / r, m (NP; 66: ignored on 8A, 16-bit on 8B) */
+    [0x8A] = NP66, [0x8B] = NP66,
     /* C8-CD SHA (NP); CF GF2P8MULB (66); DB-DF AESIMC AESENC.. (66), with
        the Key Locker forms under F3 at D8 and DC-DF */
     [0xC8] = SSE_NP, [0xC9] = SSE_NP, [0xCA] = SSE_NP, [0xCB] = SSE_NP,
@@ -367,16 +378,18 @@ const uint8_t ptd_ild_0f38_sse[256] = {
     [0xD8] = SSE_F3, [0xDB] = SSE_66, [0xDC] = SSE_66 | SSE_F3,
     [0xDD] = SSE_66 | SSE_F3, [0xDE] = SSE_66 | SSE_F3, [0xDF] = SSE_66 | SSE_F3,
     /* F0/F1 MOVBE (NP, 66), CRC32 (F2); F5 WRUSS (66); F6 WRSS (NP), ADCX
-       (66), ADOX (F3); F8 MOVDIR64B (66), ENQCMDS (F3), ENQCMD (F2); F9
-       MOVDIRI (NP); FA/FB ENCODEKEY128/256 (F3) */
+       (66), ADOX (F3); F8 MOVDIR64B (66, memory), ENQCMDS/UWRMSR (F3),
+       ENQCMD/URDMSR (F2); F9 MOVDIRI (NP); FA/FB ENCODEKEY128/256 (F3);
+       FC AADD (NP), AAND (66), AOR (F2), AXOR (F3) */
     [0xF0] = NP66 | SSE_F2 | SSE_NPMEM | SSE_66MEM,
     [0xF1] = NP66 | SSE_F2 | SSE_NPMEM | SSE_66MEM, [0xF5] = SSE_66,
-    [0xF6] = NP66 | SSE_F3 | SSE_NPMEM, [0xF8] = SSE_66 | SSE_F3 | SSE_F2, [0xF9] = SSE_NP,
-    [0xFA] = SSE_F3 | SSE_REG, [0xFB] = SSE_F3 | SSE_REG,
+    [0xF6] = NP66 | SSE_F3 | SSE_NPMEM, [0xF8] = SSE_66 | SSE_F3 | SSE_F2 | SSE_66MEM,
+    [0xF9] = SSE_NP, [0xFA] = SSE_F3 | SSE_REG, [0xFB] = SSE_F3 | SSE_REG,
+    [0xFC] = SSE_NP | SSE_66 | SSE_F3 | SSE_F2,
 };
 
 /* Mandatory prefixes in 0F 3A (SDM Table A-5): all 66 but PALIGNR's MMX
- * form (0F 3A 0F) and SHA1RNDS4 (CC, NP). */
+ * form (0F 3A 0F), SHA1RNDS4 (CC, NP) and HRESET (F3 0F 3A F0 C0 ib). */
 const uint8_t ptd_ild_0f3a_sse[256] = {
     [0x08] = SSE_66, [0x09] = SSE_66, [0x0A] = SSE_66, [0x0B] = SSE_66,
     [0x0C] = SSE_66, [0x0D] = SSE_66, [0x0E] = SSE_66, [0x0F] = NP66,
@@ -385,6 +398,7 @@ const uint8_t ptd_ild_0f3a_sse[256] = {
     [0x40] = SSE_66, [0x41] = SSE_66, [0x42] = SSE_66, [0x44] = SSE_66,
     [0x60] = SSE_66, [0x61] = SSE_66, [0x62] = SSE_66, [0x63] = SSE_66,
     [0xCC] = SSE_NP, [0xCE] = SSE_66, [0xCF] = SSE_66, [0xDF] = SSE_66,
+    [0xF0] = SSE_F3 | SSE_REG,
 };
 
 /* x87 escapes D8-DF (SDM Vol. 2, A.4, Tables A-7 to A-22): which ModRM.reg
@@ -423,11 +437,21 @@ _Static_assert(PTD_ILD_MAP_SIZE_OK(ptd_ild_map_0f), "0F map: 256 entries");
 _Static_assert(PTD_ILD_MAP_SIZE_OK(ptd_ild_map_0f38), "0F 38 map: 256 entries");
 _Static_assert(PTD_ILD_MAP_SIZE_OK(ptd_ild_map_0f3a), "0F 3A map: 256 entries");
 
-/* EVEX.mmm to map (SDM Vol. 2, 2.7.1; maps 5 and 6: AVX512-FP16). 0 marks
- * a reserved map. */
+/* EVEX.mmm to map (SDM Vol. 2, 2.7.1; APX: the map field is 3 bits, P0[3]
+ * is B4; map 4: APX-promoted legacy instructions; maps 5 and 6:
+ * AVX512-FP16; map 7: USER_MSR and MSR_IMM forms with imm32). 0 marks a
+ * reserved map. */
 const uint8_t ptd_ild_evex_map[8] = {
     0, PTD_ILD_MAP_EVEX_0F, PTD_ILD_MAP_EVEX_0F38, PTD_ILD_MAP_EVEX_0F3A,
-    0, PTD_ILD_MAP_EVEX_MAP5, PTD_ILD_MAP_EVEX_MAP6, 0,
+    PTD_ILD_MAP_EVEX_MAP4, PTD_ILD_MAP_EVEX_MAP5, PTD_ILD_MAP_EVEX_MAP6, PTD_ILD_MAP_EVEX_MAP7,
+};
+
+/* VEX.m-mmmm to map (SDM Vol. 2, 2.3.6.1: 1-3; map 5: AMX forms; map 7:
+ * USER_MSR/MSR_IMM with imm32; as Intel XED 2026.07 decodes them). 0 marks
+ * a reserved map (0, 4, 6, 8-31; VEX map 0 was Knights Corner's). */
+const uint8_t ptd_ild_vex_map[32] = {
+    [1] = PTD_ILD_MAP_VEX_0F, [2] = PTD_ILD_MAP_VEX_0F38, [3] = PTD_ILD_MAP_VEX_0F3A,
+    [5] = PTD_ILD_MAP_VEX_MAP5, [7] = PTD_ILD_MAP_VEX_MAP7,
 };
 
 /* VEX/EVEX map 0F: the opcodes with an imm8 (PSHUF*, Groups 12-14 shifts,
@@ -437,8 +461,28 @@ static const uint32_t ptd_ild_vex0f_imm8[8] = {
     [0xC2 / 32] = (1u << (0xC2 % 32)) | (7u << (0xC4 % 32)),
 };
 
+/* EVEX map 4 (APX spec, the promoted legacy instructions; every one has a
+ * ModRM): imm8 for SHLD/SHRD ib (24, 2C), IMUL ib (6B), Group 1 ib (80,
+ * 83), Group 2 ib (C0, C1); imm16/32 for IMUL iz (69), Group 1 iz (81);
+ * F6/F7 (Group 3) carry one only for /0 and /1 (TEST, CTEST), decided in
+ * ptd_ild_group(). The operand size comes from EVEX.W and pp=01 (66). */
+static const uint32_t ptd_ild_map4_imm8[8] = {
+    [0x24 / 32] = (1u << (0x24 % 32)) | (1u << (0x2C % 32)),
+    [0x6B / 32] = 1u << (0x6B % 32),
+    [0x80 / 32] = (1u << (0x80 % 32)) | (1u << (0x83 % 32)),
+    [0xC0 / 32] = (1u << (0xC0 % 32)) | (1u << (0xC1 % 32)),
+};
+static const uint32_t ptd_ild_map4_immz[8] = {
+    [0x69 / 32] = 1u << (0x69 % 32),
+    [0x81 / 32] = 1u << (0x81 % 32),
+};
+#define OPC_MAP4_GRP3_EB 0xF6
+#define OPC_MAP4_GRP3_EV 0xF7
+
 /* VEX.0F 77 is VZEROUPPER/VZEROALL: no ModRM (SDM VZEROUPPER). */
 #define OPC_VZERO 0x77
+
+#define OP_BIT(tab, op) (((tab)[(op) / 32] >> ((op) % 32)) & 1u)
 
 uint16_t ptd_ild_vector_entry(unsigned map, unsigned op)
 {
@@ -448,11 +492,18 @@ uint16_t ptd_ild_vector_entry(unsigned map, unsigned op)
             return 0;
         /* fall through */
     case PTD_ILD_MAP_EVEX_0F:
-        return (uint16_t)(M | ((ptd_ild_vex0f_imm8[op / 32] >> (op % 32)) & 1u ? Ib : 0));
+        return (uint16_t)(M | (OP_BIT(ptd_ild_vex0f_imm8, op) ? Ib : 0));
     case PTD_ILD_MAP_VEX_0F3A:
     case PTD_ILD_MAP_EVEX_0F3A:
     case PTD_ILD_MAP_XOP8:      /* APM Vol. 3, XOP map 8: all imm8 */
         return M | Ib;
+    case PTD_ILD_MAP_EVEX_MAP4:
+        if (op == OPC_MAP4_GRP3_EB || op == OPC_MAP4_GRP3_EV)
+            return M | G;
+        return (uint16_t)(M | (OP_BIT(ptd_ild_map4_imm8, op) ? Ib
+                               : OP_BIT(ptd_ild_map4_immz, op) ? Iz : 0));
+    case PTD_ILD_MAP_VEX_MAP7:  /* URDMSR/UWRMSR/RDMSR/WRMSRNS imm32 */
+    case PTD_ILD_MAP_EVEX_MAP7:
     case PTD_ILD_MAP_XOPA:      /* XOP map 0Ah: BEXTR, LWPINS, LWPVAL imm32 */
         return M | I_D;
     default:                    /* 0F38, maps 5/6, XOP map 9 */
@@ -460,23 +511,12 @@ uint16_t ptd_ild_vector_entry(unsigned map, unsigned op)
     }
 }
 
-/* 3DNow! suffixes (AMD APM Vol. 5 / AMD 3DNow! Technology Manual, plus the
- * Athlon extensions PF2IW, PI2FW, PFNACC, PFPNACC, PSWAPD). */
-static const uint32_t ptd_ild_3dnow_ops[8] = {
-    [0x0C / 32] = (1u << 0x0C) | (1u << 0x0D) | (1u << 0x1C) | (1u << 0x1D),
-    [0x80 / 32] = (1u << (0x8A - 0x80)) | (1u << (0x8E - 0x80)) |
-                  (1u << (0x90 - 0x80)) | (1u << (0x94 - 0x80)) |
-                  (1u << (0x96 - 0x80)) | (1u << (0x97 - 0x80)) |
-                  (1u << (0x9A - 0x80)) | (1u << (0x9E - 0x80)),
-    [0xA0 / 32] = (1u << (0xA0 - 0xA0)) | (1u << (0xA4 - 0xA0)) |
-                  (1u << (0xA6 - 0xA0)) | (1u << (0xA7 - 0xA0)) |
-                  (1u << (0xAA - 0xA0)) | (1u << (0xAE - 0xA0)) |
-                  (1u << (0xB0 - 0xA0)) | (1u << (0xB4 - 0xA0)) |
-                  (1u << (0xB6 - 0xA0)) | (1u << (0xB7 - 0xA0)) |
-                  (1u << (0xBB - 0xA0)) | (1u << (0xBF - 0xA0)),
+/* REX2 (APX spec, "REX2 prefix"): #UD with these opcode rows. Map 0: row
+ * 4 (40-4F: REX after REX2), row 7 (Jcc rel8), row A (MOV moffs, string
+ * instructions, TEST imm; A1 with W=0 is JMPABS instead), row E (LOOP,
+ * JrCXZ, IN/OUT, CALL/JMP rel). Map 1 (0F): row 3 (WRMSR..GETSEC and the
+ * 0F 38/0F 3A escapes), row 8 (Jcc rel32). Checked against Intel XED. */
+const uint16_t ptd_ild_rex2_bad_rows[2] = {
+    (1u << 0x4) | (1u << 0x7) | (1u << 0xA) | (1u << 0xE),
+    (1u << 0x3) | (1u << 0x8),
 };
-
-bool ptd_ild_3dnow_valid(unsigned suffix)
-{
-    return (ptd_ild_3dnow_ops[(suffix & 0xFFu) / 32] >> (suffix % 32)) & 1u;
-}

@@ -23,7 +23,9 @@
 #define ILD_REGONLY    0x1000u  /* mod is ignored and taken as 11 (MOV
                                    CR/DR, SDM "MOV-Move to/from Control
                                    Registers"): no SIB, no displacement */
-#define ILD_ESC        0x2000u  /* escape or vector prefix: 0F, C4, C5, 62, 8F */
+#define ILD_ESC        0x2000u  /* escape, REX2 or vector prefix: 0F, D5, C4,
+                                   C5, 62, 8F (each also an instruction in
+                                   some modes or forms) */
 #define ILD_PTW        0x4000u  /* PTWRITE */
 #define ILD_LK         0x8000u  /* LOCK allowed with a memory operand (SDM
                                    LOCK: ADD ADC AND BTC BTR BTS CMPXCHG
@@ -44,8 +46,9 @@ enum {
     I_PTR,          /* ptr16:16 / ptr16:32 (far CALL/JMP direct) */
     I_WB,           /* ENTER iw, ib: 3 */
     I_BB,           /* EXTRQ/INSERTQ ib, ib: 2 */
-    I_D,            /* XOP map 0Ah: imm32 */
-    I_3DNOW,        /* 3DNow!: the opcode suffix byte after ModRM/SIB/disp */
+    I_D,            /* imm32 whatever the operand size: XOP map 0Ah,
+                       VEX/EVEX map 7 */
+    I_ABS,          /* JMPABS: a 64-bit absolute address */
     I_KINDS         /* at most 16: the kind is 4 bits of an entry */
 };
 
@@ -63,6 +66,7 @@ enum {
 #define PFX_REP      0xF3
 #define PFX_REX_MIN  0x40  /* 40-4F: REX in 64-bit mode */
 #define PFX_REX_W    0x48  /* 48-4F: REX with W=1 */
+#define PFX_REX2     0xD5  /* REX2 in 64-bit mode (APX), AAD ib elsewhere */
 
 /* Prefix bits (SDM Vol. 2, 2.1.1; REX 2.2.1): ptd_ild_prefix_bits gives
  * them per byte (0: not a prefix). The low three bits are the size context
@@ -93,6 +97,7 @@ extern const uint16_t ptd_ild_map_0f[];
 extern const uint16_t ptd_ild_map_0f38[];
 extern const uint16_t ptd_ild_map_0f3a[];
 extern const uint8_t ptd_ild_evex_map[];  /* 8 entries: EVEX.mmm */
+extern const uint8_t ptd_ild_vex_map[];   /* 32 entries: VEX.m-mmmm */
 
 /* Groups (SDM Table A-6) whose entry follows from ModRM.reg alone, with
  * ILD_NOREG for memory-only forms. ptd_ild_group_of[map][opcode] names the
@@ -129,7 +134,10 @@ extern const uint64_t ptd_ild_x87_reg[8];
 
 /* The entry of a VEX/EVEX/XOP opcode (map: enum ptd_ild_map). */
 uint16_t ptd_ild_vector_entry(unsigned map, unsigned op);
-/* Whether a 3DNow! suffix byte names an instruction. */
-bool ptd_ild_3dnow_valid(unsigned suffix);
+
+/* REX2 (APX spec, "REX2 prefix"): the opcode rows that are #UD after it.
+ * Bit r of ptd_ild_rex2_bad_rows[map] (map PRIMARY or 0F) is row r
+ * (opcodes r*16 .. r*16+15). */
+extern const uint16_t ptd_ild_rex2_bad_rows[2];
 
 #endif /* PTD_ILD_TABLES_H */

@@ -23,6 +23,11 @@ void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
     s->cfg.tree_lines = cfg->tree_lines ? cfg->tree_lines : PTD_SUM_TREE_LINES_DEFAULT;
     s->cfg.tree_permille = cfg->tree_permille ? cfg->tree_permille : PTD_SUM_TREE_PERMILLE_DEFAULT;
     s->cfg.flags = cfg->flags;
+    s->cfg.name = cfg->name;
+    s->cfg.name_ctx = cfg->name_ctx;
+    s->cfg.obs = cfg->obs;
+    s->cfg.obs_ctx = cfg->obs_ctx;
+    s->obs_depth = 0;
     if (s->cfg.tree_depth > 0xfff0)
         s->cfg.tree_depth = 0xfff0;
 
@@ -44,6 +49,8 @@ void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
     s->nerr = 0;
     for (unsigned i = 0; i < 4; i++)
         s->gap_offset[i] = 0;
+    s->tail_insns = s->tail_last = s->spin_lo = s->spin_hi = 0;
+    s->tail_end = s->tail_last_iclass = s->tail_ran = 0;
     struct ptd_sum_stats *st = &s->stats;
     st->bytes = st->insns = st->blocks = st->calls = st->returns = st->irqs = 0;
     st->unmatched_returns = st->errors = st->bytes_skipped = 0;
@@ -56,6 +63,49 @@ void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg)
 const struct ptd_sum_stats *ptd_sum_stats(const struct ptd_sum *s)
 {
     return &s->stats;
+}
+
+/* ---- observer ----------------------------------------------------------- */
+
+static void obs_send(struct ptd_sum *s, struct ptd_sum_obs *ev)
+{
+    ev->tsc = s->stats.has_time ? s->cur_tsc : 0;
+    /* a block's instructions are counted before it is told: its start */
+    ev->insns = s->stats.insns - (ev->type == PTD_SUM_OBS_INSNS ? ev->n : 0);
+    s->cfg.obs(s->cfg.obs_ctx, ev);
+}
+
+/* Tells the observer the stack shrank (frames kept plus frames past the
+ * shadow stack's depth, whose returns are still counted). */
+static void obs_depth(struct ptd_sum *s)
+{
+    uint32_t d = s->depth + s->lost_frames;
+    if (!s->cfg.obs || d >= s->obs_depth) {
+        s->obs_depth = d < s->obs_depth ? d : s->obs_depth;
+        return;
+    }
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_POP, .depth = d };
+    s->obs_depth = d;
+    obs_send(s, &ev);
+}
+
+static void obs_push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
+{
+    if (!s->cfg.obs)
+        return;
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_PUSH, .fkind = kind, .entry = entry, .from = from };
+    s->obs_depth = s->depth + s->lost_frames;
+    ev.depth = s->obs_depth;
+    obs_send(s, &ev);
+}
+
+static void obs_mark(struct ptd_sum *s, uint32_t mark, uint64_t offset, uint64_t ip, int code)
+{
+    if (!s->cfg.obs)
+        return;
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_MARK, .mark = mark, .offset = offset, .ip = ip,
+                              .code = code, .depth = s->obs_depth };
+    obs_send(s, &ev);
 }
 
 /* ---- shadow stack ------------------------------------------------------- */
@@ -73,6 +123,7 @@ static void push_root(struct ptd_sum *s, uint64_t ip)
     struct ptd_sum_frame *fr = s->frames.p;
     s->depth = 0;
     s->lost_frames = 0;
+    obs_depth(s);
     if (!s->frames.cap)
         return;
     fr[0].from = 0;
@@ -82,6 +133,7 @@ static void push_root(struct ptd_sum *s, uint64_t ip)
     if (fr[0].node != PTD_SUM_NONE)
         ((struct ptd_sum_node *)s->nodes.p)[fr[0].node].calls++;
     s->depth = 1;
+    obs_push(s, 0, ip, PTD_SUM_FN_ROOT);
 }
 
 static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
@@ -100,6 +152,7 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
          * is taken as such (lost_frames) and the work goes to the top */
         s->stats.depth_exceeded++;
         s->lost_frames++;
+        obs_push(s, from, entry, kind);
         return;
     }
     struct ptd_sum_frame *parent = top(s);
@@ -118,6 +171,7 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
     s->depth++;
     if (s->depth > s->stats.max_depth)
         s->stats.max_depth = s->depth;
+    obs_push(s, from, entry, kind);
 }
 
 /* Does a transfer to ip return behind frame f? A near return lands right
@@ -138,6 +192,7 @@ static int unwind(struct ptd_sum *s, uint64_t ip, int irq)
         if (returns_to(&fr[d - 1], ip, irq)) {
             s->depth = d - 1;
             s->lost_frames = 0;
+            obs_depth(s);
             return 1;
         }
     return 0;
@@ -149,6 +204,7 @@ static void do_return(struct ptd_sum *s, uint64_t to)
     if (s->lost_frames && !(t && t->from && returns_to(t, to, 0))) {
         s->lost_frames--;       /* the return of a frame we could not keep */
         s->stats.returns++;
+        obs_depth(s);
         return;
     }
     if (unwind(s, to, 0)) {
@@ -156,16 +212,18 @@ static void do_return(struct ptd_sum *s, uint64_t to)
         return;
     }
     s->stats.unmatched_returns++;
-    if (s->depth > 1)
+    if (s->depth > 1) {
         s->depth--;             /* most likely our caller's frame anyway */
-    else
+        obs_depth(s);
+    } else {
         push_root(s, to);       /* the root returned: into an unknown caller */
+    }
 }
 
 /* ---- transitions -------------------------------------------------------- */
 
 /* The branch at s->pend_from went to `to`. */
-static void resolve(struct ptd_sum *s, uint64_t to)
+void ptd_sum_resolve(struct ptd_sum *s, uint64_t to)
 {
     uint64_t from = s->pend_from;
     uint8_t ic = s->pend_iclass;
@@ -209,7 +267,7 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
 {
     uint64_t ip = blk->ip;
     if (s->pend)
-        resolve(s, ip);
+        ptd_sum_resolve(s, ip);
     else if (s->gap) {
         /* after an enable, overflow or resync: back behind a frame if ip
          * is where one returns (the call that left the traced code) */
@@ -261,6 +319,11 @@ static void on_block(struct ptd_sum *s, struct ptd_flow *f, const struct ptd_flo
         n->insns += blk->ninsn;
         n->tsc += dt;
     }
+    if (s->cfg.obs) {
+        struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_INSNS, .ip = ip, .n = blk->ninsn, .dt = dt,
+                                  .depth = s->obs_depth };
+        obs_send(s, &ev);
+    }
     if (s->mods.cap) {
         uint32_t m = ptd_sum_module_of(s, ip);
         if (m == PTD_SUM_NONE || m >= s->mods.cap - 1u)
@@ -286,7 +349,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
     case PTD_EV_ASYNC_BRANCH:
         close_block(s, s->last_ip);
         if (s->pend)
-            resolve(s, ev->from);
+            ptd_sum_resolve(s, ev->from);
         if (!s->depth)
             push_root(s, ev->from);
         ptd_sum_ring_add(s, ev->from, ev->ip, PTD_SUM_TR_IRQ, 1);
@@ -299,7 +362,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
         /* an asynchronous disable stops before the instruction at from: the
          * branch before went there */
         if (s->pend && ev->type == PTD_EV_ASYNC_DISABLED)
-            resolve(s, ev->from);
+            ptd_sum_resolve(s, ev->from);
         if (s->pend && (s->pend_iclass == PTD_ICLASS_DIRECT_CALL ||
                         s->pend_iclass == PTD_ICLASS_INDIRECT_CALL)) {
             /* a call out of the traced code: its return enables again */
@@ -312,10 +375,12 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
         }
         s->pend = 0;
         s->gap = 1;
+        obs_mark(s, PTD_SUM_TR_DISABLE, ev->offset, ip_known ? ev->ip : 0, 0);
         break;
     case PTD_EV_ENABLED:
         close_block(s, s->last_ip);
         s->stats.enables++;
+        obs_mark(s, PTD_SUM_TR_ENABLE, ev->offset, ev->ip, 0);
         ptd_sum_ring_add(s, 0, ev->ip, PTD_SUM_TR_ENABLE, 1);
         s->pend = 0;
         s->gap = 1;
@@ -326,6 +391,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
             s->gap_offset[s->stats.overflows] = ev->offset;
         s->stats.overflows++;
         ptd_sum_ring_add(s, 0, ev->ip, PTD_SUM_TR_OVERFLOW, ip_known);
+        obs_mark(s, PTD_SUM_TR_OVERFLOW, ev->offset, ip_known ? ev->ip : 0, 0);
         s->pend = 0;
         s->gap = 1;
         break;
@@ -344,6 +410,7 @@ static void on_error(struct ptd_sum *s, int code, uint64_t offset, int sync)
     ptd_sum_ring_add(s, s->last_ip, 0, PTD_SUM_TR_ERROR, 0);
     s->gap = 1;
     s->stats.errors++;
+    obs_mark(s, PTD_SUM_TR_ERROR, offset, s->last_ip, code);
     if (!s->in_err) {
         s->in_err = 1;      /* bytes from here to the next sync are skipped */
         s->err_off = offset;
@@ -445,6 +512,8 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
             }
             if (s->st & PTD_ST_EOS) {
                 s->phase = PH_DONE;
+                if (s->cfg.flags & PTD_SUM_F_TAIL)
+                    ptd_sum_tail(s, f, s->st);
                 finish(s);
                 return 0;
             }
@@ -461,6 +530,8 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
                 s->st = -PTD_ERR_INTERNAL;
             if (s->st == -PTD_ERR_EOS) {
                 s->phase = PH_DONE;
+                if (s->cfg.flags & PTD_SUM_F_TAIL)
+                    ptd_sum_tail(s, f, s->st);
                 finish(s);
                 return 0;
             }

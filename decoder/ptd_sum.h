@@ -61,6 +61,35 @@ typedef void (*ptd_sum_line_fn)(void *ctx, const char *line, size_t len);
 #define PTD_SUM_TREE_PERMILLE_DEFAULT 2 /* tree nodes under 0.2% of the insns: folded */
 #define PTD_SUM_ERRORS_KEPT 16          /* decode errors listed one by one */
 
+/* Optional naming of addresses (a host with the build's debug files):
+ * writes the name of ip at buf, NUL-terminated, at most cap - 1
+ * characters, and returns its length; 0 keeps module+0xOFF. */
+typedef size_t (*ptd_sum_name_fn)(void *ctx, uint64_t ip, char *buf, size_t cap);
+
+/* Optional observer of the shadow stack as the summary keeps it (a host
+ * export builds timelines and flame graphs from it, with exactly the
+ * summary's calls): every frame entered and left, the instructions run on
+ * top of the stack, and the marks (errors, overflows, enables, disables). */
+enum ptd_sum_obs_type {
+    PTD_SUM_OBS_PUSH,       /* a frame entered: entry, from, fkind; depth after */
+    PTD_SUM_OBS_POP,        /* frames left: depth is what remains */
+    PTD_SUM_OBS_INSNS,      /* n instructions of the block at ip, dt ticks, on the top frame */
+    PTD_SUM_OBS_MARK,       /* mark (PTD_SUM_TR_*) at offset; ip if known; code: error */
+};
+struct ptd_sum_obs {
+    uint8_t type;           /* enum ptd_sum_obs_type */
+    uint8_t fkind;          /* PUSH: enum ptd_sum_fkind */
+    uint32_t mark;          /* MARK: PTD_SUM_TR_* */
+    uint32_t depth;         /* frames on the stack after the event (untracked deep ones too) */
+    uint64_t entry, from;   /* PUSH */
+    uint64_t ip, n, dt;     /* INSNS (ip also for MARK) */
+    uint64_t offset;        /* MARK: trace offset */
+    int code;               /* MARK error: its code */
+    uint64_t tsc;           /* the time so far (0 without timing packets) */
+    uint64_t insns;         /* instructions before this event */
+};
+typedef void (*ptd_sum_obs_fn)(void *ctx, const struct ptd_sum_obs *ev);
+
 /* Suggested arena: 1 MiB holds about 5,800 blocks, 7,300 edges, 2,700
  * call tree nodes and 3,500 functions (the tables fill to 3/4; a driver
  * under test fits in 64 KiB). Any size works, even 0: what does not fit is
@@ -85,6 +114,10 @@ struct ptd_sum_config {
     unsigned tree_lines;    /* 0: PTD_SUM_TREE_LINES_DEFAULT */
     unsigned tree_permille; /* 0: PTD_SUM_TREE_PERMILLE_DEFAULT; 1000+: all */
     unsigned flags;         /* PTD_SUM_F_* */
+    ptd_sum_name_fn name;   /* NULL: module+0xOFF */
+    void *name_ctx;
+    ptd_sum_obs_fn obs;     /* NULL: none */
+    void *obs_ctx;
 };
 
 enum {
@@ -92,6 +125,11 @@ enum {
     PTD_SUM_F_NO_BLOCKS = 1u << 1,
     PTD_SUM_F_NO_LAST = 1u << 2,
     PTD_SUM_F_TREE_ALL = 1u << 3,   /* every node (no permille folding) */
+    /* the static tail after the trace's end (decoder/ptd_tail.h): its
+     * branches close the last transitions, marked "(tail)", and a last
+     * line says where it ends ("spins at module+offset" for an endless
+     * loop); on in hang and recovery reports */
+    PTD_SUM_F_TAIL = 1u << 4,
 };
 
 /* Totals, for the caller's final machine-readable line. */
@@ -146,6 +184,10 @@ struct ptd_sum {
     uint32_t nerr;
     struct ptd_sum_err err[PTD_SUM_ERRORS_KEPT];
     uint64_t gap_offset[4];     /* the first overflows' offsets */
+    uint32_t obs_depth;         /* the depth the observer was last told */
+    /* PTD_SUM_F_TAIL: the tail (ptd_sum_tail.c) */
+    uint64_t tail_insns, tail_last, spin_lo, spin_hi;
+    uint8_t tail_end, tail_last_iclass, tail_ran;
 };
 #define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1096 on x86-64 */
 
@@ -230,5 +272,12 @@ struct ptd_sum_modstat {
 
 /* Module containing ip (index into cfg.modules) or PTD_SUM_NONE. */
 uint32_t ptd_sum_module_of(struct ptd_sum *s, uint64_t ip);
+/* The pending branch went to `to` (ptd_sum.c). */
+void ptd_sum_resolve(struct ptd_sum *s, uint64_t to);
+/* The trace ended with the flow's status or error st (PTD_SUM_F_TAIL):
+ * the tail's transitions into the last-N ring (ptd_sum_tail.c). */
+void ptd_sum_tail(struct ptd_sum *s, const struct ptd_flow *f, int st);
+/* Last-N ring entries of the tail: kind | PTD_SUM_TR_TAIL. */
+#define PTD_SUM_TR_TAIL 0x100u
 
 #endif

@@ -4,6 +4,7 @@
  * cut at top N and the tree at a line budget, so the text of a large trace
  * stays a few tens of KiB. */
 #include "decoder/ptd_sum.h"
+#include "decoder/ptd_tail.h"
 
 /* ---- a line ------------------------------------------------------------- */
 
@@ -87,6 +88,15 @@ static void emit_s(struct ptd_sum *s, const char *text)
 /* module+0xOFF, or the bare address outside every module. */
 static void put_addr(struct ptd_sum *s, struct line *l, uint64_t ip, uint32_t m)
 {
+    if (s->cfg.name && l->n + 1 < sizeof(l->b)) {
+        /* the caller's name for it (a function and line), written in place */
+        size_t room = sizeof(l->b) - 1 - l->n;
+        size_t k = s->cfg.name(s->cfg.name_ctx, ip, l->b + l->n, room + 1);
+        if (k) {
+            l->n += (unsigned)(k < room ? k : room);
+            return;
+        }
+    }
     if (m == PTD_SUM_NONE)
         m = ptd_sum_module_of(s, ip);
     if (m == PTD_SUM_NONE || m >= s->cfg.nmodules) {
@@ -603,6 +613,60 @@ static void sec_edges(struct ptd_sum *s)
     }
 }
 
+/* The tail's last line (PTD_SUM_F_TAIL): where the static path after the
+ * trace's end stops, "spins at X" for an endless loop. */
+static void sec_tail(struct ptd_sum *s)
+{
+    struct line l;
+    l.n = 0;
+    if (!s->tail_ran || s->tail_end == PTD_TAIL_END_NONE)
+        return;
+    uint64_t at = s->tail_end == PTD_TAIL_END_SPIN ? s->spin_lo : s->tail_last;
+    switch (s->tail_end) {
+    case PTD_TAIL_END_SPIN:
+        put_s(&l, "spins at ", 10);
+        break;
+    case PTD_TAIL_END_HALT:
+        put_s(&l, "halts at ", 10);
+        break;
+    default:
+        put_s(&l, "tail ends at ", 14);
+        break;
+    }
+    put_addr(s, &l, at, PTD_SUM_NONE);
+    switch (s->tail_end) {
+    case PTD_TAIL_END_SPIN:
+        put_s(&l, " (loop ", 8);
+        put_addr(s, &l, s->spin_lo, PTD_SUM_NONE);
+        put_s(&l, "..", 2);
+        put_addr(s, &l, s->spin_hi, PTD_SUM_NONE);
+        put_s(&l, ";", 1);
+        break;
+    case PTD_TAIL_END_TRACE:
+        put_s(&l, ": ", 2);
+        put_s(&l, kind_name(s->tail_last_iclass), 10);
+        put_s(&l, " needs trace (", 16);
+        break;
+    case PTD_TAIL_END_FILTER:
+        put_s(&l, ": leaves the traced range (", 30);
+        break;
+    case PTD_TAIL_END_NOCODE:
+        put_s(&l, ": no code after it (", 22);
+        break;
+    case PTD_TAIL_END_BOUND:
+        put_s(&l, ": bound reached (", 20);
+        break;
+    default:
+        put_s(&l, " (", 2);
+        break;
+    }
+    if (s->tail_end == PTD_TAIL_END_SPIN)
+        put_c(&l, ' ');
+    put_dec(&l, s->tail_insns, 0);
+    put_s(&l, " insns after the last packet)", 32);
+    emit(s, &l);
+}
+
 static void sec_last(struct ptd_sum *s)
 {
     struct line l;
@@ -614,11 +678,15 @@ static void sec_last(struct ptd_sum *s)
     uint32_t i = s->ring_count < s->ring.cap ? 0 : s->ring_pos;
     for (uint64_t k = 0; k < have; k++) {
         const struct ptd_sum_tr *e = &r[i];
-        int known_from = e->kind != PTD_SUM_TR_ENABLE && e->kind != PTD_SUM_TR_OVERFLOW;
-        put_tr(s, &l, e->from, e->to, e->kind, known_from, e->known_to != 0);
+        uint32_t kind = e->kind & ~PTD_SUM_TR_TAIL;
+        int known_from = kind != PTD_SUM_TR_ENABLE && kind != PTD_SUM_TR_OVERFLOW;
+        put_tr(s, &l, e->from, e->to, kind, known_from, e->known_to != 0);
+        if (e->kind & PTD_SUM_TR_TAIL)
+            put_s(&l, " (tail)", 8);
         emit(s, &l);
         i = i + 1 < s->ring.cap ? i + 1 : 0;
     }
+    sec_tail(s);
 }
 
 void ptd_sum_print(struct ptd_sum *s)
@@ -650,5 +718,7 @@ uint64_t ptd_sum_text_bound(const struct ptd_sum_config *cfg)
      * last: heading + last; end */
     uint64_t lines = 1 + (1 + PTD_SUM_ERRORS_KEPT + 1 + 4 + 1 + 1) + 4 * (1 + top) +
                      (1 + tree + 1 + 2) + (1 + last) + 1;
+    if (cfg->flags & PTD_SUM_F_TAIL)
+        lines++;    /* where the tail ends */
     return lines * PTD_SUM_LINE_MAX;    /* PTD_SUM_LINE_MAX - 1 chars + newline */
 }

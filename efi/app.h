@@ -15,9 +15,9 @@ struct efi_app {
 };
 
 /* Exit statuses of commands, also in the final "ptboot: exit" line. */
-#define EFI_APP_OK 0
-#define EFI_APP_FAILED 1
-#define EFI_APP_USAGE 2
+#define PTB_APP_OK 0
+#define PTB_APP_FAILED 1
+#define PTB_APP_USAGE 2
 
 struct efi_command {
     const char *name;

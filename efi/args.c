@@ -65,7 +65,7 @@ bool efi_args_is_image_path(const char *w)
 void efi_args_init(struct efi_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->serial = EFI_ARGS_SERIAL_AUTO;
+    a->serial = PTB_ARGS_SERIAL_AUTO;
 }
 
 /* Returns 1 if w is an app option (and applies it), 0 if not, -1 if it is an
@@ -87,11 +87,11 @@ static int apply_app_option(struct efi_args *a, const char *w, char *err, size_t
     if (!strncmp(w, "--serial=", 9)) {
         const char *v = w + 9;
         if (!strcmp(v, "auto"))
-            a->serial = EFI_ARGS_SERIAL_AUTO;
+            a->serial = PTB_ARGS_SERIAL_AUTO;
         else if (!strcmp(v, "on"))
-            a->serial = EFI_ARGS_SERIAL_ON;
+            a->serial = PTB_ARGS_SERIAL_ON;
         else if (!strcmp(v, "off"))
-            a->serial = EFI_ARGS_SERIAL_OFF;
+            a->serial = PTB_ARGS_SERIAL_OFF;
         else {
             snprintf(err, err_len, "bad value '%s' for --serial (auto, on or off)", v);
             return -1;
@@ -108,7 +108,7 @@ int efi_args_apply(struct efi_args *a, char **words, int n, char *err, size_t er
     int used = 0;           /* argv slots this source filled */
     for (int i = 0; i < n; i++) {
         const char *w = words[i];
-        if (!strcmp(w, EFI_ARGS_SEPARATOR)) {
+        if (!strcmp(w, PTB_ARGS_SEPARATOR)) {
             in_command = false;
             continue;
         }
@@ -126,8 +126,8 @@ int efi_args_apply(struct efi_args *a, char **words, int n, char *err, size_t er
                 a->ncommands = 0;
                 replaced = true;
             }
-            if (a->ncommands == EFI_ARGS_MAX_COMMANDS) {
-                snprintf(err, err_len, "more than %d commands", EFI_ARGS_MAX_COMMANDS);
+            if (a->ncommands == PTB_ARGS_MAX_COMMANDS) {
+                snprintf(err, err_len, "more than %d commands", PTB_ARGS_MAX_COMMANDS);
                 return -1;
             }
             struct efi_args_command *c = &a->cmd[a->ncommands++];
@@ -138,7 +138,7 @@ int efi_args_apply(struct efi_args *a, char **words, int n, char *err, size_t er
             continue;
         }
         struct efi_args_command *c = &a->cmd[a->ncommands - 1];
-        if (used == EFI_ARGS_MAX_TOKENS) {
+        if (used == PTB_ARGS_MAX_TOKENS) {
             snprintf(err, err_len, "too many arguments for '%s'", c->command);
             return -1;
         }

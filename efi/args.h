@@ -7,13 +7,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define EFI_ARGS_MAX_TOKENS 64
-#define EFI_ARGS_ERROR_BYTES 160
-#define EFI_ARGS_MAX_COMMANDS 8
+#define PTB_ARGS_MAX_TOKENS 64
+#define PTB_ARGS_ERROR_BYTES 160
+#define PTB_ARGS_MAX_COMMANDS 8
 /* The word that separates commands: `info ; trace \ptbtest.efi`. */
-#define EFI_ARGS_SEPARATOR ";"
+#define PTB_ARGS_SEPARATOR ";"
 
-enum efi_args_serial { EFI_ARGS_SERIAL_AUTO, EFI_ARGS_SERIAL_ON, EFI_ARGS_SERIAL_OFF };
+enum efi_args_serial { PTB_ARGS_SERIAL_AUTO, PTB_ARGS_SERIAL_ON, PTB_ARGS_SERIAL_OFF };
 
 struct efi_args {
     /* Options of the app itself, valid anywhere on the line. */
@@ -24,7 +24,7 @@ struct efi_args {
      * arguments, options included: the command checks those. */
     const char *command;
     int argc;
-    char *argv[EFI_ARGS_MAX_TOKENS];
+    char *argv[PTB_ARGS_MAX_TOKENS];
     /* Every command of the line, in order (cmd[0] is command/argc/argv
      * above): a word ";" ends one command and starts the next. Their
      * arguments lie back to back in argv. */
@@ -33,7 +33,7 @@ struct efi_args {
         const char *command;
         int argc;
         char **argv;
-    } cmd[EFI_ARGS_MAX_COMMANDS];
+    } cmd[PTB_ARGS_MAX_COMMANDS];
 };
 
 /* Splits the NUL-terminated text in place into whitespace-separated words. Double quotes group

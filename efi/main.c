@@ -12,11 +12,11 @@
 
 #include "efi/app.h"
 #include "efi/args.h"
-#include "efi/console.h"
-#include "efi/msr_safe.h"
-#include "efi/resident_driver.h"
-#include "efi/syscalls.h"
-#include "efi/volume.h"
+#include "efi/platform/console.h"
+#include "efi/platform/msr_safe.h"
+#include "efi/resident/driver.h"
+#include "efi/platform/syscalls.h"
+#include "efi/platform/volume.h"
 
 #define CONFIG_PATH "\\ptboot.cfg"
 #define CONFIG_MAX_BYTES 4096
@@ -27,8 +27,8 @@
  * than a firmware stack should be asked for. */
 static char config_text[CONFIG_MAX_BYTES + 1];
 static char cmdline_text[CMDLINE_MAX_CHARS + 1];
-static char *config_words[EFI_ARGS_MAX_TOKENS];
-static char *cmdline_words[EFI_ARGS_MAX_TOKENS];
+static char *config_words[PTB_ARGS_MAX_TOKENS];
+static char *cmdline_words[PTB_ARGS_MAX_TOKENS];
 
 /* LoadOptions is UCS-2 text when the shell started us; boot-manager options
  * may hold binary data instead, which we ignore (not text: no arguments). */
@@ -52,7 +52,7 @@ static int cmdline_from_load_options(EFI_HANDLE image, char *err, size_t err_len
         cmdline_text[n++] = (char)w[i];
     }
     cmdline_text[n] = '\0';
-    int count = efi_args_split(cmdline_text, cmdline_words, EFI_ARGS_MAX_TOKENS, err, err_len);
+    int count = efi_args_split(cmdline_text, cmdline_words, PTB_ARGS_MAX_TOKENS, err, err_len);
     if (count > 0 && efi_args_is_image_path(cmdline_words[0])) {
         /* The shell puts the image's own name first. */
         for (int i = 1; i < count; i++)
@@ -81,18 +81,18 @@ static int gather_args(struct efi_app *app, char *err, size_t err_len)
         size_t len = 0;
         enum efi_volume_result r =
             efi_volume_read(app->image, CONFIG_PATH, config_text, sizeof config_text, &len);
-        if (r == EFI_VOLUME_NOT_FOUND) {
+        if (r == PTB_VOLUME_NOT_FOUND) {
             app->config_state = "none";
-        } else if (r != EFI_VOLUME_OK) {
+        } else if (r != PTB_VOLUME_OK) {
             snprintf(err, err_len, "%s: %s (at most %d bytes)", CONFIG_PATH,
                      efi_volume_result_name(r), CONFIG_MAX_BYTES);
             return -1;
         } else {
             app->config_state = CONFIG_PATH;
-            int n = efi_args_split(config_text, config_words, EFI_ARGS_MAX_TOKENS, err, err_len);
+            int n = efi_args_split(config_text, config_words, PTB_ARGS_MAX_TOKENS, err, err_len);
             if (n < 0 || efi_args_apply(&app->args, config_words, n, err, err_len)) {
                 /* say where the bad word came from */
-                char inner[EFI_ARGS_ERROR_BYTES];
+                char inner[PTB_ARGS_ERROR_BYTES];
                 snprintf(inner, sizeof inner, "%s", err);
                 snprintf(err, err_len, "%s: %s", CONFIG_PATH, inner);
                 return -1;
@@ -104,7 +104,7 @@ static int gather_args(struct efi_app *app, char *err, size_t err_len)
 
 static int run(struct efi_app *app)
 {
-    char err[EFI_ARGS_ERROR_BYTES];
+    char err[PTB_ARGS_ERROR_BYTES];
     err[0] = '\0';
     int ok = gather_args(app, err, sizeof err);
     app->serial_state = efi_con_set_serial((enum efi_serial_mode)app->args.serial);
@@ -113,14 +113,14 @@ static int run(struct efi_app *app)
                    app->serial_state, app->msr_state);
     if (ok != 0) {
         efi_con_printf("ptboot: error: %s\n", err);
-        return EFI_APP_USAGE;
+        return PTB_APP_USAGE;
     }
     if (app->args.ncommands <= 1) {
         const char *name = app->args.command ? app->args.command : "help";
         const struct efi_command *cmd = efi_command_find(name);
         if (!cmd) {
             efi_con_printf("ptboot: error: unknown command '%s' (see 'ptboot help')\n", name);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         }
         return cmd->run(app, app->args.argc, app->args.argv);
     }
@@ -131,15 +131,15 @@ static int run(struct efi_app *app)
         if (!efi_command_find(app->args.cmd[i].command)) {
             efi_con_printf("ptboot: error: unknown command '%s' (see 'ptboot help')\n",
                            app->args.cmd[i].command);
-            return EFI_APP_USAGE;
+            return PTB_APP_USAGE;
         }
     }
-    int status = EFI_APP_OK;
+    int status = PTB_APP_OK;
     for (int i = 0; i < app->args.ncommands; i++) {
         const struct efi_args_command *c = &app->args.cmd[i];
         int s = efi_command_find(c->command)->run(app, c->argc, c->argv);
         efi_con_printf("ptboot: command %d/%d %s status=%d\n", i + 1, app->args.ncommands, c->command, s);
-        if (s != EFI_APP_OK && status == EFI_APP_OK)
+        if (s != PTB_APP_OK && status == PTB_APP_OK)
             status = s;
     }
     return status;
@@ -167,7 +167,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
         st->RuntimeServices->ResetSystem(EfiResetShutdown, status ? EFI_ABORTED : EFI_SUCCESS, 0,
                                          NULL);
     }
-    return status == EFI_APP_OK ? EFI_SUCCESS
-         : status == EFI_APP_USAGE ? EFI_INVALID_PARAMETER
+    return status == PTB_APP_OK ? EFI_SUCCESS
+         : status == PTB_APP_USAGE ? EFI_INVALID_PARAMETER
          : EFI_ABORTED;
 }

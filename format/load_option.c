@@ -28,52 +28,52 @@ static bool printable(unsigned c)
     return c >= 0x20 && c <= 0x7e;
 }
 
-long efi_dp_size(const uint8_t *dp, size_t max)
+long device_path_size(const uint8_t *dp, size_t max)
 {
     size_t off = 0;
     /* Each node is at least 4 bytes, so this loop runs at most max/4 times. */
-    while (off + EFI_DP_HEADER_BYTES <= max) {
+    while (off + PTB_DP_HEADER_BYTES <= max) {
         uint16_t n = get16(dp + off + 2);
-        if (n < EFI_DP_HEADER_BYTES || n > max - off)
-            return EFI_LO_E_NODE;
+        if (n < PTB_DP_HEADER_BYTES || n > max - off)
+            return PTB_LO_E_NODE;
         uint8_t type = dp[off];
         off += n;
-        if (type == EFI_DP_TYPE_END)
+        if (type == PTB_DP_TYPE_END)
             return (long)off;
     }
-    return off == max ? EFI_LO_E_NOEND : EFI_LO_E_NODE;
+    return off == max ? PTB_LO_E_NOEND : PTB_LO_E_NODE;
 }
 
-int efi_load_option_decode(const uint8_t *buf, size_t len, struct efi_load_option *lo,
+int load_option_decode(const uint8_t *buf, size_t len, struct load_option *lo,
                            size_t *err_off)
 {
     bytes_zero(lo, sizeof *lo);
     *err_off = 0;
-    if (len < EFI_LO_HEAD_BYTES)
-        return EFI_LO_E_SHORT;
+    if (len < PTB_LO_HEAD_BYTES)
+        return PTB_LO_E_SHORT;
     lo->attributes = get32(buf);
     size_t path_len = get16(buf + 4);
     /* Description: CHAR16s up to and including a NUL (section 3.1.3). */
-    size_t off = EFI_LO_HEAD_BYTES;
+    size_t off = PTB_LO_HEAD_BYTES;
     for (;;) {
         if (off + 2 > len) {
             *err_off = off;
-            return EFI_LO_E_DESC;
+            return PTB_LO_E_DESC;
         }
         if (get16(buf + off) == 0)
             break;
         off += 2;
     }
-    lo->description = buf + EFI_LO_HEAD_BYTES;
-    lo->desc_chars = (off - EFI_LO_HEAD_BYTES) / 2;
+    lo->description = buf + PTB_LO_HEAD_BYTES;
+    lo->desc_chars = (off - PTB_LO_HEAD_BYTES) / 2;
     off += 2;
     if (path_len > len - off) {
         *err_off = 4;
-        return EFI_LO_E_PATHLEN;
+        return PTB_LO_E_PATHLEN;
     }
     /* The list must at least hold one well-formed instance: a firmware
      * walks it node by node (section 10.2). */
-    long first = efi_dp_size(buf + off, path_len);
+    long first = device_path_size(buf + off, path_len);
     if (first < 0) {
         *err_off = off;
         return (int)first;
@@ -82,25 +82,25 @@ int efi_load_option_decode(const uint8_t *buf, size_t len, struct efi_load_optio
     lo->file_path_len = path_len;
     lo->optional = buf + off + path_len;
     lo->optional_len = len - off - path_len;
-    return EFI_LO_OK;
+    return PTB_LO_OK;
 }
 
-long efi_load_option_encode(uint8_t *out, size_t cap, uint32_t attributes, const char *desc,
+long load_option_encode(uint8_t *out, size_t cap, uint32_t attributes, const char *desc,
                             const uint8_t *dp, size_t dp_len, const uint8_t *optional,
                             size_t optional_len)
 {
     size_t dl = text_len(desc);
     for (size_t i = 0; i < dl; i++)
         if (!printable((unsigned char)desc[i]))
-            return EFI_LO_E_TEXT;
+            return PTB_LO_E_TEXT;
     if (dp_len > 0xffff)
-        return EFI_LO_E_SPACE;
-    size_t total = EFI_LO_HEAD_BYTES + 2 * (dl + 1) + dp_len + optional_len;
+        return PTB_LO_E_SPACE;
+    size_t total = PTB_LO_HEAD_BYTES + 2 * (dl + 1) + dp_len + optional_len;
     if (total > cap)
-        return EFI_LO_E_SPACE;
+        return PTB_LO_E_SPACE;
     put32(out, attributes);
     put16(out + 4, (uint16_t)dp_len);
-    uint8_t *p = out + EFI_LO_HEAD_BYTES;
+    uint8_t *p = out + PTB_LO_HEAD_BYTES;
     for (size_t i = 0; i <= dl; i++, p += 2)
         put16(p, (uint16_t)(unsigned char)desc[i]);
     if (dp_len)
@@ -111,64 +111,64 @@ long efi_load_option_encode(uint8_t *out, size_t cap, uint32_t attributes, const
     return (long)total;
 }
 
-long efi_dp_append_file(uint8_t *out, size_t cap, const uint8_t *dev, size_t dev_len,
+long device_path_append_file(uint8_t *out, size_t cap, const uint8_t *dev, size_t dev_len,
                         const char *path)
 {
     size_t keep = 0;
     if (dev_len) {
-        long n = efi_dp_size(dev, dev_len);
+        long n = device_path_size(dev, dev_len);
         if (n < 0)
             return n;
-        keep = (size_t)n - EFI_DP_HEADER_BYTES; /* drop the End node */
+        keep = (size_t)n - PTB_DP_HEADER_BYTES; /* drop the End node */
     }
     size_t pl = text_len(path);
     for (size_t i = 0; i < pl; i++)
         if (!printable((unsigned char)path[i]))
-            return EFI_LO_E_TEXT;
-    size_t node = EFI_DP_HEADER_BYTES + 2 * (pl + 1);
+            return PTB_LO_E_TEXT;
+    size_t node = PTB_DP_HEADER_BYTES + 2 * (pl + 1);
     if (node > 0xffff)
-        return EFI_LO_E_TEXT;
-    size_t total = keep + node + EFI_DP_HEADER_BYTES;
+        return PTB_LO_E_TEXT;
+    size_t total = keep + node + PTB_DP_HEADER_BYTES;
     if (total > cap)
-        return EFI_LO_E_SPACE;
+        return PTB_LO_E_SPACE;
     bytes_move(out, dev, keep);
     uint8_t *p = out + keep;
-    p[0] = EFI_DP_TYPE_MEDIA;
-    p[1] = EFI_DP_SUBTYPE_FILE_PATH;
+    p[0] = PTB_DP_TYPE_MEDIA;
+    p[1] = PTB_DP_SUBTYPE_FILE_PATH;
     put16(p + 2, (uint16_t)node);
-    p += EFI_DP_HEADER_BYTES;
+    p += PTB_DP_HEADER_BYTES;
     for (size_t i = 0; i <= pl; i++, p += 2)
         put16(p, (uint16_t)(unsigned char)path[i]);
-    p[0] = EFI_DP_TYPE_END;
-    p[1] = EFI_DP_SUBTYPE_END_ENTIRE;
-    put16(p + 2, EFI_DP_HEADER_BYTES);
+    p[0] = PTB_DP_TYPE_END;
+    p[1] = PTB_DP_SUBTYPE_END_ENTIRE;
+    put16(p + 2, PTB_DP_HEADER_BYTES);
     return (long)total;
 }
 
-long efi_dp_file_text(const uint8_t *dp, size_t len, char *out, size_t cap)
+long device_path_file_text(const uint8_t *dp, size_t len, char *out, size_t cap)
 {
     const uint8_t *last = NULL;
     size_t last_len = 0, off = 0;
     if (cap)
         out[0] = '\0';
-    while (off + EFI_DP_HEADER_BYTES <= len) {
+    while (off + PTB_DP_HEADER_BYTES <= len) {
         uint16_t n = get16(dp + off + 2);
-        if (n < EFI_DP_HEADER_BYTES || n > len - off)
-            return EFI_LO_E_NODE;
-        if (dp[off] == EFI_DP_TYPE_END)
+        if (n < PTB_DP_HEADER_BYTES || n > len - off)
+            return PTB_LO_E_NODE;
+        if (dp[off] == PTB_DP_TYPE_END)
             break;
-        if (dp[off] == EFI_DP_TYPE_MEDIA && dp[off + 1] == EFI_DP_SUBTYPE_FILE_PATH) {
-            last = dp + off + EFI_DP_HEADER_BYTES;
-            last_len = n - EFI_DP_HEADER_BYTES;
+        if (dp[off] == PTB_DP_TYPE_MEDIA && dp[off + 1] == PTB_DP_SUBTYPE_FILE_PATH) {
+            last = dp + off + PTB_DP_HEADER_BYTES;
+            last_len = n - PTB_DP_HEADER_BYTES;
         }
         off += n;
     }
     if (!last)
         return 0;
-    return efi_ucs2_to_ascii(last, last_len, out, cap);
+    return ucs2_to_ascii(last, last_len, out, cap);
 }
 
-bool efi_ucs2_equals(const uint8_t *ucs2, size_t chars, const char *ascii)
+bool ucs2_equals(const uint8_t *ucs2, size_t chars, const char *ascii)
 {
     size_t n = text_len(ascii);
     if (n != chars)
@@ -179,23 +179,23 @@ bool efi_ucs2_equals(const uint8_t *ucs2, size_t chars, const char *ascii)
     return true;
 }
 
-long efi_ucs2_from_ascii(uint8_t *out, size_t cap, const char *ascii)
+long ucs2_from_ascii(uint8_t *out, size_t cap, const char *ascii)
 {
     size_t n = text_len(ascii);
     if (2 * (n + 1) > cap)
-        return EFI_LO_E_SPACE;
+        return PTB_LO_E_SPACE;
     for (size_t i = 0; i < n; i++)
         if (!printable((unsigned char)ascii[i]))
-            return EFI_LO_E_TEXT;
+            return PTB_LO_E_TEXT;
     for (size_t i = 0; i <= n; i++)
         put16(out + 2 * i, (uint16_t)(unsigned char)ascii[i]);
     return (long)(2 * (n + 1));
 }
 
-long efi_ucs2_to_ascii(const uint8_t *ucs2, size_t bytes, char *out, size_t cap)
+long ucs2_to_ascii(const uint8_t *ucs2, size_t bytes, char *out, size_t cap)
 {
     if (bytes % 2 || cap == 0)
-        return EFI_LO_E_TEXT;
+        return PTB_LO_E_TEXT;
     size_t n = 0;
     for (size_t i = 0; i + 1 < bytes; i += 2) {
         uint16_t c = get16(ucs2 + i);
@@ -203,7 +203,7 @@ long efi_ucs2_to_ascii(const uint8_t *ucs2, size_t bytes, char *out, size_t cap)
             break;
         if (!printable(c) || n + 1 >= cap) {
             out[0] = '\0';
-            return EFI_LO_E_TEXT;
+            return PTB_LO_E_TEXT;
         }
         out[n++] = (char)c;
     }
@@ -220,7 +220,7 @@ static int hex_digit(char c)
     return -1;
 }
 
-int efi_option_number(const char *name, const char *prefix)
+int load_option_number(const char *name, const char *prefix)
 {
     size_t pl = text_len(prefix);
     if (text_len(name) != pl + 4 || !bytes_equal(name, prefix, pl))
@@ -235,7 +235,7 @@ int efi_option_number(const char *name, const char *prefix)
     return v;
 }
 
-void efi_option_name(char *name, size_t cap, const char *prefix, unsigned number)
+void load_option_name(char *name, size_t cap, const char *prefix, unsigned number)
 {
     struct text_out o;
     text_out_init(&o, name, cap);
@@ -243,9 +243,9 @@ void efi_option_name(char *name, size_t cap, const char *prefix, unsigned number
     text_out_hex(&o, number & 0xffffu, 4, true);
 }
 
-long efi_order_prepend(uint16_t *order, size_t count, size_t cap, uint16_t number)
+long load_option_order_prepend(uint16_t *order, size_t count, size_t cap, uint16_t number)
 {
-    count = efi_order_remove(order, count, number);
+    count = load_option_order_remove(order, count, number);
     if (count + 1 > cap)
         return -1;
     bytes_move(order + 1, order, count * sizeof *order);
@@ -253,7 +253,7 @@ long efi_order_prepend(uint16_t *order, size_t count, size_t cap, uint16_t numbe
     return (long)(count + 1);
 }
 
-size_t efi_order_remove(uint16_t *order, size_t count, uint16_t number)
+size_t load_option_order_remove(uint16_t *order, size_t count, uint16_t number)
 {
     size_t n = 0;
     for (size_t i = 0; i < count; i++)
@@ -262,7 +262,7 @@ size_t efi_order_remove(uint16_t *order, size_t count, uint16_t number)
     return n;
 }
 
-long efi_option_free_number(bool (*used)(void *ctx, unsigned number), void *ctx)
+long load_option_free_number(bool (*used)(void *ctx, unsigned number), void *ctx)
 {
     for (unsigned i = 0; i <= 0xffff; i++)
         if (!used(ctx, i))
@@ -270,17 +270,17 @@ long efi_option_free_number(bool (*used)(void *ctx, unsigned number), void *ctx)
     return -1;
 }
 
-const char *efi_load_option_strerror(int err)
+const char *load_option_strerror(int err)
 {
     switch (err) {
-    case EFI_LO_OK: return "ok";
-    case EFI_LO_E_SPACE: return "does not fit";
-    case EFI_LO_E_SHORT: return "shorter than Attributes and FilePathListLength";
-    case EFI_LO_E_DESC: return "Description has no NUL";
-    case EFI_LO_E_PATHLEN: return "FilePathListLength runs past the end";
-    case EFI_LO_E_NODE: return "bad device path node length";
-    case EFI_LO_E_NOEND: return "device path without an End node";
-    case EFI_LO_E_TEXT: return "text is not printable ASCII or too long";
+    case PTB_LO_OK: return "ok";
+    case PTB_LO_E_SPACE: return "does not fit";
+    case PTB_LO_E_SHORT: return "shorter than Attributes and FilePathListLength";
+    case PTB_LO_E_DESC: return "Description has no NUL";
+    case PTB_LO_E_PATHLEN: return "FilePathListLength runs past the end";
+    case PTB_LO_E_NODE: return "bad device path node length";
+    case PTB_LO_E_NOEND: return "device path without an End node";
+    case PTB_LO_E_TEXT: return "text is not printable ASCII or too long";
     }
     return "unknown error";
 }

@@ -34,10 +34,14 @@
 #define DEBUG_RVA 20
 #define DEBUG_FILE_PTR 24
 #define DEBUG_TYPE_CODEVIEW 2
-#define CV_RSDS 0x53445352u       /* "RSDS": PDB 7.0, path at +24 */
-#define CV_NB10 0x3031424eu       /* "NB10": PDB 2.0, path at +16 */
+#define CV_RSDS PE_CV_RSDS        /* path at +24 */
+#define CV_NB10 PE_CV_NB10        /* path at +16 */
 #define CV_RSDS_PATH 24
 #define CV_NB10_PATH 16
+#define CV_RSDS_GUID 4            /* GUID (16 bytes), then the age (u32) at +20 */
+#define CV_RSDS_AGE 20
+#define CV_NB10_SIG 8             /* NB10: offset (u32, 0) at +4, signature, age at +12 */
+#define CV_NB10_AGE 12
 /* At most this many debug entries are looked at: real images have 1 to 4;
  * the bound keeps a hostile directory size from costing time. */
 #define DEBUG_ENTRIES_MAX 16
@@ -149,11 +153,19 @@ static int codeview(const struct img *m, uint64_t entry, struct pe_info *info)
         if (s[i] < 0x20 || s[i] >= 0x7f)
             return -1;
     /* keep the tail when the path is long: the basename is what matters */
-    size_t skip = n >= PE_INFO_NAME_MAX ? n - (PE_INFO_NAME_MAX - 1) : 0;
+    size_t skip = n >= PE_INFO_PATH_MAX ? n - (PE_INFO_PATH_MAX - 1) : 0;
     bytes_copy(info->pdb_path, s + skip, n - skip);
     info->pdb_path[n - skip] = '\0';
     pe_info_basename(info->pdb_path, info->name, sizeof info->name);
     info->codeview = sig;
+    /* the path starts after the GUID/signature and age, so both are inside */
+    if (sig == CV_RSDS) {
+        bytes_copy(info->cv_guid, m->b + off + CV_RSDS_GUID, PE_INFO_GUID_BYTES);
+        info->cv_age = rd32(m, (uint64_t)off + CV_RSDS_AGE);
+    } else {
+        bytes_copy(info->cv_guid, m->b + off + CV_NB10_SIG, 4);
+        info->cv_age = rd32(m, (uint64_t)off + CV_NB10_AGE);
+    }
     return 0;
 }
 

@@ -11,19 +11,30 @@ void sideband_init(struct sideband *sb)
 }
 
 /* Printable ASCII without leading/trailing blanks; the rest becomes '_'.
- * A line-based format must never see a newline inside a value. */
-static void copy_name(char *dst, const char *src)
+ * A line-based format must never see a newline inside a value. Into dst
+ * (cap bytes); when src is longer, its head (keep_tail 0: names) or its
+ * tail (keep_tail 1: paths, whose end names the file) is kept. */
+static void copy_text(char *dst, size_t cap, const char *src, int keep_tail)
 {
-    size_t n = 0;
+    size_t n = 0, len = 0;
     while (src && (*src == ' ' || *src == '\t'))
         src++;
-    for (; src && *src && n + 1 < SIDEBAND_NAME_MAX; src++)
+    while (src && src[len])
+        len++;
+    if (keep_tail && len + 1 > cap)
+        src += len - (cap - 1);
+    for (; src && *src && n + 1 < cap; src++)
         dst[n++] = (*src >= 0x20 && *src < 0x7f) ? *src : '_';
     while (n && dst[n - 1] == ' ')
         n--;
     if (n == 0)
         dst[n++] = '?';
     dst[n] = '\0';
+}
+
+static void copy_name(char *dst, const char *src)
+{
+    copy_text(dst, SIDEBAND_NAME_MAX, src, 0);
 }
 
 int sideband_add_image(struct sideband *sb, uint64_t base, uint64_t size, uint64_t entry,
@@ -46,7 +57,29 @@ int sideband_add_image(struct sideband *sb, uint64_t base, uint64_t size, uint64
     im->entry = entry;
     im->flags = flags;
     copy_name(im->name, name);
+    /* another image at this base: its own load time and debug file */
+    im->load_tsc = 0;
+    sideband_set_debug(sb, (int)i, SIDEBAND_CV_NONE, NULL, 0, NULL);
     return (int)i;
+}
+
+void sideband_set_debug(struct sideband *sb, int row, uint32_t cv, const uint8_t *guid,
+                        uint32_t age, const char *path)
+{
+    if (row < 0 || (uint32_t)row >= sb->nimages)
+        return;
+    struct sideband_image *im = &sb->images[row];
+    bytes_zero(im->cv_guid, sizeof im->cv_guid);
+    im->cv_path[0] = '\0';
+    im->cv_age = 0;
+    im->cv = SIDEBAND_CV_NONE;
+    if (cv != SIDEBAND_CV_RSDS && cv != SIDEBAND_CV_NB10)
+        return;
+    im->cv = cv;
+    im->cv_age = age;
+    if (guid)
+        bytes_copy(im->cv_guid, guid, cv == SIDEBAND_CV_RSDS ? SIDEBAND_GUID_BYTES : 4);
+    copy_text(im->cv_path, sizeof im->cv_path, path, 1);
 }
 
 const struct sideband_image *sideband_find_image(const struct sideband *sb, uint64_t addr)
@@ -102,6 +135,8 @@ const char *sideband_flags_str(uint32_t flags, char *buf, size_t cap)
 }
 
 /* ---- writer ----------------------------------------------------------- */
+
+static void put_guid(struct text_out *o, const uint8_t *g);
 
 /* One line is built whole, then appended: a line longer than the buffer
  * is cut there (cannot happen for what the parser accepts: names and
@@ -217,6 +252,31 @@ size_t sideband_write(const struct sideband *sb, char *buf, size_t cap)
         text_out_str(o, " name=");
         text_out_str(o, im->name);
         line_end(&out, &l);
+        if (im->load_tsc) {
+            o = line_start(&l, "image.loaded");
+            field_hex(o, " base", im->base);
+            text_out_str(o, " tsc=");
+            text_out_dec(o, im->load_tsc);
+            line_end(&out, &l);
+        }
+        if (im->cv == SIDEBAND_CV_RSDS || im->cv == SIDEBAND_CV_NB10) {
+            o = line_start(&l, "image.debug");
+            field_hex(o, " base", im->base);
+            if (im->cv == SIDEBAND_CV_RSDS) {
+                text_out_str(o, " cv=rsds guid=");
+                put_guid(o, im->cv_guid);
+            } else {
+                text_out_str(o, " cv=nb10");
+                field_hex(o, " sig", (uint32_t)im->cv_guid[0] | (uint32_t)im->cv_guid[1] << 8 |
+                                         (uint32_t)im->cv_guid[2] << 16 |
+                                         (uint32_t)im->cv_guid[3] << 24);
+            }
+            text_out_str(o, " age=");
+            text_out_dec(o, im->cv_age);
+            text_out_str(o, " path=");
+            text_out_str(o, im->cv_path);
+            line_end(&out, &l);
+        }
     }
     put_str(&out, "end", "");
     return out.len;
@@ -378,8 +438,108 @@ static int parse_regs(struct cur *c, uint32_t *eax, uint32_t *ebx, uint32_t *ecx
     return 0;
 }
 
+/* The row of the image at base (an image line before this one), or -1. */
+static int row_at(const struct sideband *sb, uint64_t base)
+{
+    for (uint32_t i = 0; i < sb->nimages; i++)
+        if (sb->images[i].base == base)
+            return (int)i;
+    return -1;
+}
+
+/* A GUID in its registry form, 8-4-4-4-12 hex digits: Data1 (u32),
+ * Data2 and Data3 (u16) as numbers, then Data4's 8 bytes in order; the
+ * stored form is little-endian (UEFI 2.10 appendix A, EFI_GUID), as in a
+ * CodeView RSDS record. This is how PDB tools and symbol stores write it. */
+static const uint8_t guid_order[SIDEBAND_GUID_BYTES] = { 3, 2, 1, 0, 5, 4, 7, 6,
+                                                         8, 9, 10, 11, 12, 13, 14, 15 };
+
+static void put_guid(struct text_out *o, const uint8_t *g)
+{
+    for (unsigned i = 0; i < SIDEBAND_GUID_BYTES; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            text_out_str(o, "-");
+        text_out_hex(o, g[guid_order[i]], 2, false);
+    }
+}
+
+static int parse_guid(const char *s, size_t n, uint8_t out[SIDEBAND_GUID_BYTES])
+{
+    if (n != 2 * SIDEBAND_GUID_BYTES + 4)
+        return -1;
+    for (unsigned i = 0; i < SIDEBAND_GUID_BYTES; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) {
+            if (*s++ != '-')
+                return -1;
+        }
+        int hi = ptd_num_hex_digit(s[0]), lo = ptd_num_hex_digit(s[1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[guid_order[i]] = (uint8_t)(hi << 4 | lo);
+        s += 2;
+    }
+    return 0;
+}
+
+/* Version 2's lines about an image already listed: when it was loaded,
+ * and its CodeView record. 1 taken, 0 not one of them, -1 error. */
+static int parse_image_more(struct sideband *sb, const char *key, size_t klen, struct cur *c,
+                            struct sideband_error *err)
+{
+    const char *s;
+    size_t n;
+    uint64_t base, v;
+    int loaded = key_is(key, klen, "image.loaded");
+    if (!loaded && !key_is(key, klen, "image.debug"))
+        return 0;
+    if (num_field(c, "base", UINT64_MAX, &base))
+        FAIL(loaded ? "image.loaded: want base=N tsc=N" : "image.debug: want base=N cv=... age=N path=P");
+    int row = row_at(sb, base);
+    if (row < 0)
+        FAIL("no image line with this base before it");
+    struct sideband_image *im = &sb->images[row];
+    if (loaded) {
+        if (num_field(c, "tsc", UINT64_MAX, &v) || !at_end(c))
+            FAIL("image.loaded: want base=N tsc=N");
+        im->load_tsc = v;
+        return 1;
+    }
+    uint8_t guid[SIDEBAND_GUID_BYTES];
+    uint32_t cv;
+    bytes_zero(guid, sizeof guid);
+    if (field(c, "cv", &s, &n))
+        FAIL("image.debug: want cv=rsds guid=HEX or cv=nb10 sig=N");
+    if (text_is(s, n, "rsds")) {
+        cv = SIDEBAND_CV_RSDS;
+        if (field(c, "guid", &s, &n) || parse_guid(s, n, guid))
+            FAIL("image.debug: cv=rsds wants guid=GUID (8-4-4-4-12 hex digits)");
+    } else if (text_is(s, n, "nb10")) {
+        cv = SIDEBAND_CV_NB10;
+        if (num_field(c, "sig", UINT32_MAX, &v))
+            FAIL("image.debug: cv=nb10 wants sig=N");
+        for (unsigned k = 0; k < 4; k++)
+            guid[k] = (uint8_t)(v >> (8 * k));
+    } else {
+        FAIL("image.debug: cv must be rsds or nb10");
+    }
+    if (num_field(c, "age", UINT32_MAX, &v))
+        FAIL("image.debug: want age=N after the GUID or signature");
+    /* path= is last and runs to the end of the line */
+    skip_blanks(c);
+    if (c->end - c->p < 6 || !bytes_equal(c->p, "path=", 5))
+        FAIL("image.debug: want path=PATH last");
+    n = (size_t)(c->end - c->p - 5);
+    if (n >= SIDEBAND_PATH_MAX)
+        FAIL("image.debug: path longer than 127 characters");
+    char path[SIDEBAND_PATH_MAX];
+    bytes_copy(path, c->p + 5, n);
+    path[n] = '\0';
+    sideband_set_debug(sb, row, cv, guid, (uint32_t)v, path);
+    return 1;
+}
+
 static int parse_line(struct sideband *sb, const char *key, size_t klen, struct cur *c,
-                      struct sideband_error *err)
+                      uint64_t version, struct sideband_error *err)
 {
     const char *s;
     size_t n;
@@ -498,6 +658,11 @@ static int parse_line(struct sideband *sb, const char *key, size_t klen, struct 
             FAIL("image: more images than the table holds (512)");
         return 0;
     }
+    if (version >= 2) {
+        int r = parse_image_more(sb, key, klen, c, err);
+        if (r)
+            return r < 0 ? -1 : 0;
+    }
     FAIL("unknown key");
 }
 
@@ -506,6 +671,7 @@ int sideband_parse(struct sideband *sb, const char *text, size_t len, struct sid
     const char *p = text, *end = text + len;
     unsigned line = 0;
     int seen_header = 0, seen_end = 0;
+    uint64_t version = 0;
 
     sideband_init(sb);
     err->line = 0;
@@ -539,9 +705,11 @@ int sideband_parse(struct sideband *sb, const char *text, size_t len, struct sid
             uint64_t v;
             skip_blanks(&c);
             if (!key_is(key, klen, SIDEBAND_MAGIC))
-                FAIL("not a ptboot sideband (first line must be 'ptboot-sideband 1')");
-            if (parse_num(c.p, (size_t)(c.end - c.p), UINT32_MAX, &v) || v != SIDEBAND_VERSION)
-                FAIL("unsupported sideband version (this reader knows version 1)");
+                FAIL("not a ptboot sideband (first line must be 'ptboot-sideband N')");
+            if (parse_num(c.p, (size_t)(c.end - c.p), UINT32_MAX, &v) || v < SIDEBAND_VERSION_MIN ||
+                v > SIDEBAND_VERSION)
+                FAIL("unsupported sideband version (this reader knows versions 1 and 2)");
+            version = v;
             seen_header = 1;
             continue;
         }
@@ -551,12 +719,12 @@ int sideband_parse(struct sideband *sb, const char *text, size_t len, struct sid
             seen_end = 1;
             continue;
         }
-        if (parse_line(sb, key, klen, &c, err) < 0)
+        if (parse_line(sb, key, klen, &c, version, err) < 0)
             return -1;
     }
     if (!seen_header) {
         err->line = 0;
-        FAIL("empty: no 'ptboot-sideband 1' line");
+        FAIL("empty: no 'ptboot-sideband N' line");
     }
     if (!seen_end) {
         err->line = line;

@@ -8,8 +8,8 @@
  * and while tracing.
  *
  * Pure C over caller storage, no UEFI types, no allocation: the target
- * fills it (efi/image_watch.c), writes it as text to the stick
- * (efi/capture_files.c); the host reads it back (host/capture.c); the unit
+ * fills it (efi/capture/image_watch.c), writes it as text to the stick
+ * (efi/capture/files.c); the host reads it back (host/capture.c); the unit
  * tests run this very code. */
 #ifndef PTBOOT_FORMAT_SIDEBAND_H
 #define PTBOOT_FORMAT_SIDEBAND_H
@@ -18,16 +18,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* First line of the text form: "ptboot-sideband 1". A reader refuses
- * other versions: a new key means a new version. */
+/* First line of the text form: "ptboot-sideband 2". A new key means a
+ * new version; the reader takes every version up to its own (version 1
+ * has no image.debug and image.loaded lines) and refuses newer ones. */
 #define SIDEBAND_MAGIC "ptboot-sideband"
-#define SIDEBAND_VERSION 1
+#define SIDEBAND_VERSION 2
+#define SIDEBAND_VERSION_MIN 1
 
 #define SIDEBAND_MAX_IMAGES 512
 #define SIDEBAND_NAME_MAX 72  /* bytes of a name, NUL included */
+#define SIDEBAND_PATH_MAX 128 /* bytes of a CodeView path, NUL included (the tail is kept) */
+#define SIDEBAND_GUID_BYTES 16
 #define SIDEBAND_MAX_FILTERS 4 /* IA32_RTIT_ADDR0..3 (RTIT_MAX_RANGES) */
 /* Longest line the writer emits or the parser accepts. */
-#define SIDEBAND_LINE_MAX 160
+#define SIDEBAND_LINE_MAX 256
+/* Longest text sideband_write can produce: up to three lines per image
+ * (image, image.loaded, image.debug) and the fixed keys and filters. */
+#define SIDEBAND_TEXT_MAX ((3u * SIDEBAND_MAX_IMAGES + 64u) * SIDEBAND_LINE_MAX)
 
 enum sideband_unit {
     SIDEBAND_UNIT_NONE = 0, /* "none": no trace (e.g. the `images` command) */
@@ -51,10 +58,26 @@ enum {
     SIDEBAND_IMG_TARGET = 1u << 4,   /* "target": the image the capture was about */
 };
 
+/* struct sideband_image.cv: the image's CodeView debug record (Microsoft
+ * PE format, "Debug Type"; format/pe_info.h reads it) */
+enum sideband_cv {
+    SIDEBAND_CV_NONE = 0,
+    SIDEBAND_CV_RSDS, /* "rsds": PDB 7.0 record, a GUID and an age */
+    SIDEBAND_CV_NB10, /* "nb10": PDB 2.0 record (EDK2's GenFw), a 32-bit signature and an age */
+};
+
 struct sideband_image {
     uint64_t base, size, entry; /* entry: absolute, 0 if unknown */
     uint32_t flags;
     char name[SIDEBAND_NAME_MAX]; /* printable ASCII, no spaces at ends */
+    /* Version 2: when it was loaded (TSC, 0 if not known: images there
+     * before tracing began) and what names its debug file (the host's
+     * --symbols finds the file by these). */
+    uint64_t load_tsc;
+    uint32_t cv;                         /* enum sideband_cv */
+    uint32_t cv_age;
+    uint8_t cv_guid[SIDEBAND_GUID_BYTES]; /* RSDS: GUID as stored; NB10: signature in 0..3 */
+    char cv_path[SIDEBAND_PATH_MAX];     /* printable ASCII, no blanks at ends */
 };
 
 struct sideband_filter {
@@ -105,6 +128,11 @@ void sideband_init(struct sideband *sb);
  * (an image unloaded and another loaded at the same place keeps one row). */
 int sideband_add_image(struct sideband *sb, uint64_t base, uint64_t size, uint64_t entry,
                        const char *name, uint32_t flags);
+/* Sets the CodeView facts of image row: guid is 16 bytes (RSDS) or 4
+ * (NB10: the signature), may be NULL; path is copied as names are, its
+ * tail kept when long); cv SIDEBAND_CV_NONE clears them. */
+void sideband_set_debug(struct sideband *sb, int row, uint32_t cv, const uint8_t *guid,
+                        uint32_t age, const char *path);
 /* The image containing addr, or NULL. */
 const struct sideband_image *sideband_find_image(const struct sideband *sb, uint64_t addr);
 

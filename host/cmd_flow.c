@@ -22,10 +22,13 @@
 #include "host/commands.h"
 #include "host/decode_opts.h"
 #include "host/flow_opts.h"
+#include "host/progress.h"
+#include "host/sym/names_opts.h"
 
 struct out {
     int no_inst, att, cpu_unknown;
-    struct ptd_flow_opts fo;        /* ptxed's words (decoder/ptd_opts.h) */
+    struct ptd_flow_opts fo;        /* ptxed's words (decoder/ptd_opts.h), --tail */
+    struct names *names;    /* --sym: a func+0xOFF column (host/sym/names.h) */
     ZydisDecoder zdec[3];
     ZydisFormatter zfmt;
 };
@@ -60,19 +63,25 @@ static char *append_disassembly(const struct out *o, const struct ptd_flow_insn 
  * adds disassembly to instruction lines. */
 static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
 {
-    char line[PTD_FMT_FLOW_LINE_MAX + 192];
+    char line[PTD_FMT_FLOW_LINE_MAX + 192 + 320];
     enum ptd_flow_line_kind kind;
     int n;
 
+    struct progress pr;
     ptd_flow_lines_init(L, f, o->fo.fmt);
     L->cpu_unknown = (uint8_t)o->cpu_unknown;
+    progress_start(&pr, "ptboot flow", f->q.pkt.end > f->q.pkt.begin ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : 0);
     while ((n = ptd_flow_lines_next(L, line, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
         char *p = line + n;
+        progress_update(&pr, ptd_flow_offset(f));
+        if (kind == PTD_FLOW_LINE_INSN && o->names)
+            p = names_flow_column(o->names, L->insn.ip, p, p + 320);
         if (kind == PTD_FLOW_LINE_INSN && !o->no_inst)
             p = append_disassembly(o, &L->insn, p, line + sizeof(line) - 2);
         *p++ = '\n';
         fwrite(line, 1, (size_t)(p - line), stdout);
     }
+    progress_end(&pr);
 }
 
 static void usage(FILE *to)
@@ -88,6 +97,11 @@ static void usage(FILE *to)
         "Code:\n"
         "  --pages PREFIX             PREFIX.dump (4 KiB pages) + PREFIX.addr (u64 LE per page)\n"
         "  --raw FILE[:FROM[-TO]]:BASE  load FILE (bytes FROM..TO) at BASE (repeatable)\n"
+        "  --elf FILE[:BASE]          an ELF's loadable segments (moved to BASE) (repeatable)\n"
+        "  --pe FILE[:BASE]           a PE/COFF image's sections at its ImageBase or BASE\n"
+        "Names:\n"
+        "  --sym                      a function+0xOFF column after each instruction's IP\n"
+        "  --symbols PATH             debug files (a file, or a directory searched) for --sym\n"
         "Configuration:\n"
         "  --filter LO-HI             FilterEn address range (hex, repeatable up to 4)\n"
         "  --filter:addrN_cfg/_a/_b V as IA32_RTIT_CTL.ADDRn_CFG and IA32_RTIT_ADDRn_A/B\n"
@@ -111,6 +125,9 @@ static void usage(FILE *to)
         "  --offset                   trace offset before each line\n"
         "  --event:ip                 event IPs\n"
         "  --quiet, -q                no flow lines\n"
+        "  --tail                     after the trace's end, the instructions the code alone\n"
+        "                             says ran next, after a [tail] line (not traced: inferred),\n"
+        "                             and [spin: LO-HI] when they loop for ever\n"
         "  --stat                     counts at the end: instructions, and blocks with the\n"
         "                             block decoder; --stat:insn, --stat:blocks only those\n"
         "  --block:show-blocks        [block] before each block ([block <n hex>] with --stat)\n"
@@ -135,16 +152,21 @@ int host_cmd_flow(int argc, char **argv)
 
     static struct ptd_time_config tcfg;
     static struct host_capture cap;
-    int libipt_args = 0;
+    static struct names names;
+    int libipt_args = 0, sym = 0;
     char cerr[4096 + 600];
     memset(&o, 0, sizeof(o));
     memset(&tcfg, 0, sizeof(tcfg));
     flow_opts_init(&fo);
+    names_init(&names);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = host_decode_opts_take(&fo, &tcfg, &cap, argc, argv, &i, "ptboot flow");
+        if (r == 0)
+            r = names_opts_take(&names, argc, argv, &i, "ptboot flow");
         if (r < 0) {
             flow_opts_free(&fo);
+            names_free(&names);
             return -r;
         }
         if (r > 0)
@@ -157,6 +179,10 @@ int host_cmd_flow(int argc, char **argv)
             libipt_args = 1;
         } else if (!strcmp(a, "--no-inst")) {
             o.no_inst = 1;
+        } else if (!strcmp(a, "--sym")) {
+            sym = 1;
+        } else if (!strcmp(a, "--tail")) {
+            o.fo.fmt |= PTD_FMT_FLOW_TAIL;
         } else if (!strcmp(a, "--att")) {
             o.att = 1;
         } else if (ptd_opts_flow_word(&o.fo, a)) {
@@ -192,6 +218,15 @@ int host_cmd_flow(int argc, char **argv)
         ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_64], ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
         ZydisFormatterInit(&o.zfmt, o.att ? ZYDIS_FORMATTER_STYLE_ATT : ZYDIS_FORMATTER_STYLE_INTEL);
     }
+    if (sym) {
+        if (names_opts_finish(&names, &cap, &fo, NULL, 0) < 0) {
+            fprintf(stderr, "ptboot flow: out of memory\n");
+            flow_opts_free(&fo);
+            names_free(&names);
+            return 1;
+        }
+        o.names = &names;
+    }
     f = malloc(sizeof(*f));
     if (!f) {
         fprintf(stderr, "ptboot flow: out of memory\n");
@@ -217,9 +252,14 @@ int host_cmd_flow(int argc, char **argv)
             printf("insn: %" PRIu64 ".\n", lines.insns);
         if (blocks)
             printf("blocks:\t%" PRIu64 ".\n", lines.blocks);
+        if (o.fo.fmt & PTD_FMT_FLOW_TAIL)
+            printf("tail: %" PRIu64 " (%s).\n", lines.tail_insns, ptd_tail_end_name(lines.tail.end));
     }
     fflush(stdout);
     free(f);
+    if (sym)
+        names_report(&names, stderr, "ptboot flow");
+    names_free(&names);
     flow_opts_free(&fo);
     host_capture_free(&cap);
     return rc;

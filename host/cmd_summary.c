@@ -16,6 +16,8 @@
 #include "host/cmd_summary.h"
 #include "host/commands.h"
 #include "host/decode_opts.h"
+#include "host/progress.h"
+#include "host/sym/names_opts.h"
 
 #define MAX_MODULES 4096
 
@@ -49,7 +51,15 @@ int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
     struct ptd_flow_config fcfg = fo->cfg;     /* with its caches */
     fcfg.time = tcfg;
     ptd_flow_init(f, &fcfg);
-    const struct ptd_sum_stats *st = ptd_sum_run(s, &c, f);
+    /* ptd_sum_run's steps, with progress on a terminal */
+    struct progress pr;
+    progress_start(&pr, "ptboot summary", fo->tsize);
+    ptd_sum_init(s, &c);
+    while (ptd_sum_decode(s, f, 4096) > 0)
+        progress_update(&pr, ptd_flow_offset(f));
+    progress_end(&pr);
+    ptd_sum_print(s);
+    const struct ptd_sum_stats *st = ptd_sum_stats(s);
     if (stat)
         fprintf(out,
                 "summary: bytes %" PRIu64 " insns %" PRIu64 " blocks %" PRIu64 " calls %" PRIu64
@@ -78,9 +88,12 @@ static void usage(FILE *to)
         "Capture (docs/capture-files.md):\n"
         "  --capture DIR              DIR/trace.pt, its code snapshot, CPU, timing, filters\n"
         "                             and its image table (options after it override)\n"
+        "  --elf FILE[:BASE] --pe FILE[:BASE]  code from an ELF's segments or a PE's sections\n"
         "Images:\n"
         "  --module BASE:SIZE:NAME    an image (hex base and size), repeatable; looked up\n"
         "                             before the capture's images\n"
+        "  --symbols PATH             debug files (a file, or a directory searched): names\n"
+        "                             as function+0xOFF (file:line) (docs/symbols.md)\n"
         "Limits:\n"
         "  --top N                    top N images, functions, blocks, edges (20)\n"
         "  --last N                   last N transitions (32)\n"
@@ -90,6 +103,9 @@ static void usage(FILE *to)
         "  --tree-permille N          fold tree nodes under N/1000 of the insns (2)\n"
         "  --tree-all                 every tree node (up to --tree-lines)\n"
         "  --arena BYTES              table memory, as on target (1048576)\n"
+        "  --tail                     the static path after the trace's end closes the last\n"
+        "                             transitions, marked (tail), with where it ends\n"
+        "                             (\"spins at X\" for an endless loop)\n"
         "  --stat                     a last line \"summary: bytes N insns N ...\"\n"
         "Exit status: 0 decoded (decode errors are in the summary), 1 bad input,\n"
         "2 bad usage.\n");
@@ -114,6 +130,7 @@ int host_cmd_summary(int argc, char **argv)
     static struct ptd_sum_module mods[MAX_MODULES];
     static struct ptd_time_config tcfg;
     static struct host_capture cap;
+    static struct names names;
     struct flow_opts fo;
     struct ptd_sum_config c;
     int stat = 0, rc;
@@ -123,11 +140,15 @@ int host_cmd_summary(int argc, char **argv)
     memset(&tcfg, 0, sizeof(tcfg));
     c.modules = mods;
     flow_opts_init(&fo);
+    names_init(&names);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = host_decode_opts_take(&fo, &tcfg, &cap, argc, argv, &i, "ptboot summary");
+        if (r == 0)
+            r = names_opts_take(&names, argc, argv, &i, "ptboot summary");
         if (r < 0) {
             flow_opts_free(&fo);
+            names_free(&names);
             return -r;
         }
         if (r > 0)
@@ -140,6 +161,8 @@ int host_cmd_summary(int argc, char **argv)
             stat = 1;
         } else if (!strcmp(a, "--tree-all")) {
             c.flags |= PTD_SUM_F_TREE_ALL;
+        } else if (!strcmp(a, "--tail")) {
+            c.flags |= PTD_SUM_F_TAIL;
         } else if (!strcmp(a, "--module")) {
             if (i + 1 >= argc || c.nmodules >= MAX_MODULES ||
                 parse_module(argv[i + 1], &mods[c.nmodules]) < 0) {
@@ -192,11 +215,18 @@ int host_cmd_summary(int argc, char **argv)
         return 1;
     }
     /* the capture's images after the explicit ones */
+    size_t given = c.nmodules;
     for (size_t k = 0; k < cap.nmodules && c.nmodules < MAX_MODULES; k++) {
         mods[c.nmodules].base = cap.modules[k].base;
         mods[c.nmodules].size = cap.modules[k].size;
         mods[c.nmodules].name = cap.modules[k].name;
         c.nmodules++;
+    }
+    /* then the --elf/--pe files; names from the debug files over all */
+    c.nmodules = names_opts_code_modules(&fo, mods, c.nmodules, MAX_MODULES);
+    if (names_opts_finish(&names, &cap, &fo, mods, given) == 0 && names_opts_active(&names)) {
+        c.name = names_sum_name;
+        c.name_ctx = &names;
     }
     tcfg.errata = fo.cfg.errata;
     void *arena = malloc(arena_size ? arena_size : 1);
@@ -210,6 +240,8 @@ int host_cmd_summary(int argc, char **argv)
     c.arena_size = arena_size;
     rc = host_summary_write(&fo, &tcfg, &c, stat, stdout);
     fflush(stdout);
+    names_report(&names, stderr, "ptboot summary");
+    names_free(&names);
     free(arena);
     flow_opts_free(&fo);
     host_capture_free(&cap);

@@ -17,6 +17,7 @@ void flow_opts_init(struct flow_opts *o)
 void flow_opts_free(struct flow_opts *o)
 {
     flow_image_free(&o->img);
+    code_modules_free(&o->code);
     free(o->trace);
     free(o->cache);
     free(o->bcache);
@@ -57,6 +58,7 @@ int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const ch
         return 1;
     }
     if (strcmp(a, "--pt") && strcmp(a, "--pages") && strcmp(a, "--raw") &&
+        strcmp(a, "--elf") && strcmp(a, "--pe") &&
         strcmp(a, "--filter") && strcmp(a, "--cpu") && strcmp(a, "--mode") &&
         strncmp(a, "--filter:addr", 13))
         return 0;
@@ -75,6 +77,12 @@ int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const ch
     } else if (!strcmp(a, "--raw")) {
         if (flow_image_add_raw(&o->img, v) < 0) {
             fprintf(stderr, "%s: %s\n", prog, o->img.err);
+            return -1;
+        }
+    } else if (!strcmp(a, "--elf") || !strcmp(a, "--pe")) {
+        char err[4096 + 256];
+        if ((a[3] == 'l' ? code_load_elf : code_load_pe)(&o->img, &o->code, v, err, sizeof err) < 0) {
+            fprintf(stderr, "%s: %s\n", prog, err);
             return -1;
         }
     } else if (!strcmp(a, "--filter")) {

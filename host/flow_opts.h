@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "decoder/ptd_flow.h"
+#include "host/code_load.h"
 #include "host/flow_image.h"
 
 struct flow_opts {
@@ -24,6 +25,7 @@ struct flow_opts {
     int no_cache;
     void *cache;
     void *bcache;
+    struct code_modules code;   /* --elf / --pe files (host/code_load.h) */
 };
 
 #define FLOW_CACHE_BYTES (1u << 20)

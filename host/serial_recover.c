@@ -51,8 +51,8 @@ static struct sfile *new_file(struct serial_ctx *c, uint32_t id)
     return f;
 }
 
-/* The line the app prints before a dump's frame lines (efi/serial_dump.c,
- * efi/ebs_report.c), anywhere in the line (console noise before it). */
+/* The line the app prints before a dump's frame lines (efi/capture/serial_dump.c,
+ * efi/capture/ebs_report.c), anywhere in the line (console noise before it). */
 static bool dump_marker(const char *s, size_t len)
 {
     static const char m[] = "ptboot: serial-dump begin ";

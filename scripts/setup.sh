@@ -24,6 +24,15 @@ packages=(
   clang libclang-rt-14-dev
   # real PE/COFF images with a CodeView debug record for pe_info's tests
   lld
+  # the host CLI's symbols: ELF symbol tables and DWARF line tables (--symbols)
+  libdw-dev
+  # the HTML report rendered in a real browser, headless, and the exports'
+  # JSON checked (test/names)
+  chromium python3
+  # make format / make format-check (.clang-format)
+  clang-format
+  # peak memory of the export benchmark (bench/export.sh)
+  time
 )
 
 # One dpkg-query for all: fast enough to run before every build. Its exit

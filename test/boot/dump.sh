@@ -7,7 +7,7 @@
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 sample=$BOOT_DIR/sample.pt
-build/bench/gen_trace --size 24576 --seed 7 --uniform --all-kinds --corrupt 16 "$sample" >/dev/null || exit 1
+build/bench/gen_trace --size 24576 --seed 7 --uniform --all-kinds --corrupt 20 "$sample" >/dev/null || exit 1
 
 # dump_case NAME "DUMP ARGS" ERRORS-REGEX: boots a stick with sample.pt and
 # compares its serial lines with the host's.

@@ -9,7 +9,9 @@ cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 # BYTES only, if given) with its code pages on a stick, decoded on the target
 # and on the host.
 flow_case() {
-  local name=$1 trace=$2 pages=$3 opts=$4 bytes=${5:-}
+  local name=$1 trace=$2 pages=$3 opts=$4 bytes=${5:-} end='$'
+  # --tail: the end line also says how many instructions the tail gave
+  case " $opts " in *" --tail "*) end=' tail=[0-9]+ tail_end=[a-z ]+$' ;; esac
   if [ -n "$bytes" ]; then head -c "$bytes" "$trace"; else cat "$trace"; fi > "$BOOT_DIR/$name.pt"
   cp "$pages.dump" "$BOOT_DIR/$name-code.dump"
   cp "$pages.addr" "$BOOT_DIR/$name-code.addr"
@@ -19,7 +21,7 @@ flow_case() {
     "$BOOT_DIR/$name-code.addr"
   boot_run "$name"
   expect_rc "$name" 0 "clean shutdown"
-  expect "$name" '^ptboot: flow end insns=[1-9][0-9]* errors=[0-9]+$' "flow finished"
+  expect "$name" "^ptboot: flow end insns=[1-9][0-9]* errors=[0-9]+$end" "flow finished"
   expect "$name" '^ptboot: exit status=0 sbrk_calls=0 msr_faults=0$' "no heap allocation"
   expect_same_as_host "$name" flow "ptboot flow --no-inst $args"
 }
@@ -27,14 +29,19 @@ flow_case() {
 # (Traces of OVMF from the virtual trace unit are decoded on the target by
 # test/vpt/on_target.sh, against the ground truth as well.)
 
-real=../shared/traces/real
+real=${PTBOOT_REAL_TRACES:-../shared/traces/real}
 if [ -d "$real" ]; then
   flow_case flow-foo "$real/foo/trace.pt" "$real/foo/pages" "--filter 7ffff7819000-7ffff79ca000 --event:ip" 3072
   # 32-bit code, and a trace whose start needs a resync (an error line)
   flow_case flow-avscript "$real/avscript_32/trace.pt" "$real/avscript_32/pages" "--filter 1000-7ffffffff000 --offset" 3072
   expect flow-avscript '^\[[0-9a-f]+, [0-9a-f]+: error: ' "error line reported, decoding went on"
+  # a trace cut off: the static tail after its last packet (--tail)
+  flow_case flow-tail "$real/Unzip/trace.pt" "$real/Unzip/pages" "--filter 400000-427000 --tail" 3000
+  expect flow-tail '^\[tail\]$' "the tail after the trace's end"
+  expect flow-tail '^ptboot: flow end .* tail=59 tail_end=trace$' "59 instructions inferred, up to a jcc"
 else
   echo "skip: $real not found, real-trace flow cases not run"
+  boot_skip "real-trace flow cases ($real not found)"
 fi
 
 # Time on the target: a generated program with timing packets (TSC/TMA in

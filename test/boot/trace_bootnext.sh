@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `trace --boot-next` (efi/cmd_trace.c, docs/trace.md): the boot option the
+# `trace --boot-next` (efi/cmd/trace.c, docs/trace.md): the boot option the
 # firmware would take next is found, its device path made loadable and the
 # image traced. Three QEMU runs, each on its own copy of one OVMF variable
 # store (scripts/qemu-run.sh OVMF_VARS_FILE; build/test/efivars reads and

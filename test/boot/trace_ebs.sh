@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `trace` of an OS loader: the target calls ExitBootServices and never
 # returns to ptboot, so the capture is reported from the ExitBootServices
-# notify over COM1 (efi/capture.c, efi/ebs_report.h, docs/trace.md
+# notify over COM1 (efi/capture/capture.c, efi/capture/ebs_report.h, docs/trace.md
 # "Tracing an OS loader"). The target is the resident test's OS-loader
 # stand-in (test/resident/osloader.c: fib, mix rounds, GetMemoryMap,
 # ExitBootServices, ResetSystem shutdown), traced with the soft unit:

@@ -16,20 +16,23 @@
  * leave the traced code: MODE.TSX with TXAbort + FUP + TIP to XBEGIN's
  * handler; MODE.TSX in PSB+), the speculative flag of every instruction
  * checked against the ground truth, half of them decoded as a Broadwell
- * (errata BDM64, BDM70); every 5th program also writes TSC/TMA in PSB+ and
+ * (errata BDM64, BDM70); seeds 9 mod 10 are APX/FRED programs and seeds
+ * 4 mod 10 return from interrupts with UIRET (see "APX, FRED, UIRET"
+ * below); every 5th program also writes TSC/TMA in PSB+ and
  * MTC/CYC/TSC between packets (the times themselves follow current
  * libipt's event decoder, which 2.0.5's query decoder does not match at
- * every event: test/flow/flow_time.sh checks them against current
+ * every event: test/flow/flow_current.sh checks them against current
  * libipt's output). Some programs also write what libipt 2.0.5 does not
  * know: Event Trace (CFE.INTR with the vector, and EVD with CR2 for a page
- * fault, before an interrupt's FUP + TIP; CFE.IRET before IRET's TIP) and
- * TRIG packets whose ICNT counts the instructions from the last IP packet
- * or TNT packet to the instruction the trigger fired at; libipt 2.0.5 then
- * decodes the same trace without those packets. The Skylake programs
- * decode as one of several CPUs of current libipt's errata table: with
- * SKL014, or with it fixed (current libipt's lists: Alder Lake, Sapphire
- * Rapids, family 19), where the TIP.PGDs without IP are errors as without
- * a CPU. Then it decodes the trace with libptd's flow layer and
+ * fault, before an interrupt's FUP + TIP; CFE.IRET, or CFE.UIRET, before
+ * the return's TIP) and TRIG packets whose ICNT counts the instructions
+ * from the last IP packet or TNT packet to the instruction the trigger
+ * fired at; libipt 2.0.5 then decodes the same trace without those
+ * packets. The Skylake programs decode as one of several CPUs of current
+ * libipt's errata table: with SKL014, or with it fixed (current libipt's
+ * lists: Alder Lake, Sapphire Rapids, family 19), where the TIP.PGDs
+ * without IP are errors as without a CPU. Then it decodes the trace with
+ * libptd's flow layer and
  * with libipt's instruction decoder and checks: both give the ground
  * truth's instructions, and both give the same events and errors in the
  * same places; the Event Trace and TRIG events come out where the
@@ -65,7 +68,7 @@ static unsigned rn(unsigned n) { return (unsigned)(rnd() % n); }
 
 /* ---- program ------------------------------------------------------------ */
 enum kind { K_FILL, K_JCC, K_JMP, K_CALL, K_ICALL, K_IJMP, K_RET, K_IRET, K_FARJMP, K_CALLOUT,
-            K_XBEGIN, K_XEND, K_ICALLOUT };
+            K_XBEGIN, K_XEND, K_ICALLOUT, K_JMPABS };
 
 struct insn {
     uint64_t ip;
@@ -118,6 +121,69 @@ static const uint8_t fills64[][11] = {
 static const uint8_t fills32[][11] = {
     {1, 0x90}, {2, 0x89, 0xc3}, {4, 0x8d, 0x44, 0x24, 0x08}, {5, 0x0f, 0x1f, 0x44, 0x00, 0x00},
 };
+
+/* ---- APX, FRED, UIRET ----------------------------------------------------
+ * apx programs (seeds 9 mod 10): REX2 in the traced 64-bit code (fills with
+ * REX2, CALL/JMP r/m and RET with REX2, which keep their class), JMPABS
+ * (REX2 A1 imm64: its target is in the instruction, but the CPU reports it
+ * with a TIP as for an indirect jump), and the interrupt handler returning
+ * with FRED's ERETU or ERETS (far returns: TIP). libipt 2.0.5 reads D5 as
+ * AAD and ERETU/ERETS as CLAC, so it cannot be the oracle there: those
+ * programs are checked against their ground truth only (every executed
+ * instruction, in order, no error). uiret programs (seeds 4 mod 10)
+ * return from interrupts with UIRET, which libipt 2.0.5 knows as a far
+ * return: they keep libipt as the oracle. Every random number these draw
+ * is drawn only with the flag set, so the other programs stay as they
+ * were. */
+static int apx, uiret;
+static uint64_t n_rex2, n_jmpabs, n_eret, n_uiret;
+static const uint8_t fills64_rex2[][12] = {
+    {4, 0xd5, 0x48, 0x89, 0xc3},              /* mov rbx, r16 */
+    {4, 0xd5, 0x19, 0x89, 0xc3},              /* mov r27, rax */
+    {4, 0xd5, 0xc8, 0xaf, 0xc0},              /* imul r16, rax (map 1) */
+    {4, 0xd5, 0x10, 0xff, 0xc0},              /* inc r16d */
+    {11, 0xd5, 0x08, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8},   /* mov rax, imm64 */
+};
+#define REX2_JMPABS_LEN 11      /* D5 00 A1 imm64 */
+static const uint8_t eret_u[4] = { 0xf3, 0x0f, 0x01, 0xca };   /* ERETU */
+static const uint8_t eret_s[4] = { 0xf2, 0x0f, 0x01, 0xca };   /* ERETS */
+static const uint8_t uiret_insn[4] = { 0xf3, 0x0f, 0x01, 0xec };
+
+/* The encoding of slot in (kind and length chosen), for the apx/uiret
+ * programs; 0 when the usual one applies. */
+static int apx_encode(struct insn *in, uint8_t *p)
+{
+    switch (in->kind) {
+    case K_IRET:
+        if (apx || uiret) {
+            memcpy(p, uiret ? uiret_insn : rn(2) ? eret_u : eret_s, 4);
+            in->len = 4;
+            return 1;
+        }
+        return 0;
+    case K_FILL:
+        if (apx && in->mode == 2 && rn(3) == 0) {
+            const uint8_t *e = fills64_rex2[rn(5)];
+            in->len = e[0];
+            memcpy(p, e + 1, e[0]);
+            n_rex2++;
+            return 1;
+        }
+        return 0;
+    case K_ICALL: case K_IJMP: case K_RET:      /* the REX2 forms */
+        if (apx && rn(2)) {
+            in->len = in->kind == K_RET ? 3 : 4;
+            n_rex2++;
+            return 1;
+        }
+        return 0;
+    case K_JMPABS:
+        in->len = REX2_JMPABS_LEN;
+        n_rex2++;
+        return 1;
+    }
+    return 0;
+}
 
 /* Lay out function f's slots at *at: kinds only, targets fixed later. */
 static void gen_func(int f, uint64_t *at, int mode, int outside, int is_handler, int n)
@@ -175,6 +241,12 @@ static void gen_func(int f, uint64_t *at, int mode, int outside, int is_handler,
                 in->kind = K_XBEGIN;
             else if (q == 1)
                 in->kind = K_XEND;
+        }
+        if (apx && in->kind == K_FILL && mode == 2 && !outside && rn(12) == 0)
+            in->kind = K_JMPABS;
+        if ((apx || uiret) && apx_encode(in, memp(*at))) {
+            *at += in->len;
+            continue;
         }
         switch (in->kind) {
         case K_FILL: {
@@ -267,8 +339,32 @@ static void fix_targets(void)
             put32(p + 1, (int32_t)(in->target - (in->ip + 5)));
             break;
         }
-        case K_ICALL: p[0] = 0xff; p[1] = 0xd0; break;
-        case K_IJMP: p[0] = 0xff; p[1] = 0xe0; break;
+        case K_ICALL:
+        case K_IJMP:
+            if (in->len == 4) {         /* REX2 (apx) */
+                *p++ = 0xd5;
+                *p++ = 0x00;
+            }
+            p[0] = 0xff;
+            p[1] = in->kind == K_ICALL ? 0xd0 : 0xe0;
+            break;
+        case K_RET:
+            if (in->len == 3)           /* REX2 (apx) */
+                memcpy(p, "\xd5\x00\xc3", 3);
+            break;
+        case K_JMPABS: {
+            /* forward, as JMP (its TIP would show the rounds of a loop,
+               but a loop of JMPABS alone would not end) */
+            int lo = k + 1, hi = fn->first + fn->count - 1;
+            uint64_t t = prog[lo > hi ? hi : lo + (int)rn((unsigned)(hi - lo + 1))].ip;
+            in->target = t;
+            p[0] = 0xd5;
+            p[1] = 0x00;
+            p[2] = 0xa1;
+            for (int i = 0; i < 8; i++)
+                p[3 + i] = (uint8_t)(t >> (8 * i));
+            break;
+        }
         case K_XBEGIN: {
             /* the abort handler: any instruction of the same function */
             int t = fn->first + (int)rn((unsigned)fn->count);
@@ -663,6 +759,12 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
             ip = t;
             break;
         }
+        case K_JMPABS:      /* its own target, reported with a TIP */
+            w_flush(&w);
+            w_ip(&w, PTD_PKT_TIP, in->target, 0);
+            ip = in->target;
+            n_jmpabs++;
+            break;
         case K_RET: {
             uint64_t t;
             if (!sp)
@@ -699,17 +801,20 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
             n_out++;
             ip = in->target;
             break;
-        case K_IRET:
+        case K_IRET:        /* IRETQ, ERETU/ERETS (apx), UIRET (uiret) */
             w_flush(&w);
             if (et) {
-                /* reported after the IRET */
-                w_new(&w, PTD_PKT_CFE, 0, 2 /* IRET */, 0, 0);
+                /* reported after the IRET (ERETU/ERETS are IRETs too), or
+                 * the UIRET */
+                w_new(&w, PTD_PKT_CFE, 0, uiret ? 13 /* UIRET */ : 2 /* IRET */, 0, 0);
                 n_cfe++;
-                newev_add(PTD_EV_IRET, r->ntruth, 0);
+                newev_add(uiret ? PTD_EV_UIRET : PTD_EV_IRET, r->ntruth, 0);
             }
             w_ip(&w, PTD_PKT_TIP, irq_ret, 0);
             in_handler = 0;
             ip = irq_ret;
+            n_eret += apx != 0;
+            n_uiret += uiret != 0;
             break;
         case K_FARJMP:
             n_far++;
@@ -854,7 +959,7 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
                 else if (ev.type == PTD_EV_INTERRUPT)
                     add(out, 4, ev.type,
                         newev_word(ev.type, ev.aux, (ev.flags & PTD_EVF_HAS_CR2) ? ev.value : 0));
-                else if (ev.type == PTD_EV_IRET)
+                else if (ev.type == PTD_EV_IRET || ev.type == PTD_EV_UIRET)
                     add(out, 4, ev.type, 0);
                 else
                     add(out, 1, ev.type, ev_word((ev.flags & PTD_EVF_RESUMED) != 0, ev.tsc,
@@ -1000,6 +1105,33 @@ static void decode_libipt(const uint8_t *trace, size_t size, struct items *out)
     pt_insn_free_decoder(d);
 }
 
+/* apx programs have no libipt to fill the blocks' inner instructions
+ * (kind 3) from: take them from the ground truth, checking each block's
+ * last IP against it; the truth check then covers the rest. */
+static int apx_blocks_from_truth(struct items *a, const struct run *r, unsigned seed)
+{
+    size_t ti = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        struct item *it = &a->it[i];
+        if (it->kind != 0 && it->kind != 3)
+            continue;
+        if (ti >= r->ntruth)
+            return 0;           /* the truth check reports it */
+        if (it->kind == 3) {
+            it->kind = 0;
+            it->v = r->truth[ti];
+        }
+        if (it->w && it->w != r->truth[ti]) {
+            printf("flowgen: seed %u: block ends at %" PRIx64 ", executed %" PRIx64 "\n", seed, it->w,
+                   r->truth[ti]);
+            return 1;
+        }
+        it->w = 0;
+        ti++;
+    }
+    return 0;
+}
+
 static const char *item_str(const struct item *it, char *buf, size_t n)
 {
     if (it->kind == 0)
@@ -1053,6 +1185,8 @@ int main(int argc, char **argv)
          * Broadwell (BDM64's TSX part and BDM70 on clean traces: no effect) */
         tsx = (s % 4 == 3);
         bdw = tsx && !skl014 && (s % 8 == 7);
+        apx = (s % 10 == 9);
+        uiret = (s % 10 == 4);
         if (timing)
             use_blocks = 0;
         /* the CPU's timing errata too (SKL168), as libipt takes them from --cpu */
@@ -1103,7 +1237,7 @@ int main(int argc, char **argv)
                     bad = 1;
                 }
             a.n = b.n = 0;
-        } else {
+        } else if (!apx) {
             decode_libipt(r.plain, r.psize, &b);
         }
         /* the Event Trace and TRIG events where the program took them (the
@@ -1136,8 +1270,10 @@ int main(int argc, char **argv)
                 bad = 1;
             }
         }
-        /* ptboot == libipt, item by item */
-        for (size_t i = 0; i < a.n || i < b.n; i++) {
+        if (apx && !fixed)
+            bad |= apx_blocks_from_truth(&a, &r, s);
+        /* ptboot == libipt, item by item (apx: the ground truth only) */
+        for (size_t i = 0; !apx && (i < a.n || i < b.n); i++) {
             if (i < a.n && i < b.n && b.it[i].kind == 0 && (a.it[i].kind == 3 || a.it[i].kind == 0) &&
                 (a.it[i].kind == 3 || a.it[i].v == b.it[i].v) && (!a.it[i].w || a.it[i].w == b.it[i].v)) {
                 if (a.it[i].spec != b.it[i].spec) {
@@ -1231,6 +1367,9 @@ int main(int argc, char **argv)
            n_resumed);
     printf("flowgen: covered %" PRIu64 " TRIG, %" PRIu64 " CFE, %" PRIu64 " EVD, at the instructions taken\n", n_trig,
            n_cfe, n_evd);
+    printf("flowgen: covered %" PRIu64 " REX2 instructions laid out; executed %" PRIu64 " JMPABS, %" PRIu64
+           " ERETU/ERETS (ground truth), %" PRIu64 " UIRET (libipt and ground truth)\n", n_rex2, n_jmpabs, n_eret,
+           n_uiret);
     if (corrupt)
         printf("flowgen: %u corrupted traces decoded, %" PRIu64 " errors reported and resynchronised\n", corrupted_runs,
                total_errors);

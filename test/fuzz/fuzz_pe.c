@@ -1,6 +1,6 @@
 /* libFuzzer target over the image and boot-option parsers of the capture
  * path: arbitrary bytes through pe_info_parse() (format/pe_info.h) as an image
- * in memory and as a file, and through efi_load_option_decode() with the
+ * in memory and as a file, and through load_option_decode() with the
  * device-path helpers (format/load_option.h). Nothing may be read outside the
  * buffer (ASan/UBSan); what is returned stays inside it: names are
  * NUL-terminated, a decoded option's parts lie within the bytes, one after
@@ -34,43 +34,43 @@ static bool inside(const uint8_t *p, size_t n, const uint8_t *buf, size_t len)
 
 static void check_option(const uint8_t *data, size_t size)
 {
-    struct efi_load_option lo;
+    struct load_option lo;
     size_t err_off = SIZE_MAX;
     char text[256];
-    int rc = efi_load_option_decode(data, size, &lo, &err_off);
+    int rc = load_option_decode(data, size, &lo, &err_off);
     if (rc < 0) {
-        if (rc < EFI_LO_E_TEXT || err_off > size || !efi_load_option_strerror(rc))
+        if (rc < PTB_LO_E_TEXT || err_off > size || !load_option_strerror(rc))
             abort();
         return;
     }
     if (!inside(lo.description, 2 * lo.desc_chars + 2, data, size) ||
         !inside(lo.file_path, lo.file_path_len, data, size) ||
         !inside(lo.optional, lo.optional_len, data, size) ||
-        lo.description != data + EFI_LO_HEAD_BYTES ||
+        lo.description != data + PTB_LO_HEAD_BYTES ||
         lo.file_path != lo.description + 2 * lo.desc_chars + 2 ||
         lo.optional != lo.file_path + lo.file_path_len ||
         lo.optional + lo.optional_len != data + size)
         abort();
-    long dp = efi_dp_size(lo.file_path, lo.file_path_len);
+    long dp = device_path_size(lo.file_path, lo.file_path_len);
     if (dp > (long)lo.file_path_len || dp == 0)
         abort();
-    long n = efi_dp_file_text(lo.file_path, lo.file_path_len, text, sizeof text);
+    long n = device_path_file_text(lo.file_path, lo.file_path_len, text, sizeof text);
     if (n >= (long)sizeof text || (n >= 0 && strlen(text) != (size_t)n))
         abort();
-    n = efi_ucs2_to_ascii(lo.description, 2 * lo.desc_chars, text, sizeof text);
+    n = ucs2_to_ascii(lo.description, 2 * lo.desc_chars, text, sizeof text);
     if (n >= 0 && ((size_t)n != lo.desc_chars || strlen(text) != (size_t)n))
         abort();
-    n = efi_ucs2_to_ascii(lo.optional, lo.optional_len, text, sizeof text);
+    n = ucs2_to_ascii(lo.optional, lo.optional_len, text, sizeof text);
     if (n >= (long)sizeof text)
         abort();
     /* a decoded option's text, encoded again, decodes to the same parts */
-    if (dp > 0 && efi_ucs2_to_ascii(lo.description, 2 * lo.desc_chars, text, sizeof text) >= 0) {
+    if (dp > 0 && ucs2_to_ascii(lo.description, 2 * lo.desc_chars, text, sizeof text) >= 0) {
         static uint8_t again[1 << 17];
-        long m = efi_load_option_encode(again, sizeof again, lo.attributes, text, lo.file_path,
+        long m = load_option_encode(again, sizeof again, lo.attributes, text, lo.file_path,
                                         lo.file_path_len, lo.optional, lo.optional_len);
-        struct efi_load_option lo2;
+        struct load_option lo2;
         if (m != (long)size || memcmp(again, data, size) ||
-            efi_load_option_decode(again, (size_t)m, &lo2, &err_off) != 0)
+            load_option_decode(again, (size_t)m, &lo2, &err_off) != 0)
             abort();
     }
 }

@@ -12,7 +12,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* 512 images of at most ~160 characters, the header lines besides */
-#define TEXT_MAX (SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX + 64 * SIDEBAND_LINE_MAX)
+#define TEXT_MAX SIDEBAND_TEXT_MAX
 
 /* Bytes after a string's NUL are not part of it (a key given twice leaves
  * the longer first value's tail there): cleared before comparing. */

@@ -25,7 +25,7 @@ static uint64_t rnd(void)
 int main(int argc, char **argv)
 {
     static const uint8_t lead[] = { 0x66, 0x67, 0xF2, 0xF3, 0xF0, 0x2E, 0x48, 0x41,
-                                    0x0F, 0x0F, 0x0F, 0xC4, 0xC5, 0x62, 0x8F, 0xD8 };
+                                    0x0F, 0x0F, 0xD5, 0xC4, 0xC5, 0x62, 0x8F, 0xD8 };
     long n = argc > 1 ? atol(argv[1]) : 300000;
     state = argc > 2 ? strtoull(argv[2], NULL, 0) : 88172645463325252ull;
     if (state == 0)

@@ -49,7 +49,9 @@ struct facts {
     bool has_modrm;
     unsigned modrm;
     bool lock, rex, osz, rep;
-    bool mvex;          /* Zydis decoded an MVEX (Knights Corner) form */
+    bool rex2;          /* we decoded a REX2 prefix */
+    unsigned rep_byte;  /* our mandatory F2/F3, or 0 */
+    bool map3dnow;      /* Zydis decoded AMD's 3DNow! (0F 0F) */
     int zmnemonic;      /* Zydis' mnemonic (ONLY_ZYDIS) */
     uint32_t zstatus;   /* Zydis' status (ONLY_OURS) */
     const uint8_t *bytes;
@@ -75,7 +77,32 @@ static bool any_vector(const struct facts *f)
 {
     return f->map >= PTD_ILD_MAP_VEX_0F;
 }
-static bool zy_mvex(const struct facts *f) { return f->mvex; }
+static bool new_vector_map(const struct facts *f)
+{
+    return f->map == PTD_ILD_MAP_VEX_MAP5 ||
+           f->map == PTD_ILD_MAP_VEX_MAP7 || f->map == PTD_ILD_MAP_EVEX_MAP4 ||
+           f->map == PTD_ILD_MAP_EVEX_MAP7;
+}
+/* EVEX P0[3] (APX's B4) set, or P1[2] (APX's X4, AVX10.2's U) clear */
+static bool evex_apx_bits(const struct facts *f)
+{
+    const uint8_t *b = f->bytes;
+    while (*b == 0x26 || *b == 0x2E || *b == 0x36 || *b == 0x3E || *b == 0x64 ||
+           *b == 0x65 || *b == 0x67)
+        b++;
+    return b[0] == 0x62 && ((b[1] & 0x08) || !(b[2] & 0x04));
+}
+static bool ours_rex2(const struct facts *f) { return f->rex2; }
+static bool zy_new_0f38(const struct facts *f)
+{
+    return f->opcode == 0x8A || f->opcode == 0x8B || f->opcode == 0xFC ||
+           (f->opcode == 0xF8 && f->has_modrm && (f->modrm >> 6) == 3);
+}
+static bool zy_3dnow(const struct facts *f) { return f->map3dnow; }
+static bool ours_fred_eret(const struct facts *f)
+{
+    return f->has_modrm && f->modrm == 0xCA && (f->rep_byte == 0xF2 || f->rep_byte == 0xF3);
+}
 static bool zy_knc_branch(const struct facts *f)
 {
     return f->zmnemonic == ZYDIS_MNEMONIC_JKZD || f->zmnemonic == ZYDIS_MNEMONIC_JKNZD;
@@ -109,6 +136,31 @@ static bool zy_decoding_error(const struct facts *f)
 
 /* Allowed differences. Keep docs/ild.md in step. */
 static struct allowed ild_allowed[] = {
+    { "apx-rex2", ONLY_OURS, M64, -1, 0x00, 0xFF, 0, 0, ours_rex2,
+      "REX2 (D5 in 64-bit mode, APX): Zydis 4.0 predates APX and takes D5 "
+      "for AAD, invalid in 64-bit mode; the ILD's REX2 rules were checked "
+      "against Intel XED and libipt master (docs/ild.md)", {0} },
+    { "vector-maps-new", ONLY_OURS, MALL, -1, 0x00, 0xFF, 0, 0, new_vector_map,
+      "VEX maps 5 (AMX) and 7, EVEX map 4 (APX) and 7 (USER_MSR, MSR_IMM): newer than "
+      "Zydis 4.0; lengths checked against Intel XED", {0} },
+    { "evex-apx-bits", ONLY_OURS, MALL, -1, 0x00, 0xFF, 0, 0, evex_apx_bits,
+      "EVEX in 64-bit mode with P0[3] set (APX's B4) or P1[2] clear (APX's "
+      "X4): Zydis 4.0 rejects the first and takes the second for MVEX; the "
+      "length does not depend on either bit", {0} },
+    { "fred-eret", ONLY_OURS, M64, PTD_ILD_MAP_0F, 0x01, 0x01, 0, 0, ours_fred_eret,
+      "F2/F3 0F 01 CA: FRED's ERETS/ERETU (far returns), newer than Zydis 4.0", {0} },
+    { "fred-lkgs", ONLY_OURS, M64, PTD_ILD_MAP_0F, 0x00, 0x00, 0x38, 0x30, NULL,
+      "F2 0F 00 /6: FRED's LKGS, newer than Zydis 4.0 (Intel XED decodes it)", {0} },
+    { "new-0f38", ONLY_OURS, MALL, PTD_ILD_MAP_0F38, 0x8A, 0xFC, 0, 0, zy_new_0f38,
+      "0F 38 8A/8B MOVRS, F2/F3 0F 38 F8 with a register (URDMSR/UWRMSR), 0F "
+      "38 FC AADD/AAND/AOR/AXOR (RAO-INT): newer than Zydis 4.0 (Intel XED "
+      "decodes them)", {0} },
+    { "udb", ONLY_OURS, M64, PTD_ILD_MAP_PRIMARY, 0xD6, 0xD6, 0, 0, NULL,
+      "D6 in 64-bit mode: UDB, a one-byte #UD instruction (Intel XED); "
+      "Zydis 4.0 follows AMD, where D6 is invalid there", {0} },
+    { "amd-3dnow", ONLY_ZYDIS, MALL, -1, 0x00, 0xFF, 0, 0, zy_3dnow,
+      "0F 0F: AMD's 3DNow!, which Zydis decodes; every Intel CPU raises #UD "
+      "(blank in SDM Table A-3) and libipt master dropped it too", {0} },
     { "mpx-bnd-register", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0x1A, 0x1B, 0, 0, zy_bad_register,
       "0F 1A/1B with a BND register number above 3: Zydis decodes MPX by "
       "default and rejects it; CPUs without MPX (all since Ice Lake) "
@@ -138,10 +190,6 @@ static struct allowed ild_allowed[] = {
       "mode (ARPL, LAR, LSL, group 6, SYSRET, SYSENTER/SYSEXIT, GETSEC, VMX, "
       "shadow stacks) raise #UD in real mode; the ILD has one 16-bit mode, "
       "as Intel PT's MODE.Exec does not tell real from protected mode", {0} },
-    { "knc-mvex", ONLY_ZYDIS, M64, -1, 0x00, 0xFF, 0, 0, zy_mvex,
-      "MVEX (62 with P1[2]=0): Knights Corner's vector encoding, which Zydis "
-      "decodes by default; KNC has no Intel PT and runs no firmware, and on "
-      "every other CPU these bytes are a malformed EVEX prefix (#UD)", {0} },
     { "knc-jkzd", BOTH_DIFFER, MALL, PTD_ILD_MAP_VEX_0F, 0x84, 0x85, 0, 0, NULL,
       "VEX.0F 84/85: Knights Corner's JKZD/JKNZD (mask-conditional jumps with "
       "rel8/rel32), which Zydis decodes by default; undefined (#UD) on every "
@@ -184,7 +232,7 @@ static int zydis_class(const ZydisDecodedInstruction *z)
     case ZYDIS_MNEMONIC_SYSENTER: case ZYDIS_MNEMONIC_SYSEXIT:
     case ZYDIS_MNEMONIC_VMCALL: case ZYDIS_MNEMONIC_VMLAUNCH: case ZYDIS_MNEMONIC_VMRESUME:
     case ZYDIS_MNEMONIC_VMFUNC: case ZYDIS_MNEMONIC_VMMCALL: case ZYDIS_MNEMONIC_VMRUN:
-    case ZYDIS_MNEMONIC_RSM:
+    case ZYDIS_MNEMONIC_RSM: case ZYDIS_MNEMONIC_UIRET:
         return PTD_ICLASS_FAR_TRANSFER;
     case ZYDIS_MNEMONIC_XBEGIN: /* Zydis: COND_BR; for Intel PT, TSX */
     case ZYDIS_MNEMONIC_XEND:   /* begin/commit/abort are MODE.TSX events */
@@ -203,7 +251,7 @@ static int zydis_map(const ZydisDecodedInstruction *z)
         [ZYDIS_OPCODE_MAP_0F38] = PTD_ILD_MAP_0F38, [ZYDIS_OPCODE_MAP_0F3A] = PTD_ILD_MAP_0F3A,
     };
     switch (z->encoding) {
-    case ZYDIS_INSTRUCTION_ENCODING_3DNOW: return PTD_ILD_MAP_3DNOW;
+    case ZYDIS_INSTRUCTION_ENCODING_3DNOW: return PTD_ILD_MAP_0F;
     case ZYDIS_INSTRUCTION_ENCODING_VEX:
         return PTD_ILD_MAP_VEX_0F + (int)z->opcode_map - ZYDIS_OPCODE_MAP_0F;
     case ZYDIS_INSTRUCTION_ENCODING_EVEX:
@@ -265,6 +313,8 @@ static void facts_from_ours(struct facts *f, const struct ptd_insn *in, const ui
     f->lock = in->flags & PTD_INSN_LOCK;
     f->rex = in->flags & PTD_INSN_REX;
     f->rep = in->flags & PTD_INSN_REP;
+    f->rex2 = in->flags & PTD_INSN_REX2;
+    f->rep_byte = in->rep_byte;
     f->bytes = b;
 }
 
@@ -277,7 +327,7 @@ static void facts_from_zydis(struct facts *f, const ZydisDecodedInstruction *z, 
     f->modrm = (unsigned)(z->raw.modrm.mod << 6 | z->raw.modrm.reg << 3 | z->raw.modrm.rm);
     f->lock = z->attributes & ZYDIS_ATTRIB_HAS_LOCK;
     f->rex = z->attributes & ZYDIS_ATTRIB_HAS_REX;
-    f->mvex = z->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX;
+    f->map3dnow = z->encoding == ZYDIS_INSTRUCTION_ENCODING_3DNOW;
     f->zmnemonic = z->mnemonic;
     f->bytes = b;
 }
@@ -471,7 +521,7 @@ static void run_random(unsigned long n)
         unsigned r = (unsigned)rnd();
         if ((r & 3) == 0) {
             static const uint8_t lead[] = { 0x66, 0x67, 0xF2, 0xF3, 0xF0, 0x2E, 0x48, 0x41,
-                                            0x0F, 0x0F, 0x0F, 0xC4, 0xC5, 0x62, 0x8F, 0x66 };
+                                            0x0F, 0x0F, 0x0F, 0xC4, 0xC5, 0x62, 0x8F, 0xD5 };
             size_t k = 0, np = (r >> 2) & 3;
             for (size_t j = 0; j < np; j++)
                 b[k++] = lead[(r >> (4 + 4 * j)) & 15];
@@ -527,7 +577,54 @@ static void run_structured(void)
                         if (modes_mask & (1u << m))
                             check(m, b);
                 }
-    /* 3DNow!: 0F 0F ModRM [SIB/disp] suffix, every suffix. */
+    /* REX2 (APX): [prefix] D5 payload opcode ModRM tail, both maps, W=0/1,
+       every opcode. Zydis 4.0 predates APX (allowed: apx-rex2); what runs
+       here is the ILD's own consistency: fast path against the complete
+       decoder, the step against the decoder, truncation. */
+    static const uint8_t rex2_pfx[][2] = { {0}, {1, 0x66}, {1, 0x67}, {1, 0xF3},
+                                           {1, 0xF0}, {1, 0x2E}, {1, 0x48} };
+    for (unsigned m0 = 0; m0 < 2; m0++)
+        for (unsigned op = 0; op < 256; op++)
+            for (size_t p = 0; p < sizeof rex2_pfx / sizeof rex2_pfx[0]; p++)
+                for (unsigned mr = 0; mr < 256; mr += 17) {
+                    size_t k = 0;
+                    for (size_t j = 0; j < rex2_pfx[p][0]; j++)
+                        b[k++] = rex2_pfx[p][1 + j];
+                    b[k++] = 0xD5;
+                    b[k++] = (uint8_t)((m0 << 7) | (rnd() & 0x7F));
+                    b[k++] = (uint8_t)op;
+                    put_modrm_tail(b, k, mr);
+                    for (unsigned m = 0; m < 3; m++)
+                        if (modes_mask & (1u << m))
+                            check(m, b);
+                }
+    /* The encodings category K of issue #12 added or changed, each in every
+       mode with random tails (so that every allowed difference above is
+       met at least once). */
+    static const char *const spot[] = {
+        "d500a1", "2ed500a1", "66d500a1", "48d500a1", "d5007400", "d580840000",
+        "f30f01ca", "f20f01ca", "66f30f01ca", "0f01ca", "f30f01ec", "f20f00f0",
+        "f20f0030", "0f38fc00", "660f38fc00", "f20f38f8c0", "f30f38f8c0",
+        "0f388a00", "660f388b00", "d6", "0f0fc00c", "0f3900", "0f7a00", "0fb90424",
+        "f30f3af0c001",
+        "0fff4010", "f0e900000000", "f0ffd0", "62f47c0800c0", "62f47d0881c01122",
+        "62f97c4858c0", "62f1784858c0", "c4e77bf8c0", "62f77f08f8c0", "c4e578fdc0",
+    };
+    for (size_t i = 0; i < sizeof spot / sizeof spot[0]; i++)
+        for (unsigned rep = 0; rep < 64; rep++) {
+            size_t k = 0;
+            fill_random(b, 0);
+            for (const char *h = spot[i]; h[0] && h[1] && k < BUF; h += 2) {
+                unsigned v;
+                sscanf(h, "%2x", &v);
+                b[k++] = (uint8_t)v;
+            }
+            for (unsigned m = 0; m < 3; m++)
+                if (modes_mask & (1u << m))
+                    check(m, b);
+        }
+    /* 3DNow!: 0F 0F ModRM [SIB/disp] suffix, every suffix (AMD only: the
+       ILD rejects them, allowed: amd-3dnow). */
     for (unsigned suf = 0; suf < 256; suf++)
         for (unsigned mr = 0; mr < 256; mr += 5) {
             b[0] = 0x0F; b[1] = 0x0F; b[2] = (uint8_t)mr;
@@ -541,7 +638,8 @@ static void run_structured(void)
                 if (modes_mask & (1u << m))
                     check(m, b);
         }
-    /* VEX (C5, C4 maps 0-31), EVEX (62, maps 0-7), XOP (8F maps 8-0Ah):
+    /* VEX (C5, C4 maps 0-31), EVEX (62, maps 0-7, P0[3] and P1[2] either
+       way half the time), XOP (8F maps 8-0Ah):
        every opcode, random payload bits, a ModRM sample. */
     for (unsigned op = 0; op < 256; op++)
         for (unsigned rep = 0; rep < 96; rep++) {
@@ -558,9 +656,9 @@ static void run_structured(void)
                 b[k++] = (uint8_t)(r >> 16);
             } else if (kind == 3 || kind == 4) {
                 b[k++] = 0x62;
-                b[k++] = (uint8_t)((r & 0xF0) | (kind == 3 ? (1 + (rep / 6) % 6) : ((r >> 8) & 15)));
+                b[k++] = (uint8_t)((r & 0xF0) | (kind == 3 ? (1 + (rep / 6) % 7) : ((r >> 8) & 15)));
                 if (rep & 4) b[k - 1] |= 0xC0;
-                b[k++] = (uint8_t)((r >> 16) | 0x04);
+                b[k++] = (uint8_t)((r >> 16) | (kind == 3 ? 0x04 : 0));
                 b[k++] = (uint8_t)(r >> 24);
             } else {
                 b[k++] = 0x8F; b[k++] = (uint8_t)((r & 0xE0) | (8 + (rep / 6) % 3));

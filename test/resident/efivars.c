@@ -90,19 +90,19 @@ static void print_var(const struct var *v)
         printf("\n");
         return;
     }
-    struct efi_load_option lo;
+    struct load_option lo;
     size_t off;
-    int r = efi_load_option_decode(v->data, v->size, &lo, &off);
+    int r = load_option_decode(v->data, v->size, &lo, &off);
     if (r) {
-        printf("%s bad-load-option=%s at=%zu\n", v->name, efi_load_option_strerror(r), off);
+        printf("%s bad-load-option=%s at=%zu\n", v->name, load_option_strerror(r), off);
         return;
     }
     char desc[256], file[512], opt[512];
-    if (efi_ucs2_to_ascii(lo.description, lo.desc_chars * 2, desc, sizeof desc) < 0)
+    if (ucs2_to_ascii(lo.description, lo.desc_chars * 2, desc, sizeof desc) < 0)
         strcpy(desc, "?");
-    if (efi_dp_file_text(lo.file_path, lo.file_path_len, file, sizeof file) <= 0)
+    if (device_path_file_text(lo.file_path, lo.file_path_len, file, sizeof file) <= 0)
         strcpy(file, "-");
-    if (efi_ucs2_to_ascii(lo.optional, lo.optional_len & ~(size_t)1, opt, sizeof opt) < 0)
+    if (ucs2_to_ascii(lo.optional, lo.optional_len & ~(size_t)1, opt, sizeof opt) < 0)
         strcpy(opt, "?");
     printf("%s attr=0x%08x desc=\"%s\" file=%s dp=", v->name, lo.attributes, desc, file);
     for (size_t i = 0; i < lo.file_path_len; i++)
@@ -125,7 +125,7 @@ static int append(uint8_t *img, size_t hdr, size_t *at, size_t store_end, size_t
         if (!strcmp(vars[i].name, name))
             img[vars[i].header_at + 2] &= VAR_DELETED_MASK;
     uint8_t wname[128];
-    long name_size = efi_ucs2_from_ascii(wname, sizeof wname, name);
+    long name_size = ucs2_from_ascii(wname, sizeof wname, name);
     size_t total = hdr + (size_t)name_size + size;
     if (name_size < 0 || *at + total > store_end)
         return -1;
@@ -150,15 +150,15 @@ static int add_option(const char *kind, const char *file, uint8_t *img, size_t l
 {
     char name[16], order_name[16];
     unsigned long number = strtoul(args[0], NULL, 16);
-    efi_option_name(name, sizeof name, kind, (unsigned)number);
+    load_option_name(name, sizeof name, kind, (unsigned)number);
     snprintf(order_name, sizeof order_name, "%sOrder", kind);
     uint8_t dp[512], option[1024], order[128];
-    long dp_len = efi_dp_append_file(dp, sizeof dp, NULL, 0, args[2]);
+    long dp_len = device_path_append_file(dp, sizeof dp, NULL, 0, args[2]);
     long opt_len = dp_len < 0 ? dp_len
-                              : efi_load_option_encode(option, sizeof option, EFI_LO_ACTIVE, args[1],
+                              : load_option_encode(option, sizeof option, PTB_LO_ACTIVE, args[1],
                                                        dp, (size_t)dp_len, NULL, 0);
     if (opt_len < 0) {
-        fprintf(stderr, "efivars: %s\n", efi_load_option_strerror((int)opt_len));
+        fprintf(stderr, "efivars: %s\n", load_option_strerror((int)opt_len));
         return 1;
     }
     size_t order_len = 0;
@@ -247,7 +247,7 @@ int main(int argc, char **argv)
             break;
         if ((v[2] == VAR_ADDED || v[2] == VAR_ADDED_IN_DELETE) && !memcmp(guid, global_guid, 16)) {
             struct var *x = &vars[n];
-            if (efi_ucs2_to_ascii(img + name_at, name_size, x->name, sizeof x->name) > 0) {
+            if (ucs2_to_ascii(img + name_at, name_size, x->name, sizeof x->name) > 0) {
                 x->state = v[2];
                 x->header_at = p;
                 x->attrs = get32(v + 4);
@@ -275,9 +275,9 @@ int main(int argc, char **argv)
         if (superseded)
             continue;
         live++;
-        if (boot ? efi_option_number(vars[i].name, "Boot") >= 0 || !strcmp(vars[i].name, "BootOrder") ||
+        if (boot ? load_option_number(vars[i].name, "Boot") >= 0 || !strcmp(vars[i].name, "BootOrder") ||
                        !strcmp(vars[i].name, "BootNext") || !strcmp(vars[i].name, "BootCurrent")
-                 : efi_option_number(vars[i].name, "Driver") >= 0 || !strcmp(vars[i].name, "DriverOrder"))
+                 : load_option_number(vars[i].name, "Driver") >= 0 || !strcmp(vars[i].name, "DriverOrder"))
             print_var(&vars[i]);
     }
     printf("variables=%zu\n", live);

@@ -1,5 +1,5 @@
 /* build/test/serial_enc: the target's serial-dump encoder (decoder/
- * ptd_frame.c, the code efi/serial_dump.c runs) on the host, for the tests
+ * ptd_frame.c, the code efi/capture/serial_dump.c runs) on the host, for the tests
  * and the benchmark.
  *
  *   serial_enc [--line-bytes N] FILE...   the dump's frame lines on stdout,
@@ -53,7 +53,7 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* One encoding of data into a 16 KiB buffer (as efi/serial_dump.c does);
+/* One encoding of data into a 16 KiB buffer (as efi/capture/serial_dump.c does);
  * returns the wire bytes: the text plus the CR the console adds per line. */
 static unsigned long long encode(const char *name, const uint8_t *data, size_t size, uint32_t payload,
                                  FILE *out, unsigned long long *lines)

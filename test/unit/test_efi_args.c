@@ -13,7 +13,7 @@
 
 static int split(char *text, char **w, char *err)
 {
-    return efi_args_split(text, w, MAXW, err, EFI_ARGS_ERROR_BYTES);
+    return efi_args_split(text, w, MAXW, err, PTB_ARGS_ERROR_BYTES);
 }
 
 static void split_words_quotes_comments(void **state)
@@ -22,7 +22,7 @@ static void split_words_quotes_comments(void **state)
     char text[] = "  --shutdown\tinfo # the default\n"
                   "# a whole comment line\r\n"
                   "dump \"\\trace one.pt\" a\"b c\"d\n";
-    char *w[MAXW], err[EFI_ARGS_ERROR_BYTES];
+    char *w[MAXW], err[PTB_ARGS_ERROR_BYTES];
     assert_int_equal(split(text, w, err), 5);
     assert_string_equal(w[0], "--shutdown");
     assert_string_equal(w[1], "info");
@@ -35,7 +35,7 @@ static void split_empty_and_comment_only(void **state)
 {
     (void)state;
     char a[] = "", b[] = " \r\n\t ", c[] = "# nothing\n#here";
-    char *w[MAXW], err[EFI_ARGS_ERROR_BYTES];
+    char *w[MAXW], err[PTB_ARGS_ERROR_BYTES];
     assert_int_equal(split(a, w, err), 0);
     assert_int_equal(split(b, w, err), 0);
     assert_int_equal(split(c, w, err), 0);
@@ -45,7 +45,7 @@ static void split_hash_inside_word_is_kept(void **state)
 {
     (void)state;
     char text[] = "a#b #c";
-    char *w[MAXW], err[EFI_ARGS_ERROR_BYTES];
+    char *w[MAXW], err[PTB_ARGS_ERROR_BYTES];
     assert_int_equal(split(text, w, err), 1);
     assert_string_equal(w[0], "a#b");
 }
@@ -53,7 +53,7 @@ static void split_hash_inside_word_is_kept(void **state)
 static void split_errors(void **state)
 {
     (void)state;
-    char *w[MAXW], err[EFI_ARGS_ERROR_BYTES];
+    char *w[MAXW], err[PTB_ARGS_ERROR_BYTES];
     char open_quote[] = "info \"unterminated";
     assert_int_equal(split(open_quote, w, err), -1);
     assert_string_equal(err, "unterminated quote in word 2");
@@ -80,12 +80,12 @@ static void apply_options_and_command(void **state)
 {
     (void)state;
     struct efi_args a;
-    char err[EFI_ARGS_ERROR_BYTES];
+    char err[PTB_ARGS_ERROR_BYTES];
     char *w[] = { "--serial=off", "dump", "--raw", "--shutdown", "x.pt" };
     efi_args_init(&a);
     assert_int_equal(efi_args_apply(&a, w, 5, err, sizeof err), 0);
     assert_true(a.shutdown); /* app options are taken anywhere */
-    assert_int_equal(a.serial, EFI_ARGS_SERIAL_OFF);
+    assert_int_equal(a.serial, PTB_ARGS_SERIAL_OFF);
     assert_string_equal(a.command, "dump");
     assert_int_equal(a.argc, 2);
     assert_string_equal(a.argv[0], "--raw");
@@ -96,14 +96,14 @@ static void command_line_overrides_config(void **state)
 {
     (void)state;
     struct efi_args a;
-    char err[EFI_ARGS_ERROR_BYTES];
+    char err[PTB_ARGS_ERROR_BYTES];
     char *cfg[] = { "--shutdown", "--serial=on", "info", "--verbose" };
     char *cmd[] = { "--serial=auto", "selftest" };
     efi_args_init(&a);
     assert_int_equal(efi_args_apply(&a, cfg, 4, err, sizeof err), 0);
     assert_int_equal(efi_args_apply(&a, cmd, 2, err, sizeof err), 0);
     assert_true(a.shutdown);                        /* kept from config */
-    assert_int_equal(a.serial, EFI_ARGS_SERIAL_AUTO); /* overridden */
+    assert_int_equal(a.serial, PTB_ARGS_SERIAL_AUTO); /* overridden */
     assert_string_equal(a.command, "selftest");     /* replaced */
     assert_int_equal(a.argc, 0);                    /* config's args dropped */
 
@@ -121,7 +121,7 @@ static void apply_errors(void **state)
 {
     (void)state;
     struct efi_args a;
-    char err[EFI_ARGS_ERROR_BYTES];
+    char err[PTB_ARGS_ERROR_BYTES];
     char *unknown[] = { "--bogus", "info" };
     efi_args_init(&a);
     assert_int_equal(efi_args_apply(&a, unknown, 2, err, sizeof err), -1);
@@ -144,7 +144,7 @@ static void separator_splits_commands(void **state)
 {
     (void)state;
     char text[] = "--shutdown info ; trace --unit soft \\ptbtest.efi ;; ; help\n";
-    char *w[16], err[EFI_ARGS_ERROR_BYTES];
+    char *w[16], err[PTB_ARGS_ERROR_BYTES];
     int n = efi_args_split(text, w, 16, err, sizeof err);
     assert_int_equal(n, 10);
     struct efi_args a;
@@ -174,7 +174,7 @@ static void single_command_unchanged(void **state)
 {
     (void)state;
     char *w[] = { "dump", "--raw", "x.pt", "--shutdown" };
-    char err[EFI_ARGS_ERROR_BYTES];
+    char err[PTB_ARGS_ERROR_BYTES];
     struct efi_args a;
     efi_args_init(&a);
     assert_int_equal(efi_args_apply(&a, w, 4, err, sizeof err), 0);
@@ -194,7 +194,7 @@ static void separator_with_two_sources(void **state)
     char *cfg[] = { "info", ";", "trace", "\\a.efi" };
     char *opts[] = { "--shutdown" };
     char *line[] = { "flow", "--live", ";", "help" };
-    char err[EFI_ARGS_ERROR_BYTES];
+    char err[PTB_ARGS_ERROR_BYTES];
     struct efi_args a;
     efi_args_init(&a);
     assert_int_equal(efi_args_apply(&a, cfg, 4, err, sizeof err), 0);
@@ -213,7 +213,7 @@ static void separator_with_two_sources(void **state)
 static void separator_errors(void **state)
 {
     (void)state;
-    char err[EFI_ARGS_ERROR_BYTES];
+    char err[PTB_ARGS_ERROR_BYTES];
     struct efi_args a;
     /* an option where a command should start */
     char *bad[] = { "info", ";", "--unit", "soft" };
@@ -221,16 +221,16 @@ static void separator_errors(void **state)
     assert_int_equal(efi_args_apply(&a, bad, 4, err, sizeof err), -1);
     assert_string_equal(err, "unknown option '--unit' (see 'ptboot help')");
     /* more commands than the table holds */
-    char *many[2 * EFI_ARGS_MAX_COMMANDS + 2];
-    for (int i = 0; i < EFI_ARGS_MAX_COMMANDS + 1; i++) {
+    char *many[2 * PTB_ARGS_MAX_COMMANDS + 2];
+    for (int i = 0; i < PTB_ARGS_MAX_COMMANDS + 1; i++) {
         many[2 * i] = "info";
         many[2 * i + 1] = ";";
     }
     efi_args_init(&a);
-    assert_int_equal(efi_args_apply(&a, many, 2 * EFI_ARGS_MAX_COMMANDS, err, sizeof err), 0);
-    assert_int_equal(a.ncommands, EFI_ARGS_MAX_COMMANDS);
+    assert_int_equal(efi_args_apply(&a, many, 2 * PTB_ARGS_MAX_COMMANDS, err, sizeof err), 0);
+    assert_int_equal(a.ncommands, PTB_ARGS_MAX_COMMANDS);
     efi_args_init(&a);
-    assert_int_equal(efi_args_apply(&a, many, 2 * EFI_ARGS_MAX_COMMANDS + 1, err, sizeof err), -1);
+    assert_int_equal(efi_args_apply(&a, many, 2 * PTB_ARGS_MAX_COMMANDS + 1, err, sizeof err), -1);
     assert_string_equal(err, "more than 8 commands");
     /* only separators: no command */
     char *none[] = { ";", ";" };

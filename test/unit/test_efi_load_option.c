@@ -26,26 +26,26 @@ static void file_path_after_device(void **state)
 {
     (void)state;
     uint8_t out[64];
-    long n = efi_dp_append_file(out, sizeof out, dev_path, sizeof dev_path, "\\a.efi");
+    long n = device_path_append_file(out, sizeof out, dev_path, sizeof dev_path, "\\a.efi");
     uint8_t want[6 + sizeof file_node + sizeof end_node];
     memcpy(want, dev_path, 6);
     memcpy(want + 6, file_node, sizeof file_node);
     memcpy(want + 6 + sizeof file_node, end_node, sizeof end_node);
     assert_int_equal(n, sizeof want);
     assert_memory_equal(out, want, sizeof want);
-    assert_int_equal(efi_dp_size(out, (size_t)n), n);
+    assert_int_equal(device_path_size(out, (size_t)n), n);
 
     char text[32];
-    assert_int_equal(efi_dp_file_text(out, (size_t)n, text, sizeof text), 6);
+    assert_int_equal(device_path_file_text(out, (size_t)n, text, sizeof text), 6);
     assert_string_equal(text, "\\a.efi");
     /* no device path: the file node alone */
-    n = efi_dp_append_file(out, sizeof out, NULL, 0, "\\a.efi");
+    n = device_path_append_file(out, sizeof out, NULL, 0, "\\a.efi");
     assert_int_equal(n, sizeof file_node + sizeof end_node);
     assert_memory_equal(out, file_node, sizeof file_node);
     /* one byte short of room */
-    assert_int_equal(efi_dp_append_file(out, sizeof want - 1, dev_path, sizeof dev_path, "\\a.efi"),
-                     EFI_LO_E_SPACE);
-    assert_int_equal(efi_dp_append_file(out, sizeof out, NULL, 0, "\\\x01"), EFI_LO_E_TEXT);
+    assert_int_equal(device_path_append_file(out, sizeof want - 1, dev_path, sizeof dev_path, "\\a.efi"),
+                     PTB_LO_E_SPACE);
+    assert_int_equal(device_path_append_file(out, sizeof out, NULL, 0, "\\\x01"), PTB_LO_E_TEXT);
 }
 
 static void option_bytes_as_the_spec_lays_them_out(void **state)
@@ -65,26 +65,26 @@ static void option_bytes_as_the_spec_lays_them_out(void **state)
         '-', 0, 'x', 0, 0, 0,              /* OptionalData */
     };
     uint8_t out[128];
-    long n = efi_load_option_encode(out, sizeof out, EFI_LO_ACTIVE, "pt", dp, sizeof dp, opt,
+    long n = load_option_encode(out, sizeof out, PTB_LO_ACTIVE, "pt", dp, sizeof dp, opt,
                                     sizeof opt);
     assert_int_equal(n, sizeof want);
     assert_memory_equal(out, want, sizeof want);
-    assert_int_equal(efi_load_option_encode(out, sizeof want - 1, EFI_LO_ACTIVE, "pt", dp,
+    assert_int_equal(load_option_encode(out, sizeof want - 1, PTB_LO_ACTIVE, "pt", dp,
                                             sizeof dp, opt, sizeof opt),
-                     EFI_LO_E_SPACE);
+                     PTB_LO_E_SPACE);
 
-    struct efi_load_option lo;
+    struct load_option lo;
     size_t off;
-    assert_int_equal(efi_load_option_decode(want, sizeof want, &lo, &off), 0);
-    assert_int_equal(lo.attributes, EFI_LO_ACTIVE);
-    assert_true(efi_ucs2_equals(lo.description, lo.desc_chars, "pt"));
-    assert_false(efi_ucs2_equals(lo.description, lo.desc_chars, "p"));
+    assert_int_equal(load_option_decode(want, sizeof want, &lo, &off), 0);
+    assert_int_equal(lo.attributes, PTB_LO_ACTIVE);
+    assert_true(ucs2_equals(lo.description, lo.desc_chars, "pt"));
+    assert_false(ucs2_equals(lo.description, lo.desc_chars, "p"));
     assert_ptr_equal(lo.file_path, want + 12);
     assert_int_equal(lo.file_path_len, sizeof dp);
     assert_ptr_equal(lo.optional, want + 12 + sizeof dp);
     assert_int_equal(lo.optional_len, sizeof opt);
     char text[8];
-    assert_int_equal(efi_ucs2_to_ascii(lo.optional, lo.optional_len, text, sizeof text), 2);
+    assert_int_equal(ucs2_to_ascii(lo.optional, lo.optional_len, text, sizeof text), 2);
     assert_string_equal(text, "-x");
 }
 
@@ -93,13 +93,13 @@ static void empty_description_and_no_optional_data(void **state)
     (void)state;
     const uint8_t want[] = { 0x09, 0x00, 0x00, 0x00, 0x04, 0x00, 0, 0, 0x7f, 0xff, 0x04, 0x00 };
     uint8_t out[32];
-    long n = efi_load_option_encode(out, sizeof out, EFI_LO_ACTIVE | EFI_LO_HIDDEN, "",
+    long n = load_option_encode(out, sizeof out, PTB_LO_ACTIVE | PTB_LO_HIDDEN, "",
                                     end_node, sizeof end_node, NULL, 0);
     assert_int_equal(n, sizeof want);
     assert_memory_equal(out, want, sizeof want);
-    struct efi_load_option lo;
+    struct load_option lo;
     size_t off;
-    assert_int_equal(efi_load_option_decode(want, sizeof want, &lo, &off), 0);
+    assert_int_equal(load_option_decode(want, sizeof want, &lo, &off), 0);
     assert_int_equal(lo.desc_chars, 0);
     assert_int_equal(lo.optional_len, 0);
 }
@@ -107,61 +107,61 @@ static void empty_description_and_no_optional_data(void **state)
 static void bad_options_report_where(void **state)
 {
     (void)state;
-    struct efi_load_option lo;
+    struct load_option lo;
     size_t off;
     const uint8_t short_head[] = { 1, 0, 0, 0, 4 };
-    assert_int_equal(efi_load_option_decode(short_head, sizeof short_head, &lo, &off), EFI_LO_E_SHORT);
+    assert_int_equal(load_option_decode(short_head, sizeof short_head, &lo, &off), PTB_LO_E_SHORT);
     /* description never ends */
     const uint8_t no_nul[] = { 1, 0, 0, 0, 4, 0, 'a', 0, 'b', 0, 'c' };
-    assert_int_equal(efi_load_option_decode(no_nul, sizeof no_nul, &lo, &off), EFI_LO_E_DESC);
+    assert_int_equal(load_option_decode(no_nul, sizeof no_nul, &lo, &off), PTB_LO_E_DESC);
     assert_int_equal(off, 10);
     /* FilePathListLength 8 but only 4 bytes follow */
     const uint8_t long_path[] = { 1, 0, 0, 0, 8, 0, 0, 0, 0x7f, 0xff, 4, 0 };
-    assert_int_equal(efi_load_option_decode(long_path, sizeof long_path, &lo, &off), EFI_LO_E_PATHLEN);
+    assert_int_equal(load_option_decode(long_path, sizeof long_path, &lo, &off), PTB_LO_E_PATHLEN);
     assert_int_equal(off, 4);
     /* a node of length 2 (below its own header) */
     const uint8_t tiny_node[] = { 1, 0, 0, 0, 4, 0, 0, 0, 0x04, 0x04, 2, 0 };
-    assert_int_equal(efi_load_option_decode(tiny_node, sizeof tiny_node, &lo, &off), EFI_LO_E_NODE);
+    assert_int_equal(load_option_decode(tiny_node, sizeof tiny_node, &lo, &off), PTB_LO_E_NODE);
     assert_int_equal(off, 8);
     /* a node running past the list */
     const uint8_t past[] = { 1, 0, 0, 0, 4, 0, 0, 0, 0x04, 0x04, 6, 0, 0, 0 };
-    assert_int_equal(efi_load_option_decode(past, sizeof past, &lo, &off), EFI_LO_E_NODE);
+    assert_int_equal(load_option_decode(past, sizeof past, &lo, &off), PTB_LO_E_NODE);
     /* a list of whole nodes but no End */
     const uint8_t no_end[] = { 1, 0, 0, 0, 4, 0, 0, 0, 0x01, 0x01, 4, 0 };
-    assert_int_equal(efi_load_option_decode(no_end, sizeof no_end, &lo, &off), EFI_LO_E_NOEND);
+    assert_int_equal(load_option_decode(no_end, sizeof no_end, &lo, &off), PTB_LO_E_NOEND);
     /* every truncation of a good option fails cleanly, none reads past len */
     uint8_t good[64];
-    long n = efi_load_option_encode(good, sizeof good, 1, "d", end_node, sizeof end_node, NULL, 0);
+    long n = load_option_encode(good, sizeof good, 1, "d", end_node, sizeof end_node, NULL, 0);
     assert_true(n > 0);
     for (long cut = 0; cut < n; cut++)
-        assert_true(efi_load_option_decode(good, (size_t)cut, &lo, &off) < 0);
+        assert_true(load_option_decode(good, (size_t)cut, &lo, &off) < 0);
 }
 
 static void names_and_orders(void **state)
 {
     (void)state;
-    assert_int_equal(efi_option_number("Driver0000", "Driver"), 0);
-    assert_int_equal(efi_option_number("Driver00AF", "Driver"), 0xaf);
-    assert_int_equal(efi_option_number("Driver00af", "Driver"), -1); /* firmware writes uppercase */
-    assert_int_equal(efi_option_number("Driver000", "Driver"), -1);
-    assert_int_equal(efi_option_number("Driver00000", "Driver"), -1);
-    assert_int_equal(efi_option_number("Boot0001", "Driver"), -1);
-    assert_int_equal(efi_option_number("DriverOrder", "Driver"), -1);
+    assert_int_equal(load_option_number("Driver0000", "Driver"), 0);
+    assert_int_equal(load_option_number("Driver00AF", "Driver"), 0xaf);
+    assert_int_equal(load_option_number("Driver00af", "Driver"), -1); /* firmware writes uppercase */
+    assert_int_equal(load_option_number("Driver000", "Driver"), -1);
+    assert_int_equal(load_option_number("Driver00000", "Driver"), -1);
+    assert_int_equal(load_option_number("Boot0001", "Driver"), -1);
+    assert_int_equal(load_option_number("DriverOrder", "Driver"), -1);
     char name[16];
-    efi_option_name(name, sizeof name, "Driver", 0x1a);
+    load_option_name(name, sizeof name, "Driver", 0x1a);
     assert_string_equal(name, "Driver001A");
 
     uint16_t order[4] = { 3, 1, 3, 2 };
-    long n = efi_order_prepend(order, 4, 4, 3); /* 3 moves to the front, once */
+    long n = load_option_order_prepend(order, 4, 4, 3); /* 3 moves to the front, once */
     assert_int_equal(n, 3);
     assert_int_equal(order[0], 3);
     assert_int_equal(order[1], 1);
     assert_int_equal(order[2], 2);
-    n = efi_order_prepend(order, 3, 4, 7);
+    n = load_option_order_prepend(order, 3, 4, 7);
     assert_int_equal(n, 4);
     assert_int_equal(order[0], 7);
-    assert_int_equal(efi_order_prepend(order, 4, 4, 9), -1);
-    assert_int_equal(efi_order_remove(order, 4, 1), 3);
+    assert_int_equal(load_option_order_prepend(order, 4, 4, 9), -1);
+    assert_int_equal(load_option_order_remove(order, 4, 1), 3);
     assert_int_equal(order[0], 7);
     assert_int_equal(order[1], 3);
     assert_int_equal(order[2], 2);
@@ -176,7 +176,7 @@ static bool used_below_three(void *ctx, unsigned n)
 static void free_number(void **state)
 {
     (void)state;
-    assert_int_equal(efi_option_free_number(used_below_three, NULL), 3);
+    assert_int_equal(load_option_free_number(used_below_three, NULL), 3);
 }
 
 int main(void)

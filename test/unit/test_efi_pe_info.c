@@ -4,7 +4,7 @@
  * volume, each as a file and as loaded in memory, with
  * binutils' `objdump -p` as the independent reading of their headers; then
  * corrupted copies. Compiled with format/pe_info.c inside and ASan/UBSan on
- * (capture.mk), so an out-of-bounds read is a failure, not luck. */
+ * (test/unit/unit.mk), so an out-of-bounds read is a failure, not luck. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,10 +34,13 @@ static uint8_t *slurp(const char *path, size_t *len)
     return b;
 }
 
-/* objdump -p's "SizeOfImage", "AddressOfEntryPoint", "ImageBase" and the
- * size of "Entry 6" (Debug Directory). */
+/* objdump -p's "SizeOfImage", "AddressOfEntryPoint", "ImageBase", the
+ * size of "Entry 6" (Debug Directory) and the CodeView record's RSDS
+ * signature (the GUID's 16 bytes as stored, in hex) and age. */
 struct expect {
     uint64_t size, entry, base, debug_size;
+    char rsds[40];
+    unsigned age;
 };
 
 static void objdump_facts(const char *path, struct expect *e)
@@ -58,6 +61,8 @@ static void objdump_facts(const char *path, struct expect *e)
             e->base = v, seen |= 4;
         else if (sscanf(line, "Entry 6 %llx %llx", &rva, &v) == 2)
             e->debug_size = v;
+        else if (sscanf(line, "(format RSDS signature %32[0-9a-f] age %u", e->rsds, &e->age) == 2)
+            seen |= 0;
     }
     fclose(f);
     assert_int_equal(seen, 7);
@@ -104,6 +109,16 @@ static void check_image(const char *efi, const char *objdump, const char *want_n
     assert_string_equal(fi.name, want_name);
     assert_string_equal(fi.pdb_path, want_pdb);
     assert_int_equal(fi.codeview != 0, e.debug_size != 0);
+    if (e.rsds[0]) {
+        /* the GUID and age that tie the image to its debug file; objdump
+         * prints the GUID as Data1, Data2, Data3 (numbers), Data4 (bytes) */
+        static const int order[16] = { 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
+        char hex[40];
+        for (int i = 0; i < PE_INFO_GUID_BYTES; i++)
+            snprintf(hex + 2 * i, 3, "%02x", fi.cv_guid[order[i]]);
+        assert_string_equal(hex, e.rsds);
+        assert_int_equal(fi.cv_age, e.age);
+    }
 
     uint8_t *mem = load(file, flen, fi.size_of_image);
     assert_int_equal(pe_info_parse(mem, fi.size_of_image, PE_LAYOUT_MEMORY, &mi), PE_INFO_OK);
@@ -123,9 +138,8 @@ static void ptboot_efi(void **state)
 static void lld_driver_with_rsds(void **state)
 {
     (void)state;
-    /* the path is 85 bytes: pdb_path keeps the last 71, the name is whole */
-    const char *tail = FIXTURE_PDB + strlen(FIXTURE_PDB) - (PE_INFO_NAME_MAX - 1);
-    check_image(FIX "PcRtcFixture.efi", FIX "PcRtcFixture.objdump", "PcRtcFixture", tail);
+    /* the path is 85 bytes: pdb_path keeps it whole (up to 127) */
+    check_image(FIX "PcRtcFixture.efi", FIX "PcRtcFixture.objdump", "PcRtcFixture", FIXTURE_PDB);
     size_t flen;
     struct pe_info fi;
     uint8_t *file = slurp(FIX "PcRtcFixture.efi", &flen);
@@ -157,10 +171,15 @@ static void nb10_record(void **state)
     /* rewrite as NB10: signature, offset, timestamp, age, path at +16 */
     memcpy(file + cv, "NB10", 4);
     memset(file + cv + 4, 0, 12);
+    memcpy(file + cv + 8, "\x78\x56\x34\x12", 4); /* signature 0x12345678 */
+    file[cv + 12] = 3;                            /* age 3 */
     strcpy((char *)file + cv + 16, "c:\\work\\Shell.pdb");
     assert_int_equal(pe_info_parse(file, flen, PE_LAYOUT_FILE, &fi), 0);
     assert_int_equal(fi.codeview, CV_NB10);
     assert_string_equal(fi.name, "Shell");
+    assert_string_equal(fi.pdb_path, "c:\\work\\Shell.pdb");
+    assert_memory_equal(fi.cv_guid, "\x78\x56\x34\x12\0\0\0\0\0\0\0\0\0\0\0\0", 16);
+    assert_int_equal(fi.cv_age, 3);
     free(file);
 }
 

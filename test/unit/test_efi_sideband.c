@@ -12,10 +12,10 @@
 #include "arch/x86/pt_caps.h"
 #include "arch/x86/rtit_decode_params.h"
 #include "arch/x86/rtit_regs.h"
-#include "efi/sideband_cpu.h"
+#include "efi/capture/sideband_cpu.h"
 
 static struct sideband a, b;
-static char text[256 * 1024];
+static char text[SIDEBAND_TEXT_MAX];
 
 static void read_caps(const char *file, struct rtit_caps *caps)
 {
@@ -57,6 +57,13 @@ static void fill(struct sideband *sb)
     assert_int_equal(sideband_add_image(sb, 0x7e00000, 0x40000, 0x7e01000, "ptboot", SIDEBAND_IMG_BEFORE | SIDEBAND_IMG_TARGET | SIDEBAND_IMG_SNAPSHOT), 0);
     assert_int_equal(sideband_add_image(sb, 0x7f10000, 0x3000, 0, "PciBus Dxe", SIDEBAND_IMG_WHILE | SIDEBAND_IMG_UNLOADED), 1);
     assert_int_equal(sideband_add_image(sb, 0x100000, 0x1000, 0x100400, "bad\nname\x01", 0), 2);
+    /* version 2: the CodeView records that name the debug files, a load time */
+    static const uint8_t guid[16] = { 0xca, 0xf4, 0x13, 0x11, 0xe5, 0xec, 0x00, 0x90,
+                                      0x4c, 0x4c, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2e };
+    sideband_set_debug(sb, 0, SIDEBAND_CV_RSDS, guid, 1, "/build/ptboot/build/efi/ptboot.so");
+    sideband_set_debug(sb, 1, SIDEBAND_CV_NB10, (const uint8_t *)"\x78\x56\x34\x12", 2,
+                       "/home/someone/src/firmware/platform-bringup/edk2/Build/OvmfX64/DEBUG_GCC5/X64/MdeModulePkg/Bus/Pci/PciBusDxe/PciBusDxe/DEBUG/PciBusDxe.dll");
+    sb->images[1].load_tsc = 123456789012ull;
 }
 
 static void round_trip(void **state)
@@ -84,6 +91,46 @@ static void round_trip(void **state)
     assert_non_null(strstr(text, "\nfilter kind=stop a=0x7e01234 b=0x7e01234\n"));
     assert_non_null(strstr(text, "\ncpu.nom_freq 40\n"));
     assert_non_null(strstr(text, "\nimage base=0x7f10000 size=0x3000 entry=0x0 flags=while,unloaded name=PciBus Dxe\n"));
+    assert_non_null(strstr(text, "\nimage.debug base=0x7e00000 cv=rsds guid=1113f4ca-ece5-9000-4c4c-44205044422e age=1 path=/build/ptboot/build/efi/ptboot.so\n"));
+    assert_non_null(strstr(text, "\nimage.loaded base=0x7f10000 tsc=123456789012\n"));
+    /* a path longer than the field keeps its tail: the file name */
+    assert_non_null(strstr(text, "\nimage.debug base=0x7f10000 cv=nb10 sig=0x12345678 age=2 path=ne/src/firmware/platform-"));
+    assert_non_null(strstr(text, "/DEBUG/PciBusDxe.dll\n"));
+    assert_int_equal(strlen(b.images[1].cv_path), SIDEBAND_PATH_MAX - 1);
+    assert_int_equal(b.images[2].cv, SIDEBAND_CV_NONE);
+    assert_int_equal(b.images[0].load_tsc, 0);
+    assert_true(strncmp(text, "ptboot-sideband 2\n", 18) == 0);
+    /* a row taken by another image at the same base loses the old facts */
+    sideband_add_image(&b, 0x7f10000, 0x1000, 0, "Other", SIDEBAND_IMG_WHILE);
+    assert_int_equal(b.images[1].cv, SIDEBAND_CV_NONE);
+    assert_int_equal(b.images[1].load_tsc, 0);
+}
+
+/* Every image with the longest name, path and numbers: the text stays
+ * within SIDEBAND_TEXT_MAX and each line within SIDEBAND_LINE_MAX. */
+static void longest_text_fits(void **state)
+{
+    (void)state;
+    char name[SIDEBAND_NAME_MAX], path[300];
+    struct sideband_error err;
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    memset(path, 'p', sizeof path - 1);
+    path[sizeof path - 1] = 0;
+    sideband_init(&a);
+    for (unsigned i = 0; i < SIDEBAND_MAX_IMAGES; i++) {
+        uint64_t base = 0xffffffff00000000ull + i * 0x100000ull;
+        assert_int_equal(sideband_add_image(&a, base, 0xfffff, base + 0xffffe, name, 0x1f), (int)i);
+        sideband_set_debug(&a, (int)i, SIDEBAND_CV_RSDS, (const uint8_t *)"0123456789abcdef",
+                           UINT32_MAX, path);
+        a.images[i].load_tsc = UINT64_MAX;
+    }
+    size_t n = sideband_write(&a, text, sizeof text);
+    assert_true(n < sizeof text);
+    for (char *l = text, *e; (e = strchr(l, '\n')); l = e + 1)
+        assert_true((size_t)(e - l) <= SIDEBAND_LINE_MAX);
+    assert_int_equal(sideband_parse(&b, text, n, &err), 0);
+    assert_memory_equal(&a, &b, sizeof a);
 }
 
 static void write_truncates_like_snprintf(void **state)
@@ -132,10 +179,25 @@ struct bad {
 };
 
 #define HDR "ptboot-sideband 1\n"
+#define HDR2 "ptboot-sideband 2\n"
+#define IMG "image base=0x1000 size=0x100 entry=0 flags=- name=x\n"
 static const struct bad bads[] = {
     { "", 0, "empty" },
     { "# only a comment\n", 0, "empty" },
-    { "ptboot-sideband 2\nend\n", 1, "version" },
+    { "ptboot-sideband 3\nend\n", 1, "version" },
+    { "ptboot-sideband 0\nend\n", 1, "version" },
+    /* version 1 has no image.debug / image.loaded lines */
+    { HDR "image base=0x1000 size=0x100 entry=0 flags=- name=x\n"
+          "image.loaded base=0x1000 tsc=5\nend\n", 3, "unknown key" },
+    { HDR2 "image.loaded base=0x1000 tsc=5\nend\n", 2, "no image line" },
+    { HDR2 IMG "image.loaded base=0x1000\nend\n", 3, "want base=N tsc=N" },
+    { HDR2 IMG "image.debug base=0x1000 cv=pdb guid=0 age=1 path=x\nend\n", 3, "rsds or nb10" },
+    { HDR2 IMG "image.debug base=0x1000 cv=rsds guid=0011 age=1 path=x\nend\n", 3, "GUID" },
+    { HDR2 IMG "image.debug base=0x1000 cv=rsds guid=1113f4caece590004c4c44205044422e age=1 path=x\nend\n", 3, "GUID" },
+    { HDR2 IMG "image.debug base=0x1000 cv=rsds guid=1113f4ca-ece5-9000-4c4c+44205044422e age=1 path=x\nend\n", 3, "GUID" },
+    { HDR2 IMG "image.debug base=0x1000 cv=nb10 sig=0x100000000 age=1 path=x\nend\n", 3, "sig=N" },
+    { HDR2 IMG "image.debug base=0x1000 cv=nb10 sig=1 path=x\nend\n", 3, "age=N" },
+    { HDR2 IMG "image.debug base=0x1000 cv=nb10 sig=1 age=1\nend\n", 3, "path=PATH last" },
     { "sideband 1\n", 1, "not a ptboot sideband" },
     { HDR "unit hw\n", 2, "truncated" },
     { HDR "unit cpu\nend\n", 2, "unit" },
@@ -170,6 +232,8 @@ static const struct bad bads[] = {
     { HDR "end\nunit hw\n", 3, "after 'end'" },
     { HDR "end extra\n", 2, "no value" },
     { HDR "config.buffer 0x"
+          "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+          "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
           "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
           "00000000000000000000000000000000000000000000000000000000000000000000000000000001\nend\n",
       2, "too long" },
@@ -281,6 +345,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip),
+        cmocka_unit_test(longest_text_fits),
         cmocka_unit_test(write_truncates_like_snprintf),
         cmocka_unit_test(table_capacity_and_lookup),
         cmocka_unit_test(parse_errors_name_the_line),

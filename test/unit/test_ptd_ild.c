@@ -2,7 +2,8 @@
  * hand-picked encodings per branch class, mode, prefix and addressing form,
  * each checked for length, class, target and flags, and every proper prefix
  * of each for -PTD_ILD_ERR_TRUNCATED. Encodings follow the SDM Vol. 2
- * instruction pages (and AMD APM for XOP, 3DNow!, SVM). */
+ * instruction pages (and AMD APM for XOP, SVM). APX, FRED and the other
+ * encodings of issue #12 K: test_ptd_ild_apx.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,39 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "decoder/ptd_ild.h"
-
-#define M16 PTD_EXEC_MODE_16
-#define M32 PTD_EXEC_MODE_32
-#define M64 PTD_EXEC_MODE_64
-
-#define OTHER PTD_ICLASS_OTHER
-#define COND  PTD_ICLASS_COND_JUMP
-#define JMP   PTD_ICLASS_DIRECT_JUMP
-#define CALL  PTD_ICLASS_DIRECT_CALL
-#define IJMP  PTD_ICLASS_INDIRECT_JUMP
-#define ICALL PTD_ICLASS_INDIRECT_CALL
-#define RET   PTD_ICLASS_NEAR_RET
-#define FAR   PTD_ICLASS_FAR_TRANSFER
-
-#define BAD   (-PTD_ILD_ERR_BAD_INSN)
-
-#define NO_TARGET UINT64_MAX
-
-struct ild_case {
-    enum ptd_exec_mode mode;
-    const char *hex;    /* the instruction's bytes */
-    int len;            /* expected length, or a negative error */
-    int iclass;
-    uint64_t target;    /* REL or FAR_PTR target, or NO_TARGET */
-    unsigned flags;     /* flags that must be set (a subset check) */
-};
-
-/* ip used for every case: near the top of a 16-bit segment, so rel16
- * wrap-around shows. */
-#define IP16 0xFFF0u
-#define IP32 0xFFFFFFF0u
-#define IP64 0x00007FFFFFFFF000ull
+#include "test/unit/ild_case.h"
 
 static const struct ild_case cases[] = {
     /* ---- 64-bit: classes ---- */
@@ -210,7 +179,8 @@ static const struct ild_case cases[] = {
     { M64, "d40a", BAD, 0, NO_TARGET, 0 },
     { M64, "9a000000000800", BAD, 0, NO_TARGET, 0 },
     { M64, "ea000000000800", BAD, 0, NO_TARGET, 0 },
-    { M64, "d6", BAD, 0, NO_TARGET, 0 },
+    { M64, "d6", 1, OTHER, NO_TARGET, 0 },                      /* UDB (Intel XED) */
+    { M32, "d6", 1, OTHER, NO_TARGET, 0 },                      /* SALC */
     /* ---- vector encodings ---- */
     { M64, "c4e27d00c0", 5, OTHER, NO_TARGET, PTD_INSN_VEX },   /* vpshufb ymm */
     { M64, "c5fc77", 3, OTHER, NO_TARGET, PTD_INSN_VEX },       /* vzeroall: no ModRM */
@@ -221,8 +191,8 @@ static const struct ild_case cases[] = {
     { M64, "62f17c4858c0", 6, OTHER, NO_TARGET, PTD_INSN_VEX }, /* vaddps zmm */
     { M64, "62f17c48584001", 7, OTHER, NO_TARGET, 0 },          /* disp8*N */
     { M64, "62f37d4818c001", 7, OTHER, NO_TARGET, 0 },          /* vinsertf32x4 */
-    { M64, "62f1784858c0", BAD, 0, NO_TARGET, 0 },              /* P1[2] = 0 (MVEX) */
-    { M64, "62f47c4858c0", BAD, 0, NO_TARGET, 0 },              /* EVEX map 4 */
+    { M64, "62f1784858c0", 6, OTHER, NO_TARGET, 0 },            /* P1[2] = 0: X4/U, not MVEX */
+    { M64, "62f47c4858c0", 6, OTHER, NO_TARGET, 0 },            /* EVEX map 4 (APX) */
     { M64, "62f57c4858c0", 6, OTHER, NO_TARGET, 0 },            /* map 5 (FP16) */
     { M64, "8fe878a2c000", 6, OTHER, NO_TARGET, PTD_INSN_VEX }, /* XOP map 8, ib */
     { M64, "8fe978e1c0", 5, OTHER, NO_TARGET, 0 },              /* XOP map 9 */
@@ -233,9 +203,7 @@ static const struct ild_case cases[] = {
     { M64, "f362f17c4858c0", BAD, 0, NO_TARGET, 0 },            /* F3 before EVEX */
     { M64, "48c5f877", BAD, 0, NO_TARGET, 0 },                  /* REX before VEX */
     { M64, "c4e07d00c0", BAD, 0, NO_TARGET, 0 },                /* VEX map 0 */
-    { M64, "0f0fc00c", 4, OTHER, NO_TARGET, 0 },                /* pi2fw mm0, mm0 */
-    { M64, "0f0f40109e", 5, OTHER, NO_TARGET, 0 },              /* pfadd mm0, [rax+16] */
-    { M64, "0f0fc0ff", BAD, 0, NO_TARGET, 0 },                  /* no such suffix */
+    { M64, "0f0fc00c", BAD, 0, NO_TARGET, 0 },                  /* AMD 3DNow!: #UD on Intel */
     /* ---- 32-bit ---- */
     { M32, "e800000000", 5, CALL, (IP32 + 5) & 0xFFFFFFFFu, PTD_INSN_REL },
     { M32, "e810000000", 5, CALL, (IP32 + 5 + 16) & 0xFFFFFFFFu, PTD_INSN_REL },
@@ -299,64 +267,10 @@ static const struct ild_case cases[] = {
     { M16, "ff2e0010", 4, FAR, NO_TARGET, 0 },                  /* jmp far [1000] */
 };
 
-static size_t unhex(const char *s, uint8_t *out, size_t max)
-{
-    size_t n = 0;
-    while (*s && n < max) {
-        if (*s == ' ') { s++; continue; }
-        unsigned v;
-        if (sscanf(s, "%2x", &v) != 1)
-            break;
-        out[n++] = (uint8_t)v;
-        s += 2;
-    }
-    return n;
-}
-
-static uint64_t case_ip(enum ptd_exec_mode m)
-{
-    return m == M16 ? IP16 : m == M32 ? IP32 : IP64;
-}
-
 static void test_cases(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const struct ild_case *c = &cases[i];
-        uint8_t b[32];
-        size_t n = unhex(c->hex, b, sizeof b);
-        struct ptd_insn in;
-        int rc = ptd_ild_decode_at(&in, b, n, c->mode, case_ip(c->mode));
-        if (rc != c->len)
-            print_error("case %zu (%s, mode %d): rc %d, want %d\n", i, c->hex, c->mode, rc, c->len);
-        assert_int_equal(rc, c->len);
-        if (rc < 0)
-            continue;
-        if (in.iclass != c->iclass)
-            print_error("case %zu (%s): class %s\n", i, c->hex, ptd_ild_iclass_name(in.iclass));
-        assert_int_equal(in.iclass, c->iclass);
-        assert_int_equal(in.length, rc);
-        if ((in.flags & c->flags) != c->flags)
-            print_error("case %zu (%s): flags %#x want %#x\n", i, c->hex, in.flags, c->flags);
-        assert_int_equal(in.flags & c->flags, c->flags);
-        if (c->target != NO_TARGET) {
-            assert_true(in.flags & (PTD_INSN_REL | PTD_INSN_FAR_PTR));
-            if (in.target != c->target)
-                print_error("case %zu (%s): target %#llx want %#llx\n", i, c->hex,
-                            (unsigned long long)in.target, (unsigned long long)c->target);
-            assert_true(in.target == c->target);
-        }
-        /* Every proper prefix asks for more bytes. */
-        for (size_t k = 0; k < (size_t)rc; k++) {
-            int r = ptd_ild_decode_at(&in, b, k, c->mode, case_ip(c->mode));
-            if (r != -PTD_ILD_ERR_TRUNCATED)
-                print_error("case %zu (%s) cut at %zu: %d\n", i, c->hex, k, r);
-            assert_int_equal(r, -PTD_ILD_ERR_TRUNCATED);
-        }
-        /* Trailing bytes do not change the result. */
-        memset(b + n, 0xCC, sizeof b - n);
-        assert_int_equal(ptd_ild_decode_at(&in, b, sizeof b, c->mode, case_ip(c->mode)), rc);
-    }
+    run_ild_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_far_selector(void **state)
