@@ -62,7 +62,7 @@ raw_to_pages() {
 }
 gen=$BOOT_DIR/flowgen
 rm -rf "$gen" && mkdir -p "$gen"
-build/test/flowgen --seeds 8 --insns 3000 --write "$gen" > /dev/null || exit 1
+build/test/flowgen --seeds 10 --insns 3000 --write "$gen" > /dev/null || exit 1
 : > "$gen/code.dump"; : > "$gen/code.addr"
 raw_to_pages "$gen/seed7.a.bin" 0x400000 "$gen/code"
 raw_to_pages "$gen/seed7.32.bin" 0x600000 "$gen/code"
@@ -91,6 +91,15 @@ expect flow-trig-et '^\[trig [0-9a-f]{2}, ip: [0-9a-f]{16}\]$' "TRIG events"
 expect flow-trig-et '^\[interrupt [0-9]+(, cr2: [0-9a-f]{16})?, ip: [0-9a-f]{16}\]$' "Event Trace interrupts"
 expect flow-trig-et '^\[iret\]$' "Event Trace IRETs"
 expect flow-trig-et '^blocks:.[0-9]+\.$' "the block count"
+
+# APX on the target: flowgen's seed 9 runs REX2 instructions, JMPABS and
+# ERETU/ERETS (test/flow/flowgen.c, "APX, FRED, UIRET") in its traced code.
+: > "$gen/code9.dump"; : > "$gen/code9.addr"
+raw_to_pages "$gen/seed9.a.bin" 0x400000 "$gen/code9"
+raw_to_pages "$gen/seed9.32.bin" 0x600000 "$gen/code9"
+raw_to_pages "$gen/seed9.out.bin" 0x900000 "$gen/code9"
+flow_case flow-apx "$gen/seed9.pt" "$gen/code9" "--event:ip --stat --block:show-blocks"
+expect flow-apx '^insn: [0-9]{3,}\.$' "the APX program decoded"
 
 # A trace that enables tracing at the local APIC's MMIO page, then at an
 # unmapped address: with --live the decoder may read only RAM from the
