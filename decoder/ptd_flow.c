@@ -766,3 +766,25 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
         return ptd_flow_proceed_event(f, blk);
     }
 }
+
+/* ---- blocks counted (callers that print no instruction) ---------------- */
+
+int ptd_flow_run_blocks(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t max_blocks)
+{
+    struct ptd_flow_block *blk = &run->blk;
+    int st = 0;
+
+    for (uint32_t k = 0; k < max_blocks; k++) {
+        st = ptd_flow_next_block(f, blk);
+        run->blocks++;
+        if (blk->ninsn) {
+            run->insns += blk->ninsn;
+            run->last_ip = blk->last_ip;
+            run->last_iclass = blk->last_iclass;
+        }
+        /* an event, the end or an error: the caller's turn */
+        if (st < 0 || (st & (PTD_ST_EVENT | PTD_ST_EOS)))
+            break;
+    }
+    return st;
+}

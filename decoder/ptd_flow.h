@@ -227,6 +227,21 @@ int ptd_flow_sync_forward(struct ptd_flow *f);
 /* The next block (libipt's pt_blk_next): status flags (>= 0) or an error;
  * *blk holds the instructions decoded before it, also on an error. */
 int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk);
+/* What ptd_flow_run_blocks counted (added to what the caller set):
+ * blocks (ptd_flow_next_block's calls, as ptxed's --stat counts them),
+ * instructions, the last instruction decoded and its class; and the last
+ * block (as ptd_flow_next_block gave it: the one an error refers to). */
+struct ptd_flow_run {
+    uint64_t insns, blocks, last_ip;
+    uint8_t last_iclass;
+    struct ptd_flow_block blk;
+};
+/* ptd_flow_next_block again and again, for a caller that only counts
+ * (--quiet, --stat): the blocks are not handed out. Stops at the first
+ * status with an event or the end, or an error (returned), or after
+ * max_blocks blocks (the work per call stays bounded; then the last
+ * status, which asks for no action). */
+int ptd_flow_run_blocks(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t max_blocks);
 /* The pending event (when PTD_ST_EVENT was reported). */
 int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev);
 /* The next instruction (libipt's pt_insn_next over the blocks): *insn is

@@ -1,4 +1,5 @@
 #include "decoder/ptd_fmt_flow.h"
+#include "decoder/ptd_flow_ips.h"
 
 /* A bounded writer: every put stops at the end of the buffer, and the caller
  * checks `full` once (lines are at most PTD_FMT_FLOW_LINE_MAX). */
@@ -23,10 +24,30 @@ static void put_s(struct w *w, const char *s)
 
 static const char hexdigits[] = "0123456789abcdef";
 
+/* "00" .. "ff": a byte's two hex digits */
+#define HEX_ROW(h) {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, \
+    {h, '7'}, {h, '8'}, {h, '9'}, {h, 'a'}, {h, 'b'}, {h, 'c'}, {h, 'd'}, {h, 'e'}, {h, 'f'}
+static const char hexpairs[256][2] = {
+    HEX_ROW('0'), HEX_ROW('1'), HEX_ROW('2'), HEX_ROW('3'), HEX_ROW('4'), HEX_ROW('5'),
+    HEX_ROW('6'), HEX_ROW('7'), HEX_ROW('8'), HEX_ROW('9'), HEX_ROW('a'), HEX_ROW('b'),
+    HEX_ROW('c'), HEX_ROW('d'), HEX_ROW('e'), HEX_ROW('f'),
+};
+
 static void put_hex16(struct w *w, uint64_t v)
 {
-    for (int shift = 60; shift >= 0; shift -= 4)
-        put_c(w, hexdigits[(v >> shift) & 15]);
+    if (w->end - w->p < 16) {
+        for (int shift = 60; shift >= 0; shift -= 4)
+            put_c(w, hexdigits[(v >> shift) & 15]);
+        return;
+    }
+    /* room for all 16 digits (the common case): no check per digit, two
+     * digits per step; an IP per line is most of what `flow --no-inst`
+     * prints */
+    for (int i = 14; i >= 0; i -= 2, v >>= 8) {
+        w->p[i] = hexpairs[v & 0xff][0];
+        w->p[i + 1] = hexpairs[v & 0xff][1];
+    }
+    w->p += 16;
 }
 
 /* Lower-case hex without leading zeros, as printf's %x / PRIx64. */
@@ -454,7 +475,17 @@ static int event_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd
 static int insn_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
 {
     uint64_t next = 0;
-    (void)ptd_flow_insn_at(L->f, L->walk_ip, L->blk.mode, &L->insn, &next);
+    if (L->f->flags & PTD_FLOW_F_RAW) {
+        /* the bytes for a disassembler: the whole decode */
+        (void)ptd_flow_insn_at(L->f, L->walk_ip, L->blk.mode, &L->insn, &next);
+    } else if (ptd_flow_ip_after(L->f, L->walk_ip, L->blk.mode, &next) == 0) {
+        /* the IP alone: the length step (docs/flow.md, Decode paths) */
+        L->insn.size = 0;
+        L->insn.mode = L->blk.mode;
+        L->insn.iclass = L->walk_left == 1 ? L->blk.last_iclass : PTD_ICLASS_OTHER;
+    } else {
+        (void)ptd_flow_insn_at(L->f, L->walk_ip, L->blk.mode, &L->insn, &next);
+    }
     L->insn.ip = L->walk_ip;
     L->insn.speculative = L->blk.speculative;
     L->walk_left--;
@@ -470,6 +501,9 @@ static void tail_begin(struct ptd_flow_lines *L, int st)
     L->insn.ip = L->last_ip;
     ptd_flow_lines_tail_begin(L, st);
 }
+
+/* Blocks per ptd_flow_run_blocks call (a bound on the work per call). */
+#define RUN_BLOCKS 4096
 
 /* One step of the decode loop: a line (> 0), 0 to go on, or LINE_DONE. */
 static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
@@ -511,6 +545,17 @@ static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_
             return 0;
         *kind = PTD_FLOW_LINE_INSN;
         return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->offset, L->time);
+    }
+    if (quiet && !(L->flags & PTD_FMT_FLOW_SHOW_BLOCKS)) {
+        /* nothing to print per block: counted up to the next event */
+        struct ptd_flow_run r = { L->insns, L->blocks, L->last_ip, L->last_iclass, L->blk };
+        L->st = ptd_flow_run_blocks(L->f, &r, RUN_BLOCKS);
+        L->insns = r.insns;
+        L->blocks = r.blocks;
+        L->last_ip = r.last_ip;
+        L->last_iclass = r.last_iclass;
+        L->blk = r.blk;
+        return 0;
     }
     L->st = ptd_flow_next_block(L->f, &L->blk);
     L->insns += L->blk.ninsn;

@@ -8,6 +8,10 @@
  * boot instead (tracing stopped first), code from its snapshot and, for the
  * hardware unit, the recorded images still in memory
  * (efi/resident_capture.h), filtered to its range as `resident flow`.
+ * It decodes block by block (libipt's block decoder; no disassembly to
+ * print), through a block cache from the firmware's pages sized to the
+ * code (--no-cache: none; blocks then end only where trace is needed, the
+ * same instruction and event lines).
  * Between the marker lines
  *   ptboot: flow begin trace=<file> bytes=<n> pages=<n> live=<0|1>
  *   ptboot: flow end insns=<n> errors=<n>
@@ -59,7 +63,7 @@ struct flow_args {
     const char *pt;
     const char *pages[FLOW_MAX_PAGE_SETS];
     int npages;
-    int live, resident;
+    int live, resident, no_cache;
     unsigned bench;                   /* --bench rounds, 0: no bench */
     struct ptd_flow_opts fo;          /* ptxed's words (decoder/ptd_opts.h) */
     bool cpu_unknown;                 /* --cpu names a CPU the table lacks */
@@ -72,7 +76,8 @@ static void flow_usage(void)
     efi_con_puts("usage: ptboot.efi flow (--pt FILE (--pages PREFIX | --live) | --resident) [--filter LO-HI]\n"
                  "                      [--cpu f/m] [--mode 16|32|64] [--no-inst] [--tail]\n"
                  "                      [--mtc-freq N] [--nom-freq N] [--cpuid-0x15.eax N]\n"
-                 "                      [--cpuid-0x15.ebx N] [--bench [N]] and ptxed's words:\n"
+                 "                      [--cpuid-0x15.ebx N] [--no-cache] [--bench [N]]\n"
+                 "                      and ptxed's words:\n"
                  "                     ");
     for (unsigned i = 0, col = 22; ptd_opts_flow_word_name(i); i++) {
         const char *w = ptd_opts_flow_word_name(i);
@@ -112,6 +117,8 @@ static int parse(struct flow_args *a, int argc, char **argv)
             a->resident = 1;
         } else if (!strcmp(o, "--live")) {
             a->live = 1;
+        } else if (!strcmp(o, "--no-cache")) {
+            a->no_cache = 1;
         } else if (!strcmp(o, "--bench")) {
             uint64_t n = FLOW_BENCH_ROUNDS_DEFAULT;
             if (v && v[0] >= '0' && v[0] <= '9') {
@@ -368,8 +375,10 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     a.cfg.read = code_image_read;
     a.cfg.map = code_image_map; /* dump pages in place; live memory is copied */
     a.cfg.ctx = &image;
-    {
-        /* every page its own section at worst */
+    if (!a.no_cache) {
+        /* the block cache (blocks end where libipt's do; --no-cache: only
+         * where trace is needed); every page its own section at worst,
+         * entries made only where code runs */
         uint64_t bytes = PTD_FLOW_BCACHE_BYTES((uint64_t)image.count * CODE_PAGE_BYTES, image.count);
         if (bytes <= FLOW_MAX_BCACHE_BYTES &&
             !EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, (bytes + 4095) / 4096, &bcache))) {
