@@ -56,20 +56,6 @@ static void usage(FILE *to)
         "file, 2 bad usage.\n");
 }
 
-static int parse_module(const char *v, struct ptd_sum_module *m)
-{
-    char *end;
-    m->base = strtoull(v, &end, 16);
-    if (end == v || *end != ':')
-        return -1;
-    v = end + 1;
-    m->size = strtoull(v, &end, 16);
-    if (end == v || *end != ':' || !end[1] || !m->size)
-        return -1;
-    m->name = end + 1;
-    return 0;
-}
-
 struct cpu_trace {
     unsigned n;
     char path[4096];
@@ -216,7 +202,7 @@ int host_cmd_export(int argc, char **argv)
         } else if (!strcmp(a, "--title")) {
             x.title = v;
         } else { /* --module */
-            if (c.nmodules >= MAX_MODULES || parse_module(v, &mods[c.nmodules]) < 0) {
+            if (c.nmodules >= MAX_MODULES || host_summary_parse_module(v, &mods[c.nmodules]) < 0) {
                 fprintf(stderr, PROG ": --module wants BASE:SIZE:NAME (hex, up to %d)\n", MAX_MODULES);
                 rc = 2;
                 goto out;
@@ -290,18 +276,19 @@ int host_cmd_export(int argc, char **argv)
     if (x.format == EXPORT_CHROME)
         export_chrome_begin(&x);
     for (unsigned k = 0; k < x.ncpus && rc == 0; k++) {
-        uint8_t *trace = NULL;
-        size_t tsize = 0;
+        struct input_file trace = { 0 };
         char err[4400];
         struct ptd_flow_config fcfg = fo.cfg;
+        x.trace_in = &fo.trace_file;
         if (cpus[k].path[0]) {
-            if (flow_read_file(cpus[k].path, &trace, &tsize, err, sizeof err) < 0) {
+            if (input_file_open(&trace, cpus[k].path, input_file_how(), err, sizeof err) < 0) {
                 fprintf(stderr, PROG ": %s\n", err);
                 rc = 1;
                 break;
             }
-            fcfg.trace = trace;
-            fcfg.size = tsize;
+            fcfg.trace = trace.data;
+            fcfg.size = trace.size;
+            x.trace_in = &trace;
         }
         if (!fo.no_cache) {
             fcfg.bcache = bcache;
@@ -316,7 +303,9 @@ int host_cmd_export(int argc, char **argv)
             fprintf(stderr, PROG ": out of memory\n");
             rc = 1;
         }
-        free(trace);
+        x.trace_in = NULL;
+        if (trace.data)
+            input_file_close(&trace);
     }
     free(f), free(arena), free(bcache);
     if (rc == 0) {
@@ -334,8 +323,9 @@ int host_cmd_export(int argc, char **argv)
     if (x.out != stdout)
         fclose(x.out);
     if (rc == 0)
-        fprintf(stderr, PROG ": %s: %s, %" PRIu64 " instructions, %" PRIu64 " calls, %u stacks, %u CPU%s\n",
-                outpath, format, x.insns, x.calls, x.stacks.n, x.ncpus, x.ncpus == 1 ? "" : "s");
+        fprintf(stderr, PROG ": %s: %s, %" PRIu64 " instruction%s, %" PRIu64 " call%s, %u stack%s, %u CPU%s\n",
+                outpath, format, x.insns, x.insns == 1 ? "" : "s", x.calls, x.calls == 1 ? "" : "s",
+                x.stacks.n, x.stacks.n == 1 ? "" : "s", x.ncpus, x.ncpus == 1 ? "" : "s");
     names_report(&names, stderr, PROG);
 out:
     export_stacks_free(&x.stacks);
