@@ -258,15 +258,18 @@ int host_cmd_export(int argc, char **argv)
 
     struct ptd_flow *f = malloc(sizeof *f);
     /* the summary's tables sized from the largest trace, as `summary` does */
-    uint64_t biggest = 0;
+    /* (the loaded trace's size: a pipe's is known only once read) */
+    uint64_t biggest = fo.tsize;
     struct stat st;
     for (unsigned k = 0; k < x.ncpus; k++) {
-        const char *path = cpus[k].path[0] ? cpus[k].path : fo.pt;
-        if (path && stat(path, &st) == 0 && (uint64_t)st.st_size > biggest)
+        const char *path = cpus[k].path;
+        if (path[0] && stat(path, &st) == 0 && (uint64_t)st.st_size > biggest)
             biggest = (uint64_t)st.st_size;
     }
     size_t arena_size = host_summary_arena_bytes(biggest);
-    void *arena = malloc(arena_size), *bcache = malloc(FLOW_CACHE_BYTES);
+    /* zeroed pages: the first walk's tables cost what it uses (later
+     * walks clear the arena the first one used) */
+    void *arena = calloc(1, arena_size), *bcache = malloc(FLOW_CACHE_BYTES);
     if (!f || !arena || !bcache) {
         fprintf(stderr, PROG ": out of memory\n");
         free(f), free(arena), free(bcache);
@@ -298,6 +301,8 @@ int host_cmd_export(int argc, char **argv)
         ptd_flow_init(f, &fcfg);
         struct ptd_sum_config cc = c;
         cc.arena = arena;
+        if (k == 0)
+            cc.flags |= PTD_SUM_F_ARENA_ZEROED;
         cc.arena_size = arena_size;
         if (export_walk(&x, cpus[k].n, f, &cc) < 0) {
             fprintf(stderr, PROG ": out of memory\n");

@@ -131,11 +131,6 @@ size_t host_summary_arena_bytes(uint64_t trace_bytes)
     return (size_t)(t < PTD_SUM_ARENA_SUGGESTED ? PTD_SUM_ARENA_SUGGESTED : t > HOST_SUM_ARENA_MAX ? HOST_SUM_ARENA_MAX : t);
 }
 
-static uint64_t file_bytes(const char *path)
-{
-    struct stat st;
-    return path && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
 
 int host_summary_parse_module(const char *v, struct ptd_sum_module *m)
 {
@@ -284,7 +279,7 @@ int host_cmd_summary(int argc, char **argv)
      * 1 GiB; and the shadow stack may take a quarter of it at most. */
     uint64_t frames = depth * sizeof(struct ptd_sum_frame);
     if (!arena_given) {
-        arena_size = host_summary_arena_bytes(file_bytes(fo.pt));
+        arena_size = host_summary_arena_bytes(fo.tsize);
         if (frames <= HOST_SUM_ARENA_MAX / 4 && arena_size < 4 * frames)
             arena_size = 4 * frames;
     }
@@ -297,13 +292,16 @@ int host_cmd_summary(int argc, char **argv)
         return 2;
     }
     c.stack_depth = (unsigned)depth;
-    void *arena = malloc(arena_size ? arena_size : 1);
+    /* zeroed by the kernel as pages are touched: a large arena costs the
+     * slots the trace uses, not its size (docs/performance.md) */
+    void *arena = calloc(1, arena_size ? arena_size : 1);
     if (!arena) {
         fprintf(stderr, "ptboot summary: out of memory\n");
         flow_opts_free(&fo);
         host_capture_free(&cap);
         return 1;
     }
+    c.flags |= PTD_SUM_F_ARENA_ZEROED;
     c.arena = arena;
     c.arena_size = arena_size;
     rc = host_summary_write(&fo, &tcfg, &c, stat, stdout);
