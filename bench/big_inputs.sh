@@ -54,7 +54,9 @@ compare() {
     echo "bench-big: $1: the mapped and the read runs differ"; fail=1
   fi
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
+# ratio A B: A/B, B taken as 0.01 at least (GNU time's resolution), then
+# ">" before the ratio
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b < 0.01) printf ">%.0f", a / 0.01; else printf "%.1f", a / b }'; }
 # row NAME BYTES: both runs and their ratios (read / mapped)
 row() {
   local name=$1 bytes=$2 m r
