@@ -65,6 +65,9 @@ void flow_image_free(struct flow_image *img)
     for (size_t i = 0; i < img->nfiles; i++)
         input_file_close(&img->files[i]);
     free(img->files);
+    for (size_t i = 0; i < img->njoined; i++)
+        free(img->joined[i].owned);
+    free(img->joined);
     memset(img, 0, sizeof(*img));
 }
 
@@ -404,17 +407,68 @@ size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf, size_t
     return done;
 }
 
+/* The joined copy holding ip, or NULL; *at: where one for ip would go */
+static struct flow_seg *joined_find(struct flow_image *img, uint64_t ip, size_t *at)
+{
+    size_t lo = 0, hi = img->njoined;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        struct flow_seg *j = &img->joined[mid];
+        if (ip < j->base)
+            hi = mid;
+        else if (ip - j->base >= j->size)
+            lo = mid + 1;
+        else
+            return j;
+    }
+    *at = lo;
+    return NULL;
+}
+
+/* Segments first..last (touching) copied into one region, kept sorted */
+static struct flow_seg *join(struct flow_image *img, size_t first, size_t last, size_t at)
+{
+    uint64_t lo = img->segs[first].base, len = img->segs[last].base + img->segs[last].size - lo;
+    struct flow_seg *v = realloc(img->joined, (img->njoined + 1) * sizeof(*v));
+    uint8_t *data = len <= SIZE_MAX ? malloc((size_t)len) : NULL;
+    if (v)
+        img->joined = v;
+    if (!v || !data) {
+        free(data);
+        return NULL;
+    }
+    for (size_t i = first; i <= last; i++)
+        memcpy(data + (img->segs[i].base - lo), img->segs[i].data, (size_t)img->segs[i].size);
+    memmove(&v[at + 1], &v[at], (img->njoined - at) * sizeof(*v));
+    img->njoined++;
+    v[at].base = lo;
+    v[at].size = len;
+    v[at].data = v[at].owned = data;
+    return &v[at];
+}
+
 const uint8_t *flow_image_map(struct flow_image *img, uint64_t ip, uint64_t *base, size_t *size)
 {
-    size_t avail;
-    const uint8_t *p = flow_image_ptr(img, ip, &avail);
-    if (!p)
-        return NULL;
-    /* flow_image_ptr() found it at img->last (or segment 0) */
-    const struct flow_seg *s = &img->segs[img->last < img->nsegs ? img->last : 0];
-    if (ip - s->base >= s->size || s->data + (ip - s->base) != p)
-        return NULL;
-    *base = s->base;
-    *size = (size_t)s->size;
-    return s->data;
+    size_t avail, at = 0;
+    const struct flow_seg *j = img->njoined ? joined_find(img, ip, &at) : NULL;
+    if (!j) {
+        const uint8_t *p = flow_image_ptr(img, ip, &avail);
+        if (!p)
+            return NULL;
+        /* flow_image_ptr() found it at img->last (or segment 0) */
+        size_t i = img->last < img->nsegs ? img->last : 0, first = i, last = i;
+        const struct flow_seg *s = &img->segs[i];
+        if (ip - s->base >= s->size || s->data + (ip - s->base) != p)
+            return NULL;
+        while (first > 0 && img->segs[first - 1].base + img->segs[first - 1].size == img->segs[first].base)
+            first--;
+        while (last + 1 < img->nsegs && img->segs[last].base + img->segs[last].size == img->segs[last + 1].base)
+            last++;
+        j = first == last ? s : join(img, first, last, at);
+        if (!j)         /* no memory for the copy: the segment alone */
+            j = s;
+    }
+    *base = j->base;
+    *size = (size_t)j->size;
+    return j->data;
 }

@@ -26,6 +26,12 @@ struct flow_image {
     struct input_file *files;   /* page dumps and raw files segments point into */
     size_t nfiles;
     size_t last;          /* segment of the last hit (locality) */
+    /* segments that touch (a dump's pages out of file order, code next to
+     * a --raw section) joined into one copy the first time the map
+     * callback is asked for them, sorted by base: the decoder sees one
+     * region there, as if the code had been loaded as one piece */
+    struct flow_seg *joined;
+    size_t njoined;
     char err[512];        /* why the last load failed */
     char warn[512];       /* what the last load overrode ("" when nothing) */
 };
@@ -51,9 +57,11 @@ size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf,
 const uint8_t *flow_image_ptr(struct flow_image *img, uint64_t ip,
                               size_t *avail);
 
-/* The whole segment holding ip, in place: its first byte, with *base and
- * *size set; NULL if unmapped. Segments are merged and never change after
- * loading, so this is libptd's map callback (ptd_map_fn) over the image. */
+/* The whole region holding ip: its first byte, with *base and *size set;
+ * NULL if unmapped. A segment is given in place; segments that touch are
+ * given as one region, copied together on first use (kept until
+ * flow_image_free). Regions never change after loading, so this is
+ * libptd's map callback (ptd_map_fn) over the image. */
 const uint8_t *flow_image_map(struct flow_image *img, uint64_t ip, uint64_t *base, size_t *size);
 
 /* Read a whole file into a malloc'd buffer (one zero byte after it; pipes

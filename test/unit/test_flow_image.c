@@ -85,12 +85,25 @@ static void test_orders(void **state)
     assert_int_equal(img.files[0].mapped, input_file_how() == INPUT_MAP);
     assert_non_null(p = flow_image_map(&img, 0x11234, &base, &size));
     assert_true(base == 0x10000 && size == 3 * PAGE && p == file);
-    assert_non_null(p = flow_image_map(&img, 0x21000, &base, &size));
-    assert_true(base == 0x21000 && size == PAGE && p == file + 3 * PAGE);
-    assert_non_null(p = flow_image_map(&img, 0x20010, &base, &size));
-    assert_true(base == 0x20000 && size == PAGE && p == file + 4 * PAGE);
+    assert_int_equal(img.nsegs, 5);
     for (size_t i = 0; i < img.nsegs; i++)
         assert_null(img.segs[i].owned);
+    assert_non_null(p = flow_image_ptr(&img, 0x21000, &size));
+    assert_true(size == PAGE && p == file + 3 * PAGE);
+    assert_non_null(p = flow_image_ptr(&img, 0x20010, &size));
+    assert_true(size == PAGE - 0x10 && p == file + 4 * PAGE + 0x10);
+    /* the map callback gives the pages that touch as one region (the
+     * decoder's blocks then end where libipt's do), copied once, when
+     * first asked for, and only those */
+    assert_int_equal(img.njoined, 0);
+    assert_non_null(p = flow_image_map(&img, 0x21000, &base, &size));
+    assert_true(base == 0x20000 && size == 3 * PAGE);
+    assert_true(p[0] == 4 && p[1] == 0xa4 && p[PAGE] == 3 && p[PAGE + 1] == 0xa3 && p[2 * PAGE] == 5);
+    assert_true(flow_image_map(&img, 0x22fff, &base, &size) == p && base == 0x20000);
+    assert_int_equal(img.njoined, 1);
+    assert_non_null(flow_image_map(&img, 0x30000, &base, &size));
+    assert_true(base == 0x30000 && size == PAGE);
+    assert_int_equal(img.njoined, 1);
     /* a read goes on across pages that touch in memory but not in the file */
     uint8_t across[16];
     assert_int_equal(flow_image_read(&img, 0x20ff8, across, 16), 16);
