@@ -321,8 +321,11 @@ int bench_flow(int argc, char **argv)
     nocache.cache_size = 0;
     nocache.bcache = NULL;
     nocache.bcache_size = 0;
-    /* with caches: decoded instructions (1 MiB) and the block cache (the
-     * size of the image's, flow_opts_finish) */
+    /* with the block cache (the size of the image's, flow_opts_finish),
+     * as `ptboot flow` decodes when it prints no disassembly: no
+     * decoded-instruction cache then (host/cmd_flow.c) */
+    fo.cfg.cache = NULL;
+    fo.cfg.cache_size = 0;
     fo.cfg.flags |= BENCH_BLOCKS;
     nocache.flags |= BENCH_BLOCKS;
     if (check_blocks(&fo.cfg, "with caches", prog) < 0 || check_blocks(&nocache, "without caches", prog) < 0) {

@@ -137,14 +137,19 @@ struct ptd_flow_centry {
 
 /* The block cache's memory: a stack for its fill (one 8-byte frame per
  * instruction of a block at most), then per section a 24-byte header and a
- * directory (4 bytes per 1 KiB of code), and the entries (8 bytes per code
- * byte) in 8 KiB chunks made when code there first runs. */
+ * directory (4 bytes per chunk), and the entries (8 bytes per code byte) in
+ * chunks of PTD_FLOW_BCACHE_CHUNK_CODE code bytes, made when code there
+ * first runs, one after the other: small chunks keep the pages a trace
+ * touches few (each costs a page fault on a workstation). */
 #define PTD_FLOW_BCACHE_STACK ((PTD_FLOW_BLOCK_MAX + 1u) * 8u)
 #define PTD_FLOW_BCACHE_SECTION 24u
-#define PTD_FLOW_BCACHE_CHUNK 8192u
+#define PTD_FLOW_BCACHE_CHUNK_SHIFT 7u
+#define PTD_FLOW_BCACHE_CHUNK_CODE (1u << PTD_FLOW_BCACHE_CHUNK_SHIFT)
+#define PTD_FLOW_BCACHE_CHUNK (PTD_FLOW_BCACHE_CHUNK_CODE * 8u)
 #define PTD_FLOW_BCACHE_BYTES(code_bytes, sections)                                      \
     (PTD_FLOW_BCACHE_STACK + (size_t)(sections) * (PTD_FLOW_BCACHE_SECTION + 8u + PTD_FLOW_BCACHE_CHUNK) + \
-     (size_t)(code_bytes) * 8u + ((size_t)(code_bytes) / 1024u + (size_t)(sections)) * 4u)
+     (size_t)(code_bytes) * 8u +                                                          \
+     ((size_t)(code_bytes) / PTD_FLOW_BCACHE_CHUNK_CODE + (size_t)(sections)) * 4u)
 
 /* What ptd_flow_next_block decoded: ninsn instructions from ip, the last
  * at last_ip (ninsn 0: none; last_iclass PTD_FLOW_ICLASS_ERROR). */

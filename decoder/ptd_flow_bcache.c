@@ -59,8 +59,8 @@ struct bsec {
     uint64_t base, size;
     uint64_t next;          /* offset of the next section's header, 0: last */
 };
-#define CHUNK_SHIFT 10u
-#define CHUNK (1u << CHUNK_SHIFT)
+#define CHUNK_SHIFT PTD_FLOW_BCACHE_CHUNK_SHIFT
+#define CHUNK PTD_FLOW_BCACHE_CHUNK_CODE
 
 /* A fill frame: an instruction the fill added to the block, whose entry
  * is written on the way back from the one at its next IP. */

@@ -224,6 +224,14 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return 1;
     }
+    if (!disasm) {
+        /* the block cache holds what the walk needs; a decoded-instruction
+         * cache would only cost its pages here (docs/performance.md) */
+        free(fo.cache);
+        fo.cache = NULL;
+        fo.cfg.cache = NULL;
+        fo.cfg.cache_size = 0;
+    }
     fo.cfg.flags |= ptd_opts_flow_flags(&o.fo);
     /* the disassembler needs the bytes; without it the driver walks a
      * block's instructions by their lengths alone (docs/performance.md) */

@@ -51,8 +51,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (ptd_flow_init(&f, &cfg) < 0)
         abort();
-    /* a code loop with no branch decodes forever: the caller's budget */
+    /* a code loop with no branch decodes forever: the caller's budget, in
+     * calls and in instructions (a call may give a block of
+     * PTD_FLOW_BLOCK_MAX of them) */
     limit = 64 * (cfg.size + 16);
+    uint64_t insn_budget = (uint64_t)1 << 20;
     for (unsigned rounds = 0; rounds <= cfg.size + 1; rounds++) {
         int st = ptd_flow_sync_forward(&f);
         if (st == -PTD_ERR_EOS)
@@ -63,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             struct ptd_event ev;
             while (st >= 0 && (st & PTD_ST_EVENT))
                 st = ptd_flow_event(&f, &ev);
-            if (st < 0 || (st & PTD_ST_EOS) || ++steps > limit)
+            if (st < 0 || (st & PTD_ST_EOS) || ++steps > limit || !insn_budget)
                 break;
             if ((sel & 16) && (sel & 128)) {
                 /* the counting path (few blocks per call: bounded here) */
@@ -71,11 +74,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 st = ptd_flow_run_blocks(&f, &r, 4);
                 if (r.blocks < 1 || r.blocks > 4 || r.insns > 4u * PTD_FLOW_BLOCK_MAX)
                     abort();
+                insn_budget -= r.insns < insn_budget ? r.insns : insn_budget;
             } else if (sel & 16) {
                 struct ptd_flow_block b;
                 st = ptd_flow_next_block(&f, &b);
                 if (b.ninsn > PTD_FLOW_BLOCK_MAX)
                     abort();
+                insn_budget -= b.ninsn < insn_budget ? b.ninsn : insn_budget;
                 if (b.ninsn && (sel & 64)) {
                     /* the IPs inside the block, as the --no-inst lines
                      * need them: from the same code, ending at last_ip */
@@ -89,13 +94,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (in.iclass != PTD_FLOW_ICLASS_ERROR &&
                     (in.size == 0 || in.size > PTD_ILD_MAX_LEN))
                     abort();
+                insn_budget--;
             }
             if (st < 0)
                 break;
         }
         if (ptd_flow_offset(&f) > cfg.size)
             abort();
-        if (st == -PTD_ERR_EOS || steps > limit || (st >= 0 && (st & PTD_ST_EOS)))
+        if (st == -PTD_ERR_EOS || steps > limit || !insn_budget || (st >= 0 && (st & PTD_ST_EOS)))
             break;
     }
     return 0;
