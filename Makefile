@@ -47,6 +47,7 @@ include test/image/image.mk
 include test/capture/capture.mk
 include test/resident/resident.mk
 include test/names/names.mk
+include test/early/early.mk
 include host/host.mk
 include test/test.mk
 include bench/bench.mk

@@ -11,5 +11,6 @@ int host_cmd_flow(int argc, char **argv);
 int host_cmd_serial(int argc, char **argv);
 int host_cmd_summary(int argc, char **argv);
 int host_cmd_export(int argc, char **argv);
+int host_cmd_fv(int argc, char **argv);
 
 #endif

@@ -3,6 +3,8 @@
 HOST_SRCS += $(wildcard host/*.c host/sym/*.c host/export/*.c)
 # libdw/libelf (elfutils): ELF symbol tables and DWARF lines (host/sym)
 HOST_LDLIBS += -lZydis -ldw -lelf
+# liblzma: the LZMA sections of firmware volumes (ptboot fv, host/fv_lzma.c)
+HOST_LDLIBS += -llzma
 
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/host/%.o)
 HOST_OBJS = $(HOST_SRCS:%.c=$(B)/host/%.o)
