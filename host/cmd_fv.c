@@ -61,8 +61,9 @@ static void fv_usage(FILE *out)
         "GUID " PTBOOT_FV_FILE_GUID_TEXT ") to the DXE volume (the one holding\n"
         "the DXE core), compresses what held it again, fixes sizes, alignment and\n"
         "checksums, and writes OUT. An image that already has the file gets it\n"
-        "replaced. The driver is dispatched from the volume early in DXE and traces\n"
-        "the rest of the boot (docs/early-boot.md).\n"
+        "replaced. The file goes right after the DXE core, so that the dispatcher\n"
+        "starts it first of the drivers that become ready with it; it traces the\n"
+        "rest of the boot (docs/early-boot.md).\n"
         "  -o OUT          the new image (required)\n"
         "  --driver FILE   the driver (default: ptbootdrv.efi next to this program)\n"
         "  --config WORDS  the driver's words, as `install` takes them (e.g.\n"
@@ -603,6 +604,19 @@ static int make_depex(struct fv_node *vol, const struct inject_opts *o, uint8_t 
     return 0;
 }
 
+/* Where a new file goes: right after the DXE core. The dispatcher walks a
+ * volume's files in order each time it looks for drivers whose
+ * dependencies are met, so of the drivers that become ready when the CPU
+ * architectural protocol arrives, a file at the front runs first; at the
+ * end of the volume it would run after all of them. (None: the end.) */
+static struct fv_node *front_of(struct fv_node *vol)
+{
+    for (struct fv_node *c = vol->child; c; c = c->next)
+        if (c->kind == FV_NODE_FILE && c->file.type == FFS_TYPE_DXE_CORE)
+            return c;
+    return vol->last_child;
+}
+
 static int write_file(const char *path, const uint8_t *d, size_t len)
 {
     FILE *f = fopen(path, "wb");
@@ -678,7 +692,8 @@ static int fv_inject(int argc, char **argv)
     }
     static const struct pi_guid ptboot = PTBOOT_FV_FILE_GUID_INIT;
     struct fv_node *old = fv_volume_find(vol, &ptboot, NULL);
-    if (old ? fv_node_replace(old, file, (uint64_t)flen) : !fv_volume_add(vol, file, (uint64_t)flen)) {
+    if (old ? fv_node_replace(old, file, (uint64_t)flen)
+            : !fv_volume_insert(vol, front_of(vol), file, (uint64_t)flen)) {
         fprintf(stderr, "%s: out of memory\n", prog_inject);
         goto out;
     }

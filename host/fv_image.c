@@ -334,7 +334,28 @@ int fv_node_replace(struct fv_node *n, const uint8_t *bytes, uint64_t size)
 
 struct fv_node *fv_volume_add(struct fv_node *vol, const uint8_t *bytes, uint64_t size)
 {
-    struct fv_node *n = node_new(NULL, FV_NODE_FILE, vol);
+    return fv_volume_insert(vol, vol->last_child, bytes, size);
+}
+
+struct fv_node *fv_volume_insert(struct fv_node *vol, struct fv_node *after, const uint8_t *bytes,
+                                 uint64_t size)
+{
+    struct fv_node *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->kind = FV_NODE_FILE;
+    n->parent = vol;
+    n->depth = vol->depth + 1;
+    n->index = -1;
+    if (after) {
+        n->next = after->next;
+        after->next = n;
+    } else {
+        n->next = vol->child;
+        vol->child = n;
+    }
+    if (vol->last_child == after)
+        vol->last_child = n;
     if (fv_node_replace(n, bytes, size))
         return NULL;
     if (size >= FFS_HEADER_BYTES)
@@ -557,10 +578,20 @@ static int build_volume(struct build_ctx *c, struct fv_node *vn, uint8_t **out)
         free(made);
         return -1;
     }
-    for (struct fv_node *f = vn->child; f && !first; f = f->next)
+    struct fv_node *kept = NULL; /* the last file before the first change */
+    for (struct fv_node *f = vn->child; f && !first; f = f->next) {
         if (f->dirty)
             first = f;
-    uint64_t from = first && first->bytes ? first->offset : vn->free_offset;
+        else
+            kept = f;
+    }
+    /* the files from the first change on are laid out again from where it
+     * was, or (a new file) from the end of the file before it */
+    uint64_t from = vn->free_offset;
+    if (first && first->bytes)
+        from = first->offset;
+    else if (first)
+        from = kept ? kept->offset + kept->size : vn->vol.files_offset;
     int rc = 0;
     k = 0;
     for (struct fv_node *f = first; f && !rc; f = f->next) {

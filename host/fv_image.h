@@ -112,6 +112,9 @@ struct fv_node *fv_volume_find(struct fv_node *vol, const struct pi_guid *g, con
  * or a section whole; fv_volume_add appends a file (bytes copied). */
 int fv_node_replace(struct fv_node *n, const uint8_t *bytes, uint64_t size);
 struct fv_node *fv_volume_add(struct fv_node *vol, const uint8_t *bytes, uint64_t size);
+/* A new file right after the file after (NULL: first in the volume). */
+struct fv_node *fv_volume_insert(struct fv_node *vol, struct fv_node *after, const uint8_t *bytes,
+                                 uint64_t size);
 
 /* One changed volume as built: what `inject` reports. */
 struct fv_build_note {

@@ -23,10 +23,13 @@
 #include "format/sideband.h"
 #include "efi/resident/resident.h"
 #include "efi/resident/driver.h"
+#include "efi/resident/early.h"
+#include "efi/resident/touched.h"
 #include "efi/resident/hw.h"
 #include "efi/resident/report.h"
 #include "efi/platform/uart.h"
 #include "efi/capture/soft_step.h"
+#include "efi/platform/cpu_arch.h"
 
 #define PAGE_BYTES 4096ull
 /* The software unit writes a few bytes per traced branch; 1 MiB holds
@@ -62,6 +65,29 @@ static bool have_trace_stop;
  * hundred lines would add most of a second to the boot being traced) */
 static bool verbose;
 static char *words[PTB_ARGS_MAX_TOKENS];
+/* Where the driver came from and where its words did (efi/resident/early.h). */
+static struct early_start early;
+/* This image, which a --follow session leaves out (its own notify
+ * functions may run inside the traced call). */
+static uint64_t self_lo, self_hi;
+/* --follow: the soft unit traces everything the --image's entry point runs
+ * (no FilterEn range: the DXE core, the protocols of other drivers), at
+ * most --max-insns steps; the pages that ran are kept (touched.h). */
+static bool follow;
+static uint64_t max_insns;
+static struct touched_pages touched;
+/* The images loaded before this driver: their entry points have run, so
+ * an --image among them cannot be traced (the first LoadedImage
+ * notification reports them together with the first new one). */
+static EFI_HANDLE loaded_before[RESIDENT_IMAGES_MAX];
+static UINTN n_loaded_before;
+/* The default bound of a --follow session: under QEMU's TCG the soft unit
+ * steps a few tens of thousands of instructions a second
+ * (docs/early-boot.md), so minutes at most. */
+#define FOLLOW_DEFAULT_MAX_INSNS 2000000ull
+/* Code pages a --follow session keeps: the summary's and the serial dump's
+ * bound (EBS_REPORT_CODE_PAGES_MAX, 4 MiB). */
+#define FOLLOW_PAGES EBS_REPORT_CODE_PAGES_MAX
 /* capture_plan.h words (name or name=value) for the hardware unit */
 static const char *plan_words[PTB_ARGS_MAX_TOKENS];
 static size_t n_plan_words;
@@ -107,9 +133,11 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.os = true;
     unit_cfg.branch_en = true;
     unit_cfg.tsc_en = true;
-    unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
-    unit_cfg.range[0].start = base;
-    unit_cfg.range[0].end = base + size - 1;
+    if (!follow) {
+        unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
+        unit_cfg.range[0].start = base;
+        unit_cfg.range[0].end = base + size - 1;
+    }
     if (have_trace_stop) {
         /* TraceStop (SDM 36.2.4.3): tracing stops when a taken branch
          * lands in the range; one address here (a function's entry). */
@@ -124,8 +152,8 @@ static int soft_configure(uint64_t base, uint64_t size)
         efi_sideband_read_cpu(sb, &caps, &unit_cfg, hdr->buffer_bytes);
         sb->unit = SIDEBAND_UNIT_SOFT;
     }
-    hdr->filter_lo = base;
-    hdr->filter_hi = base + size - 1;
+    hdr->filter_lo = follow ? 0 : base;
+    hdr->filter_hi = follow ? 0 : base + size - 1;
     return soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer,
                           (size_t)hdr->buffer_bytes, read_code, NULL);
 }
@@ -159,6 +187,8 @@ static int on_step(void *ctx, uint64_t ip, unsigned mode, uint64_t tsc)
         hdr->start_tsc = tsc;
     }
     int action = soft_unit_step(&unit_state, ip, mode, tsc);
+    if (follow)
+        touched_mark(&touched, ip);
     publish();
     return action;
 }
@@ -183,6 +213,14 @@ static void snapshot(void)
 
 static void publish_sideband(void);
 
+/* A code page as it is now (still mapped: the session just ran it). */
+static int read_page(void *ctx, uint64_t page, uint8_t *out)
+{
+    (void)ctx;
+    memcpy(out, (const void *)(uintptr_t)page, TOUCHED_PAGE_BYTES);
+    return 0;
+}
+
 /* The session ended (exception context, or an end_now caller): no boot
  * services. The unit's packets close at ip if it ever started. */
 static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
@@ -191,12 +229,17 @@ static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
     if (step_stats.entered) {
         soft_unit_stop(&unit_state, ip, tsc);
         snapshot();
+        if (follow && touched.cap) {
+            hdr->code_pages = touched_copy(&touched, read_page, NULL);
+            hdr->code_dropped = touched.dropped;
+        }
     }
     hdr->stop_tsc = tsc;
     hdr->state = RESIDENT_STOPPED;
     hdr->stop_reason = why == PTB_SOFT_STEP_END_RETURNED ? RESIDENT_STOP_RETURNED
                        : why == PTB_SOFT_STEP_END_CALLER ? caller_reason
-                                                         : RESIDENT_STOP_UNIT;
+                       : why == PTB_SOFT_STEP_END_BOUNDED ? RESIDENT_STOP_BOUND
+                                                          : RESIDENT_STOP_UNIT;
     publish();
     publish_sideband();
 }
@@ -211,6 +254,14 @@ static void soft_stop(uint32_t reason)
         hdr->stop_reason = reason;
         publish_sideband();
     }
+}
+
+static bool was_loaded_before(EFI_HANDLE h)
+{
+    for (UINTN i = 0; i < n_loaded_before; i++)
+        if (loaded_before[i] == h)
+            return true;
+    return false;
 }
 
 static bool matches(const char *name, const char *pe_name)
@@ -261,6 +312,12 @@ static void record_image(EFI_HANDLE handle)
                              (unsigned long long)base);
         return;
     }
+    if (was_loaded_before(handle)) {
+        efi_uart_printf("ptboot: resident note: %s was loaded before ptboot (its entry point has run): "
+                        "not traced; a later one is (docs/early-boot.md: dispatch ptboot earlier)\n",
+                        im.name);
+        return;
+    }
     if (!entry) {
         fail("the --image has no PE entry point");
         return;
@@ -286,6 +343,7 @@ static void record_image(EFI_HANDLE handle)
     images_before = hdr->image_count - 1;
     step_cfg = (struct efi_soft_step_config){
         .step = on_step, .resume = on_resume, .end = on_end, .entry_ip = entry,
+        .max_steps = max_insns, .self_lo = self_lo, .self_hi = self_hi,
     };
     int e = efi_soft_step_arm(&step_cfg, &step_stats);
     if (e) {
@@ -294,9 +352,13 @@ static void record_image(EFI_HANDLE handle)
         fail(msg);
         return;
     }
-    efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
-                         im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
-                         (unsigned long long)hdr->filter_hi);
+    if (follow)
+        efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx follow=all max-insns=%llu\n",
+                        im.name, (unsigned long long)entry, (unsigned long long)max_insns);
+    else
+        efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
+                        im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
+                        (unsigned long long)hdr->filter_hi);
 }
 
 /* LoadImage reinstalls EFI_LOADED_IMAGE_PROTOCOL once the image is in
@@ -373,6 +435,9 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
     publish_sideband();
     efi_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
                          resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
+    if (early.from_fv)
+        efi_uart_printf("ptboot: resident started from a firmware volume file=%s words=%s\n",
+                        early.file, early_source_name(early.source));
     resident_report_summaries(hdr, sum_arena, sum_arena ? EBS_REPORT_SUM_ARENA : 0, efi_uart_write);
 }
 
@@ -416,6 +481,17 @@ static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, ch
             i++;
         } else if (!strcmp(w, "--verbose")) {
             verbose = true;
+        } else if (!strcmp(w, "--follow")) {
+            follow = true;
+        } else if (!strcmp(w, "--max-insns") && v) {
+            char *end;
+            unsigned long long m = strtoull(v, &end, 0);
+            if (*end || !m) {
+                snprintf(err, err_len, "--max-insns %s: a number of instructions (> 0)", v);
+                return -1;
+            }
+            max_insns = m;
+            i++;
         } else if (!strcmp(w, "--trace-stop") && v) {
             char *end;
             trace_stop_offset = strtoull(v, &end, 16);
@@ -485,16 +561,56 @@ static EFI_STATUS finish_setup(void)
     return EFI_SUCCESS;
 }
 
+/* The CPU Architectural Protocol came (a driver dispatched before it):
+ * the #GP-safe MSR path and the soft unit's #DB handler now. */
+static void hold_when_cpu_arch(void)
+{
+    efi_msr_init(BS);
+    int e = efi_soft_step_hold();
+    if (e)
+        fail(e == PTB_SOFT_STEP_BUSY ? "the #DB vector is taken (a debug agent?)"
+                                     : "no CPU Architectural Protocol");
+    else
+        efi_uart_printf("ptboot: resident #DB handler registered (CPU Architectural Protocol)\n");
+}
+
+/* --follow: the set of pages and their dump, reserved (the dump is read
+ * after ExitBootServices too). Non-zero: failed (said). */
+static int follow_pages(void)
+{
+    if (!max_insns)
+        max_insns = FOLLOW_DEFAULT_MAX_INSNS;
+    uint64_t bytes = (uint64_t)FOLLOW_PAGES * (PAGE_BYTES + 8 + 2 * 8);
+    EFI_PHYSICAL_ADDRESS a;
+    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
+                                    (bytes + PAGE_BYTES - 1) / PAGE_BYTES, &a))) {
+        fail("--follow: no memory for the code pages");
+        return -1;
+    }
+    uint8_t *pages = (uint8_t *)(uintptr_t)a;
+    uint64_t *addr = (uint64_t *)(pages + (uint64_t)FOLLOW_PAGES * PAGE_BYTES);
+    uint64_t *slots = addr + FOLLOW_PAGES;
+    touched_init(&touched, slots, addr, pages, FOLLOW_PAGES);
+    hdr->code_dump = (uint64_t)(uintptr_t)pages;
+    hdr->code_addr = (uint64_t)(uintptr_t)addr;
+    return 0;
+}
+
 EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 {
     EFI_LOADED_IMAGE *li = NULL;
     BS->HandleProtocol(image, &LoadedImageProtocol, (void **)&li);
-    words_text[0] = '\0';
-    if (li && li->LoadOptions && li->LoadOptionsSize)
-        ucs2_to_ascii(li->LoadOptions, li->LoadOptionsSize & ~(UINT32)1, words_text,
-                          sizeof words_text);
+    /* LoadOptions, or the RAW section of our firmware file */
+    early_start_read(li, words_text, sizeof words_text, &early);
+    if (li) {
+        self_lo = (uint64_t)(uintptr_t)li->ImageBase;
+        self_hi = self_lo + li->ImageSize;
+    }
     efi_uart_printf("ptboot: resident driver start base=0x%llx options='%s'\n",
                          li ? (unsigned long long)(uintptr_t)li->ImageBase : 0ull, words_text);
+    if (early.from_fv)
+        efi_uart_printf("ptboot: resident dispatched from a firmware volume file=%s words=%s\n",
+                        early.file, early_source_name(early.source));
 
     /* The header first, so that every later failure is published. */
     EFI_PHYSICAL_ADDRESS a;
@@ -512,6 +628,13 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     hdr->state = RESIDENT_STARTING;
     hdr->sideband = (uint64_t)(uintptr_t)hdr->images;
     snprintf(hdr->options, sizeof hdr->options, "%s", words_text);
+    hdr->dispatched_from_fv = early.from_fv;
+    n_loaded_before = sizeof loaded_before;
+    if (EFI_ERROR(BS->LocateHandle(ByProtocol, &LoadedImageProtocol, NULL, &n_loaded_before,
+                                   loaded_before)))
+        n_loaded_before = 0;
+    else
+        n_loaded_before /= sizeof loaded_before[0];
     EFI_GUID guid = PTBOOT_RESIDENT_GUID_INIT;
     if (EFI_ERROR(st->BootServices->InstallConfigurationTable(&guid, hdr))) {
         efi_uart_printf("ptboot: resident error: InstallConfigurationTable failed\n");
@@ -576,9 +699,20 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     }
     hdr->buffer = a;
     hdr->buffer_bytes = buffer_bytes;
+    if (follow && follow_pages())
+        return EFI_SUCCESS;
 
     int e = efi_soft_step_hold();
-    if (e) {
+    if (e == PTB_SOFT_STEP_NO_CPU_ARCH && early.from_fv) {
+        /* dispatched before the CPU driver (APRIORI, --after): the #DB
+         * handler is registered when its protocol comes */
+        EFI_GUID cpu = PTB_CPU_ARCH_PROTOCOL_GUID;
+        if (early_when_protocol(&cpu, hold_when_cpu_arch) < 0) {
+            fail("no CPU Architectural Protocol, and no way to wait for it");
+            return EFI_SUCCESS;
+        }
+        efi_uart_printf("ptboot: resident waiting for the CPU Architectural Protocol (#DB)\n");
+    } else if (e) {
         fail(e == PTB_SOFT_STEP_BUSY ? "the #DB vector is taken (a debug agent?)"
                                      : "no CPU Architectural Protocol");
         return EFI_SUCCESS;

@@ -51,6 +51,7 @@ enum resident_stop_reason {
     RESIDENT_STOP_COMMAND = 2,  /* `resident stop` (or dump/flow) in the same boot */
     RESIDENT_STOP_UNIT = 3,     /* the unit stopped: TraceStop or stop-when-full */
     RESIDENT_STOP_RETURNED = 4, /* the traced image returned from its entry point */
+    RESIDENT_STOP_BOUND = 6,    /* --max-insns steps were traced */
 };
 
 enum resident_unit { RESIDENT_UNIT_HW = 0, RESIDENT_UNIT_SOFT = 1 };
@@ -111,6 +112,14 @@ struct resident_header {
     char message[RESIDENT_TEXT_BYTES];      /* why FAILED, or a note */
     struct resident_image target; /* the traced image (filter range, code) */
     struct resident_image images[RESIDENT_IMAGES_MAX];
+    /* --follow: the code pages the session ran, copied when it ended, as
+     * a page dump sorted by address (efi/resident/touched.h): code_pages
+     * pages at code_dump, their addresses at code_addr; code_dropped
+     * pages did not fit. dispatched_from_fv: the DXE dispatcher loaded the
+     * driver from a firmware volume (docs/early-boot.md). */
+    uint64_t code_dump, code_addr;
+    uint32_t code_pages, code_dropped;
+    uint32_t dispatched_from_fv, reserved3;
 };
 
 const char *resident_state_name(uint32_t state);

@@ -19,3 +19,18 @@ TEST_SCRIPTS += test/fuzz/fuzz_fv.sh
 early-fuzz: $(B)/test/fuzz_fv
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} FUZZ_CORPUS=$(B)/fuzz/fv-corpus bash test/fuzz/fuzz_fv.sh
 fuzz: early-fuzz
+
+# The --follow session's page set (efi/resident/touched.c, UEFI-free): the
+# unit test compiles the app's file in, as efi.mk's efi tests do.
+UNIT_TESTS += test_efi_touched
+TEST_OBJS_test_efi_touched := $(B)/test/obj/efi/resident/touched.o
+$(B)/test/test_efi_touched: $(TEST_OBJS_test_efi_touched)
+
+# The boot test: the injected firmware booted twice (test/early/boot.sh).
+TEST_SCRIPTS += test/early/boot.sh
+TEST_STEPS += $(B)/osloader.efi
+
+# `make run-early`: inject, boot, show the report (test/early/run_early.sh).
+.PHONY: run-early
+run-early: $(B)/ptboot $(B)/ptbootdrv.efi $(B)/osloader.efi | $(B)/.setup-done
+	@bash test/early/run_early.sh

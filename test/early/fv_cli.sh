@@ -122,25 +122,37 @@ a4() { echo $(( ($1 + 3) / 4 * 4 )); }
 want_size=$(( 24 + $(a4 $(( $(a4 $(( 24 + 4 + dsize ))) + 18 ))) + 4 + ${#words} ))
 old_free=$(grep -E '^      volume 2 ' "$t/code.l" | sed -E 's/.*files=([0-9]+) pads=[0-9]+ free=(0x[0-9a-f]+).*/\2/')
 old_files=$(grep -E '^      volume 2 ' "$t/code.l" | sed -E 's/.*files=([0-9]+).*/\1/')
-want_at=$(printf '0x%x' $(( 0xc00000 - $(hex "$old_free") )))
+# right after the DXE core, at the next 8-byte boundary
+core=$(grep ' DXE_CORE ' "$t/code.l")
+core_at=$(sed -E 's/.* at=(0x[0-9a-f]+).*/\1/' <<< "$core")
+core_size=$(sed -E 's/.* size=(0x[0-9a-f]+).*/\1/' <<< "$core")
+ins=$(( ($(hex "$core_at") + $(hex "$core_size") + 7) / 8 * 8 ))
+want_at=$(printf '0x%x' $ins)
 if [[ $ptline == *"file 92517505-2f67-4548-93dd-1e1d648d7531 DRIVER size=$(printf '0x%x' $want_size) at=$want_at ptboot depex='push cpu-arch-protocol end' config='$words'" ]]; then
-    ok "ptboot's file: DRIVER, $want_size bytes, at the old free space $want_at, after the CPU protocol, its words"
+    ok "ptboot's file: DRIVER, $want_size bytes, right after the DXE core at $want_at, after the CPU protocol, its words"
 else
     not_ok "ptboot's file: '$ptline' (want size $(printf '0x%x' $want_size) at $want_at)"
 fi
+expect "the file after the DXE core in the listing" \
+    sh -c "grep -A1 ' DXE_CORE ' '$t/out.l' | tail -1 | grep -q ' ptboot '"
 new_v2=$(grep -E '^      volume 2 ' "$t/out.l")
 expect "volume 2 has one file more" grep -q "files=$((old_files + 1)) " <<< "$new_v2"
+shift_by=$(( (want_size + 7) / 8 * 8 ))
+expect "volume 2 has that much less free space" \
+    grep -q "free=$(printf '0x%x' $(( $(hex "$old_free") - shift_by )))\$" <<< "$new_v2"
 # what must not have changed, byte for byte
 unpack "$t/out.fd" "$t/out.unpacked"
 expect "the new LZMA section unpacks (xz) to the same size" \
     test "$(stat -c %s "$t/out.unpacked")" = "$(stat -c %s "$t/orig.unpacked")"
-v2at=$(grep -E '^      volume 2 ' "$t/code.l" | sed -E 's/.* at=(0x[0-9a-f]+).*/\1/')
-keep=$(( $(hex "$v2at") + 0xc00000 - $(hex "$old_free") ))
-expect "PEI volume and DXE volume up to its old free space unchanged" \
-    cmp -s -n "$keep" "$t/orig.unpacked" "$t/out.unpacked"
+v2at=$(( $(hex "$(grep -E '^      volume 2 ' "$t/code.l" | sed -E 's/.* at=(0x[0-9a-f]+).*/\1/')") ))
+used=$(( 0xc00000 - $(hex "$old_free") ))
+expect "the PEI volume and the DXE volume up to the DXE core's end unchanged" \
+    cmp -s -n $((v2at + ins)) "$t/orig.unpacked" "$t/out.unpacked"
+expect "every file after it moved by the new file's size, byte for byte" \
+    cmp -s -n $((used - ins)) -i $((v2at + ins)):$((v2at + ins + shift_by)) "$t/orig.unpacked" "$t/out.unpacked"
 expect "the outer volume's header and the SEC volume unchanged" \
     sh -c "cmp -s -n $((lz_off - 24 - 24)) '$CODE' '$t/out.fd' && cmp -s -i 0x348000 '$CODE' '$t/out.fd'"
-tail -c +$((keep + 1)) "$t/out.unpacked" | head -c "$want_size" > "$t/ptfile"
+tail -c +$((v2at + ins + 1)) "$t/out.unpacked" | head -c "$want_size" > "$t/ptfile"
 expect "the driver's PE image is in the file as it is on disk" \
     cmp -s -i 52:0 -n "$dsize" "$t/ptfile" "$D"
 expect "inject reports the free space and the LZMA section before and after" \
@@ -193,7 +205,11 @@ head -c $((8 << 20)) /dev/urandom > "$t/pad8"
 cat "$D" "$t/pad8" > "$t/big8.efi"
 big=$(stat -c %s "$t/big8.efi")
 fsize=$(( 24 + $(a4 $(( $(a4 $(( 24 + 4 + big ))) + 18 ))) + 4 ))
-missing=$(( $(hex "$want_at") + fsize - 0xc00000 ))
+# (the files after the DXE core move up by the new file's size; the last
+# one then ends that much later)
+last=$(awk '/^      volume /{inv = ($2 == 2)} inv && /^        file /{l = $0} END {print l}' "$t/code.l")
+last_end=$(( $(hex "$(sed -E 's/.* at=(0x[0-9a-f]+).*/\1/' <<< "$last")") + $(hex "$(sed -E 's/.* size=(0x[0-9a-f]+).*/\1/' <<< "$last")") ))
+missing=$(( last_end + (fsize + 7) / 8 * 8 - 0xc00000 ))
 refuse "no room in the DXE volume" 1 "volume 2 has no room: .*missing: $missing bytes" \
     fv inject "$CODE" -o "$t/r.fd" --driver "$t/big8.efi"
 # no room in the outer volume: 2.5 MiB that do not compress

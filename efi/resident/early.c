@@ -1,0 +1,88 @@
+/* The resident driver's start from a firmware volume (efi/resident/early.h). */
+#include <string.h>
+#include <efi.h>
+#include <efilib.h>
+
+#include "efi/platform/fv2.h"
+#include "efi/resident/early.h"
+#include "format/ffs.h"
+#include "format/load_option.h"
+
+void early_start_read(EFI_LOADED_IMAGE *li, char *words, size_t cap, struct early_start *st)
+{
+    memset(st, 0, sizeof *st);
+    words[0] = '\0';
+    if (!li)
+        return;
+    const EFI_GUID *file = efi_fv_file_of(li->FilePath);
+    if (file) {
+        struct pi_guid g;
+        memcpy(g.b, file, PI_GUID_BYTES);
+        pi_guid_format(&g, st->file);
+        st->from_fv = true;
+    }
+    if (li->LoadOptions && li->LoadOptionsSize) {
+        ucs2_to_ascii(li->LoadOptions, li->LoadOptionsSize & ~(UINT32)1, words, cap);
+        st->source = EARLY_WORDS_LOAD_OPTIONS;
+        return;
+    }
+    if (!file)
+        return;
+    /* The words as `fv inject --config` wrote them: ASCII, no NUL. */
+    size_t n = 0;
+    if (efi_fv_read_section(li->DeviceHandle, file, FFS_SECTION_RAW, 0, words, cap - 1, &n) == 0) {
+        words[n] = '\0';
+        for (size_t i = 0; i < n; i++)
+            if (words[i] < 0x20 || words[i] > 0x7e)
+                words[i] = ' ';
+        st->source = EARLY_WORDS_FV;
+    }
+}
+
+const char *early_source_name(enum early_source s)
+{
+    switch (s) {
+    case EARLY_WORDS_LOAD_OPTIONS: return "load-options";
+    case EARLY_WORDS_FV: return "firmware-volume";
+    case EARLY_WORDS_NONE: break;
+    }
+    return "none";
+}
+
+static struct {
+    EFI_GUID guid;
+    void (*fn)(void);
+    EFI_EVENT event;
+    void *registration;
+    bool done;
+} waiter;
+
+static VOID EFIAPI on_protocol(EFI_EVENT e, VOID *ctx)
+{
+    (void)ctx;
+    void *iface = NULL;
+    if (waiter.done || EFI_ERROR(BS->LocateProtocol(&waiter.guid, NULL, &iface)) || !iface)
+        return;
+    waiter.done = true;
+    BS->CloseEvent(e);
+    waiter.fn();
+}
+
+int early_when_protocol(EFI_GUID *guid, void (*fn)(void))
+{
+    void *iface = NULL;
+    if (!EFI_ERROR(BS->LocateProtocol(guid, NULL, &iface)) && iface) {
+        fn();
+        return 1;
+    }
+    waiter.guid = *guid;
+    waiter.fn = fn;
+    waiter.done = false;
+    if (EFI_ERROR(BS->CreateEvent(EVT_NOTIFY_SIGNAL, TPL_CALLBACK, on_protocol, NULL, &waiter.event)))
+        return -1;
+    if (EFI_ERROR(BS->RegisterProtocolNotify(guid, waiter.event, &waiter.registration))) {
+        BS->CloseEvent(waiter.event);
+        return -1;
+    }
+    return 0;
+}
