@@ -81,6 +81,14 @@ static struct touched_pages touched;
  * notification reports them together with the first new one). */
 static EFI_HANDLE loaded_before[RESIDENT_IMAGES_MAX];
 static UINTN n_loaded_before;
+/* Sessions of the soft unit: the first traced image is hdr->target; every
+ * later image matching an --image name, one at a time, gets a session of
+ * its own, its packets after the previous ones in the same buffer (a unit
+ * started again at the next 4 KiB boundary: PSB+ first, the zero bytes in
+ * between are PAD packets, so the buffer decodes as one trace), its code
+ * in the page set (touched.h). The counters add up over the sessions. */
+static uint32_t sessions;
+static uint64_t session_base, bytes_before, insns_before, steps_before;
 /* The default bound of a --follow session: under QEMU's TCG the soft unit
  * steps a few tens of thousands of instructions a second
  * (docs/early-boot.md), so minutes at most. */
@@ -130,6 +138,12 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.regions = 1;
     unit_cfg.region_size_code = (unsigned)__builtin_ctzll(hdr->buffer_bytes / RESIDENT_MIN_BUFFER);
     unit_cfg.buffer_phys = hdr->buffer;
+    if (sessions) {
+        /* a later session: 4 KiB regions over what is left (SDM 36.2.6.2) */
+        unit_cfg.regions = (unsigned)((hdr->buffer_bytes - session_base) / RESIDENT_MIN_BUFFER);
+        unit_cfg.region_size_code = 0;
+        unit_cfg.buffer_phys = hdr->buffer + session_base;
+    }
     unit_cfg.os = true;
     unit_cfg.branch_en = true;
     unit_cfg.tsc_en = true;
@@ -146,16 +160,23 @@ static int soft_configure(uint64_t base, uint64_t size)
         unit_cfg.range[1].end = base + trace_stop_offset;
     }
     hdr->rtit_ctl = rtit_config_ctl(&unit_cfg, true);
+    /* one session: its filter; several: each had its own, so none is
+     * the whole trace's (the packets say where tracing was on) */
+    static struct rtit_config said;
+    said = unit_cfg;
+    if (sessions)
+        for (unsigned i = 0; i < RTIT_MAX_RANGES; i++)
+            said.range[i].cfg = RTIT_ADDR_CFG_OFF;
     if (sb) {
         struct rtit_caps caps;
         rtit_caps_read(&caps, x86_cpuid_native, NULL);
-        efi_sideband_read_cpu(sb, &caps, &unit_cfg, hdr->buffer_bytes);
+        efi_sideband_read_cpu(sb, &caps, &said, hdr->buffer_bytes);
         sb->unit = SIDEBAND_UNIT_SOFT;
     }
-    hdr->filter_lo = follow ? 0 : base;
-    hdr->filter_hi = follow ? 0 : base + size - 1;
-    return soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer,
-                          (size_t)hdr->buffer_bytes, read_code, NULL);
+    hdr->filter_lo = follow || sessions ? 0 : base;
+    hdr->filter_hi = follow || sessions ? 0 : base + size - 1;
+    return soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer + session_base,
+                          (size_t)(hdr->buffer_bytes - session_base), read_code, NULL);
 }
 
 /* ---- the soft unit's #DB session (efi/capture/soft_step.h) ------------------------ */
@@ -171,10 +192,10 @@ static void publish(void)
 {
     struct soft_unit_status s;
     soft_unit_get_status(&unit_state, &s);
-    hdr->write_pos = s.write_pos;
-    hdr->bytes = s.bytes;
-    hdr->insns = s.insns;
-    hdr->steps = s.steps;
+    hdr->write_pos = session_base + s.write_pos;
+    hdr->bytes = bytes_before + s.bytes;
+    hdr->insns = insns_before + s.insns;
+    hdr->steps = steps_before + s.steps;
     hdr->wrapped = s.wrapped;
 }
 
@@ -187,7 +208,7 @@ static int on_step(void *ctx, uint64_t ip, unsigned mode, uint64_t tsc)
         hdr->start_tsc = tsc;
     }
     int action = soft_unit_step(&unit_state, ip, mode, tsc);
-    if (follow)
+    if (touched.cap)
         touched_mark(&touched, ip);
     publish();
     return action;
@@ -212,12 +233,26 @@ static void snapshot(void)
 }
 
 static void publish_sideband(void);
+static void arm_again(EFI_HANDLE handle, const struct resident_image *im, int row);
+
+/* The report's " traced" mark on a row of the image table. */
+static void mark_traced(int row)
+{
+    if (row >= 0)
+        hdr->traced[row / 32] |= 1u << (row % 32);
+}
+static int follow_pages(void);
 
 /* A code page as it is now (still mapped: the session just ran it). */
 static int read_page(void *ctx, uint64_t page, uint8_t *out)
 {
     (void)ctx;
-    memcpy(out, (const void *)(uintptr_t)page, TOUCHED_PAGE_BYTES);
+    /* the first target's pages from its snapshot: it may be gone by now */
+    uint64_t lo = hdr->target.base & ~(PAGE_BYTES - 1);
+    if (hdr->snapshot_taken && page >= lo && page - lo < hdr->snapshot_bytes)
+        memcpy(out, (const uint8_t *)(uintptr_t)hdr->snapshot + (page - lo), TOUCHED_PAGE_BYTES);
+    else
+        memcpy(out, (const void *)(uintptr_t)page, TOUCHED_PAGE_BYTES);
     return 0;
 }
 
@@ -228,8 +263,9 @@ static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
     (void)ctx;
     if (step_stats.entered) {
         soft_unit_stop(&unit_state, ip, tsc);
-        snapshot();
-        if (follow && touched.cap) {
+        if (!sessions)
+            snapshot(); /* the first target's (later ones: the page set) */
+        if (touched.cap) {
             hdr->code_pages = touched_copy(&touched, read_page, NULL);
             hdr->code_dropped = touched.dropped;
         }
@@ -264,10 +300,23 @@ static bool was_loaded_before(EFI_HANDLE h)
     return false;
 }
 
+/* name (a file or module name) is one of the --image names. */
+static bool one_of(const char *name, const char *list)
+{
+    char one[RESIDENT_NAME_BYTES];
+    while (*list) {
+        size_t k = strcspn(list, ",");
+        snprintf(one, sizeof one, "%.*s", (int)k, list);
+        if (!ascii_casecmp(name, one))
+            return true;
+        list += k + (list[k] == ',');
+    }
+    return false;
+}
+
 static bool matches(const char *name, const char *pe_name)
 {
-    return !ascii_casecmp(name, hdr->image_filter) ||
-           (pe_name[0] && !ascii_casecmp(pe_name, hdr->image_filter));
+    return one_of(name, hdr->image_filter) || (pe_name[0] && one_of(pe_name, hdr->image_filter));
 }
 
 static void record_image(EFI_HANDLE handle)
@@ -292,22 +341,34 @@ static void record_image(EFI_HANDLE handle)
     name = name ? name + 1 : path;
     struct resident_image im = { .base = base, .size = size, .entry = entry };
     snprintf(im.name, sizeof im.name, "%s", name);
+    int row = -1; /* its row in images[] */
     if (hdr->image_count == RESIDENT_IMAGES_MAX)
         hdr->images_dropped++;
     else
-        hdr->images[hdr->image_count++] = im;
+        hdr->images[row = (int)hdr->image_count++] = im;
     if (verbose)
         efi_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
                              (unsigned long long)base, (unsigned long long)size,
                              (unsigned long long)entry, im.name);
-    if ((hdr->state != RESIDENT_ARMED && hdr->state != RESIDENT_TRACING) || hdr->has_target ||
-        !hdr->image_filter[0] || !matches(im.name, d.name))
+    if (!hdr->image_filter[0] || !matches(im.name, d.name))
+        return;
+    if (hdr->unit == RESIDENT_UNIT_SOFT && hdr->has_target) {
+        /* a later instance: after a session that returned, not inside one */
+        if (hdr->state == RESIDENT_STOPPED && hdr->stop_reason == RESIDENT_STOP_RETURNED)
+            arm_again(handle, &im, row);
+        else if (hdr->state == RESIDENT_TRACING || hdr->state == RESIDENT_ARMED)
+            efi_uart_printf("ptboot: resident note: %s loaded while another session is on: not traced\n",
+                            im.name);
+        return;
+    }
+    if ((hdr->state != RESIDENT_ARMED && hdr->state != RESIDENT_TRACING) || hdr->has_target)
         return;
     if (hdr->unit == RESIDENT_UNIT_HW) {
         /* Intel PT traces everything already: the target is named so the
          * report can dump its code. */
         hdr->target = im;
         hdr->has_target = 1;
+        mark_traced(row);
         efi_uart_printf("ptboot: resident target image=%s base=0x%llx\n", im.name,
                              (unsigned long long)base);
         return;
@@ -340,6 +401,8 @@ static void record_image(EFI_HANDLE handle)
     }
     hdr->target = im;
     hdr->has_target = 1;
+    hdr->sessions = 1;
+    mark_traced(row);
     images_before = hdr->image_count - 1;
     step_cfg = (struct efi_soft_step_config){
         .step = on_step, .resume = on_resume, .end = on_end, .entry_ip = entry,
@@ -359,6 +422,55 @@ static void record_image(EFI_HANDLE handle)
         efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
                         im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
                         (unsigned long long)hdr->filter_hi);
+}
+
+/* A later instance of an --image name (the first session returned): a new
+ * session after the previous ones (see `sessions`). Boot services: this
+ * runs in the LoadedImage notify. */
+static void arm_again(EFI_HANDLE handle, const struct resident_image *im, int row)
+{
+    if (was_loaded_before(handle) || !im->entry)
+        return;
+    uint64_t next = (hdr->write_pos + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1);
+    if (next + PAGE_BYTES > hdr->buffer_bytes) {
+        efi_uart_printf("ptboot: resident note: %s: the buffer is full, not traced\n", im->name);
+        return;
+    }
+    if (!touched.cap && follow_pages())
+        return;
+    /* the first session's code into the page set (its snapshot) */
+    if (sessions == 0 && hdr->snapshot_taken && !follow)
+        for (uint64_t off = 0; off < hdr->snapshot_bytes; off += PAGE_BYTES)
+            touched_mark(&touched, (hdr->target.base & ~(PAGE_BYTES - 1)) + off);
+    uint8_t *buf = (uint8_t *)(uintptr_t)hdr->buffer;
+    memset(buf + hdr->write_pos, 0, (size_t)(next - hdr->write_pos)); /* PAD */
+    bytes_before = hdr->bytes;
+    insns_before = hdr->insns;
+    steps_before = hdr->steps;
+    session_base = next;
+    sessions++;
+    int err = soft_configure(im->base, im->size);
+    if (err) {
+        efi_uart_printf("ptboot: resident note: %s: soft unit: %s, not traced\n", im->name,
+                        soft_unit_strerror(err));
+        return;
+    }
+    hdr->state = RESIDENT_ARMED;
+    hdr->stop_reason = RESIDENT_STOP_NONE;
+    hdr->sessions = sessions + 1;
+    mark_traced(row);
+    memset(&step_stats, 0, sizeof step_stats);
+    step_cfg.entry_ip = im->entry;
+    int e = efi_soft_step_arm(&step_cfg, &step_stats);
+    if (e) {
+        efi_uart_printf("ptboot: resident note: %s: cannot arm at the entry: %s\n", im->name,
+                        efi_soft_step_strerror(e));
+        hdr->state = RESIDENT_STOPPED;
+        hdr->stop_reason = RESIDENT_STOP_RETURNED;
+        return;
+    }
+    efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx session=%u\n", im->name,
+                    (unsigned long long)im->entry, sessions + 1);
 }
 
 /* LoadImage reinstalls EFI_LOADED_IMAGE_PROTOCOL once the image is in
@@ -465,7 +577,14 @@ static int parse_words(int n, uint64_t *buffer_bytes, enum unit_choice *unit, ch
         const char *w = words[i];
         const char *v = i + 1 < n ? words[i + 1] : NULL;
         if (!strcmp(w, "--image") && v) {
-            snprintf(hdr->image_filter, sizeof hdr->image_filter, "%s", v);
+            /* several: a comma-separated list */
+            size_t len = strlen(hdr->image_filter);
+            if (len + strlen(v) + 2 > sizeof hdr->image_filter) {
+                snprintf(err, err_len, "--image %s: the names take more than %zu characters", v,
+                         sizeof hdr->image_filter - 1);
+                return -1;
+            }
+            snprintf(hdr->image_filter + len, sizeof hdr->image_filter - len, "%s%s", len ? "," : "", v);
             i++;
         } else if (!strcmp(w, "--unit") && v) {
             if (!strcmp(v, "hw"))

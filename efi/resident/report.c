@@ -171,7 +171,7 @@ void resident_report_summaries(const struct resident_header *h, void *arena, siz
         ebs_report_say(out, "ptboot: resident image %u base=0x%llx size=0x%llx entry=0x%llx name=%s%s\n", i,
             (unsigned long long)im->base, (unsigned long long)im->size,
             (unsigned long long)im->entry, im->name,
-            h->has_target && im->base == h->target.base ? " traced" : "");
+            (h->traced[i / 32] >> (i % 32)) & 1 ? " traced" : "");
     }
     report_of(h, &r);
     /* the soft unit traced its --image (nothing without one); the

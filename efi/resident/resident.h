@@ -119,7 +119,12 @@ struct resident_header {
      * driver from a firmware volume (docs/early-boot.md). */
     uint64_t code_dump, code_addr;
     uint32_t code_pages, code_dropped;
-    uint32_t dispatched_from_fv, reserved3;
+    uint32_t dispatched_from_fv;
+    /* the soft unit's sessions (the first --image match, then every later
+     * instance of an --image name), and which rows of images[] they
+     * traced (bit i of traced[i / 32]) */
+    uint32_t sessions;
+    uint32_t traced[RESIDENT_IMAGES_MAX / 32];
 };
 
 const char *resident_state_name(uint32_t state);

@@ -7,9 +7,11 @@
 #
 # 1. default placement (right after the DXE core, depex after the CPU
 #    architectural protocol), words '--unit soft --image SmbiosPlatformDxe
-#    --follow': the driver says it was dispatched from the volume with the
-#    RAW section's words, traces SmbiosPlatformDxe's entry point and
-#    everything it calls (the DXE core, SmbiosDxe, ...) until it returns;
+#    --image PciBusDxe --follow': the driver says it was dispatched from the
+#    volume with the RAW section's words, traces SmbiosPlatformDxe's entry
+#    point and everything it calls (the DXE core, SmbiosDxe, ...) until it
+#    returns, then PciBusDxe's (loaded later: a second session, in the same
+#    buffer);
 #    the report at ExitBootServices decodes it without error, as many
 #    instructions as the unit counted, names the driver's functions as
 #    SmbiosPlatformDxe+0x<offset> (the call tree's root is its entry point:
@@ -46,7 +48,7 @@ boot() {
 }
 
 # ---- 1. default placement, --follow ----
-words='--unit soft --image SmbiosPlatformDxe --follow'
+words='--unit soft --image SmbiosPlatformDxe --image PciBusDxe --follow'
 "$P" fv inject "$CODE" -o "$W/follow.fd" --config "$words" > /dev/null || { echo "inject failed"; exit 1; }
 boot follow
 has follow "^ptboot: resident dispatched from a firmware volume file=92517505-2f67-4548-93dd-1e1d648d7531 words=firmware-volume$" \
@@ -60,6 +62,8 @@ row=$(grep -m1 -E '^ptboot: resident image [0-9]+ .* name=SmbiosPlatformDxe trac
 base=$(sed -nE 's/.* base=(0x[0-9a-f]+) .*/\1/p' <<< "$row")
 status=$(grep -m1 '^ptboot: resident status ' "$W/follow.txt")
 insns=$(sed -nE 's/.* insns=([0-9]+) .*/\1/p' <<< "$status")
+has follow "^ptboot: resident armed image=PciBusDxe entry=0x[0-9a-f]+ session=2$" "the second --image: a second session"
+has follow "^ptboot: resident image [0-9]+ .* name=PciBusDxe traced$" "both images marked traced"
 if [ -n "$entry" ] && [ -n "$base" ] && [ -n "$insns" ] && [ "$insns" -gt 10000 ] && [ "$insns" -lt 2000000 ]; then
     ok "follow: armed at the entry $entry, image at $base, $insns instructions traced"
 else
@@ -75,7 +79,7 @@ else
 fi
 nfun=$(sed -n '/^== call tree/,/^== hot blocks/p' "$W/follow.sum" | grep -oE ' SmbiosPlatformDxe\+0x[0-9a-f]+$' | sort -u | wc -l)
 if [ "$nfun" -ge 3 ]; then ok "follow: $nfun of the driver's functions in the call tree, named SmbiosPlatformDxe+0x<offset>"; else not_ok "follow: $nfun driver functions"; fi
-for m in DxeCore SmbiosDxe; do
+for m in DxeCore SmbiosDxe PciBusDxe; do
     grep -qE "^ +[0-9]+ +[0-9.]+% .* $m$" "$W/follow.sum" && ok "follow: the trace follows it into $m" ||
         not_ok "follow: no $m in the images table"
 done
