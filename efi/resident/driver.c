@@ -730,6 +730,10 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     if (early.from_fv)
         efi_uart_printf("ptboot: resident dispatched from a firmware volume file=%s words=%s\n",
                         early.file, early_source_name(early.source));
+    if (early.variable_unavailable)
+        efi_uart_printf("ptboot: resident note: the variable service is not up yet (status 0x%llx): "
+                        "PtbootEarly (install --early) cannot be read, the volume's words are used\n",
+                        (unsigned long long)early.variable_status);
 
     /* The header first, so that every later failure is published. */
     EFI_PHYSICAL_ADDRESS a;

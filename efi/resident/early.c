@@ -5,6 +5,7 @@
 
 #include "efi/platform/fv2.h"
 #include "efi/resident/early.h"
+#include "efi/resident/resident.h"
 #include "format/ffs.h"
 #include "format/load_option.h"
 
@@ -28,6 +29,24 @@ void early_start_read(EFI_LOADED_IMAGE *li, char *words, size_t cap, struct earl
     }
     if (!file)
         return;
+    /* `install --early`'s words win over the volume's (if the variable
+     * service is up: a driver dispatched before it finds EFI_UNSUPPORTED) */
+    EFI_GUID vendor = PTBOOT_RESIDENT_GUID_INIT;
+    UINTN vsize = cap - 1;
+    EFI_STATUS vs = RT->GetVariable(PTBOOT_EARLY_VARIABLE, &vendor, NULL, &vsize, words);
+    if (!EFI_ERROR(vs)) {
+        words[vsize < cap ? vsize : cap - 1] = '\0';
+        for (size_t i = 0; words[i]; i++)
+            if (words[i] < 0x20 || words[i] > 0x7e)
+                words[i] = ' ';
+        st->source = EARLY_WORDS_VARIABLE;
+        return;
+    }
+    words[0] = '\0';
+    if (vs != EFI_NOT_FOUND) {
+        st->variable_unavailable = true;
+        st->variable_status = vs;
+    }
     /* The words as `fv inject --config` wrote them: ASCII, no NUL. */
     size_t n = 0;
     if (efi_fv_read_section(li->DeviceHandle, file, FFS_SECTION_RAW, 0, words, cap - 1, &n) == 0) {
@@ -44,6 +63,7 @@ const char *early_source_name(enum early_source s)
     switch (s) {
     case EARLY_WORDS_LOAD_OPTIONS: return "load-options";
     case EARLY_WORDS_FV: return "firmware-volume";
+    case EARLY_WORDS_VARIABLE: return "variable";
     case EARLY_WORDS_NONE: break;
     }
     return "none";

@@ -20,21 +20,36 @@
 
 #include "format/pi_guid.h"
 
+/* The variable `install --early WORDS` writes (non-volatile, boot-service
+ * access) and `uninstall --early` deletes: the words as ASCII text, under
+ * the resident tracer's GUID (efi/resident/resident.h). A driver in the
+ * firmware volume takes them instead of its RAW section's when the
+ * variable service is up when it starts, so the words of a firmware with
+ * ptboot built in change without building it again. */
+#define PTBOOT_EARLY_VARIABLE L"PtbootEarly"
+#define PTBOOT_EARLY_VARIABLE_ATTRS (EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS)
+
 enum early_source {
     EARLY_WORDS_NONE,          /* no words anywhere: defaults */
     EARLY_WORDS_LOAD_OPTIONS,  /* a Driver#### option's OptionalData */
     EARLY_WORDS_FV,            /* the RAW section of its firmware file */
+    EARLY_WORDS_VARIABLE,      /* PtbootEarly */
 };
 
 struct early_start {
     bool from_fv;                     /* loaded by the dispatcher from a volume */
     char file[PI_GUID_TEXT_BYTES];    /* its firmware file's GUID ("" if not) */
     enum early_source source;
+    /* from a volume: the variable service was not up yet (the status of
+     * GetVariable, which EDK2 answers EFI_UNSUPPORTED then) */
+    bool variable_unavailable;
+    EFI_STATUS variable_status;
 };
 
 /* Where the driver came from and its words (ASCII, NUL-terminated in
- * words[0..cap)): LoadOptions (UCS-2) when it has any, else the RAW
- * section of its firmware file when the dispatcher loaded it from one. */
+ * words[0..cap)): LoadOptions (UCS-2) when it has any; else, loaded from a
+ * firmware volume, the variable PtbootEarly when there is one, else the
+ * RAW section of its firmware file. */
 void early_start_read(EFI_LOADED_IMAGE *li, char *words, size_t cap, struct early_start *st);
 const char *early_source_name(enum early_source s);
 

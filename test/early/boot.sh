@@ -20,8 +20,14 @@
 #    the log; the images include drivers dispatched after ptboot.
 # 2. --apriori, words '--unit soft --image PciBusDxe': ptboot is dispatched
 #    first, before the CPU driver, waits for the CPU Architectural Protocol
-#    to take #DB, and then traces PciBusDxe's entry (filter on its image).
-# About 1-2 minutes under TCG.
+#    to take #DB, and then traces PciBusDxe's entry (filter on its image);
+#    the variable service is not up yet, and it says so.
+# 3. `install --early --unit soft --image PciBusDxe` from the app on the
+#    stick (stock OVMF) writes the variable PtbootEarly; the injected image
+#    (RAW words naming SmbiosPlatformDxe) booted with the same variable
+#    store takes the variable's words and traces PciBusDxe; `uninstall
+#    --early` removes the variable.
+# About 2 minutes under TCG.
 set -u
 cd "$(dirname "$0")/../.."
 P=build/ptboot
@@ -39,9 +45,12 @@ for f in "$P" build/ptbootdrv.efi build/osloader.efi "$CODE"; do
 done
 scripts/mkimage.sh "$W/osl.img" build/osloader.efi "" || exit 1
 
-# boot NAME: boots $W/NAME.fd with the stick; cleaned log $W/NAME.txt
+# boot NAME [STICK]: boots $W/NAME.fd (stock OVMF if there is none) with the
+# stick (the loader's by default); cleaned log $W/NAME.txt
 boot() {
-    OVMF_CODE="$W/$1.fd" QUIET=1 scripts/qemu-run.sh "$W/osl.img" "$W/$1.log" "${BOOT_TIMEOUT:-400}"
+    local code=$W/$1.fd
+    [ -f "$code" ] || code=$CODE
+    OVMF_CODE="$code" QUIET=1 scripts/qemu-run.sh "${2:-$W/osl.img}" "$W/$1.log" "${BOOT_TIMEOUT:-400}"
     local rc=$?
     tr -d '\r' < "$W/$1.log" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' > "$W/$1.txt"
     if [ $rc = 0 ]; then ok "$1: booted, the loader shut the machine down"; else not_ok "$1: qemu-run exit $rc"; fi
@@ -120,6 +129,31 @@ ainsns=$(sed -nE 's/^ptboot: resident status .* insns=([0-9]+) .*/\1/p' "$W/apri
 has apriori "^ptboot: flow end insns=${ainsns:-x} errors=0$" "decoded: ${ainsns:-?} instructions, no error"
 sed -n '/^ptboot: trace summary begin$/,/^ptboot: trace summary end/p' "$W/apriori.txt" | sed '1d;$d' > "$W/apriori.sum"
 grep -qE ' PciBusDxe\+0x[0-9a-f]+$' "$W/apriori.sum" && ok "apriori: PciBusDxe's functions named" || not_ok "apriori: no PciBusDxe functions"
+has apriori "^ptboot: resident note: the variable service is not up yet \(status 0x[0-9a-f]+\): PtbootEarly" \
+    "before the variable service: says the variable cannot be read"
+
+# ---- 3. install --early: the words from the variable ----
+export OVMF_VARS_FILE=$W/early-vars.fd
+cp "${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}" "$OVMF_VARS_FILE" || exit 1
+scripts/mkimage.sh "$W/app.img" build/ptboot.efi \
+    "--shutdown install --early --bogus ; install --early --unit soft --image PciBusDxe" || exit 1
+rm -f "$W/install-early.fd"
+boot install-early "$W/app.img"
+has install-early "^ptboot: error: install: unknown option '--bogus'" "install --early checks the words"
+has install-early "^ptboot: install early variable=PtbootEarly bytes=29 options='--unit soft --image PciBusDxe'$" \
+    "install --early wrote PtbootEarly"
+"$P" fv inject "$CODE" -o "$W/variable.fd" --config '--unit soft --image SmbiosPlatformDxe' > /dev/null || exit 1
+boot variable
+has variable "^ptboot: resident dispatched from a firmware volume file=92517505-2f67-4548-93dd-1e1d648d7531 words=variable$" \
+    "the driver in the volume took the variable's words"
+has variable "^ptboot: resident driver start base=0x[0-9a-f]+ options='--unit soft --image PciBusDxe'$" "the variable's words"
+has variable "^ptboot: resident armed image=PciBusDxe " "traced what the variable says, not the volume's SmbiosPlatformDxe"
+has variable "^ptboot: resident exit-boot-services state=stopped reason=returned$" "PciBusDxe traced until it returned"
+scripts/mkimage.sh "$W/app.img" build/ptboot.efi "--shutdown uninstall --early ; uninstall --early" || exit 1
+boot uninstall-early "$W/app.img"
+has uninstall-early "^ptboot: uninstall early removed=1$" "uninstall --early removed PtbootEarly"
+has uninstall-early "^ptboot: uninstall early removed=0$" "a second one finds nothing"
+unset OVMF_VARS_FILE
 
 echo "early boot: $fails failed"
 [ $fails = 0 ]
