@@ -1,14 +1,12 @@
-# efi/: the UEFI application build/ptboot.efi, built with gnu-efi (crt0,
-# libefi, libgnuefi from Debian) and newlib as its C library (built from
-# Debian's newlib-source into build/newlib by scripts/build-newlib.sh, once).
+# efi/: the UEFI application build/ptboot.efi and the same program as a
+# boot-service driver, build/ptbootdrv.efi: EFI_SRCS (efi/ and the layers)
+# built with gnu-efi (crt0, libefi, libgnuefi from Debian) and newlib as the
+# C library (built from Debian's newlib-source into build/newlib by
+# scripts/build-newlib.sh, once). Also the USB image and `make run`.
 #
 # Facts behind these lines: ../shared/reference/efi-build-and-qemu.md.
 
-EFI_SRCS   += $(wildcard efi/*.c efi/*/*.c)
-EFI_ASRCS  := $(wildcard efi/*.S efi/*/*.S)
-GNUEFI_LIB := /usr/lib
-GNUEFI_INC := /usr/include/efi
-NEWLIB     := $(B)/newlib/install/x86_64-elf
+NEWLIB      := $(B)/newlib/install/x86_64-elf
 NEWLIB_LIBC := $(NEWLIB)/lib/libc.a
 
 # The app's code model: position independent (UEFI loads the image anywhere),
@@ -26,18 +24,22 @@ EFI_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror \
   -nostdinc -isystem $(NEWLIB)/include -isystem $(shell $(HOST_CC) -print-file-name=include) \
   -I$(GNUEFI_INC) -I$(GNUEFI_INC)/x86_64 -I. $(EXTRA_CFLAGS)
 
+# The sections objcopy keeps in a PE image (check-efi-sections.sh fails the
+# link when any allocated section would be left out).
+EFI_KEEP_SECTIONS := .text .sdata .data .dynamic .dynsym .rel .rela .reloc
+
 EFI_OBJS := $(EFI_SRCS:%.c=$(B)/efi/%.o) $(EFI_ASRCS:%.S=$(B)/efi/%.o)
 
 $(NEWLIB_LIBC): | $(B)/.setup-done
-	bash scripts/build-newlib.sh $(B)/newlib
+	$(call say,NEWLIB,$(B)/newlib)bash scripts/build-newlib.sh $(B)/newlib
 
 $(B)/efi/%.o: %.c | $(NEWLIB_LIBC)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(EFI_CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,EFI-CC,$<)$(HOST_CC) $(EFI_CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/efi/%.o: %.S | $(NEWLIB_LIBC)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(EFI_CFLAGS) -c $< -o $@
+	$(call say,EFI-AS,$<)$(HOST_CC) $(EFI_CFLAGS) -c $< -o $@
 
 # libefi.a defines memcpy, memset, setjmp and longjmp too. Linked after libc
 # with plain symbols that is a multiple definition; linked first it would
@@ -45,24 +47,22 @@ $(B)/efi/%.o: %.S | $(NEWLIB_LIBC)
 # newlib's 64). A copy with those four weakened lets newlib's win, always.
 $(B)/efi/libefi-weak.a: $(GNUEFI_LIB)/libefi.a | $(B)/.setup-done
 	@mkdir -p $(@D)
-	objcopy --weaken-symbol=memcpy --weaken-symbol=memset \
+	$(call say,OBJCOPY,$@)objcopy --weaken-symbol=memcpy --weaken-symbol=memset \
 	  --weaken-symbol=setjmp --weaken-symbol=longjmp $< $@
 
 # --no-undefined: gnu-efi's usual -shared link accepts undefined symbols and
 # yields an image that jumps into garbage.
 $(B)/efi/ptboot.so: $(EFI_OBJS) linker/ptboot.lds $(B)/efi/libefi-weak.a $(NEWLIB_LIBC)
-	ld -nostdlib -znocombreloc -T linker/ptboot.lds -shared -Bsymbolic \
+	$(call say,LD,$@)ld -nostdlib -znocombreloc -T linker/ptboot.lds -shared -Bsymbolic \
 	  --no-undefined --warn-common \
 	  $(GNUEFI_LIB)/crt0-efi-x86_64.o $(EFI_OBJS) \
 	  -L$(NEWLIB)/lib -L$(B)/efi -L$(GNUEFI_LIB) \
 	  -lc -lefi-weak -lgnuefi $(shell $(HOST_CC) -print-libgcc-file-name) \
 	  -Map $(B)/efi/ptboot.map -o $@
-	bash scripts/check-efi-sections.sh $@
-
-EFI_KEEP_SECTIONS := .text .sdata .data .dynamic .dynsym .rel .rela .reloc
+	$(call say,CHECK,$@)bash scripts/check-efi-sections.sh $@
 
 $(B)/ptboot.efi: $(B)/efi/ptboot.so
-	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-app-x86_64 $< $@
+	$(call say,OBJCOPY,$@)objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-app-x86_64 $< $@
 	@objdump -p $@ | grep -q 'Subsystem.*(EFI application)' \
 	  || { echo "$@ is not an EFI application" >&2; rm -f $@; exit 1; }
 
@@ -72,7 +72,7 @@ $(B)/ptboot.efi: $(B)/efi/ptboot.so
 # unloaded when its entry point returns. efi_main tells the two apart by
 # the loaded image's ImageCodeType (efi/resident/driver.h).
 $(B)/ptbootdrv.efi: $(B)/efi/ptboot.so
-	objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-bsdrv-x86_64 $< $@
+	$(call say,OBJCOPY,$@)objcopy $(EFI_KEEP_SECTIONS:%=-j %) --target efi-bsdrv-x86_64 $< $@
 	@objdump -p $@ | grep -q 'Subsystem.*(EFI boot service driver)' \
 	  || { echo "$@ is not an EFI boot service driver" >&2; rm -f $@; exit 1; }
 
@@ -87,22 +87,9 @@ PTBOOT_CFG ?= --shutdown info ; trace --unit soft \ptbtest.efi
 QEMU_TIMEOUT ?= 120
 
 $(B)/ptboot.img: $(B)/ptboot.efi $(B)/ptbtest.efi scripts/mkimage.sh FORCE
-	bash scripts/mkimage.sh $@ $(B)/ptboot.efi "$(PTBOOT_CFG)" $(B)/ptbtest.efi
+	$(call say,IMAGE,$@)bash scripts/mkimage.sh $@ $(B)/ptboot.efi "$(PTBOOT_CFG)" $(B)/ptbtest.efi
 
+.PHONY: image run
 image: $(B)/ptboot.img
 run: $(B)/ptboot.img
-	bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)
-
-TEST_SCRIPTS += test/boot/info.sh test/boot/errors.sh test/boot/selftest.sh test/boot/shell.sh \
-  test/boot/dump.sh test/boot/flow.sh test/scripts/qemu_run.sh
-TEST_SCRIPTS += test/boot/trace.sh test/boot/trace_ebs.sh test/boot/trace_bootnext.sh test/boot/trace_mp.sh test/boot/trace_buffer.sh
-TEST_STEPS += $(B)/ptbtest.efi
-# dump.sh makes its sample trace with the encoder's generator.
-TEST_STEPS += $(B)/bench/gen_trace
-UNIT_TESTS += test_ptd_opts
-
-# The UEFI-free parts of efi/ are compiled into their unit tests, so the
-# tests run exactly the code the app runs (the host library takes none).
-UNIT_TESTS += test_efi_args test_efi_memrange test_efi_code_image
-TEST_OBJS_test_efi_args := $(B)/test/obj/efi/args.o
-$(B)/test/test_efi_args: $(TEST_OBJS_test_efi_args)
+	$(call say,QEMU,$<)bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)

@@ -13,6 +13,7 @@
 #include "decoder/ptd_opts.h"
 #include "host/commands.h"
 #include "host/cmd_dump.h"
+#include "host/progress.h"
 
 static void dump_usage(FILE *out)
 {
@@ -216,10 +217,14 @@ int host_cmd_dump(int argc, char **argv)
     }
     ptd_dump_init(d, &opt);
     ptd_dump_feed(d, buf + from, (size_t)((has_to ? to : size) - from));
+    struct progress pr;
+    progress_start(&pr, prog, (uint64_t)((has_to ? to : size) - from));
     while ((n = ptd_dump_line(d, line, sizeof line)) > 0) {
         fwrite(line, 1, (size_t)n, stdout);
         fputc('\n', stdout);
+        progress_update(&pr, ptd_pkt_offset(&d->dec));
     }
+    progress_end(&pr);
     if (stats)
         fprintf(stderr, "%s: %llu packets, %llu errors, %llu bytes skipped\n", prog,
                 (unsigned long long)d->packets, (unsigned long long)d->errors, (unsigned long long)d->skipped);

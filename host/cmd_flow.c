@@ -21,6 +21,7 @@
 #include "host/commands.h"
 #include "host/decode_opts.h"
 #include "host/flow_opts.h"
+#include "host/progress.h"
 #include "host/sym/names_opts.h"
 
 struct out {
@@ -65,10 +66,13 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     enum ptd_flow_line_kind kind;
     int n;
 
+    struct progress pr;
     ptd_flow_lines_init(L, f, o->flags);
     L->cpu_unknown = (uint8_t)o->cpu_unknown;
+    progress_start(&pr, "ptboot flow", f->q.pkt.end > f->q.pkt.begin ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : 0);
     while ((n = ptd_flow_lines_next(L, line, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
         char *p = line + n;
+        progress_update(&pr, ptd_flow_offset(f));
         if (kind == PTD_FLOW_LINE_INSN && o->names)
             p = names_flow_column(o->names, L->insn.ip, p, p + 320);
         if (kind == PTD_FLOW_LINE_INSN && !o->no_inst)
@@ -76,6 +80,7 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
         *p++ = '\n';
         fwrite(line, 1, (size_t)(p - line), stdout);
     }
+    progress_end(&pr);
 }
 
 static void usage(FILE *to)

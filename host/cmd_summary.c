@@ -16,6 +16,7 @@
 #include "host/cmd_summary.h"
 #include "host/commands.h"
 #include "host/decode_opts.h"
+#include "host/progress.h"
 #include "host/sym/names_opts.h"
 
 #define MAX_MODULES 4096
@@ -54,7 +55,15 @@ int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
     }
     fcfg.time = tcfg;
     ptd_flow_init(f, &fcfg);
-    const struct ptd_sum_stats *st = ptd_sum_run(s, &c, f);
+    /* ptd_sum_run's steps, with progress on a terminal */
+    struct progress pr;
+    progress_start(&pr, "ptboot summary", fo->tsize);
+    ptd_sum_init(s, &c);
+    while (ptd_sum_decode(s, f, 4096) > 0)
+        progress_update(&pr, ptd_flow_offset(f));
+    progress_end(&pr);
+    ptd_sum_print(s);
+    const struct ptd_sum_stats *st = ptd_sum_stats(s);
     if (stat)
         fprintf(out,
                 "summary: bytes %" PRIu64 " insns %" PRIu64 " blocks %" PRIu64 " calls %" PRIu64

@@ -56,8 +56,9 @@ int host_decode_opts_take(struct flow_opts *fo, struct ptd_time_config *tcfg,
 {
     const char *a = argv[*i];
     int r = flow_opts_parse(fo, argc, argv, i, prog);
-    if (r < 0) /* a --pages/--raw file that does not load, else usage */
-        return strncmp(a, "--pages", 7) && strncmp(a, "--raw", 5) ? -2 : -1;
+    if (r < 0) /* a --pages/--raw/--elf/--pe file that does not load, else usage */
+        return strncmp(a, "--pages", 7) && strncmp(a, "--raw", 5) && strcmp(a, "--elf") &&
+                       strcmp(a, "--pe") ? -2 : -1;
     if (r == 0)
         r = host_decode_opts_parse(fo, tcfg, cap, argc, argv, i, prog);
     return r;

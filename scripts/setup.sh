@@ -31,6 +31,10 @@ packages=(
   # the HTML report rendered in a real browser, headless, and the exports'
   # JSON checked (test/names)
   chromium python3
+  # make format / make format-check (.clang-format)
+  clang-format
+  # peak memory of the export benchmark (bench/export.sh)
+  time
 )
 
 # One dpkg-query for all: fast enough to run before every build. Its exit

@@ -90,6 +90,7 @@ struct export {
 
     /* the walk over one CPU's trace */
     uint32_t cpu;
+    unsigned walks;         /* traces walked so far */
     uint32_t *stack;        /* node index per frame */
     uint32_t depth, stack_cap;
     int clock_decided, use_tsc;

@@ -114,7 +114,7 @@ static void flame(struct export *x, uint64_t total)
     unsigned rows = maxdepth + 2;
     if (rows > 200)
         rows = 200;
-    fprintf(o, "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
+    fprintf(o, "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" style=\"max-width:100%%;height:auto\" "
                "data-width=\"%u\" viewBox=\"0 0 %u %u\">\n",
             FLAME_WIDTH, rows * FLAME_ROW, FLAME_WIDTH, FLAME_WIDTH, rows * FLAME_ROW);
     frame(x, 0, 1, 0, "all", total, 0, total);

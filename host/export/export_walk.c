@@ -221,7 +221,8 @@ int export_walk(struct export *x, uint32_t cpu, struct ptd_flow *f, struct ptd_s
     x->depth = 0;
     cfg->obs = observe;
     cfg->obs_ctx = x;
-    if (x->format == EXPORT_HTML && cpu == 0) {
+    if (x->format == EXPORT_HTML && x->walks == 0) {
+        /* the report shows the first (the BSP's) trace's summary text */
         cfg->line = keep_line;
         cfg->ctx = x;
     } else {
@@ -245,6 +246,7 @@ int export_walk(struct export *x, uint32_t cpu, struct ptd_flow *f, struct ptd_s
         export_chrome_event(x, &end);
     }
     x->depth = 0;
+    x->walks++;
     free(s);
     return 0;
 }

@@ -33,14 +33,19 @@ void sym_search_free(struct sym_search *s)
  * one, -1 out of memory. */
 static int consider(struct sym_search *s, const char *path)
 {
-    unsigned char magic[4];
+    unsigned char magic[18];
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
     size_t n = fread(magic, 1, sizeof magic, f);
     fclose(f);
     s->files_seen++;
-    if (n < 2 || !((n == 4 && !memcmp(magic, "\x7f" "ELF", 4)) || (magic[0] == 'M' && magic[1] == 'Z')))
+    int elf = n == sizeof magic && !memcmp(magic, "\x7f" "ELF", 4);
+    if (!elf && !(n >= 2 && magic[0] == 'M' && magic[1] == 'Z'))
+        return 0;
+    /* e_type (little-endian, at 16): only executables and shared objects
+     * are linked; object files and core dumps are not read further */
+    if (elf && magic[5] == 1 && !(magic[16] == 2 || magic[16] == 3))
         return 0;
     char err[256];
     struct sym_table *t = sym_table_ident(path, err, sizeof err);
@@ -179,12 +184,23 @@ static int quality(const struct sym_cand *c)
     return c->kind == SYM_FILE_ELF ? (c->dwarf ? 3 : 2) : 1;
 }
 
-/* The stem (name without its last extension) of a path equals name. */
+/* The length of a name without its last extension ("x.efi": 1). */
+static size_t stem_len(const char *b)
+{
+    const char *dot = strrchr(b, '.');
+    return dot && dot > b ? (size_t)(dot - b) : strlen(b);
+}
+
+/* The stem (name without its last extension) of a path equals the image's
+ * name, or that name's own stem: an image named after its file
+ * ("osloader.efi", as the resident tracer names them) finds osloader.so. */
 static int stem_is(const char *path, const char *name)
 {
-    const char *b = base_of(path), *dot = strrchr(b, '.');
-    size_t n = dot && dot > b ? (size_t)(dot - b) : strlen(b);
-    return n == strlen(name) && !strncasecmp(b, name, n);
+    const char *b = base_of(path);
+    size_t n = stem_len(b);
+    if (n == strlen(name) && !strncasecmp(b, name, n))
+        return 1;
+    return n == stem_len(name) && !strncasecmp(b, name, n);
 }
 
 int sym_search_match(const struct sym_search *s, const struct sym_want *w, const char **how)

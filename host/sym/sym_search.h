@@ -9,7 +9,8 @@
  *   2. by the path its CodeView record names (what EDK2's GCC builds give:
  *      ".../DEBUG/PcdDxe.dll"): a file of that name, the one with the
  *      longest run of matching trailing directories;
- *   3. by the image's name: a file whose name without extension is it.
+ *   3. by the image's name: a file whose name without extension is it (or
+ *      is the image's name without its extension, "osloader.efi").
  * Among equals an ELF with DWARF wins over one without, and an ELF over a
  * PE. A file whose build ID or CodeView GUID contradicts the image's GUID
  * is a different build and is never taken (2 and 3). */

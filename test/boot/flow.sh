@@ -29,7 +29,7 @@ flow_case() {
 # (Traces of OVMF from the virtual trace unit are decoded on the target by
 # test/vpt/on_target.sh, against the ground truth as well.)
 
-real=../shared/traces/real
+real=${PTBOOT_REAL_TRACES:-../shared/traces/real}
 if [ -d "$real" ]; then
   flow_case flow-foo "$real/foo/trace.pt" "$real/foo/pages" "--filter 7ffff7819000-7ffff79ca000 --event:ip" 3072
   # 32-bit code, and a trace whose start needs a resync (an error line)
@@ -41,6 +41,7 @@ if [ -d "$real" ]; then
   expect flow-tail '^ptboot: flow end .* tail=59 tail_end=trace$' "59 instructions inferred, up to a jcc"
 else
   echo "skip: $real not found, real-trace flow cases not run"
+  boot_skip "real-trace flow cases ($real not found)"
 fi
 
 # Time on the target: a generated program with timing packets (TSC/TMA in

@@ -2,7 +2,8 @@
 # trace of ../shared/traces/real: REAL_TRACES and REAL_DIR as
 # test/flow/real_traces.env gives them, and
 #   real_traces_begin WHO  ends the script with "WHO SKIP, DIR not present"
-#                          (exit 0) when the traces are absent; otherwise
+#                          (exit 77: skipped, test/run.sh) when the
+#                          traces are absent; otherwise
 #                          makes $tmp, removed when the script exits;
 #   real_trace_read ENTRY  splits one REAL_TRACES entry into name, filter and
 #                          want (libipt's instruction count) and sets args to
@@ -13,7 +14,7 @@
 real_traces_begin() {
     if [ ! -d "$REAL_DIR" ]; then
         echo "$1 SKIP, $REAL_DIR not present"
-        exit 0
+        exit 77
     fi
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT

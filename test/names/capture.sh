@@ -129,6 +129,22 @@ else
   diff <(grep -v '^(caller' "$folded") <(grep -v '^(caller' "$work/elf.folded") | head -5 | sed 's/^/    | /'
 fi
 
+# a capture of two CPUs (the BSP's trace.pt and an AP's trace-cpu1.pt, as
+# `trace --cpus` writes them: here the same bytes): one track each
+mp=$work/mp
+rm -rf "$mp" && cp -r "$cap" "$mp" && cp "$mp/trace.pt" "$mp/trace-cpu1.pt"
+printf 'cpu n=0 bsp=1 traced=1 file=trace.pt bytes=1 wrapped=0 stopped=0\ncpu n=1 bsp=0 traced=1 file=trace-cpu1.pt bytes=1 wrapped=0 stopped=0\n' > "$mp/cpus.txt"
+build/ptboot export --capture "$mp" --symbols build/test/image --format chrome -o "$work/mp.json" 2>/dev/null
+build/ptboot export --capture "$mp" --symbols build/test/image --format folded -o "$work/mp.folded" 2>/dev/null
+tracks=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["traceEvents"]; print(" ".join(str(t) for t in sorted({x["tid"] for x in e if x["ph"] == "B"})), sum(1 for x in e if x["ph"] == "B" and x["name"] == "ptbtest_fib"))' "$work/mp.json")
+mptotal=$(awk '{ s += $NF } END { print s + 0 }' "$work/mp.folded")
+if [ "$tracks" = "0 1 $((2 * FIBC))" ] && [ "$mptotal" = $((2 * insns)) ] &&
+   [ "$(grep -c '^cpu 1;' "$work/mp.folded")" = "$(grep -c '^cpu 0;' "$work/mp.folded")" ]; then
+  ok "$name: two CPUs: a track each in the JSON, 'cpu N;' stacks, twice the instructions"
+else
+  not_ok "$name: two-CPU capture: tracks/fib slices '$tracks', folded total $mptotal (want 0 1 $((2 * FIBC)), $((2 * insns)))"
+fi
+
 # HTML in a real browser
 html=$work/report.html
 build/ptboot export --capture "$cap" --symbols build/test/image --format html --title "make run" -o "$html" 2>/dev/null

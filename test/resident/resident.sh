@@ -169,6 +169,12 @@ else
     build/ptboot summary --capture "$BOOT_DIR/resident-rec" > "$BOOT_DIR/resident-boot.host-sum" 2>&1
     check "host: ptboot summary --capture of the recovered files = the driver's summaries ($(wc -l < "$BOOT_DIR/resident-boot.sum") lines)" \
       "[ \$(wc -l < $BOOT_DIR/resident-boot.sum) -gt 20 ] && cmp -s $BOOT_DIR/resident-boot.host-sum $BOOT_DIR/resident-boot.sum"
+    # names and source lines from the stand-in's debug file (docs/symbols.md)
+    line_of() { addr2line -e "$so" "0x$(symbol "$1")" | sed 's/ .*//; s|.*/||'; }
+    named() { grep -qE "^ +$2 +[0-9]+ .* $1 \\($(line_of "$1")\\)\$" "$BOOT_DIR/resident-boot.names"; }
+    build/ptboot summary --capture "$BOOT_DIR/resident-rec" --symbols build/test/resident > "$BOOT_DIR/resident-boot.names" 2>/dev/null
+    check "host: --symbols names osl_mix ($rounds calls, $(line_of osl_mix)) and osl_fib ($fib_calls calls, $(line_of osl_fib))" \
+      "named osl_mix $rounds && named osl_fib $fib_calls"
     sbt=$BOOT_DIR/resident-rec/sideband.txt
     check "host: the sideband names the soft unit and the target with its snapshot" \
       "grep -qx 'unit soft' $sbt && grep -q '^image base=$base .*flags=[a-z,]*target.* name=osloader.efi\$' $sbt && grep -q 'flags=[a-z,]*snapshot' $sbt"

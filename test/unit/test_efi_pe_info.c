@@ -4,7 +4,7 @@
  * volume, each as a file and as loaded in memory, with
  * binutils' `objdump -p` as the independent reading of their headers; then
  * corrupted copies. Compiled with format/pe_info.c inside and ASan/UBSan on
- * (capture.mk), so an out-of-bounds read is a failure, not luck. */
+ * (test/unit/unit.mk), so an out-of-bounds read is a failure, not luck. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

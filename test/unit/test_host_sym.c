@@ -238,6 +238,11 @@ static void search_rules(void **state)
     i = sym_search_match(&s, &wn, &how);
     assert_string_equal(how, "name");
     assert_int_equal(s.v[i].kind, SYM_FILE_ELF);
+    /* an image named after its file (the resident tracer's names) */
+    struct sym_want wf = { "ptbtest.efi", 0, NULL, NULL };
+    i = sym_search_match(&s, &wf, &how);
+    assert_string_equal(how, "name");
+    assert_int_equal(s.v[i].kind, SYM_FILE_ELF);
     /* nothing of that name */
     struct sym_want wx = { "PcdDxe", 0, NULL, "/x/PcdDxe.dll" };
     assert_int_equal(sym_search_match(&s, &wx, &how), -1);
@@ -360,6 +365,40 @@ static void names_as_printed(void **state)
     names_free(&nm);
 }
 
+/* The OS-loader stand-in (test/resident/osloader.c) the same way: its
+ * functions by name and their lines as addr2line gives them. */
+static void osloader_names(void **state)
+{
+    (void)state;
+    static const char *const fns[] = { "osl_fib", "osl_mix", "efi_main" };
+    char err[512], cmd[256], line[512];
+    const char *so = "build/test/resident/osloader.so";
+    struct sym_table *t = sym_table_load(so, err, sizeof err);
+    assert_non_null(t);
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        snprintf(cmd, sizeof cmd, "nm %s | awk '$3 == \"%s\" { print $1 }'", so, fns[i]);
+        FILE *p = run(cmd);
+        unsigned long long a = 0;
+        assert_int_equal(fscanf(p, "%llx", &a), 1);
+        pclose(p);
+        const struct sym_func *f = sym_table_func(t, a + 2);
+        assert_non_null(f);
+        assert_string_equal(f->name, fns[i]);
+        assert_int_equal(a + 2 - f->addr, 2);
+        snprintf(cmd, sizeof cmd, "addr2line -e %s 0x%llx", so, a);
+        p = run(cmd);
+        assert_non_null(fgets(line, sizeof line, p));
+        pclose(p);
+        const char *file;
+        unsigned ln;
+        assert_int_equal(sym_table_line(t, a, &file, &ln), 0);
+        char want[600];
+        snprintf(want, sizeof want, "%s:%u", strrchr(file, '/') ? strrchr(file, '/') + 1 : file, ln);
+        assert_non_null(strstr(line, want));
+    }
+    sym_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +408,7 @@ int main(void)
         cmocka_unit_test(search_rules),
         cmocka_unit_test(code_options_lay_out_the_image),
         cmocka_unit_test(names_as_printed),
+        cmocka_unit_test(osloader_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,20 +2,21 @@
 # build/vpt/vpt.so is the QEMU plugin (records the executed instructions);
 # build/vpt/vpt_encode turns a recording into .pt, .truth and code pages.
 # docs/vpt.md describes both, the scenarios and the fixtures.
-VPT_PIC_SRCS := $(ILD_SRCS)   # decoder/ild.mk
+# the plugin links the ILD alone (ILD_SRCS, the Makefile), position independent
+VPT_PIC_SRCS := $(ILD_SRCS)
 VPT_PIC_OBJS := $(VPT_PIC_SRCS:%.c=$(B)/vpt/%.o)
 VPT_CFLAGS   := $(HOST_CFLAGS) -fPIC -fvisibility=hidden
 
 $(B)/vpt/%.o: %.c | $(B)/.setup-done
 	@mkdir -p $(@D)
-	$(HOST_CC) $(VPT_CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(HOST_CC) $(VPT_CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/vpt/vpt.so: $(B)/vpt/test/vpt/vpt_plugin.o $(VPT_PIC_OBJS)
-	$(HOST_CC) -shared -o $@ $^
+	$(call say,LD,$@)$(HOST_CC) -shared -o $@ $^
 
 $(B)/vpt/vpt_encode: test/vpt/vpt_encode.c $(B)/host/libptboot.a | $(B)/.setup-done
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a
+	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a
 
 -include $(VPT_PIC_OBJS:.o=.d) $(B)/vpt/test/vpt/vpt_plugin.d $(B)/vpt/vpt_encode.d
 
@@ -30,9 +31,10 @@ vpt-check: vpt $(B)/test/libipt_flow $(B)/ptboot $(B)/ptboot.efi
 vpt-fixtures: vpt $(B)/test/libipt_flow $(B)/ptboot.efi
 	bash test/vpt/mkfixtures.sh
 
-# make test: the fixtures (no QEMU) and one live boot per scenario (~60 s).
-TEST_STEPS += $(B)/vpt/vpt.so $(B)/vpt/vpt_encode
-TEST_SCRIPTS += test/vpt/ci.sh
+# make test (group `vpt`, test/tests.mk): the fixtures (no QEMU) and one live
+# boot per scenario (test/vpt/ci.sh, ~60 s), then the app and reset16
+# fixtures decoded by ptboot.efi flow in QEMU, serial equal to the host's
+# decode and to the truth (test/vpt/on_target.sh, ~20 s).
 
 # A large trace for throughput measurements (make bench builds it once):
 # the whole boot from the reset vector (16-bit, 32-bit SEC/PEI with its LZMA
@@ -45,12 +47,8 @@ TEST_SCRIPTS += test/vpt/ci.sh
 VPT_BIG_WINDOW ?= all
 $(B)/vpt/big/whole-boot.pt: | $(B)/vpt/vpt.so $(B)/vpt/vpt_encode $(B)/ptboot.efi
 	@mkdir -p $(@D)
-	bash test/vpt/record.sh $(B)/vpt/big/rec '$(VPT_BIG_WINDOW)' "--shutdown info" 900 >/dev/null
-	$(B)/vpt/vpt_encode --no-filter --no-truth --until-conflict $(B)/vpt/big/rec $(B)/vpt/big/whole-boot
-	rm -f $(B)/vpt/big/rec.stream $(B)/vpt/big/rec.log $(B)/vpt/big/rec.img
+	$(call say,VPT,$@)bash test/vpt/record.sh $(B)/vpt/big/rec '$(VPT_BIG_WINDOW)' "--shutdown info" 900 >/dev/null
+	$(Q)$(B)/vpt/vpt_encode --no-filter --no-truth --until-conflict $(B)/vpt/big/rec $(B)/vpt/big/whole-boot
+	$(Q)rm -f $(B)/vpt/big/rec.stream $(B)/vpt/big/rec.log $(B)/vpt/big/rec.img
 .PHONY: vpt-big
 vpt-big: $(B)/vpt/big/whole-boot.pt
-BENCH_STEPS += vpt-big
-# Phase two: the app and reset16 fixtures decoded by ptboot.efi flow in QEMU,
-# serial equal to the host's decode and to the truth (~20 s).
-TEST_SCRIPTS += test/vpt/on_target.sh
