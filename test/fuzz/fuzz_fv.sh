@@ -4,7 +4,7 @@
 # image tree with LZMA sections and its writer (host/fv_image.c). Seeds:
 # small images the target builds with the writers (FUZZ_FV_SEEDS) and
 # OVMF's SEC volume. FUZZ_SECONDS (default 5) bounds the run; `make
-# early-fuzz` runs longer keeping its corpus in build/fuzz/fv-corpus.
+# fuzz-fv` runs longer keeping its corpus in build/fuzz/fv-corpus.
 . "$(dirname "$0")/lib.sh"
 if fuzz_corpus; then
   FUZZ_FV_SEEDS=$corpus "$B/test/fuzz_fv" > /dev/null 2>&1
