@@ -731,8 +731,11 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
         efi_uart_printf("ptboot: resident dispatched from a firmware volume file=%s words=%s\n",
                         early.file, early_source_name(early.source));
     if (early.variable_unavailable)
-        efi_uart_printf("ptboot: resident note: the variable service is not up yet (status 0x%llx): "
-                        "PtbootEarly (install --early) cannot be read, the volume's words are used\n",
+        efi_uart_printf("ptboot: resident note: %s (status 0x%llx): PtbootEarly (install --early) "
+                        "cannot be read, the volume's words are used\n",
+                        early.variable_status == EFI_BUFFER_TOO_SMALL
+                            ? "the variable is longer than the driver's words"
+                            : "the variable service is not up yet",
                         (unsigned long long)early.variable_status);
 
     /* The header first, so that every later failure is published. */
