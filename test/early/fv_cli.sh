@@ -251,6 +251,9 @@ refuse "--after with --apriori" 2 "exclude each other" fv inject "$CODE" -o "$t/
 refuse "no -o" 2 "no output given" fv inject "$CODE"
 refuse "words too long" 2 "at most 159" fv inject "$CODE" -o "$t/r.fd" --config "$(printf 'x%.0s' $(seq 200))"
 refuse "unknown action" 2 "unknown action" fv frobnicate "$CODE"
+refuse "--volume that is not there" 1 "--volume 9: no such volume" fv inject "$CODE" -o "$t/r.fd" --volume 9
+refuse "--volume of the PEI volume: too small for the driver" 1 "volume 1 has no room: .*missing: [1-9][0-9]* bytes" \
+    fv inject "$CODE" -o "$t/r.fd" --volume 1
 
 echo "fv_cli: $fails failed"
 [ $fails = 0 ]
