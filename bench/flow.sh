@@ -17,7 +17,8 @@
 #       cpu = user + system time of the process, wall = fork to exit
 #
 # Options (environment):
-#   BENCH_ROUNDS=N        rounds of the in-process benchmark (default 5)
+#   BENCH_ROUNDS=N        rounds of the in-process benchmark and of the plain
+#                         libipt program's check (default 10)
 #   BENCH_PROCESSES=N     runs of each whole process (default 20)
 #   PTBOOT_LIBIPT_LIB=DIR also run libipt's side with the libipt.so.2 in DIR
 #                         (e.g. a build of current libipt's sources): the
@@ -29,7 +30,7 @@
 cd "$(dirname "$0")/.." || exit 1
 . test/lib/real_traces.sh
 real_traces_begin "bench: flow"
-rounds=${BENCH_ROUNDS:-5}
+rounds=${BENCH_ROUNDS:-10}
 procs=${BENCH_PROCESSES:-20}
 for f in build/ptboot build/ptboot-bench build/bench/libipt_count build/bench/proc_time; do
     [ -x "$f" ] || { echo "bench-flow: $f missing (make bench-flow builds it)"; exit 1; }
@@ -56,18 +57,20 @@ ptxed_raw() {
     printf '%s\n' "${out[@]}"
 }
 
-# One trace against the libipt the dynamic linker finds (LD_LIBRARY_PATH
-# as set by the caller).
+# One trace against the libipt the dynamic linker finds, with "$1" (empty,
+# or LD_LIBRARY_PATH=DIR) in the environment of the libipt programs only:
+# ptboot's start-up must not pay for the directories searched.
 one_trace() {
+    local libenv=(${1:+"$1"})
     local line nc blk_b insn_b blk_p insn_p insns
-    line=$(build/ptboot-bench "${args[@]}" --rounds "$rounds") || return 1
+    line=$(env "${libenv[@]}" build/ptboot-bench "${args[@]}" --rounds "$rounds") || return 1
     echo "$line"
     line=$(head -1 <<< "$line")
     blk_b=$(field libipt_blk_minsn "$line")
     insn_b=$(field libipt_insn_minsn "$line")
     insns=$(field insns "$line")
-    blk_p=$(build/bench/libipt_count "${args[@]}" --rounds "$rounds" | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
-    insn_p=$(build/bench/libipt_count "${args[@]}" --rounds "$rounds" --insn | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
+    blk_p=$(env "${libenv[@]}" build/bench/libipt_count "${args[@]}" --rounds $((rounds * 3)) | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
+    insn_p=$(env "${libenv[@]}" build/bench/libipt_count "${args[@]}" --rounds $((rounds * 3)) --insn | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')
     awk -v n="$name" -v bb="$blk_b" -v bp="$blk_p" -v ib="$insn_b" -v ip="$insn_p" 'BEGIN {
         rb = bp / bb; ri = ip / ib
         ok = (rb >= 1 / 1.3 && rb <= 1.3 && ri >= 1 / 1.3 && ri <= 1.3) ? "yes" : "NO"
@@ -75,7 +78,7 @@ one_trace() {
                n, bb, bp, ib, ip, rb, ri, ok }'
     local t p l
     t=$(build/bench/proc_time "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
-        build/bench/libipt_count "${args[@]}") || return 1
+        "${libenv[@]}" build/bench/libipt_count "${args[@]}") || return 1
     p=$(sed -n 1p <<< "$t")
     l=$(sed -n 2p <<< "$t")
     awk -v n="$name" -v i="$insns" -v pc="$(field cpu_min_ms "$p")" -v lc="$(field cpu_min_ms "$l")" \
@@ -88,16 +91,18 @@ one_trace() {
 status=0
 for t in $REAL_TRACES; do
     real_trace_read "$t"
-    one_trace || status=1
+    one_trace "" || status=1
     if [ -n "$PTBOOT_LIBIPT_LIB" ]; then
-        LD_LIBRARY_PATH=$PTBOOT_LIBIPT_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} one_trace | sed 's/^bench: flow/bench: flow-lib2/' || status=1
+        one_trace "LD_LIBRARY_PATH=$PTBOOT_LIBIPT_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" |
+            sed 's/^bench: flow/bench: flow-lib2/' || status=1
     fi
     if [ -n "$PTXED" ]; then
         lo=${filter%-*} hi=${filter#*-}
         mapfile -t raw < <(ptxed_raw "$REAL_DIR/$name/pages")
-        x=$(LD_LIBRARY_PATH=${PTXED_LD_LIBRARY_PATH:-$LD_LIBRARY_PATH} build/bench/proc_time "$procs" \
-            build/ptboot flow "${args[@]}" --quiet --stat -- \
-            "$PTXED" --filter:addr0_cfg 1 --filter:addr0_a "0x$lo" --filter:addr0_b "0x$hi" \
+        xenv=()
+        [ -n "$PTXED_LD_LIBRARY_PATH" ] && xenv=("LD_LIBRARY_PATH=$PTXED_LD_LIBRARY_PATH")
+        x=$(build/bench/proc_time "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
+            "${xenv[@]}" "$PTXED" --filter:addr0_cfg 1 --filter:addr0_a "0x$lo" --filter:addr0_b "0x$hi" \
             --pt "$REAL_DIR/$name/trace.pt" "${raw[@]}" --quiet --stat) || { status=1; continue; }
         p=$(sed -n 1p <<< "$x")
         l=$(sed -n 2p <<< "$x")

@@ -1,8 +1,11 @@
 /* build/bench/proc_time: whole-process time of commands, run in turn so
  * that a noisy machine slows them alike (`make bench-flow`).
  *
- *   proc_time ROUNDS CMD [ARGS...] [-- CMD [ARGS...]]...
+ *   proc_time ROUNDS [VAR=VALUE...] CMD [ARGS...] [-- [VAR=VALUE...] CMD [ARGS...]]...
  *
+ * VAR=VALUE words before a command are set in that command's environment
+ * only (as a shell does; e.g. LD_LIBRARY_PATH for one of them, which
+ * would slow the others' start-up if set for all).
  * Runs each command ROUNDS times, alternating (A B A B ...), with stdout
  * to /dev/null (stderr kept), and prints one line per command:
  *   proc_time: cmd=<k> cpu_min_ms=<a> cpu_median_ms=<b> wall_min_ms=<x> wall_median_ms=<y> rounds=<n> name=<argv0>
@@ -12,7 +15,9 @@
  * which also counts the time spent waiting for a core.
  * Exit status 1 when a command cannot be run or does not exit 0. */
 #define _POSIX_C_SOURCE 200809L
+#ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
+#endif
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +43,14 @@ static double tv_ms(struct timeval t)
     return (double)t.tv_sec * 1e3 + (double)t.tv_usec * 1e-3;
 }
 
+/* The program of a command line, after its VAR=VALUE words. */
+static const char *command_name(char **argv)
+{
+    while (*argv && strchr(*argv, '=') && **argv != '=')
+        argv++;
+    return *argv ? *argv : "";
+}
+
 /* One run of argv: its wall and CPU time in ms; -1 when it failed. */
 static int run(char **argv, double *wall, double *cpu)
 {
@@ -49,6 +62,14 @@ static int run(char **argv, double *wall, double *cpu)
         int fd = open("/dev/null", O_WRONLY);
         if (fd >= 0)
             dup2(fd, STDOUT_FILENO);
+        for (; *argv && strchr(*argv, '=') && **argv != '='; argv++) {
+            char *eq = strchr(*argv, '=');
+            *eq = '\0';
+            setenv(*argv, eq + 1, 1);
+            *eq = '=';
+        }
+        if (!*argv)
+            _exit(127);
         execvp(argv[0], argv);
         fprintf(stderr, "proc_time: cannot run %s\n", argv[0]);
         _exit(127);
@@ -60,7 +81,7 @@ static int run(char **argv, double *wall, double *cpu)
     *wall = now_ms() - t0;
     *cpu = tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "proc_time: %s exited with status %d\n", argv[0],
+        fprintf(stderr, "proc_time: %s exited with status %d\n", command_name(argv),
                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         return -1;
     }
@@ -80,7 +101,7 @@ int main(int argc, char **argv)
     static double wall[MAX_CMDS][MAX_ROUNDS], cpu[MAX_CMDS][MAX_ROUNDS];
 
     if (argc < 3) {
-        fprintf(stderr, "usage: proc_time ROUNDS CMD [ARGS...] [-- CMD [ARGS...]]...\n");
+        fprintf(stderr, "usage: proc_time ROUNDS [VAR=VALUE...] CMD [ARGS...] [-- [VAR=VALUE...] CMD [ARGS...]]...\n");
         return 2;
     }
     int rounds = atoi(argv[1]);
@@ -111,7 +132,7 @@ int main(int argc, char **argv)
         printf("proc_time: cmd=%d cpu_min_ms=%.3f cpu_median_ms=%.3f wall_min_ms=%.3f "
                "wall_median_ms=%.3f rounds=%d name=%s\n",
                c + 1, cpu[c][0], cpu[c][rounds / 2], wall[c][0], wall[c][rounds / 2], rounds,
-               cmds[c][0]);
+               command_name(cmds[c]));
     }
     return 0;
 }

@@ -16,14 +16,17 @@
 
 #include <intel-pt.h>
 
+#include "decoder/ptd_num.h"
 #include "decoder/ptd_pkt.h"
 #include "bench/bench_flow.h"
 #include "host/cmd_dump.h"
 
+/* The thread's CPU time: a round is not charged for the time the thread
+ * waited for a core (this machine is shared), only for its own work. */
 static double now_s(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -104,29 +107,16 @@ static void bench_usage(FILE *out)
         "                 file (file sections, no cache: the setup before issue 13)\n");
 }
 
-/* A whole decimal or 0x number, with an optional K/M/G suffix when
- * suffixes is set; anything else (\"x\", \"-1\", \"7rounds\") is refused. */
+/* A whole number as every ptboot command reads it (decoder/ptd_num.h: 0x
+ * hex, else decimal, K/M/G taken; suffixes is kept for the callers);
+ * anything else (\"x\", \"-1\", \"7rounds\") is refused. */
 static int parse_count(const char *s, int suffixes, unsigned long long *out)
 {
-    char *end;
-    if (!*s || *s == '-' || *s == '+')
+    uint64_t v;
+    (void)suffixes;
+    if (!ptd_num_parse(s, PTD_NUM_AUTO, &v))
         return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || end == s)
-        return -1;
-    unsigned shift = 0;
-    if (suffixes && *end) {
-        switch (*end++) {
-        case 'K': case 'k': shift = 10; break;
-        case 'M': case 'm': shift = 20; break;
-        case 'G': case 'g': shift = 30; break;
-        default: return -1;
-        }
-    }
-    if (*end || (shift && v > (~0ull >> shift)))
-        return -1;
-    *out = v << shift;
+    *out = v;
     return 0;
 }
 

@@ -6,8 +6,9 @@
 # best of 3 passes) and prints its line
 #   bench: target-flow file=<name> insns=<n> minsn_per_s=<x> tsc_hz=<y> ...
 # then the host's rate for the same decode path on the same trace (`ptboot
-# flow --quiet --no-cache`, best of 3 wall-clock runs, file loading
-# included) and the ratio:
+# flow --quiet`: block by block with a block cache sized to the trace, as
+# the target; best of 3 wall-clock runs, file loading included) and the
+# ratio:
 #   bench: host-flow file=<name> insns=<n> minsn_per_s=<x>
 #   bench: target-vs-host file=<name> ratio=<target/host>
 # Skips (exit 0, saying so) when the real traces are absent.
@@ -50,11 +51,11 @@ trate=$(sed -n 's/.* minsn_per_s=\([0-9.]*\) .*/\1/p' <<< "$line")
 [ "$tinsns" = "$expected" ] ||
   echo "bench-target-flow: note: the target decoded $tinsns instructions, libipt $expected"
 
-# The host: the same decoder and driver (instruction flow, no cache), best of 3.
+# The host: the same decoder, driver and path (blocks, block cache), best of 3.
 best=
 for r in 1 2 3; do
   t0=$(date +%s%N)
-  out=$(build/ptboot flow --no-inst --quiet --no-cache --stat --pt "$BOOT_DIR/$name.pt" \
+  out=$(build/ptboot flow --no-inst --quiet --stat --pt "$BOOT_DIR/$name.pt" \
         --pages "$BOOT_DIR/$name-code" --filter "$filter")
   t1=$(date +%s%N)
   dt=$((t1 - t0))

@@ -1116,3 +1116,64 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
         return status(f, 0);
     return check_ip_event_after(f, e->iclass);
 }
+
+/* ---- runs of blocks, counted (callers that print no instruction) ------- */
+
+int ptd_flow_run_blocks(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t max_blocks)
+{
+    uint64_t insns = run->insns, runs = run->runs, last_ip = run->last_ip;
+    uint8_t last = run->last_iclass;
+    /* tick events are made at every branch query: ptd_flow_next_block */
+    bool fast = f->bcache && !(f->flags & PTD_FLOW_F_TICK);
+    uint32_t k = 0;
+    int st = 0;
+
+    while (k < max_blocks) {
+        /* ptd_flow_next_block's common case inline, block after block: a
+         * block-cache hit with no event fetched or held */
+        while (fast && f->enabled && !f->process_event && !(f->status & PTD_ST_EVENT) && k < max_blocks) {
+            uint64_t ip = f->ip;
+            const struct ptd_flow_bentry *e = &f->bcache[(ip ^ (ip >> 11)) & f->bcache_mask];
+            if (e->ip != ip || e->mode != f->mode)
+                break;
+            uint64_t a = e->target, b = e->last_ip + e->size;
+            PTD_FLOW_PREFETCH(&f->bcache[(a ^ (a >> 11)) & f->bcache_mask]);
+            PTD_FLOW_PREFETCH(&f->bcache[(b ^ (b >> 11)) & f->bcache_mask]);
+            k++;
+            insns += e->ninsn;
+            runs += last != PTD_ICLASS_OTHER;
+            last = e->iclass;
+            last_ip = e->last_ip;
+            f->ip = e->last_ip;
+            f->bound_paging = 0;
+            f->bound_vmcs = 0;
+            f->bound_ptw = 0;
+            st = proceed_entry(f, e);
+            if (st < 0)
+                goto out;
+            st = (f->status & PTD_ST_EVENT) ? check_ip_event_after(f, e->iclass) : status(f, 0);
+            if (st != 0)
+                goto out;
+        }
+        if (k == max_blocks)
+            break;
+        /* a miss, an event, the rest: the call */
+        struct ptd_flow_block blk;
+        st = ptd_flow_next_block(f, &blk);
+        k++;
+        last_ip = blk.last_ip;
+        if (blk.ninsn) {
+            insns += blk.ninsn;
+            runs += last != PTD_ICLASS_OTHER;
+            last = blk.last_iclass;
+        }
+        if (st != 0)
+            break;
+    }
+out:
+    run->insns = insns;
+    run->runs = runs;
+    run->last_ip = last_ip;
+    run->last_iclass = last;
+    return st;
+}

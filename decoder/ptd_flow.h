@@ -186,6 +186,23 @@ int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev);
  * instruction; otherwise a single instruction. Same statuses, events and
  * errors as ptd_flow_next at the same places. */
 int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk);
+/* What ptd_flow_run_blocks counted: instructions, and runs of
+ * instructions ended by a branch (a run starts at an instruction whose
+ * predecessor is not PTD_ICLASS_OTHER, as ptxed counts blocks with the
+ * instruction decoder); last_ip: the last block's last instruction, or
+ * the IP where the last call decoded none (as ptd_flow_next's out->ip);
+ * last_iclass: its class (set PTD_FLOW_ICLASS_ERROR before the first
+ * call: the first instruction starts a run). */
+struct ptd_flow_run {
+    uint64_t insns, runs, last_ip;
+    uint8_t last_iclass;
+};
+/* ptd_flow_next_block again and again while it returns 0, for a caller
+ * that only counts (--quiet, --stat): the blocks are not handed out, and
+ * the common case (a block-cache hit, no event) costs no call. Returns
+ * the status of the last block (an event, the end, an error), or 0 after
+ * max_blocks blocks (the work per call stays bounded). */
+int ptd_flow_run_blocks(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t max_blocks);
 uint64_t ptd_flow_offset(const struct ptd_flow *f);
 /* The time of the trace at the current instruction or event, as libipt's
  * pt_insn_time(): that of the last TNT/TIP/event packet taken (with

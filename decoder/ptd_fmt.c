@@ -747,6 +747,7 @@ void ptd_dump_init(struct ptd_dump *d, const struct ptd_fmt_options *opt)
     d->packets = 0;
     d->errors = 0;
     d->skipped = 0;
+    d->no_psb = 0;
     d->pending[0] = 0;
 }
 
@@ -813,8 +814,13 @@ int ptd_dump_line(struct ptd_dump *d, char *line, size_t cap)
             d->phase = PH_DONE;
             if (r != -PTD_ERR_EOS)
                 return ptd_fmt_error(line, cap, 0, "sync error", r);
+            /* no PSB anywhere: nothing to decode (ptdump prints nothing
+             * either); the caller says so, every byte was skipped */
+            d->no_psb = 1;
+            d->skipped += (uint64_t)(d->dec.end - d->dec.begin);
             return 0;
         }
+        d->skipped += ptd_pkt_offset(&d->dec); /* the bytes before the first PSB */
         d->phase = PH_RUN;
     }
     /* A bounded loop: every round consumes a packet or ends/resyncs. */

@@ -115,7 +115,8 @@ struct ptd_dump {
     uint16_t diag_len;
     uint64_t packets;     /* packets decoded */
     uint64_t errors;      /* decode errors (each followed by a resync) */
-    uint64_t skipped;     /* bytes skipped by resyncs */
+    uint64_t skipped;     /* bytes skipped: before the first PSB and by resyncs */
+    uint8_t no_psb;       /* the trace holds no PSB (nothing decoded: all skipped) */
     char pending[PTD_FMT_LINE_MAX];
     char diag[PTD_FMT_DIAG_MAX];
 };

@@ -1,4 +1,5 @@
 #include "decoder/ptd_fmt_flow.h"
+#include "decoder/ptd_flow_ips.h"
 
 /* A bounded writer: every put stops at the end of the buffer, and the caller
  * checks `full` once (lines are at most PTD_FMT_FLOW_LINE_MAX). */
@@ -23,10 +24,30 @@ static void put_s(struct w *w, const char *s)
 
 static const char hexdigits[] = "0123456789abcdef";
 
+/* "00" .. "ff": a byte's two hex digits */
+#define HEX_ROW(h) {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, \
+    {h, '7'}, {h, '8'}, {h, '9'}, {h, 'a'}, {h, 'b'}, {h, 'c'}, {h, 'd'}, {h, 'e'}, {h, 'f'}
+static const char hexpairs[256][2] = {
+    HEX_ROW('0'), HEX_ROW('1'), HEX_ROW('2'), HEX_ROW('3'), HEX_ROW('4'), HEX_ROW('5'),
+    HEX_ROW('6'), HEX_ROW('7'), HEX_ROW('8'), HEX_ROW('9'), HEX_ROW('a'), HEX_ROW('b'),
+    HEX_ROW('c'), HEX_ROW('d'), HEX_ROW('e'), HEX_ROW('f'),
+};
+
 static void put_hex16(struct w *w, uint64_t v)
 {
-    for (int shift = 60; shift >= 0; shift -= 4)
-        put_c(w, hexdigits[(v >> shift) & 15]);
+    if (w->end - w->p < 16) {
+        for (int shift = 60; shift >= 0; shift -= 4)
+            put_c(w, hexdigits[(v >> shift) & 15]);
+        return;
+    }
+    /* room for all 16 digits (the common case): no check per digit, two
+     * digits per step; an IP per line is most of what `flow --no-inst`
+     * prints */
+    for (int i = 14; i >= 0; i -= 2, v >>= 8) {
+        w->p[i] = hexpairs[v & 0xff][0];
+        w->p[i + 1] = hexpairs[v & 0xff][1];
+    }
+    w->p += 16;
 }
 
 /* Lower-case hex without leading zeros, as printf's %x / PRIx64. */
@@ -248,8 +269,8 @@ int ptd_fmt_flow_error(char *line, size_t cap, const char *kind, uint64_t offset
     return finish(&w, line);
 }
 
-/* The driver's phases. */
-enum { PH_SYNC, PH_LOOP, PH_FAILED, PH_DONE };
+/* The driver's phases (PH_BLOCK: printing a block's instructions). */
+enum { PH_SYNC, PH_LOOP, PH_FAILED, PH_DONE, PH_BLOCK };
 
 void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t flags)
 {
@@ -264,6 +285,8 @@ void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t 
     L->time = 0;
     L->insn.ip = 0;
     L->insn.iclass = PTD_FLOW_ICLASS_ERROR;
+    L->insn.size = 0;
+    L->blk_next = L->blk_count = 0;
     L->insns = 0;
     L->blocks = 0;
     L->errors = 0;
@@ -271,6 +294,97 @@ void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t 
     L->tail_phase = 0;
     L->tail_insns = 0;
     L->tail.end = PTD_TAIL_END_NONE;
+}
+
+/* Blocks per ptd_flow_run_blocks call (a bound on the work per call). */
+#define RUN_BLOCKS 4096
+
+/* The block path's step (PTD_FMT_FLOW_BLOCKS), in place of one
+ * ptd_flow_next: a whole block, counted as the instructions one by one
+ * would be (a run of non-branches and the instruction that ends it: at
+ * most one new branch-ended run, at its first instruction). With lines
+ * wanted, the block's IPs wait in L->blk_ips for PH_BLOCK, and the status
+ * after them in L->st, as after the last one's ptd_flow_next. */
+static void next_block(struct ptd_flow_lines *L, int lines)
+{
+    struct ptd_flow_block b;
+
+    if (!lines) {
+        /* nothing to print: counted block after block until an event, an
+         * error or the end (as the instruction path's loop: code that
+         * loops with no branch the trace decides would not end it) */
+        struct ptd_flow_run r = { L->insns, L->blocks, L->insn.ip, L->last_iclass };
+        int st;
+        do
+            st = ptd_flow_run_blocks(L->f, &r, RUN_BLOCKS);
+        while (st == 0);
+        L->insns = r.insns;
+        L->blocks = r.runs;
+        L->last_iclass = r.last_iclass;
+        L->insn.ip = r.last_ip;
+        L->st = st;
+        if (st < 0)
+            L->phase = PH_FAILED;
+        return;
+    }
+    uint64_t off = (L->flags & PTD_FMT_FLOW_OFFSET) ? ptd_flow_offset(L->f) : 0;
+    L->st = ptd_flow_next_block(L->f, &b);
+    if (L->st < 0)
+        L->phase = PH_FAILED;
+    /* an error line names the instruction it arose at: the block's last,
+     * or (none decoded) the IP it stopped at, as ptd_flow_next's out->ip */
+    L->insn.ip = b.last_ip;
+    L->insn.mode = b.mode;
+    L->insn.speculative = b.speculative;
+    L->insn.iclass = b.ninsn ? b.last_iclass : PTD_FLOW_ICLASS_ERROR;
+    if (!b.ninsn)
+        return;
+    L->insns += b.ninsn;
+    if (L->last_iclass != PTD_ICLASS_OTHER)
+        L->blocks++;
+    L->last_iclass = b.last_iclass;
+    int n = ptd_flow_block_ips(L->f, &b, L->blk_ips, PTD_FLOW_BLOCK_MAX);
+    if (n <= 0) {
+        /* the code changed under the flow: say so, as an error */
+        L->st = n < 0 ? n : -PTD_ERR_INTERNAL;
+        L->phase = PH_FAILED;
+        return;
+    }
+    L->blk_count = (uint8_t)n;
+    L->blk_next = 0;
+    L->blk_offset = off;
+    L->blk_last_iclass = b.last_iclass;
+    L->blk_phase = L->phase;
+    L->phase = PH_BLOCK;
+}
+
+/* The next instruction line of the block in L->blk_ips (PH_BLOCK); the
+ * trace offset and time do not move inside a block (its body queries no
+ * packet, and no event falls between its instructions). */
+static int block_line(struct ptd_flow_lines *L, char *line, size_t cap)
+{
+    unsigned k = L->blk_next++;
+    uint64_t ip = L->blk_ips[k];
+    L->insn.ip = ip;
+    L->insn.iclass = k + 1 == L->blk_count ? L->blk_last_iclass : PTD_ICLASS_OTHER;
+    if (L->blk_next == L->blk_count)
+        L->phase = L->blk_phase;
+    if (L->flags & (PTD_FMT_FLOW_OFFSET | PTD_FMT_FLOW_TIME))
+        return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->blk_offset, L->time);
+    /* the common line, "[? ]<ip>", written straight (the caller's cap is at
+     * least PTD_FMT_FLOW_LINE_MAX): ptd_fmt_flow_insn's bytes, a third of
+     * its work */
+    char *p = line;
+    if (L->insn.speculative) {
+        *p++ = '?';
+        *p++ = ' ';
+    }
+    for (int i = 14; i >= 0; i -= 2, ip >>= 8) {
+        p[i] = hexpairs[ip & 0xff][0];
+        p[i + 1] = hexpairs[ip & 0xff][1];
+    }
+    p[16] = '\0';
+    return (int)(p + 16 - line);
 }
 
 int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
@@ -290,6 +404,9 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
         switch (L->phase) {
         case PH_DONE:
             return ptd_flow_lines_tail(L, line, cap, kind);
+        case PH_BLOCK:
+            *kind = PTD_FLOW_LINE_INSN;
+            return block_line(L, line, cap);
         case PH_SYNC: {
             L->insn.ip = 0;
             L->st = ptd_flow_sync_forward(L->f);
@@ -337,6 +454,10 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                     put_s(&w, "[end of trace]");
                     return finish(&w, line);
                 }
+                continue;
+            }
+            if (L->flags & PTD_FMT_FLOW_BLOCKS) {
+                next_block(L, !quiet);
                 continue;
             }
             {

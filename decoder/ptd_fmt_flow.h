@@ -37,6 +37,13 @@ enum {
     PTD_FMT_FLOW_QUIET = 1u << 2,    /* --quiet: only error lines */
     PTD_FMT_FLOW_TIME = 1u << 3,     /* --time: TSC before each instruction */
     PTD_FMT_FLOW_EVENT_TIME = 1u << 4, /* --event:time: TSC in event lines */
+    /* Not an output option: decode block by block (ptd_flow_next_block,
+     * with the flow's block cache when it has one), the same lines and
+     * counts from a fraction of the per-instruction work. Instruction
+     * lines then come from the block's IPs (ptd_flow_block_ips) and
+     * L->insn holds only ip, mode, speculative and iclass (no size, no
+     * raw bytes): for callers that print no disassembly. */
+    PTD_FMT_FLOW_BLOCKS = 1u << 5,
     /* --tail: where the trace ends, the static path after its last packet
      * (decoder/ptd_tail.h): "[tail]", the inferred instructions, and
      * "[spin: <lo>-<hi>]" when they loop for ever; not a ptxed option */
@@ -76,6 +83,11 @@ struct ptd_flow_lines {
     uint64_t sync;       /* offset of the last failed sync */
     uint64_t time;       /* the last event's TSC (PTD_FMT_FLOW_TIME) */
     struct ptd_flow_insn insn; /* the last instruction */
+    /* PTD_FMT_FLOW_BLOCKS: the block being printed, line by line */
+    uint8_t blk_next, blk_count, blk_phase;
+    uint64_t blk_offset;
+    uint8_t blk_last_iclass;
+    uint64_t blk_ips[PTD_FLOW_BLOCK_MAX];
     uint64_t insns;      /* instructions decoded */
     uint64_t blocks;     /* runs of instructions ended by a branch */
     uint64_t errors;     /* error lines */

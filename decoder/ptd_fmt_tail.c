@@ -12,8 +12,7 @@ void ptd_flow_lines_tail_begin(struct ptd_flow_lines *L, int st)
     L->tail_phase = TAIL_DONE;
     if (!(L->flags & PTD_FMT_FLOW_TAIL))
         return;
-    /* the last instruction given (for a query that found no packet) */
-    if (ptd_tail_start(&L->tail, L->f, st, L->insn.ip, L->last_iclass, L->tail_max))
+    if (ptd_tail_start(&L->tail, L->f, st, L->tail_max))
         L->tail_phase = TAIL_HEAD;
 }
 

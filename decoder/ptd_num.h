@@ -16,4 +16,22 @@ int ptd_num_hex_digit(char c);
  * anything else. s need not be NUL-terminated. */
 bool ptd_num_parse_hex(const char *s, size_t len, size_t maxdigits, uint64_t *out);
 
+/* The one parser of numbers on command lines and in option words (the
+ * app's and the host's commands alike): an unsigned integer in base
+ *   PTD_NUM_AUTO     0x hex, a leading 0 octal, else decimal (strtoull's
+ *                    base 0: what libipt's ptdump/ptxed take)
+ *   PTD_NUM_DEC_HEX  0x hex, else decimal (leading zeros too)
+ *   PTD_NUM_HEX      hex, 0x optional (addresses given as hex)
+ * and an optional size suffix K, M or G (either case: 2^10, 2^20, 2^30),
+ * so `--arena 64M` and `buffer=64M` read alike. Exactly s[0..len) (no
+ * sign, no blanks); false on anything else or on overflow. */
+enum ptd_num_base {
+    PTD_NUM_AUTO,
+    PTD_NUM_DEC_HEX,
+    PTD_NUM_HEX,
+};
+bool ptd_num_parse_u64(const char *s, size_t len, enum ptd_num_base base, uint64_t *out);
+/* The same for a NUL-terminated string. */
+bool ptd_num_parse(const char *s, enum ptd_num_base base, uint64_t *out);
+
 #endif

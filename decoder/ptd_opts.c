@@ -46,27 +46,9 @@ const char *ptd_opts_dump_flag_name(unsigned i)
 
 bool ptd_opts_parse_u64(const char *s, uint64_t *out)
 {
-    unsigned base = 10;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        s += 2;
-    } else if (s[0] == '0' && s[1]) {
-        base = 8;
-        s += 1;
-    }
-    if (!*s)
-        return false;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        int d = ptd_num_hex_digit(*s);
-        if (d < 0 || d >= (int)base)
-            return false;
-        if (v > (UINT64_MAX - (uint64_t)d) / base)
-            return false;
-        v = v * base + (uint64_t)d;
-    }
-    *out = v;
-    return true;
+    /* ptdump/ptxed read numbers as strtoull's base 0; the size suffixes
+     * K/M/G are the rest of ptboot's (decoder/ptd_num.h: one parser) */
+    return ptd_num_parse(s, PTD_NUM_AUTO, out);
 }
 
 /* Parses the number in s[0..len) (not NUL-terminated) into *out. */

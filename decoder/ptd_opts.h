@@ -34,7 +34,8 @@ void ptd_opts_dump_cpu(struct ptd_fmt_options *opt, bool has_cpu, unsigned famil
  * ("specify either --time or --tcal."). */
 const char *ptd_opts_dump_check(const struct ptd_fmt_options *opt);
 
-/* An unsigned number as C writes it: 0x.. hex, 0.. octal, else decimal.
+/* An unsigned number as C writes it: 0x.. hex, 0.. octal, else decimal,
+ * with an optional K/M/G size suffix (decoder/ptd_num.h, the one parser).
  * The whole string must be the number; returns false on anything else or
  * on overflow. */
 bool ptd_opts_parse_u64(const char *s, uint64_t *out);

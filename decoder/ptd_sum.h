@@ -60,6 +60,16 @@ typedef void (*ptd_sum_line_fn)(void *ctx, const char *line, size_t len);
 #define PTD_SUM_TREE_LINES_DEFAULT 400  /* call tree lines printed */
 #define PTD_SUM_TREE_PERMILLE_DEFAULT 2 /* tree nodes under 0.2% of the insns: folded */
 #define PTD_SUM_ERRORS_KEPT 16          /* decode errors listed one by one */
+/* Time resolution: time per function adds up the ticks by which the
+ * clock moved, each step shared among the blocks since the step before by
+ * their instructions (struct ptd_sum_spread). When the clock moved fewer
+ * than PTD_SUM_TIME_MIN_STEPS times, or less often than once in
+ * PTD_SUM_TIME_BLOCKS_PER_STEP blocks (a TSC now and then, no MTC or CYC
+ * between), time per function is little more than its instructions over
+ * again, or chance: the summary says so and ranks functions by
+ * instructions. */
+#define PTD_SUM_TIME_MIN_STEPS 8
+#define PTD_SUM_TIME_BLOCKS_PER_STEP 32
 
 /* Optional naming of addresses (a host with the build's debug files):
  * writes the name of ip at buf, NUL-terminated, at most cap - 1
@@ -147,8 +157,10 @@ struct ptd_sum_stats {
     uint64_t functions, nodes;  /* distinct functions, call tree nodes */
     uint64_t untracked;         /* table entries that did not fit (all tables) */
     uint64_t tsc_first, tsc_last; /* time span (has_time) */
+    uint64_t time_steps;        /* times the clock moved on between blocks */
     uint64_t lines, text_bytes; /* what ptd_sum_print wrote (newlines included) */
     uint8_t has_time;
+    uint8_t time_coarse;        /* time too coarse to rank by (see docs/summary.md) */
 };
 
 /* ---- internal state (plain data; callers only allocate it) ------------- */
@@ -165,6 +177,15 @@ struct ptd_sum_tab {        /* one table in the arena */
     uint64_t dropped;
 };
 
+/* Blocks since the clock last moved, by function/node/image: the next
+ * clock step is shared among them by instructions (weights saturate at
+ * PTD_SUM_SPREAD_WEIGHT_MAX; more than PTD_SUM_SPREAD runs go to the last). */
+#define PTD_SUM_SPREAD 16
+#define PTD_SUM_SPREAD_WEIGHT_MAX (1u << 24)
+struct ptd_sum_spread {
+    uint32_t func, node, mod, insns;
+};
+
 struct ptd_sum {
     struct ptd_sum_config cfg;
     struct ptd_sum_tab funcs, nodes, blocks, edges, frames, ring, mods, top;
@@ -177,6 +198,8 @@ struct ptd_sum {
     uint64_t lb_ip, lb_insns, pend_from;
     uint8_t lb_open, pend, pend_iclass, gap;
     uint8_t phase, have_sync, in_err;
+    uint8_t synced;         /* a sync succeeded once (else: no PSB decoded) */
+    uint64_t first_sync;    /* where: the bytes before it were skipped */
     uint64_t sync_off, last_ip, err_off;
     int st;
     uint64_t cur_tsc;
@@ -185,11 +208,13 @@ struct ptd_sum {
     struct ptd_sum_err err[PTD_SUM_ERRORS_KEPT];
     uint64_t gap_offset[4];     /* the first overflows' offsets */
     uint32_t obs_depth;         /* the depth the observer was last told */
+    uint32_t nspread;
+    struct ptd_sum_spread spread[PTD_SUM_SPREAD];
     /* PTD_SUM_F_TAIL: the tail (ptd_sum_tail.c) */
     uint64_t tail_insns, tail_last, spin_lo, spin_hi;
     uint8_t tail_end, tail_last_iclass, tail_ran;
 };
-#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1096 on x86-64 */
+#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1440 on x86-64 */
 
 /* Resets s and lays out the tables in cfg->arena. */
 void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg);
@@ -202,7 +227,7 @@ void ptd_sum_print(struct ptd_sum *s);
 /* The totals (valid after ptd_sum_print for lines/text_bytes). */
 const struct ptd_sum_stats *ptd_sum_stats(const struct ptd_sum *s);
 /* Upper bound on the bytes ptd_sum_print writes with cfg's limits
- * (newlines included): with the defaults 105,024 bytes (547 lines), 9.1 s
+ * (newlines included): with the defaults 105,216 bytes (548 lines), 9.1 s
  * at 115200 baud, whatever the size of the trace. */
 uint64_t ptd_sum_text_bound(const struct ptd_sum_config *cfg);
 /* All of it: init, decode to the end, print; returns the totals. */
@@ -216,6 +241,9 @@ enum ptd_sum_fkind {
     PTD_SUM_FN_ROOT,        /* entry unknown: key is where it was entered */
     PTD_SUM_FN_IRQ,         /* entered by an asynchronous branch */
     PTD_SUM_FN_OUT,         /* called, but outside the trace (no IP) */
+    PTD_SUM_FN_ENTERED,     /* entered from code outside the trace while
+                             * a call or interrupt had left it (a
+                             * callback, an event notification) */
 };
 
 struct ptd_sum_func {
@@ -249,7 +277,10 @@ struct ptd_sum_frame {
     uint64_t from;                  /* call: the call's IP; irq: interrupted IP */
     uint32_t func, node;
     uint8_t irq;
-    uint8_t pad_[7];
+    uint8_t left;                   /* tracing left at this frame (a call or
+                                     * an interrupt to code outside) */
+    uint8_t entered;                /* entered from outside (ENTERED) */
+    uint8_t pad_[5];
 };
 
 /* Last-N ring: kind is an enum ptd_iclass or one of these. */

@@ -129,6 +129,10 @@ static void put_func(struct ptd_sum *s, struct line *l, uint32_t fi)
     case PTD_SUM_FN_OUT:
         put_s(l, "(outside the trace)", 24);
         break;
+    case PTD_SUM_FN_ENTERED:
+        put_s(l, "in> ", 8);
+        put_addr(s, l, fn->entry, fn->module);
+        break;
     default:
         put_addr(s, l, fn->entry, fn->module);
         break;
@@ -226,7 +230,10 @@ static uint64_t key_edge(const struct ptd_sum *s, uint32_t i)
 }
 static uint64_t key_mod(const struct ptd_sum *s, uint32_t i)
 {
-    return ((const struct ptd_sum_modstat *)s->mods.p)[i].insns;
+    /* by instructions; an image with time only (the handler of an
+     * interrupt that left the traced code) after them */
+    const struct ptd_sum_modstat *m = &((const struct ptd_sum_modstat *)s->mods.p)[i];
+    return m->insns ? m->insns + 1 : m->tsc != 0;
 }
 
 /* ---- sections ----------------------------------------------------------- */
@@ -257,6 +264,15 @@ static void sec_totals(struct ptd_sum *s)
         put_s(&l, " tsc ticks", 10);
     }
     emit(s, &l);
+    if (st->has_time && st->time_coarse) {
+        /* one step of the clock lands on whatever runs at its end */
+        put_s(&l, "time too coarse to rank by: the clock moved ", 48);
+        put_dec(&l, st->time_steps, 0);
+        put_s(&l, " times in ", 12);
+        put_dec(&l, st->blocks, 0);
+        put_s(&l, " blocks (no MTC or CYC?); functions ranked by insns", 56);
+        emit(s, &l);
+    }
 }
 
 static void sec_errors(struct ptd_sum *s)
@@ -284,7 +300,18 @@ static void sec_errors(struct ptd_sum *s)
     if (st->errors > s->nerr) {
         put_s(&l, "... ", 4);
         put_dec(&l, st->errors - s->nerr, 0);
-        put_s(&l, " more errors", 12);
+        put_s(&l, st->errors - s->nerr == 1 ? " more error" : " more errors", 12);
+        emit(s, &l);
+    }
+    if (!s->synced && st->bytes) {
+        put_s(&l, "no PSB found in ", 16);
+        put_dec(&l, st->bytes, 0);
+        put_s(&l, st->bytes == 1 ? " byte: nothing decoded" : " bytes: nothing decoded", 24);
+        emit(s, &l);
+    } else if (s->synced && s->first_sync) {
+        put_s(&l, "bytes 0x0-", 10);
+        put_hex(&l, s->first_sync - 1);
+        put_s(&l, " before the first PSB: skipped", 30);
         emit(s, &l);
     }
     for (uint64_t i = 0; i < st->overflows && i < 4; i++) {
@@ -337,7 +364,7 @@ static void emit_heading(struct ptd_sum *s, const char *head, uint64_t n, uint64
     put_dec(&l, n, 0);
     put_s(&l, " of ", 4);
     put_dec(&l, all, 0);
-    put_s(&l, tail, 64);
+    put_s(&l, tail, 96);
     emit(s, &l);
 }
 
@@ -374,11 +401,13 @@ static void sec_functions(struct ptd_sum *s)
     struct line l;
     l.n = 0;
     uint64_t all;
-    uint32_t n = st->has_time ? select_top2(s, s->funcs.cap, key_func, key_func_insns, &all)
-                              : select_top(s, s->funcs.cap, key_func_insns, &all);
+    int by_time = st->has_time && !st->time_coarse;
+    uint32_t n = by_time ? select_top2(s, s->funcs.cap, key_func, key_func_insns, &all)
+                         : select_top(s, s->funcs.cap, key_func_insns, &all);
     emit_heading(s, "== functions (top ", n, all,
-                 st->has_time ? " by self time): calls self-insns % self-ticks % function"
-                              : " by self insns): calls self-insns % function");
+                 by_time ? " by self time): calls self-insns % self-ticks % function"
+                 : st->has_time ? " by self insns, time too coarse): calls self-insns % self-ticks % function"
+                                : " by self insns): calls self-insns % function");
     const uint32_t *t = s->top.p;
     for (uint32_t i = 0; i < n; i++) {
         const struct ptd_sum_func *f = &((const struct ptd_sum_func *)s->funcs.p)[t[i]];
@@ -484,7 +513,7 @@ static unsigned tree_hidden(struct ptd_sum *s, uint32_t p, unsigned depth)
         put_c(&l, ' ');
     put_s(&l, "(", 1);
     put_dec(&l, cnt, 0);
-    put_s(&l, " more callees: ", 16);
+    put_s(&l, cnt == 1 ? " more callee: " : " more callees: ", 16);
     put_dec(&l, insns, 0);
     put_s(&l, " insns)", 7);
     emit(s, &l);
@@ -544,13 +573,13 @@ static void sec_tree(struct ptd_sum *s)
     if (cut) {
         put_s(&l, "... cut at ", 12);
         put_dec(&l, lines, 0);
-        put_s(&l, " lines", 6);
+        put_s(&l, lines == 1 ? " line" : " lines", 6);
         emit(s, &l);
     }
     if (hidden_roots) {
         put_s(&l, "... ", 4);
         put_dec(&l, hidden_roots, 0);
-        put_s(&l, " small roots not shown", 24);
+        put_s(&l, hidden_roots == 1 ? " small root not shown" : " small roots not shown", 24);
         emit(s, &l);
     }
 }
@@ -712,11 +741,11 @@ uint64_t ptd_sum_text_bound(const struct ptd_sum_config *cfg)
     uint64_t top = cfg->top ? cfg->top : PTD_SUM_TOP_DEFAULT;
     uint64_t last = cfg->last ? cfg->last : PTD_SUM_LAST_DEFAULT;
     uint64_t tree = cfg->tree_lines ? cfg->tree_lines : PTD_SUM_TREE_LINES_DEFAULT;
-    /* totals 1; errors: heading, kept errors, "more", 4 overflows, totals,
+    /* totals 2 (time too coarse); errors: heading, kept errors, "more", 4 overflows, totals,
      * not tracked; images, functions, blocks, edges: heading + top; tree:
      * heading, its lines (+1: a node and its folded line), cut, roots;
      * last: heading + last; end */
-    uint64_t lines = 1 + (1 + PTD_SUM_ERRORS_KEPT + 1 + 4 + 1 + 1) + 4 * (1 + top) +
+    uint64_t lines = 2 + (1 + PTD_SUM_ERRORS_KEPT + 1 + 4 + 1 + 1) + 4 * (1 + top) +
                      (1 + tree + 1 + 2) + (1 + last) + 1;
     if (cfg->flags & PTD_SUM_F_TAIL)
         lines++;    /* where the tail ends */

@@ -11,8 +11,7 @@ void ptd_sum_tail(struct ptd_sum *s, const struct ptd_flow *f, int st)
 {
     struct ptd_tail t;
     struct ptd_flow_insn in;
-    unsigned last_iclass = s->pend ? s->pend_iclass : PTD_ICLASS_OTHER;
-    bool more = ptd_tail_start(&t, f, st, s->last_ip, last_iclass, 0);
+    bool more = ptd_tail_start(&t, f, st, 0);
 
     s->tail_ran = 1;
     if (more && s->pend) {

@@ -176,8 +176,7 @@ static void land(struct ptd_tail *t, uint64_t ip)
 
 /* ---- API ---------------------------------------------------------------- */
 
-bool ptd_tail_start(struct ptd_tail *t, const struct ptd_flow *f, int st, uint64_t last_ip,
-                    unsigned last_iclass, uint32_t max)
+bool ptd_tail_start(struct ptd_tail *t, const struct ptd_flow *f, int st, uint32_t max)
 {
     t->f = f;
     t->ip = 0;
@@ -205,17 +204,20 @@ bool ptd_tail_start(struct ptd_tail *t, const struct ptd_flow *f, int st, uint64
             return false;
         t->ip = f->ip;
     } else if (st == -PTD_ERR_EOS) {
-        /* a query for the last instruction found no packet; not one for an
-         * event (then where the event binds is unknown) */
-        if ((f->status & PTD_ST_EVENT) || f->process_event || f->ip != last_ip)
+        /* a query for the instruction at the IP (the flow gave it) found no
+         * packet; not one for an event (then where the event binds is
+         * unknown) */
+        struct ptd_insn in;
+        uint8_t buf[PTD_ILD_MAX_LEN];
+        if ((f->status & PTD_ST_EVENT) || f->process_event || decode(t, f->ip, &in, buf) < 0)
             return false;
-        t->last_ip = last_ip;
-        t->last_iclass = (uint8_t)last_iclass;
-        if (last_iclass == PTD_ICLASS_OTHER || last_iclass == PTD_ICLASS_DIRECT_JUMP ||
-            last_iclass == PTD_ICLASS_DIRECT_CALL || last_iclass >= PTD_ICLASS_COUNT)
+        t->last_ip = f->ip;
+        t->last_iclass = in.iclass;
+        if (in.iclass == PTD_ICLASS_OTHER || in.iclass == PTD_ICLASS_DIRECT_JUMP ||
+            in.iclass == PTD_ICLASS_DIRECT_CALL)
             return false;
         uint64_t ret;
-        if (last_iclass != PTD_ICLASS_NEAR_RET || !pop(t, &ret)) {
+        if (in.iclass != PTD_ICLASS_NEAR_RET || !pop(t, &ret)) {
             stop(t, PTD_TAIL_END_TRACE);
             return false;
         }

@@ -27,11 +27,11 @@
  * them ("[tail]" in `ptboot flow --tail`).
  *
  * Usage, once the flow's decode loop ended with st (the status or error of
- * the flow's last call; the last instruction given, when there was one):
+ * the flow's last call):
  *
  *     struct ptd_tail t;
  *     struct ptd_flow_insn in;
- *     if (ptd_tail_start(&t, &f, st, last_ip, last_iclass, 0))
+ *     if (ptd_tail_start(&t, &f, st, 0))
  *         while (ptd_tail_next(&t, &in))
  *             print(in);                  // then t.end, t.spin_lo/hi
  *
@@ -94,15 +94,16 @@ struct ptd_tail {
 };
 
 /* Sets the tail up after the flow's decode loop ended: st is the last
- * status (>= 0, with PTD_ST_EOS: the trace is used up after the last
- * instruction) or error (-PTD_ERR_EOS: a query found no packet for the
- * last instruction, last_ip/last_iclass; a return is then taken from the
- * call stack). max: bound on instructions (0: PTD_TAIL_MAX_DEFAULT).
- * Returns true when there are instructions to give; else t->end says why
- * (END_TRACE: the last instruction given by the flow needs trace). The
- * flow must stay as it is while the tail is read. */
-bool ptd_tail_start(struct ptd_tail *t, const struct ptd_flow *f, int st, uint64_t last_ip,
-                    unsigned last_iclass, uint32_t max);
+ * status (>= 0, with PTD_ST_EOS: the trace is used up, the flow stands at
+ * the next instruction) or error (-PTD_ERR_EOS: a query found no packet
+ * for the instruction the flow gave last and still stands at; a return
+ * then goes on from the call stack, t->last_ip/last_iclass say which).
+ * max: bound on instructions (0: PTD_TAIL_MAX_DEFAULT). Returns true when
+ * there are instructions to give; else t->end says why (END_TRACE: the
+ * flow's last instruction needs trace). The flow must stay as it is while
+ * the tail is read. Stack: ptd_tail_next and what it calls about 400
+ * bytes on x86-64 (gcc -fstack-usage), plus the read callback's. */
+bool ptd_tail_start(struct ptd_tail *t, const struct ptd_flow *f, int st, uint32_t max);
 /* The next inferred instruction into *insn (ip, size, iclass, mode,
  * speculative; raw bytes with PTD_FLOW_F_RAW): true, or false at the end
  * (t->end). */

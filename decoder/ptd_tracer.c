@@ -9,6 +9,14 @@
 #define TSC_PAYLOAD_MASK 0x00ffffffffffffffull
 /* TNT-8 carries up to 6 bits (SDM "Short TNT Packet"). */
 #define TNT8_MAX_BITS 6
+/* MTCFreq is a 4-bit field (IA32_RTIT_CTL bits 17:14). */
+#define MTC_FREQ_MAX 15u
+/* MTC carries CTC[MTCFreq+7:MTCFreq]; TMA carries CTC[15:0] (SDM "MTC
+ * Packet", "TMA Packet"). */
+#define MTC_PAYLOAD_MASK 0xffu
+#define TMA_CTC_MASK 0xffffu
+/* A run of MTCs never spans more periods than its 8 bits tell apart. */
+#define MTC_WRAP 256u
 
 static bool in_ranges(uint8_t n, const uint64_t *lo, const uint64_t *hi, uint64_t ip)
 {
@@ -31,7 +39,8 @@ bool ptd_tracer_in_stop(const struct ptd_tracer *t, uint64_t ip)
 int ptd_tracer_init(struct ptd_tracer *t, const struct ptd_tracer_config *cfg)
 {
     if (!t || !cfg || !cfg->sink || cfg->nfilter > PTD_TRACER_MAX_RANGES ||
-        cfg->nstop > PTD_TRACER_MAX_RANGES)
+        cfg->nstop > PTD_TRACER_MAX_RANGES || cfg->mtc_freq > MTC_FREQ_MAX ||
+        cfg->ctc_shift > PTD_TRACER_CTC_SHIFT_MAX)
         return -PTD_ERR_INVALID;
     /* field by field, not a struct copy or memset: decoder/ links with
      * no libc at all */
@@ -45,6 +54,9 @@ int ptd_tracer_init(struct ptd_tracer *t, const struct ptd_tracer_config *cfg)
     }
     t->cfg.dis_retc = cfg->dis_retc;
     t->cfg.tsc_en = cfg->tsc_en;
+    t->cfg.mtc_en = cfg->mtc_en;
+    t->cfg.mtc_freq = cfg->mtc_freq;
+    t->cfg.ctc_shift = cfg->ctc_shift;
     t->cfg.psb_period = cfg->psb_period;
     t->cfg.sink = cfg->sink;
     t->cfg.sink_ctx = cfg->sink_ctx;
@@ -52,6 +64,10 @@ int ptd_tracer_init(struct ptd_tracer *t, const struct ptd_tracer_config *cfg)
     t->since_psb = 0;
     t->bytes = 0;
     t->tsc = 0;
+    t->mtc_period = 0;
+    t->mtc_have = false;
+    t->tsc_last = 0;
+    t->tsc_told = false;
     t->ret_top = 0;
     t->ret_n = 0;
     t->tnt_bits = 0;
@@ -77,10 +93,11 @@ static void stop_full(struct ptd_tracer *t, int err)
     t->sink_err = err;
 }
 
-static void put(struct ptd_tracer *t, uint8_t kind, uint64_t payload, uint8_t a, uint8_t flags)
+static void put_aux(struct ptd_tracer *t, uint8_t kind, uint64_t payload, uint8_t a, uint32_t aux,
+                    uint8_t flags)
 {
     uint8_t buf[PTD_PKT_MAX_SIZE];
-    struct ptd_pkt p = ptd_pkt_make(kind, payload, a, 0, flags);
+    struct ptd_pkt p = ptd_pkt_make(kind, payload, a, aux, flags);
     int n, rc;
     if (t->full)
         return;
@@ -98,6 +115,11 @@ static void put(struct ptd_tracer *t, uint8_t kind, uint64_t payload, uint8_t a,
     }
     t->bytes += (unsigned)n;
     t->since_psb += (unsigned)n;
+}
+
+static void put(struct ptd_tracer *t, uint8_t kind, uint64_t payload, uint8_t a, uint8_t flags)
+{
+    put_aux(t, kind, payload, a, 0, flags);
 }
 
 static void flush_tnt(struct ptd_tracer *t)
@@ -150,10 +172,56 @@ static void mode_exec(struct ptd_tracer *t, unsigned mode, bool force)
         t->mode_told = true;
 }
 
+static uint64_t mtc_period_of(const struct ptd_tracer *t, uint64_t tsc)
+{
+    return (tsc >> t->cfg.ctc_shift) >> t->cfg.mtc_freq;
+}
+
+/* TSC, and TMA after it with MTC on: the CTC and the TSC ticks since its
+ * last tick (FastCounter), which put the TSC on the MTC grid. */
 static void tsc_packet(struct ptd_tracer *t)
 {
-    if (t->cfg.tsc_en)
-        put(t, PTD_PKT_TSC, t->tsc & TSC_PAYLOAD_MASK, 0, 0);
+    /* the same time twice in a row tells nothing new (a PSB+ or a run
+     * of MTC periods just told it, and TIP.PGE follows) */
+    if (!t->cfg.tsc_en || (t->tsc_told && t->tsc_last == t->tsc))
+        return;
+    put(t, PTD_PKT_TSC, t->tsc & TSC_PAYLOAD_MASK, 0, 0);
+    t->tsc_told = true;
+    t->tsc_last = t->tsc;
+    if (t->cfg.mtc_en) {
+        uint64_t ctc = t->tsc >> t->cfg.ctc_shift;
+        uint32_t fc = (uint32_t)(t->tsc & ((1ull << t->cfg.ctc_shift) - 1));
+        put_aux(t, PTD_PKT_TMA, ctc & TMA_CTC_MASK, 0, fc, 0);
+        t->mtc_period = mtc_period_of(t, t->tsc);
+        t->mtc_have = true;
+    }
+}
+
+/* Time moves on to tsc (never back): the MTCs of the periods that ended
+ * meanwhile, or a TSC + TMA for many of them. */
+static void clock_to(struct ptd_tracer *t, uint64_t tsc)
+{
+    if (tsc > t->tsc)
+        t->tsc = tsc;
+    if (!t->cfg.mtc_en || !t->on || t->stopped)
+        return;
+    uint64_t p = mtc_period_of(t, t->tsc), q;
+    if (!t->mtc_have) {
+        t->mtc_have = true;
+        t->mtc_period = p;
+        return;
+    }
+    if (p <= t->mtc_period)
+        return;
+    flush_tnt(t);
+    if (p - t->mtc_period > PTD_TRACER_MTC_BURST && t->cfg.tsc_en) {
+        tsc_packet(t);
+        return;
+    }
+    q = p - t->mtc_period >= MTC_WRAP ? p - (MTC_WRAP - 1) : t->mtc_period + 1;
+    for (; q <= p; q++)
+        put(t, PTD_PKT_MTC, q & MTC_PAYLOAD_MASK, 0, 0);
+    t->mtc_period = p;
 }
 
 static void psb_plus(struct ptd_tracer *t, unsigned mode, uint64_t ip)
@@ -163,6 +231,7 @@ static void psb_plus(struct ptd_tracer *t, unsigned mode, uint64_t ip)
     put(t, PTD_PKT_PSB, 0, 0, 0);
     t->have_last = false;
     t->ret_n = 0;
+    t->tsc_told = false;    /* PSB+ always has its TSC */
     tsc_packet(t);
     mode_exec(t, mode, true);
     if (t->enabled)
@@ -230,6 +299,9 @@ int ptd_tracer_start(struct ptd_tracer *t, uint64_t ip, unsigned mode, uint64_t 
     t->on = true;
     t->tsc = tsc;
     t->enabled = false;
+    /* the MTC periods count from here (with TSC, its TMA says so too) */
+    t->mtc_period = mtc_period_of(t, tsc);
+    t->mtc_have = true;
     psb_plus(t, mode, ip);
     /* TraceStop also fires for "a WRMSR that sets TraceEn in a TraceStop
      * IP region" (table "TraceStop Packet Definition") */
@@ -326,16 +398,22 @@ static int apply(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint64_
     return bits;
 }
 
+/* The asynchronous disable where the seen flow ends (36.4.2.5: TIP.PGD
+ * with IPBytes 0, bound to the FUP before it). */
+static int pause_at(struct ptd_tracer *t, uint64_t at)
+{
+    if (!t->enabled)
+        return 0;
+    flush_tnt(t);
+    ip_packet(t, PTD_PKT_FUP, at);
+    ip_suppressed(t, PTD_PKT_TIP_PGD);
+    disable(t);
+    return PTD_TRACER_LEFT;
+}
+
 static int gap(struct ptd_tracer *t, uint64_t at, uint64_t to, unsigned to_mode)
 {
-    int bits = 0;
-    if (t->enabled) {
-        flush_tnt(t);
-        ip_packet(t, PTD_PKT_FUP, at);
-        ip_suppressed(t, PTD_PKT_TIP_PGD);
-        disable(t);
-        bits |= PTD_TRACER_LEFT;
-    }
+    int bits = pause_at(t, at);
     if (!t->stopped)
         bits |= land(t, to, to_mode);
     return bits;
@@ -350,7 +428,7 @@ int ptd_tracer_insn(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint
         return -PTD_ERR_INVALID;
     if (!t->on || t->stopped)
         return result(t, 0);
-    t->tsc = tsc;
+    clock_to(t, tsc);
     end = in->ip + in->length;
     if (in->mode != PTD_EXEC_MODE_64)
         end &= 0xffffffffull;   /* EIP wraps in 16/32-bit code */
@@ -405,7 +483,7 @@ int ptd_tracer_event(struct ptd_tracer *t, uint64_t from, uint64_t to, unsigned 
         return -PTD_ERR_INVALID;
     if (!t->on || t->stopped)
         return result(t, 0);
-    t->tsc = tsc;
+    clock_to(t, tsc);
     if (t->enabled) {
         /* 36.2.1.3: asynchronous far transfers give FUP (source) + TIP */
         flush_tnt(t);
@@ -420,7 +498,10 @@ int ptd_tracer_event(struct ptd_tracer *t, uint64_t from, uint64_t to, unsigned 
             mode_exec(t, to_mode, false);
             ip_packet(t, PTD_PKT_TIP, to);
         } else {
-            ip_suppressed(t, PTD_PKT_TIP_PGD);
+            /* cases 11d/13d of the SDM's table "Packet Generation under
+             * Different Enable Conditions": FUP(NLIP or CLIP) +
+             * TIP.PGD(BLIP), the handler's IP, since ContextEn stays 1 */
+            ip_packet(t, PTD_PKT_TIP_PGD, to);
             disable(t);
             bits = PTD_TRACER_LEFT;
         }
@@ -439,10 +520,20 @@ int ptd_tracer_gap(struct ptd_tracer *t, uint64_t at, uint64_t to, unsigned to_m
         return -PTD_ERR_INVALID;
     if (!t->on || t->stopped)
         return result(t, 0);
-    t->tsc = tsc;
+    clock_to(t, tsc);
     bits = gap(t, at, to, to_mode);
     psb_check(t, to, to_mode);
     return result(t, bits);
+}
+
+int ptd_tracer_pause(struct ptd_tracer *t, uint64_t at, uint64_t tsc)
+{
+    if (!t)
+        return -PTD_ERR_INVALID;
+    if (!t->on || t->stopped)
+        return result(t, 0);
+    clock_to(t, tsc);
+    return result(t, pause_at(t, at));
 }
 
 int ptd_tracer_stop(struct ptd_tracer *t, uint64_t ip)

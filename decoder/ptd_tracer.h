@@ -18,8 +18,11 @@
  *     suppressed IP for a Jcc leaving the range, but libipt 2.0 binds a
  *     suppressed PGD only to far transfers, and a trace that the oracle
  *     cannot decode helps no one (test/vpt/vpt_encode.c does the same).
- *     An event (interrupt) leaving the ranges: FUP + TIP.PGD (IP
- *     suppressed). No ranges configured: FilterEn is always 1.
+ *     An event (interrupt, exception) leaving the ranges: FUP + TIP.PGD
+ *     with the handler's IP (BLIP; the SDM's table "Packet Generation
+ *     under Different Enable Conditions", cases 11d and 13d: ContextEn
+ *     stays 1, so the IP is not suppressed). No ranges configured:
+ *     FilterEn is always 1.
  *   - TraceStop ranges: a taken branch or event landing in one stops
  *     tracing for good (STATUS.Stopped): TIP.PGD(target) if packets were
  *     enabled, then a TraceStop packet, which is written even while
@@ -35,8 +38,23 @@
  *     16/32/64-bit mode (far transfers, events, re-entering the ranges) and
  *     in every PSB+; not before a TIP.PGD (36.4.2.8 binds it to TIP and
  *     TIP.PGE; ptboot's query layer rejects MODE.Exec + TIP.PGD).
- *   - TSC (tsc_en): in PSB+ and before every TIP.PGE, nothing else (no
- *     MTC/TMA/CYC), which libipt and ptd_time read as plain timestamps.
+ *   - TSC (tsc_en): in PSB+ and before every TIP.PGE (unless the time is
+ *     that of the TSC written last), which libipt and ptd_time read as
+ *     plain timestamps.
+ *   - MTC (mtc_en): a crystal clock (CTC) is derived from the time stamps
+ *     the caller passes, one CTC tick per 2^ctc_shift TSC ticks (what
+ *     CPUID.15H would say as EAX = 1, EBX = 2^ctc_shift: TSC = CTC * EBX /
+ *     EAX). As the CPU does ("MTC Packet", 36.3.7.2), an MTC with
+ *     CTC[mtc_freq+7:mtc_freq] every time CTC crosses a multiple of
+ *     2^mtc_freq, also while packets are disabled (MTC does not depend on
+ *     FilterEn); a TMA (CTC[15:0] and FastCounter, the TSC ticks since the
+ *     last CTC tick) after every TSC when both are on. Time passes in the
+ *     calls below (their tsc): the MTCs of the periods that ended since
+ *     the last call come first, after pending TNT bits (so the branches
+ *     before them keep their time). More than PTD_TRACER_MTC_BURST
+ *     periods at once (a long run the caller did not report) are told by
+ *     a TSC + TMA instead of a run of MTCs, which decoders take as the
+ *     same time. ctc_shift is at most 9 (TMA's FastCounter is 9 bits).
  *
  * Packets leave through a sink callback, one whole packet per call; a sink
  * that refuses one (full) stops the model as the CPU stops when its STOP
@@ -51,6 +69,8 @@
 #include "decoder/ptd_ild.h"
 
 #define PTD_TRACER_MAX_RANGES 4   /* IA32_RTIT_ADDR0..3 */
+#define PTD_TRACER_CTC_SHIFT_MAX 9  /* TMA's FastCounter: 9 bits */
+#define PTD_TRACER_MTC_BURST 8    /* more MTCs at once: TSC + TMA instead */
 #define PTD_TRACER_RETSTACK 64    /* SDM: the CPU's RET compression stack */
 
 /* Receives one encoded packet (size 1..16). Returns 0, or a negative value
@@ -66,6 +86,9 @@ struct ptd_tracer_config {
     uint64_t stop_lo[PTD_TRACER_MAX_RANGES], stop_hi[PTD_TRACER_MAX_RANGES];
     bool dis_retc;          /* IA32_RTIT_CTL.DisRETC */
     bool tsc_en;            /* IA32_RTIT_CTL.TSCEn */
+    bool mtc_en;            /* IA32_RTIT_CTL.MTCEn */
+    uint8_t mtc_freq;       /* IA32_RTIT_CTL.MTCFreq (0..15) */
+    uint8_t ctc_shift;      /* TSC ticks per CTC tick: 2^ctc_shift (<= 9) */
     uint64_t psb_period;    /* bytes between PSB+; 0: only at the start */
     ptd_tracer_sink_fn sink;
     void *sink_ctx;
@@ -103,6 +126,11 @@ struct ptd_tracer {
     uint64_t since_psb;     /* bytes since the last PSB */
     uint64_t bytes;         /* bytes written */
     uint64_t tsc;
+    uint64_t mtc_period;    /* MTC period (CTC >> mtc_freq) told last */
+    bool mtc_have;          /* mtc_period is set */
+    uint64_t tsc_last;      /* the TSC packet written last since the PSB */
+    bool tsc_told;          /* tsc_last is set (a TSC of the same time is
+                             * not written again) */
     uint64_t ret[PTD_TRACER_RETSTACK];
     uint8_t ret_top, ret_n;
     uint8_t tnt_bits, tnt_n;
@@ -116,7 +144,8 @@ struct ptd_tracer {
     int sink_err;
 };
 
-/* Copies cfg. Returns 0 or -PTD_ERR_INVALID (no sink, too many ranges). */
+/* Copies cfg. Returns 0 or -PTD_ERR_INVALID (no sink, too many ranges,
+ * mtc_freq > 15, ctc_shift > 9). */
 int ptd_tracer_init(struct ptd_tracer *t, const struct ptd_tracer_config *cfg);
 
 /* TraceEn 0->1 with the instruction at ip about to execute: PSB+, then
@@ -132,8 +161,9 @@ int ptd_tracer_insn(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint
 
 /* An interrupt or exception: the flow stood at from (the FUP IP: the next
  * instruction for a trap or interrupt, the faulting one for a fault) and
- * continues at to. FUP + [MODE.Exec] + TIP, or FUP + TIP.PGD when to is
- * outside the ranges, or TIP.PGE when tracing was disabled. */
+ * continues at to. FUP + [MODE.Exec] + TIP(to), or FUP + TIP.PGD(to) when
+ * to is outside the ranges (TraceStop after it when to is in a TraceStop
+ * range), or TIP.PGE(to) when packets were disabled and to is inside. */
 int ptd_tracer_event(struct ptd_tracer *t, uint64_t from, uint64_t to,
                      unsigned to_mode, uint64_t tsc);
 
@@ -144,6 +174,13 @@ int ptd_tracer_event(struct ptd_tracer *t, uint64_t from, uint64_t to,
  * and never invent the missing instructions. */
 int ptd_tracer_gap(struct ptd_tracer *t, uint64_t at, uint64_t to,
                    unsigned to_mode, uint64_t tsc);
+
+/* Execution from the instruction at at on is not seen (the caller lets it
+ * run without watching it): if packets were enabled, an asynchronous
+ * disable there (pending TNT, FUP(at) + TIP.PGD with the IP suppressed,
+ * as for ptd_tracer_gap). Where execution is seen again, the caller
+ * evaluates FilterEn with ptd_tracer_gap(t, to, to, ...) (a landing). */
+int ptd_tracer_pause(struct ptd_tracer *t, uint64_t at, uint64_t tsc);
 
 /* TraceEn 1->0 with the instruction at ip about to execute: pending TNT,
  * then FUP + TIP.PGD (IP suppressed) if packets were enabled. */

@@ -14,6 +14,10 @@ struct efi_app {
     const char *config_state;
 };
 
+/* "ptboot <git describe>": `ptboot.efi --version` (build/gen/version.c,
+ * scripts/version.sh; the host CLI prints the same text). */
+extern const char ptboot_version[];
+
 /* Exit statuses of commands, also in the final "ptboot: exit" line. */
 #define PTB_APP_OK 0
 #define PTB_APP_FAILED 1
@@ -43,5 +47,6 @@ int efi_cmd_resident(struct efi_app *app, int argc, char **argv);
 int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv);
 int efi_cmd_trace(struct efi_app *app, int argc, char **argv);
 int efi_cmd_plan(struct efi_app *app, int argc, char **argv);
+int efi_cmd_recover(struct efi_app *app, int argc, char **argv);
 
 #endif

@@ -84,6 +84,10 @@ static int apply_app_option(struct efi_args *a, const char *w, char *err, size_t
         a->no_config = true;
         return 1;
     }
+    if (!strcmp(w, "--version")) {
+        a->version = true;
+        return 1;
+    }
     if (!strncmp(w, "--serial=", 9)) {
         const char *v = w + 9;
         if (!strcmp(v, "auto"))
@@ -127,7 +131,8 @@ int efi_args_apply(struct efi_args *a, char **words, int n, char *err, size_t er
                 replaced = true;
             }
             if (a->ncommands == PTB_ARGS_MAX_COMMANDS) {
-                snprintf(err, err_len, "more than %d commands", PTB_ARGS_MAX_COMMANDS);
+                snprintf(err, err_len, "more than %d commands (one run takes at most %d, separated by ';')",
+                         PTB_ARGS_MAX_COMMANDS, PTB_ARGS_MAX_COMMANDS);
                 return -1;
             }
             struct efi_args_command *c = &a->cmd[a->ncommands++];

@@ -19,6 +19,7 @@ struct efi_args {
     /* Options of the app itself, valid anywhere on the line. */
     bool shutdown;          /* --shutdown: ResetSystem(shutdown) at the end */
     bool no_config;         /* --no-config: ignore \ptboot.cfg */
+    bool version;           /* --version: say the build, run no command */
     enum efi_args_serial serial; /* --serial=auto|on|off */
     /* The command (first word that is not an app option) and its own
      * arguments, options included: the command checks those. */

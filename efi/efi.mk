@@ -28,6 +28,8 @@ EFI_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror \
 # link when any allocated section would be left out).
 EFI_KEEP_SECTIONS := .text .sdata .data .dynamic .dynsym .rel .rela .reloc
 
+# the text --version prints (rule in host/host.mk: scripts/version.sh)
+EFI_SRCS += $(B)/gen/version.c
 EFI_OBJS := $(EFI_SRCS:%.c=$(B)/efi/%.o) $(EFI_ASRCS:%.S=$(B)/efi/%.o)
 
 $(NEWLIB_LIBC): | $(B)/.setup-done
@@ -86,10 +88,19 @@ $(B)/ptbootdrv.efi: $(B)/efi/ptboot.so
 PTBOOT_CFG ?= --shutdown info ; trace --unit soft \ptbtest.efi
 QEMU_TIMEOUT ?= 120
 
-$(B)/ptboot.img: $(B)/ptboot.efi $(B)/ptbtest.efi scripts/mkimage.sh FORCE
-	$(call say,IMAGE,$@)bash scripts/mkimage.sh $@ $(B)/ptboot.efi "$(PTBOOT_CFG)" $(B)/ptbtest.efi
+# The stick has the driver where `install` expects it (\EFI\ptboot\ptbootdrv.efi)
+# and the test image; PTBOOT_FILES='SRC=DEST ...' adds files (DEST like
+# EFI/test/mydriver.efi or \EFI\test\mydriver.efi; a bare SRC goes to the root).
+# PTBOOT_IMG_SIZE: the FAT image's size (128M: room for README's 64 MiB
+# buffer and its files).
+PTBOOT_FILES ?=
+PTBOOT_IMG_SIZE ?= 128M
+$(B)/ptboot.img: $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/ptbtest.efi scripts/mkimage.sh FORCE
+	$(call say,IMAGE,$@)MKIMAGE_SIZE=$(PTBOOT_IMG_SIZE) bash scripts/mkimage.sh $@ $(B)/ptboot.efi \
+	  "$(PTBOOT_CFG)" $(B)/ptbtest.efi $(B)/ptbootdrv.efi=EFI/ptboot/ptbootdrv.efi \
+	  $(foreach f,$(PTBOOT_FILES),'$(f)')
 
 .PHONY: image run
 image: $(B)/ptboot.img
 run: $(B)/ptboot.img
-	$(call say,QEMU,$<)bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)
+	$(call say,QEMU,$<)EXIT_STATUS=app bash scripts/qemu-run.sh $(B)/ptboot.img $(B)/serial.log $(QEMU_TIMEOUT)

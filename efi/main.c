@@ -12,7 +12,9 @@
 
 #include "efi/app.h"
 #include "efi/args.h"
+#include "efi/cmd/recover.h"
 #include "efi/platform/console.h"
+#include "efi/platform/watchdog.h"
 #include "efi/platform/msr_safe.h"
 #include "efi/resident/driver.h"
 #include "efi/platform/syscalls.h"
@@ -102,6 +104,9 @@ static int gather_args(struct efi_app *app, char *err, size_t err_len)
     return efi_args_apply(&app->args, cmdline_words, ncmd, err, err_len);
 }
 
+/* The watchdog was switched off at entry (efi_main). */
+static bool watchdog_off;
+
 static int run(struct efi_app *app)
 {
     char err[PTB_ARGS_ERROR_BYTES];
@@ -111,9 +116,19 @@ static int run(struct efi_app *app)
     app->msr_state = efi_msr_init(BS);
     efi_con_printf("ptboot: start config=%s serial=%s msr=%s\n", app->config_state,
                    app->serial_state, app->msr_state);
+    if (watchdog_off)
+        efi_con_printf("ptboot: watchdog off (armed again with %us before an image starts and at the end)\n",
+                       PTB_WATCHDOG_BOOT_SECONDS);
     if (ok != 0) {
         efi_con_printf("ptboot: error: %s\n", err);
         return PTB_APP_USAGE;
+    }
+    /* a recorder from before a reset: saved before anything else runs
+     * (docs/hang.md) */
+    efi_recover_auto(app);
+    if (app->args.version) {
+        efi_con_printf("ptboot: version %s\n", ptboot_version);
+        return PTB_APP_OK;
     }
     if (app->args.ncommands <= 1) {
         const char *name = app->args.command ? app->args.command : "help";
@@ -158,11 +173,19 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     app.config_state = "not read";
     app.serial_state = "off";
     app.msr_state = "not initialised";
+    /* The boot manager's 5-minute watchdog (UEFI 2.10 section 3.1.2) would
+     * reset the machine in the middle of a long decode or serial dump: off
+     * while ptboot works, armed again as the boot manager left it before an
+     * image starts and before returning (efi/platform/watchdog.h). */
+    bool dog = efi_watchdog_off();
+    watchdog_off = dog;
 
     int status = run(&app);
     efi_con_printf("ptboot: exit status=%d sbrk_calls=%u msr_faults=%u\n", status,
                    efi_sbrk_calls(), efi_msr_faults());
     efi_con_flush();
+    if (dog)
+        efi_watchdog_boot_manager();
     if (app.args.shutdown) {
         st->RuntimeServices->ResetSystem(EfiResetShutdown, status ? EFI_ABORTED : EFI_SUCCESS, 0,
                                          NULL);

@@ -83,6 +83,14 @@ int code_image_add_dump(struct code_image *ci, const uint8_t *dump, size_t dump_
         return CODE_IMAGE_E_SIZES;
     if (n > ci->capacity - ci->count)
         return CODE_IMAGE_E_FULL;
+    /* an address list of zeros (a file cut and zero-filled, the wrong
+     * file) would put every page at 0: refused as such, not as the
+     * duplicates it also is */
+    size_t zeros = 0;
+    for (size_t i = 0; i < n; i++)
+        zeros += code_dump_addr(addr, i) == 0;
+    if (n && zeros == n)
+        return CODE_IMAGE_E_ZERO;
     for (size_t i = 0; i < n; i++) {
         uint64_t a = code_dump_addr(addr, i);
         if (a % CODE_PAGE_BYTES)
@@ -195,6 +203,7 @@ const char *code_image_strerror(int err)
     case CODE_IMAGE_E_FULL: return "too many pages";
     case CODE_IMAGE_E_ALIGN: return "a page address is not 4 KiB aligned";
     case CODE_IMAGE_E_DUP: return "the same page address twice";
+    case CODE_IMAGE_E_ZERO: return "every page address is 0 (not an address list: a file of zeros?)";
     }
     return "unknown error";
 }

@@ -44,6 +44,7 @@ enum code_image_error {
     CODE_IMAGE_E_FULL = -2,    /* more pages than storage */
     CODE_IMAGE_E_ALIGN = -3,   /* a page address not 4 KiB aligned */
     CODE_IMAGE_E_DUP = -4,     /* the same page twice */
+    CODE_IMAGE_E_ZERO = -5,    /* every page address is 0: not a list of addresses */
 };
 
 /* The i-th address of a .addr file's bytes, and its writer. */

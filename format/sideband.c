@@ -733,3 +733,11 @@ int sideband_parse(struct sideband *sb, const char *text, size_t len, struct sid
     err->line = 0;
     return 0;
 }
+
+void sideband_time_config(const struct sideband *sb, struct ptd_time_config *t)
+{
+    t->mtc_freq = sb->config.mtc ? (uint8_t)sb->config.mtc_freq : 0;
+    t->nom_freq = sb->cpu.nom_freq_valid ? (uint8_t)sb->cpu.nom_freq : 0;
+    t->cpuid_0x15_eax = sb->cpu.cpuid15_eax;
+    t->cpuid_0x15_ebx = sb->cpu.cpuid15_ebx;
+}

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoder/ptd_time.h"
+
 /* First line of the text form: "ptboot-sideband 2". A new key means a
  * new version; the reader takes every version up to its own (version 1
  * has no image.debug and image.loaded lines) and refuses newer ones. */
@@ -151,6 +153,11 @@ struct sideband_error {
 int sideband_parse(struct sideband *sb, const char *text, size_t len, struct sideband_error *err);
 
 const char *sideband_unit_name(enum sideband_unit u);
+/* What a decoder needs to turn the trace's timing packets into time:
+ * MTCFreq when MTC was on, the nominal ratio when known, CPUID 15h's
+ * ratio (for a soft capture, the software unit's crystal clock); the rest
+ * of *t is left as it was. */
+void sideband_time_config(const struct sideband *sb, struct ptd_time_config *t);
 /* "before,while,snapshot" into buf; returns buf. */
 const char *sideband_flags_str(uint32_t flags, char *buf, size_t cap);
 

@@ -51,6 +51,82 @@ const struct host_capture_module *host_capture_module_at(const struct host_captu
     return NULL;
 }
 
+/* DIR/manifest.txt into cap->man, when there. */
+static void load_manifest(const char *dir, struct host_capture *cap)
+{
+    char path[4096];
+    uint8_t *text = NULL;
+    size_t len = 0;
+    char why[512];
+    unsigned line;
+    const char *msg;
+    if (path_in(path, sizeof path, dir, MANIFEST_FILE_NAME) < 0 || !exists(path))
+        return;
+    if (flow_read_file(path, &text, &len, why, sizeof why) < 0) {
+        snprintf(cap->manifest_error, sizeof cap->manifest_error, "%.150s", why);
+        return;
+    }
+    if (manifest_parse(&cap->man, (const char *)text, len, &line, &msg) == MANIFEST_OK)
+        cap->have_manifest = 1;
+    else
+        snprintf(cap->manifest_error, sizeof cap->manifest_error, "%s:%u: %s", MANIFEST_FILE_NAME, line, msg);
+    free(text);
+}
+
+/* The manifest's reason when it lists name as missing: " (missing: WHY)". */
+static const char *missing_why(const struct host_capture *cap, const char *name, char *buf, size_t cap_len)
+{
+    const struct manifest_file *f = cap->have_manifest ? manifest_find(&cap->man, name) : NULL;
+    buf[0] = '\0';
+    if (f && !f->present)
+        snprintf(buf, cap_len, " (the capture is incomplete: %s missing: %s)", name, f->why);
+    return buf;
+}
+
+int host_capture_warn(const char *dir, struct host_capture *cap, const char *prog, FILE *to)
+{
+    int n = 0;
+    char path[4096];
+    if (cap->manifest_error[0]) {
+        fprintf(to, "%s: warning: %s/%s\n", prog, dir, cap->manifest_error);
+        n++;
+    } else if (!cap->have_manifest) {
+        fprintf(to, "%s: warning: %s has no %s: the capture may be incomplete (the app writes it last) "
+                "or come from an older ptboot\n", prog, dir, MANIFEST_FILE_NAME);
+        n++;
+    } else {
+        for (uint32_t i = 0; i < cap->man.nfiles; i++) {
+            const struct manifest_file *f = &cap->man.files[i];
+            struct stat st;
+            if (!f->present) {
+                fprintf(to, "%s: warning: capture %s is incomplete: %s (%llu bytes) missing: %s\n",
+                        prog, dir, f->name, (unsigned long long)f->bytes, f->why);
+                cap->incomplete = 1;
+                n++;
+            } else if (path_in(path, sizeof path, dir, f->name) == 0 && stat(path, &st) != 0) {
+                fprintf(to, "%s: warning: %s: missing, though %s lists it (%llu bytes)\n", prog, path,
+                        MANIFEST_FILE_NAME, (unsigned long long)f->bytes);
+                cap->incomplete = 1;
+                n++;
+            } else if ((uint64_t)st.st_size != f->bytes) {
+                fprintf(to, "%s: warning: %s: %llu bytes, %s says %llu: the file is not the one the app wrote "
+                        "(cut when copied?)\n", prog, path, (unsigned long long)st.st_size, MANIFEST_FILE_NAME,
+                        (unsigned long long)f->bytes);
+                cap->incomplete = 1;
+                n++;
+            }
+        }
+    }
+    if (!cap->have_code) {
+        fprintf(to, "%s: warning: %s has no code snapshot (code.dump, code.addr): instructions cannot be "
+                "decoded%s\n", prog, dir,
+                cap->have_manifest && manifest_find(&cap->man, "code.dump") &&
+                        !manifest_find(&cap->man, "code.dump")->present ? " (the app could not write it)" : "");
+        n++;
+    }
+    return n;
+}
+
 /* Reads and parses DIR/sideband.txt into cap->sb. */
 static int load_sideband(const char *dir, struct host_capture *cap, char *err, size_t errlen)
 {
@@ -62,8 +138,10 @@ static int load_sideband(const char *dir, struct host_capture *cap, char *err, s
 
     if (path_in(path, sizeof path, dir, HOST_CAPTURE_SIDEBAND) < 0)
         return failf(err, errlen, "%s: path too long", dir);
-    if (flow_read_file(path, &text, &len, why, sizeof why) < 0)
-        return failf(err, errlen, "%s", why);
+    if (flow_read_file(path, &text, &len, why, sizeof why) < 0) {
+        char m[MANIFEST_WHY_MAX + 80];
+        return failf(err, errlen, "%s%s", why, missing_why(cap, HOST_CAPTURE_SIDEBAND, m, sizeof m));
+    }
     cap->sb = malloc(sizeof *cap->sb);
     if (!cap->sb) {
         free(text);
@@ -84,6 +162,7 @@ int host_capture_load(const char *dir, struct host_capture *cap, struct flow_opt
 {
     char dump[sizeof cap->code_prefix + 8];
     memset(cap, 0, sizeof *cap);
+    load_manifest(dir, cap);
     if (load_sideband(dir, cap, err, errlen) < 0) {
         host_capture_free(cap);
         return -1;
@@ -97,8 +176,10 @@ int host_capture_load(const char *dir, struct host_capture *cap, struct flow_opt
     }
     if (!exists(cap->trace_path)) {
         int e = errno;
+        char m[MANIFEST_WHY_MAX + 80];
+        missing_why(cap, HOST_CAPTURE_TRACE, m, sizeof m);
         host_capture_free(cap);
-        return failf(err, errlen, "%s: %s", cap->trace_path, strerror(e));
+        return failf(err, errlen, "%s: %s%s", cap->trace_path, strerror(e), m);
     }
     fo->pt = cap->trace_path;
 
@@ -136,12 +217,8 @@ int host_capture_load(const char *dir, struct host_capture *cap, struct flow_opt
         fo->addr_a[i] = sb->config.filter[i].a;
         fo->addr_b[i] = sb->config.filter[i].b;
     }
-    if (tcfg) {
-        tcfg->mtc_freq = sb->config.mtc ? (uint8_t)sb->config.mtc_freq : 0;
-        tcfg->nom_freq = sb->cpu.nom_freq_valid ? (uint8_t)sb->cpu.nom_freq : 0;
-        tcfg->cpuid_0x15_eax = sb->cpu.cpuid15_eax;
-        tcfg->cpuid_0x15_ebx = sb->cpu.cpuid15_ebx;
-    }
+    if (tcfg)
+        sideband_time_config(sb, tcfg);
 
     cap->modules = calloc(sb->nimages ? sb->nimages : 1, sizeof *cap->modules);
     if (!cap->modules) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "decoder/ptd_time.h"
+#include "format/manifest.h"
 #include "format/sideband.h"
 #include "host/flow_opts.h"
 
@@ -32,6 +33,13 @@ struct host_capture {
     struct sideband *sb;       /* malloc'd; the parsed sideband.txt */
     struct host_capture_module *modules; /* one per image row, in file order */
     size_t nmodules;
+    /* manifest.txt (format/manifest.h): whether it was there and parsed,
+     * and what host_capture_warn found wrong (a file missing, cut, or
+     * different from its line) */
+    int have_manifest;
+    char manifest_error[160];   /* "manifest.txt:3: ..." when it did not parse */
+    struct manifest man;
+    int incomplete;
 };
 
 /* Reads DIR's sideband and code and fills what it says into *fo (trace
@@ -44,6 +52,14 @@ struct host_capture {
 int host_capture_load(const char *dir, struct host_capture *cap, struct flow_opts *fo,
                       struct ptd_time_config *tcfg, char *err, size_t errlen);
 void host_capture_free(struct host_capture *cap);
+
+/* Says on to (stderr) what is wrong with the capture loaded from dir:
+ * no manifest.txt (never finished, or an older ptboot), a file its
+ * manifest lists as missing (with the app's reason), a file whose size
+ * differs from its manifest line, no code snapshot (nothing but packets
+ * can be decoded). prog prefixes each line. Sets cap->incomplete; returns
+ * the number of lines printed. */
+int host_capture_warn(const char *dir, struct host_capture *cap, const char *prog, FILE *to);
 
 /* The module containing addr, or NULL. */
 const struct host_capture_module *host_capture_module_at(const struct host_capture *cap,

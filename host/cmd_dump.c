@@ -225,6 +225,11 @@ int host_cmd_dump(int argc, char **argv)
         progress_update(&pr, ptd_pkt_offset(&d->dec));
     }
     progress_end(&pr);
+    if (d->no_psb) {
+        unsigned long long n = (unsigned long long)((has_to ? to : size) - from);
+        fprintf(stderr, "%s: no PSB found in %llu byte%s: nothing decoded (--no-sync decodes from the first "
+                "byte)\n", prog, n, n == 1 ? "" : "s");
+    }
     if (stats)
         fprintf(stderr, "%s: %llu packets, %llu errors, %llu bytes skipped\n", prog,
                 (unsigned long long)d->packets, (unsigned long long)d->errors, (unsigned long long)d->skipped);

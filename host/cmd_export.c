@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decoder/ptd_opts.h"
 #include "host/capture.h"
+#include "host/cmd_summary.h"
 #include "host/commands.h"
 #include "host/decode_opts.h"
 #include "host/export/export.h"
@@ -269,7 +271,16 @@ int host_cmd_export(int argc, char **argv)
         cpus[0].n = 0, cpus[0].path[0] = '\0';
 
     struct ptd_flow *f = malloc(sizeof *f);
-    void *arena = malloc(PTD_SUM_ARENA_SUGGESTED), *bcache = malloc(FLOW_CACHE_BYTES);
+    /* the summary's tables sized from the largest trace, as `summary` does */
+    uint64_t biggest = 0;
+    struct stat st;
+    for (unsigned k = 0; k < x.ncpus; k++) {
+        const char *path = cpus[k].path[0] ? cpus[k].path : fo.pt;
+        if (path && stat(path, &st) == 0 && (uint64_t)st.st_size > biggest)
+            biggest = (uint64_t)st.st_size;
+    }
+    size_t arena_size = host_summary_arena_bytes(biggest);
+    void *arena = malloc(arena_size), *bcache = malloc(FLOW_CACHE_BYTES);
     if (!f || !arena || !bcache) {
         fprintf(stderr, PROG ": out of memory\n");
         free(f), free(arena), free(bcache);
@@ -300,7 +311,7 @@ int host_cmd_export(int argc, char **argv)
         ptd_flow_init(f, &fcfg);
         struct ptd_sum_config cc = c;
         cc.arena = arena;
-        cc.arena_size = PTD_SUM_ARENA_SUGGESTED;
+        cc.arena_size = arena_size;
         if (export_walk(&x, cpus[k].n, f, &cc) < 0) {
             fprintf(stderr, PROG ": out of memory\n");
             rc = 1;

@@ -11,58 +11,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <Zydis/Zydis.h>
-
 #include "decoder/ptd_flow.h"
+#include "decoder/ptd_flow_sizing.h"
 #include "decoder/ptd_fmt_flow.h"
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_time.h"
 #include "host/capture.h"
 #include "host/commands.h"
 #include "host/decode_opts.h"
+#include "host/disasm.h"
+#include "host/flow_hints.h"
 #include "host/flow_opts.h"
 #include "host/progress.h"
 #include "host/sym/names_opts.h"
 
 struct out {
     int no_inst, stat, stat_blocks, att, cpu_unknown;
+    int insn_path;          /* --insn-decoder: never block by block */
     struct names *names;    /* --sym: a func+0xOFF column (host/sym/names.h) */
     uint32_t flags; /* PTD_FMT_FLOW_* */
-    ZydisDecoder zdec[3];
-    ZydisFormatter zfmt;
 };
 
-static const char hexd[] = "0123456789abcdef";
-
-/* Appends "  <disassembly>" (or the bytes and "(bad)") to an instruction
- * line at p; end bounds the buffer. */
-static char *append_disassembly(const struct out *o, const struct ptd_flow_insn *in, char *p,
-                                char *end)
-{
-    ZydisDecodedInstruction zi;
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-    unsigned m = in->mode < 3 ? in->mode : PTD_EXEC_MODE_64;
-    *p++ = ' ';
-    *p++ = ' ';
-    if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&o->zdec[m], in->raw, in->size, &zi, ops)) &&
-        ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&o->zfmt, &zi, ops, zi.operand_count_visible,
-                                                     p, (size_t)(end - p), in->ip, ZYAN_NULL)))
-        return p + strlen(p);
-    for (unsigned i = 0; i < in->size && end - p > 8; i++) {
-        *p++ = hexd[in->raw[i] >> 4];
-        *p++ = hexd[in->raw[i] & 15];
-        *p++ = ' ';
-    }
-    memcpy(p, "(bad)", 5);
-    return p + 5;
-}
+/* Output: lines are formatted straight into this buffer and written in
+ * chunks (one fwrite per line cost as much as formatting the line). 64 KiB:
+ * a larger buffer writes no faster, and each of its pages costs a page
+ * fault the first time it is filled. */
+#define OUT_BUF_BYTES (64u << 10)
+#define NAMES_COLUMN_MAX 320 /* --sym's column */
+#define OUT_LINE_MAX (PTD_FMT_FLOW_LINE_MAX + NAMES_COLUMN_MAX + 192)
 
 /* ptxed's loop, through the same driver the UEFI app runs
  * (decoder/ptd_fmt_flow.h), so the two print the same lines; the host only
  * adds disassembly to instruction lines. */
 static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
 {
-    char line[PTD_FMT_FLOW_LINE_MAX + 192 + 320];
+    static char buf[OUT_BUF_BYTES];
+    size_t pos = 0;
     enum ptd_flow_line_kind kind;
     int n;
 
@@ -70,17 +54,56 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     ptd_flow_lines_init(L, f, o->flags);
     L->cpu_unknown = (uint8_t)o->cpu_unknown;
     progress_start(&pr, "ptboot flow", f->q.pkt.end > f->q.pkt.begin ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : 0);
-    while ((n = ptd_flow_lines_next(L, line, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
-        char *p = line + n;
-        progress_update(&pr, ptd_flow_offset(f));
+    while ((n = ptd_flow_lines_next(L, buf + pos, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
+        char *line = buf + pos, *p = line + n;
+        if (pr.tty) /* the offset only for a terminal's progress line */
+            progress_update(&pr, ptd_flow_offset(f));
         if (kind == PTD_FLOW_LINE_INSN && o->names)
-            p = names_flow_column(o->names, L->insn.ip, p, p + 320);
+            p = names_flow_column(o->names, L->insn.ip, p, p + NAMES_COLUMN_MAX);
         if (kind == PTD_FLOW_LINE_INSN && !o->no_inst)
-            p = append_disassembly(o, &L->insn, p, line + sizeof(line) - 2);
+            p = host_disasm_append(&L->insn, p, line + OUT_LINE_MAX - 2);
         *p++ = '\n';
-        fwrite(line, 1, (size_t)(p - line), stdout);
+        pos = (size_t)(p - buf);
+        if (sizeof(buf) - pos < OUT_LINE_MAX) {
+            fwrite(buf, 1, pos, stdout);
+            pos = 0;
+        }
     }
+    fwrite(buf, 1, pos, stdout);
     progress_end(&pr);
+}
+
+/* The fastest decode path the output allows (docs/performance.md), set in
+ * o->flags and fo->cfg; returns the block cache to free (or NULL).
+ *  - disassembly: instruction by instruction with their bytes (the
+ *    disassembler needs them; the decoded-instruction cache is not read
+ *    then, so it is not given either);
+ *  - anything else (--no-inst lines, events, errors, --quiet, --stat):
+ *    block by block through the block cache (the driver prints a block's
+ *    instructions from their IPs, or only counts them), unless
+ *    --insn-decoder asks for the instruction path (the same lines: the
+ *    tests compare the two). */
+static void *choose_path(struct out *o, struct flow_opts *fo)
+{
+    void *bcache = NULL;
+
+    fo->cfg.cache = NULL;
+    fo->cfg.cache_size = 0;
+    if (!o->no_inst && !(o->flags & PTD_FMT_FLOW_QUIET)) {
+        fo->cfg.flags |= PTD_FLOW_F_RAW;
+        return NULL;
+    }
+    if (o->insn_path)
+        return NULL;
+    o->flags |= PTD_FMT_FLOW_BLOCKS;
+    if (!fo->no_cache) {
+        size_t n = ptd_flow_bcache_bytes(fo->tsize);
+        if ((bcache = malloc(n))) {
+            fo->cfg.bcache = bcache;
+            fo->cfg.bcache_size = n;
+        }
+    }
+    return bcache;
 }
 
 static void usage(FILE *to)
@@ -107,7 +130,9 @@ static void usage(FILE *to)
         "  --cpu F/M[/S]|none         the CPU the trace came from (errata; one libipt does\n"
         "                             not know: a config error line, no errata)\n"
         "  --mode 16|32|64            execution mode before the first MODE.Exec\n"
-        "  --no-cache                 no decoded-instruction cache (as on target)\n"
+        "  --no-cache                 no block cache (each block decoded again)\n"
+        "  --insn-decoder             instruction by instruction, never block by block\n"
+        "                             (the same lines, slower)\n"
         "Output:\n"
         "  --no-inst                  IPs only (no disassembly)\n"
         "  --att                      AT&T syntax for the disassembly\n"
@@ -126,7 +151,7 @@ static void usage(FILE *to)
         "  --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
         "Accepted for ptxed/ptdump compatibility, no effect:\n"
         "  --time-delta --tcal --no-tcal --event:iflags\n"
-        "  --block:show-blocks --block:end-on-call --insn-decoder --block-decoder\n"
+        "  --block:show-blocks --block:end-on-call --block-decoder\n"
         "  --resync-on-error (always on)\n"
         "Exit status: 0 decoded (decode errors are reported in the flow), 1 bad input\n"
         "file, 2 bad usage.\n");
@@ -134,7 +159,6 @@ static void usage(FILE *to)
 
 int host_cmd_flow(int argc, char **argv)
 {
-    static char obuf[1 << 20];
     struct flow_opts fo;
     struct out o;
     struct ptd_flow *f;
@@ -193,11 +217,13 @@ int host_cmd_flow(int argc, char **argv)
         } else if (!strcmp(a, "--event:tick")) {
             /* tick events when the time moves at a branch (as ptxed) */
             fo.cfg.flags |= PTD_FLOW_F_TICK;
+        } else if (!strcmp(a, "--insn-decoder")) {
+            o.insn_path = 1;
         } else if (!strcmp(a, "--check") || !strcmp(a, "--time-delta") ||
                    !strcmp(a, "--tcal") || !strcmp(a, "--no-tcal") ||
                    !strcmp(a, "--event:iflags") ||
                    !strcmp(a, "--block:show-blocks") || !strcmp(a, "--block:end-on-call") ||
-                   !strcmp(a, "--insn-decoder") || !strcmp(a, "--block-decoder") ||
+                   !strcmp(a, "--block-decoder") ||
                    !strcmp(a, "--resync-on-error")) {
             /* accepted, see --help */
         } else {
@@ -223,11 +249,13 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return 1;
     }
-    if (!o.no_inst) {
-        ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_16], ZYDIS_MACHINE_MODE_LEGACY_16, ZYDIS_STACK_WIDTH_16);
-        ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_32], ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32);
-        ZydisDecoderInit(&o.zdec[PTD_EXEC_MODE_64], ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-        ZydisFormatterInit(&o.zfmt, o.att ? ZYDIS_FORMATTER_STYLE_ATT : ZYDIS_FORMATTER_STYLE_INTEL);
+    if (!cap.sb)
+        flow_hint_no_code(&fo, "ptboot flow", stderr);
+    if (!o.no_inst && !(o.flags & PTD_FMT_FLOW_QUIET) && host_disasm_open(o.att, cerr, sizeof cerr) < 0) {
+        fprintf(stderr, "ptboot flow: %s\n", cerr);
+        flow_opts_free(&fo);
+        host_capture_free(&cap);
+        return 1;
     }
     if (sym) {
         if (names_opts_finish(&names, &cap, &fo, NULL, 0) < 0) {
@@ -244,9 +272,7 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return 1;
     }
-    setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
-    if (!o.no_inst)
-        fo.cfg.flags |= PTD_FLOW_F_RAW;
+    void *bcache = choose_path(&o, &fo);
     if ((o.flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME)) || (fo.cfg.flags & PTD_FLOW_F_TICK)) {
         tcfg.errata = fo.cfg.errata;
         fo.cfg.time = &tcfg;
@@ -263,6 +289,8 @@ int host_cmd_flow(int argc, char **argv)
             printf("tail: %" PRIu64 " (%s).\n", lines.tail_insns, ptd_tail_end_name(lines.tail.end));
     }
     fflush(stdout);
+    free(bcache);
+    flow_hint_outside(&fo, lines.insns, "ptboot flow", stderr);
     free(f);
     if (sym)
         names_report(&names, stderr, "ptboot flow");

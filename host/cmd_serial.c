@@ -1,7 +1,12 @@
-/* `ptboot serial LOG [--out DIR] [--quiet] [--strict]`: recovers the files
- * of a serial dump (decoder/ptd_frame.h, docs/serial.md) from a captured
- * serial log, reports every lost or damaged line, writes what survives and
- * decodes it.
+/* `ptboot serial LOG [--out DIR | --next-to-log] [--force] [--quiet]
+ * [--strict] [--max-segments N]`: recovers the files of a serial dump
+ * (decoder/ptd_frame.h, docs/serial.md) from a captured serial log (a file,
+ * a pipe, or - for standard input), reports every lost or damaged line,
+ * writes what survives and decodes it. This file is the command line: the
+ * log read, the output directory checked, the facts of the log said; the
+ * lines taken, joined and reported are host/serial_recover.c and
+ * host/serial_join.c, the captures among the files (rebuilt parts,
+ * manifest.txt, their flow) host/serial_capture.c.
  *
  * What is written, per file of the dump (NAME is the name in the dump):
  *   - every line there and the whole-file CRC32 right: DIR/NAME, byte for
@@ -13,18 +18,10 @@
  *     written (a decoder cannot sync there);
  *   - lines lost, a "raw" file: DIR/NAME.partial, the file's size (as far as
  *     known) with the lost ranges as zero bytes.
- * More than one dump of a name in the log: the k-th dump's files (k >= 2)
- * go into DIR/dump<k>/ (grouping: host/serial_recover.c new_file), each
- * dump's directory is reported and each capture among them decoded.
- * Then each written trace is decoded with the packet layer (the dump
- * machinery of `ptboot dump`) and a summary line is printed per trace; a
- * capture (trace.pt, sideband.txt, code.dump/.addr) is decoded with
- * `ptboot flow --capture`.
- *
- * Memory is proportional to the log, whatever the lines claim: data lines
- * are kept in arrival order with their payload in one pool, sorted by
- * sequence number at the end, and files are assembled per written part. The in-memory part is host/serial_recover.c. */
+ * Nothing is written without --out DIR (or --next-to-log), and no file in
+ * DIR is overwritten without --force. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,157 +31,147 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "host/capture.h"
-#include "host/cmd_dump.h"
+#include "decoder/ptd_opts.h"
 #include "host/commands.h"
+#include "host/serial_capture.h"
 #include "host/serial_recover.h"
-
-/* The file NAME of dump `dump` (0: any dump; the log's dumps share DIR). */
-static const struct sfile *recovered(const struct serial_ctx *c, unsigned dump, const char *name)
-{
-    for (size_t i = 0; i < c->nfiles; i++) {
-        const struct sfile *f = &c->files[i];
-        if ((!dump || f->dump == dump) && !strcmp(f->out_name + f->sub_len, name))
-            return f;
-    }
-    return NULL;
-}
-
-static int run_flow(const char *dir)
-{
-    char *argv[] = { "flow", "--capture", (char *)dir, "--quiet", "--stat", NULL };
-    fflush(stdout);
-    int rc = host_cmd_flow(5, argv);
-    fflush(stdout);
-    return rc;
-}
-
-/* The segment's flow with the capture's sideband and code: a scratch
- * capture directory of symbolic links (trace.pt -> the segment). */
-static void segment_flow(const char *dir, const char *seg)
-{
-    static const char *const other[] = { HOST_CAPTURE_SIDEBAND, HOST_CAPTURE_CODE ".dump",
-                                         HOST_CAPTURE_CODE ".addr" };
-    char tmpl[] = "/tmp/ptboot-serial-XXXXXX", link[4200], target[4200];
-    char *abs_dir = realpath(dir, NULL), *abs_seg = realpath(seg, NULL);
-    bool made = abs_dir && abs_seg && mkdtemp(tmpl), ok = made;
-    if (ok) {
-        snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
-        ok = symlink(abs_seg, link) == 0;
-        for (size_t i = 0; ok && i < sizeof other / sizeof other[0]; i++) {
-            snprintf(link, sizeof link, "%s/%s", tmpl, other[i]);
-            snprintf(target, sizeof target, "%s/%s", abs_dir, other[i]);
-            ok = symlink(target, link) == 0;
-        }
-    }
-    if (ok) {
-        printf("serial: capture flow of %s (with the sideband and code in %s):\n", seg, dir);
-        int rc = run_flow(tmpl);
-        if (rc)
-            printf("serial: the segment's flow failed (status %d)\n", rc);
-    } else {
-        printf("serial: cannot set up the flow of %s: %s\n", seg, strerror(errno));
-    }
-    if (made) {
-        snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
-        unlink(link);
-        for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
-            snprintf(link, sizeof link, "%s/%s", tmpl, other[i]);
-            unlink(link);
-        }
-        rmdir(tmpl);
-    }
-    free(abs_dir);
-    free(abs_seg);
-}
-
-/* A capture among the files (docs/capture-files.md: trace.pt with its
- * sideband.txt and code snapshot code.dump/code.addr): its instruction
- * flow, as `ptboot flow --capture DIR --quiet --stat` prints it; for a
- * damaged trace, the flow of each segment. dump: the dump whose directory
- * it is (0: all files in DIR). */
-static void decode_capture(struct serial_ctx *c, unsigned dump, const char *dir)
-{
-    static const char *const need[] = { HOST_CAPTURE_SIDEBAND, HOST_CAPTURE_CODE ".dump",
-                                        HOST_CAPTURE_CODE ".addr" };
-    const struct sfile *t = recovered(c, dump, HOST_CAPTURE_TRACE);
-    if (c->quiet || !t)
-        return;
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        const struct sfile *f = recovered(c, dump, need[i]);
-        if (!f || !f->whole) {
-            printf("serial: no whole capture (%s %s): packets only; give ptboot flow the code "
-                   "for the instruction flow\n", need[i], f ? "incomplete" : "not in the log");
-            return;
-        }
-    }
-    if (t->whole) {
-        printf("serial: capture in %s: ptboot flow --capture %s --quiet --stat\n", dir, dir);
-        int rc = run_flow(dir);
-        if (rc)
-            printf("serial: the capture's flow failed (status %d)\n", rc);
-        return;
-    }
-    for (size_t i = 0; i < t->nsegs; i++)
-        segment_flow(dir, t->segs[i]);
-}
-
-/* With more than one dump in the log: where each one's files are, and the
- * flow of every capture among them (one per dump directory). */
-static void decode_dumps(struct serial_ctx *c)
-{
-    char dir[4200];
-    if (c->ndumps > 1 && !c->quiet)
-        for (unsigned k = 1; k <= c->ndumps; k++) {
-            size_t n = 0;
-            for (size_t i = 0; i < c->nfiles; i++)
-                n += c->files[i].dump == k;
-            if (c->split && k >= 2)
-                snprintf(dir, sizeof dir, "%s/dump%u", c->dir, k);
-            else
-                snprintf(dir, sizeof dir, "%s", c->dir);
-            printf("serial: dump %u of %u: %zu file(s) in %s\n", k, c->ndumps, n, dir);
-        }
-    if (!c->split) {
-        decode_capture(c, 0, c->dir);
-        return;
-    }
-    for (unsigned k = 1; k <= c->ndumps; k++) {
-        if (k >= 2)
-            snprintf(dir, sizeof dir, "%s/dump%u", c->dir, k);
-        else
-            snprintf(dir, sizeof dir, "%s", c->dir);
-        decode_capture(c, k, dir);
-    }
-}
 
 static void serial_usage(FILE *out)
 {
     fprintf(out,
-        "usage: ptboot serial LOG [--out DIR] [--quiet] [--strict]\n"
+        "usage: ptboot serial LOG [--out DIR | --next-to-log] [--force] [--quiet] [--strict]\n"
+        "                         [--max-segments N]\n"
         "\n"
         "Recovers the files of a serial dump (ptboot.efi serial-dump, docs/serial.md)\n"
-        "from a captured serial log, reports every lost or damaged line, writes what\n"
-        "survives and decodes the traces among it.\n"
+        "from a captured serial log (LOG, or - for standard input; a pipe works too),\n"
+        "reports every lost or damaged line, writes what survives and decodes the\n"
+        "traces among it. Frame lines cut by the console (a wrap at N columns, a\n"
+        "firmware message in the middle) are joined again when their CRC proves it;\n"
+        "duplicated lines are dropped.\n"
         "\n"
-        "  --out DIR   write the files into DIR, made if missing (default: the log's directory).\n"
-        "  --quiet     print only damage reports and errors.\n"
-        "  --strict    exit 3 when any file came back incomplete.\n"
+        "  --out DIR        write the files into DIR, made if missing (one level).\n"
+        "  --next-to-log    write them in the log's directory.\n"
+        "                   Without either, only the reports (nothing is written).\n"
+        "  --force          overwrite files that exist in DIR (else they are kept).\n"
+        "  --quiet          print only damage reports and errors, at most %d lines per file.\n"
+        "  --strict         exit 3 when any file came back incomplete.\n"
+        "  --max-segments N write at most N segments per damaged trace (default %d, 0: all).\n"
         "\n"
         "Written: DIR/NAME for a file that came back whole (CRC32 checked);\n"
         "DIR/NAME.seg-FROM-TO for each PSB-aligned part of an incomplete trace;\n"
-        "DIR/NAME.partial (lost bytes as zeros) for another incomplete file.\n"
+        "DIR/NAME.partial (lost bytes as zeros) for another incomplete file; an\n"
+        "incomplete capture's sideband.txt and code snapshot rebuilt from what came;\n"
+        "DIR/manifest.txt for each capture (which files are whole).\n"
         "More than one dump of a name in the log: the k-th dump's files (k >= 2)\n"
         "go into DIR/dump<k>/, each a capture directory of its own.\n"
-        "Exit: 0 something recovered, 1 nothing recovered, 2 bad usage.\n");
+        "Exit: 0 something recovered, 1 nothing recovered or a file not written,\n"
+        "2 bad usage, 3 (--strict) a file incomplete.\n", SERIAL_QUIET_LINES, SERIAL_MAX_SEGMENTS);
+}
+
+/* The whole log from path, or standard input for "-": any file a read()
+ * ends, so pipes and FIFOs too. */
+static int read_log(const char *prog, const char *path, uint8_t **text, size_t *size)
+{
+    bool in = !strcmp(path, "-");
+    int fd = in ? 0 : open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0) {
+        fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "%s: cannot read %s: is a directory\n", prog, path);
+        close(fd);
+        return -1;
+    }
+    size_t n = 0, cap = 1 << 16;
+    uint8_t *b = malloc(cap);
+    for (;;) {
+        if (!b) {
+            fprintf(stderr, "%s: out of memory for %s\n", prog, path);
+            if (!in)
+                close(fd);
+            return -1;
+        }
+        if (n == cap) {
+            uint8_t *nb = realloc(b, cap *= 2);
+            if (!nb)
+                free(b);
+            b = nb;
+            continue;
+        }
+        ssize_t r = read(fd, b + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            fprintf(stderr, "%s: cannot read %s: %s\n", prog, in ? "standard input" : path, strerror(errno));
+            free(b);
+            if (!in)
+                close(fd);
+            return -1;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    if (!in)
+        close(fd);
+    *text = b;
+    *size = n;
+    return 0;
+}
+
+/* DIR made if missing (one level, as mkdir does) and proven writable by
+ * making and removing a file in it (as root, permission bits say
+ * nothing; a read-only file system does). */
+static int out_dir_ready(const char *prog, const char *dir)
+{
+    struct stat sb;
+    char probe[4200];
+    if (stat(dir, &sb) != 0 && errno == ENOENT && mkdir(dir, 0777) != 0) {
+        fprintf(stderr, "%s: %s: cannot create: %s\n", prog, dir, strerror(errno));
+        return 1;
+    }
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "%s: %s: not a directory\n", prog, dir);
+        return 2;
+    }
+    snprintf(probe, sizeof probe, "%s/.ptboot-serial-%ld", dir, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "%s: %s: not writable: %s\n", prog, dir, strerror(errno));
+        return 1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+/* One line on how the log's lines were put together (joins, duplicates),
+ * before the files' reports. The wrap column is said even under --quiet:
+ * a wrapped log recovers nothing else, and nothing else would say why. */
+static void log_facts(const struct serial_ctx *c)
+{
+    const struct serial_join_stats *j = &c->join;
+    uint32_t w = serial_wrap_width(j);
+    size_t wrapped = j->joined - j->joined_split;
+    if (w)
+        printf("serial: lines look wrapped at %u columns: %zu frame line(s) joined from their pieces "
+               "(their CRCs prove them)%s\n", w, wrapped,
+               j->fragments ? ", some pieces would not join (damaged)" : "");
+    else if (wrapped && !c->quiet)
+        printf("serial: %zu frame line(s) joined from pieces (their CRCs prove them)\n", wrapped);
+    if (c->duplicates && !c->quiet)
+        printf("serial: %zu duplicate frame line(s) dropped (the same line came before: id, fields and CRC)\n",
+               c->duplicates);
 }
 
 int host_cmd_serial(int argc, char **argv)
 {
-    struct serial_ctx c = { .prog = "ptboot serial" };
+    struct serial_ctx c = { .prog = "ptboot serial", .max_segments = SERIAL_MAX_SEGMENTS };
     const char *log = NULL;
     char dirbuf[4096];
-    bool strict = false;
+    bool strict = false, next_to_log = false;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -197,10 +184,22 @@ int host_cmd_serial(int argc, char **argv)
                 return 2;
             }
             c.dir = argv[++i];
+        } else if (!strcmp(a, "--next-to-log")) {
+            next_to_log = true;
+        } else if (!strcmp(a, "--force")) {
+            c.force = true;
         } else if (!strcmp(a, "--quiet")) {
             c.quiet = true;
         } else if (!strcmp(a, "--strict")) {
             strict = true;
+        } else if (!strcmp(a, "--max-segments")) {
+            uint64_t v;
+            if (i + 1 == argc || !ptd_opts_parse_u64(argv[i + 1], &v) || v > 1000000) {
+                fprintf(stderr, "%s: --max-segments wants a number 0..1000000 (0: all)\n", c.prog);
+                return 2;
+            }
+            c.max_segments = (size_t)v;
+            i++;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "%s: unknown option: %s\ntry 'ptboot serial --help'\n", c.prog, a);
             return 2;
@@ -212,49 +211,63 @@ int host_cmd_serial(int argc, char **argv)
         }
     }
     if (!log) {
-        fprintf(stderr, "%s: no serial log given\nusage: ptboot serial LOG [--out DIR] [--quiet] [--strict]\n",
-                c.prog);
+        fprintf(stderr, "%s: no serial log given (- reads standard input)\n"
+                "usage: ptboot serial LOG [--out DIR | --next-to-log] [--force] [--quiet] [--strict]\n", c.prog);
         return 2;
     }
-    if (!c.dir) {
+    if (c.dir && next_to_log) {
+        fprintf(stderr, "%s: --out DIR or --next-to-log, not both\n", c.prog);
+        return 2;
+    }
+    if (next_to_log) {
         const char *slash = strrchr(log, '/');
+        if (!strcmp(log, "-")) {
+            fprintf(stderr, "%s: --next-to-log: standard input has no directory; give --out DIR\n", c.prog);
+            return 2;
+        }
         if (slash)
             snprintf(dirbuf, sizeof dirbuf, "%.*s", (int)(slash - log) ? (int)(slash - log) : 1, log);
         else
             snprintf(dirbuf, sizeof dirbuf, ".");
         c.dir = dirbuf;
     }
-    /* --out DIR is made when it does not exist yet (one level, as mkdir
-     * does); an existing path that is not a directory is refused. */
-    struct stat sb;
-    if (stat(c.dir, &sb) != 0 && errno == ENOENT && mkdir(c.dir, 0777) != 0) {
-        fprintf(stderr, "%s: %s: cannot create: %s\n", c.prog, c.dir, strerror(errno));
-        return 1;
-    }
-    if (stat(c.dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "%s: %s: not a directory\n", c.prog, c.dir);
-        return 2;
+    if (c.dir) {
+        int rc = out_dir_ready(c.prog, c.dir);
+        if (rc)
+            return rc;
     }
 
     uint8_t *text;
     size_t size;
-    if (host_load_file(c.prog, log, &text, &size) < 0)
+    if (read_log(c.prog, log, &text, &size) < 0)
         return 1;
 
     host_serial_take_log(&c, text, size);
     free(text);
+    log_facts(&c);
 
     if (!c.nfiles) {
-        fprintf(stderr, "%s: %s: no serial dump found (no intact frame line)\n", c.prog, log);
+        uint32_t w = serial_wrap_width(&c.join);
+        fprintf(stderr, "%s: %s: no serial dump found (no intact frame line%s)\n", c.prog, log,
+                c.join.fragments ? (w ? "; lines look wrapped and did not join" : "; only damaged ones")
+                                 : "");
         return 1;
     }
+    if (!c.dir && !c.quiet)
+        printf("serial: reports only, nothing written (--out DIR writes the files)\n");
     size_t whole = host_serial_finish(&c), nfiles = c.nfiles;
-    decode_dumps(&c);
+    if (c.dir)
+        host_serial_captures(&c);
     host_serial_free(&c);
     if (!c.quiet || whole < nfiles)
-        printf("serial: %zu file(s) in the log, %zu complete, %zu written to %s\n", nfiles, whole,
-               c.written, c.dir);
-    if (!c.written) {
+        printf("serial: %zu file(s) in the log, %zu complete, %zu written%s%s\n", nfiles, whole,
+               c.written, c.dir ? " to " : "", c.dir ? c.dir : " (reports only)");
+    if (c.not_written) {
+        fprintf(stderr, "%s: %zu file(s) not written to %s%s\n", c.prog, c.not_written, c.dir,
+                c.kept == c.not_written ? ": they exist (--force overwrites)" : "");
+        return 1;
+    }
+    if (c.dir && !c.written) {
         fprintf(stderr, "%s: nothing could be recovered\n", c.prog);
         return 1;
     }

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "decoder/ptd_num.h"
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_sum.h"
 #include "decoder/ptd_time.h"
@@ -16,10 +18,15 @@
 #include "host/cmd_summary.h"
 #include "host/commands.h"
 #include "host/decode_opts.h"
+#include "host/flow_hints.h"
 #include "host/progress.h"
 #include "host/sym/names_opts.h"
 
 #define MAX_MODULES 4096
+/* the host's default arena: HOST_SUM_ARENA_PER_BYTE bytes per trace byte,
+ * between PTD_SUM_ARENA_SUGGESTED and HOST_SUM_ARENA_MAX */
+#define HOST_SUM_ARENA_PER_BYTE 16
+#define HOST_SUM_ARENA_MAX (1ull << 30)
 
 static void to_file(void *ctx, const char *line, size_t len)
 {
@@ -99,14 +106,16 @@ static void usage(FILE *to)
         "  --symbols PATH             debug files (a file, or a directory searched): names\n"
         "                             as function+0xOFF (file:line) (docs/symbols.md)\n"
         "Limits:\n"
-        "  --top N                    top N images, functions, blocks, edges (20)\n"
-        "  --last N                   last N transitions (32)\n"
-        "  --depth N                  shadow stack depth (256)\n"
-        "  --tree-depth N             call tree depth (24)\n"
-        "  --tree-lines N             call tree lines (400)\n"
-        "  --tree-permille N          fold tree nodes under N/1000 of the insns (2)\n"
+        "  --top N                    top N images, functions, blocks, edges (20; at least 1)\n"
+        "  --last N                   last N transitions (32; 0: none)\n"
+        "  --depth N                  shadow stack depth (256; at least 1, at most a quarter\n"
+        "                             of the arena)\n"
+        "  --tree-depth N             call tree depth (24; 0: no call tree)\n"
+        "  --tree-lines N             call tree lines (400; 0: no call tree)\n"
+        "  --tree-permille N          fold tree nodes under N/1000 of the insns (2; 0: none)\n"
         "  --tree-all                 every tree node (up to --tree-lines)\n"
-        "  --arena BYTES              table memory, as on target (1048576)\n"
+        "  --arena BYTES              table memory (K/M/G taken; default 16 bytes per trace\n"
+        "                             byte, 1M to 1G; the target uses 1M)\n"
         "  --tail                     the static path after the trace's end closes the last\n"
         "                             transitions, marked (tail), with where it ends\n"
         "                             (\"spins at X\" for an endless loop)\n"
@@ -115,17 +124,27 @@ static void usage(FILE *to)
         "2 bad usage.\n");
 }
 
+size_t host_summary_arena_bytes(uint64_t trace_bytes)
+{
+    uint64_t t = trace_bytes * HOST_SUM_ARENA_PER_BYTE;
+    return (size_t)(t < PTD_SUM_ARENA_SUGGESTED ? PTD_SUM_ARENA_SUGGESTED : t > HOST_SUM_ARENA_MAX ? HOST_SUM_ARENA_MAX : t);
+}
+
+static uint64_t file_bytes(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* BASE:SIZE:NAME, base and size in hex (0x optional, K/M/G taken: the one
+ * parser, decoder/ptd_num.h) */
 static int parse_module(const char *v, struct ptd_sum_module *m)
 {
-    char *end;
-    m->base = strtoull(v, &end, 16);
-    if (end == v || *end != ':')
+    const char *c1 = strchr(v, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2 || !c2[1] || !ptd_num_parse_u64(v, (size_t)(c1 - v), PTD_NUM_HEX, &m->base) ||
+        !ptd_num_parse_u64(c1 + 1, (size_t)(c2 - c1 - 1), PTD_NUM_HEX, &m->size) || !m->size)
         return -1;
-    v = end + 1;
-    m->size = strtoull(v, &end, 16);
-    if (end == v || *end != ':' || !end[1] || !m->size)
-        return -1;
-    m->name = end + 1;
+    m->name = c2 + 1;
     return 0;
 }
 
@@ -137,8 +156,8 @@ int host_cmd_summary(int argc, char **argv)
     static struct names names;
     struct flow_opts fo;
     struct ptd_sum_config c;
-    int stat = 0, rc;
-    uint64_t arena_size = PTD_SUM_ARENA_SUGGESTED;
+    int stat = 0, rc, arena_given = 0;
+    uint64_t arena_size = PTD_SUM_ARENA_SUGGESTED, depth = PTD_SUM_STACK_DEFAULT;
 
     memset(&c, 0, sizeof(c));
     memset(&tcfg, 0, sizeof(tcfg));
@@ -182,25 +201,41 @@ int host_cmd_summary(int argc, char **argv)
                    !strcmp(a, "--tree-permille") || !strcmp(a, "--arena")) {
             uint64_t v, max = !strcmp(a, "--arena") ? (1ull << 32) : 0xffffffffu;
             if (i + 1 >= argc || !ptd_opts_parse_u64(argv[i + 1], &v) || v > max) {
-                fprintf(stderr, "ptboot summary: %s needs a number up to %" PRIu64 "\n", a, max);
+                fprintf(stderr, "ptboot summary: %s needs a number up to %" PRIu64 " (K/M/G taken)\n", a, max);
                 flow_opts_free(&fo);
                 return 2;
             }
             i++;
+            /* 0 means what it says (no such section) or is refused; it
+             * never silently means the default (docs/summary.md) */
+            const char *zero = !strcmp(a, "--top") ? "would leave every table empty (the default is 20)"
+                             : !strcmp(a, "--depth") ? "leaves no shadow stack to follow calls with (the default is 256)"
+                             : !strcmp(a, "--arena") ? "leaves no memory for the tables" : NULL;
+            if (!v && zero) {
+                fprintf(stderr, "ptboot summary: %s 0 %s\n", a, zero);
+                flow_opts_free(&fo);
+                return 2;
+            }
             if (!strcmp(a, "--top"))
                 c.top = (unsigned)v;
+            else if (!strcmp(a, "--last") && !v)
+                c.flags |= PTD_SUM_F_NO_LAST;
             else if (!strcmp(a, "--last"))
                 c.last = (unsigned)v;
             else if (!strcmp(a, "--depth"))
-                c.stack_depth = (unsigned)v;
+                depth = v;
+            else if ((!strcmp(a, "--tree-depth") || !strcmp(a, "--tree-lines")) && !v)
+                c.flags |= PTD_SUM_F_NO_TREE;
             else if (!strcmp(a, "--tree-depth"))
                 c.tree_depth = (unsigned)v;
             else if (!strcmp(a, "--tree-lines"))
                 c.tree_lines = (unsigned)v;
+            else if (!strcmp(a, "--tree-permille") && !v)
+                c.flags |= PTD_SUM_F_TREE_ALL;
             else if (!strcmp(a, "--tree-permille"))
                 c.tree_permille = (unsigned)v;
             else
-                arena_size = v;
+                arena_size = v, arena_given = 1;
         } else {
             fprintf(stderr, "ptboot summary: unknown option '%s' (see ptboot summary --help)\n", a);
             flow_opts_free(&fo);
@@ -218,6 +253,16 @@ int host_cmd_summary(int argc, char **argv)
         host_capture_free(&cap);
         return 1;
     }
+    if (!cap.sb)
+        flow_hint_no_code(&fo, "ptboot summary", stderr);
+    /* what the capture's sideband says of the trace's ends, before the
+     * summary (which cannot tell from the packets) */
+    if (cap.sb && cap.sb->trace.wrapped)
+        printf("note: trace.wrapped 1: the ring buffer wrapped, the trace holds its newest bytes only "
+               "(from the first PSB among them); the start of the run is missing\n");
+    if (cap.sb && cap.sb->trace.stopped)
+        printf("note: trace.stopped 1: tracing stopped before the run ended (buffer full, a TraceStop "
+               "range, or ExitBootServices); the rest of the run is missing\n");
     /* the capture's images after the explicit ones */
     size_t given = c.nmodules;
     for (size_t k = 0; k < cap.nmodules && c.nmodules < MAX_MODULES; k++) {
@@ -233,6 +278,24 @@ int host_cmd_summary(int argc, char **argv)
         c.name_ctx = &names;
     }
     tcfg.errata = fo.cfg.errata;
+    /* On the host the tables are sized from the trace (the target keeps
+     * PTD_SUM_ARENA_SUGGESTED): 16 bytes of arena per trace byte, 1 MiB to
+     * 1 GiB; and the shadow stack may take a quarter of it at most. */
+    uint64_t frames = depth * sizeof(struct ptd_sum_frame);
+    if (!arena_given) {
+        arena_size = host_summary_arena_bytes(file_bytes(fo.pt));
+        if (frames <= HOST_SUM_ARENA_MAX / 4 && arena_size < 4 * frames)
+            arena_size = 4 * frames;
+    }
+    if (frames > arena_size / 4) {
+        fprintf(stderr, "ptboot summary: --depth %" PRIu64 " needs %" PRIu64 " bytes of shadow stack, more than a "
+                "quarter of the %" PRIu64 "-byte arena: at most --depth %" PRIu64 ", or a larger --arena\n", depth,
+                frames, arena_size, (uint64_t)(arena_size / 4 / sizeof(struct ptd_sum_frame)));
+        flow_opts_free(&fo);
+        host_capture_free(&cap);
+        return 2;
+    }
+    c.stack_depth = (unsigned)depth;
     void *arena = malloc(arena_size ? arena_size : 1);
     if (!arena) {
         fprintf(stderr, "ptboot summary: out of memory\n");

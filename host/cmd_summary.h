@@ -5,6 +5,8 @@
 #ifndef HOST_CMD_SUMMARY_H
 #define HOST_CMD_SUMMARY_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "decoder/ptd_sum.h"
@@ -17,5 +19,10 @@
  * Returns 0, or 1 when memory ran out. */
 int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
                        const struct ptd_sum_config *cfg, int stat, FILE *out);
+
+/* The host's default summary arena for a trace of trace_bytes: 16 bytes
+ * per trace byte, from PTD_SUM_ARENA_SUGGESTED (the target's) to 1 GiB
+ * (docs/summary.md). */
+size_t host_summary_arena_bytes(uint64_t trace_bytes);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decoder/ptd_num.h"
 #include "format/pe_info.h"
 #include "host/code_load.h"
 
@@ -36,10 +37,8 @@ static int split_spec(const char *spec, char *path, size_t cap, uint64_t *base, 
     *has_base = 0;
     *base = 0;
     if (colon && colon[1]) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(colon + 1, &end, 0);
-        if (!errno && !*end) {
+        uint64_t v;
+        if (ptd_num_parse(colon + 1, PTD_NUM_AUTO, &v)) {
             *base = v;
             *has_base = 1;
         } else {

@@ -19,6 +19,7 @@ static int parse_capture(struct flow_opts *fo, struct ptd_time_config *tcfg,
         fprintf(stderr, "%s: --capture: %s\n", prog, err);
         return -1;
     }
+    host_capture_warn(argv[*i], cap, prog, stderr);
     return 1;
 }
 

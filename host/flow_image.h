@@ -15,13 +15,23 @@ struct flow_seg {
     uint64_t base;
     uint64_t size;
     uint8_t *data;
+    uint8_t *owned;       /* what to free: data, or NULL (in a mapping) */
+};
+
+/* A page dump mapped read-only (its pages are segments' bytes in place). */
+struct flow_mapping {
+    void *addr;
+    size_t len;
 };
 
 struct flow_image {
     struct flow_seg *segs;
     size_t nsegs, cap;
+    struct flow_mapping *maps;
+    size_t nmaps;
     size_t last;          /* segment of the last hit (locality) */
     char err[512];        /* why the last load failed */
+    char warn[512];       /* what the last load overrode ("" when nothing) */
 };
 
 void flow_image_init(struct flow_image *img);
@@ -53,5 +63,12 @@ const uint8_t *flow_image_map(struct flow_image *img, uint64_t ip, uint64_t *bas
 /* Read a whole file into a malloc'd buffer; -1 with err set on failure. */
 int flow_read_file(const char *path, uint8_t **buf, size_t *size,
                    char *err, size_t errsize);
+
+/* The whole file in memory without a copy where it can be: a private
+ * mapping (1; its pages are read as they are touched, no zeroed memory
+ * filled first), else flow_read_file's buffer (0); -1 with err set.
+ * Release with flow_release_file(buf, size, that result). */
+int flow_map_file(const char *path, uint8_t **buf, size_t *size, char *err, size_t errsize);
+void flow_release_file(uint8_t *buf, size_t size, int mapped);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/ptd_num.h"
 #include "decoder/ptd_opts.h"
 #include "host/flow_opts.h"
 
@@ -18,7 +19,8 @@ void flow_opts_free(struct flow_opts *o)
 {
     flow_image_free(&o->img);
     code_modules_free(&o->code);
-    free(o->trace);
+    if (o->trace)
+        flow_release_file(o->trace, o->tsize, o->trace_mapped);
     free(o->cache);
     o->trace = NULL;
     o->cache = NULL;
@@ -34,14 +36,11 @@ const uint8_t *flow_image_map_cb(void *ctx, uint64_t ip, uint64_t *base, size_t 
     return flow_image_map(ctx, ip, base, size);
 }
 
+/* base 16: hex (0x optional), else as strtoull's base 0; K/M/G taken
+ * (decoder/ptd_num.h, the one parser) */
 static int num(const char *s, uint64_t *v, int base)
 {
-    char *end;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    *v = strtoull(s, &end, base);
-    return (errno || *end) ? -1 : 0;
+    return ptd_num_parse(s, base == 16 ? PTD_NUM_HEX : PTD_NUM_AUTO, v) ? 0 : -1;
 }
 
 int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const char *prog)
@@ -77,6 +76,8 @@ int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const ch
             fprintf(stderr, "%s: %s\n", prog, o->img.err);
             return -1;
         }
+        if (o->img.warn[0])
+            fprintf(stderr, "%s: warning: %s\n", prog, o->img.warn);
     } else if (!strcmp(a, "--elf") || !strcmp(a, "--pe")) {
         char err[4096 + 256];
         if ((a[3] == 'l' ? code_load_elf : code_load_pe)(&o->img, &o->code, v, err, sizeof err) < 0) {
@@ -147,7 +148,9 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
         fprintf(stderr, "%s: --pt FILE is required\n", prog);
         return -1;
     }
-    if (flow_read_file(o->pt, &o->trace, &o->tsize, err, sizeof(err)) < 0) {
+    o->trace_mapped = flow_map_file(o->pt, &o->trace, &o->tsize, err, sizeof(err));
+    if (o->trace_mapped < 0) {
+        o->trace = NULL;
         fprintf(stderr, "%s: %s\n", prog, err);
         return -1;
     }

@@ -29,7 +29,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: ptboot <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < HOST_COMMAND_COUNT; i++)
         fprintf(out, "  %-8s %s\n", host_commands[i].name, host_commands[i].summary);
-    fprintf(out, "\n'ptboot <command> --help' describes a command's options.\n");
+    fprintf(out, "\n'ptboot <command> --help' describes a command's options; 'ptboot --version'\n"
+            "names the build (%s).\n", ptboot_version);
 }
 
 int main(int argc, char **argv)
@@ -37,6 +38,10 @@ int main(int argc, char **argv)
     if (argc < 2) {
         usage(stderr);
         return 2;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("%s\n", ptboot_version);
+        return 0;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);

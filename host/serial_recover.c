@@ -1,6 +1,8 @@
 /* The in-memory part of `ptboot serial` (host/serial_recover.h): what
  * host/cmd_serial.c describes, less the CLI and the capture's flow. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include "decoder/ptd_fmt.h"
 #include "decoder/ptd_frame.h"
 #include "host/serial_recover.h"
+#include "host/serial_join.h"
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -30,6 +33,25 @@ static void *xrealloc(void *p, size_t n)
             (arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
         } \
     } while (0)
+
+/* A report line about file f (NULL: the log). Under --quiet only the first
+ * SERIAL_QUIET_LINES of each file (and of the log) are printed, the others
+ * counted and summed up in one line at the end of the file: thousands of
+ * lost lines must not make thousands of lines of output. */
+static void say(struct serial_ctx *c, struct sfile *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(struct serial_ctx *c, struct sfile *f, const char *fmt, ...)
+{
+    size_t *said = f ? &f->said : &c->said, *hidden = f ? &f->hidden : &c->hidden;
+    if (c->quiet && *said >= SERIAL_QUIET_LINES) {
+        (*hidden)++;
+        return;
+    }
+    (*said)++;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}
 
 /* A new file, and which dump of the log it belongs to. Ids number the
  * files of one dump 1, 2, ... (decoder/ptd_frame.h), so a file starts a new
@@ -121,17 +143,61 @@ static void add_data(struct sfile *f, size_t log_line, const struct ptd_frame_re
         f->max_seq_plus1 = r->seq + 1;
 }
 
+static bool same_begin(const struct ptd_frame_rec *a, const struct ptd_frame_rec *b)
+{
+    return a->id == b->id && a->size == b->size && a->file_crc == b->file_crc && a->kind == b->kind &&
+           !strcmp(a->name, b->name);
+}
+
+static bool same_end(const struct ptd_frame_rec *a, const struct ptd_frame_rec *b)
+{
+    return a->id == b->id && a->size == b->size && a->file_crc == b->file_crc && a->lines == b->lines &&
+           !strcmp(a->name, b->name);
+}
+
+/* A data line f already has: same sequence, offset and payload (a log
+ * captured twice over, a line sent again). */
+static bool has_line(const struct sfile *f, const struct ptd_frame_rec *r)
+{
+    for (size_t i = f->nlines; i > 0; i--) {
+        const struct sline *l = &f->lines[i - 1];
+        if (l->seq == r->seq && l->off == r->offset && l->len == r->len &&
+            !memcmp(f->pool + l->pool, r->payload, r->len))
+            return true;
+    }
+    return false;
+}
+
+static void take_rec(struct serial_ctx *c, struct ptd_frame_rec *r, size_t log_line, struct sfile **cur);
+
 /* One line of the log. cur is the file the last frame line belonged to. */
 static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t log_line,
                       struct sfile **cur, struct ptd_frame_rec *r)
 {
-    struct sfile *f;
-    switch (ptd_frame_parse(s, len, r)) {
-    case PTD_FRAME_NONE:
+    if (ptd_frame_parse(s, len, r) == PTD_FRAME_NONE) {
         if (dump_marker(s, len))
             c->marker = true;
         return;
+    }
+    take_rec(c, r, log_line, cur);
+}
+
+/* One frame record (parsed, or joined from pieces). Duplicates of a line
+ * already taken (same id, fields and CRC) are counted and dropped: they do
+ * not start a new file or dump. */
+static void take_rec(struct serial_ctx *c, struct ptd_frame_rec *r, size_t log_line, struct sfile **cur)
+{
+    struct sfile *f;
+    switch (r->type) {
+    case PTD_FRAME_NONE:
+        return;
     case PTD_FRAME_BEGIN:
+        f = c->marker ? NULL : find_file(c, r->id);
+        if (f && f->dump == c->ndumps && f->have_begin && same_begin(&f->begin, r)) {
+            c->duplicates++;
+            *cur = f;
+            return;
+        }
         f = c->marker ? NULL : find_file(c, r->id);
         /* a begin line for an id already in use: a new dump (another boot) */
         if (!f || f->have_begin || f->nlines || f->have_end)
@@ -143,6 +209,11 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
         return;
     case PTD_FRAME_DATA:
         f = c->marker ? NULL : find_file(c, r->id);
+        if (f && f->dump == c->ndumps && f->have_end && r->seq < f->end.lines && has_line(f, r)) {
+            c->duplicates++;
+            *cur = f;
+            return;
+        }
         if (!f || f->have_end)
             f = new_file(c, r->id);
         add_data(f, log_line, r);
@@ -150,6 +221,11 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
         return;
     case PTD_FRAME_END:
         f = c->marker ? NULL : find_file(c, r->id);
+        if (f && f->dump == c->ndumps && f->have_end && same_end(&f->end, r)) {
+            c->duplicates++;
+            *cur = f;
+            return;
+        }
         if (!f || f->have_end)
             f = new_file(c, r->id);
         f->have_end = true;
@@ -162,7 +238,7 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
         if (!f || (f->have_end && *cur && *cur != f))
             f = *cur;
         if (!f) {
-            printf("serial: log line %zu: damaged frame line before any file (%s)\n", log_line,
+            say(c, NULL, "serial: log line %zu: damaged frame line before any file (%s)\n", log_line,
                    r->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed");
             return;
         }
@@ -242,6 +318,47 @@ static uint8_t *assemble(const struct sfile *f, size_t i, size_t j, uint64_t *le
     return b;
 }
 
+/* Opens DIR-relative path for writing: a new file, or with --force any;
+ * an existing file without --force is kept and said. NULL after saying
+ * why. */
+FILE *host_serial_create(struct serial_ctx *c, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | (c->force ? 0 : O_EXCL), 0666);
+    if (fd < 0) {
+        c->not_written++;
+        if (errno == EEXIST) {
+            c->kept++;
+            fprintf(stderr, "%s: %s exists: not overwritten (--force overwrites)\n", c->prog, path);
+        } else {
+            fprintf(stderr, "%s: cannot write %s: %s\n", c->prog, path, strerror(errno));
+        }
+        return NULL;
+    }
+    FILE *o = fdopen(fd, "wb");
+    if (!o) {
+        close(fd);
+        c->not_written++;
+        fprintf(stderr, "%s: cannot write %s: %s\n", c->prog, path, strerror(errno));
+    }
+    return o;
+}
+
+/* Closes o after writing; false (said) when anything failed. */
+static bool close_written(struct serial_ctx *c, FILE *o, bool ok, const char *path)
+{
+    int e = errno;
+    if (fclose(o) != 0 && ok) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok) {
+        c->not_written++;
+        fprintf(stderr, "%s: cannot write %s: %s\n", c->prog, path, strerror(e));
+        unlink(path); /* a cut file must not look whole */
+    }
+    return ok;
+}
+
 static int write_file(struct serial_ctx *c, const char *name, const uint8_t *data, uint64_t len,
                       char *path, size_t cap)
 {
@@ -251,11 +368,12 @@ static int write_file(struct serial_ctx *c, const char *name, const uint8_t *dat
         return 0;
     }
     snprintf(path, cap, "%s/%s", c->dir, name);
-    FILE *o = fopen(path, "wb");
-    if (!o || (len && fwrite(data, 1, (size_t)len, o) != len) || fclose(o) != 0) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", c->prog, path, strerror(errno));
+    FILE *o = host_serial_create(c, path);
+    if (!o)
         return -1;
-    }
+    bool ok = !len || fwrite(data, 1, (size_t)len, o) == len;
+    if (!close_written(c, o, ok, path))
+        return -1;
     c->written++;
     return 0;
 }
@@ -292,7 +410,7 @@ static int cmp_line(const void *a, const void *b)
 
 /* Sorts the lines by seq and drops later copies of a line (a log captured
  * twice over); a copy that differs is reported. */
-static void sort_lines(struct sfile *f)
+static void sort_lines(struct serial_ctx *c, struct sfile *f)
 {
     size_t out = 0;
     if (f->nlines)
@@ -302,8 +420,10 @@ static void sort_lines(struct sfile *f)
             const struct sline *a = &f->lines[out - 1], *b = &f->lines[i];
             if (a->off != b->off || a->len != b->len ||
                 memcmp(f->pool + a->pool, f->pool + b->pool, a->len))
-                printf("serial: %s: line %u on log line %zu differs from its copy on log line %zu: "
+                say(c, f, "serial: %s: line %u on log line %zu differs from its copy on log line %zu: "
                        "the first is used\n", f->out_name, b->seq, b->log_line, a->log_line);
+            else
+                c->duplicates++;
             continue;
         }
         f->lines[out++] = f->lines[i];
@@ -373,18 +493,20 @@ static struct sdamage *damage_of_kind(struct sfile *f, char type)
     return NULL;
 }
 
-static void print_run(const char *n, uint32_t from, uint32_t to, uint64_t lo, uint64_t hi, bool exact)
+static void print_run(struct serial_ctx *c, struct sfile *f, uint32_t from, uint32_t to, uint64_t lo,
+                      uint64_t hi, bool exact)
 {
+    const char *n = f->out_name;
     char lines[32];
     if (to > from)
         snprintf(lines, sizeof lines, "lines %u-%u", from, to);
     else
         snprintf(lines, sizeof lines, "line %u", from);
     if (exact)
-        printf("serial: %s: %s (offset 0x%llx-0x%llx) missing\n", n, lines,
+        say(c, f, "serial: %s: %s (offset 0x%llx-0x%llx) missing\n", n, lines,
                (unsigned long long)lo, (unsigned long long)hi - 1);
     else
-        printf("serial: %s: %s missing (within offset 0x%llx-0x%llx)\n", n, lines,
+        say(c, f, "serial: %s: %s missing (within offset 0x%llx-0x%llx)\n", n, lines,
                (unsigned long long)lo, (unsigned long long)hi - 1);
 }
 
@@ -393,7 +515,7 @@ static void print_run(const char *n, uint32_t from, uint32_t to, uint64_t lo, ui
  * the line's own offset field when it is plausible), the rest in runs, with
  * their exact byte range when both ends are known. Returns the lines lost;
  * *corrupt counts the damaged ones. */
-static uint64_t report_gap(struct sfile *f, uint32_t a, uint32_t b, uint64_t lo, uint64_t hi,
+static uint64_t report_gap(struct serial_ctx *c, struct sfile *f, uint32_t a, uint32_t b, uint64_t lo, uint64_t hi,
                            size_t lo_log, size_t hi_log, uint64_t *corrupt)
 {
     const char *n = f->out_name;
@@ -426,13 +548,13 @@ static uint64_t report_gap(struct sfile *f, uint32_t a, uint32_t b, uint64_t lo,
                                 : d->off > lo);
         uint64_t off = known ? d->off : run == s && run_exact ? run_lo : UINT64_MAX;
         if (run < s)
-            print_run(n, (uint32_t)run, (uint32_t)s - 1, run_exact ? run_lo : lo,
+            print_run(c, f, (uint32_t)run, (uint32_t)s - 1, run_exact ? run_lo : lo,
                       known && run_exact ? off : hi, known && run_exact);
         if (off != UINT64_MAX)
-            printf("serial: %s: line %u (offset 0x%llx) %s (log line %zu)\n", n, (unsigned)s,
+            say(c, f, "serial: %s: line %u (offset 0x%llx) %s (log line %zu)\n", n, (unsigned)s,
                    (unsigned long long)off, damage_word(d), d->log_line);
         else
-            printf("serial: %s: line %u (within offset 0x%llx-0x%llx) %s (log line %zu)\n", n,
+            say(c, f, "serial: %s: line %u (within offset 0x%llx-0x%llx) %s (log line %zu)\n", n,
                    (unsigned)s, (unsigned long long)lo, (unsigned long long)hi - 1, damage_word(d),
                    d->log_line);
         (*corrupt)++;
@@ -440,7 +562,7 @@ static uint64_t report_gap(struct sfile *f, uint32_t a, uint32_t b, uint64_t lo,
         run_exact = false;   /* a damaged line's length is not known */
     }
     if (run <= b)
-        print_run(n, (uint32_t)run, b, run_exact ? run_lo : lo, hi, run_exact);
+        print_run(c, f, (uint32_t)run, b, run_exact ? run_lo : lo, hi, run_exact);
     free(ds);
     return (uint64_t)b - a + 1;
 }
@@ -451,6 +573,8 @@ static uint64_t report_gap(struct sfile *f, uint32_t a, uint32_t b, uint64_t lo,
 static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
 {
     char path[4096];
+    size_t over = 0;
+    uint64_t over_bytes = 0;
     for (size_t s = 0, e; s < nl; s = e) {
         for (e = s + 1; e < nl && f->lines[e].seq == f->lines[e - 1].seq + 1 &&
                         f->lines[e].off == f->lines[e - 1].off + f->lines[e - 1].len; e++)
@@ -461,21 +585,26 @@ static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
                 start++;
         uint64_t lo = f->lines[s].off, hi = f->lines[e - 1].off + f->lines[e - 1].len;
         if (start == e) {
-            printf("serial: %s: bytes 0x%llx-0x%llx survive but hold no PSB: not written\n",
+            say(c, f, "serial: %s: bytes 0x%llx-0x%llx survive but hold no PSB: not written\n",
                    f->out_name, (unsigned long long)lo, (unsigned long long)hi - 1);
             continue;
         }
         uint64_t from = f->lines[start].off, len;
         char name[PTD_FRAME_NAME_MAX + 96];
+        if (c->max_segments && f->nsegs >= c->max_segments) {
+            over++;
+            over_bytes += hi - from;
+            continue;
+        }
         if (from > lo)
-            printf("serial: %s: bytes 0x%llx-0x%llx before the PSB at 0x%llx cannot be decoded: "
+            say(c, f, "serial: %s: bytes 0x%llx-0x%llx before the PSB at 0x%llx cannot be decoded: "
                    "not written\n", f->out_name, (unsigned long long)lo, (unsigned long long)from - 1,
                    (unsigned long long)from);
         snprintf(name, sizeof name, "%s.seg-%llx-%llx", f->out_name, (unsigned long long)from,
                  (unsigned long long)hi);
         uint8_t *data = assemble(f, start, e, &len);
         if (write_file(c, name, data, len, path, sizeof path) == 0) {
-            printf("serial: %s: bytes 0x%llx-0x%llx (%s) -> %s\n", f->out_name,
+            say(c, f, "serial: %s: bytes 0x%llx-0x%llx (%s) -> %s\n", f->out_name,
                    (unsigned long long)from, (unsigned long long)hi - 1,
                    from ? "from a PSB" : "from the file's start", path);
             GROW(f->segs, f->nsegs, f->segs_cap);
@@ -485,6 +614,10 @@ static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
         }
         free(data);
     }
+    if (over)
+        printf("serial: %s: %zu more segment(s) (%llu bytes) not written: at most %zu per file "
+               "(--max-segments N, 0: all)\n", f->out_name, over, (unsigned long long)over_bytes,
+               c->max_segments);
 }
 
 /* An incomplete raw file: DIR/NAME.partial, lost ranges as zeros (a
@@ -499,24 +632,22 @@ static void write_partial(struct serial_ctx *c, struct sfile *f, size_t nl, uint
         return;
     }
     snprintf(path, sizeof path, "%s/%s", c->dir, name);
-    FILE *o = fopen(path, "wb");
-    bool ok = o && ftruncate(fileno(o), (off_t)len) == 0;
+    FILE *o = host_serial_create(c, path);
+    if (!o)
+        return;
+    bool ok = ftruncate(fileno(o), (off_t)len) == 0;
     for (size_t i = 0; ok && i < nl; i++)
         ok = fseeko(o, (off_t)f->lines[i].off, SEEK_SET) == 0 &&
              fwrite(f->pool + f->lines[i].pool, 1, f->lines[i].len, o) == f->lines[i].len;
-    if (o && fclose(o) != 0)
-        ok = false;
-    if (!ok) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", c->prog, path, strerror(errno));
+    if (!close_written(c, o, ok, path))
         return;
-    }
     c->written++;
     printf("serial: %s: %llu bytes with the lost ranges as zeros -> %s\n", f->out_name,
            (unsigned long long)len, path);
 }
 
 /* Reports and writes one file; returns true when it came back whole. */
-static bool finish_file(struct serial_ctx *c, struct sfile *f)
+static bool finish_file_reports(struct serial_ctx *c, struct sfile *f)
 {
     const char *n;
     char path[4096];
@@ -527,7 +658,7 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
 
     choose_name(c, f);
     n = f->out_name;
-    sort_lines(f);
+    sort_lines(c, f);
     if (!f->have_begin) {
         d = damage_of_kind(f, 'B');
         if (d)
@@ -549,14 +680,28 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
         printf("serial: %s: begin and end lines disagree (size %llu/%llu): begin line used\n", n,
                (unsigned long long)f->begin.size, (unsigned long long)f->end.size);
     size = f->have_begin ? f->begin.size : f->have_end ? f->end.size : f->extent;
-    uint32_t kind = f->have_begin ? f->begin.kind : PTD_FRAME_KIND_PT;
+    /* the kind is on the begin line; without it, a name ending in .pt or a
+     * line flagged at a PSB says pt */
+    uint32_t kind = PTD_FRAME_KIND_RAW;
+    if (f->have_begin) {
+        kind = f->begin.kind;
+    } else {
+        size_t bl = strlen(f->base);
+        if (!(f->have_end) || (bl > 3 && !strcmp(f->base + bl - 3, ".pt")))
+            kind = PTD_FRAME_KIND_PT;
+        for (size_t i = 0; i < f->nlines && kind != PTD_FRAME_KIND_PT; i++)
+            kind = f->lines[i].psb ? PTD_FRAME_KIND_PT : kind;
+    }
     uint32_t crc = f->have_begin ? f->begin.file_crc : f->end.file_crc;
     total = count_known ? f->end.lines : f->max_seq_plus1;
+    f->size = size;
+    f->crc = crc;
 
     /* lines past the end line's count do not belong to the file */
     size_t nl = f->nlines;
     while (nl && f->lines[nl - 1].seq >= total)
         nl--;
+    f->ngood = nl;
     if (nl < f->nlines)
         printf("serial: %s: %zu line(s) numbered past the end line's count %u: ignored\n", n,
                f->nlines - nl, total);
@@ -572,7 +717,7 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
             size_t hi_log = i < nl ? f->lines[i].log_line : f->have_end ? f->end_log : SIZE_MAX;
             if (hi <= prev_end)  /* inconsistent offsets (forged lines): no range */
                 hi = prev_end + 1;
-            lost += report_gap(f, (uint32_t)expect, (uint32_t)(seq - 1), prev_end, hi, prev_log,
+            lost += report_gap(c, f, (uint32_t)expect, (uint32_t)(seq - 1), prev_end, hi, prev_log,
                                hi_log, &corrupt);
         }
         if (i < nl) {
@@ -591,11 +736,14 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
     }
     for (size_t i = 0; i < f->ndmg; i++)
         if (!f->dmg[i].used)
-            printf("serial: %s: log line %zu: damaged frame line (%s), no line of this file is "
+            say(c, f, "serial: %s: log line %zu: damaged frame line (%s), no line of this file is "
                    "missing for it\n", n, f->dmg[i].log_line, damage_word(&f->dmg[i]));
 
-    /* whole: every line, bytes following each other up to the size */
-    bool whole = f->have_begin && f->have_end && lost == 0 && nl == total && have == size;
+    /* whole: every line, bytes following each other up to the size, which
+     * with its CRC comes from the begin or the end line (either one is
+     * enough: the CRC proves the bytes) */
+    bool whole = (f->have_begin || f->have_end) && lost == 0 && (!count_known || nl == total) &&
+                 have == size;
     for (size_t i = 1; whole && i < nl; i++)
         whole = f->lines[i].off == f->lines[i - 1].off + f->lines[i - 1].len;
     if (whole && nl)
@@ -604,13 +752,15 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
         uint64_t len;
         uint8_t *data = assemble(f, 0, nl, &len);
         bool ok = ptd_crc32(0, data, (size_t)len) == crc;
-        if (!ok)
+        if (!ok) {
             printf("serial: %s: all lines present but the file CRC32 differs (expected %08x)\n", n, crc);
+            snprintf(f->why, sizeof f->why, "serial log: every line came, the file CRC-32 differs");
+        }
         else if (write_file(c, n, data, len, path, sizeof path) == 0) {
             f->whole = true;
             if (!c->quiet)
-                printf("serial: %s: complete, %llu bytes in %u lines, crc32 %08x ok -> %s\n", n,
-                       (unsigned long long)size, total, crc, path);
+                printf("serial: %s: complete, %llu byte%s in %u line%s, crc32 %08x ok -> %s\n", n,
+                       (unsigned long long)size, size == 1 ? "" : "s", total, total == 1 ? "" : "s", crc, path);
             if (kind == PTD_FRAME_KIND_PT)
                 decode_summary(c, path, data, len);
         }
@@ -622,6 +772,10 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
            nl, count_known ? "" : "at least ", total, (unsigned long long)corrupt,
            (unsigned long long)have, f->have_begin || f->have_end ? "" : "at least ",
            (unsigned long long)size);
+    if (!f->why[0])
+        snprintf(f->why, sizeof f->why, "serial log: %zu of %s%u lines, %llu of %s%llu bytes came", nl,
+                 count_known ? "" : "at least ", total, (unsigned long long)have,
+                 f->have_begin || f->have_end ? "" : "at least ", (unsigned long long)size);
     if (!nl)
         return false;
     if (kind == PTD_FRAME_KIND_PT)
@@ -632,21 +786,47 @@ static bool finish_file(struct serial_ctx *c, struct sfile *f)
 }
 
 
+static bool finish_file(struct serial_ctx *c, struct sfile *f)
+{
+    bool whole = finish_file_reports(c, f);
+    if (f->hidden)
+        printf("serial: %s: %zu more report line(s) not shown (--quiet shows %d per file)\n", f->out_name,
+               f->hidden, SERIAL_QUIET_LINES);
+    return whole;
+}
+
 void host_serial_take_log(struct serial_ctx *c, const uint8_t *text, size_t size)
 {
-    /* Lines end at LF or at a lone CR (CR noise); log line numbers count LFs. */
+    /* Lines end at LF or at a lone CR (CR noise); log line numbers count
+     * LFs. A damaged frame line is first tried joined with the lines after
+     * it (a console's wrap, a firmware message in the middle:
+     * host/serial_join.h); only a join whose CRC is right is taken. */
     static struct ptd_frame_rec rec;
     struct sfile *cur = NULL;
-    size_t log_line = 1, start = 0;
-    for (size_t i = 0; i <= size; i++) {
-        if (i < size && text[i] != '\n' && text[i] != '\r')
+    struct serial_log_line *lines = NULL;
+    size_t n = serial_split_lines(text, size, &lines);
+    const char *t = (const char *)text;
+    for (size_t i = 0; i < n; i++) {
+        const struct serial_log_line *l = &lines[i];
+        size_t took = 0, skipped = 0;
+        if (serial_has_prefix(t + l->start, l->len) &&
+            ptd_frame_parse(t + l->start, l->len, &rec) == PTD_FRAME_CORRUPT)
+            took = serial_join(text, lines, n, i, &rec, &skipped, &c->join);
+        if (!took) {
+            take_line(c, t + l->start, l->len, l->log_line, &cur, &rec);
             continue;
-        if (i > start)
-            take_line(c, (const char *)text + start, i - start, log_line, &cur, &rec);
-        if (i < size && text[i] == '\n')
-            log_line++;
-        start = i + 1;
+        }
+        /* the other text inside the frame line: as any other line */
+        static struct ptd_frame_rec other;
+        for (size_t k = 1; k <= skipped; k++)
+            take_line(c, t + lines[i + k].start, lines[i + k].len, lines[i + k].log_line, &cur, &other);
+        if (skipped && !c->quiet)
+            printf("serial: log line %zu: a frame line cut by other text (log lines %zu-%zu) joined "
+                   "again (its CRC is right)\n", l->log_line, l->log_line, lines[i + took].log_line);
+        take_rec(c, &rec, l->log_line, &cur);
+        i += took;
     }
+    free(lines);
 }
 
 size_t host_serial_finish(struct serial_ctx *c)
@@ -661,6 +841,9 @@ size_t host_serial_finish(struct serial_ctx *c)
                        !strcmp(c->files[i].base, c->files[j].base);
     for (size_t i = 0; i < c->nfiles; i++)
         whole += finish_file(c, &c->files[i]);
+    if (c->hidden)
+        printf("serial: %zu more report line(s) about the log not shown (--quiet shows %d)\n", c->hidden,
+               SERIAL_QUIET_LINES);
     return whole;
 }
 
@@ -677,4 +860,35 @@ void host_serial_free(struct serial_ctx *c)
     free(c->files);
     c->files = NULL;
     c->nfiles = c->cap = 0;
+}
+
+size_t host_serial_ranges(const struct sfile *f, struct serial_range **out)
+{
+    struct serial_range *r = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < f->ngood; i++) {
+        const struct sline *l = &f->lines[i];
+        if (!l->len || l->off + l->len > f->size)
+            continue;
+        if (n && r[n - 1].off + r[n - 1].len == l->off) {
+            r[n - 1].len += l->len;
+            continue;
+        }
+        GROW(r, n, cap);
+        r[n++] = (struct serial_range){ l->off, l->len };
+    }
+    *out = r;
+    return n;
+}
+
+uint8_t *host_serial_bytes(const struct sfile *f)
+{
+    uint8_t *b = xrealloc(NULL, (size_t)f->size);
+    memset(b, 0, (size_t)f->size);
+    for (size_t i = 0; i < f->ngood; i++) {
+        const struct sline *l = &f->lines[i];
+        if (l->off + l->len <= f->size)
+            memcpy(b + l->off, f->pool + l->pool, l->len);
+    }
+    return b;
 }

@@ -6,11 +6,25 @@
 # exit: 0 QEMU ended by itself (the app shut the machine down)
 #       3 timeout, 4 the firmware reported a CPU exception (it would hang),
 #       other: QEMU failed to start.
+# With EXIT_STATUS=app (`make run`): the app's own exit status instead.
+# When the app's last line `ptboot: exit status=N ...` appears, QEMU gets
+# EXIT_GRACE seconds (default 2) to end by itself (--shutdown) and is then
+# stopped, so a config without --shutdown ends too; the script exits N
+# (0 success, 1 a command failed, 2 bad usage: README "Serial output"),
+# 3/4 as above, 5 when QEMU ended without that line.
 # Environment: OVMF_CODE, OVMF_VARS (templates; a fresh copy of the vars is
 # used per run), OVMF_VARS_FILE (a writable vars file used as it is and
 # kept, so that a second run sees what the first stored), QEMU (binary),
 # QEMU_CPU (default: qemu64), QUIET=1 (no echo of the serial output to
 # stdout).
+# Resets through QEMU's monitor (a unix socket in this run's temporary
+# directory, spoken to with socat): QEMU_RESET_ON=REGEX (ERE) sends
+# `system_reset` QEMU_RESET_DELAY seconds (default 2) after the log has one
+# more line matching REGEX than resets were sent, at most QEMU_RESETS times
+# (default 1). RAM is kept across such a reset (QEMU does not clear it; the
+# firmware may overwrite parts), like a warm reset or the reset button on a
+# real machine: the hang recorder's tests (test/hang/hang.sh) use it.
+# Each reset sent is logged as "qemu-run: system_reset <n>" on stderr.
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 IMAGE LOG [TIMEOUT] [qemu args...]" >&2; exit 2; }
 img=$1 log=$2 limit=${3:-60}
@@ -24,6 +38,18 @@ done
 
 work=$(mktemp -d)
 vars=$work/vars.fd
+monitor=(-monitor none)
+reset_on=${QEMU_RESET_ON:-}
+if [ -n "$reset_on" ]; then
+  command -v socat >/dev/null 2>&1 || { echo "qemu-run: QEMU_RESET_ON needs socat" >&2; rm -rf "$work"; exit 2; }
+  monitor=(-monitor "unix:$work/monitor.sock,server=on,wait=off")
+fi
+resets_sent=0
+# monitor_cmd TEXT: one HMP command through the socket (the short sleep
+# keeps the connection open until QEMU has read the line).
+monitor_cmd() {
+  { printf '%s\n' "$1"; sleep 0.3; } | socat - "UNIX-CONNECT:$work/monitor.sock" > /dev/null 2>&1
+}
 if [ -n "${OVMF_VARS_FILE:-}" ]; then
   vars=$OVMF_VARS_FILE
   [ -f "$vars" ] || cp "$OVMF_VARS" "$vars"
@@ -32,7 +58,7 @@ else
 fi
 : > "$log"
 "$QEMU" -nodefaults -machine q35 -m 256 -cpu "${QEMU_CPU:-qemu64}" \
-  -display none -vga none -monitor none -serial "file:$log" \
+  -display none -vga none "${monitor[@]}" -serial "file:$log" \
   -drive "if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE" \
   -drive "if=pflash,format=raw,unit=1,file=$vars" \
   -device qemu-xhci,id=xhci \
@@ -48,12 +74,30 @@ fi
 
 rc=0
 start=$SECONDS
+app_status= exit_seen=
+exit_re='ptboot: exit status=[0-9]+ '
 while kill -0 $qpid 2>/dev/null; do
+  if [ "${EXIT_STATUS:-}" = app ]; then
+    if [ -z "$exit_seen" ] && grep -Eqa "$exit_re" "$log"; then
+      exit_seen=$SECONDS
+    fi
+    if [ -n "$exit_seen" ] && (( SECONDS - exit_seen >= ${EXIT_GRACE:-2} )); then
+      kill $qpid 2>/dev/null # the app is done; no --shutdown in its config
+      break
+    fi
+  fi
   if grep -qa '!!!! X64 Exception' "$log"; then
     sleep 0.5 # let the register dump reach the log
     kill $qpid 2>/dev/null
     rc=4
     break
+  fi
+  if [ -n "$reset_on" ] && (( resets_sent < ${QEMU_RESETS:-1} )) &&
+     (( $(grep -Eac -- "$reset_on" "$log") > resets_sent )); then
+    sleep "${QEMU_RESET_DELAY:-2}"
+    resets_sent=$((resets_sent + 1))
+    echo "qemu-run: system_reset $resets_sent" >&2
+    monitor_cmd system_reset
   fi
   if (( SECONDS - start >= limit )); then
     kill $qpid 2>/dev/null
@@ -72,6 +116,16 @@ rm -rf "$work"
 case $rc in
   3) echo "qemu-run: timeout after ${limit}s" >&2 ;;
   4) echo "qemu-run: CPU exception reported by the firmware" >&2 ;;
-  0) [ $qrc -eq 0 ] || { echo "qemu-run: QEMU exited with $qrc" >&2; cat "$log.qemu-stderr" >&2; rc=$qrc; } ;;
+  0) [ $qrc -eq 0 ] || [ -n "$exit_seen" ] || { echo "qemu-run: QEMU exited with $qrc" >&2; cat "$log.qemu-stderr" >&2; rc=$qrc; } ;;
 esac
+if [ "${EXIT_STATUS:-}" = app ] && [ $rc -eq 0 ]; then
+  app_status=$(grep -Eoa "$exit_re" "$log" | head -n 1 | grep -Eo '[0-9]+')
+  if [ -z "$app_status" ]; then
+    echo "qemu-run: QEMU ended without the app's 'ptboot: exit status=N' line" >&2
+    rc=5
+  else
+    [ "$app_status" -eq 0 ] || echo "qemu-run: the app ended with exit status $app_status" >&2
+    rc=$app_status
+  fi
+fi
 exit $rc

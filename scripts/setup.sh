@@ -16,6 +16,8 @@ packages=(
   build-essential binutils make xz-utils gnu-efi newlib-source
   # boot tests and the USB image
   ovmf qemu-system-x86 mtools dosfstools
+  # QEMU's monitor socket: system_reset in the hang recorder's tests
+  socat
   # test oracles and the unit-test framework
   libipt-dev libcmocka-dev libzydis-dev
   # cross-check of the CPUID dump parser against the real `cpuid -r` output

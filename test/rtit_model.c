@@ -404,8 +404,11 @@ static void store(struct rtit_model *m, uint64_t pa, uint64_t n)
 	}
 	uint8_t *p = phys_ptr(m, pa, n);
 	for (uint64_t i = 0; i < n; i++) {
+		uint8_t b = m->next_byte;
+		if (m->src)
+			b = *m->src++; /* rtit_model_trace_data: the caller's packets */
 		if (p)
-			p[i] = m->next_byte;
+			p[i] = b;
 		m->next_byte = (uint8_t)(m->next_byte % 251 + 1);
 	}
 	if (!p)
@@ -464,6 +467,31 @@ uint64_t rtit_model_trace(struct rtit_model *m, uint64_t n)
 		set_ptrs(m, cur_table(m), cur_index(m) + 1, 0);
 	}
 	return done;
+}
+
+uint64_t rtit_model_trace_data(struct rtit_model *m, const uint8_t *data, uint64_t n)
+{
+	m->src = data;
+	uint64_t done = rtit_model_trace(m, n);
+	m->src = NULL;
+	return done;
+}
+
+void rtit_model_warm_reset(struct rtit_model *m)
+{
+	/* 36.2.7.1: with CPUID.(14h,0).EBX[2] only TraceEn is cleared on a
+	 * warm reset and the other RTIT MSRs keep their values; without it
+	 * they are cleared as on a cold reset */
+	if (has_ebx(m, EBX_IPF)) {
+		m->ctl &= ~C_TRACEEN;
+		return;
+	}
+	m->ctl = 0;
+	m->status = 0;
+	m->output_base = 0;
+	m->mask_ptrs = 0x7f;
+	m->cr3_match = 0;
+	memset(m->addr, 0, sizeof m->addr);
 }
 
 bool rtit_model_trace_stop_hit(struct rtit_model *m)

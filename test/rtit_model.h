@@ -50,6 +50,7 @@ struct rtit_model {
 	uint64_t bytes_stored;   /* output bytes stored since init */
 	uint64_t out_of_memory;  /* output bytes that fell outside mem */
 	uint8_t next_byte;       /* packet byte pattern (never 0) */
+	const uint8_t *src;      /* rtit_model_trace_data's bytes, else NULL */
 	/* ToPA table pages read since the last enable */
 	uint64_t table_pages[RTIT_MODEL_MAX_TABLES];
 	unsigned n_table_pages;
@@ -68,6 +69,15 @@ int rtit_model_wrmsr(void *model, uint32_t msr, uint64_t value);
  * when tracing is off, TriggerEn is 0, a STOP region filled, or an
  * operational error occurred). */
 uint64_t rtit_model_trace(struct rtit_model *m, uint64_t n);
+
+/* The same, storing data[0..n) (real packets from a test) instead of the
+ * pattern; returns how many were stored (data beyond that is not read). */
+uint64_t rtit_model_trace_data(struct rtit_model *m, const uint8_t *data, uint64_t n);
+
+/* A warm reset (the reset button, a watchdog, a triple fault): TraceEn is
+ * cleared; the other RTIT MSRs keep their values when CPUID.(14h,0).EBX[2]
+ * is set, else they are cleared (36.2.7.1). Memory is untouched. */
+void rtit_model_warm_reset(struct rtit_model *m);
 
 /* A taken branch entered a TraceStop range (ADDRn_CFG=2; 36.2.5.5):
  * STATUS.Stopped is set and TriggerEn cleared. Returns false (nothing

@@ -6,7 +6,7 @@
 # test/unit/test_*.c, test/unit/unit.mk) and fuzzers (test/fuzz/fuzz.mk) are
 # listed where they are defined; their groups are here.
 TEST_GROUPS += unit layers cli diff flow ild tracer rtit capture summary serial fuzz vpt \
-               boot resident names setup
+               boot resident hang names setup
 
 # cmocka unit tests of every layer
 TESTS_unit       = $(UNIT_TEST_BINS)
@@ -18,8 +18,9 @@ TESTS_layers     := test/scripts/check_layers.sh test/scripts/freestanding.sh \
 TEST_NEEDS_layers := $(B)/decoder-fs/libptd.o $(B)/format-fs/format.o $(B)/host/libptboot.a
 
 # the host CLI: errors and messages, CPU reports and plans
-TESTS_cli        := test/cli/errors.sh test/host_info.sh test/host_plan.sh
-TEST_NEEDS_cli   := $(B)/ptboot $(B)/ptboot-bench $(B)/test/serial_enc
+TESTS_cli        := test/cli/errors.sh test/cli/garbage.sh test/host_info.sh test/host_plan.sh
+TEST_NEEDS_cli   := $(B)/ptboot $(B)/ptboot-bench $(B)/test/serial_enc $(B)/test/flowgen \
+                    $(B)/test/capture/mkcapture
 
 # packets and time against libipt
 TESTS_diff       := test/diff/diff_pkt.sh test/diff/dump_cmp.sh test/diff/dump_cli.sh \
@@ -30,7 +31,8 @@ TEST_NEEDS_diff  := $(B)/ptboot $(B)/ptboot-bench $(B)/test/diff_pkt $(B)/test/r
 # the instruction flow against libipt and ground truth
 TESTS_flow       := test/flow/ref_real.sh test/flow/real_flow.sh test/flow/blocks_real.sh \
                     test/flow/flowgen.sh test/flow/flow_cli.sh \
-                    test/flow/tailgen.sh test/flow/tail_real.sh test/flow/tail_vpt.sh
+                    test/flow/tailgen.sh test/flow/tail_real.sh test/flow/tail_vpt.sh \
+                    test/flow/paths.sh
 TEST_NEEDS_flow  := $(B)/ptboot $(B)/ptboot-bench $(B)/test/libipt_flow $(B)/test/flowgen \
                     $(B)/test/tailgen
 
@@ -62,8 +64,9 @@ TEST_NEEDS_summary := $(B)/ptboot $(B)/test/capture/mkcapture $(B)/test/flowgen
 TESTS_names      := test/names/capture.sh test/names/cli.sh
 TEST_NEEDS_names := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbtest.efi $(B)/bench/gen_trace
 
-# serial logs: clean, noisy, damaged
-TESTS_serial     := test/serial/recover.sh test/serial/random_damage.sh
+# serial logs: clean, noisy, damaged (and the damage a lab's log gets:
+# duplicates, lost begin/end lines, holes, wraps, pipes, --force)
+TESTS_serial     := test/serial/recover.sh test/serial/random_damage.sh test/serial/damage.sh
 TEST_NEEDS_serial := $(B)/ptboot $(B)/test/serial_enc $(B)/bench/gen_trace \
                      $(B)/test/capture/mkcapture $(B)/test/flowgen
 
@@ -81,14 +84,23 @@ TESTS_boot       := test/scripts/qemu_run.sh test/boot/info.sh test/boot/errors.
                     test/boot/selftest.sh test/boot/shell.sh test/boot/dump.sh test/boot/flow.sh \
                     test/boot/mp.sh test/boot/images.sh test/boot/serial_dump.sh \
                     test/boot/trace.sh test/boot/trace_ebs.sh test/boot/trace_bootnext.sh \
-                    test/boot/trace_mp.sh test/boot/trace_buffer.sh
-TEST_NEEDS_boot  := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbtest.efi $(B)/ptbspin.efi \
-                    $(B)/osloader.efi $(B)/test/efivars $(B)/test/flowgen $(B)/bench/gen_trace
+                    test/boot/trace_mp.sh test/boot/trace_buffer.sh test/boot/trace_irq.sh \
+                    test/boot/full_volume.sh test/boot/readme_configs.sh
+TEST_NEEDS_boot  := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/ptbtest.efi $(B)/ptbspin.efi \
+                    $(B)/osloader.efi $(B)/test/efivars $(B)/test/flowgen $(B)/bench/gen_trace \
+                    $(B)/ptbtimer.efi $(B)/vpt/vpt.so $(B)/vpt/vpt_encode $(B)/test/libipt_flow
 
 # the resident boot tracer over two boots
 TESTS_resident   := test/resident/resident.sh
 TEST_NEEDS_resident := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/ptbtest.efi \
                        $(B)/osloader.efi $(B)/test/efivars
+
+# the boot-hang flight recorder: hang reports, the recorder across
+# system_reset through QEMU's monitor, recover, the watchdog, the survey of
+# which memory survives a reset (docs/hang.md)
+TESTS_hang       := test/hang/hang.sh test/hang/watchdog.sh test/hang/survey.sh
+TEST_NEEDS_hang  := $(B)/ptboot $(B)/ptboot.efi $(B)/ptbootdrv.efi $(B)/ptbhang.efi $(B)/ptbpoke.efi \
+                    $(B)/ptbwdog.efi $(B)/ptbspin.efi
 
 # scripts/setup.sh on a machine without the packages (stand-ins)
 TESTS_setup      := test/setup/first_run.sh

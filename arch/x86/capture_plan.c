@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "arch/x86/rtit_filter.h"
+#include "arch/x86/soft_unit.h"
 #include "arch/x86/rtit_options.h"
 #include "arch/x86/rtit_plan_report.h"
 #include "arch/x86/rtit_regs.h"
@@ -66,6 +67,13 @@ void capture_soft_caps(struct rtit_caps *k)
 	 * ties both to one CPUID bit. CycThresh 0 (the default) is allowed. */
 	k->psb_cyc = true;
 	k->psb_periods = 0xffff;     /* PSBFreq 0..15 (soft_unit.c) */
+	/* MTC and TMA from the TSC the glue reads, on the soft unit's own
+	 * crystal clock (soft_unit.h), any MTCFreq */
+	k->mtc = true;
+	k->mtc_periods = 0xffff;
+	k->has_leaf15 = true;
+	k->tsc_denominator = SOFT_UNIT_CPUID15_EAX;
+	k->tsc_numerator = SOFT_UNIT_CPUID15_EBX;
 	k->cyc_thresholds = 0x0001;
 	k->ip_filter = true;
 	k->num_ranges = RTIT_MAX_RANGES;
@@ -323,6 +331,11 @@ static void plan_packets(struct capture_plan *p, const struct rtit_caps *k,
 	if (x->no_mtc) {
 		c->mtc_en = false;
 		snprintf(note(p), CAPTURE_NOTE_LEN, "MTC off (no-mtc)");
+	} else if (!x->mtc && k->mtc && p->unit == CAPTURE_UNIT_SOFT) {
+		c->mtc_en = true;
+		snprintf(note(p), CAPTURE_NOTE_LEN,
+			 "MTC on, MTCFreq=%u (a packet every 2^%u ART ticks; the soft unit's ART is TSC/%u)",
+			 c->mtc_freq, c->mtc_freq, SOFT_UNIT_CPUID15_EBX / SOFT_UNIT_CPUID15_EAX);
 	} else if (!x->mtc && k->mtc) {
 		c->mtc_en = true;
 		snprintf(note(p), CAPTURE_NOTE_LEN,
@@ -479,6 +492,8 @@ int capture_plan_make(struct capture_plan *p, const struct rtit_caps *caps,
 	memset(&x, 0, sizeof(x));
 	rtit_config_default(&p->cfg, k);
 	p->cfg.mtc_en = false;
+	if (p->unit == CAPTURE_UNIT_SOFT)
+		p->cfg.mtc_freq = SOFT_UNIT_MTC_FREQ_DEFAULT;
 	buffer = p->mode == CAPTURE_RESIDENT ? CAPTURE_DEFAULT_BUFFER_RESIDENT
 					     : CAPTURE_DEFAULT_BUFFER_TRACE;
 	if (apply_words(p, req, &x, &buffer))

@@ -9,45 +9,10 @@
 
 int rtit_parse_u64(const char *s, uint64_t *out, bool suffix)
 {
-	unsigned base = 10;
-	uint64_t v = 0;
-	int digits = 0;
-
-	if (!s)
-		return -1;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	for (; *s; s++) {
-		int h = ptd_num_hex_digit(*s);
-		if (h < 0 || h >= (int)base)
-			break;
-		unsigned d = (unsigned)h;
-		if (v > (UINT64_MAX - d) / base)
-			return -1;
-		v = v * base + d;
-		digits++;
-	}
-	if (!digits)
-		return -1;
-	if (*s && suffix) {
-		unsigned shift;
-		switch (*s) {
-		case 'k': case 'K': shift = 10; break;
-		case 'm': case 'M': shift = 20; break;
-		case 'g': case 'G': shift = 30; break;
-		default: return -1;
-		}
-		if (v > (UINT64_MAX >> shift))
-			return -1;
-		v <<= shift;
-		s++;
-	}
-	if (*s)
-		return -1;
-	*out = v;
-	return 0;
+	/* one parser for every command (decoder/ptd_num.h): sizes and counts
+	 * alike take K/M/G, so suffix no longer narrows what is read */
+	(void)suffix;
+	return ptd_num_parse(s, PTD_NUM_DEC_HEX, out) ? 0 : -1;
 }
 
 static int parse_small(const char *s, unsigned *out)

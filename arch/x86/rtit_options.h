@@ -28,8 +28,9 @@ int rtit_option_takes_value(const char *name);
 int rtit_option_apply(struct rtit_config *cfg, const char *name,
 		      const char *value, char *err, size_t errlen);
 
-/* Number parsing used above: decimal or 0x hex, optional K/M/G suffix when
- * suffix is true. Returns 0 or -1 (syntax or overflow). */
+/* Number parsing used above: decimal or 0x hex, an optional K/M/G suffix
+ * (decoder/ptd_num.h's one parser; suffix is kept for the callers and no
+ * longer narrows it). Returns 0 or -1 (syntax or overflow). */
 int rtit_parse_u64(const char *s, uint64_t *out, bool suffix);
 
 #endif

@@ -108,6 +108,9 @@ int soft_unit_init(struct soft_unit *u, const struct rtit_config *cfg,
 	}
 	tc.dis_retc = cfg->dis_retc;
 	tc.tsc_en = cfg->tsc_en;
+	tc.mtc_en = cfg->mtc_en;
+	tc.mtc_freq = (uint8_t)cfg->mtc_freq;
+	tc.ctc_shift = SOFT_UNIT_CTC_SHIFT;
 	tc.psb_period = (uint64_t)SOFT_UNIT_PSB_BASE << cfg->psb_freq;
 	tc.sink = sink;
 	tc.sink_ctx = u;
@@ -124,6 +127,7 @@ int soft_unit_init(struct soft_unit *u, const struct rtit_config *cfg,
 	u->prev_ip = 0;
 	u->resume_ip = 0;
 	u->insns = u->steps = u->gaps = u->undecodable = u->skips = u->rep_iterations = 0;
+	u->interrupts = u->unseen = 0;
 	u->error = 0;
 	u->prev_mode = PTD_EXEC_MODE_64;
 	/* ToPA: ring unless STOP; a single range is always circular */
@@ -133,6 +137,7 @@ int soft_unit_init(struct soft_unit *u, const struct rtit_config *cfg,
 	u->started = false;
 	u->have_prev = false;
 	u->skipping = false;
+	u->skip_call = false;
 	u->ended = false;
 	return 0;
 }
@@ -162,7 +167,9 @@ static int action(const struct soft_unit *u)
 {
 	if (halted(u))
 		return SOFT_UNIT_STOPPED;
-	return u->skipping ? SOFT_UNIT_SKIP_CALL : SOFT_UNIT_CONTINUE;
+	if (u->skipping)
+		return u->skip_call ? SOFT_UNIT_SKIP_CALL : SOFT_UNIT_FREE;
+	return u->tracer.enabled ? SOFT_UNIT_CONTINUE : SOFT_UNIT_FREE;
 }
 
 /* The previous instruction completed and execution is at ip (mode). */
@@ -214,6 +221,7 @@ static void advance(struct soft_unit *u, uint64_t ip, int mode, uint64_t tsc)
 		if (u->prev_mode != PTD_EXEC_MODE_64)
 			ret &= 0xffffffffull;
 		u->skipping = true;
+		u->skip_call = true;
 		u->resume_ip = ret;
 		u->skips++;
 	}
@@ -249,6 +257,7 @@ int soft_unit_step(struct soft_unit *u, uint64_t ip, unsigned exec_mode, uint64_
 		/* back from a free run: the callee's RET (or whatever ended the
 		 * run) landed here; FilterEn is evaluated at the landing */
 		u->skipping = false;
+		u->skip_call = false;
 		ptd_tracer_gap(&u->tracer, ip, ip, (unsigned)mode, tsc);
 	} else if (u->have_prev) {
 		advance(u, ip, mode, tsc);
@@ -262,14 +271,35 @@ int soft_unit_step(struct soft_unit *u, uint64_t ip, unsigned exec_mode, uint64_
 int soft_unit_interrupt(struct soft_unit *u, uint64_t ip, unsigned exec_mode, uint64_t tsc)
 {
 	int mode;
+	uint64_t from;
 	if (!u || !u->started || u->skipping || !u->have_prev)
 		return soft_unit_step(u, ip, exec_mode, tsc);
 	mode = step_begin(u, exec_mode);
 	if (mode < 0)
 		return SOFT_UNIT_STOPPED;
-	ptd_tracer_event(&u->tracer, u->prev_ip, ip, (unsigned)mode, tsc);
+	from = u->prev_ip;
+	ptd_tracer_event(&u->tracer, from, ip, (unsigned)mode, tsc);
+	u->interrupts++;
 	u->prev_ip = ip;
 	u->prev_mode = (uint8_t)mode;
+	/* the handler returns to the interrupted instruction (a fault's
+	 * handler may go elsewhere: the glue watches the ranges, not this) */
+	u->resume_ip = u->tracer.enabled ? 0 : from;
+	return action(u);
+}
+
+int soft_unit_unseen(struct soft_unit *u, uint64_t tsc)
+{
+	if (!u)
+		return SOFT_UNIT_STOPPED;
+	if (halted(u) || !u->started)
+		return action(u);
+	if (!u->skipping) {
+		ptd_tracer_pause(&u->tracer, u->prev_ip, tsc);
+		u->skipping = true;
+		u->skip_call = false;
+		u->unseen++;
+	}
 	return action(u);
 }
 
@@ -295,6 +325,7 @@ int soft_unit_stop(struct soft_unit *u, uint64_t ip, uint64_t tsc)
 		ptd_tracer_stop(&u->tracer, ip);
 	u->ended = true;
 	u->skipping = false;
+	u->skip_call = false;
 	return 0;
 }
 
@@ -316,6 +347,8 @@ void soft_unit_get_status(const struct soft_unit *u, struct soft_unit_status *s)
 	s->skips = u->skips;
 	s->rep_iterations = u->rep_iterations;
 	s->error = u->error;
+	s->interrupts = u->interrupts;
+	s->unseen = u->unseen;
 }
 
 void soft_unit_summarize(const struct soft_unit *u, struct rtit_output_summary *out)
@@ -335,6 +368,16 @@ void soft_unit_summarize(const struct soft_unit *u, struct rtit_output_summary *
 		out->bytes = u->pos;
 		out->oldest = 0;
 	}
+}
+
+void soft_unit_time_config(uint64_t rtit_ctl, struct ptd_time_config *t)
+{
+	if (!t)
+		return;
+	t->mtc_freq = (rtit_ctl & RTIT_CTL_MTCEN)
+			      ? (uint8_t)((rtit_ctl & RTIT_CTL_MTCFREQ_MASK) >> RTIT_CTL_MTCFREQ_SHIFT) : 0;
+	t->cpuid_0x15_eax = SOFT_UNIT_CPUID15_EAX;
+	t->cpuid_0x15_ebx = SOFT_UNIT_CPUID15_EBX;
 }
 
 const char *soft_unit_strerror(int err)

@@ -33,7 +33,21 @@
 
 #include "arch/x86/rtit_config.h"
 #include "arch/x86/rtit_seq.h"
+#include "decoder/ptd_time.h"
 #include "decoder/ptd_tracer.h"
+
+/* The soft unit's clock (docs/soft-unit.md "Time"): the time stamps the
+ * glue passes are the TSC; the crystal clock MTC and TMA count (CTC) ticks
+ * once every 2^SOFT_UNIT_CTC_SHIFT TSC ticks, which decoders are told as
+ * CPUID.15H EAX = SOFT_UNIT_CPUID15_EAX, EBX = SOFT_UNIT_CPUID15_EBX (TSC =
+ * CTC * EBX / EAX; the sideband's cpu.cpuid15 of a soft capture). With
+ * MTCEn an MTC every 2^MTCFreq CTC ticks; plans choose MTCFreq
+ * SOFT_UNIT_MTC_FREQ_DEFAULT unless told: an MTC every 2^18 TSC ticks
+ * (94 us at 2.8 GHz: a few steps in QEMU, about a hundred on hardware). */
+#define SOFT_UNIT_CTC_SHIFT 9
+#define SOFT_UNIT_CPUID15_EAX 1u
+#define SOFT_UNIT_CPUID15_EBX (1u << SOFT_UNIT_CTC_SHIFT)
+#define SOFT_UNIT_MTC_FREQ_DEFAULT 9u
 
 /* Code reader: up to size bytes at ip into buf; returns bytes read (0 if
  * nothing is mapped there). Same shape as decoder/'s ptd_read_fn. */
@@ -48,6 +62,15 @@ enum soft_unit_action {
 				  * run free until then (a breakpoint there) */
 	SOFT_UNIT_STOPPED = 2,   /* TraceStop hit or stop-when-full: tracing
 				  * is off (STATUS.Stopped); stop stepping */
+	SOFT_UNIT_FREE = 3,      /* packets are off here (outside the FilterEn
+				  * ranges, or an interrupt handler outside
+				  * them was entered): nothing is written
+				  * until a taken branch or an event lands in
+				  * the ranges. A glue that can watch for
+				  * landings (docs/soft-unit.md) may call
+				  * soft_unit_unseen() and run free until
+				  * execution reaches the ranges again; else
+				  * it keeps stepping (as for CONTINUE) */
 };
 
 struct soft_unit_status {
@@ -69,6 +92,8 @@ struct soft_unit_status {
 	uint64_t rep_iterations; /* steps that were one more iteration of a
 				  * REP string instruction (traced once) */
 	int error;             /* 0, or the negative error that stopped it */
+	uint64_t interrupts;   /* soft_unit_interrupt() events recorded */
+	uint64_t unseen;       /* soft_unit_unseen() free runs */
 };
 
 /* Errors (negative) of soft_unit_init() and in soft_unit_status.error. */
@@ -97,11 +122,13 @@ struct soft_unit {
 	uint64_t prev_ip;              /* the instruction stepped last */
 	uint64_t resume_ip;            /* SKIP_CALL: where stepping resumes */
 	uint64_t insns, steps, gaps, undecodable, skips, rep_iterations;
+	uint64_t interrupts, unseen;
 	int error;
 	uint8_t prev_mode;             /* enum ptd_exec_mode */
 	bool ring;                     /* wrap when full (else stop) */
 	bool wrapped, stopped_full;
 	bool started, have_prev, skipping, ended;
+	bool skip_call;                /* the free run is SKIP_CALL's */
 };
 
 /* Checks cfg the way soft tracing needs it (ToPA or single range output,
@@ -118,13 +145,28 @@ int soft_unit_step(struct soft_unit *u, uint64_t ip, unsigned exec_mode, uint64_
  * IP stepped last completed (for a fault it never does; for an interrupt
  * it runs after the handler returns); the handler's first instruction at
  * ip is about to execute. Writes what the CPU writes for an asynchronous
- * event (SDM 36.2.1.3): FUP (the interrupted IP) + TIP (ip), or FUP +
- * TIP.PGD when ip is outside the FilterEn ranges, or TIP.PGE when tracing
- * was disabled and ip is inside. Glue that can tell a handler's entry from
- * a step calls this instead of soft_unit_step() for it; without it the
- * step shows as a gap. Returns an enum soft_unit_action. */
+ * event (the SDM's table "Packet Generation under Different Enable
+ * Conditions", cases 11b-11e and 13b-13e): FUP (the interrupted IP) +
+ * TIP(ip), or FUP + TIP.PGD(ip) when ip is outside the FilterEn ranges,
+ * or TIP.PGE(ip) when packets were off and ip is inside. Glue that can
+ * tell a handler's entry from a step calls this instead of
+ * soft_unit_step() for it; without it the step shows as a gap. Returns an
+ * enum soft_unit_action: FREE when the handler is outside the ranges
+ * (soft_unit_resume_ip() is then the interrupted IP). */
 int soft_unit_interrupt(struct soft_unit *u, uint64_t ip, unsigned exec_mode, uint64_t tsc);
-/* With SOFT_UNIT_SKIP_CALL: where tracing resumes (the return address). */
+/* The glue will not report the instruction it reported last (by a step
+ * or as an interrupt handler's entry) nor what follows it, until the next
+ * soft_unit_step(), which is where execution is seen again (a landing:
+ * FilterEn and TraceStop are evaluated there, as where a taken branch or
+ * an event lands). With packets on, an asynchronous disable before that
+ * instruction (FUP + TIP.PGD, IP suppressed; decoders show [disabled]).
+ * For a SOFT_UNIT_FREE answer (nothing is written meanwhile), or for an
+ * interrupt handler inside the ranges that the glue does not step.
+ * Returns an enum soft_unit_action (FREE, or STOPPED). */
+int soft_unit_unseen(struct soft_unit *u, uint64_t tsc);
+/* With SOFT_UNIT_SKIP_CALL: where tracing resumes (the return address);
+ * after soft_unit_interrupt() answered FREE: the interrupted IP, where
+ * the handler returns to (0 when not known). */
 uint64_t soft_unit_resume_ip(const struct soft_unit *u);
 /* Tracing ends with the instruction at ip about to execute (TraceEn=0):
  * flushes TNT, writes FUP + TIP.PGD (IP suppressed) if packets are on.
@@ -142,5 +184,10 @@ const char *soft_unit_strerror(int err);
  * rtit_trace_linearize() (arch/x86/rtit_linear.h): oldest byte and count,
  * wrapped, stopped_full. */
 void soft_unit_summarize(const struct soft_unit *u, struct rtit_output_summary *out);
+
+/* A decoder's time configuration for a trace the soft unit wrote with this
+ * IA32_RTIT_CTL value: MTCFreq when MTCEn, and the unit's crystal-clock
+ * ratio (SOFT_UNIT_CPUID15_*); the rest of *t is left as it was. */
+void soft_unit_time_config(uint64_t rtit_ctl, struct ptd_time_config *t);
 
 #endif

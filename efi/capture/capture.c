@@ -13,8 +13,11 @@
 #include "efi/platform/msr_safe.h"
 #include "efi/capture/files.h"
 #include "efi/capture/ebs_report.h"
+#include "efi/capture/hang.h"
 #include "efi/platform/uart.h"
+#include "efi/platform/watchdog.h"
 #include "efi/capture/serial_dump.h"
+#include "efi/capture/sideband_cpu.h"
 
 #define PAGE_BYTES 4096ull
 
@@ -177,6 +180,26 @@ static int hw_cpus(struct efi_capture *c, unsigned want)
     return 0;
 }
 
+int efi_capture_plan_bytes(const struct efi_capture *c, const char *const *words, size_t n_words,
+                           uint64_t *trace_bytes)
+{
+    static struct capture_plan trial; /* large: off the stack */
+    struct capture_request req = {
+        .mode = CAPTURE_TRACE, .unit = c->unit,
+        .images = c->targets, .n_images = c->ntargets,
+        .words = words, .n_words = n_words, .cpus = c->cpus_req <= 1 ? 1 : c->cpus_req,
+    };
+    if (capture_plan_make(&trial, &c->caps, &req) != CAPTURE_PLAN_OK)
+        return -1;
+    unsigned want = cpus_requested(c, words, n_words);
+    /* the soft unit traces the BSP only; every processor has its own
+     * buffer with the hardware unit (all: as many as MP services could
+     * count, which is not known before asking it) */
+    unsigned n = trial.unit == CAPTURE_UNIT_HW && want > 1 ? (want == CAPTURE_CPUS_ALL ? PTB_MP_MAX_CPUS : want) : 1;
+    *trace_bytes = trial.buffer_bytes * n;
+    return 0;
+}
+
 int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_words)
 {
     struct capture_request req = {
@@ -236,6 +259,8 @@ int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_w
     memset(c->buffer, 0, c->buffer_bytes);
     efi_sideband_read_cpu(&c->sb, &c->caps, &c->plan.cfg, c->buffer_bytes);
     c->sb.unit = c->unit == CAPTURE_UNIT_HW ? SIDEBAND_UNIT_HW : SIDEBAND_UNIT_SOFT;
+    if (c->unit == CAPTURE_UNIT_SOFT)
+        sideband_set_soft_unit(&c->sb);
     if (!c->multi && c->unit == CAPTURE_UNIT_HW && c->plan.cfg.output == RTIT_OUTPUT_TOPA) {
         struct rtit_topa_layout l;
         size_t tables = (size_t)(c->plan.need.table_bytes / PAGE_BYTES);
@@ -299,6 +324,18 @@ static uint64_t soft_resume(void *ctx)
     return soft_unit_resume_ip(&c->soft);
 }
 
+static int soft_interrupt(void *ctx, uint64_t handler, unsigned mode, uint64_t tsc)
+{
+    struct efi_capture *c = ctx;
+    return soft_unit_interrupt(&c->soft, handler, mode, tsc);
+}
+
+static int soft_unseen(void *ctx, uint64_t tsc)
+{
+    struct efi_capture *c = ctx;
+    return soft_unit_unseen(&c->soft, tsc);
+}
+
 static uint64_t rdtsc(void)
 {
     uint32_t lo, hi;
@@ -351,6 +388,9 @@ static int step_shared(struct efi_capture *c, efi_soft_call_fn call, void *arg, 
  * here reads it after the notify returns. */
 static struct efi_capture *ebs_capture;
 static bool ebs_seen;
+/* the hardware unit runs (started, not yet stopped); a hang report stopped
+ * the unit for good */
+static bool hw_tracing, hang_stopped;
 /* sideband.txt of the capture (the serial dump and the EBS report) */
 static char sideband_text[SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX];
 
@@ -378,8 +418,10 @@ static int ebs_read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
     return (int)done;
 }
 
-/* The stopped capture as the shared report sees it, and the report. */
-static void ebs_report(struct efi_capture *c)
+/* The stopped capture as the shared report sees it, and the report:
+ * at ExitBootServices, or for a hang report (hang: no first line, no
+ * flow; boot services remain). */
+static void com1_report(struct efi_capture *c, bool hang)
 {
     static struct ebs_report r;
     /* the images as the summaries' modules (static: no allocation here) */
@@ -395,13 +437,15 @@ static void ebs_report(struct efi_capture *c)
         soft_unit_get_status(&c->soft, &st);
         soft_unit_summarize(&c->soft, &c->sum);
         c->bytes = st.bytes;
-        ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=soft target=%s steps=%llu "
-                       "insns=%llu bytes=%llu entered=%d\n", target, (unsigned long long)st.steps,
-                       (unsigned long long)st.insns, (unsigned long long)st.bytes, c->step.entered);
+        if (!hang)
+            ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=soft target=%s steps=%llu "
+                           "insns=%llu bytes=%llu entered=%d\n", target, (unsigned long long)st.steps,
+                           (unsigned long long)st.insns, (unsigned long long)st.bytes, c->step.entered);
     } else {
         c->bytes = c->sum.bytes;
-        ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=hw target=%s bytes=%llu "
-                       "error=%d\n", target, (unsigned long long)c->sum.bytes, c->hw_stop.error ? 1 : 0);
+        if (!hang)
+            ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=hw target=%s bytes=%llu "
+                           "error=%d\n", target, (unsigned long long)c->sum.bytes, c->hw_stop.error ? 1 : 0);
     }
     c->ran = true;
     c->wrapped = c->sum.wrapped;
@@ -415,12 +459,16 @@ static void ebs_report(struct efi_capture *c)
     c->sb.trace.stopped = true;
     size_t tlen = sideband_write(&c->sb, sideband_text, sizeof sideband_text);
 
+    static struct ptd_time_config tcfg;
     memset(&r, 0, sizeof r);
+    memset(&tcfg, 0, sizeof tcfg);
+    sideband_time_config(&c->sb, &tcfg);
+    r.time = &tcfg;
     r.unit = capture_unit_name(c->unit);
     r.trace_name = "trace.pt";
     r.trace = c->trace;
     r.trace_bytes = (size_t)c->trace_bytes;
-    r.decode = c->ebs_decode;
+    r.decode = c->ebs_decode && !hang;
     r.read = ebs_read_code;
     r.ctx = c;
     for (unsigned i = 0; i < RTIT_MAX_RANGES && r.nfilter < EBS_REPORT_FILTERS; i++) {
@@ -433,6 +481,7 @@ static void ebs_report(struct efi_capture *c)
     size_t pages = c->watching ? c->watch.snap.count : 0;
     r.pages = pages;
     r.files = c->ebs_files;
+    r.payload = c->serial_line_bytes;
     r.code = pages ? c->watch.snap.pages : NULL;
     r.code_addr = pages ? c->watch.snap.addr : NULL;
     r.code_pages = pages;
@@ -440,10 +489,11 @@ static void ebs_report(struct efi_capture *c)
         r.sideband = sideband_text;
         r.sideband_bytes = tlen;
     }
-    if (c->ebs_decode && !c->ebs_no_summary && !c->ebs_arena)
+    bool sum = hang || (c->ebs_decode && !c->ebs_no_summary);
+    if (sum && !c->ebs_arena)
         ebs_report_say(efi_uart_write, "ptboot: trace: no memory was free for the summaries' tables "
                        "(%u bytes); no summaries\n", (unsigned)EBS_REPORT_SUM_ARENA);
-    if (c->ebs_decode && c->ebs_arena) {
+    if (sum && c->ebs_arena) {
         uint32_t n = c->sb.nimages < SIDEBAND_MAX_IMAGES ? c->sb.nimages : SIDEBAND_MAX_IMAGES;
         for (uint32_t i = 0; i < n; i++) {
             mods[i].base = c->sb.images[i].base;
@@ -452,17 +502,31 @@ static void ebs_report(struct efi_capture *c)
         }
         r.sum_arena = (void *)(UINTN)c->ebs_arena;
         r.sum_arena_bytes = EBS_REPORT_SUM_ARENA;
+        r.sum_tail = hang; /* a hang report: where it spins after the last packet */
         r.modules = mods;
         r.nmodules = n;
         r.sum_last = c->ebs_last;
     }
     r.bytes = c->trace_bytes;
-    r.decoded_insns = true;
+    /* a hang report has no flow: the soft unit's own count (the hardware
+     * unit counts nothing; the summary has its window's) */
+    r.decoded_insns = !hang;
+    if (hang && c->unit == CAPTURE_UNIT_SOFT) {
+        struct soft_unit_status st;
+        soft_unit_get_status(&c->soft, &st);
+        r.insns = st.insns;
+    }
     r.wrapped = c->wrapped;
     r.stopped = true;
     r.images = c->sb.nimages;
     ebs_report_write(&r, efi_uart_write);
-    c->ebs_reported = true;
+    if (!hang)
+        c->ebs_reported = true;
+    /* the buffer is linear now: should the target still return, the
+     * capture's own end finds it so */
+    memset(&c->sum, 0, sizeof c->sum);
+    c->sum.buffer_bytes = c->buffer_bytes;
+    c->sum.bytes = c->trace_bytes;
 }
 
 /* The soft unit's session ended by efi_soft_step_end_now() (the notify):
@@ -484,6 +548,7 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT ev, VOID *ctx)
     if (!c || ebs_seen)
         return;
     ebs_seen = true;
+    efi_hang_quiesce();
     if (c->multi) {
         /* every CPU: the APs through MP services, still there until the
          * firmware's own ExitBootServices handlers park them; the report
@@ -492,12 +557,81 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT ev, VOID *ctx)
         c->hw_stop = mp_trace.cpu[mp_trace.mp.bsp].stop;
         c->sum = mp_trace.cpu[mp_trace.mp.bsp].sum;
     } else if (c->unit == CAPTURE_UNIT_HW) {
-        capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
-    } else if (!efi_soft_step_end_now()) {
+        if (hw_tracing)
+            capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        hw_tracing = false;
+    } else if (!efi_soft_step_end_now() && !hang_stopped) {
         soft_unit_stop(&c->soft, c->step.last_ip, rdtsc());
     }
-    ebs_report(c);
+    com1_report(c, false);
 }
+
+/* ---- --hang-timeout (efi/capture/hang.h, docs/hang.md) ---------------------- */
+
+static bool cap_tracing(void)
+{
+    struct efi_capture *c = ebs_capture;
+    if (!c || ebs_seen || hang_stopped)
+        return false;
+    if (c->unit == CAPTURE_UNIT_HW)
+        return hw_tracing;
+    return c->step.entered && !c->step.returned && !c->step.stopped;
+}
+
+/* The unit stops (for good without --hang-repeat), the report goes to COM1. */
+static void cap_hang_report(unsigned n, uint32_t after_s, bool at_notify)
+{
+    struct efi_capture *c = ebs_capture;
+    const char *target = "-";
+    if (c->ntargets) {
+        const struct sideband_image *im = sideband_find_image(&c->sb, c->targets[0].base);
+        if (im)
+            target = im->name;
+    }
+    ebs_report_say(efi_uart_write, "ptboot: hang report begin n=%u after=%us unit=%s target=%s tpl=%s "
+                   "watchdog=%s\n", n, after_s, capture_unit_name(c->unit), target,
+                   at_notify ? "notify" : "callback", at_notify ? "untouched" : "off");
+    if (c->unit == CAPTURE_UNIT_HW) {
+        /* the raw MSR path: the start proved these MSRs exist, and the
+         * safe path's guard calls the console and a protocol, which a
+         * timer notify at TPL_NOTIFY should not */
+        capture_seq_finish(&efi_msr_raw_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        hw_tracing = false;
+    } else if (!c->hang_repeat) {
+        /* the session ends (soft_end closes the packets where it was);
+         * the target runs on untraced */
+        efi_soft_step_end_now();
+        hang_stopped = true;
+    } else {
+        soft_unit_stop(&c->soft, 0, rdtsc());
+    }
+    if (!c->hang_repeat)
+        hang_stopped = true;
+    com1_report(c, true);
+    ebs_report_say(efi_uart_write, "ptboot: hang report end n=%u repeat=%u\n", n, c->hang_repeat ? 1u : 0u);
+}
+
+/* --hang-repeat: the zeroed buffer from its start, tracing on. */
+static void cap_hang_restart(void)
+{
+    struct efi_capture *c = ebs_capture;
+    memset(c->buffer, 0, (size_t)c->buffer_bytes);
+    if (c->unit == CAPTURE_UNIT_SOFT) {
+        soft_unit_init(&c->soft, &c->plan.cfg, c->buffer, (size_t)c->buffer_bytes, read_live, c);
+        return;
+    }
+    if (c->plan.cfg.output == RTIT_OUTPUT_TOPA) {
+        struct rtit_topa_layout l;
+        if (rtit_topa_build(&l, &c->plan.cfg, (uint64_t *)(UINTN)c->plan.cfg.table_phys,
+                            (size_t)(c->plan.need.table_bytes / PAGE_BYTES)))
+            return;
+    }
+    hw_tracing = rtit_start(&efi_msr_raw_ops, &c->plan.cfg, &c->caps, false, &c->hw_start) == RTIT_SEQ_OK;
+}
+
+static const struct efi_hang_ops cap_hang_ops = {
+    .tracing = cap_tracing, .report = cap_hang_report, .restart = cap_hang_restart,
+};
 
 /* The hardware unit on every CPU of the plan (efi/capture/mp.h): started on the
  * APs first, the BSP last; the BSP's results become the capture's. */
@@ -556,6 +690,7 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     EFI_EVENT ev = NULL;
     ebs_capture = c;
     ebs_seen = false;
+    hw_tracing = hang_stopped = false;
     c->ebs_reported = false;
     /* The summaries' tables, should the target exit boot services: taken
      * now, because the notify may not allocate (EfiLoaderData, like the
@@ -563,7 +698,7 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
      * report has no summaries, nothing else changes. */
     c->ebs_arena = 0;
     c->ebs_arena_pages = 0;
-    if (c->ebs_decode && !c->ebs_no_summary) {
+    if ((c->ebs_decode && !c->ebs_no_summary) || c->hang_timeout_s) {
         UINTN pages = pages_for(EBS_REPORT_SUM_ARENA);
         if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &c->ebs_arena)))
             c->ebs_arena_pages = pages;
@@ -573,6 +708,17 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     if (EFI_ERROR(BS->CreateEvent(EVT_SIGNAL_EXIT_BOOT_SERVICES, TPL_NOTIFY, on_exit_boot_services,
                                   NULL, &ev)))
         ev = NULL;
+    bool hang_timer = false;
+    if (c->hang_timeout_s) {
+        struct efi_hang_config hc = { .timeout_s = c->hang_timeout_s, .repeat = c->hang_repeat };
+        hang_timer = !efi_hang_start(&hc, &cap_hang_ops);
+        if (!hang_timer)
+            efi_con_puts("ptboot: trace: warning: no timer event: --hang-timeout will not report\n");
+    }
+    /* the target runs as the boot manager runs an image: under its
+     * 5-minute watchdog (efi/platform/watchdog.h); ptboot's own work after
+     * it does not */
+    efi_watchdog_boot_manager();
     int ret = -1;
     if (c->unit == CAPTURE_UNIT_SOFT) {
         int e = soft_unit_init(&c->soft, &c->plan.cfg, c->buffer, (size_t)c->buffer_bytes, read_live, c);
@@ -584,7 +730,9 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
             .step = soft_step, .resume = soft_resume, .end = soft_end, .ctx = c,
             .self_lo = self_lo, .self_hi = self_hi, .step_all = c->step_all,
             .max_steps = c->max_steps, .entry_ip = entry_ip,
+            .interrupt = soft_interrupt, .unseen = soft_unseen,
         };
+        efi_soft_step_watch_ranges(&c->step_cfg, &c->plan.cfg);
         bool said;
         e = step_shared(c, call, arg, call_status, &said);
         if (c->ebs_reported)
@@ -594,11 +742,12 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
                 efi_con_printf("ptboot: error: trace: soft unit: %s\n", efi_soft_step_strerror(e));
             goto out;
         }
-        if (!ebs_seen)
+        if (!ebs_seen && !hang_stopped)
             soft_unit_stop(&c->soft, c->step.returned ? c->step.return_ip : c->step.last_ip, rdtsc());
         struct soft_unit_status s;
         soft_unit_get_status(&c->soft, &s);
-        soft_unit_summarize(&c->soft, &c->sum);
+        if (!hang_stopped) /* else the report linearised it: c->sum says so */
+            soft_unit_summarize(&c->soft, &c->sum);
         c->bytes = s.bytes;
         c->stopped = s.stopped;
         if (s.error)
@@ -611,6 +760,7 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
                        c->step.bounded, (unsigned long long)c->step.traps,
                        (unsigned long long)c->step.breakpoints, (unsigned long long)c->step.skips,
                        (unsigned long long)c->step.unexpected, (unsigned long long)c->step.skipped_self);
+        efi_soft_step_say_events(&c->step, efi_con_printf);
     } else if (c->multi) {
         if (run_hw_multi(c, call, arg, call_status))
             goto out;
@@ -628,10 +778,13 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
                            c->hw_start.was_tracing ? ", someone else is tracing" : "");
             goto out;
         }
+        hw_tracing = true;
         *call_status = call(arg);
         if (c->ebs_reported)
             goto gone;
-        capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        if (hw_tracing)
+            capture_seq_finish(&efi_msr_safe_ops, &c->plan.cfg, c->buffer, &c->hw_stop, &c->sum);
+        hw_tracing = false;
         c->bytes = c->sum.bytes;
         c->stopped = c->hw_stop.stopped;
         if (c->hw_stop.error)
@@ -668,6 +821,9 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     }
     ret = 0;
 out:
+    if (hang_timer)
+        efi_hang_stop();
+    efi_watchdog_off();
     if (ev)
         BS->CloseEvent(ev);
     ebs_capture = NULL;
@@ -737,49 +893,34 @@ static size_t cpus_text(const struct efi_capture *c, char *text, size_t cap)
 int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
 {
     char dir[CAPTURE_FILES_DIR_MAX] = "";
-    const char *failed = NULL;
     size_t pages = c->watching ? c->watch.snap.count : 0;
+    /* --cpus: each traced AP's trace beside the BSP's trace.pt, and
+     * cpus.txt listing every processor asked for */
+    static struct capture_files_extra extra[PTB_MP_MAX_CPUS + 1];
+    static char names[PTB_MP_MAX_CPUS][24];
+    static char text[PTB_MP_MAX_CPUS * 160];
+    size_t nextra = 0;
+    for (unsigned i = 1; i < c->ncpus; i++) {
+        const struct efi_capture_cpu *k = &c->cpu[i];
+        if (!k->traced)
+            continue;
+        snprintf(names[i], sizeof names[i], "trace-cpu%u.pt", k->n);
+        extra[nextra++] = (struct capture_files_extra){ names[i], k->trace, (size_t)k->trace_bytes, true };
+    }
+    if (c->ncpus)
+        extra[nextra++] = (struct capture_files_extra){ "cpus.txt", text, cpus_text(c, text, sizeof text), false };
     struct capture_files_in in = {
         .sb = &c->sb, .trace = c->trace, .trace_len = (size_t)c->trace_bytes,
         .code_dump = pages ? c->watch.snap.pages : NULL, .code_dump_len = pages * CODE_PAGE_BYTES,
         .code_addr = pages ? (const uint8_t *)c->watch.snap.addr : NULL,
         .code_addr_len = pages * sizeof(uint64_t),
+        .extra = extra, .nextra = nextra,
     };
-    enum efi_volume_result r = efi_capture_files_write(image, &in, dir, &failed);
-    if (r != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: trace: writing %s%s%s: %s\n", dir, dir[0] ? "\\" : "",
-                       failed ? failed : "", efi_volume_result_name(r));
+    if (efi_capture_files_write(image, &in, "trace", dir))
         return -1;
-    }
-    efi_con_printf("ptboot: trace: files %s (trace.pt sideband.txt code.dump code.addr)\n", dir);
-    if (!c->ncpus)
-        return 0;
-    /* --cpus: each traced AP's trace beside the BSP's trace.pt, and
-     * cpus.txt listing every processor asked for */
-    static char text[PTB_MP_MAX_CPUS * 160];
-    char path[CAPTURE_FILES_DIR_MAX + 32];
-    size_t tlen = cpus_text(c, text, sizeof text);
-    int bad = 0;
-    for (unsigned i = 1; i < c->ncpus; i++) {
-        const struct efi_capture_cpu *k = &c->cpu[i];
-        if (!k->traced)
-            continue;
-        snprintf(path, sizeof path, "%s\\trace-cpu%u.pt", dir, k->n);
-        r = efi_volume_write(image, path, k->trace, (size_t)k->trace_bytes);
-        if (r != PTB_VOLUME_OK) {
-            efi_con_printf("ptboot: error: trace: writing %s: %s\n", path, efi_volume_result_name(r));
-            bad = -1;
-        }
-    }
-    snprintf(path, sizeof path, "%s\\cpus.txt", dir);
-    r = efi_volume_write(image, path, text, tlen);
-    if (r != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: trace: writing %s: %s\n", path, efi_volume_result_name(r));
-        bad = -1;
-    }
-    if (!bad)
-        efi_con_printf("ptboot: trace: files %s: cpus.txt and trace-cpuN.pt for each traced AP\n", dir);
-    return bad;
+    efi_con_printf("ptboot: trace: files %s (trace.pt sideband.txt code.dump code.addr%s manifest.txt)\n", dir,
+                   c->ncpus ? " cpus.txt trace-cpuN.pt" : "");
+    return 0;
 }
 
 int efi_capture_serial_dump(struct efi_capture *c)
@@ -813,7 +954,7 @@ int efi_capture_serial_dump(struct efi_capture *c)
         files[nf++] = (struct efi_dump_file){ "cpus.txt", cpus, cpus_text(c, cpus, sizeof cpus),
                                               PTD_FRAME_KIND_RAW };
     struct efi_dump_stats st;
-    size_t n = efi_serial_dump(files, nf, 0, &st);
+    size_t n = efi_serial_dump(files, nf, c->serial_line_bytes, &st);
     return n == nf ? 0 : -1;
 }
 

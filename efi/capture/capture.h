@@ -43,6 +43,8 @@
 /* Snapshot memory reserved up front for the target and the images loaded
  * while tracing (efi/capture/image_watch.h says why up front). */
 #define PTB_CAPTURE_SNAPSHOT_DEFAULT (8u << 20)
+/* --hang-timeout: at most a day */
+#define PTB_CAPTURE_HANG_MAX_S 86400u
 
 /* One processor of a multi-CPU capture (`trace --cpus`): cpu[0] is the
  * BSP, then the APs in processor-number order, as many as were asked for
@@ -113,7 +115,18 @@ struct efi_capture {
      * EBS_REPORT_SUM_ARENA bytes taken by efi_capture_run before tracing
      * (the notify may not allocate), 0 when there is none. */
     bool ebs_decode, ebs_files, ebs_reported, ebs_no_summary;
+    /* payload bytes per serial-dump data line, here and at ExitBootServices
+     * (trace --line-bytes; 0: PTD_FRAME_PAYLOAD_DEFAULT) */
+    uint32_t serial_line_bytes;
     unsigned ebs_last;
+    /* --hang-timeout (docs/hang.md): when the target has not returned (nor
+     * exited boot services) hang_timeout_s after tracing began, a timer
+     * event (efi/capture/hang.h) stops the unit and reports over COM1 as at
+     * ExitBootServices, without the flow, between "ptboot: hang report
+     * begin" and "end" lines; hang_repeat: then traces on into the zeroed
+     * buffer. 0: none. Set by the caller. */
+    uint32_t hang_timeout_s;
+    bool hang_repeat;
     EFI_PHYSICAL_ADDRESS ebs_arena;
     UINTN ebs_arena_pages;
     /* When the soft unit finds the #DB vector taken: the holder's release
@@ -137,6 +150,11 @@ int efi_capture_watch(struct efi_capture *c, size_t snapshot_bytes);
  * words say otherwise) and its pages are snapshotted now. Returns 0 or -1
  * (too many targets, no room in the snapshot: said). */
 int efi_capture_add_target(struct efi_capture *c, uint64_t base, uint64_t size);
+/* The trace bytes the capture efi_capture_plan would make could write
+ * (every processor's buffer), without allocating or saying anything.
+ * Returns 0, or -1 when the plan is refused (efi_capture_plan says why). */
+int efi_capture_plan_bytes(const struct efi_capture *c, const char *const *words, size_t n_words,
+                           uint64_t *trace_bytes);
 /* Plans the capture for the targets with the option words, allocates and
  * zeroes the buffer. */
 int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_words);

@@ -114,6 +114,18 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
                 st = ptd_flow_event(&d.flow, &ev);
                 if (st >= 0 && ev.type == PTD_EV_ENABLED)
                     t->enables++;
+                if (st >= 0 && (ev.type == PTD_EV_ASYNC_DISABLED || ev.type == PTD_EV_ASYNC_BRANCH)) {
+                    /* an interrupt or exception before the instruction at
+                     * from (not run yet): the branch before went there */
+                    if (pending_call)
+                        count_call(ev.from);
+                    if (pending_branch && last) {
+                        br.to = ev.from;
+                        d.last[d.nbranches % last] = br;
+                        d.nbranches++;
+                    }
+                    pending_call = pending_branch = false;
+                }
                 if (st >= 0 && (ev.type == PTD_EV_DISABLED || ev.type == PTD_EV_ASYNC_DISABLED)) {
                     t->disables++;
                     pending_call = pending_branch = false; /* the target is not traced */
@@ -198,8 +210,9 @@ int efi_capture_summary_flags(struct efi_capture *c, unsigned last, unsigned fla
 {
     static struct ptd_sum sum;
     static struct ptd_sum_module mods[SIDEBAND_MAX_IMAGES];
-    /* time from the trace's TSC packets (MTC/CYC need the CPU's ratios,
-     * which the sideband carries for the host), as the host's summary */
+    /* time from the trace's timing packets with the ratios the sideband
+     * carries (MTCFreq, CPUID 15h: the soft unit's own clock for a soft
+     * capture), as the host's summary --capture */
     static struct ptd_time_config tcfg;
     EFI_PHYSICAL_ADDRESS arena = 0;
     UINTN arena_pages = PTD_SUM_ARENA_SUGGESTED / 4096;
@@ -215,6 +228,7 @@ int efi_capture_summary_flags(struct efi_capture *c, unsigned last, unsigned fla
     struct ptd_flow_config fc;
     capture_flow_config(&fc, c);
     memset(&tcfg, 0, sizeof tcfg);
+    sideband_time_config(&c->sb, &tcfg);
     fc.time = &tcfg;
     ptd_flow_init(&d.flow, &fc);
     struct ptd_sum_config sc;

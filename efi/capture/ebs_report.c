@@ -88,8 +88,8 @@ static void sum_line(void *ctx, const char *text, size_t len)
 long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out)
 {
     static struct ptd_sum sum;
-    /* time from the trace's TSC packets alone, as efi_capture_summary:
-     * the ratios MTC/CYC need are the host's business (sideband) */
+    /* time from the timing packets with the ratios the caller gives (the
+     * sideband's, as efi_capture_summary), else from TSC packets alone */
     static struct ptd_time_config tcfg;
     if (!r->sum_arena)
         return 0;
@@ -103,6 +103,8 @@ long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out)
                        (unsigned long long)r->trace_bytes);
     flow_start(r, from);
     memset(&tcfg, 0, sizeof tcfg);
+    if (r->time)
+        tcfg = *r->time;
     cfg.time = &tcfg;
     cfg.mode = 64; /* UEFI x64; MODE.Exec in PSB+ says it anyway */
     ptd_flow_init(&flow, &cfg);
@@ -115,6 +117,8 @@ long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out)
     sc.line = sum_line;
     sc.ctx = &k;
     sc.last = r->sum_last;
+    if (r->sum_tail)
+        sc.flags |= PTD_SUM_F_TAIL;
     ebs_report_say(out, "ptboot: trace summary begin\n");
     ptd_sum_init(&sum, &sc);
     int more = ptd_sum_decode(&sum, &flow, EBS_REPORT_SUM_BUDGET);
@@ -131,10 +135,10 @@ long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out)
 }
 
 static void frame_file(ebs_report_sink out, uint32_t id, const char *name, const void *data,
-                       uint64_t size, enum ptd_frame_kind kind)
+                       uint64_t size, enum ptd_frame_kind kind, uint32_t payload)
 {
     static struct ptd_frame_enc enc;
-    if (ptd_frame_enc_init(&enc, id, name, data, size, kind, 0)) {
+    if (ptd_frame_enc_init(&enc, id, name, data, size, kind, payload)) {
         ebs_report_say(out, "ptboot: error: serial-dump: bad file name '%s'\n", name);
         return;
     }
@@ -154,7 +158,7 @@ static void dump_files(const struct ebs_report *r, ebs_report_sink out)
         pages = EBS_REPORT_CODE_PAGES_MAX;
     unsigned files = 1 + (pages ? 2 : 0) + (r->sideband_bytes ? 1 : 0);
     ebs_report_say(out, "ptboot: serial-dump begin files=%u\n", files);
-    frame_file(out, 1, "trace.pt", r->trace, r->trace_bytes, PTD_FRAME_KIND_PT);
+    frame_file(out, 1, "trace.pt", r->trace, r->trace_bytes, PTD_FRAME_KIND_PT, r->payload);
     if (pages) {
         const uint64_t *a = r->code_addr;
         if (!a) {
@@ -162,11 +166,11 @@ static void dump_files(const struct ebs_report *r, ebs_report_sink out)
                 code_dump_set_addr(addrs, i, r->code_base + i * PAGE_BYTES);
             a = addrs;
         }
-        frame_file(out, 2, "code.dump", r->code, pages * PAGE_BYTES, PTD_FRAME_KIND_RAW);
-        frame_file(out, 3, "code.addr", a, pages * sizeof a[0], PTD_FRAME_KIND_RAW);
+        frame_file(out, 2, "code.dump", r->code, pages * PAGE_BYTES, PTD_FRAME_KIND_RAW, r->payload);
+        frame_file(out, 3, "code.addr", a, pages * sizeof a[0], PTD_FRAME_KIND_RAW, r->payload);
     }
     if (r->sideband_bytes)
-        frame_file(out, 4, "sideband.txt", r->sideband, r->sideband_bytes, PTD_FRAME_KIND_RAW);
+        frame_file(out, 4, "sideband.txt", r->sideband, r->sideband_bytes, PTD_FRAME_KIND_RAW, r->payload);
     ebs_report_say(out, "ptboot: serial-dump end files=%u\n", files);
 }
 

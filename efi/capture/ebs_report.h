@@ -41,7 +41,7 @@
  * where it began, and counts then cover only that part), in at most
  * EBS_REPORT_SUM_BUDGET decoder steps (ptd_sum_decode; the cut line says
  * where it stopped), and its text is at most ptd_sum_text_bound() bytes
- * (105,024 with the defaults: 9.1 s at 115200 baud). The flow prints at
+ * (105,216 with the defaults: 9.1 s at 115200 baud). The flow prints at
  * most EBS_REPORT_FLOW_LINES lines (about 30 s at 115200 baud): a hardware
  * trace of the rest of the boot is millions of instructions, hours of
  * serial; past the bound it is still decoded to the end, for the counts. */
@@ -82,6 +82,8 @@ typedef void (*ebs_report_sink)(const char *s, size_t len);
 
 struct ebs_report {
     const char *unit;               /* "soft" or "hw" */
+    /* the summary's time: MTCFreq and ratios (NULL: TSC packets only) */
+    const struct ptd_time_config *time;
     const char *trace_name;         /* the flow begin line's trace= word */
     /* the trace, linear from its first PSB */
     const uint8_t *trace;
@@ -95,8 +97,10 @@ struct ebs_report {
     unsigned nfilter;
     uint64_t pages;                 /* the flow begin line's pages= */
     bool live;                      /* and live= */
-    /* the files, framed, when files is set */
+    /* the files, framed, when files is set; payload bytes per data line
+     * (0: PTD_FRAME_PAYLOAD_DEFAULT) */
     bool files;
+    uint32_t payload;
     /* the code as a page dump: code_pages 4 KiB pages at code; their
      * addresses at code_addr, or (code_addr NULL) code_base + 4096 * i */
     const void *code;
@@ -115,6 +119,10 @@ struct ebs_report {
     const struct ptd_sum_module *modules;
     size_t nmodules;
     unsigned sum_last;
+    /* the static tail after the trace's end (PTD_SUM_F_TAIL,
+     * decoder/ptd_tail.h): closes the last transitions and says where it
+     * ends ("spins at module+offset"); on in hang and recovery reports */
+    bool sum_tail;
     /* the trace line: bytes, insns (decoded_insns: the flow's count when
      * the flow ran, else insns), wrapped, stopped, images; its errors are
      * the flow's, else the summary's (0 when neither ran) */

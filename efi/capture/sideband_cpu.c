@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "arch/x86/rtit_regs.h"
+#include "arch/x86/soft_unit.h"
 #include "efi/capture/sideband_cpu.h"
 
 void sideband_set_cpu(struct sideband *sb, const struct rtit_caps *caps,
@@ -54,4 +55,12 @@ void sideband_set_config(struct sideband *sb, const struct rtit_config *cfg, uin
         k->filter[k->nfilter].b = cfg->range[i].end;
         k->nfilter++;
     }
+}
+
+void sideband_set_soft_unit(struct sideband *sb)
+{
+    sb->unit = SIDEBAND_UNIT_SOFT;
+    sb->cpu.cpuid15_eax = SOFT_UNIT_CPUID15_EAX;
+    sb->cpu.cpuid15_ebx = SOFT_UNIT_CPUID15_EBX;
+    sb->cpu.cpuid15_ecx = 0;
 }

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <string.h>
 #include <efi.h>
 #include <efilib.h>
@@ -5,31 +6,49 @@
 #include "arch/x86/soft_unit.h"
 #include "efi/platform/console.h"
 #include "efi/platform/cpu_arch.h"
+#include "efi/platform/cpu_ctl.h"
+#include "efi/capture/idt_chain.h"
 #include "efi/capture/soft_step.h"
+#include "efi/capture/soft_watch.h"
 
-/* SDM Vol. 3A 6.3.1, Table 6-1: vector 1 is #DB. */
+/* SDM Vol. 3A 6.3.1, Table 6-1: vector 1 is #DB, 14 #PF. */
 #define X86_VECTOR_DB 1
+#define X86_VECTOR_PF 14
+/* SDM Vol. 3A 4.7: #PF error code P (a protection violation, not a
+ * missing page) and I/D (an instruction fetch). */
+#define X86_PF_P (1ull << 0)
+#define X86_PF_ID (1ull << 4)
 /* SDM Vol. 1 3.4.3: EFLAGS.TF (single step), EFLAGS.RF (resume). */
 #define X86_RFLAGS_TF (1ull << 8)
 #define X86_RFLAGS_RF (1ull << 16)
-/* SDM Vol. 3B 17.2.3: DR6.B0/B1 (breakpoint 0/1 hit), DR6.BS (single step). */
+/* SDM Vol. 3B 17.2.3: DR6.B0/B1/B2 (breakpoint 0/1/2 hit), DR6.BS (single step). */
 #define X86_DR6_B0 (1ull << 0)
 #define X86_DR6_B1 (1ull << 1)
+#define X86_DR6_B2 (1ull << 2)
 #define X86_DR6_BS (1ull << 14)
-/* SDM Vol. 3B 17.2.4: DR7.L0/L1 enable breakpoints 0/1 locally; R/W and
- * LEN left 00 = instruction execution, 1 byte (required for execution
+#define X86_DR6_BREAKPOINTS (X86_DR6_B0 | X86_DR6_B1 | X86_DR6_B2)
+/* SDM Vol. 3B 17.2.4: DR7.L0/L1/L2 enable breakpoints 0/1/2 locally; R/W
+ * and LEN left 00 = instruction execution, 1 byte (required for execution
  * breakpoints). */
 #define X86_DR7_L0 (1ull << 0)
 #define X86_DR7_L1 (1ull << 2)
+#define X86_DR7_L2 (1ull << 4)
 /* SDM Vol. 3A 3.4.5: segment descriptor L (64-bit code) and D/B bits. */
 #define X86_DESC_L (1ull << 53)
 #define X86_DESC_DB (1ull << 54)
+/* Software interrupts (SDM Vol. 2): INT3, INT imm8, INTO, INT1. */
+#define X86_OP_INT3 0xcc
+#define X86_OP_INT 0xcd
+#define X86_OP_INTO 0xce
+#define X86_OP_INT1 0xf1
 
 /* Where a session is:
  *   IDLE      none (the handler, if held, clears TF and DR7 on any #DB)
  *   ARMED     DR0 waits at the entry point
  *   STEPPING  TF set, each trap reported
- *   FREE      a SKIP_CALL free run: DR0 waits at the resume IP
+ *   FREE      a free run: SKIP_CALL's (DR0 waits at the resume IP), a
+ *             handler's or a FREE answer's; the watch (or DR2) waits for
+ *             the landing
  *   OVER      ended (STOPPED, bounded): DR1 may still watch the return */
 enum phase { PHASE_IDLE, PHASE_ARMED, PHASE_STEPPING, PHASE_FREE, PHASE_OVER };
 
@@ -42,7 +61,10 @@ static struct {
     struct efi_soft_step_stats *st;
     volatile int phase;
     bool ret_armed;          /* DR1 waits at the entry's return address */
+    bool dr0_on;             /* DR0 waits (entry point or resume IP) */
     uint64_t resume;         /* DR0's target in a free run */
+    bool irq_ret;            /* DR2 waits at an interrupted instruction */
+    uint64_t irq_ret_ip, irq_ret_rsp;
     uint16_t mode_cs;        /* CS whose mode is cached */
     unsigned mode;
 } ss;
@@ -56,22 +78,25 @@ static uint64_t rdtsc(void)
 
 static void write_dr0(uint64_t v) { __asm__ volatile("mov %0, %%dr0" : : "r"(v)); }
 static void write_dr1(uint64_t v) { __asm__ volatile("mov %0, %%dr1" : : "r"(v)); }
+static void write_dr2(uint64_t v) { __asm__ volatile("mov %0, %%dr2" : : "r"(v)); }
 static void write_dr6(uint64_t v) { __asm__ volatile("mov %0, %%dr6" : : "r"(v)); }
 static void write_dr7(uint64_t v) { __asm__ volatile("mov %0, %%dr7" : : "r"(v)); }
 
-/* Both the live register and the saved context (x NULL: outside #DB):
- * CpuDxe's exception entry restores DR7 from the context on return. */
-static void set_dr7(EFI_SYSTEM_CONTEXT_X64 *x, uint64_t v)
+/* DR7 for the breakpoints the state has on. */
+static uint64_t dr7_now(void)
 {
+    return (ss.dr0_on ? X86_DR7_L0 : 0) | (ss.ret_armed ? X86_DR7_L1 : 0) | (ss.irq_ret ? X86_DR7_L2 : 0);
+}
+
+/* Both the live register and the saved context (x NULL: outside #DB,
+ * e.g. in an IDT stub): CpuDxe's exception entry restores DR7 from the
+ * context on return. */
+static void apply_dr7(EFI_SYSTEM_CONTEXT_X64 *x)
+{
+    uint64_t v = dr7_now();
     if (x)
         x->Dr7 = v;
     write_dr7(v);
-}
-
-/* DR7 while DR1 watches the return (if it does) and DR0 does or not. */
-static uint64_t dr7_with(uint64_t dr0_bits)
-{
-    return dr0_bits | (ss.ret_armed ? X86_DR7_L1 : 0);
 }
 
 /* Execution mode of the code segment cs: 64 if its descriptor has L set,
@@ -95,10 +120,10 @@ static unsigned exec_mode(uint64_t cs)
     return mode;
 }
 
-/* Hands one step to the callback; returns the action. */
-static int report(EFI_SYSTEM_CONTEXT_X64 *x)
+/* Hands one step (the instruction at ip, code segment cs, about to run)
+ * to the callback; returns the action. */
+static int report(uint64_t ip, uint64_t cs)
 {
-    uint64_t ip = x->Rip;
     const struct efi_soft_step_config *c = ss.cfg;
     if (!c->step_all && ip >= c->self_lo && ip < c->self_hi) {
         ss.st->skipped_self++;
@@ -112,7 +137,7 @@ static int report(EFI_SYSTEM_CONTEXT_X64 *x)
     ss.st->last_ip = ip;
     if (!c->step)
         return SOFT_UNIT_CONTINUE;
-    return c->step(c->ctx, ip, exec_mode(x->Cs), rdtsc());
+    return c->step(c->ctx, ip, exec_mode(cs), rdtsc());
 }
 
 /* The session ends (once): tell the caller. */
@@ -122,15 +147,108 @@ static void tell_end(uint64_t ip, int why)
         ss.cfg->end(ss.cfg->ctx, ip, rdtsc(), why);
 }
 
-/* Stepping is over (STOPPED, bounded, no resume IP): the rest runs free;
- * DR1 keeps watching the return. */
-static void over(EFI_SYSTEM_CONTEXT_X64 *x, uint64_t ip, int why)
+/* Nothing of the session stays in the CPU's tables: gates back, watched
+ * pages executable and their splits undone. Any context. */
+static void session_off(void)
 {
-    x->Rflags &= ~X86_RFLAGS_TF;
-    set_dr7(x, dr7_with(0));
+    idt_chain_unhook();
+    if (efi_soft_watch_ready()) {
+        unsigned kept;
+        efi_soft_watch_release(&kept);
+        ss.st->splits_kept = kept;
+    }
+}
+
+/* Stepping is over (STOPPED, bounded, no resume IP): the rest runs free;
+ * DR1 keeps watching the return. rflags: the saved RFLAGS of the code
+ * that goes on; x: the #DB context, or NULL. */
+static void over(uint64_t *rflags, EFI_SYSTEM_CONTEXT_X64 *x, uint64_t ip, int why)
+{
+    *rflags &= ~X86_RFLAGS_TF;
+    ss.dr0_on = false;
+    ss.irq_ret = false;
+    apply_dr7(x);
+    session_off();
     ss.st->stopped = true;
     ss.phase = PHASE_OVER;
     tell_end(ip, why);
+}
+
+static int stop_why(void)
+{
+    return ss.st->bounded ? PTB_SOFT_STEP_END_BOUNDED : PTB_SOFT_STEP_END_STOPPED;
+}
+
+/* A free run ends: execution is seen again (a landing). */
+static void leave_free(EFI_SYSTEM_CONTEXT_X64 *x)
+{
+    ss.dr0_on = false;
+    ss.irq_ret = false;
+    apply_dr7(x);
+    efi_soft_watch_disarm();
+    ss.phase = PHASE_STEPPING;
+}
+
+/* A free run can end where it lands in the ranges: the watch is there and
+ * ip is not on a watched page (there it would fault at once). */
+static bool can_run_free(uint64_t ip)
+{
+    return ss.cfg->unseen && efi_soft_watch_ready() && !efi_soft_watch_covers(ip);
+}
+
+/* What the step at ip answered: applied to the saved RFLAGS (and debug
+ * registers) of the code about to run. dr6: the #DB's causes (0 outside
+ * #DB). */
+static void apply(int action, uint64_t *rflags, EFI_SYSTEM_CONTEXT_X64 *x, uint64_t ip, uint64_t dr6)
+{
+    switch (action) {
+    case SOFT_UNIT_SKIP_CALL: {
+        uint64_t resume = ss.cfg->resume ? ss.cfg->resume(ss.cfg->ctx) : 0;
+        /* Free run: no TF, and no RF left over from an earlier breakpoint
+         * hit, which would let the first instruction pass DR0 unchecked
+         * should it be the resume IP itself (a call to the next insn). */
+        *rflags &= ~X86_RFLAGS_TF;
+        if (!(dr6 & X86_DR6_BREAKPOINTS))
+            *rflags &= ~X86_RFLAGS_RF;
+        if (!resume) {
+            over(rflags, x, ip, PTB_SOFT_STEP_END_STOPPED);
+            break;
+        }
+        ss.st->skips++;
+        ss.resume = resume;
+        if (x)
+            x->Dr0 = resume;
+        write_dr0(resume);
+        ss.dr0_on = true;
+        apply_dr7(x);
+        ss.phase = PHASE_FREE;
+        /* a callback into the ranges lands there too */
+        efi_soft_watch_arm();
+        break;
+    }
+    case SOFT_UNIT_STOPPED:
+        over(rflags, x, ip, stop_why());
+        break;
+    case SOFT_UNIT_FREE:
+        if (can_run_free(ip)) {
+            if (ss.cfg->unseen(ss.cfg->ctx, rdtsc()) == SOFT_UNIT_STOPPED) {
+                over(rflags, x, ip, PTB_SOFT_STEP_END_STOPPED);
+                break;
+            }
+            *rflags &= ~X86_RFLAGS_TF;
+            if (!(dr6 & X86_DR6_BREAKPOINTS))
+                *rflags &= ~X86_RFLAGS_RF;
+            ss.st->unseen_runs++;
+            ss.phase = PHASE_FREE;
+            efi_soft_watch_arm();
+            break;
+        }
+        *rflags |= X86_RFLAGS_TF;
+        break;
+    default:
+        *rflags |= X86_RFLAGS_TF;
+        break;
+    }
 }
 
 /* Runs in the firmware's exception context (CpuDxe's common entry), which
@@ -149,7 +267,8 @@ static VOID EFIAPI db_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
     x->Dr6 = 0;
     if (ss.phase == PHASE_IDLE) {
         x->Rflags &= ~X86_RFLAGS_TF;
-        set_dr7(x, 0);
+        x->Dr7 = 0;
+        write_dr7(0);
         return;
     }
     ss.st->traps++;
@@ -161,11 +280,14 @@ static VOID EFIAPI db_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
          * went (out of the range: TIP.PGD) before it is stopped. */
         int was = ss.phase;
         if (was == PHASE_STEPPING)
-            report(x);
+            report(ip, x->Cs);
         ss.ret_armed = false;
+        ss.dr0_on = false;
+        ss.irq_ret = false;
         ss.st->returned = true;
         x->Rflags &= ~X86_RFLAGS_TF;
-        set_dr7(x, 0);
+        apply_dr7(x);
+        session_off();
         ss.phase = PHASE_IDLE;
         if (was == PHASE_STEPPING || was == PHASE_FREE)
             tell_end(ip, PTB_SOFT_STEP_END_RETURNED);
@@ -181,54 +303,161 @@ static VOID EFIAPI db_handler(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx)
         ss.ret_armed = true;
         x->Dr1 = ss.st->return_ip;
         write_dr1(ss.st->return_ip);
-        set_dr7(x, dr7_with(0));
+        ss.dr0_on = false;
+        apply_dr7(x);
         x->Rflags |= X86_RFLAGS_RF;
         ss.phase = PHASE_STEPPING;
-        action = report(x);
-    } else if (ss.phase == PHASE_FREE && (dr6 & X86_DR6_B0) && ip == ss.resume) {
+        action = report(ip, x->Cs);
+    } else if (ss.phase == PHASE_FREE && (dr6 & X86_DR6_B0) && ss.dr0_on && ip == ss.resume) {
         /* Back at the resume IP: disarm, report it, step again. RF lets
          * the instruction run instead of faulting again (SDM 17.3.1.1). */
-        set_dr7(x, dr7_with(0));
+        leave_free(x);
         x->Rflags |= X86_RFLAGS_RF;
         ss.st->breakpoints++;
-        ss.phase = PHASE_STEPPING;
-        action = report(x);
+        action = report(ip, x->Cs);
+    } else if (ss.phase == PHASE_FREE && (dr6 & X86_DR6_B2) && ss.irq_ret && ip == ss.irq_ret_ip) {
+        /* The interrupted instruction, about to run: the handler returned
+         * if the stack is the one the interrupt left (else the same code
+         * runs deeper down: let it pass) */
+        x->Rflags |= X86_RFLAGS_RF;
+        if (x->Rsp != ss.irq_ret_rsp)
+            return;
+        leave_free(x);
+        ss.st->irq_returns++;
+        action = report(ip, x->Cs);
+    } else if (ss.phase == PHASE_FREE && (dr6 & X86_DR6_BS)) {
+        /* TF came back during a free run: an IRET restored traced code's
+         * RFLAGS where neither the watch nor DR2 waited; execution is
+         * seen again here */
+        leave_free(x);
+        x->Rflags &= ~X86_RFLAGS_RF;
+        ss.st->tf_returns++;
+        action = report(ip, x->Cs);
     } else if (ss.phase == PHASE_STEPPING && (dr6 & X86_DR6_BS)) {
         /* A trap: the next instruction has no breakpoint of ours (DR1's
          * is handled above), so RF must not suppress the next one. */
         x->Rflags &= ~X86_RFLAGS_RF;
-        action = report(x);
+        action = report(ip, x->Cs);
     } else {
         ss.st->unexpected++;
         return;
     }
-    switch (action) {
-    case SOFT_UNIT_SKIP_CALL: {
-        uint64_t resume = ss.cfg->resume ? ss.cfg->resume(ss.cfg->ctx) : 0;
-        /* Free run: no TF, and no RF left over from an earlier breakpoint
-         * hit, which would let the first instruction pass DR0 unchecked
-         * should it be the resume IP itself (a call to the next insn). */
-        x->Rflags &= ~X86_RFLAGS_TF;
-        if (!(dr6 & (X86_DR6_B0 | X86_DR6_B1)))
-            x->Rflags &= ~X86_RFLAGS_RF;
-        if (!resume) {
-            over(x, ip, PTB_SOFT_STEP_END_STOPPED);
-            break;
-        }
-        ss.st->skips++;
-        ss.resume = resume;
-        x->Dr0 = resume;
-        write_dr0(resume);
-        set_dr7(x, dr7_with(X86_DR7_L0));
-        ss.phase = PHASE_FREE;
-        break;
+    apply(action, &x->Rflags, x, ip, dr6);
+}
+
+/* ---- interrupts and exceptions (efi/capture/idt_chain.h) -------------------- */
+
+/* The length of a software interrupt instruction at ip (0: none). */
+static unsigned soft_int_len(uint64_t ip)
+{
+    const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)ip;
+    switch (p[0]) {
+    case X86_OP_INT3: case X86_OP_INTO: case X86_OP_INT1: return 1;
+    case X86_OP_INT: return 2;
+    default: return 0;
     }
-    case SOFT_UNIT_STOPPED:
-        over(x, ip, ss.st->bounded ? PTB_SOFT_STEP_END_BOUNDED : PTB_SOFT_STEP_END_STOPPED);
-        break;
-    default:
-        x->Rflags |= X86_RFLAGS_TF;
-        break;
+}
+
+/* The handler of an event at a traced instruction runs free (action: the
+ * unit's answer to the event); it returns to ret_ip with the frame's RSP. */
+static void handler_runs(struct idt_chain_event *e, int action, uint64_t ret_ip)
+{
+    if (action != SOFT_UNIT_STOPPED)
+        action = ss.cfg->unseen ? ss.cfg->unseen(ss.cfg->ctx, rdtsc()) : SOFT_UNIT_STOPPED;
+    if (action == SOFT_UNIT_STOPPED) {
+        over(e->rflags, NULL, ret_ip, stop_why());
+        return;
+    }
+    ss.st->unseen_runs++;
+    ss.phase = PHASE_FREE;
+    efi_soft_watch_arm();
+    if (!efi_soft_watch_covers(ret_ip)) {
+        ss.irq_ret_ip = ret_ip;
+        ss.irq_ret_rsp = *e->rsp;
+        ss.irq_ret = true;
+        write_dr2(ret_ip);
+        apply_dr7(NULL);
+    }
+}
+
+/* A fetch from a watched page: the free run lands here. The instruction
+ * has not run (a fault); it is reported as a step and stepped. */
+static int landing(struct idt_chain_event *e)
+{
+    uint64_t ip = *e->rip;
+    leave_free(NULL);
+    ss.st->landings++;
+    int action = report(ip, *e->cs);
+    apply(action, e->rflags, NULL, ip, 0);
+    return IDT_CHAIN_RESUME;
+}
+
+/* In a free run, the event interrupted the code the run was waiting for:
+ * TF is back (an IRET restored traced code's RFLAGS), or the IP is where
+ * the watch, DR2 (same frame) or DR0 would have ended the run. */
+static bool back_in_range(const struct idt_chain_event *e)
+{
+    uint64_t ip = *e->rip;
+    return (*e->rflags & X86_RFLAGS_TF) || (efi_soft_watch_armed() && efi_soft_watch_covers(ip)) ||
+           (ss.irq_ret && ip == ss.irq_ret_ip && *e->rsp == ss.irq_ret_rsp) || (ss.dr0_on && ip == ss.resume);
+}
+
+static int on_event(void *ctx, struct idt_chain_event *e)
+{
+    (void)ctx;
+    if (e->vector == X86_VECTOR_PF && efi_soft_watch_armed() &&
+        (e->error & (X86_PF_P | X86_PF_ID)) == (X86_PF_P | X86_PF_ID) &&
+        efi_soft_watch_owns(cpu_read_cr2()))
+        return landing(e);
+    if (ss.phase == PHASE_FREE && ss.cfg->interrupt && ss.st->reported && back_in_range(e)) {
+        /* a free run came back (an IRET or RET to a watched IP) and an
+         * interrupt came before that instruction's fetch, which would
+         * have ended the run (interrupts go before a code breakpoint or
+         * a fetch fault, SDM Vol. 3A 6.9): a CPU's FilterEn sees the
+         * landing first, then the interrupt */
+        uint64_t ip = *e->rip;
+        leave_free(NULL);
+        ss.st->landings++;
+        apply(report(ip, *e->cs), e->rflags, NULL, ip, 0);
+    }
+    /* traced code runs with TF set; anything else is none of ours */
+    if (ss.phase != PHASE_STEPPING || !(*e->rflags & X86_RFLAGS_TF) || !ss.cfg->interrupt ||
+        !ss.st->reported)
+        return IDT_CHAIN_PASS;
+    uint64_t rip = *e->rip, last = ss.st->last_ip;
+    if (rip == last) {
+        /* an interrupt before the instruction reported last, or a fault
+         * of it: SDM's FUP(NLIP)/FUP(CLIP) are both this IP */
+        ss.st->interrupts++;
+        int action = ss.cfg->interrupt(ss.cfg->ctx, e->handler, exec_mode(e->handler_cs), rdtsc());
+        handler_runs(e, action, rip);
+        return IDT_CHAIN_PASS;
+    }
+    unsigned len = soft_int_len(last);
+    if (len && rip == last + len) {
+        /* INT n stepped: the instruction went to its handler (the
+         * single-step trap would come only after the handler's IRET and
+         * the instruction after it) */
+        ss.st->soft_ints++;
+        int action = report(e->handler, e->handler_cs);
+        handler_runs(e, action, rip);
+    }
+    return IDT_CHAIN_PASS;
+}
+
+/* The session's interrupt hooks and watch, before it can step (boot
+ * services, or an image-load notify). */
+static void session_on(const struct efi_soft_step_config *cfg)
+{
+    ss.st->vectors = -1;
+    ss.st->watch = 0;
+    if (!cfg->interrupt)
+        return;
+    ss.st->vectors = idt_chain_hook(on_event, NULL);
+    if (cfg->nwatch && cfg->unseen) {
+        ss.st->watch = efi_soft_watch_prepare(cfg->watch_lo, cfg->watch_hi, cfg->nwatch, cfg->self_lo,
+                                              cfg->self_hi);
+        ss.st->splits = efi_soft_watch_splits();
     }
 }
 
@@ -238,8 +467,13 @@ static void disarm(void)
     write_dr7(0);
     write_dr0(0);
     write_dr1(0);
+    write_dr2(0);
     write_dr6(0);
     ss.ret_armed = false;
+    ss.dr0_on = false;
+    ss.irq_ret = false;
+    if (ss.st)
+        session_off();
     ss.phase = PHASE_IDLE;
 }
 
@@ -276,9 +510,12 @@ static void begin(const struct efi_soft_step_config *cfg, struct efi_soft_step_s
     ss.cfg = cfg;
     ss.st = stats;
     ss.ret_armed = false;
+    ss.dr0_on = false;
+    ss.irq_ret = false;
     ss.resume = 0;
     ss.mode = 0;
     write_dr6(0);
+    session_on(cfg);
 }
 
 int efi_soft_step_arm(const struct efi_soft_step_config *cfg, struct efi_soft_step_stats *stats)
@@ -288,8 +525,9 @@ int efi_soft_step_arm(const struct efi_soft_step_config *cfg, struct efi_soft_st
     disarm();
     begin(cfg, stats);
     write_dr0(cfg->entry_ip);
+    ss.dr0_on = true;
     ss.phase = PHASE_ARMED;
-    write_dr7(X86_DR7_L0);
+    write_dr7(dr7_now());
     return PTB_SOFT_STEP_OK;
 }
 
@@ -301,7 +539,8 @@ bool efi_soft_step_end_now(void)
     /* Called from outside the traced code (TF is clear here: the caller
      * runs inside a call the image made, i.e. in a free run, or in another
      * image): the packets close at the resume IP, or where stepping was. */
-    uint64_t ip = was == PHASE_FREE ? ss.resume : was == PHASE_ARMED ? ss.cfg->entry_ip : ss.st->last_ip;
+    uint64_t ip = was == PHASE_FREE && ss.dr0_on ? ss.resume : was == PHASE_ARMED ? ss.cfg->entry_ip
+                                                                                : ss.st->last_ip;
     disarm();
     if (was != PHASE_OVER)
         tell_end(ip, PTB_SOFT_STEP_END_CALLER);
@@ -333,15 +572,18 @@ int efi_soft_step_run(const struct efi_soft_step_config *cfg, efi_soft_call_fn c
     begin(cfg, stats);
     if (cfg->entry_ip) {
         write_dr0(cfg->entry_ip);
+        ss.dr0_on = true;
         ss.phase = PHASE_ARMED;
-        write_dr7(X86_DR7_L0);
+        write_dr7(dr7_now());
     } else {
         ss.phase = PHASE_STEPPING;
     }
     *call_status = stepped_call(call, arg);
     /* A breakpoint still armed (the call never came back to the resume IP,
-     * e.g. it left through Exit()) must not fire later. */
+     * e.g. it left through Exit()) must not fire later; the gates and
+     * pages of the session are given back. */
     disarm();
+    efi_soft_watch_free();
     efi_soft_step_release();
     return PTB_SOFT_STEP_OK;
 }
@@ -355,4 +597,38 @@ const char *efi_soft_step_strerror(int err)
     case PTB_SOFT_STEP_STATE: return "the #DB glue is in use";
     }
     return "?";
+}
+
+void efi_soft_step_watch_ranges(struct efi_soft_step_config *cfg, const struct rtit_config *rc)
+{
+    bool filter = false;
+    cfg->nwatch = 0;
+    for (unsigned i = 0; i < RTIT_MAX_RANGES; i++)
+        filter |= rc->range[i].cfg == RTIT_ADDR_CFG_FILTER;
+    for (unsigned i = 0; filter && i < RTIT_MAX_RANGES && cfg->nwatch < PTB_SOFT_STEP_MAX_WATCH; i++) {
+        const struct rtit_addr_range *r = &rc->range[i];
+        if (r->cfg != RTIT_ADDR_CFG_FILTER && r->cfg != RTIT_ADDR_CFG_STOP)
+            continue;
+        cfg->watch_lo[cfg->nwatch] = r->start;
+        cfg->watch_hi[cfg->nwatch++] = r->end;
+    }
+}
+
+void efi_soft_step_say_events(const struct efi_soft_step_stats *st,
+                              void (*say)(const char *fmt, ...) __attribute__((format(printf, 1, 2))))
+{
+    char watch[64];
+    if (st->watch < 0)
+        snprintf(watch, sizeof watch, "off(%s)", efi_soft_watch_strerror(st->watch));
+    else
+        snprintf(watch, sizeof watch, "%ld", st->watch);
+    for (char *p = watch; *p; p++)
+        if (*p == ' ')
+            *p = '-';
+    say("ptboot: trace: soft unit events interrupts=%llu soft_ints=%llu unseen_runs=%llu landings=%llu "
+        "irq_returns=%llu tf_returns=%llu vectors=%d watch=%s splits=%u splits_kept=%u\n",
+        (unsigned long long)st->interrupts, (unsigned long long)st->soft_ints,
+        (unsigned long long)st->unseen_runs, (unsigned long long)st->landings,
+        (unsigned long long)st->irq_returns, (unsigned long long)st->tf_returns, st->vectors, watch,
+        st->splits, st->splits_kept);
 }

@@ -43,6 +43,35 @@
  * handler's exception context (it may not use boot services) or inside
  * efi_soft_step_end_now().
  *
+ * Interrupts and exceptions (with an interrupt callback): the CPU clears
+ * TF when it enters a handler, so a handler is never stepped and the
+ * interrupt itself would not be seen (the handler's IRET restores TF and
+ * stepping goes on after the interrupted instruction). While a session is
+ * armed the glue therefore chains the IDT (efi/capture/idt_chain.h): an
+ * interrupt or exception whose saved RIP is the instruction just reported
+ * (RFLAGS.TF set: traced code) is handed to the interrupt callback with
+ * the handler's address, a software INT n/INT3/INTO/INT1 just stepped as
+ * a step at the handler. The handler then runs free (also when the unit
+ * would trace it: stepping the firmware's timer handler, about 3,600
+ * instructions in OVMF, takes longer than the timer period, and the
+ * traced code would never progress; the unseen callback then marks the
+ * gap). FREE answers (packets off: a handler, a return or jump out of the
+ * ranges) also run free. Where a free run ends:
+ *   - with the watch (watch_lo/hi, efi/capture/soft_watch.h: the ranges'
+ *     pages non-executable during free runs), at the first instruction
+ *     fetched from the ranges: a #PF the glue catches and reports as a
+ *     step (the landing). This catches the return from the handler, and
+ *     code of the ranges the handler runs (a traced driver's own event
+ *     notification), which is then stepped, nested, as a CPU traces it;
+ *   - without it (no ranges, or the watch could not be prepared), a DR2
+ *     breakpoint at the interrupted instruction, taken only with the RSP
+ *     the interrupt saved (the same frame), and a FREE answer is stepped
+ *     as CONTINUE;
+ *   - in both, a single-step trap during a free run (an IRET gave traced
+ *     code its TF back somewhere else) is a landing where it happens.
+ * Everything is put back when the session ends: gates, page-table
+ * entries, debug registers.
+ *
  * SDM Vol. 3B 17.2 (debug registers DR0-DR7), 17.3.1.1 (instruction
  * breakpoints are faults: RF), 17.3.1.4 (single-step trap). */
 #ifndef PTBOOT_EFI_CAPTURE_SOFT_STEP_H
@@ -51,6 +80,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <efi.h>
+
+#include "arch/x86/rtit_config.h"
 
 /* Why a session ended (the end callback's why). */
 enum efi_soft_step_end {
@@ -62,11 +93,21 @@ enum efi_soft_step_end {
 
 typedef int (*efi_soft_step_fn)(void *ctx, uint64_t ip, unsigned exec_mode, uint64_t tsc);
 typedef uint64_t (*efi_soft_resume_fn)(void *ctx);
+/* An interrupt or exception at the instruction reported last (it has not
+ * completed), whose handler's first instruction at handler is about to
+ * run (soft_unit_interrupt). Returns an enum soft_unit_action. */
+typedef int (*efi_soft_interrupt_fn)(void *ctx, uint64_t handler, unsigned exec_mode, uint64_t tsc);
+/* The glue runs the code from the instruction reported last on without
+ * reporting it, until the next step (soft_unit_unseen). Returns an enum
+ * soft_unit_action. */
+typedef int (*efi_soft_unseen_fn)(void *ctx, uint64_t tsc);
 /* ip: where tracing ended (the IP about to run, or the resume IP of a free
  * run); why: enum efi_soft_step_end. */
 typedef void (*efi_soft_end_fn)(void *ctx, uint64_t ip, uint64_t tsc, int why);
 /* The call to single-step (e.g. a wrapper around StartImage). */
 typedef EFI_STATUS (*efi_soft_call_fn)(void *arg);
+
+#define PTB_SOFT_STEP_MAX_WATCH 8
 
 struct efi_soft_step_config {
     efi_soft_step_fn step;      /* NULL: only count steps */
@@ -78,6 +119,12 @@ struct efi_soft_step_config {
     uint64_t max_steps;         /* 0: no bound; else stop stepping after */
     uint64_t entry_ip;          /* 0: step from the call on (run only);
                                  * else from here until its return */
+    efi_soft_interrupt_fn interrupt;  /* NULL: interrupts not seen */
+    efi_soft_unseen_fn unseen;  /* needed with interrupt and for FREE */
+    /* The ranges whose entry ends a free run (FilterEn and TraceStop
+     * ranges, inclusive); none: no watch. */
+    unsigned nwatch;
+    uint64_t watch_lo[PTB_SOFT_STEP_MAX_WATCH], watch_hi[PTB_SOFT_STEP_MAX_WATCH];
 };
 
 struct efi_soft_step_stats {
@@ -93,6 +140,17 @@ struct efi_soft_step_stats {
     bool returned;          /* entry_ip mode: it came back to return_ip */
     bool stopped;           /* the callback answered STOPPED */
     bool bounded;           /* max_steps reached */
+    /* interrupts and free runs */
+    int vectors;            /* IDT gates chained (-1: could not) */
+    long watch;             /* pages watched, or the prepare error (< 0) */
+    unsigned splits;        /* large pages split for the watch */
+    unsigned splits_kept;   /* splits left in place at the end */
+    uint64_t interrupts;    /* interrupts/exceptions at a traced instruction */
+    uint64_t soft_ints;     /* INT n / INT3 / INTO / INT1 stepped */
+    uint64_t unseen_runs;   /* runs unseen but SKIP_CALL's (handlers, FREE) */
+    uint64_t landings;      /* free runs ended by a watched page's #PF */
+    uint64_t irq_returns;   /* free runs ended by the DR2 breakpoint */
+    uint64_t tf_returns;    /* free runs ended by a single-step trap */
 };
 
 enum efi_soft_step_result {
@@ -123,5 +181,15 @@ bool efi_soft_step_end_now(void);
 bool efi_soft_step_release(void);
 
 const char *efi_soft_step_strerror(int err);
+
+/* cfg's watch: the FilterEn and TraceStop ranges of rc, when it has a
+ * FilterEn range (with none, everything is inside: nothing to watch). */
+void efi_soft_step_watch_ranges(struct efi_soft_step_config *cfg, const struct rtit_config *rc);
+/* One line about the session's interrupts and free runs:
+ * "ptboot: trace: soft unit events interrupts=N soft_ints=N unseen_runs=N
+ *  landings=N irq_returns=N tf_returns=N vectors=N watch=N|error splits=N
+ *  splits_kept=N". */
+void efi_soft_step_say_events(const struct efi_soft_step_stats *st,
+                              void (*say)(const char *fmt, ...) __attribute__((format(printf, 1, 2))));
 
 #endif

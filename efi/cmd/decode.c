@@ -30,6 +30,7 @@
 #include "efi/platform/console.h"
 #include "efi/resident/capture.h"
 #include "efi/platform/volume.h"
+#include "format/manifest.h"
 
 #define DECODE_MAX_TRACE_BYTES (512ull << 20)
 #define DECODE_MAX_DUMP_BYTES (1ull << 30)
@@ -57,27 +58,86 @@ static void src_free(struct decode_src *s)
     memset(s, 0, sizeof *s);
 }
 
+/* The capture's manifest.txt (format/manifest.h), when it has one. */
+static struct manifest man;
+static bool have_man;
+
+/* " (not written: WHY)" when the manifest lists name as missing. */
+static const char *missing_why(const char *name, char *buf, size_t cap)
+{
+    const struct manifest_file *f = have_man ? manifest_find(&man, name) : NULL;
+    buf[0] = 0;
+    if (f && !f->present)
+        snprintf(buf, cap, " (the capture is incomplete: missing: %s)", f->why);
+    return buf;
+}
+
 static int load(struct efi_app *app, const char *dir, const char *name, uint64_t max, void **data,
                 size_t *len)
 {
-    char path[DECODE_PATH_MAX + 16];
+    char path[DECODE_PATH_MAX + 16], why[MANIFEST_WHY_MAX + 48];
     snprintf(path, sizeof path, "%s\\%s", dir, name);
     enum efi_volume_result r = efi_volume_load(app->image, path, max, data, len);
     if (r != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: decode: %s: %s\n", path, efi_volume_result_name(r));
+        efi_con_printf("ptboot: error: decode: %s: %s%s\n", path, efi_volume_result_name(r),
+                       missing_why(name, why, sizeof why));
         return -1;
     }
     return 0;
+}
+
+/* Reads DIR's manifest and says what it tells of the capture: a capture
+ * without one was never finished (or is older than manifests), one with
+ * `missing` lines is incomplete. Returns true when code.dump is missing by
+ * the manifest (decoded without code then). */
+static bool check_manifest(struct efi_app *app, const char *dir)
+{
+    void *text = NULL;
+    size_t len = 0;
+    char path[DECODE_PATH_MAX + 16];
+    unsigned line;
+    const char *msg;
+    have_man = false;
+    snprintf(path, sizeof path, "%s\\%s", dir, MANIFEST_FILE_NAME);
+    enum efi_volume_result r = efi_volume_load(app->image, path, DECODE_MAX_TEXT_BYTES, &text, &len);
+    if (r == PTB_VOLUME_NOT_FOUND) {
+        efi_con_printf("ptboot: decode: warning: %s has no %s: the capture may be incomplete (written "
+                       "last) or come from an older ptboot\n", dir, MANIFEST_FILE_NAME);
+        return false;
+    }
+    if (r != PTB_VOLUME_OK) {
+        efi_con_printf("ptboot: decode: warning: %s: %s\n", path, efi_volume_result_name(r));
+        return false;
+    }
+    if (manifest_parse(&man, text, len, &line, &msg)) {
+        efi_con_printf("ptboot: decode: warning: %s:%u: %s\n", path, line, msg);
+        efi_volume_free(text, len);
+        return false;
+    }
+    efi_volume_free(text, len);
+    have_man = true;
+    for (uint32_t i = 0; i < man.nfiles; i++)
+        if (!man.files[i].present)
+            efi_con_printf("ptboot: decode: warning: capture %s is incomplete: %s (%llu bytes) missing: "
+                           "%s\n", dir, man.files[i].name, (unsigned long long)man.files[i].bytes,
+                           man.files[i].why);
+    const struct manifest_file *code = manifest_find(&man, "code.dump");
+    return code && !code->present;
 }
 
 /* DIR's four files into c (trace, sideband, code). */
 static int from_dir(struct efi_app *app, const char *dir, struct decode_src *s, struct efi_capture *c)
 {
     struct sideband_error serr;
+    bool no_code = check_manifest(app, dir);
     if (load(app, dir, "trace.pt", DECODE_MAX_TRACE_BYTES, &s->trace, &s->trace_len) ||
-        load(app, dir, "sideband.txt", DECODE_MAX_TEXT_BYTES, &s->sideband, &s->sideband_len) ||
-        load(app, dir, "code.dump", DECODE_MAX_DUMP_BYTES, &s->dump, &s->dump_len) ||
-        load(app, dir, "code.addr", DECODE_MAX_DUMP_BYTES / CODE_PAGE_BYTES * 8, &s->addr, &s->addr_len))
+        load(app, dir, "sideband.txt", DECODE_MAX_TEXT_BYTES, &s->sideband, &s->sideband_len))
+        return -1;
+    if (no_code)
+        efi_con_printf("ptboot: decode: warning: %s: no code snapshot: decoded without code (only what "
+                       "needs none)\n", dir);
+    else if (load(app, dir, "code.dump", DECODE_MAX_DUMP_BYTES, &s->dump, &s->dump_len) ||
+             load(app, dir, "code.addr", DECODE_MAX_DUMP_BYTES / CODE_PAGE_BYTES * 8, &s->addr, &s->addr_len))
         return -1;
     if (sideband_parse(&c->sb, s->sideband, s->sideband_len, &serr)) {
         efi_con_printf("ptboot: error: decode: %s\\sideband.txt line %u: %s\n", dir, serr.line, serr.msg);

@@ -133,6 +133,9 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
         efi_con_write(line, (size_t)n);
         efi_con_write("\n", 1);
     }
+    if (dump.no_psb)
+        efi_con_printf("ptboot: dump: no PSB found in %llu bytes: nothing decoded\n",
+                       (unsigned long long)(to - from));
     efi_con_printf("ptboot: dump end packets=%llu errors=%llu skipped=%llu\n",
                    (unsigned long long)dump.packets, (unsigned long long)dump.errors,
                    (unsigned long long)dump.skipped);

@@ -8,6 +8,9 @@
  * boot instead (tracing stopped first), code from its snapshot and, for the
  * hardware unit, the recorded images still in memory
  * (efi/resident_capture.h), filtered to its range as `resident flow`.
+ * It decodes block by block (no disassembly to print: the driver's block
+ * path), through a block cache from the firmware's pages sized to the
+ * trace (--no-cache: none; the same lines either way).
  * Between the marker lines
  *   ptboot: flow begin trace=<file> bytes=<n> pages=<n> live=<0|1>
  *   ptboot: flow end insns=<n> errors=<n>
@@ -26,6 +29,7 @@
 #include <efilib.h>
 
 #include "decoder/ptd_flow.h"
+#include "decoder/ptd_flow_sizing.h"
 #include "decoder/ptd_fmt_flow.h"
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_time.h"
@@ -55,7 +59,7 @@ struct flow_args {
     const char *pt;
     const char *pages[FLOW_MAX_PAGE_SETS];
     int npages;
-    int live, stat, resident;
+    int live, stat, resident, no_cache;
     unsigned bench;                   /* --bench rounds, 0: no bench */
     uint32_t fmt_flags;
     struct ptd_flow_config cfg;
@@ -68,7 +72,7 @@ static void flow_usage(void)
                  "                      [--cpu f/m] [--mode 16|32|64] [--event:ip] [--offset]\n"
                  "                      [--quiet] [--stat] [--no-inst] [--time] [--event:time]\n"
                  "                      [--mtc-freq N] [--nom-freq N] [--cpuid-0x15.eax N]\n"
-                 "                      [--cpuid-0x15.ebx N] [--bench [N]]\n");
+                 "                      [--cpuid-0x15.ebx N] [--no-cache] [--bench [N]]\n");
 }
 
 static int usage_error(const char *what, const char *arg)
@@ -106,6 +110,8 @@ static int parse(struct flow_args *a, int argc, char **argv)
             a->resident = 1;
         } else if (!strcmp(o, "--live")) {
             a->live = 1;
+        } else if (!strcmp(o, "--no-cache")) {
+            a->no_cache = 1;
         } else if (!strcmp(o, "--bench")) {
             uint64_t n = FLOW_BENCH_ROUNDS_DEFAULT;
             if (v && v[0] >= '0' && v[0] <= '9') {
@@ -278,8 +284,8 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     if (status != PTB_APP_OK)
         return status;
 
-    EFI_PHYSICAL_ADDRESS page_table = 0;
-    UINTN page_table_pages = 0;
+    EFI_PHYSICAL_ADDRESS page_table = 0, bcache = 0;
+    UINTN page_table_pages = 0, bcache_pages = 0;
     struct resident_capture rc = { .pages = 0 };
     status = PTB_APP_FAILED;
     size_t npages = 0;
@@ -360,6 +366,20 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     a.cfg.read = code_image_read;
     a.cfg.map = code_image_map; /* dump pages in place; live memory is copied */
     a.cfg.ctx = &image;
+    /* The fastest path the target's output allows (docs/performance.md):
+     * it prints no disassembly, so block by block, through a block cache
+     * from the firmware's pages sized to the trace (without the pages, or
+     * with --no-cache, each block is decoded again: same lines, slower). */
+    a.fmt_flags |= PTD_FMT_FLOW_BLOCKS;
+    if (!a.no_cache) {
+        size_t bytes = ptd_flow_bcache_bytes(a.cfg.size);
+        UINTN pages = bytes / EFI_PAGE_SIZE;
+        if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &bcache))) {
+            bcache_pages = pages;
+            a.cfg.bcache = (void *)(UINTN)bcache;
+            a.cfg.bcache_size = bytes;
+        }
+    }
     if (a.bench) {
         status = flow_bench(&a, &flow, &lines);
         goto out;
@@ -388,6 +408,8 @@ out:
     resident_capture_close(&rc);
     if (page_table_pages)
         BS->FreePages(page_table, page_table_pages);
+    if (bcache_pages)
+        BS->FreePages(bcache, bcache_pages);
     efi_volume_free(trace.data, trace.len);
     for (int i = 0; i < FLOW_MAX_PAGE_SETS; i++) {
         efi_volume_free(dumps[i].data, dumps[i].len);

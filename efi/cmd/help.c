@@ -24,6 +24,9 @@ int efi_cmd_help(struct efi_app *app, int argc, char **argv)
                  "  --no-shutdown       return to the boot manager when done (default)\n"
                  "  --serial=auto|on|off  also write to the UART: auto does so only when\n"
                  "                      the firmware's ConOut does not reach one already\n"
-                 "  --no-config         ignore \\ptboot.cfg\n");
+                 "  --no-config         ignore \\ptboot.cfg\n"
+                 "  --version           say which build this is and run no command\n"
+                 "\nat most 8 commands in one run (';' between them), 64 words in all;\n"
+                 "\\ptboot.cfg holds at most 4 KiB\n");
     return PTB_APP_OK;
 }

@@ -25,6 +25,7 @@
 #include "efi/capture/files.h"
 #include "format/code_image.h"
 #include "efi/platform/console.h"
+#include "efi/platform/status.h"
 #include "efi/capture/image_watch.h"
 #include "format/sideband.h"
 
@@ -77,12 +78,17 @@ static int load_and_unload(struct efi_app *app, const char *file)
     EFI_STATUS s = BS->LoadImage(FALSE, app->image, dp, NULL, 0, &h);
     FreePool(dp);
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: images: LoadImage %s: status 0x%llx\n", file, (ull)s);
+        char sn[32];
+        const char *hint = efi_load_image_hint(s);
+        efi_con_printf("ptboot: error: images: LoadImage %s: %s%s%s%s\n", file, efi_status_name(s, sn, sizeof sn),
+                       hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
         return -1;
     }
     s = BS->UnloadImage(h);
-    if (EFI_ERROR(s))
-        efi_con_printf("ptboot: error: images: UnloadImage %s: status 0x%llx\n", file, (ull)s);
+    if (EFI_ERROR(s)) {
+        char sn[32];
+        efi_con_printf("ptboot: error: images: UnloadImage %s: %s\n", file, efi_status_name(s, sn, sizeof sn));
+    }
     return EFI_ERROR(s) ? -1 : 0;
 }
 
@@ -93,7 +99,6 @@ static int save(struct efi_app *app, const char *load)
     struct rtit_caps caps;
     struct efi_image_desc self;
     char flags[64], dir[CAPTURE_FILES_DIR_MAX];
-    const char *failed = NULL;
     int status = PTB_APP_OK;
 
     sideband_init(&sb);
@@ -118,12 +123,11 @@ static int save(struct efi_app *app, const char *load)
                            sideband_flags_str(sb.images[i].flags, flags, sizeof flags),
                            sb.images[i].name);
     /* the watcher's snapshot is a code dump already */
-    struct capture_files_in in = { &sb, NULL, 0, w.snap.pages, code_dump_pages_bytes(&w.snap),
-                                   (const uint8_t *)w.snap.addr, code_dump_addr_bytes(&w.snap) };
-    enum efi_volume_result r = efi_capture_files_write(app->image, &in, dir, &failed);
-    if (r != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: images: writing %s%s%s: %s\n", dir, dir[0] ? "\\" : "",
-                       failed ? failed : "", efi_volume_result_name(r));
+    struct capture_files_in in = {
+        .sb = &sb, .code_dump = w.snap.pages, .code_dump_len = code_dump_pages_bytes(&w.snap),
+        .code_addr = (const uint8_t *)w.snap.addr, .code_addr_len = code_dump_addr_bytes(&w.snap),
+    };
+    if (efi_capture_files_write(app->image, &in, "images", dir)) {
         status = PTB_APP_FAILED;
     } else {
         efi_con_printf("ptboot: capture dir=%s images=%u notified=%u snapshot_pages=%u skipped=%u\n",

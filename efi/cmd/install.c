@@ -23,6 +23,7 @@
 #include "format/load_option.h"
 #include "efi/resident/early.h"
 #include "efi/resident/resident.h"
+#include "efi/resident/words.h"
 #include "efi/platform/volume.h"
 
 #define OPTION_MAX_BYTES 2048
@@ -155,61 +156,29 @@ static bool number_used(void *ctx, unsigned number)
     return get_var(name, &probe, &size) != EFI_NOT_FOUND;
 }
 
-/* The words the driver understands (efi/resident/driver.c): --image NAME,
- * --unit hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --verbose, and
- * capture words (name or name=value, arch/x86/capture_plan.h) for the
- * hardware unit. Checked here so that a typo fails now, not on the next
- * boot. */
+/* The words the driver understands (efi/resident/words.h), checked here
+ * with the driver's own parser so that a typo fails now, not on the next
+ * boot, then joined with single spaces. */
 static int join_words(int argc, char **argv, char *out, size_t cap)
 {
+    static struct resident_words w;
+    char err[PTB_ARGS_ERROR_BYTES];
+    if (resident_words_parse(&w, argv, argc, err, sizeof err)) {
+        efi_con_printf("ptboot: error: install: %s\n", err);
+        return -1;
+    }
     size_t len = 0;
     out[0] = '\0';
     for (int i = 0; i < argc; i++) {
-        int take = 1;
-        bool takes_value;
-        if (!strcmp(argv[i], "--image") || !strcmp(argv[i], "--unit") || !strcmp(argv[i], "--buffer") ||
-            !strcmp(argv[i], "--trace-stop") || !strcmp(argv[i], "--max-insns")) {
-            take = 2;
-        } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "--follow")) {
-            take = 1;
-        } else if (argv[i][0] == '-') {
-            efi_con_printf("ptboot: error: install: unknown option '%s' (--image NAME, --unit "
-                           "hw|soft|auto, --buffer BYTES, --trace-stop OFFSET, --verbose, "
-                           "--follow, --max-insns N, --driver PATH, --early, capture words)\n",
-                           argv[i]);
-            return -1;
-        } else {
-            char name[32];
-            size_t k = strcspn(argv[i], "=");
-            snprintf(name, sizeof name, "%.*s", (int)(k < sizeof name - 1 ? k : sizeof name - 1),
-                     argv[i]);
-            if (!capture_word_known(name, &takes_value)) {
-                efi_con_printf("ptboot: error: install: unknown capture word '%s'\n", argv[i]);
-                return -1;
-            }
-        }
-        if (i + take > argc) {
-            efi_con_printf("ptboot: error: install: %s needs a value\n", argv[i]);
+        size_t wl = strlen(argv[i]);
+        if (strchr(argv[i], ' ') || len + wl + 1 >= cap) {
+            efi_con_printf("ptboot: error: install: words too long or with spaces\n");
             return -1;
         }
-        if (take == 2 && !strcmp(argv[i], "--unit") && strcmp(argv[i + 1], "hw") &&
-            strcmp(argv[i + 1], "soft") && strcmp(argv[i + 1], "auto")) {
-            efi_con_printf("ptboot: error: install: --unit hw, soft or auto\n");
-            return -1;
-        }
-        for (int k = 0; k < take; k++) {
-            const char *w = argv[i + k];
-            size_t wl = strlen(w);
-            if (strchr(w, ' ') || len + wl + 1 >= cap) {
-                efi_con_printf("ptboot: error: install: words too long or with spaces\n");
-                return -1;
-            }
-            if (len)
-                out[len++] = ' ';
-            memcpy(out + len, w, wl + 1);
-            len += wl;
-        }
-        i += take - 1;
+        if (len)
+            out[len++] = ' ';
+        memcpy(out + len, argv[i], wl + 1);
+        len += wl;
     }
     return 0;
 }
@@ -273,8 +242,11 @@ int efi_cmd_install(struct efi_app *app, int argc, char **argv)
     size_t plen;
     enum efi_volume_result vr = efi_volume_read(app->image, driver, probe, sizeof probe, &plen);
     if (vr != PTB_VOLUME_TOO_LARGE) {
-        efi_con_printf("ptboot: error: install: %s: %s\n", driver,
-                       vr == PTB_VOLUME_OK ? "empty file" : efi_volume_result_name(vr));
+        efi_con_printf("ptboot: error: install: %s: %s%s\n", driver,
+                       vr == PTB_VOLUME_OK ? "empty file" : efi_volume_result_name(vr),
+                       vr == PTB_VOLUME_NOT_FOUND && !strcmp(driver, RESIDENT_DRIVER_PATH)
+                           ? " on the boot volume: copy build/ptbootdrv.efi there (make image puts it on the stick)"
+                           : "");
         return PTB_APP_FAILED;
     }
     EFI_LOADED_IMAGE *li = NULL;

@@ -1,11 +1,13 @@
 /* `memmap`: the RAM ranges live-memory decoding may read, from the
  * firmware's memory map, and a check of the checker on this machine: the
  * app's own image must be readable, the local APIC's MMIO page must not. */
+#include <stdlib.h>
 #include <string.h>
 #include <efi.h>
 #include <efilib.h>
 
 #include "efi/app.h"
+#include "efi/cmd/memsurvey.h"
 #include "efi/platform/console.h"
 #include "efi/platform/memmap.h"
 
@@ -19,11 +21,28 @@ int efi_cmd_memmap(struct efi_app *app, int argc, char **argv)
     static struct mem_range storage[MEMMAP_MAX_RANGES];
     struct mem_ranges m;
     int verbose = 0;
+    if (argc >= 1 && !strcmp(argv[0], "--mark")) {
+        unsigned long long base = 0, size = 0;
+        char *end = NULL;
+        if (argc == 3 && !strcmp(argv[1], "--also")) {
+            base = strtoull(argv[2], &end, 0);
+            if (*end == ':')
+                size = strtoull(end + 1, &end, 0);
+        }
+        if (argc != 1 && (argc != 3 || !end || *end || !size)) {
+            efi_con_puts("ptboot: error: memmap: --mark [--also BASE:SIZE]\n");
+            return PTB_APP_USAGE;
+        }
+        return efi_memsurvey_mark(base, size);
+    }
+    if (argc == 1 && !strcmp(argv[0], "--survived"))
+        return efi_memsurvey_survived();
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--ranges")) {
             verbose = 1;
         } else {
-            efi_con_printf("ptboot: error: memmap: unknown argument '%s' (usage: memmap [--ranges])\n",
+            efi_con_printf("ptboot: error: memmap: unknown argument '%s' (usage: memmap [--ranges | "
+                           "--mark [--also BASE:SIZE] | --survived])\n",
                            argv[i]);
             return PTB_APP_USAGE;
         }

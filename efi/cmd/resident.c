@@ -25,6 +25,8 @@
 
 #include "efi/app.h"
 #include "efi/platform/console.h"
+#include "efi/platform/watchdog.h"
+#include "efi/platform/status.h"
 #include "efi/capture/files.h"
 #include "format/load_option.h"
 #include "format/sideband.h"
@@ -49,14 +51,11 @@ static int save(struct efi_app *app, const struct resident_header *h)
         .code_addr = (const uint8_t *)rc.code_addr, .code_addr_len = rc.pages * sizeof *rc.code_addr,
     };
     char dir[CAPTURE_FILES_DIR_MAX];
-    const char *failed = "";
-    enum efi_volume_result r = efi_capture_files_write(app->image, &in, dir, &failed);
+    int r = efi_capture_files_write(app->image, &in, "resident: save", dir);
     size_t len = rc.trace_len, pages = rc.pages;
     resident_capture_close(&rc);
-    if (r != PTB_VOLUME_OK) {
-        efi_con_printf("ptboot: error: resident: save: %s: %s\n", failed, efi_volume_result_name(r));
+    if (r)
         return PTB_APP_FAILED;
-    }
     efi_con_printf("ptboot: resident saved dir=%s trace=%llu code-pages=%llu\n", dir,
                    (unsigned long long)len, (unsigned long long)pages);
     return PTB_APP_OK;
@@ -88,8 +87,10 @@ static int chain(struct efi_app *app, const char *path, const char *args)
     if (dp)
         FreePool(dp);
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: resident: chain: LoadImage %s: status 0x%llx\n", path,
-                       (unsigned long long)s);
+        char sn[32];
+        const char *hint = efi_load_image_hint(s);
+        efi_con_printf("ptboot: error: resident: chain: LoadImage %s: %s%s%s%s\n", path,
+                       efi_status_name(s, sn, sizeof sn), hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
         return PTB_APP_FAILED;
     }
     if (args_bytes) {
@@ -101,7 +102,11 @@ static int chain(struct efi_app *app, const char *path, const char *args)
     }
     efi_con_printf("ptboot: resident chain start %s\n", path);
     efi_con_flush();
+    /* as the boot manager starts an image: under its 5-minute watchdog
+     * (efi/platform/watchdog.h), off again for ptboot's own work after */
+    efi_watchdog_boot_manager();
     s = BS->StartImage(child, NULL, NULL);
+    efi_watchdog_off();
     efi_con_printf("ptboot: resident chain returned %s status=0x%llx\n", path, (unsigned long long)s);
     return EFI_ERROR(s) ? PTB_APP_FAILED : PTB_APP_OK;
 }

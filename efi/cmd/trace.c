@@ -27,6 +27,8 @@
  *   --no-summary  no decode summaries (decoder/ptd_sum.h), only the counts
  *   --serial-dump send trace.pt, code.dump/.addr and sideband.txt over
  *                 serial (framed; `ptboot serial LOG` recovers them)
+ *   --line-bytes N  payload bytes per serial-dump data line (1..192, as
+ *                 the serial-dump command's; default 96)
  *   --no-files    do not write them to \ptboot\capNNN on the boot volume
  *   --snapshot SIZE  memory reserved for code snapshots (default 8M)
  *   WORD          capture option words (arch/x86/capture_plan.h and
@@ -50,11 +52,14 @@
 
 #include "arch/x86/capture_plan.h"
 #include "arch/x86/rtit_options.h"
+#include "decoder/ptd_frame.h"
 #include "efi/app.h"
 #include "efi/capture/capture.h"
 #include "efi/capture/decode.h"
+#include "efi/capture/fit_volume.h"
 #include "efi/capture/soft_step.h"
 #include "efi/platform/console.h"
+#include "efi/platform/status.h"
 #include "efi/resident/capture.h"
 #include "format/load_option.h"
 
@@ -66,6 +71,7 @@
 struct trace_args {
     const char *path;
     bool boot_next, no_decode, no_summary, serial_dump, no_files;
+    uint32_t line_bytes;
     uint64_t snapshot;
     bool have_stop_at;
     uint64_t stop_at;
@@ -74,6 +80,8 @@ struct trace_args {
     uint64_t max_steps;
     bool step_all;
     unsigned cpus;          /* 0: not given (the BSP); CAPTURE_CPUS_ALL */
+    uint32_t hang_timeout_s; /* --hang-timeout (docs/hang.md), 0: none */
+    bool hang_repeat;
     const char *words[TRACE_MAX_WORDS];
     size_t nwords;
 };
@@ -83,7 +91,8 @@ static void trace_usage(void)
     efi_con_puts("usage: ptboot.efi trace [--unit auto|hw|soft] [--cpus [N|all]] [--last N] [--step-all]\n"
                  "                        [--max-steps N] [--stop-at OFFSET] [--no-decode]\n"
                  "                        [--no-summary]\n"
-                 "                        [--serial-dump] [--no-files] [--snapshot SIZE]\n"
+                 "                        [--serial-dump [--line-bytes N]] [--no-files] [--snapshot SIZE]\n"
+                 "                        [--hang-timeout SECONDS [--hang-repeat]]\n"
                  "                        [WORD...]\n"
                  "                        (PATH | fsN:PATH | --boot-next)\n"
                  "  WORD: buffer=SIZE mode=ring|stop filter=N:START:END trace-stop=N:START:END\n"
@@ -117,6 +126,11 @@ static int parse(struct trace_args *a, int argc, char **argv)
             a->serial_dump = true;
         } else if (!strcmp(o, "--no-files")) {
             a->no_files = true;
+        } else if (!strcmp(o, "--line-bytes")) {
+            if (!v || rtit_parse_u64(v, &n, false) || n == 0 || n > PTD_FRAME_PAYLOAD_MAX)
+                return usage_error("--line-bytes wants 1..192, not", v ? v : "nothing");
+            a->line_bytes = (uint32_t)n;
+            i++;
         } else if (!strcmp(o, "--snapshot")) {
             if (!v || rtit_parse_u64(v, &a->snapshot, true) || a->snapshot < 4096 ||
                 a->snapshot > (1ull << 30))
@@ -135,6 +149,13 @@ static int parse(struct trace_args *a, int argc, char **argv)
             }
         } else if (!strcmp(o, "--step-all")) {
             a->step_all = true;
+        } else if (!strcmp(o, "--hang-repeat")) {
+            a->hang_repeat = true;
+        } else if (!strcmp(o, "--hang-timeout")) {
+            if (!v || rtit_parse_u64(v, &n, false) || n == 0 || n > PTB_CAPTURE_HANG_MAX_S)
+                return usage_error("--hang-timeout wants seconds, 1 to 86400, not", v ? v : "nothing");
+            a->hang_timeout_s = (uint32_t)n;
+            i++;
         } else if (!strcmp(o, "--unit")) {
             if (!v || (strcmp(v, "auto") && strcmp(v, "hw") && strcmp(v, "soft")))
                 return usage_error("--unit wants auto, hw or soft, not", v ? v : "nothing");
@@ -181,6 +202,10 @@ static int parse(struct trace_args *a, int argc, char **argv)
     }
     if (!a->path == !a->boot_next)
         return usage_error("give one target: PATH or --boot-next", NULL);
+    if (a->hang_repeat && !a->hang_timeout_s)
+        return usage_error("--hang-repeat needs --hang-timeout", NULL);
+    if (a->hang_timeout_s && a->cpus)
+        return usage_error("--hang-timeout traces one CPU: not with --cpus", NULL);
     return PTB_APP_OK;
 }
 
@@ -607,6 +632,9 @@ static int setup(struct efi_capture *cap, const struct trace_args *a, const stru
     cap->ebs_files = a->serial_dump || !a->no_files;
     cap->ebs_no_summary = a->no_summary;
     cap->ebs_last = a->last;
+    cap->hang_timeout_s = a->hang_timeout_s;
+    cap->hang_repeat = a->hang_repeat;
+    cap->serial_line_bytes = a->line_bytes;
     return 0;
 }
 
@@ -625,9 +653,10 @@ static int load_target(struct efi_app *app, struct efi_capture *cap, const struc
     FreePool(t->dp);
     t->dp = NULL;
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: trace: LoadImage %s: status 0x%llx%s\n", t->text,
-                       (unsigned long long)s,
-                       s == EFI_NOT_FOUND ? " (not found)" : "");
+        char sn[32];
+        const char *hint = efi_load_image_hint(s);
+        efi_con_printf("ptboot: error: trace: LoadImage %s: %s%s%s%s\n", t->text, efi_status_name(s, sn, sizeof sn),
+                       hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
         efi_capture_free(cap);
         return -1;
     }
@@ -645,9 +674,10 @@ static int load_target(struct efi_app *app, struct efi_capture *cap, const struc
 }
 
 /* Stage 3: the loaded target as the capture's target (filters, snapshot)
- * and the plan for it, --stop-at's TraceStop word added. */
-static int plan_target(struct efi_capture *cap, struct trace_args *a, const struct target *t,
-                       uint64_t base, uint64_t size, uint64_t entry)
+ * and the plan for it, --stop-at's TraceStop word added, the buffer fitted
+ * to the volume. */
+static int plan_target(struct efi_app *app, struct efi_capture *cap, struct trace_args *a,
+                       const struct target *t, uint64_t base, uint64_t size, uint64_t entry)
 {
     if (efi_capture_add_target(cap, base, size) < 0)
         return -1;
@@ -666,6 +696,9 @@ static int plan_target(struct efi_capture *cap, struct trace_args *a, const stru
                  (unsigned long long)(base + a->stop_at), (unsigned long long)(base + a->stop_at));
         a->words[a->nwords++] = stop_word;
     }
+    /* Stage 3a: the files must fit the volume (efi/capture/fit_volume.h) */
+    if (!a->no_files && efi_capture_fit_volume(app->image, cap, a->words, &a->nwords, TRACE_MAX_WORDS))
+        return -1;
     if (efi_capture_plan(cap, a->words, a->nwords))
         return -1;
     efi_con_printf("ptboot: trace: buffer=%llu mode=%s filter=%s\n", (unsigned long long)cap->buffer_bytes,
@@ -713,7 +746,7 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     uint64_t base = (uint64_t)(UINTN)li->ImageBase, size = li->ImageSize;
     uint64_t entry = entry_point(li->ImageBase, size);
     status = PTB_APP_FAILED;
-    if (plan_target(&cap, &a, &t, base, size, entry)) {
+    if (plan_target(app, &cap, &a, &t, base, size, entry)) {
         BS->UnloadImage(h);
         goto out;
     }
@@ -740,12 +773,14 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
     struct efi_capture_totals tot = { 0 };
     if (!a.no_decode)
         decode_all(&cap, &a, &tot);
-    if (!a.no_files)
-        efi_capture_write_files(&cap, app->image);
-    if (a.serial_dump)
-        efi_capture_serial_dump(&cap);
-    efi_capture_cpu_lines(&cap, tot.insns, tot.errors);
+    /* a capture not fully written (or sent) is a failure: the status
+     * says so, after every line the capture has */
     status = PTB_APP_OK;
+    if (!a.no_files && efi_capture_write_files(&cap, app->image))
+        status = PTB_APP_FAILED;
+    if (a.serial_dump && efi_capture_serial_dump(&cap))
+        status = PTB_APP_FAILED;
+    efi_capture_cpu_lines(&cap, tot.insns, tot.errors);
 out:
     efi_capture_free(&cap);
     return status;

@@ -12,7 +12,7 @@
  * loaders, boot and runtime services, free memory, ACPI tables. MMIO,
  * reserved, unusable and persistent memory are left out: reading them can
  * have side effects or fault. */
-static int type_is_ram(UINT32 type)
+int efi_memmap_type_is_ram(UINT32 type)
 {
     switch (type) {
     case EfiLoaderCode:
@@ -53,7 +53,7 @@ EFI_STATUS efi_memmap_readable(struct mem_ranges *m, UINTN *descriptors)
         for (UINTN off = 0; off + desc_size <= size; off += desc_size) {
             const EFI_MEMORY_DESCRIPTOR *d = (const void *)(UINTN)(buf + off);
             (*descriptors)++;
-            if (!type_is_ram(d->Type) || (d->Attribute & MEMORY_ATTRIBUTE_RP))
+            if (!efi_memmap_type_is_ram(d->Type) || (d->Attribute & MEMORY_ATTRIBUTE_RP))
                 continue;
             if (!mem_ranges_add(m, d->PhysicalStart, d->NumberOfPages * PAGE_BYTES))
                 full = 1;
@@ -61,6 +61,41 @@ EFI_STATUS efi_memmap_readable(struct mem_ranges *m, UINTN *descriptors)
         mem_ranges_finish(m);
         if (full)
             s = EFI_BUFFER_TOO_SMALL;
+    }
+    BS->FreePages(buf, pages);
+    return s;
+}
+
+EFI_STATUS efi_memmap_get(struct efi_mem_desc *out, size_t cap, size_t *n)
+{
+    UINTN size = 0, key, desc_size = 0;
+    UINT32 desc_version;
+    *n = 0;
+    EFI_STATUS s = BS->GetMemoryMap(&size, NULL, &key, &desc_size, &desc_version);
+    if (s != EFI_BUFFER_TOO_SMALL)
+        return EFI_ERROR(s) ? s : EFI_DEVICE_ERROR;
+    size += 8 * desc_size;
+    UINTN pages = (size + PAGE_BYTES - 1) / PAGE_BYTES;
+    EFI_PHYSICAL_ADDRESS buf = 0;
+    s = BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &buf);
+    if (EFI_ERROR(s))
+        return s;
+    size = pages * PAGE_BYTES;
+    s = BS->GetMemoryMap(&size, (EFI_MEMORY_DESCRIPTOR *)(UINTN)buf, &key, &desc_size,
+                         &desc_version);
+    if (!EFI_ERROR(s)) {
+        for (UINTN off = 0; off + desc_size <= size; off += desc_size) {
+            const EFI_MEMORY_DESCRIPTOR *d = (const void *)(UINTN)(buf + off);
+            if (*n == cap) {
+                s = EFI_BUFFER_TOO_SMALL;
+                break;
+            }
+            out[*n].base = d->PhysicalStart;
+            out[*n].pages = d->NumberOfPages;
+            out[*n].type = d->Type;
+            out[*n].attr = d->Attribute;
+            (*n)++;
+        }
     }
     BS->FreePages(buf, pages);
     return s;

@@ -148,6 +148,8 @@ const char *efi_volume_result_name(enum efi_volume_result r)
     case PTB_VOLUME_IO: return "i/o error";
     case PTB_VOLUME_NO_MEMORY: return "out of memory";
     case PTB_VOLUME_BAD_INPUT: return "inconsistent input";
+    case PTB_VOLUME_FULL: return "volume full";
+    case PTB_VOLUME_MISMATCH: return "read back differs";
     }
     return "?";
 }
@@ -228,8 +230,13 @@ enum efi_volume_result efi_volume_append(struct efi_volume_file *f, const void *
     while (len) {
         UINTN n = len < WRITE_CHUNK ? len : WRITE_CHUNK;
         UINTN asked = n;
-        if (EFI_ERROR(f->fh->Write(f->fh, &n, (void *)p)) || n != asked)
-            return f->status = PTB_VOLUME_IO; /* EFI_VOLUME_FULL is an i/o error too */
+        EFI_STATUS s = f->fh->Write(f->fh, &n, (void *)p);
+        /* EFI_FILE_PROTOCOL.Write (UEFI 2.10 13.5.8): EFI_VOLUME_FULL, or
+         * fewer bytes written than asked, means the volume has no room */
+        if (s == EFI_VOLUME_FULL || (!EFI_ERROR(s) && n != asked))
+            return f->status = PTB_VOLUME_FULL;
+        if (EFI_ERROR(s))
+            return f->status = PTB_VOLUME_IO;
         p += n;
         len -= n;
         f->written += n;
@@ -240,8 +247,9 @@ enum efi_volume_result efi_volume_append(struct efi_volume_file *f, const void *
 enum efi_volume_result efi_volume_close(struct efi_volume_file *f)
 {
     if (f->fh) {
-        if (EFI_ERROR(f->fh->Flush(f->fh)) && f->status == PTB_VOLUME_OK)
-            f->status = PTB_VOLUME_IO;
+        EFI_STATUS s = f->fh->Flush(f->fh);
+        if (EFI_ERROR(s) && f->status == PTB_VOLUME_OK)
+            f->status = s == EFI_VOLUME_FULL ? PTB_VOLUME_FULL : PTB_VOLUME_IO;
         if (EFI_ERROR(f->fh->Close(f->fh)) && f->status == PTB_VOLUME_OK)
             f->status = PTB_VOLUME_IO;
         f->fh = NULL;
@@ -257,4 +265,82 @@ enum efi_volume_result efi_volume_write(EFI_HANDLE image, const char *path,
         return efi_volume_close(&f);
     efi_volume_append(&f, data, len);
     return efi_volume_close(&f);
+}
+
+enum efi_volume_result efi_volume_delete(EFI_HANDLE image, const char *path)
+{
+    EFI_FILE_HANDLE fh = NULL;
+    enum efi_volume_result r = open_mode(image, path, &fh, EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE, 0);
+    if (r == PTB_VOLUME_NOT_FOUND)
+        return PTB_VOLUME_OK;
+    if (r != PTB_VOLUME_OK)
+        return r;
+    /* Delete closes the handle, also when it fails (UEFI 2.10 13.5.7) */
+    return EFI_ERROR(fh->Delete(fh)) ? PTB_VOLUME_IO : PTB_VOLUME_OK;
+}
+
+enum efi_volume_result efi_volume_space(EFI_HANDLE image, struct efi_volume_space *sp)
+{
+    sp->free_bytes = sp->size_bytes = 0;
+    sp->block_bytes = 512;
+    EFI_FILE_HANDLE root = open_root(image);
+    if (!root)
+        return PTB_VOLUME_IO;
+    /* gnu-efi's LibFileSystemInfo allocates the EFI_FILE_SYSTEM_INFO from pool */
+    EFI_FILE_SYSTEM_INFO *info = LibFileSystemInfo(root);
+    root->Close(root);
+    if (!info)
+        return PTB_VOLUME_IO;
+    sp->free_bytes = info->FreeSpace;
+    sp->size_bytes = info->VolumeSize;
+    if (info->BlockSize)
+        sp->block_bytes = info->BlockSize;
+    FreePool(info);
+    return PTB_VOLUME_OK;
+}
+
+unsigned long long efi_volume_file_cost(const struct efi_volume_space *sp, unsigned long long len)
+{
+    unsigned long long b = sp->block_bytes ? sp->block_bytes : 512;
+    unsigned long long blocks = (len + b - 1) / b;
+    return (blocks ? blocks : 1) * b;
+}
+
+#define READ_CHUNK (64u << 10)
+
+enum efi_volume_result efi_volume_read_each(EFI_HANDLE image, const char *path,
+                                            void (*fn)(void *ctx, const void *data, size_t len),
+                                            void *ctx, unsigned long long *size)
+{
+    *size = 0;
+    EFI_FILE_HANDLE fh = NULL;
+    enum efi_volume_result r = open_file(image, path, &fh);
+    if (r != PTB_VOLUME_OK)
+        return r;
+    EFI_FILE_INFO *info = LibFileInfo(fh);
+    if (!info) {
+        fh->Close(fh);
+        return PTB_VOLUME_IO;
+    }
+    *size = info->FileSize;
+    FreePool(info);
+    EFI_PHYSICAL_ADDRESS mem = 0;
+    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, READ_CHUNK / PAGE_BYTES, &mem))) {
+        fh->Close(fh);
+        return PTB_VOLUME_NO_MEMORY;
+    }
+    UINT8 *buf = (UINT8 *)(UINTN)mem;
+    for (;;) {
+        UINTN n = READ_CHUNK;
+        if (EFI_ERROR(fh->Read(fh, &n, buf))) {
+            r = PTB_VOLUME_IO;
+            break;
+        }
+        if (n == 0)
+            break;
+        fn(ctx, buf, n);
+    }
+    BS->FreePages(mem, READ_CHUNK / PAGE_BYTES);
+    fh->Close(fh);
+    return r;
 }

@@ -12,6 +12,8 @@ enum efi_volume_result {
     PTB_VOLUME_IO = -3,         /* no file system, or a read failed */
     PTB_VOLUME_NO_MEMORY = -4,  /* AllocatePages failed */
     PTB_VOLUME_BAD_INPUT = -5,  /* what to write does not hold together */
+    PTB_VOLUME_FULL = -6,       /* EFI_VOLUME_FULL: no room left on the volume */
+    PTB_VOLUME_MISMATCH = -7,   /* read back, a file differs from what was written */
 };
 
 /* Reads the whole of path (UEFI form, e.g. "\\ptboot.cfg") into buf, NUL
@@ -52,5 +54,23 @@ enum efi_volume_result efi_volume_close(struct efi_volume_file *f);
 /* The three in one for a file held whole in memory. */
 enum efi_volume_result efi_volume_write(EFI_HANDLE image, const char *path,
                                         const void *data, size_t len);
+/* Deletes path (a file); PTB_VOLUME_OK also when it was not there. */
+enum efi_volume_result efi_volume_delete(EFI_HANDLE image, const char *path);
+
+/* The volume's free bytes and the unit files grow by (FAT: the cluster),
+ * from EFI_FILE_SYSTEM_INFO (UEFI 2.10 13.5.16). */
+struct efi_volume_space {
+    unsigned long long free_bytes, size_bytes, block_bytes;
+};
+enum efi_volume_result efi_volume_space(EFI_HANDLE image, struct efi_volume_space *sp);
+/* The bytes a file of len bytes takes on the volume: len rounded up to
+ * whole blocks (at least one block for an empty file's entry). */
+unsigned long long efi_volume_file_cost(const struct efi_volume_space *sp, unsigned long long len);
+
+/* Reads path back from the volume in chunks, handing each to fn (e.g. a
+ * CRC), and its size (EFI_FILE_INFO.FileSize) to *size. */
+enum efi_volume_result efi_volume_read_each(EFI_HANDLE image, const char *path,
+                                            void (*fn)(void *ctx, const void *data, size_t len),
+                                            void *ctx, unsigned long long *size);
 
 #endif

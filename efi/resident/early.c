@@ -69,40 +69,47 @@ const char *early_source_name(enum early_source s)
     return "none";
 }
 
-static struct {
+static struct waiter {
     EFI_GUID guid;
     void (*fn)(void);
     EFI_EVENT event;
     void *registration;
     bool done;
-} waiter;
+} waiters[EARLY_WAITERS];
+static unsigned n_waiters;
 
 static VOID EFIAPI on_protocol(EFI_EVENT e, VOID *ctx)
 {
-    (void)ctx;
+    struct waiter *w = ctx;
     void *iface = NULL;
-    if (waiter.done || EFI_ERROR(BS->LocateProtocol(&waiter.guid, NULL, &iface)) || !iface)
+    /* by status alone: some architectural protocols (Variable Write) are
+     * installed with a NULL interface */
+    if (w->done || EFI_ERROR(BS->LocateProtocol(&w->guid, NULL, &iface)))
         return;
-    waiter.done = true;
+    w->done = true;
     BS->CloseEvent(e);
-    waiter.fn();
+    w->fn();
 }
 
 int early_when_protocol(EFI_GUID *guid, void (*fn)(void))
 {
     void *iface = NULL;
-    if (!EFI_ERROR(BS->LocateProtocol(guid, NULL, &iface)) && iface) {
+    if (!EFI_ERROR(BS->LocateProtocol(guid, NULL, &iface))) {
         fn();
         return 1;
     }
-    waiter.guid = *guid;
-    waiter.fn = fn;
-    waiter.done = false;
-    if (EFI_ERROR(BS->CreateEvent(EVT_NOTIFY_SIGNAL, TPL_CALLBACK, on_protocol, NULL, &waiter.event)))
+    if (n_waiters == EARLY_WAITERS)
         return -1;
-    if (EFI_ERROR(BS->RegisterProtocolNotify(guid, waiter.event, &waiter.registration))) {
-        BS->CloseEvent(waiter.event);
+    struct waiter *w = &waiters[n_waiters];
+    w->guid = *guid;
+    w->fn = fn;
+    w->done = false;
+    if (EFI_ERROR(BS->CreateEvent(EVT_NOTIFY_SIGNAL, TPL_CALLBACK, on_protocol, w, &w->event)))
+        return -1;
+    if (EFI_ERROR(BS->RegisterProtocolNotify(guid, w->event, &w->registration))) {
+        BS->CloseEvent(w->event);
         return -1;
     }
+    n_waiters++;
     return 0;
 }

@@ -29,6 +29,11 @@
 #define PTBOOT_EARLY_VARIABLE L"PtbootEarly"
 #define PTBOOT_EARLY_VARIABLE_ATTRS (EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS)
 
+/* EFI_VARIABLE_WRITE_ARCH_PROTOCOL (PI 1.8 Vol. 2, DXE Architectural
+ * Protocols): installed once SetVariable works. */
+#define PTB_VARIABLE_WRITE_ARCH_PROTOCOL_GUID \
+    { 0x6441f818, 0x6362, 0x4e44, { 0xb5, 0x70, 0x7d, 0xba, 0x31, 0xdd, 0x24, 0x53 } }
+
 enum early_source {
     EARLY_WORDS_NONE,          /* no words anywhere: defaults */
     EARLY_WORDS_LOAD_OPTIONS,  /* a Driver#### option's OptionalData */
@@ -56,7 +61,8 @@ const char *early_source_name(enum early_source s);
 /* Runs fn once the protocol guid is installed: now when it is (returns 1),
  * else from a protocol notify when it comes (returns 0; fn then runs at
  * TPL_CALLBACK inside the installer's InstallProtocolInterface). -1 when
- * the notify cannot be registered. One waiter at a time. */
+ * the notify cannot be registered. At most EARLY_WAITERS waiters. */
+#define EARLY_WAITERS 4
 int early_when_protocol(EFI_GUID *guid, void (*fn)(void));
 
 #endif

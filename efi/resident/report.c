@@ -1,6 +1,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "arch/x86/soft_unit.h"
 #include "efi/resident/report.h"
 
 #define PAGE_BYTES 4096ull
@@ -143,6 +144,13 @@ static void report_of(const struct resident_header *h, struct ebs_report *r)
     r->wrapped = h->wrapped;
     r->stopped = h->state == RESIDENT_STOPPED;
     r->images = h->image_count;
+    /* the soft unit's MTCs count its own crystal clock (soft_unit.h) */
+    static struct ptd_time_config tcfg;
+    memset(&tcfg, 0, sizeof tcfg);
+    if (h->unit == RESIDENT_UNIT_SOFT) {
+        soft_unit_time_config(h->rtit_ctl, &tcfg);
+        r->time = &tcfg;
+    }
 }
 
 long resident_report_flow(const struct resident_header *h, resident_sink out)
@@ -157,8 +165,22 @@ void resident_report(const struct resident_header *h, resident_sink out)
     resident_report_summaries(h, NULL, 0, out);
 }
 
+static void report_all(const struct resident_header *h, void *arena, size_t arena_bytes,
+                       resident_sink out, bool flow);
+
 void resident_report_summaries(const struct resident_header *h, void *arena, size_t arena_bytes,
                                resident_sink out)
+{
+    report_all(h, arena, arena_bytes, out, true);
+}
+
+void resident_report_hang(const struct resident_header *h, void *arena, size_t arena_bytes, resident_sink out)
+{
+    report_all(h, arena, arena_bytes, out, false);
+}
+
+static void report_all(const struct resident_header *h, void *arena, size_t arena_bytes,
+                       resident_sink out, bool flow)
 {
     static struct ebs_report r;
     /* the recorded images as the summaries' modules (names as in the
@@ -196,6 +218,12 @@ void resident_report_summaries(const struct resident_header *h, void *arena, siz
         r.modules = mods;
         r.nmodules = m;
     }
+    if (!flow) {
+        /* a hang report: the summaries carry the last branches, and the
+         * tail where the code went after the last packet */
+        r.decode = false;
+        r.sum_tail = true;
+    }
     ebs_report_write(&r, out);
 }
 
@@ -219,6 +247,7 @@ const char *resident_stop_reason_name(uint32_t reason)
     case RESIDENT_STOP_COMMAND: return "command";
     case RESIDENT_STOP_UNIT: return "unit";
     case RESIDENT_STOP_RETURNED: return "returned";
+    case RESIDENT_STOP_HANG: return "hang";
     case RESIDENT_STOP_BOUND: return "bound";
     }
     return "unknown";

@@ -30,7 +30,7 @@
     { 0xabde0ec3, 0xfe39, 0x48b1, { 0x89, 0xb9, 0x64, 0xd2, 0xfa, 0x62, 0xce, 0xc5 } }
 
 #define RESIDENT_MAGIC 0x544e444953425450ull /* "PTBSIDNT" little-endian */
-#define RESIDENT_VERSION 1
+#define RESIDENT_VERSION 2
 
 /* The Driver#### option: its description (what `uninstall` recognises as
  * ours) and the driver file's default place on the boot volume. */
@@ -51,6 +51,7 @@ enum resident_stop_reason {
     RESIDENT_STOP_COMMAND = 2,  /* `resident stop` (or dump/flow) in the same boot */
     RESIDENT_STOP_UNIT = 3,     /* the unit stopped: TraceStop or stop-when-full */
     RESIDENT_STOP_RETURNED = 4, /* the traced image returned from its entry point */
+    RESIDENT_STOP_HANG = 5,     /* a hang report (--hang-timeout) without --hang-repeat */
     RESIDENT_STOP_BOUND = 6,    /* --max-insns steps were traced */
 };
 
@@ -59,6 +60,7 @@ enum resident_unit { RESIDENT_UNIT_HW = 0, RESIDENT_UNIT_SOFT = 1 };
 #define RESIDENT_IMAGES_MAX 256
 #define RESIDENT_NAME_BYTES 64
 #define RESIDENT_TEXT_BYTES 160
+#define RESIDENT_CV_PATH_BYTES 128
 
 /* One image in memory while the tracer was resident (sideband). The first
  * notification after the driver registered reports every image already
@@ -67,6 +69,11 @@ enum resident_unit { RESIDENT_UNIT_HW = 0, RESIDENT_UNIT_SOFT = 1 };
 struct resident_image {
     uint64_t base, size, entry;
     char name[RESIDENT_NAME_BYTES]; /* last file-path node, ASCII */
+    /* version 2: its CodeView record (efi/capture/image_watch.h's
+     * efi_image_desc), which the host's --symbols matches to the debug file */
+    uint32_t cv, cv_age;
+    uint8_t cv_guid[16];
+    char cv_path[RESIDENT_CV_PATH_BYTES];
 };
 
 struct resident_header;
@@ -112,6 +119,14 @@ struct resident_header {
     char message[RESIDENT_TEXT_BYTES];      /* why FAILED, or a note */
     struct resident_image target; /* the traced image (filter range, code) */
     struct resident_image images[RESIDENT_IMAGES_MAX];
+    /* version 2: the hang recorder (efi/resident/recorder.h, docs/hang.md) */
+    uint64_t recorder;            /* physical address of the region, 0: none */
+    uint64_t recorder_bytes;
+    uint64_t recorder_generation;
+    uint32_t hang_timeout_s;      /* --hang-timeout, 0: none */
+    uint32_t hang_reports;        /* hang reports sent so far */
+    uint32_t ring;                /* the soft unit's buffer is a ring */
+    uint32_t reserved2;
     /* --follow: the code pages the session ran, copied when it ended, as
      * a page dump sorted by address (efi/resident/touched.h): code_pages
      * pages at code_dump, their addresses at code_addr; code_dropped

@@ -11,9 +11,12 @@
 #     branches equal the full run's;
 #   - buffer=4K mode=stop: stopped=1, the buffer full, single-stepping ends
 #     there (the image runs on untraced and still returns EFI_SUCCESS), and
-#     the decode is exactly a prefix of the full run's;
-#   - a 256-byte single-range ring on ptbtest.efi (417 bytes, one PSB at its
-#     start): it wraps, keeps no PSB, says so, and reports bytes=0 insns=0.
+#     the decode is exactly a prefix of the full run's, also with --tail
+#     (the static path after the last packet, docs/flow.md);
+#   - a 256-byte single-range ring on ptbtest.efi (PSB every 4K and no MTC:
+#     its trace, some hundred bytes more with the timer interrupts the unit
+#     records, has one PSB at its start): it wraps, keeps no PSB, says so,
+#     and reports bytes=0 insns=0.
 cd "$(dirname "$0")/../.." && . test/boot/lib.sh
 
 for f in build/ptbspin.efi build/ptbtest.efi build/ptboot; do
@@ -21,7 +24,7 @@ for f in build/ptbspin.efi build/ptbtest.efi build/ptboot; do
 done
 name=trace-buffer
 opts="--unit soft --no-summary --last 64"
-boot_image $name "--shutdown trace $opts \\ptbspin.efi ; trace $opts buffer=4K \\ptbspin.efi ; trace $opts buffer=4K mode=stop \\ptbspin.efi ; trace $opts --no-files output=single buffer=256 \\ptbtest.efi" \
+boot_image $name "--shutdown trace $opts \\ptbspin.efi ; trace $opts buffer=4K \\ptbspin.efi ; trace $opts buffer=4K mode=stop \\ptbspin.efi ; trace $opts --no-files output=single buffer=256 psb=1 no-mtc \\ptbtest.efi" \
   build/ptbspin.efi build/ptbtest.efi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-200} boot_run $name
 # the log of command N of 4 alone in $BOOT_DIR/$name.N.txt
@@ -63,7 +66,7 @@ else
 fi
 # 4: a ring below the PSB period keeps no PSB
 if [ "$bytes4$wrapped4$stopped4$insns4$errors4" = 01000 ] &&
-   grep -q '^ptboot: trace: note: the 256-byte ring wrapped and kept no PSB: nothing to decode (buffer= above 2048 bytes, the PSB period, keeps one)$' "$BOOT_DIR/$name.4.txt" &&
+   grep -q '^ptboot: trace: note: the 256-byte ring wrapped and kept no PSB: nothing to decode (buffer= above 4096 bytes, the PSB period, keeps one)$' "$BOOT_DIR/$name.4.txt" &&
    grep -q '^(no trace: nothing from the first PSB on)$' "$BOOT_DIR/$name.4.txt"; then
   ok "$name: a 256-byte ring wraps, keeps no PSB, says so and decodes nothing"
 else
@@ -85,8 +88,8 @@ fi
 # The stick's captures decoded on the host, addresses relative to the image.
 dir=$BOOT_DIR/$name-files
 rm -rf "$dir" && mkdir -p "$dir"
-rel_flow() { # CAPDIR BASE-HEX -> image offsets of the decoded instructions
-  build/ptboot flow --no-inst --capture "$1" |
+rel_flow() { # CAPDIR BASE-HEX [OPTION] -> image offsets of the decoded instructions
+  build/ptboot flow --no-inst --capture "$1" ${3:-} |
     awk -v base="$2" 'BEGIN { b = 0; for (i = 1; i <= length(base); i++) b = b * 16 + index("0123456789abcdef", substr(base, i, 1)) - 1 }
       /^[0-9a-f]+$/ { v = 0; for (i = 1; i <= length($1); i++) v = v * 16 + index("0123456789abcdef", substr($1, i, 1)) - 1; printf "%x\n", v - b }'
 }
@@ -94,10 +97,11 @@ for i in 1 2 3; do
   cap=$(sed -n 's/^ptboot: trace: files \\ptboot\\\(cap[0-9]*\) (.*/\1/p' "$BOOT_DIR/$name.$i.txt")
   base=$(sed -n 's/^ptboot: trace: target .* loaded at 0x\([0-9a-f]*\) .*/\1/p' "$BOOT_DIR/$name.$i.txt")
   mkdir -p "$dir/$i"
-  for f in trace.pt sideband.txt code.dump code.addr; do
+  for f in trace.pt sideband.txt code.dump code.addr manifest.txt; do
     mcopy -n -i "$BOOT_DIR/$name.img" "::/ptboot/$cap/$f" "$dir/$i/$f" 2>/dev/null
   done
   rel_flow "$dir/$i" "$base" > "$dir/flow$i.txt"
+  [ "$i" = 3 ] && rel_flow "$dir/$i" "$base" --tail > "$dir/flow3-tail.txt"
 done
 n1=$(wc -l < "$dir/flow1.txt") n2=$(wc -l < "$dir/flow2.txt") n3=$(wc -l < "$dir/flow3.txt")
 psb=$(head -c 16 "$dir/2/trace.pt" | od -An -tx1 | tr -d ' \n')
@@ -115,5 +119,14 @@ if [ "$n3" = "$insns3" ] && [ "$n3" -gt 0 ] && head -n "$n3" "$dir/flow1.txt" | 
   ok "$name: the stopped run's $n3 instructions are exactly the first $n3 of the full run's (host decode)"
 else
   not_ok "$name: the stopped run is not the full run's prefix ($n3 vs $n1 instructions)"
+fi
+# --tail: where the stop-mode buffer filled, the static path goes on exactly
+# as the full run did
+nt=$(wc -l < "$dir/flow3-tail.txt")
+if [ "$nt" -ge "$n3" ] && head -n "$nt" "$dir/flow1.txt" | cmp -s - "$dir/flow3-tail.txt" &&
+   head -n "$n3" "$dir/flow3-tail.txt" | cmp -s - "$dir/flow3.txt"; then
+  ok "$name: the stopped run with --tail: $((nt - n3)) instructions after the last packet, still the full run's first $nt"
+else
+  not_ok "$name: the stopped run's --tail is not the full run's prefix ($nt vs $n3 instructions)"
 fi
 boot_done

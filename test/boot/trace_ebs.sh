@@ -101,9 +101,12 @@ if build/ptboot serial "$log" --out "$dir" > "$dir.log" 2>&1 &&
   build/ptboot flow --no-inst --capture "$dir" > "$BOOT_DIR/$name.host" 2>&1
   check "host: ptboot flow --capture of the recovered files = the target's flow ($(wc -l < "$BOOT_DIR/$name.target") lines)" \
     "[ -s $BOOT_DIR/$name.target ] && cmp -s $BOOT_DIR/$name.host $BOOT_DIR/$name.target"
-  build/ptboot summary --capture "$dir" --last 16 > "$BOOT_DIR/$name.host-sum" 2>&1
+  build/ptboot summary --capture "$dir" --last 16 > "$BOOT_DIR/$name.host-sum.all" 2>&1
+  grep -v '^note: ' "$BOOT_DIR/$name.host-sum.all" > "$BOOT_DIR/$name.host-sum"
   check "host: ptboot summary --capture of the recovered files = the target's summaries ($(wc -l < "$BOOT_DIR/$name.sum") lines)" \
     "[ \$(wc -l < $BOOT_DIR/$name.sum) -gt 20 ] && cmp -s $BOOT_DIR/$name.host-sum $BOOT_DIR/$name.sum"
+  check "host: summary --capture says first that tracing stopped (trace.stopped 1)" \
+    "head -1 $BOOT_DIR/$name.host-sum.all | grep -q '^note: trace.stopped 1: '"
   check "host: the sideband names the soft unit, the target (snapshotted) and stopped=1" \
     "grep -qx 'unit soft' $dir/sideband.txt && grep -q '^image base=$base .*flags=[a-z,]*snapshot,target name=osloader\$' $dir/sideband.txt && grep -qx 'trace.stopped 1' $dir/sideband.txt && grep -qx 'trace.bytes ${bytes:-x}' $dir/sideband.txt"
 else

@@ -56,10 +56,12 @@ else
   not_ok "$name: the BSP's decode differs with --cpus"
   diff "$BOOT_DIR/$name.calls1" "$BOOT_DIR/$name.calls2" | head -8 | sed 's/^/    | /'
 fi
-b1=$(grep -Ea "$final" "$BOOT_DIR/$name.1.txt" | sed -E "s/$final/\1 \2/")
-b2=$(grep -Ea "$final" "$BOOT_DIR/$name.2.txt" | sed -E "s/$final/\1 \2/")
-if [ -n "$b1" ] && [ "$b1" = "$b2" ]; then ok "$name: same bytes and insns with and without --cpus ($b1)"
-else not_ok "$name: bytes/insns differ: '$b1' vs '$b2'"; fi
+# the instructions (the bytes vary with time: the soft unit's MTCs and the
+# timer interrupts it records)
+b1=$(grep -Ea "$final" "$BOOT_DIR/$name.1.txt" | sed -E "s/$final/\2 \1/")
+b2=$(grep -Ea "$final" "$BOOT_DIR/$name.2.txt" | sed -E "s/$final/\2 \1/")
+if [ -n "$b1" ] && [ "${b1%% *}" = "${b2%% *}" ]; then ok "$name: same insns with and without --cpus (${b1%% *})"
+else not_ok "$name: insns differ: '$b1' vs '$b2'"; fi
 
 # cpus.txt beside trace.pt on the stick (command 2 wrote the second capture)
 capdir=$(sed -n 's/^ptboot: trace: files \\ptboot\\\(cap[0-9]*\) (.*/\1/p' "$BOOT_DIR/$name.2.txt")
@@ -67,7 +69,7 @@ dir=$BOOT_DIR/$name-files
 rm -rf "$dir" && mkdir -p "$dir"
 mcopy -n -i "$BOOT_DIR/$name.img" "::/ptboot/$capdir/cpus.txt" "$dir/cpus.txt" 2>/dev/null
 mcopy -n -i "$BOOT_DIR/$name.img" "::/ptboot/$capdir/trace.pt" "$dir/trace.pt" 2>/dev/null
-bytes=${b2%% *}
+bytes=${b2##* }
 if [ -n "$capdir" ] && [ "$(sed -n 1p "$dir/cpus.txt" 2>/dev/null)" = "cpu n=0 bsp=1 traced=1 file=trace.pt bytes=$bytes wrapped=0 stopped=0" ] &&
    [ "$(sed -n 2p "$dir/cpus.txt")" = "cpu n=1 bsp=0 traced=0 reason=soft-unit-steps-the-bsp-only" ] &&
    [ "$(wc -l < "$dir/cpus.txt")" = 2 ] && [ "$(stat -c %s "$dir/trace.pt")" = "$bytes" ]; then
@@ -76,7 +78,7 @@ else
   not_ok "$name: cpus.txt in '$capdir' wrong"; sed 's/^/    | /' "$dir/cpus.txt" 2>/dev/null
 fi
 # the serial dump of command 2 carries the same cpus.txt (5 files)
-mkdir -p "$dir/serial"
+rm -rf "$dir/serial" && mkdir -p "$dir/serial"
 if build/ptboot serial "$BOOT_DIR/$name.2.txt" --out "$dir/serial" > "$dir/serial.out" 2>&1 &&
    grep -q '5 file(s) in the log, 5 complete, 5 written' "$dir/serial.out" &&
    cmp -s "$dir/serial/cpus.txt" "$dir/cpus.txt" && cmp -s "$dir/serial/trace.pt" "$dir/trace.pt"; then

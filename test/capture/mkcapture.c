@@ -14,7 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "decoder/ptd_frame.h"
 #include "format/code_image.h"
+#include "format/manifest.h"
 #include "format/pe_info.h"
 #include "format/sideband.h"
 
@@ -139,6 +141,22 @@ int main(int argc, char **argv)
     if (n >= sizeof text)
         return 1;
     FILE *f = create(dir, "sideband.txt");
+    fwrite(text, 1, n, f);
+    fclose(f);
+    /* manifest.txt last, as the app writes it (format/manifest.h) */
+    static struct manifest man;
+    static const char *const files[] = { "trace.pt", "sideband.txt", "code.dump", "code.addr" };
+    manifest_init(&man);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char p[4096];
+        size_t len;
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        unsigned char *b = slurp(p, &len);
+        manifest_add_file(&man, files[i], len, ptd_crc32(0, b, len));
+        free(b);
+    }
+    n = manifest_write(&man, text, sizeof text);
+    f = create(dir, MANIFEST_FILE_NAME);
     fwrite(text, 1, n, f);
     fclose(f);
     return 0;

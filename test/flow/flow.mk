@@ -6,9 +6,11 @@
 FLOW_IMAGE_SRCS := host/flow_image.c format/code_image.c format/memrange.c
 
 # libipt's instruction decoder in ptxed's --no-inst format: the reference
-$(B)/test/libipt_flow: test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) host/flow_image.h | $(B)/.setup-done
+# (flow_image.c reads numbers with decoder/ptd_num.c, the one parser; the
+# other users of FLOW_IMAGE_SRCS link all of the decoder)
+$(B)/test/libipt_flow: test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) decoder/ptd_num.c host/flow_image.h | $(B)/.setup-done
 	@mkdir -p $(@D)
-	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) -lipt
+	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) -o $@ test/ref/libipt_flow.c $(FLOW_IMAGE_SRCS) decoder/ptd_num.c -lipt
 
 # random programs with ground truth (test/flow/flowgen.c), built with the
 # sanitizers over the decoder: corrupted traces must not make the flow

@@ -23,8 +23,11 @@
  *     tail.
  * flowgen's programs have no loop without a conditional branch, so a spin
  * is an error here (test/unit/test_ptd_tail.c has the spins).
+ * With --corrupt each program is also decoded with --tail after bytes of
+ * its trace and of its code were flipped: the decode must end (ASan/UBSan
+ * build: no out-of-range access), the tail within its bound.
  *
- *   tailgen [--seeds N] [--first S] [--insns N] [-v]
+ *   tailgen [--seeds N] [--first S] [--insns N] [--corrupt] [-v]
  */
 #define main flowgen_main
 #include "test/flow/flowgen.c"
@@ -155,8 +158,6 @@ static void decode_blocks_tail(const uint8_t *trace, size_t size, struct out *o)
     ptd_flow_init(&fl, &cfg);
     out_reset(o);
     for (;;) {
-        uint64_t last_ip = 0;
-        unsigned last_iclass = PTD_FLOW_ICLASS_ERROR;
         int st = ptd_flow_sync_forward(&fl);
         if (st == -PTD_ERR_EOS)
             break;
@@ -174,17 +175,13 @@ static void decode_blocks_tail(const uint8_t *trace, size_t size, struct out *o)
                 break;
             struct ptd_flow_block b;
             st = ptd_flow_next_block(&fl, &b);
-            if (b.ninsn) {
-                last_ip = b.last_ip;
-                last_iclass = b.last_iclass;
-            }
             if (st < 0)
                 break;
         }
         if (st >= 0 || st == -PTD_ERR_EOS) {
             struct ptd_tail t;
             struct ptd_flow_insn in;
-            if (ptd_tail_start(&t, &fl, st, last_ip, last_iclass, 100000))
+            if (ptd_tail_start(&t, &fl, st, 100000))
                 while (ptd_tail_next(&t, &in)) {
                     out_ip(o, in.ip);
                     o->ntail++;
@@ -203,14 +200,16 @@ static uint64_t n_cuts, n_tails, n_tail_insns, n_async, n_truth_end, n_ret_follo
 
 int main(int argc, char **argv)
 {
-    unsigned seeds = 60, first = 1, insns = 400, verbose = 0, fails = 0;
+    unsigned seeds = 60, first = 1, insns = 400, verbose = 0, fails = 0, corrupt = 0;
+    uint64_t corrupted = 0, corrupted_tails = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = (unsigned)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--first") && i + 1 < argc) first = (unsigned)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--insns") && i + 1 < argc) insns = (unsigned)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-v")) verbose = 1;
+        else if (!strcmp(argv[i], "--corrupt")) corrupt = 1;
         else {
-            fprintf(stderr, "usage: tailgen [--seeds N] [--first S] [--insns N] [-v]\n");
+            fprintf(stderr, "usage: tailgen [--seeds N] [--first S] [--insns N] [--corrupt] [-v]\n");
             return 2;
         }
     }
@@ -385,6 +384,31 @@ int main(int argc, char **argv)
         } else if (verbose) {
             printf("tailgen: seed %u ok: %zu instructions, %zu trace bytes\n", s, r.ntruth, r.tsize);
         }
+        /* flipped bytes in the trace and in the code: the tail walks what
+         * it finds and ends within its bound */
+        for (int c2 = 0; corrupt && c2 < 4; c2++) {
+            uint8_t *t = malloc(r.tsize + 1);
+            memcpy(t, r.trace, r.tsize);
+            for (int k2 = 0; k2 < 1 + c2 * 2; k2++)
+                t[rn((unsigned)r.tsize)] = (uint8_t)rnd();
+            flow_image_free(&img);
+            for (int k2 = 0; k2 < 8 << c2; k2++)
+                mem_a[rn(0x2000)] = (uint8_t)rnd();
+            flow_image_init(&img);
+            flow_image_add_buf(&img, BASE_A, mem_a, sizeof(mem_a));
+            flow_image_add_buf(&img, BASE_32, mem_32, sizeof(mem_32));
+            flow_image_add_buf(&img, BASE_OUT, mem_out, sizeof(mem_out));
+            for (size_t cut = r.tsize; cut > 0; cut = cut * 3 / 4) {
+                decode_lines(t, cut, PTD_FMT_FLOW_TAIL, &a);
+                if (a.ntail > 100000) {
+                    printf("tailgen: seed %u corrupted: a tail past its bound\n", s);
+                    fails++;
+                }
+                corrupted++;
+                corrupted_tails += a.ntail != 0;
+            }
+            free(t);
+        }
         free(async_before);
         free(r.trace);
         free(r.truth);
@@ -398,6 +422,9 @@ int main(int argc, char **argv)
     printf("tailgen: %" PRIu64 " returns followed from the call stack; compared up to an interrupt or abort %" PRIu64
            " times, to the truth's end %" PRIu64 " times; %" PRIu64 " cuts inside PSB+ (sync error)\n",
            n_ret_followed, n_async, n_truth_end, n_cut_errors);
+    if (corrupt)
+        printf("tailgen: %" PRIu64 " corrupted traces/code decoded with --tail, %" PRIu64 " with a tail\n", corrupted,
+               corrupted_tails);
     /* the test must have seen what it is about */
     if (!fails && seeds >= 20 && (!n_tails || !n_ret_followed || !n_filter || !n_ret_stop)) {
         printf("tailgen: coverage too small (tails, returns followed, calls out, returns stopped at)\n");

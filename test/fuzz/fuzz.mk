@@ -19,7 +19,8 @@ FUZZ_NEEDS_flow    := $(B)/test/flowgen
 FUZZ_SRCS_cpuid    := $(ARCH_SRCS) $(DECODER_SRCS)
 FUZZ_NEEDS_cpuid   :=
 # the serial framing and the host's recovery of a whole log
-FUZZ_SRCS_frame    := host/serial_recover.c $(DECODER_SRCS)
+FUZZ_SRCS_frame    := host/serial_recover.c host/serial_join.c host/serial_repair.c format/sideband.c \
+                      format/text.c $(DECODER_SRCS)
 FUZZ_NEEDS_frame   := $(B)/bench/gen_trace $(B)/test/serial_enc
 # the sideband text
 FUZZ_SRCS_sideband := format/sideband.c format/text.c decoder/ptd_num.c
@@ -38,7 +39,7 @@ FUZZ_LIBS_fv       := -llzma
 FUZZ_NEEDS_fv      :=
 
 FUZZ_BINS := $(FUZZERS:%=$(B)/test/fuzz_%)
-FUZZ_HDRS := $(wildcard decoder/*.h format/*.h arch/x86/*.h host/serial_recover.h host/fv_*.h \
+FUZZ_HDRS := $(wildcard decoder/*.h format/*.h arch/x86/*.h host/serial_*.h host/fv_*.h \
                          test/fuzz/*.h)
 
 define FUZZER

@@ -1,6 +1,8 @@
 /* libFuzzer target over trace + code for the query and flow layers.
  * Input: byte 0 selects the configuration (mode before MODE.Exec,
- * instruction vs block API, caches); the next 1024 bytes (or fewer) are the
+ * instruction vs block API, caches; with blocks, 64 adds the IPs inside
+ * each block, 128 takes the counting path ptd_flow_run_blocks instead);
+ * the next 1024 bytes (or fewer) are the
  * code, mapped at 0x1000 and again at 0x400000 (where generated traces
  * point); the rest is the trace. The decoder must end (every call bounded,
  * the loop bounded by the input), never read code outside what the
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "decoder/ptd_flow.h"
+#include "decoder/ptd_flow_ips.h"
 #include "test/fuzz/fuzz_code.h"
 
 
@@ -60,11 +63,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 st = ptd_flow_event(&f, &ev);
             if (st < 0 || (st & PTD_ST_EOS) || ++steps > limit)
                 break;
-            if (sel & 16) {
+            if ((sel & 16) && (sel & 128)) {
+                /* the counting path (few blocks per call: bounded here) */
+                struct ptd_flow_run r = { 0, 0, 0, PTD_FLOW_ICLASS_ERROR };
+                st = ptd_flow_run_blocks(&f, &r, 4);
+                if (r.runs > r.insns)
+                    abort();
+            } else if (sel & 16) {
                 struct ptd_flow_block b;
                 st = ptd_flow_next_block(&f, &b);
                 if (b.ninsn > PTD_FLOW_BLOCK_MAX)
                     abort();
+                if (b.ninsn && (sel & 64)) {
+                    /* the IPs inside the block, as the --no-inst lines
+                     * need them: from the same code, ending at last_ip */
+                    uint64_t ips[PTD_FLOW_BLOCK_MAX];
+                    int n = ptd_flow_block_ips(&f, &b, ips, PTD_FLOW_BLOCK_MAX);
+                    if (n >= 0 && (n != (int)b.ninsn || ips[0] != b.ip || ips[n - 1] != b.last_ip))
+                        abort();
+                }
             } else {
                 struct ptd_flow_insn in;
                 st = ptd_flow_next(&f, &in);

@@ -20,6 +20,7 @@
 #include "decoder/ptd_frame.h"
 #include "decoder/ptd_pkt.h"
 #include "host/serial_recover.h"
+#include "host/serial_repair.h"
 
 #define LOG_MAX (1u << 20)
 
@@ -64,13 +65,50 @@ static void check_rec(const struct ptd_frame_rec *r, enum ptd_frame_type t)
     }
 }
 
+/* The rebuilds `ptboot serial` makes of an incomplete capture
+ * (host/serial_repair.h) over every incomplete file of the log: a sideband
+ * from its whole text lines, a code snapshot from it and the next file. */
+static void repair(const struct serial_ctx *c)
+{
+    for (size_t i = 0; i < c->nfiles; i++) {
+        const struct sfile *f = &c->files[i];
+        if (f->whole || !f->ngood || f->size > (1u << 20))
+            continue;
+        struct serial_range *r;
+        size_t nr = host_serial_ranges(f, &r), len;
+        uint8_t *data = host_serial_bytes(f);
+        struct serial_sideband_repair rep;
+        char *t = serial_repair_sideband(data, f->size, r, nr, &len, &rep);
+        if (t && (len == 0 || t[len - 1] != '\n'))
+            abort(); /* a rebuilt sideband ends with its end line */
+        free(t);
+        if (i + 1 < c->nfiles && c->files[i + 1].ngood && c->files[i + 1].size <= (1u << 20)) {
+            const struct sfile *g = &c->files[i + 1];
+            struct serial_range *gr;
+            size_t ngr = host_serial_ranges(g, &gr), of;
+            uint8_t *gd = host_serial_bytes(g), *od, *oa;
+            size_t kept = serial_repair_code(data, f->size, r, nr, gd, g->size, gr, ngr, &od, &oa, &of);
+            if (kept > of)
+                abort();
+            free(od);
+            free(oa);
+            free(gd);
+            free(gr);
+        }
+        free(data);
+        free(r);
+    }
+}
+
 static void recover(const uint8_t *log, size_t size, size_t expect_whole)
 {
-    struct serial_ctx c = { .prog = "fuzz_frame", .dir = NULL, .quiet = true };
+    struct serial_ctx c = { .prog = "fuzz_frame", .dir = NULL, .quiet = true,
+                            .max_segments = SERIAL_MAX_SEGMENTS };
     host_serial_take_log(&c, log, size);
     size_t whole = host_serial_finish(&c);
     if (whole > c.nfiles || (expect_whole && (c.nfiles != 1 || whole != 1)))
         abort();
+    repair(&c);
     host_serial_free(&c);
 }
 

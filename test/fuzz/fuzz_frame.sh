@@ -16,6 +16,19 @@ if fuzz_corpus; then
   { printf '\x00'; awk 'NR % 3 == 0 { print "BdsDxe: loading Boot0001"; printf "%s", substr($0, 1, 30) } { print }' \
       "$tmp/clean.log"; } > "$corpus/noise"
   { printf '\x00'; awk 'NR != 4 && NR != 7' "$tmp/clean.log" | tr '\n' '\r'; } > "$corpus/lost"
+  # each kind of damage `ptboot serial` recovers from (docs/serial.md):
+  # duplicated begin, end and data lines; a lost begin, a lost end; lost
+  # sideband lines; wrapped at 80 columns (with CR LF); a line cut by a
+  # firmware message; the log twice over
+  { printf '\x00'; awk '{ print } /^@PTF1 [BE] / || NR == 5 { print }' "$tmp/clean.log"; } > "$corpus/dup"
+  { printf '\x00'; grep -v '^@PTF1 B 1 ' "$tmp/clean.log"; } > "$corpus/no-begin"
+  { printf '\x00'; grep -v '^@PTF1 E 2 ' "$tmp/clean.log"; } > "$corpus/no-end"
+  "$B/test/serial_enc" --line-bytes 8 "$tmp/trace.pt" "$tmp/sideband.txt" |
+    { printf '\x00'; awk '!($1 == "@PTF1" && $2 == "D" && $3 == 2 && $4 % 2)'; } > "$corpus/sideband-holes"
+  { printf '\x00'; fold -w 80 "$tmp/clean.log" | sed 's/$/\r/'; } > "$corpus/wrapped"
+  { printf '\x00'; awk 'NR % 4 == 2 { print substr($0, 1, 50); print "PciBus: resource"; print substr($0, 51); next } { print }' \
+      "$tmp/clean.log"; } > "$corpus/split"
+  { printf '\x00'; cat "$tmp/clean.log" "$tmp/clean.log"; } > "$corpus/twice"
   # forged: the CRCs are made right, the fields are the mutations' to change
   { printf '\x02'; cat "$tmp/clean.log"; } > "$corpus/forged"
   # round trip: payload 48, kind pt, id 1, name length 8, name, the trace

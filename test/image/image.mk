@@ -42,5 +42,17 @@ $(B)/test/image/pe_codeview: test/image/pe_codeview.c | $(B)/.setup-done
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) $< -o $@ -lelf
 
-TEST_IMAGES := test/image/ptbtest.c test/image/ptbspin.c test/resident/osloader.c
+# ptbtimer.efi (test/boot/trace_irq.sh): a longer program with a timer
+# event of its own whose notify function runs from the firmware's timer
+# interrupt while it is traced, and a #UD with its own handler.
+# ptbhang.efi (the stand-in that hangs: its symbols name the loop),
+# ptbpoke.efi (damages the recorder copy the resident driver kept) and
+# ptbwdog.efi (arms a short watchdog, then starts ptboot.efi): the hang
+# recorder's tests (test/hang/). ptbpoke reads the recorder's layout from
+# format/recorder.h and the table from efi/resident/previous.h, hence the
+# include path.
+TEST_IMAGES := test/image/ptbtest.c test/image/ptbspin.c test/image/ptbtimer.c test/resident/osloader.c \
+               test/image/ptbhang.c test/image/ptbpoke.c test/image/ptbwdog.c
 $(foreach f,$(TEST_IMAGES),$(eval $(call BARE_EFI_APP,$(f))))
+$(B)/test/image/ptbpoke.o: BARE_EFI_CFLAGS += -I.
+$(B)/test/image/ptbpoke.o: format/recorder.h efi/resident/previous.h

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Random damage, many rounds: lines of a trace's dump dropped and changed at
-# random (a payload character, the CRC, a cut, text injected), sometimes the
-# begin or end line too; `ptboot serial` must name exactly the damaged data
-# lines (as missing, crc mismatch or malformed), no others, and every
-# segment it writes must be the original's bytes at that offset.
+# random (a payload character, the CRC, a cut), sometimes the begin or end
+# line too; `ptboot serial` must name exactly the damaged data lines (as
+# missing, crc mismatch or malformed), no others, and every segment it
+# writes must be the original's bytes at that offset. Lines cut in two by
+# a firmware message are joined again (their CRC proves them): never named.
 # PTBOOT=path runs another build (e.g. one with -fsanitize=address).
 cd "$(dirname "$0")/../.." || exit 1
 set -u
@@ -21,7 +22,8 @@ for round in ${ROUND_LIST:-$(seq 1 "$ROUNDS")}; do
       r = rand()
       if (r < 0.03) { print $4 > "/dev/stderr"; next }
       if (r < 0.06) {
-        print $4 > "/dev/stderr"; k = int(rand() * 4)
+        k = int(rand() * 4)
+        if (k < 3) print $4 > "/dev/stderr"
         if (k == 0) { i = index($0, $7) + int(rand() * length($7)); c = substr($0, i, 1)
                       $0 = substr($0, 1, i - 1) (c == "Q" ? "R" : "Q") substr($0, i + 1) }
         else if (k == 1) $0 = substr($0, 1, length($0) - 1) (substr($0, length($0)) == "0" ? "1" : "0")

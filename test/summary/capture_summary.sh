@@ -5,7 +5,8 @@
 # code, filter, timing) with the capture's images as --module; its
 # instruction count equals `ptboot flow`'s; with timing packets (seeds 2
 # and 7) the ticks per image and per function add up to the span, also
-# with the trace cut short.
+# with the trace cut short; trace.wrapped 1 and trace.stopped 1 in the
+# sideband are said before the summary.
 set -u
 cd "$(dirname "$0")/../.."
 P=${PTBOOT:-build/ptboot}
@@ -73,4 +74,20 @@ for s in 1 2 4 7; do
         fi ;;
     esac
 done
+# the sideband's trace.wrapped / trace.stopped are said before the summary
+# (the packets cannot tell), and nothing when both are 0
+c=$t/c1
+if [ -d "$c" ] && ! "$P" summary --capture "$c" | grep -q '^note: trace\.'; then
+    for k in wrapped stopped; do
+        rm -rf "$t/k"; cp -r "$c" "$t/k"
+        sed -i "s/^trace\.$k 0$/trace.$k 1/" "$t/k/sideband.txt"
+        if "$P" summary --capture "$t/k" | head -1 | grep -q "^note: trace\.$k 1: "; then
+            echo "capture_summary: ok trace.$k 1 is said before the summary"
+        else
+            echo "capture_summary: FAIL trace.$k 1 is not said"; fail=1
+        fi
+    done
+else
+    echo "capture_summary: FAIL a capture with trace.wrapped/stopped 0 gets a note"; fail=1
+fi
 exit $fail

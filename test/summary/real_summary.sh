@@ -5,7 +5,8 @@
 # independently from `ptboot flow --event:ip` (with disassembly): the
 # instruction after each executed `call` is the callee (or the IP of the
 # [disabled] event when the call leaves the traced range, or its "at" when
-# tracing stopped asynchronously before the callee's first instruction). The summary's
+# tracing stopped asynchronously before the callee's first instruction);
+# `(caller of`, `irq>` and `in>` rows are no call instructions. The summary's
 # text stays small (bytes per call event printed).
 set -u
 . test/lib/real_traces.sh
@@ -68,7 +69,7 @@ for t in $REAL_TRACES; do
         }
         END { for (k in n) print k, n[k] }' | sort > "$tmp/flow.calls"
     # the summary's functions section: calls self-insns % name
-    awk '/^== functions/ {on = 1; next} /^== / {on = 0} on && $4 !~ /^\(caller/ && $4 !~ /^irq>/ && $1 > 0 {
+    awk '/^== functions/ {on = 1; next} /^== / {on = 0} on && $4 !~ /^\(caller/ && $4 !~ /^irq>/ && $4 !~ /^in>/ && $1 > 0 {
             name = $4; for (i = 5; i <= NF; i++) name = name " " $i; print name, $1 }' "$tmp/sum.txt" |
         sort > "$tmp/sum.calls"
     flowtotal=$(awk '{s += $NF} END {print s + 0}' "$tmp/flow.calls")

@@ -30,6 +30,29 @@
 #include "arch/x86/rtit_linear.h"
 #include "arch/x86/soft_unit.h"
 
+/* ---- the glue's clock and its landing watch ---------------------------------- */
+static uint64_t n_timed;
+
+/* TSC ticks a step takes when the unit writes MTCs: a few hundred, and
+ * about one step in 200 a long pause (more MTC periods than a burst). */
+static uint64_t step_ticks(size_t k)
+{
+    uint64_t h = (uint64_t)(k + 1) * 0x9e3779b97f4a7c15ull;
+    if ((h >> 40) % 200 == 0)
+        return 200000;
+    return 3 + (h >> 56) * 3;
+}
+
+/* ip is in a FilterEn or TraceStop range: where a landing watch fires. */
+static int watched(const struct rtit_config *c, uint64_t ip)
+{
+    for (unsigned i = 0; i < RTIT_MAX_RANGES; i++)
+        if ((c->range[i].cfg == RTIT_ADDR_CFG_FILTER || c->range[i].cfg == RTIT_ADDR_CFG_STOP) &&
+            ip >= c->range[i].start && ip <= c->range[i].end)
+            return 1;
+    return 0;
+}
+
 /* ---- the steps of one execution ------------------------------------------ */
 struct step { uint64_t ip; uint8_t mode, irq; };
 static struct step *steps;
@@ -66,6 +89,7 @@ static void record(uint64_t ip, int mode, int how)
 }
 
 static uint64_t walk_traced, walk_stops, walk_skips, walk_reps, walk_resumed;
+static uint64_t walk_irqs, walk_free, walk_landings, walk_timed;
 
 /* what the unit reports it traced, in order */
 static uint64_t *traced;
@@ -205,6 +229,8 @@ static int walk_run(unsigned s, unsigned steps_max, int verbose)
     cfg.branch_en = true;
     cfg.dis_retc = s % 3 == 0;
     cfg.tsc_en = s % 2;
+    cfg.mtc_en = s % 5 == 1 || s % 5 == 2;
+    cfg.mtc_freq = s % 3;
     cfg.psb_freq = 0;
     cfg.range[1].cfg = RTIT_ADDR_CFG_FILTER;   /* the first 40 KiB */
     cfg.range[1].start = WALK_BASE;
@@ -221,9 +247,18 @@ static int walk_run(unsigned s, unsigned steps_max, int verbose)
         return 1;
 
     uint64_t ip = wstart[rn((unsigned)(nwstart / 2))], tsc = 0x5000, fed = 0, counted = 0;
+    /* odd seeds: the glue has a landing watch over the ranges; it runs
+     * free on FREE answers and lets interrupt handlers run unseen */
+    int watch = s % 2, unseen = 0;
     ntr = 0;
-    for (unsigned n = 0; n < steps_max; n++) {
-        int act = soft_unit_step(&unit, ip, 64, tsc += 7);
+    for (unsigned n = 0, walked = 0; n < steps_max && walked < 20 * steps_max; walked++) {
+        if (unseen && !watched(&cfg, ip))
+            goto walk_on;   /* not a step: the walk goes on unseen */
+        if (unseen)
+            walk_landings++;
+        unseen = 0;
+        n++;
+        int act = soft_unit_step(&unit, ip, 64, tsc += cfg.mtc_en ? step_ticks(walked) : 7);
         struct soft_unit_status now;
         soft_unit_get_status(&unit, &now);
         if (now.insns != counted)
@@ -232,6 +267,26 @@ static int walk_run(unsigned s, unsigned steps_max, int verbose)
         fed = ip;
         if (act == SOFT_UNIT_STOPPED)
             break;
+        if (watch && act != SOFT_UNIT_SKIP_CALL && rn(60) == 0) {
+            /* an interrupt before ip, its handler anywhere, not stepped
+             * (inside the ranges too: the glue never steps handlers);
+             * it returns to ip */
+            act = soft_unit_interrupt(&unit, wstart[rn((unsigned)nwstart)], 64, tsc += 7);
+            if (act != SOFT_UNIT_STOPPED)
+                act = soft_unit_unseen(&unit, tsc);
+            walk_irqs++;
+            if (act == SOFT_UNIT_STOPPED)
+                break;
+            unseen = 1;
+            continue;
+        }
+        if (watch && act == SOFT_UNIT_FREE && !watched(&cfg, ip)) {
+            if (soft_unit_unseen(&unit, tsc) == SOFT_UNIT_STOPPED)
+                break;
+            walk_free++;
+            unseen = 1;
+        }
+walk_on:;
         if (act == SOFT_UNIT_SKIP_CALL) {
             /* the callee runs free and returns */
             ip = soft_unit_resume_ip(&unit);
@@ -275,9 +330,17 @@ static int walk_run(unsigned s, unsigned steps_max, int verbose)
         printf("soft_flowgen: walk %u: no stream (wrapped %d, error %d)\n", s, st.wrapped, st.error);
         return 1;
     }
+    timing = cfg.mtc_en;
+    time_cfg.mtc_freq = (uint8_t)cfg.mtc_freq;
+    time_cfg.cpuid_0x15_eax = SOFT_UNIT_CPUID15_EAX;
+    time_cfg.cpuid_0x15_ebx = SOFT_UNIT_CPUID15_EBX;
+    time_cfg.errata = 0;
     decode_ptboot(trace, (size_t)lin.bytes, &a, (size_t)-1);
     decode_libipt(trace, (size_t)lin.bytes, &b);
-    /* ptboot == libipt, item by item (events with their resumed flag) */
+    timing = 0;
+    walk_timed += cfg.mtc_en;
+    /* ptboot == libipt, item by item (events with their resumed flag;
+     * with MTC the time at every instruction) */
     for (size_t i = 0; !bad && (i < a.n || i < b.n); i++) {
         if (i >= a.n || i >= b.n || a.it[i].kind != b.it[i].kind || a.it[i].v != b.it[i].v ||
             a.it[i].w != b.it[i].w) {
@@ -349,6 +412,9 @@ int main(int argc, char **argv)
                walk_skips, walk_stops, walk_reps);
         printf("soft_flowgen: %" PRIu64 " resumed TIP.PGE (after near and far calls), equal in both decoders\n",
                walk_resumed);
+        printf("soft_flowgen: %" PRIu64 " interrupts (handlers unseen), %" PRIu64 " FREE runs, %" PRIu64
+               " landings; %" PRIu64 " walks with MTC, times equal in both decoders\n", walk_irqs, walk_free,
+               walk_landings, walk_timed);
         return fails ? 1 : 0;
     }
     exec_hook = record;
@@ -388,6 +454,11 @@ int main(int argc, char **argv)
         cfg.os = true;
         cfg.dis_retc = !retcomp;
         cfg.tsc_en = (s % 3) == 2;
+        /* MTC on the unit's crystal clock (TSC / 2^SOFT_UNIT_CTC_SHIFT),
+         * with and without TSC; time then moves by a few hundred ticks a
+         * step and now and then by far more (a burst: TSC + TMA) */
+        cfg.mtc_en = (s % 6) == 2 || (s % 6) == 3;
+        cfg.mtc_freq = s % 4;
         /* PSB+ every 2 KiB or 4 KiB; the 8 KiB ring holds at least two */
         cfg.psb_freq = shape == S_RING ? 0 : s % 2;
         cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
@@ -415,7 +486,7 @@ int main(int argc, char **argv)
         uint64_t resume = 0, tsc = 0x1000, fed_ip = 0, counted = 0;
         size_t ntraced = 0, ndropped = 0;
         for (size_t k = 0; k < nsteps && !stopped; k++) {
-            tsc += 3;
+            tsc += cfg.mtc_en ? step_ticks(k) : 3;
             n_irqs += steps[k].irq;
             if (skipping && steps[k].ip != resume)
                 continue;   /* runs free */
@@ -481,8 +552,16 @@ int main(int argc, char **argv)
             }
         }
         if (!bad) {
+            /* with MTC, both decoders' time at every instruction too */
+            timing = cfg.mtc_en;
+            time_cfg.mtc_freq = (uint8_t)cfg.mtc_freq;
+            time_cfg.cpuid_0x15_eax = SOFT_UNIT_CPUID15_EAX;
+            time_cfg.cpuid_0x15_ebx = SOFT_UNIT_CPUID15_EBX;
+            time_cfg.errata = 0;
             decode_ptboot(trace, (size_t)lin.bytes, &a, (size_t)-1);
             decode_libipt(trace, (size_t)lin.bytes, &b);
+            timing = 0;
+            n_timed += cfg.mtc_en;
         }
         /* ptboot == libipt, item by item, also where a full STOP region
          * cut the stream (right after a TIP.PGE or MODE.Exec, say) */
@@ -603,5 +682,6 @@ int main(int argc, char **argv)
     printf("soft_flowgen: covered %" PRIu64 " interrupts, %" PRIu64 " gaps, %" PRIu64 " SKIP_CALL free runs, %" PRIu64
            " wrapped rings, %" PRIu64 " stop-when-full, %" PRIu64 " TraceStops\n", n_irqs, n_gaps, n_skips, n_wraps,
            n_full, n_tstop);
+    printf("soft_flowgen: %" PRIu64 " programs with MTC, times equal in both decoders\n", n_timed);
     return fails ? 1 : 0;
 }

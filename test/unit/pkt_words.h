@@ -44,6 +44,10 @@ static inline const char *pkt_words(const uint8_t *buf, size_t n, bool skip_pad,
         case PTD_PKT_PSBEND: snprintf(w, sizeof w, "PSBEND"); break;
         case PTD_PKT_STOP: snprintf(w, sizeof w, "STOP"); break;
         case PTD_PKT_TSC: snprintf(w, sizeof w, "TSC(%llx)", (unsigned long long)p.payload); break;
+        case PTD_PKT_MTC: snprintf(w, sizeof w, "MTC(%llx)", (unsigned long long)p.payload); break;
+        case PTD_PKT_TMA:
+            snprintf(w, sizeof w, "TMA(%llx,%x)", (unsigned long long)p.payload, (unsigned)p.aux);
+            break;
         case PTD_PKT_MODE_EXEC:
             snprintf(w, sizeof w, "MODE%s", (p.flags & PTD_PKTF_CSL) ? "64" : (p.flags & PTD_PKTF_CSD) ? "32" : "16");
             break;

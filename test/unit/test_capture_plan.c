@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "arch/x86/capture_plan.h"
+#include "arch/x86/soft_unit.h"
 #include "arch/x86/capture_seq.h"
 #include "arch/x86/rtit_config.h"
 #include "arch/x86/rtit_regs.h"
@@ -468,7 +469,9 @@ static void test_soft_unit(void **state)
 		assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_SOFT, &image, 1, w0, 1), 0);
 		assert_int_equal(r.plan.cpus, 1);
 		assert_true(r.plan.filtered);
-		assert_false(r.plan.cfg.mtc_en);
+		/* MTC on the soft unit's own clock, at its default period */
+		assert_true(r.plan.cfg.mtc_en);
+		assert_int_equal(r.plan.cfg.mtc_freq, SOFT_UNIT_MTC_FREQ_DEFAULT);
 		assert_true(r.plan.cfg.tsc_en);
 		bool said = false;
 		for (size_t n = 0; n < r.plan.n_notes; n++)
@@ -477,10 +480,14 @@ static void test_soft_unit(void **state)
 		/* 4 ranges on the soft unit, whatever the CPU has */
 		const char *w1[] = {"trace-stop=3:0x1000:0x1fff", "filter=2:0x2000:0x2fff"};
 		assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_SOFT, &image, 1, w1, 2), 0);
+		/* any MTCFreq, and no-mtc */
 		const char *w2[] = {"unit=soft", "mtc=3"};
-		assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, &image, 1, w2, 2),
-				 CAPTURE_PLAN_E_RULE);
-		assert_string_equal(r.plan.rule_name, "mtc-unsupported");
+		assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, &image, 1, w2, 2), 0);
+		assert_true(r.plan.cfg.mtc_en);
+		assert_int_equal(r.plan.cfg.mtc_freq, 3);
+		const char *w2b[] = {"unit=soft", "no-mtc"};
+		assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_HW, &image, 1, w2b, 2), 0);
+		assert_false(r.plan.cfg.mtc_en);
 		const char *w3[] = {"cyc=0"};
 		assert_int_equal(make(&r, CAPTURE_TRACE, CAPTURE_UNIT_SOFT, &image, 1, w3, 1),
 				 CAPTURE_PLAN_E_RULE);

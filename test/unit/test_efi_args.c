@@ -231,7 +231,7 @@ static void separator_errors(void **state)
     assert_int_equal(a.ncommands, PTB_ARGS_MAX_COMMANDS);
     efi_args_init(&a);
     assert_int_equal(efi_args_apply(&a, many, 2 * PTB_ARGS_MAX_COMMANDS + 1, err, sizeof err), -1);
-    assert_string_equal(err, "more than 8 commands");
+    assert_string_equal(err, "more than 8 commands (one run takes at most 8, separated by ';')");
     /* only separators: no command */
     char *none[] = { ";", ";" };
     efi_args_init(&a);

@@ -115,6 +115,13 @@ static void bad_dumps(void **state)
     code_image_init(&ci, st, 2);
     assert_int_equal(code_image_add_dump(&ci, dump, 2 * PG, addrs, 16), 0);
     assert_int_equal(code_image_finish(&ci), CODE_IMAGE_E_DUP);
+    /* an address list of zeros: said as such */
+    put_le64(addrs, 0);
+    put_le64(addrs + 8, 0);
+    code_image_init(&ci, st, 2);
+    assert_int_equal(code_image_add_dump(&ci, dump, 2 * PG, addrs, 16), CODE_IMAGE_E_ZERO);
+    code_image_init(&ci, st, 2);
+    assert_int_equal(code_image_add_dump(&ci, dump, PG, addrs, 8), CODE_IMAGE_E_ZERO);
 }
 
 static void live_memory_only_inside_ranges(void **state)

@@ -2,6 +2,7 @@
  * frame parser and the option parser take them. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -47,11 +48,63 @@ static void parse_hex_fields(void **state)
     assert_int_equal(v, 7); /* untouched on failure */
 }
 
+/* the one parser of every command's numbers: bases and K/M/G everywhere */
+static void one_number_parser(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        enum ptd_num_base base;
+        bool ok;
+        uint64_t v;
+    } cases[] = {
+        { "64M", PTD_NUM_AUTO, true, 64ull << 20 },       /* --arena 64M */
+        { "64m", PTD_NUM_DEC_HEX, true, 64ull << 20 },    /* buffer=64m */
+        { "4K", PTD_NUM_AUTO, true, 4096 },
+        { "1G", PTD_NUM_AUTO, true, 1ull << 30 },
+        { "0x10K", PTD_NUM_AUTO, true, 16ull << 10 },
+        { "400000", PTD_NUM_AUTO, true, 400000 },         /* ptxed: --raw FILE:400000 is decimal */
+        { "400000", PTD_NUM_HEX, true, 0x400000 },        /* --filter, --module */
+        { "0x400000", PTD_NUM_HEX, true, 0x400000 },
+        { "010", PTD_NUM_AUTO, true, 8 },                 /* strtoull's base 0 */
+        { "010", PTD_NUM_DEC_HEX, true, 10 },             /* option words */
+        { "0", PTD_NUM_AUTO, true, 0 },
+        { "0K", PTD_NUM_AUTO, true, 0 },
+        { "18446744073709551615", PTD_NUM_AUTO, true, UINT64_MAX },
+        { "18446744073709551616", PTD_NUM_AUTO, false, 0 },
+        { "17179869184G", PTD_NUM_AUTO, false, 0 },       /* 2^34 GiB overflows */
+        { "17179869183G", PTD_NUM_AUTO, true, 17179869183ull << 30 },
+        { "", PTD_NUM_AUTO, false, 0 },
+        { "0x", PTD_NUM_AUTO, false, 0 },
+        { "K", PTD_NUM_AUTO, false, 0 },
+        { "1KB", PTD_NUM_AUTO, false, 0 },
+        { "1T", PTD_NUM_AUTO, false, 0 },
+        { "-1", PTD_NUM_AUTO, false, 0 },
+        { " 1", PTD_NUM_AUTO, false, 0 },
+        { "08", PTD_NUM_AUTO, false, 0 },                 /* not octal */
+        { "12g3", PTD_NUM_AUTO, false, 0 },
+        { "abc", PTD_NUM_DEC_HEX, false, 0 },
+        { "abc", PTD_NUM_HEX, true, 0xabc },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t v = 12345;
+        bool ok = ptd_num_parse(cases[i].s, cases[i].base, &v);
+        if (ok != cases[i].ok || (ok && v != cases[i].v))
+            fail_msg("'%s' (base %d): %d %llu", cases[i].s, cases[i].base, ok, (unsigned long long)v);
+    }
+    /* exactly len bytes: a field inside a longer text */
+    uint64_t v;
+    assert_true(ptd_num_parse_u64("400000:1000:name", 6, PTD_NUM_HEX, &v));
+    assert_true(v == 0x400000);
+    assert_false(ptd_num_parse(NULL, PTD_NUM_AUTO, &v));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hex_digits),
         cmocka_unit_test(parse_hex_fields),
+        cmocka_unit_test(one_number_parser),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -453,7 +453,7 @@ static void test_ret_stale_entry(void **state)
 
 /* A flow that stopped where a query for its last instruction found no
  * packet (ptd_tail_start's -PTD_ERR_EOS case), set up by hand: the flow at
- * a RET with main's call owed on its stack. */
+ * ret_ip (a RET, say) with main's call owed on its stack. */
 static void flow_at_ret(uint64_t ret_ip)
 {
     memset(&F, 0, sizeof F);
@@ -480,7 +480,7 @@ static void test_eos_at_ret(void **state)
     org(BASE + 0x300);
     ret();
     flow_at_ret(BASE + 0x300);
-    assert_true(ptd_tail_start(&t, &F, -PTD_ERR_EOS, BASE + 0x300, PTD_ICLASS_NEAR_RET, 0));
+    assert_true(ptd_tail_start(&t, &F, -PTD_ERR_EOS, 0));
     assert_true(ptd_tail_next(&t, &in));
     assert_int_equal(in.ip, BASE + 5);
     assert_true(ptd_tail_next(&t, &in));
@@ -490,24 +490,29 @@ static void test_eos_at_ret(void **state)
     assert_int_equal(t.end, PTD_TAIL_END_TRACE);
     /* nothing owed: the RET needs trace; a conditional branch always does */
     F.ret_known = 0;
-    assert_false(ptd_tail_start(&t, &F, -PTD_ERR_EOS, BASE + 0x300, PTD_ICLASS_NEAR_RET, 0));
+    assert_false(ptd_tail_start(&t, &F, -PTD_ERR_EOS, 0));
     assert_int_equal(t.end, PTD_TAIL_END_TRACE);
     assert_int_equal(t.last_ip, BASE + 0x300);
     flow_at_ret(BASE + 6);
-    assert_false(ptd_tail_start(&t, &F, -PTD_ERR_EOS, BASE + 6, PTD_ICLASS_COND_JUMP, 0));
+    assert_false(ptd_tail_start(&t, &F, -PTD_ERR_EOS, 0));
     assert_int_equal(t.end, PTD_TAIL_END_TRACE);
+    assert_int_equal(t.last_iclass, PTD_ICLASS_COND_JUMP);
+    /* a direct call needs no packet: that error came from elsewhere */
+    flow_at_ret(BASE);
+    assert_false(ptd_tail_start(&t, &F, -PTD_ERR_EOS, 0));
+    assert_int_equal(t.end, PTD_TAIL_END_NONE);
     /* the query that failed was an event's: where it binds is unknown */
     flow_at_ret(BASE + 0x300);
     F.status = PTD_ST_EVENT;
-    assert_false(ptd_tail_start(&t, &F, -PTD_ERR_EOS, BASE + 0x300, PTD_ICLASS_NEAR_RET, 0));
+    assert_false(ptd_tail_start(&t, &F, -PTD_ERR_EOS, 0));
     assert_int_equal(t.end, PTD_TAIL_END_NONE);
     /* tracing off, another error, a status that is not the end */
     flow_at_ret(BASE + 0x300);
     F.enabled = 0;
-    assert_false(ptd_tail_start(&t, &F, PTD_ST_EOS, 0, PTD_FLOW_ICLASS_ERROR, 0));
+    assert_false(ptd_tail_start(&t, &F, PTD_ST_EOS, 0));
     F.enabled = 1;
-    assert_false(ptd_tail_start(&t, &F, -PTD_ERR_BAD_QUERY, BASE + 0x300, PTD_ICLASS_NEAR_RET, 0));
-    assert_false(ptd_tail_start(&t, &F, 0, 0, PTD_FLOW_ICLASS_ERROR, 0));
+    assert_false(ptd_tail_start(&t, &F, -PTD_ERR_BAD_QUERY, 0));
+    assert_false(ptd_tail_start(&t, &F, 0, 0));
     assert_int_equal(t.end, PTD_TAIL_END_NONE);
 }
 
@@ -624,8 +629,6 @@ static void test_block_api(void **state)
         assert_int_equal(ptd_flow_init(&F, &cfg), 0);
         int st = ptd_flow_sync_forward(&F);
         struct ptd_flow_block b = { 0 };
-        uint64_t last_ip = 0;
-        unsigned last_iclass = PTD_FLOW_ICLASS_ERROR;
         for (;;) {
             while (st >= 0 && (st & PTD_ST_EVENT)) {
                 struct ptd_event ev;
@@ -634,16 +637,12 @@ static void test_block_api(void **state)
             if (st < 0 || (st & PTD_ST_EOS))
                 break;
             st = ptd_flow_next_block(&F, &b);
-            if (b.ninsn) {
-                last_ip = b.last_ip;
-                last_iclass = b.last_iclass;
-            }
             if (st < 0)
                 break;
         }
         struct ptd_tail t;
         struct ptd_flow_insn in;
-        assert_true(ptd_tail_start(&t, &F, st, last_ip, last_iclass, 0));
+        assert_true(ptd_tail_start(&t, &F, st, 0));
         size_t k = find_truth(BASE + 0x300);
         while (ptd_tail_next(&t, &in))
             assert_int_equal(in.ip, truth[k++]);
@@ -667,6 +666,7 @@ static void sum_line(void *ctx, const char *line, size_t len)
     sum_text[sum_len] = '\0';
 }
 
+/* a name hook that knows one function: the spin at BASE+0x300 */
 static size_t sym(void *ctx, uint64_t ip, char *buf, size_t cap)
 {
     (void)ctx;
@@ -717,7 +717,9 @@ static void test_summary_spin(void **state)
                                      "spins at spinner+0x0 (loop spinner+0x0..spinner+0x3; "
                                      "4 insns after the last packet)\n== end\n"));
     summarize(PTD_SUM_F_TAIL, false);
-    assert_non_null(strstr(sum_text, "\nspins at mod+0x300 (loop"));
+    assert_non_null(strstr(sum_text, "\njmp      mod+0x302 -> mod+0x300 (tail)\n"
+                                     "spins at mod+0x300 (loop mod+0x300..mod+0x303; "
+                                     "4 insns after the last packet)\n== end\n"));
     /* without the flag: the trace's own transitions only, ending at ? */
     summarize(0, false);
     assert_null(strstr(sum_text, "(tail)"));

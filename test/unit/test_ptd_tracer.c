@@ -2,7 +2,8 @@
  * a short execution and checks the packets (decoded back with ptd_pkt, IPs
  * resolved with ptd_last_ip) against what the SDM says a CPU writes. The
  * packets are shown as words: PSB PSBEND MODE64 TSC(t) TNT.!  (. not taken,
- * ! taken, oldest first) TIP(ip) PGE(ip) PGD(ip) PGD(-) FUP(ip) STOP. */
+ * ! taken, oldest first) TIP(ip) PGE(ip) PGD(ip) PGD(-) FUP(ip) STOP
+ * MTC(ctc bits) TMA(ctc,fc). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -315,13 +316,13 @@ static void test_event(void **state)
     /* interrupt before 0x1010, handler inside: FUP + TIP (bit first) */
     assert_int_equal(ptd_tracer_event(&T, 0x1010, 0x1800, PTD_EXEC_MODE_64, 0), 0);
     insn(0x1800, 2, PTD_ICLASS_FAR_TRANSFER, 0, 0x1010);   /* IRET */
-    /* handler outside: FUP + PGD without IP; back in by IRET: PGE */
+    /* handler outside: FUP + PGD with the handler's IP; back in by IRET: PGE */
     assert_int_equal(ptd_tracer_event(&T, 0x1010, 0x9000, PTD_EXEC_MODE_64, 0), PTD_TRACER_LEFT);
     insn(0x9000, 2, PTD_ICLASS_FAR_TRANSFER, 0, 0x1010);
     /* into 32-bit code */
     assert_int_equal(ptd_tracer_event(&T, 0x1010, 0x1900, PTD_EXEC_MODE_32, 0), PTD_TRACER_MODE);
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) TNT! FUP(1010) TIP(1800) TIP(1010) "
-                                   "FUP(1010) PGD(-) PGE(1010) FUP(1010) MODE32 TIP(1900)");
+                                   "FUP(1010) PGD(9000) PGE(1010) FUP(1010) MODE32 TIP(1900)");
 }
 
 static void test_gap(void **state)
@@ -360,17 +361,90 @@ static void test_stop(void **state)
 static void test_psb_period(void **state)
 {
     (void)state;
-    setup(1, 0, false, true, 40);
+    setup(1, 0, false, true, 34);
     ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0x55);
     now = 0x77;   /* the PSB+ in the middle carries the time of its insn */
-    /* the period runs from PSB to PSB: the start wrote 43 bytes (PSB 16,
-     * TSC 8, MODE 2, PSBEND 2, TSC 8, PGE 7), so the next boundary has a
-     * PSB+ with a FUP, and the call before it cannot be compressed after
-     * it; that PSB+ (35 bytes) and a TIP (3) stay under 40 */
+    /* the period runs from PSB to PSB: the start wrote 35 bytes (PSB 16,
+     * TSC 8, MODE 2, PSBEND 2, PGE 7; no second TSC of the same time
+     * before the PGE), so the next boundary has a PSB+ with a FUP, and
+     * the call before it cannot be compressed after it; that PSB+ (35
+     * bytes) and a TIP (3) stay... over 34, so one more PSB+ follows */
     insn(0x1000, 5, PTD_ICLASS_DIRECT_CALL, 0x2000, 0x2000);
     insn(0x2000, 1, PTD_ICLASS_NEAR_RET, 0, 0x1005);
-    assert_string_equal(words(&S), "PSB TSC(55) MODE64 PSBEND TSC(55) PGE(1000) "
-                                   "PSB TSC(77) MODE64 FUP(2000) PSBEND TIP(1005)");
+    assert_string_equal(words(&S), "PSB TSC(55) MODE64 PSBEND PGE(1000) "
+                                   "PSB TSC(77) MODE64 FUP(2000) PSBEND TIP(1005) "
+                                   "PSB TSC(77) MODE64 FUP(1005) PSBEND");
+    now = 0;
+}
+
+/* MTC on a crystal clock of TSC / 2^9, an MTC every 2^1 CTC ticks (1024
+ * TSC ticks): TMA after every TSC (CTC and the ticks since its last tick),
+ * an MTC for each period that ended since the last call, before the
+ * packets of the call and after the TNT bits before it; a long pause is a
+ * TSC + TMA; without TSC at most 256 MTCs in a row. */
+static void test_mtc(void **state)
+{
+    (void)state;
+    struct ptd_tracer_config c;
+    memset(&c, 0, sizeof c);
+    memset(&S, 0, sizeof S);
+    S.cap = sizeof S.buf;
+    c.nfilter = 1;
+    c.filter_lo[0] = 0x1000;
+    c.filter_hi[0] = 0x1fff;
+    c.tsc_en = true;
+    c.mtc_en = true;
+    c.mtc_freq = 1;
+    c.ctc_shift = 9;
+    c.sink = sink_put;
+    c.sink_ctx = &S;
+    assert_int_equal(ptd_tracer_init(&T, &c), 0);
+    /* 0x10123: CTC 0x80, 0x123 ticks past it; MTC period 0x40 */
+    ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0x10123);
+    now = 0x10300;      /* same period: nothing */
+    insn(0x1000, 2, PTD_ICLASS_COND_JUMP, 0x1010, 0x1002);
+    now = 0x10c00;      /* CTC 0x86: periods 0x41 to 0x43 ended */
+    insn(0x1002, 2, PTD_ICLASS_COND_JUMP, 0x1010, 0x1010);
+    now = 0x10c10;
+    insn(0x1010, 1, PTD_ICLASS_NEAR_RET, 0, 0x3000);
+    assert_string_equal(words(&S), "PSB TSC(10123) TMA(80,123) MODE64 PSBEND PGE(1000) "
+                                   "TNT. MTC(41) MTC(42) MTC(43) TNT! PGD(3000)");
+    /* a long pause outside: TSC + TMA instead of 9 MTCs or more; the
+     * TIP.PGE after it tells no time again */
+    memset(&S, 0, sizeof S);
+    S.cap = sizeof S.buf;
+    now = 0x10c10 + 9 * 0x400;
+    insn(0x3000, 5, PTD_ICLASS_DIRECT_JUMP, 0x1000, 0x1000);
+    assert_string_equal(words(&S), "TSC(13010) TMA(98,10) PGE(1000)");
+    /* 8 periods: MTCs */
+    memset(&S, 0, sizeof S);
+    S.cap = sizeof S.buf;
+    now = 0x13010 + 8 * 0x400;
+    insn(0x1000, 2, PTD_ICLASS_COND_JUMP, 0x1010, 0x1002);
+    assert_string_equal(words(&S), "MTC(4d) MTC(4e) MTC(4f) MTC(50) MTC(51) MTC(52) MTC(53) MTC(54)");
+    /* no TSC: MTCs only, at most 256 of them */
+    c.tsc_en = false;
+    c.nfilter = 0;
+    memset(&S, 0, sizeof S);
+    S.cap = sizeof S.buf;
+    assert_int_equal(ptd_tracer_init(&T, &c), 0);
+    ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0x10123);
+    now = 0x10123 + 300 * 0x400;
+    insn(0x1000, 2, PTD_ICLASS_COND_JUMP, 0x1010, 0x1002);
+    const char *w = words(&S);
+    /* periods 0x41 to 0x16c ended: the last 256, 0x6d to 0x16c */
+    assert_non_null(strstr(w, "PGE(1000) MTC(6d) MTC(6e)"));
+    assert_non_null(strstr(w, "MTC(6b) MTC(6c)"));   /* the TNT bit waits */
+    size_t mtcs = 0;
+    for (const char *p = w; (p = strstr(p, "MTC(")); p++)
+        mtcs++;
+    assert_int_equal(mtcs, 256);
+    /* bad configurations */
+    c.mtc_freq = 16;
+    assert_int_equal(ptd_tracer_init(&T, &c), -PTD_ERR_INVALID);
+    c.mtc_freq = 0;
+    c.ctc_shift = 10;
+    assert_int_equal(ptd_tracer_init(&T, &c), -PTD_ERR_INVALID);
     now = 0;
 }
 
@@ -410,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_gap),
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_psb_period),
+        cmocka_unit_test(test_mtc),
         cmocka_unit_test(test_sink_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,8 @@ TEST_OBJS_test_rtit_seq       := $(RTIT_MODEL)
 TEST_OBJS_test_rtit_props     := $(RTIT_MODEL)
 TEST_OBJS_test_rtit_model     := $(RTIT_MODEL)
 TEST_OBJS_test_capture_plan   := $(RTIT_MODEL)
+TEST_OBJS_test_rtit_recorder  := $(RTIT_MODEL)
+TEST_OBJS_test_efi_resident_words := $(B)/test/obj/efi/resident/words.o
 TEST_OBJS_test_efi_args       := $(B)/test/obj/efi/args.o
 TEST_OBJS_test_efi_sideband   := $(B)/test/obj/efi/capture/sideband_cpu.o
 # query/flow rules on hand-built traces, and the errata table, compared

@@ -245,7 +245,8 @@ static void async_event(uint64_t from, uint64_t to, int to_mode)
     if (bits < 0) die("tracer error in %s", "an event");
     if (was && (bits & PTD_TRACER_LEFT)) {
         resume_ip = from;
-        truth_event("disabled", "at", from, NULL, 0);
+        /* the TIP.PGD carries the handler's IP (ptd_tracer.h) */
+        truth_event("disabled", "at", from, "ip", to);
     } else if (was) {
         if (bits & PTD_TRACER_MODE) truth_event(mode_event(to_mode), "ip", to, NULL, 0);
         truth_event("interrupt", "from", from, "to", to);
@@ -457,7 +458,8 @@ static void usage(void)
             "  --until-conflict end the trace before code changes under an address\n"
             "  --tsc            TSC packets in PSB+ and before TIP.PGE: time =\n"
             "                   --tsc-base (0x100000) + instruction index *\n"
-            "                   --tsc-ratio (1)\n", MAX_RANGES);
+            "                   --tsc-ratio (1)\n"
+            "  --list           print the recorded instructions' addresses and exit\n", MAX_RANGES);
     exit(2);
 }
 
@@ -465,7 +467,7 @@ int main(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     uint64_t psb_period = 4096;
-    bool no_filter = false, outside = false, no_truth = false;
+    bool no_filter = false, outside = false, no_truth = false, list = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--filter") && i + 1 < argc) {
             char *e;
@@ -491,6 +493,8 @@ int main(int argc, char **argv)
             no_truth = true;
         } else if (!strcmp(argv[i], "--no-retc")) {
             retc = false;
+        } else if (!strcmp(argv[i], "--list")) {
+            list = true;
         } else if (argv[i][0] == '-') {
             usage();
         } else if (!in) {
@@ -536,6 +540,14 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s.stream", in);
     stream = read_file(path, &size);
     stream_n = size / sizeof *stream;
+    if (list) {
+        /* the recorded instructions as they ran, nothing encoded */
+        for (uint64_t k = 0; k < stream_n; k++) {
+            if (stream[k] >= itab_n) die("%s: a stream entry is out of the table", in);
+            printf("%016" PRIx64 "\n", itab[stream[k]].vaddr);
+        }
+        return 0;
+    }
     snprintf(path, sizeof path, "%s.log", in);
     read_log(path);
     decode_itab();

@@ -45,6 +45,10 @@
  *                         opens and record them too (no log marks for them:
  *                         an interrupt among them cannot be placed)
  *   count=N               window ends after N recorded instructions
+ *   keep=LO-HI            record only the instructions in [LO, HI) (hex)
+ *                         inside the window: what a trace filtered to that
+ *                         range holds (no log marks then); keep=image: the
+ *                         range of the image= window's image
  *   (no window argument: the whole run)
  *
  * The API functions used are declared here from QEMU's documented plugin API
@@ -185,6 +189,8 @@ static int last_exec_mode = PTD_EXEC_MODE_16;
 static uint32_t *pre_ring;
 static uint64_t pre_n, pre_count;
 static bool log_marks = true;
+static uint64_t keep_lo, keep_hi;   /* keep=: only these are recorded */
+static bool keep_image;             /* keep=image: the image window's range */
 
 static void stream_push(uint32_t id)
 {
@@ -242,7 +248,13 @@ static void insn_exec(unsigned int vcpu, void *ud)
             if (r->vaddr >= enter_lo && r->vaddr < enter_hi) recording = true;
             break;
         case WIN_IMAGE:
-            if (img_base && r->vaddr == img_base + img_off) recording = true;
+            if (img_base && r->vaddr == img_base + img_off) {
+                recording = true;
+                if (keep_image) {
+                    keep_lo = img_base;
+                    keep_hi = img_base + img_size;
+                }
+            }
             break;
         }
         if (!recording) {
@@ -255,6 +267,8 @@ static void insn_exec(unsigned int vcpu, void *ud)
         }
         force_mark = true;  /* the window opens here: a boundary for the log */
     }
+    if (keep_hi && (itab[id].vaddr < keep_lo || itab[id].vaddr >= keep_hi))
+        return;     /* outside the kept range */
     if (stream_n && id == stream[stream_n - 1] && flow[id].rep_string) {
         rep_iterations++;  /* one instruction for PT */
         return;
@@ -465,6 +479,15 @@ VPT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info,
             pre_ring = calloc(pre_n ? pre_n : 1, sizeof *pre_ring);
         } else if (!strncmp(a, "count=", 6)) {
             count_n = strtoull(a + 6, NULL, 0);
+        } else if (!strcmp(a, "keep=image")) {
+            keep_image = true;
+            log_marks = false;
+        } else if (!strncmp(a, "keep=", 5)) {
+            char *e;
+            keep_lo = strtoull(a + 5, &e, 16);
+            if (*e != '-') goto bad;
+            keep_hi = strtoull(e + 1, NULL, 16);
+            log_marks = false;
         } else if (!strcmp(a, "marks=0")) {
             log_marks = false;
         } else {

@@ -1,0 +1,26 @@
+/* libptd instruction-flow layer: the IPs inside a block. A caller of
+ * ptd_flow_next_block that prints one line per instruction (ptxed's
+ * --no-inst lines, decoder/ptd_fmt_flow.h) needs each instruction's IP,
+ * and the block gives only its first and last: the ones between are
+ * found again from the instruction lengths, on the same code bytes the
+ * flow decoded (no trace, no events: a block's body has no branch).
+ * This costs an instruction-length step per instruction, well below the
+ * per-instruction work of ptd_flow_next (docs/performance.md). */
+#ifndef PTD_FLOW_IPS_H
+#define PTD_FLOW_IPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/ptd_flow.h"
+
+/* ips[0] = blk->ip, ..., ips[blk->ninsn - 1] = blk->last_ip: the IPs
+ * ptd_flow_next would have returned one by one. Reads the code from f's
+ * code window where it holds the block (never moving it), else through f's
+ * callbacks (map in place where it can, else read). Returns blk->ninsn, or -PTD_ERR_NOSPC (cap < ninsn), or
+ * -PTD_ERR_INTERNAL when the code does not lead from blk->ip to
+ * blk->last_ip in ninsn instructions (it changed under the flow). */
+int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *blk,
+                       uint64_t *ips, size_t cap);
+
+#endif
