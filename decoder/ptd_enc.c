@@ -13,89 +13,87 @@ static int fits(uint64_t v, unsigned bits)
     return bits >= 64 || (v >> bits) == 0;
 }
 
-int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
+/* The packet kinds by group, each into buf (the opcode bytes already
+ * there): the packet's size, or -PTD_ERR_BAD_PACKET for fields that do not
+ * fit, -PTD_ERR_BAD_OPC for a kind not of the group. */
+
+/* TNT, TIP and FUP: the control flow. */
+static int enc_flow(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struct ptd_pkt *p)
 {
-    const struct ptd_pkt_kind_info *k;
-    uint8_t buf[PTD_PKT_MAX_SIZE];
-    unsigned size, i;
-
-    if (!out || !p)
-        return -PTD_ERR_INVALID;
-    if (p->kind == PTD_PKT_NONE || p->kind >= PTD_PKT_KIND_COUNT)
-        return -PTD_ERR_BAD_OPC;
-    k = &ptd_pkt_kinds[p->kind];
-
-    /* opcode bytes from the table; variable bits are or-ed in below */
-    for (i = 0; i < sizeof buf; i++)
-        buf[i] = 0;
-    buf[0] = k->opc;
-    if (k->opc == PTD_OPC_EXT)
-        buf[1] = k->ext;
-    if (k->ext2)
-        buf[2] = k->ext2;
-    size = k->size;
-
+    int n;
     switch (p->kind) {
-    case PTD_PKT_PAD:
-    case PTD_PKT_PSBEND:
-    case PTD_PKT_OVF:
-    case PTD_PKT_STOP:
-        break;
-    case PTD_PKT_PSB:
-        for (i = 0; i < PTD_PSB_SIZE; i += 2) {
-            buf[i] = PTD_OPC_EXT;
-            buf[i + 1] = PTD_EXT_PSB;
-        }
-        break;
     case PTD_PKT_TNT8:
         /* bits 7:1 hold the TNT bits below a stop bit; 1..6 bits */
         if (p->a < 1 || p->a > 6 || !fits(p->payload, p->a))
             return -PTD_ERR_BAD_PACKET;
         buf[0] = (uint8_t)(((p->payload | (1u << p->a)) << 1) & 0xfe);
-        break;
+        return k->size;
     case PTD_PKT_TNT64:
         if (p->a < 1 || p->a > 47 || !fits(p->payload, p->a))
             return -PTD_ERR_BAD_PACKET;
         st_le(buf + 2, p->payload | (1ull << p->a), 6);
-        break;
+        return k->size;
     case PTD_PKT_TIP:
     case PTD_PKT_TIP_PGE:
     case PTD_PKT_TIP_PGD:
-    case PTD_PKT_FUP: {
-        int n = ptd_ipc_size(p->a);
+    case PTD_PKT_FUP:
+        n = ptd_ipc_size(p->a);
         if (n < 0 || !fits(p->payload, 8u * (unsigned)n))
             return -PTD_ERR_BAD_PACKET;
         buf[0] = (uint8_t)(k->opc | (p->a << 5));
         st_le(buf + 1, p->payload, (unsigned)n);
-        size = 1u + (unsigned)n;
-        break;
+        return 1 + n;
+    default:
+        return -PTD_ERR_BAD_OPC;
     }
+}
+
+/* MODE, PIP, VMCS: the processor's state. */
+static int enc_state(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struct ptd_pkt *p)
+{
+    switch (p->kind) {
     case PTD_PKT_MODE_EXEC:
         if (p->flags & ~7u)
             return -PTD_ERR_BAD_PACKET;
         buf[1] = (uint8_t)(k->ext | p->flags);
-        break;
+        return k->size;
     case PTD_PKT_MODE_TSX:
         if (p->flags & ~3u)
             return -PTD_ERR_BAD_PACKET;
         buf[1] = (uint8_t)(k->ext | p->flags);
-        break;
+        return k->size;
     case PTD_PKT_PIP:
         /* CR3[51:5] in payload bits 47:1, NR in bit 0 */
         if ((p->payload & 0x1f) || !fits(p->payload, 52) || (p->flags & ~1u))
             return -PTD_ERR_BAD_PACKET;
         st_le(buf + 2, (p->payload >> 5) << 1 | (p->flags & 1u), 6);
-        break;
+        return k->size;
+    case PTD_PKT_VMCS:
+        if ((p->payload & 0xfff) || !fits(p->payload, 52))
+            return -PTD_ERR_BAD_PACKET;
+        st_le(buf + 2, p->payload >> 12, 5);
+        return k->size;
+    default:
+        return -PTD_ERR_BAD_OPC;
+    }
+}
+
+/* TSC, MTC, TMA, CYC, CBR: timing. */
+static int enc_timing(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struct ptd_pkt *p)
+{
+    uint64_t v;
+    int size;
+    switch (p->kind) {
     case PTD_PKT_TSC:
         if (!fits(p->payload, 56))
             return -PTD_ERR_BAD_PACKET;
         st_le(buf + 1, p->payload, 7);
-        break;
+        return k->size;
     case PTD_PKT_MTC:
         if (!fits(p->payload, 8))
             return -PTD_ERR_BAD_PACKET;
         buf[1] = (uint8_t)p->payload;
-        break;
+        return k->size;
     case PTD_PKT_TMA:
         /* CTC[15:0], a reserved byte, FastCounter[7:0], FC[8] in bit 0 */
         if (!fits(p->payload, 16) || !fits(p->aux, 9))
@@ -103,10 +101,10 @@ int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
         st_le(buf + 2, p->payload, 2);
         buf[5] = (uint8_t)p->aux;
         buf[6] = (uint8_t)(p->aux >> 8);
-        break;
-    case PTD_PKT_CYC: {
+        return k->size;
+    case PTD_PKT_CYC:
         /* 5 bits in the header, 7 bits per following byte, Exp bits */
-        uint64_t v = p->payload;
+        v = p->payload;
         if (!fits(v, 61))
             return -PTD_ERR_BAD_PACKET;
         buf[0] = (uint8_t)(PTD_OPC_CYC | ((v & 0x1f) << 3));
@@ -122,31 +120,27 @@ int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
                 size++;
             }
         }
-        break;
-    }
-    case PTD_PKT_VMCS:
-        if ((p->payload & 0xfff) || !fits(p->payload, 52))
-            return -PTD_ERR_BAD_PACKET;
-        st_le(buf + 2, p->payload >> 12, 5);
-        break;
+        return size;
     case PTD_PKT_CBR:
         if (!fits(p->payload, 8))
             return -PTD_ERR_BAD_PACKET;
         buf[2] = (uint8_t)p->payload;
-        break;
-    case PTD_PKT_PTW:
-        if (p->a > 1 || (p->flags & ~1u) || !fits(p->payload, p->a ? 64 : 32))
-            return -PTD_ERR_BAD_PACKET;
-        buf[1] = (uint8_t)(k->ext | (p->a << 5) | ((p->flags & PTD_PKTF_IP) ? PTD_EXT_IP_BIT : 0));
-        size = p->a ? 10 : 6;
-        st_le(buf + 2, p->payload, size - 2);
-        break;
+        return k->size;
+    default:
+        return -PTD_ERR_BAD_OPC;
+    }
+}
+
+/* MWAIT, PWRE, PWRX, EXSTOP: power. */
+static int enc_power(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struct ptd_pkt *p)
+{
+    switch (p->kind) {
     case PTD_PKT_MWAIT:
         if (!fits(p->payload, 32))
             return -PTD_ERR_BAD_PACKET;
         st_le(buf + 2, p->payload, 4);
         st_le(buf + 6, p->aux, 4);
-        break;
+        return k->size;
     case PTD_PKT_PWRE:
         /* byte 2 bit 7: HW (bit 3 with PTD_PKTF_HW_BIT3, as libipt's
          * encoder writes it); byte 3: C-state[7:4], sub C-state[3:0] */
@@ -154,50 +148,81 @@ int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
             return -PTD_ERR_BAD_PACKET;
         buf[2] = (p->flags & PTD_PKTF_HW) ? ((p->flags & PTD_PKTF_HW_BIT3) ? 0x08 : 0x80) : 0;
         buf[3] = (uint8_t)(p->a << 4 | p->aux);
-        break;
+        return k->size;
     case PTD_PKT_PWRX:
         /* byte 2: last[7:4], deepest[3:0]; byte 3: wake reason[3:0] */
         if (p->a > 0xf || p->aux > 0xf || (p->flags & ~0xfu))
             return -PTD_ERR_BAD_PACKET;
         buf[2] = (uint8_t)(p->a << 4 | p->aux);
         buf[3] = p->flags;
-        break;
+        return k->size;
     case PTD_PKT_EXSTOP:
+        if (p->flags & ~1u)
+            return -PTD_ERR_BAD_PACKET;
+        buf[1] = (uint8_t)(k->ext | ((p->flags & PTD_PKTF_IP) ? PTD_EXT_IP_BIT : 0));
+        return k->size;
+    default:
+        return -PTD_ERR_BAD_OPC;
+    }
+}
+
+/* BBP, BIP, BEP: PEBS records. */
+static int enc_pebs(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struct ptd_pkt *p)
+{
+    int size;
+    switch (p->kind) {
     case PTD_PKT_BEP:
         if (p->flags & ~1u)
             return -PTD_ERR_BAD_PACKET;
         buf[1] = (uint8_t)(k->ext | ((p->flags & PTD_PKTF_IP) ? PTD_EXT_IP_BIT : 0));
-        break;
+        return k->size;
     case PTD_PKT_BBP:
         if (p->a > 0x1f || (p->flags & ~1u))
             return -PTD_ERR_BAD_PACKET;
         buf[2] = (uint8_t)(p->a | ((p->flags & PTD_PKTF_SZ4) ? 0x80 : 0));
-        break;
+        return k->size;
     case PTD_PKT_BIP:
         /* size depends on the enclosing BBP: flags SZ4 selects 4 bytes */
         if (p->a > 0x1f || (p->flags & ~1u))
             return -PTD_ERR_BAD_PACKET;
         size = (p->flags & PTD_PKTF_SZ4) ? 5 : 9;
-        if (!fits(p->payload, 8 * (size - 1)))
+        if (!fits(p->payload, 8u * (unsigned)(size - 1)))
             return -PTD_ERR_BAD_PACKET;
         buf[0] = (uint8_t)(PTD_OPC_BIP | (p->a << 3));
-        st_le(buf + 1, p->payload, size - 1);
-        break;
+        st_le(buf + 1, p->payload, (unsigned)size - 1);
+        return size;
+    default:
+        return -PTD_ERR_BAD_OPC;
+    }
+}
+
+/* PTW, CFE, EVD, MNT, TRIG: data and events. */
+static int enc_data(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struct ptd_pkt *p)
+{
+    int size;
+    switch (p->kind) {
+    case PTD_PKT_PTW:
+        if (p->a > 1 || (p->flags & ~1u) || !fits(p->payload, p->a ? 64 : 32))
+            return -PTD_ERR_BAD_PACKET;
+        buf[1] = (uint8_t)(k->ext | (p->a << 5) | ((p->flags & PTD_PKTF_IP) ? PTD_EXT_IP_BIT : 0));
+        size = p->a ? 10 : 6;
+        st_le(buf + 2, p->payload, (unsigned)size - 2);
+        return size;
     case PTD_PKT_CFE:
         if (p->a > 0x1f || p->aux > 0xff || (p->flags & ~1u))
             return -PTD_ERR_BAD_PACKET;
         buf[2] = (uint8_t)(p->a | ((p->flags & PTD_PKTF_IP) ? 0x80 : 0));
         buf[3] = (uint8_t)p->aux;
-        break;
+        return k->size;
     case PTD_PKT_EVD:
         if (p->a > 0x3f)
             return -PTD_ERR_BAD_PACKET;
         buf[2] = p->a;
         st_le(buf + 3, p->payload, 8);
-        break;
+        return k->size;
     case PTD_PKT_MNT:
         st_le(buf + 3, p->payload, 8);
-        break;
+        return k->size;
     case PTD_PKT_TRIG:
         /* byte 1: IP, ICNTV, MULT; byte 2: TRBV; bytes 3-4: ICNT (ICNTV) */
         if ((p->flags & ~(unsigned)(PTD_PKTF_IP | PTD_PKTF_ICNTV | PTD_PKTF_MULT)) || p->aux > 0xffff ||
@@ -207,21 +232,66 @@ int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
                            ((p->flags & PTD_PKTF_ICNTV) ? PTD_TRIG_ICNTV_BIT : 0) |
                            ((p->flags & PTD_PKTF_MULT) ? PTD_TRIG_MULT_BIT : 0));
         buf[2] = p->a;
-        size = PTD_TRIG_SIZE;
-        if (p->flags & PTD_PKTF_ICNTV) {
-            st_le(buf + PTD_TRIG_SIZE, p->aux, PTD_TRIG_ICNT_SIZE - PTD_TRIG_SIZE);
-            size = PTD_TRIG_ICNT_SIZE;
-        }
-        break;
+        if (!(p->flags & PTD_PKTF_ICNTV))
+            return PTD_TRIG_SIZE;
+        st_le(buf + PTD_TRIG_SIZE, p->aux, PTD_TRIG_ICNT_SIZE - PTD_TRIG_SIZE);
+        return PTD_TRIG_ICNT_SIZE;
     default:
         return -PTD_ERR_BAD_OPC;
     }
+}
 
-    if (cap < size)
+int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
+{
+    static int (*const groups[])(uint8_t *, const struct ptd_pkt_kind_info *, const struct ptd_pkt *) = {
+        enc_flow, enc_state, enc_timing, enc_power, enc_pebs, enc_data,
+    };
+    const struct ptd_pkt_kind_info *k;
+    uint8_t buf[PTD_PKT_MAX_SIZE];
+    unsigned i;
+    int size;
+
+    if (!out || !p)
+        return -PTD_ERR_INVALID;
+    if (p->kind == PTD_PKT_NONE || p->kind >= PTD_PKT_KIND_COUNT)
+        return -PTD_ERR_BAD_OPC;
+    k = &ptd_pkt_kinds[p->kind];
+
+    /* opcode bytes from the table; variable bits are or-ed in by kind */
+    for (i = 0; i < sizeof buf; i++)
+        buf[i] = 0;
+    buf[0] = k->opc;
+    if (k->opc == PTD_OPC_EXT)
+        buf[1] = k->ext;
+    if (k->ext2)
+        buf[2] = k->ext2;
+    switch (p->kind) {
+    case PTD_PKT_PAD:
+    case PTD_PKT_PSBEND:
+    case PTD_PKT_OVF:
+    case PTD_PKT_STOP:
+        size = k->size;
+        break;
+    case PTD_PKT_PSB:
+        for (i = 0; i < PTD_PSB_SIZE; i += 2) {
+            buf[i] = PTD_OPC_EXT;
+            buf[i + 1] = PTD_EXT_PSB;
+        }
+        size = k->size;
+        break;
+    default:
+        size = -PTD_ERR_BAD_OPC;
+        for (i = 0; i < sizeof groups / sizeof groups[0] && size == -PTD_ERR_BAD_OPC; i++)
+            size = groups[i](buf, k, p);
+        break;
+    }
+    if (size < 0)
+        return size;
+    if (cap < (size_t)size)
         return -PTD_ERR_NOSPC;
-    for (i = 0; i < size; i++)
+    for (i = 0; i < (unsigned)size; i++)
         out[i] = buf[i];
-    return (int)size;
+    return size;
 }
 
 int ptd_enc_init(struct ptd_encoder *e, uint8_t *buf, size_t size)

@@ -1,21 +1,29 @@
 /* libptd instruction-flow layer: the exact sequence of instructions the CPU
- * executed, from the query layer's TNT bits, TIPs and events plus the code
- * bytes, which it reads through a caller-supplied callback.
+ * executed, from the query layer's events (TNT bits, TIPs and the rest) and
+ * the code bytes, which it reads through a caller-supplied callback.
  *
- * One call, one instruction (ptd_flow_next) or one event (ptd_flow_event),
- * so the caller bounds the work per call; code that loops without branches
- * cannot hang the decoder. The binding rules (which event belongs before or
- * after which instruction) follow libipt's instruction decoder, so the
- * output of `ptboot flow --no-inst` equals libipt's ptxed line by line:
- *   - asynchronous events (interrupt, async disable, status updates, MODE)
- *     bind to an IP and are reported before the instruction there;
- *   - TIP.PGD binds to the instruction that left the traced region
- *     (a branch; with a suppressed IP only far transfers);
- *   - PIP/VMCS bind to MOV CR3 / far transfers / VM entries.
+ * The flow comes in blocks: runs of instructions that need no trace until
+ * the last, which needs a TNT bit or a TIP (a conditional branch, a return,
+ * an indirect or far branch), or ends where an event binds, where the code
+ * leaves its section, after 65535 instructions, or (with the options) after
+ * a direct call or jump. Events are reported between blocks, bound to the
+ * instruction or IP they belong to, as current libipt's block decoder does
+ * it (its rules are the reference, docs/flow.md), so `ptboot flow
+ * --no-inst` prints ptxed's lines:
+ *   - asynchronous events (interrupt, async disable, status updates, MODE,
+ *     Event Trace interrupts) bind to an IP and are reported before the
+ *     instruction there;
+ *   - TIP.PGD binds to the instruction that left the traced region (a
+ *     branch; with a suppressed IP MOV CR3, a far transfer or a branch that
+ *     needs trace);
+ *   - PIP/VMCS bind to MOV CR3, VMPTRLD, VM entries and far transfers,
+ *     PTWRITE and Event Trace's IRET/VMENTRY/UIRET/SWINTR/SYSCALL to their
+ *     instruction, reported after it (before it for SWINTR and SYSCALL);
+ *   - TRIG to the instruction ICNT instructions after the last IP packet.
  * Near returns use the 64-entry call stack when the trace has a taken TNT
  * bit for them (SDM "Indirect Transfer Compression for Returns").
  *
- * Usage (ptxed's loop):
+ * Usage (ptxed's block loop; ptd_fmt_flow.h runs it):
  *     ptd_flow_init(&f, &cfg);
  *     for (;;) {
  *         st = ptd_flow_sync_forward(&f);        // < 0: -PTD_ERR_EOS: done
@@ -23,15 +31,19 @@
  *             while (st >= 0 && (st & PTD_ST_EVENT)) st = ptd_flow_event(&f, &ev);
  *             if (st < 0) break;
  *             if (st & PTD_ST_EOS) { st = -PTD_ERR_EOS; break; }
- *             st = ptd_flow_next(&f, &insn);     // insn.iclass valid even on
- *             if (st < 0) break;                 // error unless PTD_FLOW_ICLASS_ERROR
+ *             st = ptd_flow_next_block(&f, &blk); // blk valid also on error
+ *             if (st < 0) break;
  *         }
  *         if (st == -PTD_ERR_EOS) break;
- *         report(st, ptd_flow_offset(&f));       // then resync
+ *         report(st, ptd_flow_offset(&f));       // then sync again, or
+ *                                                // ptd_flow_resync()
  *     }
+ * ptd_flow_next gives the same flow one instruction at a time (libipt's
+ * instruction decoder, which runs on its block decoder).
  *
  * State: struct ptd_flow, fixed size (PTD_FLOW_STATE_SIZE documents the
- * bound; 2720 bytes on x86-64), plain data, no allocation, no recursion.
+ * bound), plain data, no allocation, no recursion; the work per call is
+ * bounded (a block holds at most PTD_FLOW_BLOCK_MAX instructions).
  */
 #ifndef PTD_FLOW_H
 #define PTD_FLOW_H
@@ -40,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoder/ptd_errata.h"
 #include "decoder/ptd_ild.h"
 #include "decoder/ptd_qry.h"
 
@@ -51,17 +64,19 @@ typedef int (*ptd_read_fn)(void *ctx, uint64_t ip, uint8_t *buf, size_t size);
  * address) and *size, or returns NULL (unmapped, or the caller wants the
  * bytes copied: the flow then reads through ptd_read_fn). The bytes must
  * stay valid and unchanged while decoding (ptd_flow_invalidate after a
- * change). */
+ * change). The regions are the image's sections: a block does not run on
+ * from one into another (as libipt's). */
 typedef const uint8_t *(*ptd_map_fn)(void *ctx, uint64_t ip, uint64_t *base, size_t *size);
 
 /* Code bytes are read in windows of this size and reused while the IP
  * stays inside (the code is taken to be static while decoding). */
 #define PTD_FLOW_WINDOW 256
 #define PTD_FLOW_RETSTACK 64        /* SDM: the CPU's call stack depth */
-#define PTD_FLOW_STATE_SIZE 3072    /* bound on sizeof(struct ptd_flow) */
+#define PTD_FLOW_STATE_SIZE 6144    /* bound on sizeof(struct ptd_flow) */
+/* Instructions in a block at most (libipt's: its count is 16 bits). */
+#define PTD_FLOW_BLOCK_MAX 0xffff
 
-
-#define PTD_FLOW_MODE_UNKNOWN 3     /* no MODE.Exec seen yet */
+#define PTD_FLOW_MODE_UNKNOWN PTD_QRY_EXEC_MODE_UNKNOWN  /* no MODE.Exec yet */
 #define PTD_FLOW_ICLASS_ERROR 0xff
 
 struct ptd_flow_config {
@@ -72,7 +87,7 @@ struct ptd_flow_config {
     ptd_map_fn map;                 /* optional, same ctx: code in place */
     unsigned errata;                /* PTD_ERRATUM_* (ptd_errata_of_cpu) */
     /* IP filter (FilterEn ranges, as IA32_RTIT_ADDRn_A/B, inclusive);
-     * used where the trace does not say where tracing stopped. */
+     * used where the trace does not say where tracing stopped (SKL014). */
     uint64_t filter_lo[4], filter_hi[4];
     uint8_t nfilter;
     /* Optional decoded-instruction cache in caller memory (any size; NULL
@@ -81,11 +96,17 @@ struct ptd_flow_config {
      * changed: ptd_flow_invalidate). */
     void *cache;
     size_t cache_size;
-    /* Optional basic-block cache for ptd_flow_next_block, same rules;
-     * entries are PTD_FLOW_BENTRY_SIZE bytes. */
+    /* Optional block cache in caller memory (docs/flow.md): where the
+     * walk from each code byte next needs trace, so blocks jump over the
+     * instructions between, and end where libipt's block decoder ends
+     * them (its block cache's rules). PTD_FLOW_BCACHE_BYTES(code bytes,
+     * sections) is enough for every section; a section that does not
+     * fit runs without (its blocks end only where trace is needed). The
+     * code is taken to be static (after it changed: ptd_flow_invalidate). */
     void *bcache;
     size_t bcache_size;
-    /* Timing (TSC/MTC/CYC/CBR to time; NULL: not tracked, faster). */
+    /* Time configuration (TSC/MTC/CYC/CBR to time; NULL: none given). Time
+     * is tracked as far as the packets allow either way. */
     const struct ptd_time_config *time;
     /* PTD_FLOW_F_* */
     unsigned flags;
@@ -95,12 +116,15 @@ struct ptd_flow_config {
 };
 
 enum {
-    PTD_FLOW_F_RAW = 1,     /* fill ptd_flow_insn.raw (for disassemblers) */
-    /* tick events (PTD_EV_TICK, ptxed's --event:tick): at a conditional
-     * or indirect branch's query, when the time (ptd_flow_config.time)
-     * differs from that of the last event, as libipt's tick events; the
-     * block API then goes one instruction at a time */
-    PTD_FLOW_F_TICK = 2,
+    PTD_FLOW_F_RAW = 1u << 0,       /* fill ptd_flow_insn.raw (for disassemblers) */
+    /* tick events (PTD_EV_TICK, ptxed's --event:tick): where a branch
+     * takes a TNT bit or TIP whose time differs from the last event's */
+    PTD_FLOW_F_TICK = 1u << 1,
+    PTD_FLOW_F_END_ON_CALL = 1u << 2, /* a block also ends after a direct call */
+    PTD_FLOW_F_END_ON_JUMP = 1u << 3, /* ... and after a direct jump */
+    PTD_FLOW_F_IFLAGS = 1u << 4,    /* iflags events (--event:iflags) */
+    PTD_FLOW_F_KEEP_TCAL_ON_OVF = 1u << 5, /* keep the time calibration over OVF */
+    PTD_FLOW_F_PWRE_BIT3 = 1u << 6, /* PWRE's HW flag from bit 3 (libipt) */
 };
 
 /* One decoded instruction in the cache. */
@@ -111,19 +135,19 @@ struct ptd_flow_centry {
 };
 #define PTD_FLOW_CENTRY_SIZE 24
 
-/* One basic block in the block cache: a run of non-branch instructions
- * and the instruction that ends it (a branch, or the PTD_FLOW_BLOCK_MAX-th). */
-struct ptd_flow_bentry {
-    uint64_t ip, last_ip, target;
-    uint16_t ninsn;
-    uint8_t mode, size, iclass, bits;
-    uint16_t pad_;
-};
-#define PTD_FLOW_BENTRY_SIZE 32
-#define PTD_FLOW_BLOCK_MAX 64
+/* The block cache's memory: a stack for its fill (one 8-byte frame per
+ * instruction of a block at most), then per section a 24-byte header and a
+ * directory (4 bytes per 1 KiB of code), and the entries (8 bytes per code
+ * byte) in 8 KiB chunks made when code there first runs. */
+#define PTD_FLOW_BCACHE_STACK ((PTD_FLOW_BLOCK_MAX + 1u) * 8u)
+#define PTD_FLOW_BCACHE_SECTION 24u
+#define PTD_FLOW_BCACHE_CHUNK 8192u
+#define PTD_FLOW_BCACHE_BYTES(code_bytes, sections)                                      \
+    (PTD_FLOW_BCACHE_STACK + (size_t)(sections) * (PTD_FLOW_BCACHE_SECTION + 8u + PTD_FLOW_BCACHE_CHUNK) + \
+     (size_t)(code_bytes) * 8u + ((size_t)(code_bytes) / 1024u + (size_t)(sections)) * 4u)
 
 /* What ptd_flow_next_block decoded: ninsn instructions from ip, the last
- * at last_ip (ninsn 0: none, as an instruction with ICLASS_ERROR). */
+ * at last_ip (ninsn 0: none; last_iclass PTD_FLOW_ICLASS_ERROR). */
 struct ptd_flow_block {
     uint64_t ip, last_ip;
     uint32_t ninsn;
@@ -132,6 +156,10 @@ struct ptd_flow_block {
 
 struct ptd_flow_insn {
     uint64_t ip;
+    /* ip + size, plus the branch displacement of an instruction that has
+     * one (Jcc as if taken, JMP, CALL, LOOP, JrCXZ, XBEGIN): where ptxed
+     * reports an error after it (ptd_flow_insn_at only) */
+    uint64_t after;
     uint8_t size;
     uint8_t iclass;                 /* enum ptd_iclass, or PTD_FLOW_ICLASS_ERROR */
     uint8_t mode;                   /* enum ptd_exec_mode */
@@ -139,25 +167,38 @@ struct ptd_flow_insn {
     uint8_t raw[PTD_ILD_MAX_LEN];   /* with PTD_FLOW_F_RAW only */
 };
 
-/* What the flow layer keeps of an instruction whose next IP waits for an
- * event (postponed until the event is delivered). */
+/* What the flow keeps of an instruction: length and class, the direct
+ * branch target, and (found on demand) which instruction it is where an
+ * event binds to one kind (PTD_FLOW_K_*). */
 struct ptd_flow_pinsn {
     uint64_t ip, target;
-    uint8_t size, iclass, direct, zero_disp, cpl, cr3, vmcs, ptw;
+    uint16_t kind;
+    uint8_t size, iclass, direct, zero_disp, kind_known;
 };
 
 struct ptd_flow {
     struct ptd_qry q;
+    struct ptd_event ev;            /* the event ahead (libipt's: the block
+                                     * decoder reads one ahead) */
+    int status;                     /* why there is no event ahead: < 0 */
     ptd_read_fn read;
     ptd_map_fn map;
     void *ctx;
-    uint64_t ip;
+    uint64_t ip;                    /* the next block's start, or where
+                                     * tracing is expected to resume */
     const uint8_t *code;            /* the window's bytes: win[] or mapped */
     uint64_t win_base;
     uint32_t win_len;
-    int status;
-    uint8_t mode, enabled, speculative, process_event, process_insn;
-    uint8_t bound_paging, bound_vmcs, bound_ptw, ret_top, ret_count, nfilter, mode0;
+    /* the section of the block being walked ([sec_lo, sec_hi)) */
+    uint64_t sec_lo, sec_hi;
+    /* time of the last event taken (libipt's pt_blk_time) */
+    uint64_t tsc;
+    uint32_t lost_mtc, lost_cyc;
+    uint32_t icnt;                  /* instructions since the TRIG anchor */
+    uint8_t has_tsc, has_icnt;
+    uint8_t mode, enabled, speculative, process_insn;
+    uint8_t bound;                  /* PTD_FLOW_K_* kinds bound to pinsn */
+    uint8_t ret_top, ret_count, nfilter, mode0;
     /* How many of the call stack's top entries are return addresses still
      * owed (for the static tail, decoder/ptd_tail.h): a call pushes one, a
      * compressed return pops one; a return the trace gave as a TIP, an
@@ -167,48 +208,64 @@ struct ptd_flow {
     unsigned errata, flags;
     struct ptd_flow_centry *cache;
     uint64_t cache_mask;            /* entries - 1 (power of two), cache != NULL */
-    struct ptd_flow_bentry *bcache;
-    uint64_t bcache_mask;
+    /* the block cache: its memory, and the current section's entries */
+    uint8_t *barena;
+    size_t barena_size, barena_used;
+    uint32_t *bce;
     uint64_t filter_lo[4], filter_hi[4];
-    struct ptd_event event;         /* held until it binds */
-    struct ptd_flow_pinsn pinsn;
+    struct ptd_flow_pinsn pinsn;    /* the postponed instruction */
+    /* the block ptd_flow_next hands out one instruction at a time */
+    struct ptd_flow_block iblk;
+    int iblk_status;
     uint64_t retstack[PTD_FLOW_RETSTACK];
     uint8_t win[PTD_FLOW_WINDOW];
 };
 
 int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg);
+/* Synchronise at the next PSB; the status of the first events. */
 int ptd_flow_sync_forward(struct ptd_flow *f);
-int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *insn);
-int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev);
-/* Like ptd_flow_next, but a whole basic block (at most PTD_FLOW_BLOCK_MAX
- * instructions, so the work per call stays bounded) when no event is
- * pending or the pending one cannot bind before the block's last
- * instruction; otherwise a single instruction. Same statuses, events and
- * errors as ptd_flow_next at the same places. */
+/* The next block (libipt's pt_blk_next): status flags (>= 0) or an error;
+ * *blk holds the instructions decoded before it, also on an error. */
 int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk);
-/* What ptd_flow_run_blocks counted: instructions, and runs of
- * instructions ended by a branch (a run starts at an instruction whose
- * predecessor is not PTD_ICLASS_OTHER, as ptxed counts blocks with the
- * instruction decoder); last_ip: the last block's last instruction, or
- * the IP where the last call decoded none (as ptd_flow_next's out->ip);
- * last_iclass: its class (set PTD_FLOW_ICLASS_ERROR before the first
- * call: the first instruction starts a run). */
+/* What ptd_flow_run_blocks counted (added to what the caller set):
+ * blocks (ptd_flow_next_block's calls, as ptxed's --stat counts them),
+ * instructions, the last instruction decoded and its class; and the last
+ * block (as ptd_flow_next_block gave it: the one an error refers to). */
 struct ptd_flow_run {
-    uint64_t insns, runs, last_ip;
+    uint64_t insns, blocks, last_ip;
     uint8_t last_iclass;
+    struct ptd_flow_block blk;
 };
-/* ptd_flow_next_block again and again while it returns 0, for a caller
- * that only counts (--quiet, --stat): the blocks are not handed out, and
- * the common case (a block-cache hit, no event) costs no call. Returns
- * the status of the last block (an event, the end, an error), or 0 after
- * max_blocks blocks (the work per call stays bounded). */
+/* ptd_flow_next_block again and again, for a caller that only counts
+ * (--quiet, --stat): the blocks are not handed out. Stops at the first
+ * status with an event or the end, or an error (returned), or after
+ * max_blocks blocks (the work per call stays bounded; then the last
+ * status, which asks for no action). */
 int ptd_flow_run_blocks(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t max_blocks);
+/* The pending event (when PTD_ST_EVENT was reported). */
+int ptd_flow_event(struct ptd_flow *f, struct ptd_event *ev);
+/* The next instruction (libipt's pt_insn_next over the blocks): *insn is
+ * filled (iclass PTD_FLOW_ICLASS_ERROR when there is none); status flags
+ * come with a block's last instruction; -PTD_ERR_EVENT_IGNORED: an event
+ * is pending first (fetch it with ptd_flow_event). */
+int ptd_flow_next(struct ptd_flow *f, struct ptd_flow_insn *insn);
+/* The instruction at ip in mode (for walking a block's instructions:
+ * *next_ip receives the IP after it, as the code alone says, when it
+ * needs no trace). 0, or an error (-PTD_ERR_NOMAP, -PTD_ERR_BAD_INSN). */
+int ptd_flow_insn_at(struct ptd_flow *f, uint64_t ip, uint8_t mode, struct ptd_flow_insn *insn,
+                     uint64_t *next_ip);
+/* After an error: resume at the next event that gives an IP or shows
+ * tracing off, as libipt's pt_blk_resync (--resync-on-error). Status flags,
+ * -PTD_ERR_EVENT_IGNORED (an event that cannot be passed is pending:
+ * ptd_flow_event, then call again), or an error. */
+int ptd_flow_resync(struct ptd_flow *f);
+/* The trace offset the decoder stands at (libipt's pt_blk_get_offset). */
 uint64_t ptd_flow_offset(const struct ptd_flow *f);
-/* The time of the trace at the current instruction or event, as libipt's
- * pt_insn_time(): that of the last TNT/TIP/event packet taken (with
- * ptd_flow_config.time); see ptd_qry_time. */
+/* The time of the last event taken, as libipt's pt_blk_time(): 0, or
+ * -PTD_ERR_NO_TIME (no TSC yet: *tsc is relative); lost_* may be
+ * NULL. */
 int ptd_flow_time(const struct ptd_flow *f, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
-/* Forget the cached code window (after the memory behind it changed). */
+/* Forget the cached code (after the memory behind it changed). */
 void ptd_flow_invalidate(struct ptd_flow *f);
 
 #endif

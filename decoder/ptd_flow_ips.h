@@ -3,9 +3,10 @@
  * --no-inst lines, decoder/ptd_fmt_flow.h) needs each instruction's IP,
  * and the block gives only its first and last: the ones between are
  * found again from the instruction lengths, on the same code bytes the
- * flow decoded (no trace, no events: a block's body has no branch).
- * This costs an instruction-length step per instruction, well below the
- * per-instruction work of ptd_flow_next (docs/performance.md). */
+ * flow decoded (no trace, no events: inside a block the only branches are
+ * direct calls and jumps, whose target the code says). This costs an
+ * instruction-length step per instruction, well below a full decode
+ * (docs/performance.md). */
 #ifndef PTD_FLOW_IPS_H
 #define PTD_FLOW_IPS_H
 
@@ -14,10 +15,16 @@
 
 #include "decoder/ptd_flow.h"
 
+/* The IP after the instruction at ip in mode (enum ptd_exec_mode) inside a
+ * block: the next one, or a direct call's or jump's target. Reads the code
+ * as ptd_flow_block_ips does. 0, or -PTD_ERR_INTERNAL (no code there, or
+ * not an instruction). */
+int ptd_flow_ip_after(const struct ptd_flow *f, uint64_t ip, unsigned mode, uint64_t *next);
 /* ips[0] = blk->ip, ..., ips[blk->ninsn - 1] = blk->last_ip: the IPs
  * ptd_flow_next would have returned one by one. Reads the code from f's
  * code window where it holds the block (never moving it), else through f's
- * callbacks (map in place where it can, else read). Returns blk->ninsn, or -PTD_ERR_NOSPC (cap < ninsn), or
+ * callbacks (map in place where it can, else read). Returns blk->ninsn,
+ * or -PTD_ERR_NOSPC (cap < ninsn), or
  * -PTD_ERR_INTERNAL when the code does not lead from blk->ip to
  * blk->last_ip in ninsn instructions (it changed under the flow). */
 int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *blk,

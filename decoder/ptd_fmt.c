@@ -235,7 +235,7 @@ static void show_time(struct sb *tid, struct sb *tr, uint32_t f, struct ptd_fmt_
     sb_clear(tid);
     sb_clear(tr);
     sb_s(tid, "tsc");
-    if (r < 0 && !(r == -PTD_TIME_ERR_NO_TIME && (f & PTD_FMT_NO_WALL_CLOCK))) {
+    if (r < 0 && !(r == -PTD_ERR_NO_TIME && (f & PTD_FMT_NO_WALL_CLOCK))) {
         diag_add(dg, "error printing time", r);
         sb_s(tr, "<unavailable>");
         return;
@@ -680,7 +680,7 @@ int ptd_fmt_error(char *line, size_t cap, uint64_t offset, const char *what, int
     sb_s(&b, what);
     if (err) {
         sb_s(&b, ": ");
-        sb_s(&b, ptd_time_errstr(err));   /* ptd_errstr() and the time layer's codes */
+        sb_s(&b, ptd_errstr(err));
     }
     sb_c(&b, ']');
     if (b.full)

@@ -127,6 +127,209 @@ static void put_ip(struct w *w, uint32_t flags, const char *label, uint64_t ip, 
     put_hex16(w, ip);
 }
 
+/* The words of the events that change the flow. 1 if ev is one. */
+static int put_flow_event(struct w *w, uint32_t flags, const struct ptd_event *ev, int ip_known)
+{
+    switch (ev->type) {
+    case PTD_EV_ENABLED:
+        put_s(w, (ev->flags & PTD_EVF_RESUMED) ? "resumed" : "enabled");
+        put_ip(w, flags, "ip", ev->ip, 1);
+        return 1;
+    case PTD_EV_DISABLED:
+        put_s(w, "disabled");
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_ASYNC_DISABLED:
+        put_s(w, "disabled");
+        put_ip(w, flags, "at", ev->from, 1);
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_ASYNC_BRANCH:
+        put_s(w, "interrupt");
+        put_ip(w, flags, "from", ev->from, 1);
+        put_ip(w, flags, "to", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_PAGING:
+    case PTD_EV_ASYNC_PAGING:
+        put_s(w, "paging, cr3: ");
+        put_hex16(w, ev->value);
+        if (ev->flags & PTD_EVF_NR)
+            put_s(w, ", nr");
+        /* ptxed prints the IP of an asynchronous one even when suppressed */
+        put_ip(w, flags, "ip", ev->ip, ev->type == PTD_EV_ASYNC_PAGING);
+        return 1;
+    case PTD_EV_OVERFLOW:
+        put_s(w, "overflow");
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_EXEC_MODE:
+        put_s(w, "exec mode: ");
+        put_s(w, mode_name(ev->mode));
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_TSX:
+        put_s(w, (ev->flags & PTD_EVF_ABORTED) ? "aborted"
+                 : (ev->flags & PTD_EVF_SPECULATIVE) ? "begin transaction"
+                 : "committed");
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_STOP:
+        put_s(w, "stopped");
+        return 1;
+    case PTD_EV_VMCS:
+    case PTD_EV_ASYNC_VMCS:
+        put_s(w, "vmcs, base: ");
+        put_hex16(w, ev->value);
+        put_ip(w, flags, "ip", ev->ip, ev->type == PTD_EV_ASYNC_VMCS);
+        return 1;
+    case PTD_EV_TIP:
+        put_s(w, "tip: ");
+        put_hex(w, ev->ip);
+        return 1;
+    case PTD_EV_TNT:
+        put_s(w, "tnt: ");
+        for (unsigned i = ev->a; i > 0; i--)
+            put_c(w, (ev->value >> (i - 1)) & 1 ? '!' : '.');
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Power, PTWRITE and timing events. 1 if ev is one. */
+static int put_power_event(struct w *w, uint32_t flags, const struct ptd_event *ev, int ip_known)
+{
+    switch (ev->type) {
+    case PTD_EV_EXSTOP:
+        put_s(w, "exstop");
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_MWAIT:
+        put_s(w, "mwait ");
+        put_hex(w, (uint32_t)ev->value);
+        put_c(w, ' ');
+        put_hex(w, ev->aux);
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_PWRE:
+        put_s(w, "pwre c");
+        put_dec(w, (ev->a + 1u) & 0xf);
+        put_c(w, '.');
+        put_dec(w, (ev->b + 1u) & 0xf);
+        if (ev->flags & PTD_EVF_HW)
+            put_s(w, " hw");
+        return 1;
+    case PTD_EV_PWRX:
+        put_s(w, "pwrx ");
+        if (ev->aux & PTD_PKTF_WR_INT)
+            put_s(w, "int: ");
+        if (ev->aux & PTD_PKTF_WR_STORE)
+            put_s(w, "st: ");
+        if (ev->aux & PTD_PKTF_WR_HW)
+            put_s(w, "hw: ");
+        put_c(w, 'c');
+        put_dec(w, (ev->a + 1u) & 0xf);
+        put_s(w, " (c");
+        put_dec(w, (ev->b + 1u) & 0xf);
+        put_c(w, ')');
+        return 1;
+    case PTD_EV_PTWRITE:
+        put_s(w, "ptwrite: ");
+        put_hex(w, ev->value);
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_TICK:
+        put_s(w, "tick");
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        return 1;
+    case PTD_EV_CBR:
+        put_s(w, "cbr: ");
+        put_hex(w, ev->value);
+        return 1;
+    case PTD_EV_MNT:
+        put_s(w, "mnt: ");
+        put_hex(w, ev->value);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Event Trace (CFE/EVD), iflags and TRIG events, in ptxed's words. 1 if ev
+ * is one. */
+static int put_trace_event(struct w *w, uint32_t flags, const struct ptd_event *ev, int ip_known)
+{
+    static const char *const plain[] = {
+        [PTD_EV_IRET] = "iret", [PTD_EV_SMI] = "smi", [PTD_EV_RSM] = "rsm", [PTD_EV_INIT] = "init",
+        [PTD_EV_VMENTRY] = "vmentry", [PTD_EV_SHUTDOWN] = "shutdown", [PTD_EV_UIRET] = "uiret",
+        [PTD_EV_SYSCALL] = "syscall",
+    };
+    switch (ev->type) {
+    case PTD_EV_IFLAGS:
+        put_s(w, (ev->flags & PTD_EVF_IFLAG) ? "interrupts enabled" : "interrupts disabled");
+        break;
+    case PTD_EV_INTERRUPT:
+        put_s(w, "interrupt ");
+        put_dec(w, ev->aux);
+        if (ev->flags & PTD_EVF_HAS_CR2) {
+            put_s(w, ", cr2: ");
+            put_hex16(w, ev->value);
+        }
+        break;
+    case PTD_EV_SIPI:
+        put_s(w, "sipi: ");
+        put_hex(w, ev->aux);
+        return 1;
+    case PTD_EV_VMEXIT:
+        put_s(w, "vmexit");
+        if (ev->flags & PTD_EVF_HAS_VECTOR) {
+            put_s(w, ", intr: ");
+            put_dec(w, ev->aux);
+        }
+        if (ev->flags & PTD_EVF_HAS_VMXR) {
+            put_s(w, ", vmxr: ");
+            put_hex16(w, ev->value);
+        }
+        if (ev->flags & PTD_EVF_HAS_VMXQ) {
+            put_s(w, ", vmxq: ");
+            put_hex16(w, ev->value2);
+        }
+        break;
+    case PTD_EV_UINTR:
+    case PTD_EV_SWINTR:
+        put_s(w, ev->type == PTD_EV_UINTR ? "uintr " : "swintr ");
+        put_dec(w, ev->aux);
+        break;
+    case PTD_EV_TRIG:
+        put_s(w, "trig ");
+        put_c(w, hexdigits[(ev->a >> 4) & 15]);
+        put_c(w, hexdigits[ev->a & 15]);
+        if (ev->flags & PTD_EVF_MULT)
+            put_s(w, ", mult");
+        put_ip(w, flags, "ip", ev->ip, ip_known);
+        /* the count is what remains to the trigger: 0 once placed */
+        if (ev->aux) {
+            put_s(w, ", icnt: ");
+            put_dec(w, ev->aux);
+        }
+        return 1;
+    case PTD_EV_IRET:
+    case PTD_EV_SMI:
+    case PTD_EV_RSM:
+    case PTD_EV_INIT:
+    case PTD_EV_VMENTRY:
+    case PTD_EV_SHUTDOWN:
+    case PTD_EV_UIRET:
+    case PTD_EV_SYSCALL:
+        put_s(w, plain[ev->type]);
+        break;
+    default:
+        return 0;
+    }
+    put_ip(w, flags, "ip", ev->ip, ip_known);
+    return 1;
+}
+
 int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
                        const struct ptd_event *ev, uint64_t offset)
 {
@@ -142,111 +345,10 @@ int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
         put_hex16(&w, ev->tsc);
         put_s(&w, "  ");
     }
-    switch (ev->type) {
-    case PTD_EV_ENABLED:
-        put_s(&w, (ev->flags & PTD_EVF_RESUMED) ? "resumed" : "enabled");
-        put_ip(&w, flags, "ip", ev->ip, 1);
-        break;
-    case PTD_EV_DISABLED:
-        put_s(&w, "disabled");
-        put_ip(&w, flags, "ip", ev->ip, ip_known);
-        break;
-    case PTD_EV_ASYNC_DISABLED:
-        put_s(&w, "disabled");
-        put_ip(&w, flags, "at", ev->from, 1);
-        put_ip(&w, flags, "ip", ev->ip, ip_known);
-        break;
-    case PTD_EV_ASYNC_BRANCH:
-        put_s(&w, "interrupt");
-        put_ip(&w, flags, "from", ev->from, 1);
-        put_ip(&w, flags, "to", ev->ip, ip_known);
-        break;
-    case PTD_EV_PAGING:
-    case PTD_EV_ASYNC_PAGING:
-        put_s(&w, "paging, cr3: ");
-        put_hex16(&w, ev->value);
-        if (ev->flags & PTD_EVF_NR)
-            put_s(&w, ", nr");
-        put_ip(&w, flags, "ip", ev->ip, ev->type == PTD_EV_ASYNC_PAGING);
-        break;
-    case PTD_EV_OVERFLOW:
-        put_s(&w, "overflow");
-        put_ip(&w, flags, "ip", ev->ip, ip_known);
-        break;
-    case PTD_EV_EXEC_MODE:
-        put_s(&w, "exec mode: ");
-        put_s(&w, mode_name(ev->mode));
-        put_ip(&w, flags, "ip", ev->ip, ip_known);
-        break;
-    case PTD_EV_TSX:
-        put_s(&w, (ev->flags & PTD_EVF_ABORTED) ? "aborted"
-                  : (ev->flags & PTD_EVF_SPECULATIVE) ? "begin transaction"
-                  : "committed");
-        put_ip(&w, flags, "ip", ev->ip, ip_known);
-        break;
-    case PTD_EV_STOP:
-        put_s(&w, "stopped");
-        break;
-    case PTD_EV_VMCS:
-    case PTD_EV_ASYNC_VMCS:
-        put_s(&w, "vmcs, base: ");
-        put_hex16(&w, ev->value);
-        put_ip(&w, flags, "ip", ev->ip, ev->type == PTD_EV_ASYNC_VMCS);
-        break;
-    case PTD_EV_EXSTOP:
-        put_s(&w, "exstop");
-        put_ip(&w, flags, "ip", ev->ip, ip_known);
-        break;
-    case PTD_EV_MWAIT:
-        put_s(&w, "mwait ");
-        put_hex(&w, (uint32_t)ev->value);
-        put_c(&w, ' ');
-        put_hex(&w, ev->aux);
-        put_ip(&w, flags, "ip", ev->ip, ip_known);
-        break;
-    case PTD_EV_PWRE:
-        put_s(&w, "pwre c");
-        put_dec(&w, (ev->a + 1u) & 0xf);
-        put_c(&w, '.');
-        put_dec(&w, (ev->b + 1u) & 0xf);
-        if (ev->flags & PTD_EVF_HW)
-            put_s(&w, " hw");
-        break;
-    case PTD_EV_PWRX:
-        put_s(&w, "pwrx ");
-        if (ev->aux & PTD_PKTF_WR_INT)
-            put_s(&w, "int: ");
-        if (ev->aux & PTD_PKTF_WR_STORE)
-            put_s(&w, "st: ");
-        if (ev->aux & PTD_PKTF_WR_HW)
-            put_s(&w, "hw: ");
-        put_c(&w, 'c');
-        put_dec(&w, (ev->a + 1u) & 0xf);
-        put_s(&w, " (c");
-        put_dec(&w, (ev->b + 1u) & 0xf);
-        put_c(&w, ')');
-        break;
-    case PTD_EV_PTWRITE:
-        put_s(&w, "ptwrite: ");
-        put_hex(&w, ev->value);
-        put_ip(&w, flags, "ip", ev->ip, ip_known);
-        break;
-    case PTD_EV_TICK:
-        put_s(&w, "tick");
-        put_ip(&w, flags, "ip", ev->ip, ip_known);
-        break;
-    case PTD_EV_CBR:
-        put_s(&w, "cbr: ");
-        put_hex(&w, ev->value);
-        break;
-    case PTD_EV_MNT:
-        put_s(&w, "mnt: ");
-        put_hex(&w, ev->value);
-        break;
-    default:
+    if (!put_flow_event(&w, flags, ev, ip_known) && !put_power_event(&w, flags, ev, ip_known) &&
+        !put_trace_event(&w, flags, ev, ip_known)) {
         put_s(&w, "event ");
         put_dec(&w, ev->type);
-        break;
     }
     put_c(&w, ']');
     return finish(&w, line);
@@ -264,13 +366,23 @@ int ptd_fmt_flow_error(char *line, size_t cap, const char *kind, uint64_t offset
     put_s(&w, ": ");
     put_s(&w, kind);
     put_s(&w, ": ");
-    put_s(&w, ptd_qry_errstr(err));
+    put_s(&w, ptd_errstr(err));
     put_c(&w, ']');
     return finish(&w, line);
 }
 
-/* The driver's phases (PH_BLOCK: printing a block's instructions). */
-enum { PH_SYNC, PH_LOOP, PH_FAILED, PH_DONE, PH_BLOCK };
+static int fixed_line(char *line, size_t cap, const char *text)
+{
+    struct w w;
+    writer(&w, line, cap);
+    put_s(&w, text);
+    return finish(&w, line);
+}
+
+/* ---- the driver (ptxed's decode loops) -------------------------------------- */
+
+/* The driver's phases. */
+enum { PH_SYNC, PH_LOOP, PH_INSNS, PH_FAILED, PH_RESYNC, PH_DONE };
 
 void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t flags)
 {
@@ -280,111 +392,196 @@ void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t 
     L->phase = PH_SYNC;
     L->have_sync = 0;
     L->cpu_unknown = 0;
-    L->last_iclass = PTD_ICLASS_COND_JUMP;
     L->sync = 0;
     L->time = 0;
+    L->offset = 0;
+    L->blk.ip = L->blk.last_ip = 0;
+    L->blk.ninsn = 0;
+    L->walk_ip = 0;
+    L->walk_left = 0;
     L->insn.ip = 0;
     L->insn.iclass = PTD_FLOW_ICLASS_ERROR;
-    L->insn.size = 0;
-    L->blk_next = L->blk_count = 0;
     L->insns = 0;
     L->blocks = 0;
     L->errors = 0;
+    L->last_ip = 0;
+    L->last_iclass = PTD_FLOW_ICLASS_ERROR;
     L->tail_max = 0;
     L->tail_phase = 0;
     L->tail_insns = 0;
     L->tail.end = PTD_TAIL_END_NONE;
 }
 
+/* Where an error is reported (ptxed's diagnose): after the last
+ * instruction decoded when the code says where that goes (its direct
+ * target, or the next one), at it for a query that did not match. */
+static uint64_t error_ip(struct ptd_flow_lines *L, int err)
+{
+    struct ptd_flow_insn in;
+    uint64_t ip, next;
+    uint8_t mode;
+    if (L->flags & PTD_FMT_FLOW_INSN) {
+        ip = L->insn.ip;
+        mode = L->insn.mode;
+        if (L->insn.iclass == PTD_FLOW_ICLASS_ERROR)
+            return ip;
+    } else {
+        if (!L->blk.ninsn)
+            return L->blk.ip;
+        ip = L->blk.last_ip;
+        mode = L->blk.mode;
+    }
+    if (err == -PTD_ERR_BAD_QUERY)
+        return ip;
+    if (ptd_flow_insn_at(L->f, ip, mode, &in, &next) < 0)
+        return ip;
+    /* ptxed's rule: the length plus a branch displacement if it has one
+     * (XBEGIN's too) */
+    return in.after;
+}
+
+static int error_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind,
+                      const char *what, int err)
+{
+    L->errors++;
+    *kind = PTD_FLOW_LINE_ERROR;
+    return ptd_fmt_flow_error(line, cap, what, ptd_flow_offset(L->f), error_ip(L, err), err);
+}
+
+/* What the line makers return besides a line's length (> 0) or 0 (no
+ * line, go on): */
+enum {
+    LINE_FAILED = -1,   /* the flow reported an error (in L->st) */
+    LINE_DONE = -2,     /* the trace is done */
+};
+
+/* Take the pending event; its line (> 0), 0 when it prints none, or
+ * LINE_FAILED with L->st the error. */
+static int event_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
+{
+    struct ptd_event ev;
+    uint64_t off = ptd_flow_offset(L->f);
+    L->st = ptd_flow_event(L->f, &ev);
+    if (L->st < 0)
+        return LINE_FAILED;
+    L->time = ev.tsc;
+    if ((L->flags & PTD_FMT_FLOW_QUIET) || (ev.flags & PTD_EVF_STATUS_UPDATE))
+        return 0;
+    *kind = PTD_FLOW_LINE_EVENT;
+    return ptd_fmt_flow_event(line, cap, L->flags, &ev, off);
+}
+
+/* The next instruction of the block being printed. */
+static int insn_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
+{
+    uint64_t next = 0;
+    if (L->f->flags & PTD_FLOW_F_RAW) {
+        /* the bytes for a disassembler: the whole decode */
+        (void)ptd_flow_insn_at(L->f, L->walk_ip, L->blk.mode, &L->insn, &next);
+    } else if (ptd_flow_ip_after(L->f, L->walk_ip, L->blk.mode, &next) == 0) {
+        /* the IP alone: the length step (docs/flow.md, Decode paths) */
+        L->insn.size = 0;
+        L->insn.mode = L->blk.mode;
+        L->insn.iclass = L->walk_left == 1 ? L->blk.last_iclass : PTD_ICLASS_OTHER;
+    } else {
+        (void)ptd_flow_insn_at(L->f, L->walk_ip, L->blk.mode, &L->insn, &next);
+    }
+    L->insn.ip = L->walk_ip;
+    L->insn.speculative = L->blk.speculative;
+    L->walk_left--;
+    L->walk_ip = next;
+    *kind = PTD_FLOW_LINE_INSN;
+    return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->offset, L->time);
+}
+
+/* The trace ended with st: the tail (PTD_FMT_FLOW_TAIL) starts after the
+ * last instruction decoded. */
+static void tail_begin(struct ptd_flow_lines *L, int st)
+{
+    L->insn.ip = L->last_ip;
+    ptd_flow_lines_tail_begin(L, st);
+}
+
 /* Blocks per ptd_flow_run_blocks call (a bound on the work per call). */
 #define RUN_BLOCKS 4096
 
-/* The block path's step (PTD_FMT_FLOW_BLOCKS), in place of one
- * ptd_flow_next: a whole block, counted as the instructions one by one
- * would be (a run of non-branches and the instruction that ends it: at
- * most one new branch-ended run, at its first instruction). With lines
- * wanted, the block's IPs wait in L->blk_ips for PH_BLOCK, and the status
- * after them in L->st, as after the last one's ptd_flow_next. */
-static void next_block(struct ptd_flow_lines *L, int lines)
+/* One step of the decode loop: a line (> 0), 0 to go on, or LINE_DONE. */
+static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
 {
-    struct ptd_flow_block b;
-
-    if (!lines) {
-        /* nothing to print: counted block after block until an event, an
-         * error or the end (as the instruction path's loop: code that
-         * loops with no branch the trace decides would not end it) */
-        struct ptd_flow_run r = { L->insns, L->blocks, L->insn.ip, L->last_iclass };
-        int st;
-        do
-            st = ptd_flow_run_blocks(L->f, &r, RUN_BLOCKS);
-        while (st == 0);
-        L->insns = r.insns;
-        L->blocks = r.runs;
-        L->last_iclass = r.last_iclass;
-        L->insn.ip = r.last_ip;
-        L->st = st;
-        if (st < 0)
+    int quiet = (L->flags & PTD_FMT_FLOW_QUIET) != 0;
+    if (L->st >= 0 && (L->st & PTD_ST_EVENT)) {
+        int n = event_line(L, line, cap, kind);
+        if (n < 0)
             L->phase = PH_FAILED;
-        return;
+        return n > 0 ? n : 0;
     }
-    uint64_t off = (L->flags & PTD_FMT_FLOW_OFFSET) ? ptd_flow_offset(L->f) : 0;
-    L->st = ptd_flow_next_block(L->f, &b);
-    if (L->st < 0)
+    if (L->st < 0) {
         L->phase = PH_FAILED;
-    /* an error line names the instruction it arose at: the block's last,
-     * or (none decoded) the IP it stopped at, as ptd_flow_next's out->ip */
-    L->insn.ip = b.last_ip;
-    L->insn.mode = b.mode;
-    L->insn.speculative = b.speculative;
-    L->insn.iclass = b.ninsn ? b.last_iclass : PTD_FLOW_ICLASS_ERROR;
-    if (!b.ninsn)
-        return;
-    L->insns += b.ninsn;
-    if (L->last_iclass != PTD_ICLASS_OTHER)
-        L->blocks++;
-    L->last_iclass = b.last_iclass;
-    int n = ptd_flow_block_ips(L->f, &b, L->blk_ips, PTD_FLOW_BLOCK_MAX);
-    if (n <= 0) {
-        /* the code changed under the flow: say so, as an error */
-        L->st = n < 0 ? n : -PTD_ERR_INTERNAL;
-        L->phase = PH_FAILED;
-        return;
+        return 0;
     }
-    L->blk_count = (uint8_t)n;
-    L->blk_next = 0;
-    L->blk_offset = off;
-    L->blk_last_iclass = b.last_iclass;
-    L->blk_phase = L->phase;
-    L->phase = PH_BLOCK;
-}
-
-/* The next instruction line of the block in L->blk_ips (PH_BLOCK); the
- * trace offset and time do not move inside a block (its body queries no
- * packet, and no event falls between its instructions). */
-static int block_line(struct ptd_flow_lines *L, char *line, size_t cap)
-{
-    unsigned k = L->blk_next++;
-    uint64_t ip = L->blk_ips[k];
-    L->insn.ip = ip;
-    L->insn.iclass = k + 1 == L->blk_count ? L->blk_last_iclass : PTD_ICLASS_OTHER;
-    if (L->blk_next == L->blk_count)
-        L->phase = L->blk_phase;
-    if (L->flags & (PTD_FMT_FLOW_OFFSET | PTD_FMT_FLOW_TIME))
-        return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->blk_offset, L->time);
-    /* the common line, "[? ]<ip>", written straight (the caller's cap is at
-     * least PTD_FMT_FLOW_LINE_MAX): ptd_fmt_flow_insn's bytes, a third of
-     * its work */
-    char *p = line;
-    if (L->insn.speculative) {
-        *p++ = '?';
-        *p++ = ' ';
+    if (L->st & PTD_ST_EOS) {
+        L->phase = PH_DONE;
+        tail_begin(L, L->st);
+        if (!(L->st & PTD_ST_IP_SUPPRESSED) && !quiet) {
+            *kind = PTD_FLOW_LINE_END;
+            return fixed_line(line, cap, "[end of trace]");
+        }
+        return LINE_DONE;
     }
-    for (int i = 14; i >= 0; i -= 2, ip >>= 8) {
-        p[i] = hexpairs[ip & 0xff][0];
-        p[i + 1] = hexpairs[ip & 0xff][1];
+    L->offset = ptd_flow_offset(L->f);
+    if (L->flags & PTD_FMT_FLOW_INSN) {
+        L->st = ptd_flow_next(L->f, &L->insn);
+        /* an event the instruction flow could not announce ahead */
+        if (L->st == -PTD_ERR_EVENT_IGNORED) {
+            L->st = PTD_ST_EVENT;
+            return 0;
+        }
+        if (L->insn.iclass == PTD_FLOW_ICLASS_ERROR)
+            return 0;
+        L->insns++;
+        L->last_ip = L->insn.ip;
+        L->last_iclass = L->insn.iclass;
+        if (quiet)
+            return 0;
+        *kind = PTD_FLOW_LINE_INSN;
+        return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->offset, L->time);
     }
-    p[16] = '\0';
-    return (int)(p + 16 - line);
+    if (quiet && !(L->flags & PTD_FMT_FLOW_SHOW_BLOCKS)) {
+        /* nothing to print per block: counted up to the next event */
+        struct ptd_flow_run r = { L->insns, L->blocks, L->last_ip, L->last_iclass, L->blk };
+        L->st = ptd_flow_run_blocks(L->f, &r, RUN_BLOCKS);
+        L->insns = r.insns;
+        L->blocks = r.blocks;
+        L->last_ip = r.last_ip;
+        L->last_iclass = r.last_iclass;
+        L->blk = r.blk;
+        return 0;
+    }
+    L->st = ptd_flow_next_block(L->f, &L->blk);
+    L->insns += L->blk.ninsn;
+    L->blocks++;
+    if (L->blk.ninsn) {
+        L->last_ip = L->blk.last_ip;
+        L->last_iclass = L->blk.last_iclass;
+    }
+    if (quiet)
+        return 0;
+    L->walk_ip = L->blk.ip;
+    L->walk_left = L->blk.ninsn;
+    L->phase = PH_INSNS;
+    if (L->flags & PTD_FMT_FLOW_SHOW_BLOCKS) {
+        struct w w;
+        writer(&w, line, cap);
+        put_s(&w, "[block");
+        if (L->flags & PTD_FMT_FLOW_STAT) {
+            put_c(&w, ' ');
+            put_hex(&w, L->blocks);
+        }
+        put_c(&w, ']');
+        *kind = PTD_FLOW_LINE_BLOCK;
+        return finish(&w, line);
+    }
+    return 0;
 }
 
 int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
@@ -392,23 +589,23 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
 {
     if (cap < PTD_FMT_FLOW_LINE_MAX)
         return -PTD_ERR_NOSPC;
-    int quiet = (L->flags & PTD_FMT_FLOW_QUIET) != 0;
-    /* Each pass either returns a line or advances the decoder, whose work
-     * is bounded by the trace: the loop ends with it. */
     if (L->cpu_unknown) {
         L->cpu_unknown = 0;
         *kind = PTD_FLOW_LINE_ERROR;
         return ptd_fmt_flow_error(line, cap, "config error", 0, 0, -PTD_ERR_BAD_CPU);
     }
+    /* Each pass either returns a line or advances the decoder, whose work
+     * is bounded by the trace: the loop ends with it. */
     for (;;) {
+        int n;
         switch (L->phase) {
         case PH_DONE:
             return ptd_flow_lines_tail(L, line, cap, kind);
-        case PH_BLOCK:
-            *kind = PTD_FLOW_LINE_INSN;
-            return block_line(L, line, cap);
         case PH_SYNC: {
             L->insn.ip = 0;
+            L->insn.iclass = PTD_FLOW_ICLASS_ERROR;
+            L->blk.ip = 0;
+            L->blk.ninsn = 0;
             L->st = ptd_flow_sync_forward(L->f);
             if (L->st >= 0) {
                 L->phase = PH_LOOP;
@@ -419,79 +616,61 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                 return 0;
             }
             uint64_t off = ptd_flow_offset(L->f);
-            /* No progress since the last failed sync: give up. */
+            n = error_line(L, line, cap, kind, "sync error", L->st);
+            /* no progress since the last failed sync: give up */
             if (L->have_sync && off <= L->sync)
                 L->phase = PH_DONE;
             L->sync = off;
             L->have_sync = 1;
-            L->errors++;
-            *kind = PTD_FLOW_LINE_ERROR;
-            return ptd_fmt_flow_error(line, cap, "sync error", off, L->insn.ip, L->st);
+            return n;
         }
         case PH_LOOP:
-            while (L->st >= 0 && (L->st & PTD_ST_EVENT)) {
-                struct ptd_event ev;
-                uint64_t off = ptd_flow_offset(L->f);
-                L->st = ptd_flow_event(L->f, &ev);
-                if (L->st >= 0)
-                    L->time = ev.tsc;
-                if (L->st >= 0 && !quiet && !(ev.flags & PTD_EVF_STATUS_UPDATE)) {
-                    *kind = PTD_FLOW_LINE_EVENT;
-                    return ptd_fmt_flow_event(line, cap, L->flags, &ev, off);
-                }
-            }
-            if (L->st < 0) {
-                L->phase = PH_FAILED;
+            n = loop_step(L, line, cap, kind);
+            if (n == LINE_DONE)
                 continue;
-            }
-            if (L->st & PTD_ST_EOS) {
-                L->phase = PH_DONE;
-                ptd_flow_lines_tail_begin(L, L->st);
-                if (!(L->st & PTD_ST_IP_SUPPRESSED) && !quiet) {
-                    *kind = PTD_FLOW_LINE_END;
-                    struct w w;
-                    writer(&w, line, cap);
-                    put_s(&w, "[end of trace]");
-                    return finish(&w, line);
-                }
-                continue;
-            }
-            if (L->flags & PTD_FMT_FLOW_BLOCKS) {
-                next_block(L, !quiet);
-                continue;
-            }
-            {
-                uint64_t off = (L->flags & PTD_FMT_FLOW_OFFSET) ? ptd_flow_offset(L->f) : 0;
-                L->st = ptd_flow_next(L->f, &L->insn);
-                if (L->st < 0)
-                    L->phase = PH_FAILED;
-                if (L->insn.iclass != PTD_FLOW_ICLASS_ERROR) {
-                    L->insns++;
-                    if (L->last_iclass != PTD_ICLASS_OTHER)
-                        L->blocks++;
-                    L->last_iclass = L->insn.iclass;
-                    if (!quiet) {
-                        *kind = PTD_FLOW_LINE_INSN;
-                        return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, off,
-                                                 L->time);
-                    }
-                }
-            }
+            if (n)
+                return n;
+            continue;
+        case PH_INSNS:
+            if (L->walk_left)
+                return insn_line(L, line, cap, kind);
+            L->phase = PH_LOOP;
             continue;
         case PH_FAILED:
-        default:
             if (L->st == 0)
                 L->st = -PTD_ERR_INTERNAL;
             if (L->st == -PTD_ERR_EOS) {
                 L->phase = PH_DONE;
-                ptd_flow_lines_tail_begin(L, L->st);
+                tail_begin(L, L->st);
                 continue;
             }
-            L->phase = PH_SYNC;
-            L->errors++;
-            *kind = PTD_FLOW_LINE_ERROR;
-            return ptd_fmt_flow_error(line, cap, "error", ptd_flow_offset(L->f), L->insn.ip,
-                                      L->st);
+            L->phase = (L->flags & PTD_FMT_FLOW_RESYNC) ? PH_RESYNC : PH_SYNC;
+            return error_line(L, line, cap, kind, "error", L->st);
+        case PH_RESYNC:
+        default:
+            L->st = ptd_flow_resync(L->f);
+            if (L->st == -PTD_ERR_EVENT_IGNORED) {
+                /* an event that cannot be passed: printed, then on */
+                L->st = PTD_ST_EVENT;
+                n = event_line(L, line, cap, kind);
+                if (n < 0) {
+                    L->phase = PH_SYNC;
+                    return error_line(L, line, cap, kind, "resync error", L->st);
+                }
+                if (n > 0)
+                    return n;
+                continue;
+            }
+            if (L->st < 0) {
+                L->phase = PH_SYNC;
+                return error_line(L, line, cap, kind, "resync error", L->st);
+            }
+            L->phase = PH_LOOP;
+            if ((L->st & PTD_ST_IP_SUPPRESSED) && !(L->flags & PTD_FMT_FLOW_QUIET)) {
+                *kind = PTD_FLOW_LINE_EVENT;
+                return fixed_line(line, cap, "[disabled]");
+            }
+            continue;
         }
     }
 }

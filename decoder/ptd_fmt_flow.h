@@ -4,7 +4,8 @@
  * host CLI (`ptboot flow`) and the UEFI app (`ptboot.efi flow`) both run
  * the same driver, so their output is the same line for line.
  *
- * Driver (ptxed's decode loop, one line per call, resumable):
+ * Driver (ptxed's decode loop, block decoder or instruction decoder, one
+ * line per call, resumable):
  *
  *     struct ptd_flow f;                // configured with ptd_flow_init()
  *     struct ptd_flow_lines L;
@@ -15,9 +16,11 @@
  *         print(line);                  // kind == PTD_FLOW_LINE_INSN: L.insn
  *                                       // holds the instruction (bytes, mode)
  *     // n == 0: the trace is done; n < 0: -PTD_ERR_NOSPC
+ *     // L.insns, L.blocks: ptxed's --stat counts
  *
  * Errors in the trace never end the loop: they become error lines, and
- * decoding resumes at the next PSB. */
+ * decoding resumes at the next PSB (or, with PTD_FMT_FLOW_RESYNC, at the
+ * next event that shows where the flow is, as ptxed's --resync-on-error). */
 #ifndef PTD_FMT_FLOW_H
 #define PTD_FMT_FLOW_H
 
@@ -28,7 +31,7 @@
 #include "decoder/ptd_tail.h"
 
 /* Longest line, NUL included (an event with every field). */
-#define PTD_FMT_FLOW_LINE_MAX 128
+#define PTD_FMT_FLOW_LINE_MAX 192
 
 /* ptxed's options that change the lines. */
 enum {
@@ -37,13 +40,12 @@ enum {
     PTD_FMT_FLOW_QUIET = 1u << 2,    /* --quiet: only error lines */
     PTD_FMT_FLOW_TIME = 1u << 3,     /* --time: TSC before each instruction */
     PTD_FMT_FLOW_EVENT_TIME = 1u << 4, /* --event:time: TSC in event lines */
-    /* Not an output option: decode block by block (ptd_flow_next_block,
-     * with the flow's block cache when it has one), the same lines and
-     * counts from a fraction of the per-instruction work. Instruction
-     * lines then come from the block's IPs (ptd_flow_block_ips) and
-     * L->insn holds only ip, mode, speculative and iclass (no size, no
-     * raw bytes): for callers that print no disassembly. */
-    PTD_FMT_FLOW_BLOCKS = 1u << 5,
+    PTD_FMT_FLOW_INSN = 1u << 5,     /* --insn-decoder: one instruction at a
+                                      * time (offsets, error IPs as ptxed's
+                                      * instruction decoder loop) */
+    PTD_FMT_FLOW_SHOW_BLOCKS = 1u << 6, /* --block:show-blocks: "[block]" */
+    PTD_FMT_FLOW_STAT = 1u << 7,     /* --stat given: "[block <count hex>]" */
+    PTD_FMT_FLOW_RESYNC = 1u << 8,   /* --resync-on-error */
     /* --tail: where the trace ends, the static path after its last packet
      * (decoder/ptd_tail.h): "[tail]", the inferred instructions, and
      * "[spin: <lo>-<hi>]" when they loop for ever; not a ptxed option */
@@ -52,7 +54,7 @@ enum {
 
 /* One instruction: "[<offset>  ][<time>  ][? ]<ip>" (16 hex digits each).
  * As ptxed, <time> is the TSC of the last event decoded (0 before the
- * first; the flow's time needs ptd_flow_config.time). */
+ * first). */
 int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags,
                       const struct ptd_flow_insn *insn, uint64_t offset, uint64_t time);
 /* One event: "[[<offset>  ][<tsc>  ]<text>]" as ptxed words it; <tsc> with
@@ -67,7 +69,8 @@ enum ptd_flow_line_kind {
     PTD_FLOW_LINE_INSN = 1,
     PTD_FLOW_LINE_EVENT,
     PTD_FLOW_LINE_ERROR,
-    PTD_FLOW_LINE_END, /* "[end of trace]" */
+    PTD_FLOW_LINE_END,   /* "[end of trace]" */
+    PTD_FLOW_LINE_BLOCK, /* "[block]" */
 };
 
 struct ptd_flow_lines {
@@ -76,21 +79,21 @@ struct ptd_flow_lines {
     int st;              /* status carried between calls */
     uint8_t phase;       /* internal */
     uint8_t have_sync;
-    uint8_t last_iclass;
     uint8_t cpu_unknown; /* set by the caller: first "[0, 0: config error:
                           * unknown cpu]", as ptxed for a --cpu it lacks
                           * errata for */
     uint64_t sync;       /* offset of the last failed sync */
     uint64_t time;       /* the last event's TSC (PTD_FMT_FLOW_TIME) */
+    uint64_t offset;     /* the offset printed with the block's instructions */
+    struct ptd_flow_block blk;  /* the last block (error IPs refer to it) */
+    uint64_t walk_ip;    /* the block's next instruction to print */
+    uint32_t walk_left;
     struct ptd_flow_insn insn; /* the last instruction */
-    /* PTD_FMT_FLOW_BLOCKS: the block being printed, line by line */
-    uint8_t blk_next, blk_count, blk_phase;
-    uint64_t blk_offset;
-    uint8_t blk_last_iclass;
-    uint64_t blk_ips[PTD_FLOW_BLOCK_MAX];
     uint64_t insns;      /* instructions decoded */
-    uint64_t blocks;     /* runs of instructions ended by a branch */
+    uint64_t blocks;     /* blocks decoded (the block decoder's calls) */
     uint64_t errors;     /* error lines */
+    uint64_t last_ip;    /* the last instruction decoded (the tail's start) */
+    uint8_t last_iclass; /* and its class */
     /* PTD_FMT_FLOW_TAIL: the tail after the trace's end (not counted in
      * insns); tail.end says why it stopped, tail.spin_lo/hi the loop */
     uint32_t tail_max;   /* bound (0: PTD_TAIL_MAX_DEFAULT); set after init */

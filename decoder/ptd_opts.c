@@ -209,3 +209,79 @@ const char *ptd_opts_dump_check(const struct ptd_fmt_options *opt)
         return "specify either --time or --tcal.";
     return 0;
 }
+
+/* ---- flow words ---------------------------------------------------------------- */
+
+enum { W_FMT, W_FLAGS, W_BLOCK, W_INSN, W_STAT, W_STAT_INSN, W_STAT_BLOCKS, W_BLOCK_DECODER, W_CHECK };
+
+static const struct {
+    const char *name;
+    uint8_t what;
+    uint32_t bits;
+} flow_words[] = {
+    { "--event:ip", W_FMT, PTD_FMT_FLOW_EVENT_IP },
+    { "--offset", W_FMT, PTD_FMT_FLOW_OFFSET },
+    { "--quiet", W_FMT, PTD_FMT_FLOW_QUIET },
+    { "-q", W_FMT, PTD_FMT_FLOW_QUIET },
+    { "--time", W_FMT, PTD_FMT_FLOW_TIME },
+    { "--event:time", W_FMT, PTD_FMT_FLOW_EVENT_TIME },
+    { "--block:show-blocks", W_FMT, PTD_FMT_FLOW_SHOW_BLOCKS },
+    { "--insn-decoder", W_FMT, PTD_FMT_FLOW_INSN },
+    { "--block-decoder", W_BLOCK_DECODER, 0 },
+    { "--resync-on-error", W_FMT, PTD_FMT_FLOW_RESYNC },
+    { "--stat", W_STAT, 0 },
+    { "--stat:insn", W_STAT_INSN, 0 },
+    { "--stat:blocks", W_STAT_BLOCKS, 0 },
+    { "--event:tick", W_FLAGS, PTD_FLOW_F_TICK },
+    { "--event:iflags", W_FLAGS, PTD_FLOW_F_IFLAGS },
+    { "--libipt-pwre", W_FLAGS, PTD_FLOW_F_PWRE_BIT3 },
+    { "--block:end-on-call", W_BLOCK, PTD_FLOW_F_END_ON_CALL },
+    { "--block:end-on-jump", W_BLOCK, PTD_FLOW_F_END_ON_JUMP },
+    { "--block:keep-tcal-on-ovf", W_BLOCK, PTD_FLOW_F_KEEP_TCAL_ON_OVF },
+    { "--insn:keep-tcal-on-ovf", W_INSN, PTD_FLOW_F_KEEP_TCAL_ON_OVF },
+    { "--check", W_CHECK, 0 },
+};
+#define FLOW_WORD_COUNT (sizeof flow_words / sizeof flow_words[0])
+
+bool ptd_opts_flow_word(struct ptd_flow_opts *o, const char *name)
+{
+    unsigned i;
+    for (i = 0; i < FLOW_WORD_COUNT && !same(name, flow_words[i].name); i++)
+        ;
+    if (i == FLOW_WORD_COUNT)
+        return false;
+    switch (flow_words[i].what) {
+    case W_FMT: o->fmt |= flow_words[i].bits; break;
+    case W_FLAGS: o->flags |= flow_words[i].bits; break;
+    case W_BLOCK: o->block_flags |= flow_words[i].bits; break;
+    case W_INSN: o->insn_flags |= flow_words[i].bits; break;
+    case W_STAT: o->stat = 1; break;
+    case W_STAT_INSN: o->stat = o->stat_insn = 1; break;
+    case W_STAT_BLOCKS: o->stat = o->stat_blocks = 1; break;
+    case W_BLOCK_DECODER: o->fmt &= ~(uint32_t)PTD_FMT_FLOW_INSN; break;
+    default: break;
+    }
+    if (o->stat)
+        o->fmt |= PTD_FMT_FLOW_STAT;
+    return true;
+}
+
+const char *ptd_opts_flow_word_name(unsigned i)
+{
+    return i < FLOW_WORD_COUNT ? flow_words[i].name : 0;
+}
+
+unsigned ptd_opts_flow_flags(const struct ptd_flow_opts *o)
+{
+    return o->flags | ((o->fmt & PTD_FMT_FLOW_INSN) ? o->insn_flags : o->block_flags);
+}
+
+void ptd_opts_flow_stats(const struct ptd_flow_opts *o, bool *insn, bool *blocks)
+{
+    *insn = o->stat_insn;
+    *blocks = o->stat_blocks;
+    if (o->stat && !o->stat_insn && !o->stat_blocks) {
+        *insn = true;
+        *blocks = !(o->fmt & PTD_FMT_FLOW_INSN);
+    }
+}

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "decoder/ptd_fmt.h"
+#include "decoder/ptd_fmt_flow.h"
 
 /* ptdump's flag options (--no-pad, --raw, ...) -> PTD_FMT_* bits. Returns
  * true and sets *flag if name is one of them. */
@@ -55,5 +56,30 @@ bool ptd_opts_parse_filter(const char *s, uint64_t *lo, uint64_t *hi);
  * ':' is a byte range only if it parses as one, so names that contain ':'
  * (fs0:\trace.pt) still work. On a range, name is cut at the ':'. */
 void ptd_opts_split_range(char *name, uint64_t *from, uint64_t *to, bool *has_to);
+
+/* ptxed's words for the flow (no value): output (--event:ip, --offset,
+ * --quiet/-q, --time, --event:time, --stat, --stat:insn, --stat:blocks,
+ * --block:show-blocks), the decoder (--insn-decoder, --block-decoder,
+ * --resync-on-error) and its flags (--event:tick, --event:iflags,
+ * --block:end-on-call, --block:end-on-jump, --insn:keep-tcal-on-ovf,
+ * --block:keep-tcal-on-ovf), ptboot's --libipt-pwre, and --check
+ * (accepted: the flow layer always checks). As in ptxed, the block
+ * decoder's flags apply to it only, the instruction decoder's to it. */
+struct ptd_flow_opts {
+    uint32_t fmt;                   /* PTD_FMT_FLOW_* */
+    unsigned flags;                 /* PTD_FLOW_F_* for either decoder */
+    unsigned block_flags, insn_flags;
+    uint8_t stat, stat_insn, stat_blocks;
+};
+/* Takes name if it is one of them (true). */
+bool ptd_opts_flow_word(struct ptd_flow_opts *o, const char *name);
+/* The i-th word's name, NULL past the end (for usage texts). */
+const char *ptd_opts_flow_word_name(unsigned i);
+/* After parsing: the PTD_FLOW_F_* flags of the decoder chosen. */
+unsigned ptd_opts_flow_flags(const struct ptd_flow_opts *o);
+/* The counts to print after the flow, as ptxed: --stat alone both the
+ * instructions and (with the block decoder) the blocks; --stat:insn and
+ * --stat:blocks only theirs. */
+void ptd_opts_flow_stats(const struct ptd_flow_opts *o, bool *insn, bool *blocks);
 
 #endif

@@ -66,27 +66,6 @@ int ptd_ipc_size(unsigned ipc)
     }
 }
 
-const char *ptd_errstr(int code)
-{
-    if (code < 0)
-        code = -code;
-    switch (code) {
-    case PTD_OK: return "OK";
-    case PTD_ERR_INTERNAL: return "internal error";
-    case PTD_ERR_INVALID: return "invalid argument";
-    case PTD_ERR_NOSYNC: return "decoder out of sync";
-    case PTD_ERR_BAD_OPC: return "unknown opcode";
-    case PTD_ERR_BAD_PACKET: return "unknown packet";
-    case PTD_ERR_EOS: return "reached end of trace stream";
-    case PTD_ERR_NOIP: return "no ip";
-    case PTD_ERR_IP_SUPPRESSED: return "ip has been suppressed";
-    case PTD_ERR_BAD_CPU: return "unknown cpu";
-    case PTD_ERR_TRUNCATED: return "truncated packet";
-    case PTD_ERR_NOSPC: return "output buffer too small";
-    default: return "unknown error";
-    }
-}
-
 /* ---- dispatch tables ------------------------------------------------------- */
 
 /* Classes of the first byte. */
@@ -228,7 +207,13 @@ int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size)
     d->errata = 0;
     d->libipt20 = 0;
     d->pwre_bit3 = 0;
+    d->no_pebs = 0;
     return 0;
+}
+
+void ptd_pkt_set_pebs(struct ptd_pkt_decoder *d, int on)
+{
+    d->no_pebs = on ? 0 : 1;
 }
 
 void ptd_pkt_set_libipt20(struct ptd_pkt_decoder *d, int on)
@@ -429,6 +414,9 @@ PKT_INLINE int read_psb(struct ptd_pkt_decoder *d, const uint8_t *pos, const uin
     if (r == 0)
         return -PTD_ERR_BAD_PACKET;
     d->in_block = 0;
+    /* a synchronisation point, also when met while decoding (libipt
+     * 9bbdc7f3): a resync can go back to the start of this PSB+ */
+    d->sync = pos;
     set_pkt(p, PTD_PKT_PSB, PTD_PSB_SIZE, 0, 0, 0, 0);
     return PTD_PSB_SIZE;
 }
@@ -557,7 +545,7 @@ PKT_INLINE int read_ptw(uint8_t e, const uint8_t *pos, size_t left, struct ptd_p
 PKT_INLINE int read_bbp(struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
                         struct ptd_pkt *p)
 {
-    if (d->libipt20)
+    if (d->libipt20 || d->no_pebs)
         return -PTD_ERR_BAD_OPC;
     if (left < 3)
         return -PTD_ERR_TRUNCATED;
@@ -569,7 +557,7 @@ PKT_INLINE int read_bbp(struct ptd_pkt_decoder *d, const uint8_t *pos, size_t le
 
 PKT_INLINE int read_bep(struct ptd_pkt_decoder *d, uint8_t e, struct ptd_pkt *p)
 {
-    if (d->libipt20)
+    if (d->libipt20 || d->no_pebs)
         return -PTD_ERR_BAD_OPC;
     set_pkt(p, PTD_PKT_BEP, 2, 0, (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0, 0, 0);
     d->in_block = 0;

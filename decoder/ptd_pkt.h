@@ -29,28 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoder/ptd_err.h"
 #include "decoder/ptd_errata.h"
-
-/* Error codes, returned negated. The numbers of the codes libipt also has
- * are libipt's (pt_error_code), so tools can map one onto the other. */
-enum ptd_error {
-    PTD_OK = 0,
-    PTD_ERR_INTERNAL = 1,
-    PTD_ERR_INVALID = 2,       /* bad argument */
-    PTD_ERR_NOSYNC = 3,        /* not synchronised / no PSB at that offset */
-    PTD_ERR_BAD_OPC = 4,       /* unknown opcode */
-    PTD_ERR_BAD_PACKET = 5,    /* known opcode, invalid payload (IPBytes 101/111, ...) */
-    PTD_ERR_EOS = 7,           /* end of the trace buffer */
-    PTD_ERR_NOIP = 11,         /* last-IP: no IP yet */
-    PTD_ERR_IP_SUPPRESSED = 12,/* last-IP: IP suppressed */
-    PTD_ERR_BAD_CPU = 27,      /* --cpu: a CPU the errata table does not know */
-    PTD_ERR_TRUNCATED = 32,    /* the buffer ends inside a packet */
-    PTD_ERR_NOSPC = 33,        /* caller's output buffer too small */
-};
-
-/* A human-readable string for a (positive or negative) error code. For the
- * codes libipt shares, the same text as libipt's pt_errstr(). */
-const char *ptd_errstr(int code);
 
 /* Packet kinds. One entry each in ptd_pkt_kinds[] below. */
 enum ptd_pkt_kind {
@@ -288,6 +268,7 @@ struct ptd_pkt_decoder {
     uint16_t errata;       /* PTD_ERRATUM_* workarounds in effect */
     uint8_t libipt20;      /* decode only the packets libipt 2.0 knows */
     uint8_t pwre_bit3;     /* PWRE's HW flag from bit 3 (libipt), not bit 7 */
+    uint8_t no_pebs;       /* BBP, BIP, BEP are unknown opcodes */
 };
 
 int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size);
@@ -307,6 +288,11 @@ void ptd_pkt_set_errata(struct ptd_pkt_decoder *d, unsigned errata);
  * PWRE's HW flag is read from byte 2 bit 3. For byte-identical dumps with
  * libipt 2.0's ptdump. */
 void ptd_pkt_set_libipt20(struct ptd_pkt_decoder *d, int on);
+
+/* BBP, BIP and BEP (PEBS records in the trace, SDM "PEBS via Intel PT")
+ * as unknown opcodes, as libipt (current and 2.0) decodes them: for the
+ * flow, which follows libipt there (the dump decodes them). */
+void ptd_pkt_set_pebs(struct ptd_pkt_decoder *d, int on);
 
 /* Read PWRE's HW flag from byte 2 bit 3, as libipt does (and its encoder
  * writes it), instead of bit 7 where the SDM's PWRE table puts it. */

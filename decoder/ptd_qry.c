@@ -1,941 +1,936 @@
-/* libptd query/event layer: see ptd_qry.h. */
-#include "decoder/ptd_qry.h"
+/* libptd query/event layer: the event queue, packet access, the decode
+ * loop and the packets that need no more than a few lines (see ptd_qry.h;
+ * PSB+ in ptd_qry_psb.c, OVF in ptd_qry_ovf.c, Event Trace and TRIG in
+ * ptd_qry_trace_events.c). */
+#include "decoder/ptd_qry_impl.h"
 #include "decoder/ptd_ild.h"
 
-const char *ptd_qry_errstr(int code)
-{
-    if (code < 0)
-        code = -code;
-    switch (code) {
-    case PTD_ERR_BAD_CONTEXT: return "unexpected packet context";
-    case PTD_ERR_BAD_QUERY: return "trace stream does not match query";
-    case 9: return "out of memory";
-    case 10: return "bad configuration";
-    case PTD_ERR_NOMAP: return "no memory mapped at this address";
-    case PTD_ERR_BAD_INSN: return "unknown instruction";
-    case PTD_ERR_RETSTACK_EMPTY: return "compressed return without call";
-    case PTD_ERR_BAD_RETCOMP: return "bad compressed return";
-    case PTD_ERR_BAD_STATUS_UPDATE: return "bad status update";
-    case PTD_ERR_NO_ENABLE: return "expected tracing enabled event";
-    case PTD_ERR_EVENT_IGNORED: return "event ignored";
-    case 25: return "overflow";
-    default: return ptd_errstr(code);
-    }
-}
-
-/* ---- small helpers ------------------------------------------------------ */
+/* ---- events ------------------------------------------------------------- */
 
 static void ev_clear(struct ptd_event *e)
 {
     e->ip = 0;
     e->from = 0;
     e->value = 0;
+    e->value2 = 0;
     e->offset = 0;
     e->tsc = 0;
+    e->lost_mtc = 0;
+    e->lost_cyc = 0;
     e->aux = 0;
-    e->type = 0;
     e->flags = 0;
+    e->type = 0;
     e->mode = 0;
     e->a = 0;
     e->b = 0;
 }
 
-static void evq_init(struct ptd_qry_evq *q)
-{
-    q->head = 0;
-    q->count = 0;
-}
-
-/* Appends a cleared event; when full, the oldest is dropped (bounded
- * memory for a corrupt trace that never sends the binding packet). */
-static void ev_stamp(const struct ptd_qry *q, struct ptd_event *e);
-
-static struct ptd_event *evq_push_(struct ptd_qry_evq *q)
-{
-    struct ptd_event *e;
-    if (q->count == PTD_QRY_EVQ) {
-        q->head = (uint8_t)((q->head + 1) % PTD_QRY_EVQ);
-        q->count--;
-    }
-    e = &q->ev[(q->head + q->count) % PTD_QRY_EVQ];
-    q->count++;
-    ev_clear(e);
-    return e;
-}
-
-/* An event made now takes the current time (libipt's pt_qry_event_time). */
-#define evq_push(qry, evq) ev_stamped((qry), evq_push_(evq))
-static struct ptd_event *ev_stamped(const struct ptd_qry *q, struct ptd_event *e)
-{
-    ev_stamp(q, e);
-    return e;
-}
-
-static struct ptd_event *evq_front(struct ptd_qry_evq *q)
-{
-    return q->count ? &q->ev[q->head] : NULL;
-}
-
-static void evq_pop(struct ptd_qry_evq *q)
-{
-    if (q->count) {
-        q->head = (uint8_t)((q->head + 1) % PTD_QRY_EVQ);
-        q->count--;
-    }
-}
-
-static bool evq_has(const struct ptd_qry_evq *q, unsigned type)
-{
-    for (unsigned i = 0; i < q->count; i++)
-        if (q->ev[(q->head + i) % PTD_QRY_EVQ].type == type)
-            return true;
-    return false;
-}
-
-static void ev_copy(struct ptd_event *d, const struct ptd_event *s)
+void ptd_qry_ev_copy(struct ptd_event *d, const struct ptd_event *s)
 {
     d->ip = s->ip;
     d->from = s->from;
     d->value = s->value;
+    d->value2 = s->value2;
     d->offset = s->offset;
     d->tsc = s->tsc;
+    d->lost_mtc = s->lost_mtc;
+    d->lost_cyc = s->lost_cyc;
     d->aux = s->aux;
-    d->type = s->type;
     d->flags = s->flags;
+    d->type = s->type;
     d->mode = s->mode;
     d->a = s->a;
     d->b = s->b;
 }
 
-static unsigned exec_mode_of(const struct ptd_pkt *p)
+static uint8_t evq_inc(uint8_t i)
+{
+    return (uint8_t)((i + 1u) % PTD_QRY_EVQ);
+}
+
+static uint8_t evq_dec(uint8_t i)
+{
+    return (uint8_t)((i + PTD_QRY_EVQ - 1u) % PTD_QRY_EVQ);
+}
+
+static void evq_init(struct ptd_qry_evq *q)
+{
+    q->begin = 0;
+    q->end = 0;
+}
+
+/* A new entry at the end, or NULL when full: one slot stays free between
+ * end and begin, so the entry dequeued last (handed out, still read) is
+ * never overwritten while the next events are queued. */
+struct ptd_event *ptd_qry_enqueue(struct ptd_qry *q, unsigned binding)
+{
+    struct ptd_qry_evq *e = &q->evq;
+    uint8_t idx = e->end, end = evq_inc(idx);
+    if (evq_inc(end) == e->begin)
+        return NULL;
+    e->end = end;
+    e->binding[idx] = (uint8_t)binding;
+    ev_clear(&e->ev[idx]);
+    return &e->ev[idx];
+}
+
+/* The first entry bound to one of binding's packets, taken out of the
+ * queue (the entries before it move up, keeping the order); NULL if none.
+ * The entry stays valid until the next but one enqueue. */
+struct ptd_event *ptd_qry_dequeue(struct ptd_qry *q, unsigned binding)
+{
+    struct ptd_qry_evq *e = &q->evq;
+    uint8_t begin = e->begin, idx = begin;
+    struct ptd_event tmp;
+    uint8_t tmpb;
+
+    if (begin == e->end)
+        return NULL;
+    if (e->binding[begin] & binding) {
+        e->begin = evq_inc(begin);
+        return &e->ev[begin];
+    }
+    do {
+        idx = evq_inc(idx);
+        if (idx == e->end)
+            return NULL;
+    } while (!(e->binding[idx] & binding));
+    ptd_qry_ev_copy(&tmp, &e->ev[idx]);
+    tmpb = e->binding[idx];
+    while (idx != begin) {
+        uint8_t prev = evq_dec(idx);
+        ptd_qry_ev_copy(&e->ev[idx], &e->ev[prev]);
+        e->binding[idx] = e->binding[prev];
+        idx = prev;
+    }
+    ptd_qry_ev_copy(&e->ev[begin], &tmp);
+    e->binding[begin] = tmpb;
+    e->begin = evq_inc(begin);
+    return &e->ev[begin];
+}
+
+struct ptd_event *ptd_qry_find(struct ptd_qry *q, unsigned binding, unsigned type)
+{
+    struct ptd_qry_evq *e = &q->evq;
+    for (uint8_t i = e->begin; i != e->end; i = evq_inc(i))
+        if ((e->binding[i] & binding) && e->ev[i].type == type)
+            return &e->ev[i];
+    return NULL;
+}
+
+struct ptd_event *ptd_qry_peek(struct ptd_qry *q, unsigned binding)
+{
+    struct ptd_qry_evq *e = &q->evq;
+    for (uint8_t i = e->begin; i != e->end; i = evq_inc(i))
+        if (e->binding[i] & binding)
+            return &e->ev[i];
+    return NULL;
+}
+
+bool ptd_qry_pending(const struct ptd_qry *q, unsigned binding)
+{
+    const struct ptd_qry_evq *e = &q->evq;
+    for (uint8_t i = e->begin; i != e->end; i = evq_inc(i))
+        if (e->binding[i] & binding)
+            return true;
+    return false;
+}
+
+struct ptd_event *ptd_qry_standalone(struct ptd_qry *q)
+{
+    ev_clear(&q->standalone);
+    return &q->standalone;
+}
+
+void ptd_qry_publish(struct ptd_qry *q, struct ptd_event *ev)
+{
+    q->event = ev == &q->standalone ? (uint8_t)PTD_QRY_STANDALONE : (uint8_t)(ev - q->evq.ev);
+}
+
+static struct ptd_event *published(struct ptd_qry *q)
+{
+    if (q->event == PTD_QRY_NO_EVENT)
+        return NULL;
+    return q->event == PTD_QRY_STANDALONE ? &q->standalone : &q->evq.ev[q->event];
+}
+
+/* ---- packets, time, IP -------------------------------------------------- */
+
+int ptd_qry_fetch(struct ptd_qry *q)
+{
+    struct ptd_pkt_decoder *d = &q->pkt;
+    int r;
+    /* PAD carries nothing (SDM "PAD Packet"): skip runs of them here, as
+     * libipt does (offsets then name the packets that matter). Between BBP
+     * and BEP a 00 byte could start a BIP: left to the packet layer. */
+    for (;;) {
+        if (!d->in_block)
+            while (d->pos < d->end && *d->pos == PTD_OPC_PAD)
+                d->pos++;
+        r = ptd_pkt_next(d, &q->cur);
+        if (r < 0 || q->cur.kind != PTD_PKT_PAD)
+            break;
+    }
+    if (r < 0) {
+        /* a packet cut by the end of the buffer is the end of the trace */
+        q->status = r == -PTD_ERR_TRUNCATED ? -PTD_ERR_EOS : r;
+        q->cur.kind = PTD_PKT_NONE;
+        q->cur.size = 0;
+        q->cur_off = ptd_pkt_offset(d);
+        return 0;
+    }
+    /* the offset the packet's size back from where decoding stopped (an
+     * OVF that SKD007 put in a CYC's place is reported one byte in) */
+    q->cur_off = ptd_pkt_offset(d) - q->cur.size;
+    return 0;
+}
+
+void ptd_qry_ev_time(const struct ptd_qry *q, struct ptd_event *ev)
+{
+    if (ptd_time_now(&q->time, &ev->tsc, &ev->lost_mtc, &ev->lost_cyc) == 0)
+        ev->flags |= PTD_EVF_HAS_TSC;
+}
+
+void ptd_qry_ev_ip(const struct ptd_qry *q, struct ptd_event *ev)
+{
+    if (ptd_last_ip_query(&q->lip, &ev->ip) < 0)
+        ev->flags |= PTD_EVF_IP_SUPPRESSED;
+}
+
+int ptd_qry_apply_time(struct ptd_time *t, const struct ptd_pkt *p)
+{
+    int cal = 0, r;
+    switch (p->kind) {
+    case PTD_PKT_TSC: r = ptd_time_tsc(t, p->payload, &cal); break;
+    case PTD_PKT_TMA: r = ptd_time_tma(t, (uint32_t)p->payload, p->aux, &cal); break;
+    case PTD_PKT_MTC: r = ptd_time_mtc(t, (uint8_t)p->payload, &cal); break;
+    case PTD_PKT_CYC: r = ptd_time_cyc(t, p->payload, &cal, NULL); break;
+    case PTD_PKT_CBR: r = ptd_time_cbr_update(t, (uint8_t)p->payload, &cal); break;
+    default: return 0;
+    }
+    /* the calibration's error first, as libipt applies it first; a
+     * missing CPUID 0x15 ratio only makes the time rougher */
+    if (cal < 0 && cal != -PTD_ERR_BAD_CONFIG)
+        return cal;
+    if (r < 0 && r != -PTD_ERR_BAD_CONFIG)
+        return r;
+    return 0;
+}
+
+int ptd_qry_update_ip(struct ptd_qry *q, const struct ptd_pkt *p)
+{
+    return ptd_last_ip_update(&q->lip, p->a, p->payload);
+}
+
+unsigned ptd_qry_exec_mode(const struct ptd_pkt *p)
 {
     if (p->flags & PTD_PKTF_CSL)
-        return PTD_EXEC_MODE_64;
-    if (p->flags & PTD_PKTF_CSD)
-        return PTD_EXEC_MODE_32;
-    return PTD_EXEC_MODE_16;
+        return (p->flags & PTD_PKTF_CSD) ? PTD_QRY_EXEC_MODE_UNKNOWN : PTD_EXEC_MODE_64;
+    return (p->flags & PTD_PKTF_CSD) ? PTD_EXEC_MODE_32 : PTD_EXEC_MODE_16;
 }
 
-/* Sets e's type and the fields the packet p carries (MODE.Exec: the mode;
- * MODE.TSX: in transaction / aborted; PIP: CR3 and NR; VMCS: the base).
- * The same packet makes different event types in PSB+, ahead of a TIP or
- * on its own, so the caller names the type. */
-static void event_from_packet(struct ptd_event *e, uint8_t type, const struct ptd_pkt *p)
+/* ---- set-up -------------------------------------------------------------- */
+
+/* Forget everything but the configuration (libipt's pt_evt_reset): at a
+ * sync point, and at an OVF (which keeps the time). */
+static void reset(struct ptd_qry *q)
 {
-    e->type = type;
-    switch (p->kind) {
-    case PTD_PKT_MODE_EXEC:
-        e->mode = (uint8_t)exec_mode_of(p);
-        break;
-    case PTD_PKT_MODE_TSX:
-        if (p->flags & PTD_PKTF_INTX)
-            e->flags |= PTD_EVF_SPECULATIVE;
-        if (p->flags & PTD_PKTF_ABRT)
-            e->flags |= PTD_EVF_ABORTED;
-        break;
-    case PTD_PKT_PIP:
-        e->value = p->payload;
-        if (p->flags & PTD_PKTF_NR)
-            e->flags |= PTD_EVF_NR;
-        break;
-    case PTD_PKT_VMCS:
-        e->value = p->payload;
-        break;
-    default:
-        break;
-    }
+    q->cur.kind = PTD_PKT_NONE;
+    q->status = -PTD_ERR_NOSYNC;
+    q->event = PTD_QRY_NO_EVENT;
+    q->enabled = 0;
+    q->bound = 0;
+    q->mode_exec_valid = 0;
+    ptd_last_ip_init(&q->lip);
+    evq_init(&q->evq);
 }
 
-/* ---- packet access ------------------------------------------------------ */
-
-void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size)
+void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size,
+                  const struct ptd_time_config *cfg)
 {
     ptd_pkt_init(&q->pkt, buf, size);
-    ptd_last_ip_init(&q->lip);
-    q->next_off = 0;
-    q->next_err = 0;
-    q->have_next = 0;
-    q->ip_applied = 0;
-    q->ntnt = 0;
-    q->tnt = 0;
-    q->enabled = 0;
+    /* PEBS packets: unknown opcodes, as libipt (docs/flow.md) */
+    ptd_pkt_set_pebs(&q->pkt, 0);
+    q->cur.size = 0;
+    q->cur_off = 0;
+    q->flags = 0;
     q->errata = 0;
-    evq_init(&q->tipq);
-    evq_init(&q->fupq);
-    evq_init(&q->psbq);
-    ev_clear(&q->cur);
-    ptd_qry_set_time(q, NULL);
+    q->csl = q->csd = q->iflag = 0;
+    ptd_time_init(&q->time, cfg);
+    q->time.cfg.errata = 0;
+    reset(q);
 }
 
 void ptd_qry_set_errata(struct ptd_qry *q, unsigned errata)
 {
     q->errata = errata;
     ptd_pkt_set_errata(&q->pkt, errata);
+    /* libipt's event decoder never marks a PSB for SKL168 (only ptdump
+     * does): the flow's time takes no SKL168, as libipt's */
+    q->time.cfg.errata = errata & ~(unsigned)PTD_ERRATUM_SKL168;
 }
 
-/* Decode the packet ahead (once). Returns 0 or the error why there is
- * none (-PTD_ERR_EOS at the end; a packet cut by the end counts as end). */
-static int fetch(struct ptd_qry *q)
+void ptd_qry_set_flags(struct ptd_qry *q, unsigned flags)
 {
-    int r;
-    if (q->have_next)
-        return q->next_err;
-    /* PAD carries nothing (SDM "PAD Packet"), and the layers above never
-     * stop at one (read_ahead decodes it as status): skip runs of them
-     * here, byte by byte, instead of a packet decode each. Between BBP and
-     * BEP a 00 byte could start a BIP: leave that to the packet layer. */
-    if (!q->pkt.in_block) {
-        const uint8_t *p = q->pkt.pos;
-        while (p < q->pkt.end && *p == PTD_OPC_PAD)
-            p++;
-        q->pkt.pos = p;
-    }
-    q->next_off = (uint64_t)(q->pkt.pos - q->pkt.begin);
-    r = ptd_pkt_next(&q->pkt, &q->next);
-    if (r >= 0 && q->next.kind == PTD_PKT_CYC && (q->errata & PTD_ERRATUM_SKD007) &&
-        ptd_time_skd007_cyc(&q->next, q->pkt.begin + q->next_off, q->pkt.end)) {
-        /* SKD007: an OVF cut this CYC; drop it, go on at the OVF */
-        q->pkt.pos = q->pkt.begin + q->next_off + 1;
-        r = ptd_pkt_next(&q->pkt, &q->next);
-    }
-    if (r == -PTD_ERR_TRUNCATED)
-        r = -PTD_ERR_EOS;
-    q->next_err = r < 0 ? r : 0;
-    if (r < 0)
-        q->next.kind = PTD_PKT_NONE;
-    q->have_next = 1;
-    q->ip_applied = 0;
-    return q->next_err;
+    q->flags = (uint8_t)flags;
+    if (flags & PTD_QRY_F_KEEP_TCAL_ON_OVF)
+        q->time.cfg.flags |= PTD_TIME_KEEP_TCAL_ON_OVF;
+    else
+        q->time.cfg.flags &= ~(uint32_t)PTD_TIME_KEEP_TCAL_ON_OVF;
 }
 
-/* Forget the packet ahead without taking it (resync). */
-static void drop(struct ptd_qry *q)
+void ptd_qry_set_pwre_bit3(struct ptd_qry *q, int on)
 {
-    q->tip_used = 0;
-    q->have_next = 0;
-    q->ip_applied = 0;
-}
-
-static void consume(struct ptd_qry *q)
-{
-    if (q->timing && q->have_next && !q->next_err)
-        (void)ptd_time_packet(&q->time, &q->next);
-    q->tip_used = 0;
-    q->have_next = 0;
-    q->ip_applied = 0;
-}
-
-void ptd_qry_set_time(struct ptd_qry *q, const struct ptd_time_config *cfg)
-{
-    q->timing = cfg != NULL;
-    ptd_time_init(&q->time, cfg);
-    q->snap_rc = -PTD_TIME_ERR_NO_TIME;
-    q->snap_tsc = 0;
-}
-
-static void ev_stamp(const struct ptd_qry *q, struct ptd_event *e)
-{
-    if (q->timing && ptd_time_now(&q->time, &e->tsc, NULL, NULL) == 0)
-        e->flags |= PTD_EVF_HAS_TSC;
-}
-
-/* The time handed out from now on (libipt's last_time). */
-static void snapshot(struct ptd_qry *q)
-{
-    if (q->timing)
-        q->snap_rc = ptd_time_now(&q->time, &q->snap_tsc, &q->snap_lost_mtc, &q->snap_lost_cyc);
-}
-
-int ptd_qry_time(const struct ptd_qry *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
-{
-    if (!q->timing)
-        return -PTD_TIME_ERR_NO_TIME;
-    *tsc = q->snap_tsc;
-    if (lost_mtc)
-        *lost_mtc = q->snap_lost_mtc;
-    if (lost_cyc)
-        *lost_cyc = q->snap_lost_cyc;
-    return q->snap_rc;
+    ptd_pkt_set_pwre_bit3(&q->pkt, on);
 }
 
 uint64_t ptd_qry_offset(const struct ptd_qry *q)
 {
-    return q->have_next ? q->next_off : ptd_pkt_offset(&q->pkt);
+    return q->cur_off;
 }
 
-/* Apply the IP of the packet ahead to last-IP once; *ip and 0, or
- * suppressed (1). */
-static int apply_ip(struct ptd_qry *q, uint64_t *ip, int *err)
+uint64_t ptd_qry_sync_offset(const struct ptd_qry *q)
 {
-    *err = 0;
-    if (!q->ip_applied) {
-        int r = ptd_last_ip_update(&q->lip, q->next.a, q->next.payload);
-        if (r < 0) {
-            *err = r;
-            return 1;
-        }
-        q->ip_applied = 1;
-    }
-    if (q->next.a == PTD_IPC_SUPPRESSED)
-        return 1;
-    return ptd_last_ip_query(&q->lip, ip) < 0 ? 1 : 0;
+    return q->pkt.sync ? (uint64_t)(q->pkt.sync - q->pkt.begin) : 0;
 }
 
-/* Would the packet ahead produce an event? */
-static bool will_event(const struct ptd_qry *q)
+/* After positioning at a PSB: read its PSB+ (the events come later). */
+static int start(struct ptd_qry *q)
 {
-    if (!q->have_next || q->next_err)
-        return false;
-    switch (q->next.kind) {
-    case PTD_PKT_TIP_PGE:
-    case PTD_PKT_TIP_PGD:
-    case PTD_PKT_OVF:
-    case PTD_PKT_PIP:
-    case PTD_PKT_VMCS:
-    case PTD_PKT_STOP:
-    case PTD_PKT_EXSTOP:
-    case PTD_PKT_MWAIT:
-    case PTD_PKT_PWRE:
-    case PTD_PKT_PWRX:
-    case PTD_PKT_PTW:
-    case PTD_PKT_CBR:
-    case PTD_PKT_MNT:
-        return true;
-    case PTD_PKT_TIP:
-        return q->tipq.count != 0;
-    case PTD_PKT_FUP:
-        return q->fupq.count != 0;
-    case PTD_PKT_MODE_EXEC:
-    case PTD_PKT_MODE_TSX:
-        /* as libipt (its MODE decoder is an event one): a query that
-         * wants a TNT or TIP stops here (the error is at the MODE), the
-         * event query reads it and goes on to where it binds */
-        return true;
-    case PTD_PKT_PSBEND:
-        return q->psbq.count != 0;
-    default:
-        return false;
-    }
-}
-
-static bool is_branch_pkt(const struct ptd_qry *q)
-{
-    return q->have_next && !q->next_err &&
-           (q->next.kind == PTD_PKT_TIP || q->next.kind == PTD_PKT_TNT8 ||
-            q->next.kind == PTD_PKT_TNT64);
-}
-
-static int status_flags(struct ptd_qry *q)
-{
-    int flags = 0;
-    if (q->ntnt == 0) {
-        int r = fetch(q);
-        if (r == -PTD_ERR_EOS)
-            flags |= PTD_ST_EOS;
-        else if (r == 0 && will_event(q))
-            flags |= PTD_ST_EVENT;
-    }
-    return flags;
-}
-
-/* ---- PSB+ --------------------------------------------------------------- */
-
-/* BDM70: is the FUP just fetched (in PSB+, tracing disabled) followed by a
- * TIP.PGE, with only packets that do not depend on PacketEn in between
- * (PAD, timing, CBR, PSBEND, PIP, MODE, VMCS, MNT)? Then it is the
- * erratum's FUP. Looks ahead on a copy of the packet decoder; bounded by
- * the trace. */
-static bool bdm70_pge_follows(const struct ptd_qry *q)
-{
-    struct ptd_pkt_decoder d = q->pkt;
-    struct ptd_pkt p;
-    for (;;) {
-        if (ptd_pkt_next(&d, &p) < 0)
-            return false;
-        switch (p.kind) {
-        case PTD_PKT_TIP_PGE:
-            return true;
-        case PTD_PKT_PAD:
-        case PTD_PKT_TSC:
-        case PTD_PKT_TMA:
-        case PTD_PKT_MTC:
-        case PTD_PKT_CYC:
-        case PTD_PKT_CBR:
-        case PTD_PKT_PSBEND:
-        case PTD_PKT_PIP:
-        case PTD_PKT_MODE_EXEC:
-        case PTD_PKT_MODE_TSX:
-        case PTD_PKT_VMCS:
-        case PTD_PKT_MNT:
-            continue;
-        default:
-            return false;
-        }
-    }
-}
-
-/* The packet ahead is PSB: read the header up to (not including) PSBEND,
- * queueing its status for PSBEND (SDM "Packet Stream Boundary"). */
-static int read_psb(struct ptd_qry *q)
-{
-    consume(q);
-    /* IP compression restarts at PSB; cached TNT bits stay (they were
-     * read ahead of the PSB and belong before it) */
-    ptd_last_ip_init(&q->lip);
-    evq_init(&q->psbq);
-    /* bounded: every iteration consumes a packet */
-    for (;;) {
-        uint64_t ip;
-        int err, r = fetch(q);
-        if (r < 0)
-            return r;
-        switch (q->next.kind) {
-        case PTD_PKT_PSBEND:
-            return 0;
-        case PTD_PKT_PAD:
-        case PTD_PKT_TSC:
-        case PTD_PKT_TMA:
-        case PTD_PKT_MTC:
-        case PTD_PKT_CYC:
-        case PTD_PKT_CBR:
-            break;
-        case PTD_PKT_FUP:
-            if ((q->errata & PTD_ERRATUM_BDM70) && !q->enabled && bdm70_pge_follows(q))
-                break;      /* BDM70: not where tracing is; TIP.PGE says it */
-            (void)apply_ip(q, &ip, &err);
-            if (err)
-                return err;
-            if (q->next.a != PTD_IPC_SUPPRESSED)
-                q->enabled = 1;
-            break;
-        case PTD_PKT_MODE_EXEC:
-            event_from_packet(evq_push(q, &q->psbq), PTD_EV_EXEC_MODE, &q->next);
-            break;
-        case PTD_PKT_MODE_TSX:
-            event_from_packet(evq_push(q, &q->psbq), PTD_EV_TSX, &q->next);
-            break;
-        case PTD_PKT_PIP:
-            event_from_packet(evq_push(q, &q->psbq), PTD_EV_ASYNC_PAGING, &q->next);
-            break;
-        case PTD_PKT_VMCS:
-            event_from_packet(evq_push(q, &q->psbq), PTD_EV_ASYNC_VMCS, &q->next);
-            break;
-        default:
-            return -PTD_ERR_BAD_CONTEXT;
-        }
-        consume(q);
-    }
-}
-
-/* ---- status packets (read ahead) ---------------------------------------- */
-
-static int decode_status(struct ptd_qry *q)
-{
-    struct ptd_event *e;
-    uint64_t ip;
-    int err;
-
-    switch (q->next.kind) {
+    int r;
+    q->status = 0;
+    ptd_qry_fetch(q);
+    switch (q->cur.kind) {
     case PTD_PKT_PSB:
-        return read_psb(q);
-    case PTD_PKT_MODE_EXEC:
-        event_from_packet(evq_push(q, &q->tipq), PTD_EV_EXEC_MODE, &q->next);
-        break;
-    case PTD_PKT_MODE_TSX:
-        /* tracing on (will_event): it binds to the FUP that follows */
-        event_from_packet(evq_push(q, &q->fupq), PTD_EV_TSX, &q->next);
-        break;
-    case PTD_PKT_FUP:
-        /* a FUP with nothing bound to it: the source of an asynchronous
-         * branch; the next TIP/TIP.PGD completes it */
-        {
-            int s = apply_ip(q, &ip, &err);
-            if (err)
-                return err;
-            e = evq_push(q, &q->tipq);
-            e->type = PTD_EV_ASYNC_BRANCH;
-            e->from = ip;
-            if (s)
-                e->flags |= PTD_EVF_IP_SUPPRESSED;
-        }
-        break;
+        r = ptd_qry_decode_psb(q);
+        return r < 0 ? r : 0;
+    case PTD_PKT_NONE:
+        return q->status < 0 ? q->status : -PTD_ERR_INTERNAL;
     default:
-        /* PAD, timing, PSBEND without status, BBP/BIP/BEP/CFE/EVD... */
-        break;
-    }
-    consume(q);
-    return 0;
-}
-
-/* Decode status packets up to the next TNT/TIP or event packet. */
-static int read_ahead(struct ptd_qry *q)
-{
-    for (;;) {
-        int r = fetch(q);
-        if (r < 0)
-            return r;
-        if (is_branch_pkt(q) || will_event(q))
-            return 0;
-        r = decode_status(q);
-        if (r < 0)
-            return r;
+        return -PTD_ERR_NOSYNC;
     }
 }
 
-/* ---- events ------------------------------------------------------------- */
-
-/* Kind of the first packet after the one ahead that is not PAD or timing
- * (a second look-ahead on a copy of the packet decoder). */
-static unsigned peek_after_next(const struct ptd_qry *q)
+int ptd_qry_sync_forward(struct ptd_qry *q)
 {
-    struct ptd_pkt_decoder d;
-    struct ptd_pkt p;
-    d.begin = q->pkt.begin;
-    d.end = q->pkt.end;
-    d.pos = q->pkt.pos;
-    d.sync = q->pkt.sync;
-    d.in_block = q->pkt.in_block;
-    d.block_sz4 = q->pkt.block_sz4;
-    d.errata = q->pkt.errata;
-    d.libipt20 = q->pkt.libipt20;
-    d.pwre_bit3 = q->pkt.pwre_bit3;
-    for (;;) {
-        if (ptd_pkt_next(&d, &p) < 0)
-            return PTD_PKT_NONE;
-        if (p.kind != PTD_PKT_PAD && p.kind != PTD_PKT_TSC && p.kind != PTD_PKT_MTC &&
-            p.kind != PTD_PKT_TMA && p.kind != PTD_PKT_CYC)
-            return p.kind;
-    }
-}
-
-/* OVF: drop what was pending; tracing resumes at the next FUP (only
- * timing packets in between), else the overflow resolved with tracing
- * disabled (SDM "Overflow Packet"); a TNT or TIP right after OVF contradicts
- * both. Errata: APL12, a FUP followed by TIP.PGE is not where tracing
- * resumed; APL11, a TIP.PGD may follow OVF; SKD010, the FUP may be missing
- * and the TIP that follows gives the IP. */
-static int decode_ovf(struct ptd_qry *q, struct ptd_event *ev)
-{
-    uint64_t off = q->next_off;
-    consume(q);
-    q->ntnt = 0;
-    q->enabled = 0;
-    evq_init(&q->tipq);
-    evq_init(&q->fupq);
-    evq_init(&q->psbq);
-    ptd_last_ip_init(&q->lip);
-    ev->type = PTD_EV_OVERFLOW;
-    ev->offset = off;
-    for (;;) {
-        uint64_t ip = 0;
-        int err, s;
-        if (fetch(q) < 0)
-            break;
-        switch (q->next.kind) {
-        case PTD_PKT_PAD:
-        case PTD_PKT_TSC:
-        case PTD_PKT_MTC:
-        case PTD_PKT_TMA:
-        case PTD_PKT_CYC:
-            consume(q);
-            continue;
-        case PTD_PKT_FUP:
-            if ((q->errata & PTD_ERRATUM_APL12) && peek_after_next(q) == PTD_PKT_TIP_PGE) {
-                consume(q);
-                break;
-            }
-            s = apply_ip(q, &ip, &err);
-            if (err)
-                return err;
-            consume(q);
-            if (s)
-                break;
-            ev->ip = ip;
-            q->enabled = 1;
-            return 1;
-        case PTD_PKT_TIP_PGD:
-            if (!(q->errata & PTD_ERRATUM_APL11))
-                return -PTD_ERR_BAD_CONTEXT;
-            consume(q);
-            break;
-        case PTD_PKT_TIP:
-            if (!(q->errata & PTD_ERRATUM_SKD010))
-                return -PTD_ERR_BAD_CONTEXT;
-            s = apply_ip(q, &ip, &err);
-            if (err)
-                return err;
-            consume(q);
-            if (s)
-                break;
-            ev->ip = ip;
-            q->enabled = 1;
-            return 1;
-        case PTD_PKT_TNT8:
-        case PTD_PKT_TNT64:
-            return -PTD_ERR_BAD_CONTEXT;
-        default:
-            break;
-        }
-        break;
-    }
-    ev->flags |= PTD_EVF_IP_SUPPRESSED;
-    return 1;
-}
-
-/* Publish the front of a queue with the packet's IP; consume the packet
- * when the queue is empty afterwards. */
-static int publish_bound(struct ptd_qry *q, struct ptd_qry_evq *bq,
-                         struct ptd_event *ev, uint64_t ip, int suppressed)
-{
-    struct ptd_event *f = evq_front(bq);
-    ev_copy(ev, f);
-    evq_pop(bq);
-    ev->offset = q->next_off;
-    if (ev->type == PTD_EV_ASYNC_BRANCH || ev->type == PTD_EV_ASYNC_PAGING ||
-        ev->type == PTD_EV_ASYNC_VMCS || ev->type == PTD_EV_EXEC_MODE ||
-        ev->type == PTD_EV_TSX || ev->type == PTD_EV_EXSTOP ||
-        ev->type == PTD_EV_MWAIT || ev->type == PTD_EV_PTWRITE) {
-        ev->ip = ip;
-        if (suppressed)
-            ev->flags |= PTD_EVF_IP_SUPPRESSED;
-    }
-    if (!bq->count)
-        consume(q);
-    return 1;
-}
-
-/* Decode the event packet ahead. 1: *ev holds an event; 0: none (read
- * on); < 0: error. */
-static int decode_event(struct ptd_qry *q, struct ptd_event *ev)
-{
-    struct ptd_event *e;
-    uint64_t ip = 0;
-    int s, err;
-
-    ev_clear(ev);
-    ev_stamp(q, ev);
-    ev->offset = q->next_off;
-    switch (q->next.kind) {
-    case PTD_PKT_TIP_PGE:
-        s = apply_ip(q, &ip, &err);
-        if (err)
-            return err;
-        /* first the enable, then what binds to it (MODE.Exec): the packet
-         * stays ahead until they are all out. ip_applied marks the first. */
-        if (q->ip_applied == 1) {
-            q->ip_applied = 2;
-            if (s)
-                return -PTD_ERR_BAD_PACKET;
-            /* TNT bits left over belong to before the disable: drop them */
-            q->ntnt = 0;
-            q->enabled = 1;
-            ev->type = PTD_EV_ENABLED;
-            ev->ip = ip;
-            if (s)
-                ev->flags |= PTD_EVF_IP_SUPPRESSED;
-            if (!q->tipq.count)
-                consume(q);
-            return 1;
-        }
-        return publish_bound(q, &q->tipq, ev, ip, s);
-    case PTD_PKT_TIP_PGD:
-        s = apply_ip(q, &ip, &err);
-        if (err)
-            return err;
-        /* only an asynchronous branch may bind to TIP.PGD */
-        e = evq_front(&q->tipq);
-        if (e) {
-            if (e->type != PTD_EV_ASYNC_BRANCH || q->tipq.count > 1)
-                return -PTD_ERR_BAD_CONTEXT;
-            ev->type = PTD_EV_ASYNC_DISABLED;
-            ev->from = e->from;
-            evq_pop(&q->tipq);
-        } else {
-            ev->type = PTD_EV_DISABLED;
-        }
-        ev->ip = ip;
-        if (s)
-            ev->flags |= PTD_EVF_IP_SUPPRESSED;
-        q->enabled = 0;
-        consume(q);
-        return 1;
-    case PTD_PKT_TIP:
-        /* An asynchronous branch uses the TIP up; MODE.Exec (and PIP/VMCS
-         * bound to it) only take its IP and leave it to the far branch's
-         * indirect query. */
-        s = apply_ip(q, &ip, &err);
-        if (err)
-            return err;
-        e = evq_front(&q->tipq);
-        if (e->type == PTD_EV_ASYNC_BRANCH)
-            q->tip_used = 1;
-        ev_copy(ev, e);
-        evq_pop(&q->tipq);
-        ev->offset = q->next_off;
-        ev->ip = ip;
-        if (s)
-            ev->flags |= PTD_EVF_IP_SUPPRESSED;
-        if (!q->tipq.count && q->tip_used) {
-            q->tip_used = 0;
-            consume(q);
-        }
-        return 1;
-    case PTD_PKT_FUP:
-        /* MODE.TSX begin/commit, EXSTOP, MWAIT and PTW use the FUP up; a
-         * transaction abort only takes its IP: the FUP then also starts the
-         * asynchronous branch to the abort handler (SDM "MODE.TSX") */
-        s = apply_ip(q, &ip, &err);
-        if (err)
-            return err;
-        e = evq_front(&q->fupq);
-        if (!(e->type == PTD_EV_TSX && (e->flags & PTD_EVF_ABORTED)))
-            q->tip_used = 1;
-        ev_copy(ev, e);
-        evq_pop(&q->fupq);
-        ev->offset = q->next_off;
-        ev->ip = ip;
-        if (s)
-            ev->flags |= PTD_EVF_IP_SUPPRESSED;
-        if (!q->fupq.count && q->tip_used)
-            consume(q);
-        return 1;
-    case PTD_PKT_PSBEND:
-        s = ptd_last_ip_query(&q->lip, &ip) < 0;
-        publish_bound(q, &q->psbq, ev, ip, s);
-        ev->flags |= PTD_EVF_STATUS_UPDATE;
-        /* PSB+ events take the time at PSBEND (libipt's psbend events) */
-        ev->flags &= (uint8_t)~PTD_EVF_HAS_TSC;
-        ev->tsc = 0;
-        ev_stamp(q, ev);
-        return 1;
-    case PTD_PKT_OVF:
-        return decode_ovf(q, ev);
-    case PTD_PKT_PIP:
-        if (evq_has(&q->tipq, PTD_EV_ASYNC_BRANCH)) {
-            event_from_packet(evq_push(q, &q->tipq), PTD_EV_ASYNC_PAGING, &q->next);
-            consume(q);
-            return 0;
-        }
-        event_from_packet(ev, PTD_EV_PAGING, &q->next);
-        consume(q);
-        return 1;
-    case PTD_PKT_VMCS:
-        if (evq_has(&q->tipq, PTD_EV_ASYNC_BRANCH)) {
-            event_from_packet(evq_push(q, &q->tipq), PTD_EV_ASYNC_VMCS, &q->next);
-            consume(q);
-            return 0;
-        }
-        event_from_packet(ev, PTD_EV_VMCS, &q->next);
-        consume(q);
-        return 1;
-    case PTD_PKT_MODE_EXEC:
-        /* binds to the next TIP/TIP.PGE/TIP.PGD: read on */
-        event_from_packet(evq_push(q, &q->tipq), PTD_EV_EXEC_MODE, &q->next);
-        consume(q);
-        return 0;
-    case PTD_PKT_MODE_TSX:
-        if (q->enabled) {
-            /* binds to the FUP that follows: read on */
-            event_from_packet(evq_push(q, &q->fupq), PTD_EV_TSX, &q->next);
-            consume(q);
-            return 0;
-        }
-        /* tracing is off: no FUP follows, no IP (libipt's standalone TSX) */
-        event_from_packet(ev, PTD_EV_TSX, &q->next);
-        ev->flags |= PTD_EVF_IP_SUPPRESSED;
-        consume(q);
-        return 1;
-    case PTD_PKT_STOP:
-        ev->type = PTD_EV_STOP;
-        consume(q);
-        return 1;
-    case PTD_PKT_CBR:
-        ev->type = PTD_EV_CBR;
-        ev->value = q->next.payload;
-        consume(q);
-        return 1;
-    case PTD_PKT_MNT:
-        ev->type = PTD_EV_MNT;
-        ev->value = q->next.payload;
-        consume(q);
-        return 1;
-    case PTD_PKT_PWRE:
-        ev->type = PTD_EV_PWRE;
-        ev->a = q->next.a;
-        ev->b = (uint8_t)q->next.aux;
-        if (q->next.flags & PTD_PKTF_HW)
-            ev->flags |= PTD_EVF_HW;
-        consume(q);
-        return 1;
-    case PTD_PKT_PWRX:
-        ev->type = PTD_EV_PWRX;
-        ev->a = q->next.a;
-        ev->b = (uint8_t)q->next.aux;
-        ev->aux = q->next.flags;
-        consume(q);
-        return 1;
-    case PTD_PKT_EXSTOP:
-    case PTD_PKT_PTW:
-    case PTD_PKT_MWAIT:
-        {
-            unsigned type = q->next.kind == PTD_PKT_EXSTOP ? PTD_EV_EXSTOP
-                          : q->next.kind == PTD_PKT_PTW ? PTD_EV_PTWRITE : PTD_EV_MWAIT;
-            bool bound = q->next.kind == PTD_PKT_MWAIT || (q->next.flags & PTD_PKTF_IP);
-            e = bound ? evq_push(q, &q->fupq) : ev;
-            e->type = (uint8_t)type;
-            e->value = q->next.payload;
-            e->aux = q->next.aux;
-            consume(q);
-            if (bound)
-                return 0;
-            ev->flags |= PTD_EVF_IP_SUPPRESSED;
-            return 1;
-        }
-    default:
-        return -PTD_ERR_INTERNAL;
-    }
-}
-
-/* ---- queries ------------------------------------------------------------ */
-
-int ptd_qry_sync_forward(struct ptd_qry *q, uint64_t *ip)
-{
-    int r, flags = 0;
-    uint64_t at = ptd_qry_offset(q);
-
-    q->pkt.pos = q->pkt.begin + at;
-    drop(q);
-    if (q->timing)
-        ptd_time_reset(&q->time);
-    q->ntnt = 0;
-    q->enabled = 0;
-    evq_init(&q->tipq);
-    evq_init(&q->fupq);
-    evq_init(&q->psbq);
-    ptd_last_ip_init(&q->lip);
+    int r;
+    /* from where the packet decoder stands: after the packet being
+     * processed, or at the one that could not be decoded */
+    reset(q);
+    ptd_time_reset(&q->time);
     r = ptd_pkt_sync_forward(&q->pkt);
     if (r < 0)
         return r;
-    r = fetch(q);
-    if (r < 0)
-        return r;
-    if (q->next.kind != PTD_PKT_PSB)
-        return -PTD_ERR_NOSYNC;
-    r = read_psb(q);
-    if (r < 0)
-        return r;
-    if (ptd_last_ip_query(&q->lip, ip) < 0)
-        flags |= PTD_ST_IP_SUPPRESSED;
-    snapshot(q);
-    r = read_ahead(q);
-    if (r < 0 && r != -PTD_ERR_EOS)
-        return r;
-    return flags | status_flags(q);
+    return start(q);
 }
 
-int ptd_qry_cond(struct ptd_qry *q, int *taken)
-{
-    if (q->ntnt == 0) {
-        for (;;) {
-            int r = fetch(q);
-            if (r < 0)
-                return r;
-            /* TNT first: the common case, and never an event */
-            if (q->next.kind != PTD_PKT_TNT8 && q->next.kind != PTD_PKT_TNT64 &&
-                (will_event(q) || q->next.kind == PTD_PKT_TIP))
-                return -PTD_ERR_BAD_QUERY;
-            if (q->next.kind == PTD_PKT_TNT8 || q->next.kind == PTD_PKT_TNT64) {
-                q->tnt = q->next.payload;
-                q->ntnt = q->next.a;
-                consume(q);
-                snapshot(q);
-                r = read_ahead(q);
-                if (r < 0 && r != -PTD_ERR_EOS)
-                    return r;
-                if (q->ntnt == 0)
-                    continue;   /* an empty TNT (not architectural) */
-                break;
-            }
-            r = decode_status(q);
-            if (r < 0)
-                return r;
-        }
-    }
-    q->ntnt--;
-    *taken = (int)((q->tnt >> q->ntnt) & 1);
-    return status_flags(q);
-}
-
-int ptd_qry_indirect(struct ptd_qry *q, uint64_t *ip)
-{
-    int flags = 0, r;
-    for (;;) {
-        r = fetch(q);
-        if (r < 0)
-            return r;
-        if (will_event(q))
-            return -PTD_ERR_BAD_QUERY;
-        if (q->next.kind == PTD_PKT_TNT8 || q->next.kind == PTD_PKT_TNT64) {
-            if (q->ntnt)
-                return -PTD_ERR_BAD_QUERY;
-            q->tnt = q->next.payload;
-            q->ntnt = q->next.a;
-            consume(q);
-        } else if (q->next.kind == PTD_PKT_TIP) {
-            int err;
-            if (apply_ip(q, ip, &err))
-                flags |= PTD_ST_IP_SUPPRESSED;
-            if (err)
-                return err;
-            consume(q);
-            snapshot(q);
-            break;
-        } else {
-            r = decode_status(q);
-            if (r < 0)
-                return r;
-            continue;
-        }
-        r = read_ahead(q);
-        if (r < 0)
-            return r;
-    }
-    r = read_ahead(q);
-    if (r < 0 && r != -PTD_ERR_EOS)
-        return r;
-    return flags | status_flags(q);
-}
-
-int ptd_qry_event(struct ptd_qry *q, struct ptd_event *ev)
+int ptd_qry_sync_set(struct ptd_qry *q, uint64_t offset)
 {
     int r;
-    if (q->ntnt)
-        return -PTD_ERR_BAD_QUERY;
-    for (;;) {
-        r = fetch(q);
-        if (r < 0)
-            return r;
-        if (will_event(q)) {
-            r = decode_event(q, ev);
-            if (r < 0)
-                return r;
-            if (r > 0) {
-                snapshot(q);
-                break;
-            }
-        } else {
-            if (is_branch_pkt(q))
-                return -PTD_ERR_BAD_QUERY;
-            r = decode_status(q);
-            if (r < 0)
-                return r;
-        }
-        r = read_ahead(q);
-        if (r < 0)
-            return r;
-    }
-    r = read_ahead(q);
-    if (r < 0 && r != -PTD_ERR_EOS)
+    reset(q);
+    ptd_time_reset(&q->time);
+    r = ptd_pkt_sync_set(&q->pkt, offset);
+    if (r < 0)
         return r;
-    return status_flags(q);
+    return start(q);
+}
+
+/* ---- the packets -------------------------------------------------------- */
+
+/* A standalone event of type for the current packet: published with the
+ * time now, and the next packet fetched. */
+static struct ptd_event *standalone_now(struct ptd_qry *q, unsigned type)
+{
+    struct ptd_event *ev = ptd_qry_standalone(q);
+    ev->type = (uint8_t)type;
+    return ev;
+}
+
+static int publish_now(struct ptd_qry *q, struct ptd_event *ev)
+{
+    ptd_qry_ev_time(q, ev);
+    ptd_qry_publish(q, ev);
+    return ptd_qry_fetch(q);
+}
+
+static int decode_tnt(struct ptd_qry *q)
+{
+    struct ptd_event *ev;
+    if (!q->enabled)
+        return -PTD_ERR_BAD_CONTEXT;
+    ev = standalone_now(q, PTD_EV_TNT);
+    ev->value = q->cur.payload;
+    ev->a = q->cur.a;
+    return publish_now(q, ev);
+}
+
+/* Timing packets outside PSB+ move the time (CBR also makes an event). */
+static int decode_timing(struct ptd_qry *q)
+{
+    int r = ptd_qry_apply_time(&q->time, &q->cur);
+    if (r < 0)
+        return r;
+    if (q->cur.kind == PTD_PKT_CBR) {
+        struct ptd_event *ev = standalone_now(q, PTD_EV_CBR);
+        ev->value = q->cur.payload;
+        return publish_now(q, ev);
+    }
+    return 1;
+}
+
+/* The time and IP of an event published at a FUP, by type; 0, or
+ * -PTD_ERR_BAD_CONTEXT for a type that cannot bind to a FUP. */
+static int fup_bound(struct ptd_qry *q, struct ptd_event *ev)
+{
+    switch (ev->type) {
+    case PTD_EV_OVERFLOW:
+        /* the time stays the OVF's: with the next event's it tells how
+         * long the overflow lasted */
+        ptd_qry_ev_ip(q, ev);
+        q->enabled = 1;
+        return 0;
+    case PTD_EV_RSM:
+    case PTD_EV_SIPI:
+        /* they take the FUP without its IP (queued suppressed) */
+        ptd_qry_ev_time(q, ev);
+        return (ev->flags & PTD_EVF_IP_SUPPRESSED) ? 0 : -PTD_ERR_INTERNAL;
+    case PTD_EV_TSX:
+    case PTD_EV_EXSTOP:
+    case PTD_EV_MWAIT:
+    case PTD_EV_PTWRITE:
+    case PTD_EV_EXEC_MODE:
+    case PTD_EV_IFLAGS:
+    case PTD_EV_INTERRUPT:
+    case PTD_EV_IRET:
+    case PTD_EV_SMI:
+    case PTD_EV_INIT:
+    case PTD_EV_VMENTRY:
+    case PTD_EV_VMEXIT:
+    case PTD_EV_SHUTDOWN:
+    case PTD_EV_UINTR:
+    case PTD_EV_UIRET:
+    case PTD_EV_TRIG:
+    case PTD_EV_SWINTR:
+    case PTD_EV_SYSCALL:
+        ptd_qry_ev_time(q, ev);
+        ptd_qry_ev_ip(q, ev);
+        return 0;
+    default:
+        return -PTD_ERR_BAD_CONTEXT;
+    }
+}
+
+/* FUP: the events waiting for it, one per call (those bound to a FUP use
+ * it up; the others only take its IP); with none left, the source of an
+ * asynchronous branch that the next TIP/TIP.PGD completes. */
+static int decode_fup(struct ptd_qry *q)
+{
+    int r = ptd_qry_update_ip(q, &q->cur);
+    if (r < 0)
+        return r;
+    /* bounded: each round takes an entry out of the queue */
+    for (;;) {
+        struct ptd_event *ev;
+        uint64_t from;
+        if (ptd_qry_pending(q, PTD_QRY_B_FUP_BOUND))
+            q->bound = 1;
+        ev = ptd_qry_dequeue(q, PTD_QRY_B_FUP | PTD_QRY_B_FUP_BOUND);
+        if (!ev) {
+            if (q->bound)
+                return 1;
+            /* an asynchronous branch needs its source: a FUP without an
+             * IP cannot start one */
+            r = ptd_last_ip_query(&q->lip, &from);
+            if (r < 0)
+                return r;
+            ev = ptd_qry_enqueue(q, PTD_QRY_B_TIP);
+            if (!ev)
+                return -PTD_ERR_NOMEM;
+            ev->type = PTD_EV_ASYNC_BRANCH;
+            ev->from = from;
+            return 1;
+        }
+        if (ev->type == PTD_EV_IGNORE)
+            continue;
+        ptd_qry_publish(q, ev);
+        return fup_bound(q, ev);
+    }
+}
+
+/* A TIP that completes an asynchronous branch (the branch first, then the
+ * events that take the TIP's IP), or a TIP event for the flow. */
+static int decode_tip_event(struct ptd_qry *q)
+{
+    struct ptd_event *ev, *async;
+    q->bound = 1;
+    async = ptd_qry_find(q, PTD_QRY_B_TIP, PTD_EV_ASYNC_BRANCH);
+    if (async) {
+        ev = ptd_qry_dequeue(q, PTD_QRY_B_TIP);
+        if (!ev)
+            return -PTD_ERR_INTERNAL;
+        if (ev != async) {
+            /* the branch goes out first */
+            struct ptd_event tmp;
+            ptd_qry_ev_copy(&tmp, async);
+            ptd_qry_ev_copy(async, ev);
+            ptd_qry_ev_copy(ev, &tmp);
+        }
+    } else {
+        ev = standalone_now(q, PTD_EV_TIP);
+    }
+    ptd_qry_ev_ip(q, ev);
+    ptd_qry_ev_time(q, ev);
+    ptd_qry_publish(q, ev);
+    return 0;
+}
+
+static int decode_tip(struct ptd_qry *q)
+{
+    int r;
+    if (!q->enabled)
+        return -PTD_ERR_BAD_CONTEXT;
+    r = ptd_qry_update_ip(q, &q->cur);
+    if (r < 0)
+        return r;
+    if (!q->bound)
+        return decode_tip_event(q);
+    for (;;) {
+        struct ptd_event *ev = ptd_qry_dequeue(q, PTD_QRY_B_TIP);
+        if (!ev)
+            return 1;
+        switch (ev->type) {
+        case PTD_EV_IGNORE:
+            continue;
+        case PTD_EV_EXEC_MODE:
+        case PTD_EV_ASYNC_PAGING:
+        case PTD_EV_ASYNC_VMCS:
+        case PTD_EV_IFLAGS:
+            ptd_qry_ev_ip(q, ev);
+            ptd_qry_ev_time(q, ev);
+            ptd_qry_publish(q, ev);
+            return 0;
+        case PTD_EV_ASYNC_BRANCH:
+            return -PTD_ERR_INTERNAL;
+        default:
+            return -PTD_ERR_BAD_CONTEXT;
+        }
+    }
+}
+
+/* TIP.PGE: the enable first, then what binds to it (MODE.Exec). */
+static int decode_tip_pge(struct ptd_qry *q)
+{
+    struct ptd_event *ev;
+    int r = ptd_qry_update_ip(q, &q->cur);
+    if (r < 0)
+        return r;
+    if (!q->bound) {
+        ev = ptd_qry_standalone(q);
+        ev->type = PTD_EV_ENABLED;
+        ptd_qry_ev_ip(q, ev);
+        q->enabled = 1;
+        q->bound = 1;
+        ptd_qry_ev_time(q, ev);
+        ptd_qry_publish(q, ev);
+        return 0;
+    }
+    for (;;) {
+        ev = ptd_qry_dequeue(q, PTD_QRY_B_TIP);
+        if (!ev)
+            return 1;
+        switch (ev->type) {
+        case PTD_EV_IGNORE:
+            continue;
+        case PTD_EV_EXEC_MODE:
+        case PTD_EV_IFLAGS:
+            ptd_qry_ev_ip(q, ev);
+            ptd_qry_ev_time(q, ev);
+            ptd_qry_publish(q, ev);
+            return 0;
+        default:
+            return -PTD_ERR_BAD_CONTEXT;
+        }
+    }
+}
+
+/* TIP.PGD: a disable; after a FUP an asynchronous one, followed by the
+ * PIP/VMCS/MODE.Exec that came with it (without an IP: tracing is off
+ * when they apply). */
+static int decode_tip_pgd(struct ptd_qry *q)
+{
+    struct ptd_event *ev;
+    int r = ptd_qry_update_ip(q, &q->cur);
+    if (r < 0)
+        return r;
+    ev = ptd_qry_dequeue(q, PTD_QRY_B_TIP);
+    if (!ev) {
+        if (q->bound)
+            return 1;
+        ev = standalone_now(q, PTD_EV_DISABLED);
+        ptd_qry_ev_ip(q, ev);
+        q->enabled = 0;
+        return publish_now(q, ev);
+    }
+    switch (ev->type) {
+    case PTD_EV_ASYNC_BRANCH:
+        ev->type = PTD_EV_ASYNC_DISABLED;
+        ptd_qry_ev_ip(q, ev);
+        q->enabled = 0;
+        q->bound = 1;
+        break;
+    case PTD_EV_ASYNC_PAGING:
+    case PTD_EV_ASYNC_VMCS:
+        if (!q->bound)
+            return -PTD_ERR_INTERNAL;
+        ev->flags |= PTD_EVF_IP_SUPPRESSED;
+        break;
+    case PTD_EV_EXEC_MODE:
+        ev->flags |= PTD_EVF_IP_SUPPRESSED;
+        break;
+    default:
+        return -PTD_ERR_BAD_CONTEXT;
+    }
+    ptd_qry_ev_time(q, ev);
+    ptd_qry_publish(q, ev);
+    return 0;
+}
+
+/* MODE.Exec binds to the next TIP, TIP.PGE or FUP; it makes an event only
+ * for what changed (the execution mode; RFLAGS.IF with iflags events), an
+ * ignore event otherwise to take the binding packet. */
+static int decode_mode_exec(struct ptd_qry *q)
+{
+    const unsigned b = PTD_QRY_B_TIP | PTD_QRY_B_FUP_BOUND;
+    const struct ptd_pkt *p = &q->cur;
+    uint8_t csl = (p->flags & PTD_PKTF_CSL) != 0, csd = (p->flags & PTD_PKTF_CSD) != 0;
+    uint8_t iflag = (p->flags & PTD_PKTF_IF) != 0;
+    struct ptd_event *ev;
+    int n = 0;
+
+    if (!q->mode_exec_valid || q->csl != csl || q->csd != csd) {
+        ev = ptd_qry_enqueue(q, b);
+        if (!ev)
+            return -PTD_ERR_NOMEM;
+        ev->type = PTD_EV_EXEC_MODE;
+        ev->mode = (uint8_t)ptd_qry_exec_mode(p);
+        q->csl = csl;
+        q->csd = csd;
+        n++;
+    }
+    if ((q->flags & PTD_QRY_F_IFLAGS) && (!q->mode_exec_valid || q->iflag != iflag)) {
+        ev = ptd_qry_enqueue(q, b);
+        if (!ev)
+            return -PTD_ERR_NOMEM;
+        ev->type = PTD_EV_IFLAGS;
+        if (iflag)
+            ev->flags |= PTD_EVF_IFLAG;
+        q->iflag = iflag;
+        n++;
+    }
+    if (!n) {
+        ev = ptd_qry_enqueue(q, b);
+        if (!ev)
+            return -PTD_ERR_NOMEM;
+        ev->type = PTD_EV_IGNORE;
+    }
+    q->mode_exec_valid = 1;
+    return 1;
+}
+
+static void tsx_of(struct ptd_event *ev, const struct ptd_pkt *p)
+{
+    ev->type = PTD_EV_TSX;
+    if (p->flags & PTD_PKTF_INTX)
+        ev->flags |= PTD_EVF_SPECULATIVE;
+    if (p->flags & PTD_PKTF_ABRT)
+        ev->flags |= PTD_EVF_ABORTED;
+}
+
+/* MODE.TSX binds to the next FUP (an abort to the FUP of the asynchronous
+ * branch to the abort handler, which it does not use up); with tracing off
+ * it stands alone. */
+static int decode_mode_tsx(struct ptd_qry *q)
+{
+    struct ptd_event *ev;
+    if (q->enabled) {
+        ev = ptd_qry_enqueue(q, (q->cur.flags & PTD_PKTF_ABRT) ? PTD_QRY_B_FUP : PTD_QRY_B_FUP_BOUND);
+        if (!ev)
+            return -PTD_ERR_NOMEM;
+        tsx_of(ev, &q->cur);
+        return 1;
+    }
+    ev = ptd_qry_standalone(q);
+    tsx_of(ev, &q->cur);
+    ev->flags |= PTD_EVF_IP_SUPPRESSED;
+    return publish_now(q, ev);
+}
+
+static void paging_of(struct ptd_event *ev, unsigned type, const struct ptd_pkt *p)
+{
+    ev->type = (uint8_t)type;
+    ev->value = p->payload;
+    if (p->flags & PTD_PKTF_NR)
+        ev->flags |= PTD_EVF_NR;
+}
+
+/* PIP: part of an asynchronous branch (after its FUP), or on its own (it
+ * binds to MOV CR3 or a far branch: the flow layer finds it). */
+static int decode_pip(struct ptd_qry *q)
+{
+    if (ptd_qry_find(q, PTD_QRY_B_TIP, PTD_EV_ASYNC_BRANCH)) {
+        struct ptd_event *ev = ptd_qry_enqueue(q, PTD_QRY_B_TIP);
+        if (!ev)
+            return -PTD_ERR_NOMEM;
+        paging_of(ev, PTD_EV_ASYNC_PAGING, &q->cur);
+        return 1;
+    }
+    struct ptd_event *ev = ptd_qry_standalone(q);
+    paging_of(ev, PTD_EV_PAGING, &q->cur);
+    return publish_now(q, ev);
+}
+
+/* VMCS: as PIP; with both after a FUP, VMCS goes before PIP (it takes the
+ * PIP's place in the queue). */
+static int decode_vmcs(struct ptd_qry *q)
+{
+    struct ptd_event *ev = ptd_qry_find(q, PTD_QRY_B_TIP, PTD_EV_ASYNC_PAGING);
+    if (ev) {
+        struct ptd_event *paging = ptd_qry_enqueue(q, PTD_QRY_B_TIP);
+        if (!paging)
+            return -PTD_ERR_NOMEM;
+        ptd_qry_ev_copy(paging, ev);
+        ev_clear(ev);
+        ev->type = PTD_EV_ASYNC_VMCS;
+        ev->value = q->cur.payload;
+        return 1;
+    }
+    if (ptd_qry_find(q, PTD_QRY_B_TIP, PTD_EV_ASYNC_BRANCH)) {
+        ev = ptd_qry_enqueue(q, PTD_QRY_B_TIP);
+        if (!ev)
+            return -PTD_ERR_NOMEM;
+        ev->type = PTD_EV_ASYNC_VMCS;
+        ev->value = q->cur.payload;
+        return 1;
+    }
+    ev = standalone_now(q, PTD_EV_VMCS);
+    ev->value = q->cur.payload;
+    return publish_now(q, ev);
+}
+
+/* EXSTOP: completes a waiting MWAIT (both bound to the FUP when EXSTOP has
+ * its IP bit, else both standalone: the MWAIT first); binds to the next
+ * FUP with its IP bit. */
+static int decode_exstop(struct ptd_qry *q)
+{
+    struct ptd_event *ev = ptd_qry_dequeue(q, PTD_QRY_B_EXSTOP);
+    bool ip = (q->cur.flags & PTD_PKTF_IP) != 0;
+    if (ev) {
+        if (ev->type != PTD_EV_MWAIT)
+            return -PTD_ERR_INTERNAL;
+        if (!ip) {
+            ev->flags |= PTD_EVF_IP_SUPPRESSED;
+            ptd_qry_ev_time(q, ev);
+            ptd_qry_publish(q, ev);
+            return 0;   /* the EXSTOP on the next call */
+        }
+        struct ptd_event *mwait = ptd_qry_enqueue(q, PTD_QRY_B_FUP_BOUND);
+        if (!mwait)
+            return -PTD_ERR_NOMEM;
+        ptd_qry_ev_copy(mwait, ev);
+    }
+    if (ip) {
+        ev = ptd_qry_enqueue(q, PTD_QRY_B_FUP_BOUND);
+        if (!ev)
+            return -PTD_ERR_NOMEM;
+        ev->type = PTD_EV_EXSTOP;
+        return 1;
+    }
+    ev = standalone_now(q, PTD_EV_EXSTOP);
+    ev->flags |= PTD_EVF_IP_SUPPRESSED;
+    return publish_now(q, ev);
+}
+
+/* MWAIT waits for the EXSTOP after it (libipt: "MWAIT binds to the same IP
+ * as a subsequent EXSTOP"). */
+static int decode_mwait(struct ptd_qry *q)
+{
+    struct ptd_event *ev = ptd_qry_enqueue(q, PTD_QRY_B_EXSTOP);
+    if (!ev)
+        return -PTD_ERR_NOMEM;
+    ev->type = PTD_EV_MWAIT;
+    ev->value = q->cur.payload;
+    ev->aux = q->cur.aux;
+    return 1;
+}
+
+/* PWRE waits for its PWRX (SDM: "PWRX will always apply to the same IP as
+ * the PWRE"), keeping its own time. */
+static int decode_pwre(struct ptd_qry *q)
+{
+    struct ptd_event *ev = ptd_qry_enqueue(q, PTD_QRY_B_PWRX);
+    if (!ev)
+        return -PTD_ERR_NOMEM;
+    ev->type = PTD_EV_PWRE;
+    ev->a = q->cur.a;
+    ev->b = (uint8_t)q->cur.aux;
+    if (q->cur.flags & PTD_PKTF_HW)
+        ev->flags |= PTD_EVF_HW;
+    ptd_qry_ev_time(q, ev);
+    return 1;
+}
+
+/* PWRX: the waiting PWREs first, then the PWRX. */
+static int decode_pwrx(struct ptd_qry *q)
+{
+    struct ptd_event *ev = ptd_qry_dequeue(q, PTD_QRY_B_PWRX);
+    if (ev) {
+        if (ev->type != PTD_EV_PWRE)
+            return -PTD_ERR_INTERNAL;
+        ptd_qry_publish(q, ev);
+        return 0;
+    }
+    ev = standalone_now(q, PTD_EV_PWRX);
+    ev->a = q->cur.a;
+    ev->b = (uint8_t)q->cur.aux;
+    ev->aux = q->cur.flags;
+    return publish_now(q, ev);
+}
+
+/* PTW: with its IP bit bound to the next FUP, else standalone. */
+static int decode_ptw(struct ptd_qry *q)
+{
+    enum { PTW_BYTES_4 = 4, PTW_BYTES_8 = 8 };
+    struct ptd_event *ev;
+    if (q->cur.flags & PTD_PKTF_IP) {
+        ev = ptd_qry_enqueue(q, PTD_QRY_B_FUP_BOUND);
+        if (!ev)
+            return -PTD_ERR_NOMEM;
+        ev->type = PTD_EV_PTWRITE;
+    } else {
+        ev = standalone_now(q, PTD_EV_PTWRITE);
+        ev->flags |= PTD_EVF_IP_SUPPRESSED;
+    }
+    ev->value = q->cur.payload;
+    ev->a = q->cur.a ? PTW_BYTES_8 : PTW_BYTES_4;
+    if (q->cur.flags & PTD_PKTF_IP)
+        return 1;
+    return publish_now(q, ev);
+}
+
+static int decode_simple(struct ptd_qry *q, unsigned type)
+{
+    struct ptd_event *ev = standalone_now(q, type);
+    ev->value = q->cur.payload;
+    return publish_now(q, ev);
+}
+
+/* The current packet: 0 an event, 1 read on, < 0 an error (ptd_qry_impl.h). */
+static int decode_packet(struct ptd_qry *q)
+{
+    int r;
+    switch (q->cur.kind) {
+    case PTD_PKT_TNT8:
+    case PTD_PKT_TNT64: return decode_tnt(q);
+    case PTD_PKT_TSC:
+    case PTD_PKT_TMA:
+    case PTD_PKT_MTC:
+    case PTD_PKT_CYC:
+    case PTD_PKT_CBR: return decode_timing(q);
+    case PTD_PKT_FUP: return decode_fup(q);
+    case PTD_PKT_TIP: return decode_tip(q);
+    case PTD_PKT_TIP_PGE: return decode_tip_pge(q);
+    case PTD_PKT_TIP_PGD: return decode_tip_pgd(q);
+    case PTD_PKT_MODE_EXEC: return decode_mode_exec(q);
+    case PTD_PKT_MODE_TSX: return decode_mode_tsx(q);
+    case PTD_PKT_PIP: return decode_pip(q);
+    case PTD_PKT_VMCS: return decode_vmcs(q);
+    case PTD_PKT_PTW: return decode_ptw(q);
+    case PTD_PKT_PSB:
+        r = ptd_qry_decode_psb(q);
+        if (r <= 0)
+            return r;
+        return decode_packet(q);    /* its PSBEND (or OVF): once */
+    case PTD_PKT_PSBEND: return ptd_qry_decode_psbend(q);
+    case PTD_PKT_OVF: return ptd_qry_decode_ovf(q);
+    case PTD_PKT_EXSTOP: return decode_exstop(q);
+    case PTD_PKT_MWAIT: return decode_mwait(q);
+    case PTD_PKT_PWRE: return decode_pwre(q);
+    case PTD_PKT_PWRX: return decode_pwrx(q);
+    case PTD_PKT_STOP: return decode_simple(q, PTD_EV_STOP);
+    case PTD_PKT_MNT: return decode_simple(q, PTD_EV_MNT);
+    case PTD_PKT_CFE: return ptd_qry_decode_cfe(q);
+    case PTD_PKT_EVD: return ptd_qry_decode_evd(q);
+    case PTD_PKT_TRIG: return ptd_qry_decode_trig(q);
+    case PTD_PKT_NONE:
+    case PTD_PKT_INVALID:
+        /* a decode error, or a packet an erratum corrupted (SKZ84) */
+        return q->status < 0 ? q->status : 1;
+    default:
+        /* PAD; BBP/BIP/BEP (PEBS via PT) carry nothing for the flow */
+        return 1;
+    }
+}
+
+int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
+{
+    struct ptd_event *e;
+    int r;
+
+    /* the common cases first. A TIP handed out (below) stays the current
+     * packet, as in the loop (error offsets stay libipt's); with nothing
+     * waiting for it, the round that finds nothing more bound to it is
+     * this one. */
+    if (q->cur.kind == PTD_PKT_TIP && q->bound && q->evq.begin == q->evq.end) {
+        q->bound = 0;
+        ptd_qry_fetch(q);
+    }
+    /* a TNT packet with tracing on */
+    if ((q->cur.kind == PTD_PKT_TNT8 || q->cur.kind == PTD_PKT_TNT64) && q->enabled) {
+        ev_clear(ev);
+        ev->type = PTD_EV_TNT;
+        ev->value = q->cur.payload;
+        ev->a = q->cur.a;
+        ev->offset = q->cur_off;
+        ptd_qry_ev_time(q, ev);
+        ptd_qry_fetch(q);
+        return 0;
+    }
+    /* a TIP for an indirect branch, nothing waiting for it: straight into
+     * *ev (decode_tip's TIP event) */
+    if (q->cur.kind == PTD_PKT_TIP && q->enabled && !q->bound && q->evq.begin == q->evq.end) {
+        uint64_t off = q->cur_off;
+        r = ptd_qry_update_ip(q, &q->cur);
+        if (r < 0)
+            return r;
+        ev_clear(ev);
+        ev->type = PTD_EV_TIP;
+        ev->offset = off;
+        ptd_qry_ev_ip(q, ev);
+        ptd_qry_ev_time(q, ev);
+        q->bound = 1;
+        return 0;
+    }
+    /* bounded: every round uses a packet up or makes an event */
+    for (;;) {
+        uint64_t off = q->cur_off;
+        r = decode_packet(q);
+        if (r < 0)
+            return r;
+        if (r == 0) {
+            e = published(q);
+            if (!e)
+                return -PTD_ERR_INTERNAL;
+            e->offset = off;
+            break;
+        }
+        if (q->event != PTD_QRY_NO_EVENT)
+            return -PTD_ERR_INTERNAL;
+        /* the packet was used up without an event: the next one is not
+         * bound yet */
+        q->bound = 0;
+        ptd_qry_fetch(q);
+    }
+    ptd_qry_ev_copy(ev, e);
+    q->event = PTD_QRY_NO_EVENT;
+    return 0;
 }

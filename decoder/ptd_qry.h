@@ -1,27 +1,38 @@
-/* libptd query/event layer: turns the packet stream into what the
- * instruction-flow layer asks for, in trace order: conditional-branch bits
- * (TNT), indirect-branch targets (TIP) and events (TIP.PGE/PGD, FUP-bound
- * asynchronous branches, MODE.Exec, MODE.TSX, PIP, VMCS, OVF, TraceStop,
- * PSB+ status updates, power and PTWRITE events).
+/* libptd query/event layer: turns the packet stream into a stream of
+ * events, in trace order, each bound to the packet that completes it
+ * (Intel SDM Vol. 3C, chapter "Intel Processor Trace", "Packet Generation
+ * Scenarios"): conditional-branch bits (TNT), indirect-branch targets (TIP),
+ * TIP.PGE/TIP.PGD, FUP-bound asynchronous branches and disables, MODE.Exec
+ * and MODE.TSX, PIP, VMCS, OVF, TraceStop, PSB+ status updates, power
+ * events, PTWRITE, Event Trace (CFE/EVD) and Trigger Tracing (TRIG).
  *
- * The model is the one of the SDM's "Intel Processor Trace" chapter
- * ("Packet Generation Scenarios"): a FUP followed by TIP is an asynchronous
- * branch from the FUP's IP to the TIP's; FUP + TIP.PGD an asynchronous
- * disable; MODE.Exec binds to the next TIP/TIP.PGE/TIP.PGD; MODE.TSX, and
- * PTW/EXSTOP/MWAIT with their IP bit, bind to the next FUP; the packets
- * between PSB and PSBEND are status, delivered at PSBEND with the IP of the
- * FUP in PSB+ (if any); OVF binds to the following FUP (tracing resumes
- * there) or, when tracing resumed disabled, carries no IP.
+ * The binding rules are those of current libipt's event decoder (the
+ * reference the output is measured against; docs/flow.md lists them):
+ *   - MODE.Exec binds to the next TIP, TIP.PGE or FUP; it makes an exec-mode
+ *     event only when CS.L/CS.D changed, an iflags event (when asked for)
+ *     only when IF changed;
+ *   - MODE.TSX, PTW/EXSTOP/CFE/TRIG with their IP bit bind to the next FUP;
+ *     a FUP with nothing bound to it starts an asynchronous branch that the
+ *     next TIP (or TIP.PGD: a disable) completes; PIP and VMCS between them
+ *     belong to that branch (VMCS ordered before PIP);
+ *   - MWAIT waits for the EXSTOP that follows, PWRE for the PWRX; EVD for
+ *     the CFE it describes;
+ *   - the packets between PSB and PSBEND (or an OVF that ends PSB+) are
+ *     status updates, delivered at its end with the IP of its FUP;
+ *   - OVF binds to the FUP after it (only timing, PAD, MNT and CBR in
+ *     between), or stands alone with tracing disabled; with the CPU's
+ *     errata, the SKD010, APL11 and APL12 look-ahead scans.
+ * An event is reported only when its binding packet is read, and the layer
+ * stops at every event: its offset (ptd_qry_offset) is then that of the
+ * packet after the ones used up, as libipt's.
  *
- * Ordering: events are reported only once the cached TNT bits are used up
- * (a TNT packet precedes the events that follow it in the trace); a query
- * that does not match the next item fails with -PTD_QRY_ERR_BAD_QUERY and
- * consumes nothing. The status flags and error codes are numbered as
- * libipt's (pts_*, pte_*) so the layers above can mirror libipt's
- * instruction decoder exactly.
+ * Time (decoder/ptd_time.h) is tracked from every timing packet, as libipt's
+ * event decoder does (its errors are decode errors: a TMA without a TSC, a
+ * CBR of 0); events carry the time at their packet.
  *
- * State: struct ptd_qry, 1696 bytes on x86-64, plain data, no allocation; every
- * loop is bounded by the trace.
+ * State: struct ptd_qry, plain data (a copy is an independent decoder: the
+ * flow layer reads ahead on one), no allocation; every loop is bounded by
+ * the trace.
  */
 #ifndef PTD_QRY_H
 #define PTD_QRY_H
@@ -33,29 +44,13 @@
 #include "decoder/ptd_pkt.h"
 #include "decoder/ptd_time.h"
 
-/* Status flags returned (>= 0) by the query and flow functions. */
+/* Status flags returned (>= 0) by the flow functions. */
 enum {
     PTD_ST_EVENT = 1 << 0,          /* an event is pending: fetch it */
-    PTD_ST_IP_SUPPRESSED = 1 << 1,  /* no IP (tracing disabled / TIP with IPBytes 0) */
+    PTD_ST_IP_SUPPRESSED = 1 << 1,  /* no IP (tracing disabled) */
     PTD_ST_EOS = 1 << 2,            /* the trace is used up */
 };
 
-/* Errors above the packet layer's (enum ptd_error), returned negated;
- * numbered as libipt's pt_error_code. */
-enum {
-    PTD_ERR_BAD_CONTEXT = 6,        /* unexpected packet context */
-    PTD_ERR_BAD_QUERY = 8,          /* trace stream does not match query */
-    PTD_ERR_NOMAP = 13,             /* no memory mapped at this address */
-    PTD_ERR_BAD_INSN = 14,          /* unknown instruction */
-    PTD_ERR_RETSTACK_EMPTY = 20,    /* compressed return without call */
-    PTD_ERR_BAD_RETCOMP = 21,       /* bad compressed return */
-    PTD_ERR_BAD_STATUS_UPDATE = 22, /* bad status update */
-    PTD_ERR_NO_ENABLE = 23,         /* expected tracing enabled event */
-    PTD_ERR_EVENT_IGNORED = 24,     /* event ignored */
-};
-
-/* libipt's pt_errstr() text for every code of either layer. */
-const char *ptd_qry_errstr(int code);
 
 /* Event types, in libipt's pt_event_type order. */
 enum ptd_ev_type {
@@ -75,121 +70,147 @@ enum ptd_ev_type {
     PTD_EV_MWAIT,           /* value: hints; aux: extensions; ip */
     PTD_EV_PWRE,            /* a: state; b: sub-state; HW flag */
     PTD_EV_PWRX,            /* a: last; b: deepest; aux: wake reasons */
-    PTD_EV_PTWRITE,         /* value: payload; ip */
+    PTD_EV_PTWRITE,         /* value: payload; a: its size; ip */
     PTD_EV_TICK,            /* ip */
     PTD_EV_CBR,             /* value: ratio */
     PTD_EV_MNT,             /* value: payload */
-    PTD_EV_COUNT
+    PTD_EV_TIP,             /* ip: an indirect branch's target */
+    PTD_EV_TNT,             /* value: the bits, the next in bit a-1; a: how many */
+    PTD_EV_IFLAGS,          /* IFLAG flag: RFLAGS.IF; ip */
+    PTD_EV_INTERRUPT,       /* aux: vector; value: CR2 (HAS_CR2); ip */
+    PTD_EV_IRET,            /* ip */
+    PTD_EV_SMI,             /* ip */
+    PTD_EV_RSM,
+    PTD_EV_SIPI,            /* aux: vector */
+    PTD_EV_INIT,            /* ip */
+    PTD_EV_VMENTRY,         /* ip */
+    PTD_EV_VMEXIT,          /* aux: vector (HAS_VECTOR); value: VM-exit reason
+                             * (HAS_VMXR); value2: qualification (HAS_VMXQ); ip */
+    PTD_EV_SHUTDOWN,        /* ip */
+    PTD_EV_UINTR,           /* aux: vector; ip */
+    PTD_EV_UIRET,           /* ip */
+    PTD_EV_TRIG,            /* a: TRBV; aux: ICNT; MULT flag; ip */
+    PTD_EV_SWINTR,          /* aux: vector; ip */
+    PTD_EV_SYSCALL,         /* ip */
+    PTD_EV_COUNT,
+    /* internal: takes a packet's binding silently (a MODE.Exec that
+     * changes nothing, an unknown CFE with its IP bit); never handed out */
+    PTD_EV_IGNORE = PTD_EV_COUNT,
 };
 
 /* ptd_event.flags */
 enum {
-    PTD_EVF_IP_SUPPRESSED = 0x01,
-    PTD_EVF_STATUS_UPDATE = 0x02,   /* from PSB+: state, not a change */
-    PTD_EVF_RESUMED = 0x04,         /* ENABLED at the IP tracing stopped at */
-    PTD_EVF_NR = 0x08,              /* PAGING: VMX non-root */
-    PTD_EVF_SPECULATIVE = 0x10,     /* TSX: in a transaction */
-    PTD_EVF_ABORTED = 0x20,         /* TSX: transaction aborted */
-    PTD_EVF_HW = 0x40,              /* PWRE: hardware-initiated */
-    PTD_EVF_HAS_TSC = 0x80,         /* tsc is known (libipt's has_tsc) */
+    PTD_EVF_IP_SUPPRESSED = 1u << 0,
+    PTD_EVF_STATUS_UPDATE = 1u << 1,   /* from PSB+: state, not a change */
+    PTD_EVF_RESUMED = 1u << 2,         /* ENABLED at the IP tracing stopped at */
+    PTD_EVF_NR = 1u << 3,              /* PAGING: VMX non-root */
+    PTD_EVF_SPECULATIVE = 1u << 4,     /* TSX: in a transaction */
+    PTD_EVF_ABORTED = 1u << 5,         /* TSX: transaction aborted */
+    PTD_EVF_HW = 1u << 6,              /* PWRE: hardware-initiated */
+    PTD_EVF_HAS_TSC = 1u << 7,         /* tsc is known (libipt's has_tsc) */
+    PTD_EVF_IFLAG = 1u << 8,           /* IFLAGS: interrupts enabled */
+    PTD_EVF_HAS_CR2 = 1u << 9,         /* INTERRUPT: value holds CR2 */
+    PTD_EVF_HAS_VMXQ = 1u << 10,       /* VMEXIT: value2 holds the qualification */
+    PTD_EVF_HAS_VMXR = 1u << 11,       /* VMEXIT: value holds the reason */
+    PTD_EVF_HAS_VECTOR = 1u << 12,     /* VMEXIT: aux holds the vector */
+    PTD_EVF_MULT = 1u << 13,           /* TRIG: more triggers fired */
 };
 
 struct ptd_event {
     uint64_t ip;
     uint64_t from;
     uint64_t value;
+    uint64_t value2;
     uint64_t offset;     /* trace offset of the packet that completed it */
-    uint64_t tsc;        /* time when its packet was decoded (with time
-                          * tracking; libipt's event tsc, also without
-                          * PTD_EVF_HAS_TSC) */
+    uint64_t tsc;        /* time at its packet (libipt's event tsc, also
+                          * without PTD_EVF_HAS_TSC: relative then) */
+    uint32_t lost_mtc, lost_cyc;
     uint32_t aux;
+    uint16_t flags;      /* PTD_EVF_* */
     uint8_t type;        /* enum ptd_ev_type */
-    uint8_t flags;       /* PTD_EVF_* */
     uint8_t mode;        /* EXEC_MODE: enum ptd_exec_mode (decoder/ptd_ild.h) */
     uint8_t a, b;
 };
 
-/* Event queues: events waiting for the packet they bind to. */
-#define PTD_QRY_EVQ 8
+/* Pending events, waiting for the packet they bind to: a ring of entries,
+ * each with the packets it binds to (PTD_QRY_B_*). One slot stays free, as
+ * in libipt, so at most PTD_QRY_EVQ - 2 wait at once. */
+#define PTD_QRY_EVQ 16
+enum {
+    PTD_QRY_B_PSBEND = 1u << 0,
+    PTD_QRY_B_TIP = 1u << 1,        /* TIP, TIP.PGE, TIP.PGD */
+    PTD_QRY_B_FUP = 1u << 2,        /* the FUP of a FUP + TIP pair */
+    PTD_QRY_B_FUP_BOUND = 1u << 3,  /* the next FUP, used up by the event */
+    PTD_QRY_B_EXSTOP = 1u << 4,
+    PTD_QRY_B_CFE = 1u << 5,
+    PTD_QRY_B_PWRX = 1u << 6,
+};
 struct ptd_qry_evq {
     struct ptd_event ev[PTD_QRY_EVQ];
-    uint8_t head, count;
+    uint8_t binding[PTD_QRY_EVQ];
+    uint8_t begin, end;
+};
+
+/* MODE.Exec with both CS.L and CS.D (reserved): an unknown mode (beside
+ * enum ptd_exec_mode). */
+#define PTD_QRY_EXEC_MODE_UNKNOWN 3
+
+/* Where the event to hand out is: none, a queue slot, or the standalone
+ * slot. */
+#define PTD_QRY_NO_EVENT 0xff
+#define PTD_QRY_STANDALONE PTD_QRY_EVQ
+
+/* Options (ptd_qry_set_flags). */
+enum {
+    PTD_QRY_F_IFLAGS = 1u << 0,        /* iflags events (ptxed's --event:iflags) */
+    PTD_QRY_F_KEEP_TCAL_ON_OVF = 1u << 1, /* keep the time calibration over OVF */
 };
 
 struct ptd_qry {
     struct ptd_pkt_decoder pkt;
+    struct ptd_pkt cur;         /* the packet being processed (kind NONE
+                                 * when decoding failed: status says why) */
+    uint64_t cur_off;           /* its offset */
+    int status;                 /* the packet decoder's last error, kept
+                                 * until it is reported */
     struct ptd_last_ip lip;
-    struct ptd_pkt next;        /* the packet ahead, decoded, not consumed */
-    uint64_t next_off;          /* its offset */
-    int next_err;               /* 0, or why there is no next packet */
-    uint8_t have_next;
-    uint8_t ip_applied;         /* next's IP already applied to lip */
-    uint8_t ntnt;               /* cached TNT bits left */
-    uint8_t tip_used;           /* the TIP/FUP ahead was used up by an event */
-    uint8_t enabled;            /* tracing is on as far as the packets say
-                                 * (TIP.PGE, PSB+ FUP, OVF + FUP on; TIP.PGD,
-                                 * sync, OVF off): libipt's enabled, for BDM70 */
-    uint64_t tnt;               /* the bits; next one is bit ntnt-1 */
-    unsigned errata;            /* PTD_ERRATUM_* (decoder/ptd_errata.h) */
-    struct ptd_qry_evq tipq;    /* bound to the next TIP/TIP.PGE/TIP.PGD */
-    struct ptd_qry_evq fupq;    /* bound to the next FUP */
-    struct ptd_qry_evq psbq;    /* bound to PSBEND */
-    struct ptd_event cur;       /* the event being delivered */
-    /* time (ptd_qry_set_time): every consumed packet goes through it; the
-     * time handed out is the one at the last TNT/TIP/event taken from the
-     * trace, as libipt's pt_qry_time() */
     struct ptd_time time;
-    uint64_t snap_tsc;
-    uint32_t snap_lost_mtc, snap_lost_cyc;
-    int snap_rc;
-    uint8_t timing;
+    struct ptd_qry_evq evq;
+    struct ptd_event standalone;
+    uint8_t event;              /* PTD_QRY_NO_EVENT, a slot, or STANDALONE */
+    uint8_t enabled;            /* PacketEn as far as the packets say */
+    uint8_t bound;              /* cur is bound: not a standalone packet */
+    uint8_t mode_exec_valid, csl, csd, iflag;
+    uint8_t flags;              /* PTD_QRY_F_* */
+    unsigned errata;            /* PTD_ERRATUM_* (decoder/ptd_errata.h) */
 };
 
-
-void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size);
+/* Initialise over a trace; time with cfg (NULL: none configured; time is
+ * still tracked as far as the packets allow, for the errors libipt
+ * reports). The time configuration's errata are replaced by the CPU's
+ * (ptd_qry_set_errata). */
+void ptd_qry_init(struct ptd_qry *q, const uint8_t *buf, size_t size,
+                  const struct ptd_time_config *cfg);
 void ptd_qry_set_errata(struct ptd_qry *q, unsigned errata);
+void ptd_qry_set_flags(struct ptd_qry *q, unsigned flags);
+/* PWRE's HW flag from bit 3, as libipt (ptd_pkt_set_pwre_bit3). */
+void ptd_qry_set_pwre_bit3(struct ptd_qry *q, int on);
 
-/* Synchronise at the next PSB after the current position, read PSB+.
- * *ip receives the IP of the FUP in PSB+ (status PTD_ST_IP_SUPPRESSED when
- * there is none: tracing is disabled there). */
-int ptd_qry_sync_forward(struct ptd_qry *q, uint64_t *ip);
+/* Synchronise at the next PSB after the current position and read its
+ * PSB+ (the events come from ptd_qry_next). 0 or an error
+ * (-PTD_ERR_EOS: no further PSB). */
+int ptd_qry_sync_forward(struct ptd_qry *q);
+/* Synchronise at the PSB at offset (the start of a PSB+). */
+int ptd_qry_sync_set(struct ptd_qry *q, uint64_t offset);
 
-/* The next conditional branch: *taken = 1/0. */
-int ptd_qry_cond(struct ptd_qry *q, int *taken);
+/* The next event into *ev: 0, or a negative error (-PTD_ERR_EOS at the end
+ * of the trace). */
+int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev);
 
-/* ptd_qry_cond's fast case, inline for the flow layer's block loop: when
- * at least one more cached TNT bit stays after this one (an event or the
- * end can only come after the last cached bit), or this is the last one
- * and the packet ahead is another TNT, nothing is read from the trace and
- * the status ptd_qry_cond would return is 0. Returns the bit (1 taken, 0
- * not taken) then; -1: call ptd_qry_cond. */
-static inline int ptd_qry_cond_cached(struct ptd_qry *q)
-{
-    if (q->ntnt < 2) {
-        /* the last cached bit, with another TNT packet decoded ahead:
-         * no event is due either (status_flags() would find none) */
-        if (q->ntnt != 1 || !q->have_next || q->next_err ||
-            (q->next.kind != PTD_PKT_TNT8 && q->next.kind != PTD_PKT_TNT64))
-            return -1;
-    }
-    q->ntnt--;
-    return (int)((q->tnt >> q->ntnt) & 1);
-}
-
-/* The next indirect-branch target (PTD_ST_IP_SUPPRESSED: none). */
-int ptd_qry_indirect(struct ptd_qry *q, uint64_t *ip);
-
-/* The next event (when PTD_ST_EVENT was reported). */
-int ptd_qry_event(struct ptd_qry *q, struct ptd_event *ev);
-
-/* Track time with this configuration (NULL: none, the default). */
-void ptd_qry_set_time(struct ptd_qry *q, const struct ptd_time_config *cfg);
-/* The time at the last TNT/TIP/event handed out (libipt's pt_qry_time):
- * 0, or -PTD_TIME_ERR_NO_TIME (no TSC yet: *tsc is relative) or another
- * error; lost_* may be NULL. */
-int ptd_qry_time(const struct ptd_qry *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
-
-/* The trace offset of the next packet not yet consumed. */
+/* The trace offset of the packet being processed (libipt's
+ * pt_evt_get_offset). */
 uint64_t ptd_qry_offset(const struct ptd_qry *q);
+/* The offset of the last PSB decoded or synchronised at. */
+uint64_t ptd_qry_sync_offset(const struct ptd_qry *q);
 
 #endif

@@ -645,6 +645,9 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
 {
     s->stats.bytes = f->q.pkt.end > f->q.pkt.begin
                          ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : s->stats.bytes;
+    /* the call tree needs every branch: blocks end at direct calls and
+     * jumps too (libipt's end-on-call/end-on-jump) */
+    f->flags |= PTD_FLOW_F_END_ON_CALL | PTD_FLOW_F_END_ON_JUMP;
     for (uint64_t n = 0; n < budget; n++) {
         switch (s->phase) {
         case PH_DONE:

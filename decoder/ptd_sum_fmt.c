@@ -290,7 +290,7 @@ static void sec_errors(struct ptd_sum *s)
             put_addr(s, &l, e->ip, PTD_SUM_NONE);
         }
         put_s(&l, ": ", 2);
-        put_s(&l, ptd_qry_errstr(e->code), 60);
+        put_s(&l, ptd_errstr(e->code), 60);
         if (e->has_resync) {
             put_s(&l, "; resumed at ", 13);
             put_hex(&l, e->resync);

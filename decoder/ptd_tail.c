@@ -204,12 +204,13 @@ bool ptd_tail_start(struct ptd_tail *t, const struct ptd_flow *f, int st, uint32
             return false;
         t->ip = f->ip;
     } else if (st == -PTD_ERR_EOS) {
-        /* a query for the instruction at the IP (the flow gave it) found no
-         * packet; not one for an event (then where the event binds is
-         * unknown) */
+        /* a query for the instruction at the IP (the flow gave it and
+         * still stands there) found no packet; not one for an event (the
+         * flow holds an instruction for an event to bind to: where it
+         * binds is unknown) */
         struct ptd_insn in;
         uint8_t buf[PTD_ILD_MAX_LEN];
-        if ((f->status & PTD_ST_EVENT) || f->process_event || decode(t, f->ip, &in, buf) < 0)
+        if (f->process_insn || decode(t, f->ip, &in, buf) < 0)
             return false;
         t->last_ip = f->ip;
         t->last_iclass = in.iclass;

@@ -32,19 +32,6 @@ enum {
  * against the CYC wrap: MTCFreq below this. */
 #define SKL168_MAX_MTC_FREQ 10u
 
-const char *ptd_time_errstr(int code)
-{
-    if (code < 0)
-        code = -code;
-    switch (code) {
-    case PTD_TIME_ERR_BAD_CONTEXT: return "unexpected packet context";
-    case PTD_TIME_ERR_BAD_CONFIG: return "bad configuration";
-    case PTD_TIME_ERR_NO_TIME: return "no timing information";
-    case PTD_TIME_ERR_NO_CBR: return "no core:bus ratio";
-    default: return ptd_errstr(code);
-    }
-}
-
 /* A CYC of 2 bytes whose second byte could be OVF's first, then OVF's
  * second byte: two short CYCs in a row only happen when the counter wraps,
  * with a full payload, so this is an OVF that cut the CYC short. The CYC's
@@ -111,7 +98,7 @@ static int ctc_distance(uint32_t *delta, uint32_t to, uint32_t from, unsigned mt
 static int ctc_to_tsc(uint64_t *ticks, uint64_t ctc, const struct ptd_time_config *cfg)
 {
     if (!cfg->cpuid_0x15_eax || !cfg->cpuid_0x15_ebx)
-        return -PTD_TIME_ERR_BAD_CONFIG;
+        return -PTD_ERR_BAD_CONFIG;
     *ticks = ctc * cfg->cpuid_0x15_ebx / cfg->cpuid_0x15_eax;
     return 0;
 }
@@ -234,7 +221,7 @@ static int est_tma(struct ptd_time *t, uint32_t ctc, uint32_t fc)
     unsigned mtc_bits = t->cfg.mtc_freq + MTC_CTC_BITS;
 
     if (!t->have_tsc || t->have_tma)   /* TMA follows its TSC, once */
-        return -PTD_TIME_ERR_BAD_CONTEXT;
+        return -PTD_ERR_BAD_CONTEXT;
     if (t->have_mtc)
         return -PTD_ERR_INTERNAL;
     t->have_tma = 1;
@@ -497,13 +484,13 @@ int ptd_time_now(const struct ptd_time *t, uint64_t *tsc, uint32_t *lost_mtc,
         *lost_mtc = t->lost_mtc;
     if (lost_cyc)
         *lost_cyc = t->lost_cyc;
-    return t->have_tsc ? 0 : -PTD_TIME_ERR_NO_TIME;
+    return t->have_tsc ? 0 : -PTD_ERR_NO_TIME;
 }
 
 int ptd_time_cbr(const struct ptd_time *t, uint32_t *cbr)
 {
     if (!t->have_cbr)
-        return -PTD_TIME_ERR_NO_CBR;
+        return -PTD_ERR_NO_CBR;
     *cbr = t->cbr;
     return 0;
 }
@@ -511,7 +498,7 @@ int ptd_time_cbr(const struct ptd_time *t, uint32_t *cbr)
 int ptd_time_fcr(const struct ptd_time *t, uint64_t *fcr)
 {
     if (!cal_have(&t->cal))
-        return -PTD_TIME_ERR_NO_TIME;
+        return -PTD_ERR_NO_TIME;
     *fcr = t->cal.fcr;
     return 0;
 }

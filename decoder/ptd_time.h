@@ -66,18 +66,6 @@
 
 #include "decoder/ptd_pkt.h"
 
-/* Errors of the time layer, returned negated. The numbers are libipt's
- * (pt_error_code); the other codes are ptd_pkt.h's. */
-enum {
-    PTD_TIME_ERR_BAD_CONTEXT = 6,  /* TMA without a TSC, or a second TMA */
-    PTD_TIME_ERR_BAD_CONFIG = 10,  /* CPUID 0x15 EAX or EBX is zero */
-    PTD_TIME_ERR_NO_TIME = 15,     /* no TSC yet (time is relative) / no calibration */
-    PTD_TIME_ERR_NO_CBR = 16,      /* no CBR yet */
-};
-
-/* libipt's text for an error code of this layer or of ptd_pkt.h's. */
-const char *ptd_time_errstr(int code);
-
 /* FCR (TSC ticks per core cycle) is fixed point with this many fraction
  * bits. */
 #define PTD_TIME_FCR_SHIFT 8
@@ -108,7 +96,7 @@ bool ptd_time_skd007_cyc(const struct ptd_pkt *cyc, const uint8_t *at, const uin
 
 /* What the decoder must know about the capture (ptdump's options of the same
  * names). All zero is valid: TSC packets alone then give time; MTC needs
- * cpuid_0x15_eax/ebx (else each MTC is reported as -PTD_TIME_ERR_BAD_CONFIG
+ * cpuid_0x15_eax/ebx (else each MTC is reported as -PTD_ERR_BAD_CONFIG
  * and time stays at the last TSC), and mtc_freq as programmed. */
 struct ptd_time_config {
     uint8_t mtc_freq;          /* IA32_RTIT_CTL.MTCFreq (bits 17:14), 0..15 */
@@ -170,17 +158,17 @@ void ptd_time_reset(struct ptd_time *t);
 int ptd_time_packet(struct ptd_time *t, const struct ptd_pkt *p);
 
 /* The time now: *tsc receives the estimate and 0 is returned, or
- * -PTD_TIME_ERR_NO_TIME before the first TSC, when *tsc still receives the
+ * -PTD_ERR_NO_TIME before the first TSC, when *tsc still receives the
  * time relative to the start (MTC/CYC since synchronisation; ptdump's
  * --no-wall-clock prints it). lost_mtc/lost_cyc (may be NULL) receive how
  * many MTC/CYC packets could not be used since the last TSC/MTC: a measure
  * of how rough the estimate is. */
 int ptd_time_now(const struct ptd_time *t, uint64_t *tsc, uint32_t *lost_mtc,
                  uint32_t *lost_cyc);
-/* The core:bus ratio of the last CBR, or -PTD_TIME_ERR_NO_CBR. */
+/* The core:bus ratio of the last CBR, or -PTD_ERR_NO_CBR. */
 int ptd_time_cbr(const struct ptd_time *t, uint32_t *cbr);
 /* The calibration: TSC ticks per core cycle << PTD_TIME_FCR_SHIFT, or
- * -PTD_TIME_ERR_NO_TIME when not calibrated (yet, or since a CBR/OVF). */
+ * -PTD_ERR_NO_TIME when not calibrated (yet, or since a CBR/OVF). */
 int ptd_time_fcr(const struct ptd_time *t, uint64_t *fcr);
 
 /* Per-packet updates, for callers that report errors as ptdump does. Each

@@ -7,12 +7,12 @@
  * and continues. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decoder/ptd_flow.h"
-#include "decoder/ptd_flow_sizing.h"
 #include "decoder/ptd_fmt_flow.h"
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_time.h"
@@ -26,10 +26,9 @@
 #include "host/sym/names_opts.h"
 
 struct out {
-    int no_inst, stat, stat_blocks, att, cpu_unknown;
-    int insn_path;          /* --insn-decoder: never block by block */
+    int no_inst, att, cpu_unknown;
+    struct ptd_flow_opts fo;        /* ptxed's words (decoder/ptd_opts.h), --tail */
     struct names *names;    /* --sym: a func+0xOFF column (host/sym/names.h) */
-    uint32_t flags; /* PTD_FMT_FLOW_* */
 };
 
 /* Output: lines are formatted straight into this buffer and written in
@@ -51,7 +50,7 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     int n;
 
     struct progress pr;
-    ptd_flow_lines_init(L, f, o->flags);
+    ptd_flow_lines_init(L, f, o->fo.fmt);
     L->cpu_unknown = (uint8_t)o->cpu_unknown;
     progress_start(&pr, "ptboot flow", f->q.pkt.end > f->q.pkt.begin ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : 0);
     while ((n = ptd_flow_lines_next(L, buf + pos, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
@@ -71,39 +70,6 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     }
     fwrite(buf, 1, pos, stdout);
     progress_end(&pr);
-}
-
-/* The fastest decode path the output allows (docs/performance.md), set in
- * o->flags and fo->cfg; returns the block cache to free (or NULL).
- *  - disassembly: instruction by instruction with their bytes (the
- *    disassembler needs them; the decoded-instruction cache is not read
- *    then, so it is not given either);
- *  - anything else (--no-inst lines, events, errors, --quiet, --stat):
- *    block by block through the block cache (the driver prints a block's
- *    instructions from their IPs, or only counts them), unless
- *    --insn-decoder asks for the instruction path (the same lines: the
- *    tests compare the two). */
-static void *choose_path(struct out *o, struct flow_opts *fo)
-{
-    void *bcache = NULL;
-
-    fo->cfg.cache = NULL;
-    fo->cfg.cache_size = 0;
-    if (!o->no_inst && !(o->flags & PTD_FMT_FLOW_QUIET)) {
-        fo->cfg.flags |= PTD_FLOW_F_RAW;
-        return NULL;
-    }
-    if (o->insn_path)
-        return NULL;
-    o->flags |= PTD_FMT_FLOW_BLOCKS;
-    if (!fo->no_cache) {
-        size_t n = ptd_flow_bcache_bytes(fo->tsize);
-        if ((bcache = malloc(n))) {
-            fo->cfg.bcache = bcache;
-            fo->cfg.bcache_size = n;
-        }
-    }
-    return bcache;
 }
 
 static void usage(FILE *to)
@@ -130,9 +96,18 @@ static void usage(FILE *to)
         "  --cpu F/M[/S]|none         the CPU the trace came from (errata; one libipt does\n"
         "                             not know: a config error line, no errata)\n"
         "  --mode 16|32|64            execution mode before the first MODE.Exec\n"
-        "  --no-cache                 no block cache (each block decoded again)\n"
-        "  --insn-decoder             instruction by instruction, never block by block\n"
-        "                             (the same lines, slower)\n"
+        "  --no-cache                 no instruction or block cache (blocks then end only\n"
+        "                             where trace is needed, as libipt's without one)\n"
+        "  --libipt-pwre              PWRE's HW flag from bit 3, as libipt (SDM: bit 7)\n"
+        "Decoder (as ptxed; docs/flow.md):\n"
+        "  --block-decoder            blocks (the default), --insn-decoder one instruction at a time\n"
+        "  --block:end-on-call        a block also ends after a direct call\n"
+        "  --block:end-on-jump        ... after a direct jump\n"
+        "  --block:keep-tcal-on-ovf, --insn:keep-tcal-on-ovf  keep the time calibration over OVF\n"
+        "  --resync-on-error          after an error resume at the next event that tells where\n"
+        "                             the flow is, not at the next PSB\n"
+        "  --event:tick               [tick] events where the time moves at a branch\n"
+        "  --event:iflags             [interrupts enabled/disabled] events (Event Trace)\n"
         "Output:\n"
         "  --no-inst                  IPs only (no disassembly)\n"
         "  --att                      AT&T syntax for the disassembly\n"
@@ -142,17 +117,16 @@ static void usage(FILE *to)
         "  --tail                     after the trace's end, the instructions the code alone\n"
         "                             says ran next, after a [tail] line (not traced: inferred),\n"
         "                             and [spin: LO-HI] when they loop for ever\n"
-        "  --stat, --stat:insn        instruction count at the end; --stat:blocks also blocks\n"
+        "  --stat                     counts at the end: instructions, and blocks with the\n"
+        "                             block decoder; --stat:insn, --stat:blocks only those\n"
+        "  --block:show-blocks        [block] before each block ([block <n hex>] with --stat)\n"
         "  --check                    accepted (the flow layer always checks consistency)\n"
         "  --time                     TSC of the last event before each instruction (as ptxed)\n"
         "  --event:time               TSC in event lines, when known\n"
-        "  --event:tick               [tick] events where the time moves at a branch\n"
         "Timing (as ptxed):\n"
         "  --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
-        "Accepted for ptxed/ptdump compatibility, no effect:\n"
-        "  --time-delta --tcal --no-tcal --event:iflags\n"
-        "  --block:show-blocks --block:end-on-call --block-decoder\n"
-        "  --resync-on-error (always on)\n"
+        "Accepted for ptdump compatibility, no effect:\n"
+        "  --time-delta --tcal --no-tcal\n"
         "Exit status: 0 decoded (decode errors are reported in the flow), 1 bad input\n"
         "file, 2 bad usage.\n");
 }
@@ -195,36 +169,13 @@ int host_cmd_flow(int argc, char **argv)
             o.no_inst = 1;
         } else if (!strcmp(a, "--sym")) {
             sym = 1;
-        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-            o.flags |= PTD_FMT_FLOW_QUIET;
-        } else if (!strcmp(a, "--event:ip")) {
-            o.flags |= PTD_FMT_FLOW_EVENT_IP;
-        } else if (!strcmp(a, "--offset")) {
-            o.flags |= PTD_FMT_FLOW_OFFSET;
         } else if (!strcmp(a, "--tail")) {
-            o.flags |= PTD_FMT_FLOW_TAIL;
+            o.fo.fmt |= PTD_FMT_FLOW_TAIL;
         } else if (!strcmp(a, "--att")) {
             o.att = 1;
-        } else if (!strcmp(a, "--stat") || !strcmp(a, "--stat:insn")) {
-            o.stat = 1;
-        } else if (!strcmp(a, "--stat:blocks")) {
-            o.stat = 1;
-            o.stat_blocks = 1;
-        } else if (!strcmp(a, "--time")) {
-            o.flags |= PTD_FMT_FLOW_TIME;
-        } else if (!strcmp(a, "--event:time")) {
-            o.flags |= PTD_FMT_FLOW_EVENT_TIME;
-        } else if (!strcmp(a, "--event:tick")) {
-            /* tick events when the time moves at a branch (as ptxed) */
-            fo.cfg.flags |= PTD_FLOW_F_TICK;
-        } else if (!strcmp(a, "--insn-decoder")) {
-            o.insn_path = 1;
-        } else if (!strcmp(a, "--check") || !strcmp(a, "--time-delta") ||
-                   !strcmp(a, "--tcal") || !strcmp(a, "--no-tcal") ||
-                   !strcmp(a, "--event:iflags") ||
-                   !strcmp(a, "--block:show-blocks") || !strcmp(a, "--block:end-on-call") ||
-                   !strcmp(a, "--block-decoder") ||
-                   !strcmp(a, "--resync-on-error")) {
+        } else if (ptd_opts_flow_word(&o.fo, a)) {
+            /* ptxed's word (decoder/ptd_opts.c: the target takes the same) */
+        } else if (!strcmp(a, "--time-delta") || !strcmp(a, "--tcal") || !strcmp(a, "--no-tcal")) {
             /* accepted, see --help */
         } else {
             fprintf(stderr, "ptboot flow: unknown option '%s' (see ptboot flow --help)\n", a);
@@ -251,7 +202,8 @@ int host_cmd_flow(int argc, char **argv)
     }
     if (!cap.sb)
         flow_hint_no_code(&fo, "ptboot flow", stderr);
-    if (!o.no_inst && !(o.flags & PTD_FMT_FLOW_QUIET) && host_disasm_open(o.att, cerr, sizeof cerr) < 0) {
+    bool disasm = !o.no_inst && !(o.fo.fmt & PTD_FMT_FLOW_QUIET);
+    if (disasm && host_disasm_open(o.att, cerr, sizeof cerr) < 0) {
         fprintf(stderr, "ptboot flow: %s\n", cerr);
         flow_opts_free(&fo);
         host_capture_free(&cap);
@@ -272,24 +224,30 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return 1;
     }
-    void *bcache = choose_path(&o, &fo);
-    if ((o.flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME)) || (fo.cfg.flags & PTD_FLOW_F_TICK)) {
-        tcfg.errata = fo.cfg.errata;
-        fo.cfg.time = &tcfg;
-    }
+    fo.cfg.flags |= ptd_opts_flow_flags(&o.fo);
+    /* the disassembler needs the bytes; without it the driver walks a
+     * block's instructions by their lengths alone (docs/performance.md) */
+    if (disasm)
+        fo.cfg.flags |= PTD_FLOW_F_RAW;
+    /* time is tracked either way (libipt reports its errors); the
+     * configuration makes MTC and CYC count */
+    tcfg.errata = fo.cfg.errata;
+    fo.cfg.time = &tcfg;
     ptd_flow_init(f, &fo.cfg);
     o.cpu_unknown = fo.cpu_unknown;
     struct ptd_flow_lines lines;
     run(f, &o, &lines);
-    if (o.stat) {
-        printf("insn: %" PRIu64 ".\n", lines.insns);
-        if (o.stat_blocks)
-            printf("blocks: %" PRIu64 ".\n", lines.blocks);
-        if (o.flags & PTD_FMT_FLOW_TAIL)
+    if (o.fo.stat) {
+        bool insns, blocks;
+        ptd_opts_flow_stats(&o.fo, &insns, &blocks);
+        if (insns)
+            printf("insn: %" PRIu64 ".\n", lines.insns);
+        if (blocks)
+            printf("blocks:\t%" PRIu64 ".\n", lines.blocks);
+        if (o.fo.fmt & PTD_FMT_FLOW_TAIL)
             printf("tail: %" PRIu64 " (%s).\n", lines.tail_insns, ptd_tail_end_name(lines.tail.end));
     }
     fflush(stdout);
-    free(bcache);
     flow_hint_outside(&fo, lines.insns, "ptboot flow", stderr);
     free(f);
     if (sym)

@@ -41,25 +41,21 @@ int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
     struct ptd_sum_config c = *cfg;
     struct ptd_flow *f = malloc(sizeof(*f));
     struct ptd_sum *s = malloc(sizeof(*s));
-    void *arena = NULL, *bcache = malloc(FLOW_CACHE_BYTES);
+    void *arena = NULL;
     if (!c.arena) {
         c.arena_size = PTD_SUM_ARENA_SUGGESTED;
         c.arena = arena = malloc(c.arena_size);
     }
-    if (!f || !s || !c.arena || !bcache) {
+    if (!f || !s || !c.arena) {
         fprintf(stderr, "ptboot summary: out of memory\n");
-        free(f), free(s), free(arena), free(bcache);
+        free(f), free(s), free(arena);
         return 1;
     }
     if (!c.line) {
         c.line = to_file;
         c.ctx = out;
     }
-    struct ptd_flow_config fcfg = fo->cfg;
-    if (!fo->no_cache) {
-        fcfg.bcache = bcache;
-        fcfg.bcache_size = FLOW_CACHE_BYTES;
-    }
+    struct ptd_flow_config fcfg = fo->cfg;     /* with its caches */
     fcfg.time = tcfg;
     ptd_flow_init(f, &fcfg);
     /* ptd_sum_run's steps, with progress on a terminal */
@@ -80,7 +76,7 @@ int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
                 st->bytes, st->insns, st->blocks, st->calls, st->returns, st->irqs, st->errors,
                 st->bytes_skipped, st->functions, st->nodes, st->untracked, st->lines,
                 st->text_bytes, ptd_sum_text_bound(&c));
-    free(f), free(s), free(arena), free(bcache);
+    free(f), free(s), free(arena);
     return 0;
 }
 

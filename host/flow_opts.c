@@ -22,8 +22,10 @@ void flow_opts_free(struct flow_opts *o)
     if (o->trace)
         flow_release_file(o->trace, o->tsize, o->trace_mapped);
     free(o->cache);
+    free(o->bcache);
     o->trace = NULL;
     o->cache = NULL;
+    o->bcache = NULL;
 }
 
 int flow_image_read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
@@ -174,6 +176,15 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
         o->cache = malloc(FLOW_CACHE_BYTES);
         o->cfg.cache = o->cache;
         o->cfg.cache_size = o->cache ? FLOW_CACHE_BYTES : 0;
+        /* the block cache: room for every segment of the image (libipt's
+         * block boundaries, docs/flow.md) */
+        uint64_t code = 0;
+        for (size_t k = 0; k < o->img.nsegs; k++)
+            code += o->img.segs[k].size;
+        size_t bytes = PTD_FLOW_BCACHE_BYTES(code, o->img.nsegs);
+        o->bcache = malloc(bytes);
+        o->cfg.bcache = o->bcache;
+        o->cfg.bcache_size = o->bcache ? bytes : 0;
     }
     return 0;
 }

@@ -25,6 +25,7 @@ struct flow_opts {
     int have_addr[4];
     int no_cache;
     void *cache;
+    void *bcache;
     struct code_modules code;   /* --elf / --pe files (host/code_load.h) */
 };
 

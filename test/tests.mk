@@ -29,12 +29,13 @@ TEST_NEEDS_diff  := $(B)/ptboot $(B)/ptboot-bench $(B)/test/diff_pkt $(B)/test/r
                     $(B)/bench/gen_trace
 
 # the instruction flow against libipt and ground truth
-TESTS_flow       := test/flow/ref_real.sh test/flow/real_flow.sh test/flow/blocks_real.sh \
-                    test/flow/flowgen.sh test/flow/flow_cli.sh \
+TESTS_flow       := test/flow/ref_real.sh test/flow/real_flow.sh test/flow/real_current.sh \
+                    test/flow/blocks_real.sh test/flow/flowgen.sh test/flow/flow_current.sh \
+                    test/flow/flow_cli.sh test/flow/events_205.sh \
                     test/flow/tailgen.sh test/flow/tail_real.sh test/flow/tail_vpt.sh \
                     test/flow/paths.sh
 TEST_NEEDS_flow  := $(B)/ptboot $(B)/ptboot-bench $(B)/test/libipt_flow $(B)/test/flowgen \
-                    $(B)/test/tailgen
+                    $(B)/test/tailgen $(B)/test/test_ptd_events
 
 # the instruction-length decoder against Zydis, under the sanitizers, and
 # its committed step table (the benchmark is built to prove it still builds)

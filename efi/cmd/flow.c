@@ -8,9 +8,10 @@
  * boot instead (tracing stopped first), code from its snapshot and, for the
  * hardware unit, the recorded images still in memory
  * (efi/resident_capture.h), filtered to its range as `resident flow`.
- * It decodes block by block (no disassembly to print: the driver's block
- * path), through a block cache from the firmware's pages sized to the
- * trace (--no-cache: none; the same lines either way).
+ * It decodes block by block (libipt's block decoder; no disassembly to
+ * print), through a block cache from the firmware's pages sized to the
+ * code (--no-cache: none; blocks then end only where trace is needed, the
+ * same instruction and event lines).
  * Between the marker lines
  *   ptboot: flow begin trace=<file> bytes=<n> pages=<n> live=<0|1>
  *   ptboot: flow end insns=<n> errors=<n>
@@ -29,7 +30,6 @@
 #include <efilib.h>
 
 #include "decoder/ptd_flow.h"
-#include "decoder/ptd_flow_sizing.h"
 #include "decoder/ptd_fmt_flow.h"
 #include "decoder/ptd_opts.h"
 #include "decoder/ptd_time.h"
@@ -49,6 +49,10 @@
 #define FLOW_BENCH_ROUNDS_DEFAULT 3
 #define FLOW_BENCH_ROUNDS_MAX 100
 #define FLOW_BENCH_STALL_US 100000u   /* calibration: 100 ms */
+/* The block cache (decoder/ptd_flow.h) for at most this much memory: with
+ * it blocks end where libipt's do (the host's --stat and --block:show-blocks
+ * lines); without it only where trace is needed. */
+#define FLOW_MAX_BCACHE_BYTES (256ull << 20)
 
 struct loaded {
     void *data;
@@ -59,9 +63,10 @@ struct flow_args {
     const char *pt;
     const char *pages[FLOW_MAX_PAGE_SETS];
     int npages;
-    int live, stat, resident, no_cache;
+    int live, resident, no_cache;
     unsigned bench;                   /* --bench rounds, 0: no bench */
-    uint32_t fmt_flags;
+    struct ptd_flow_opts fo;          /* ptxed's words (decoder/ptd_opts.h) */
+    bool cpu_unknown;                 /* --cpu names a CPU the table lacks */
     struct ptd_flow_config cfg;
     struct ptd_time_config tcfg; /* --mtc-freq, --nom-freq, --cpuid-0x15.* */
 };
@@ -69,10 +74,22 @@ struct flow_args {
 static void flow_usage(void)
 {
     efi_con_puts("usage: ptboot.efi flow (--pt FILE (--pages PREFIX | --live) | --resident) [--filter LO-HI]\n"
-                 "                      [--cpu f/m] [--mode 16|32|64] [--event:ip] [--offset]\n"
-                 "                      [--quiet] [--stat] [--no-inst] [--time] [--event:time]\n"
+                 "                      [--cpu f/m] [--mode 16|32|64] [--no-inst] [--tail]\n"
                  "                      [--mtc-freq N] [--nom-freq N] [--cpuid-0x15.eax N]\n"
-                 "                      [--cpuid-0x15.ebx N] [--no-cache] [--bench [N]]\n");
+                 "                      [--cpuid-0x15.ebx N] [--no-cache] [--bench [N]]\n"
+                 "                      and ptxed's words:\n"
+                 "                     ");
+    for (unsigned i = 0, col = 22; ptd_opts_flow_word_name(i); i++) {
+        const char *w = ptd_opts_flow_word_name(i);
+        size_t n = strlen(w) + 3;
+        if (col + n > 78) {
+            efi_con_puts("\n                     ");
+            col = 22;
+        }
+        efi_con_printf(" [%s]", w);
+        col += (unsigned)n;
+    }
+    efi_con_puts("\n");
 }
 
 static int usage_error(const char *what, const char *arg)
@@ -90,20 +107,10 @@ static int parse(struct flow_args *a, int argc, char **argv)
         unsigned family, model;
         bool has_cpu;
         uint64_t lo, hi;
-        if (!strcmp(o, "--event:ip")) {
-            a->fmt_flags |= PTD_FMT_FLOW_EVENT_IP;
-        } else if (!strcmp(o, "--offset")) {
-            a->fmt_flags |= PTD_FMT_FLOW_OFFSET;
+        if (ptd_opts_flow_word(&a->fo, o)) {
+            /* ptxed's word: the host's `ptboot flow` takes the same */
         } else if (!strcmp(o, "--tail")) {
-            a->fmt_flags |= PTD_FMT_FLOW_TAIL;
-        } else if (!strcmp(o, "--quiet")) {
-            a->fmt_flags |= PTD_FMT_FLOW_QUIET;
-        } else if (!strcmp(o, "--stat")) {
-            a->stat = 1;
-        } else if (!strcmp(o, "--time")) {
-            a->fmt_flags |= PTD_FMT_FLOW_TIME;
-        } else if (!strcmp(o, "--event:time")) {
-            a->fmt_flags |= PTD_FMT_FLOW_EVENT_TIME;
+            a->fo.fmt |= PTD_FMT_FLOW_TAIL;
         } else if (!strcmp(o, "--no-inst")) {
             /* the target prints IPs only, always */
         } else if (!strcmp(o, "--resident")) {
@@ -120,7 +127,7 @@ static int parse(struct flow_args *a, int argc, char **argv)
                 i++;
             }
             a->bench = (unsigned)n;
-            a->fmt_flags |= PTD_FMT_FLOW_QUIET;
+            a->fo.fmt |= PTD_FMT_FLOW_QUIET;
         } else if (!v) {
             return usage_error(o[0] == '-' ? "missing value for" : "unexpected word", o);
         } else if (!strcmp(o, "--pt")) {
@@ -140,7 +147,7 @@ static int parse(struct flow_args *a, int argc, char **argv)
         } else if (!strcmp(o, "--cpu")) {
             if (!ptd_opts_parse_cpu(v, &has_cpu, &family, &model))
                 return usage_error("--cpu wants none or f/m[/s], not", v);
-            a->cfg.errata = has_cpu ? ptd_errata_cpu(family, model) : 0;
+            a->cpu_unknown = has_cpu && !ptd_errata_of_cpu(family, model, false, &a->cfg.errata);
             a->tcfg.errata = a->cfg.errata;
             i++;
         } else if (!strcmp(o, "--mtc-freq") || !strcmp(o, "--nom-freq") ||
@@ -172,8 +179,10 @@ static int parse(struct flow_args *a, int argc, char **argv)
         return usage_error("--resident or --pt, not both", NULL);
     if (!a->pt && !a->resident)
         return usage_error("--pt FILE (or --resident) is required", NULL);
-    if (a->fmt_flags & (PTD_FMT_FLOW_TIME | PTD_FMT_FLOW_EVENT_TIME))
-        a->cfg.time = &a->tcfg;
+    /* time is tracked either way (libipt reports its errors); the
+     * configuration makes MTC and CYC count */
+    a->cfg.time = &a->tcfg;
+    a->cfg.flags |= ptd_opts_flow_flags(&a->fo);
     if (!a->npages && !a->live && !a->resident)
         return usage_error("no code: give --pages PREFIX or --live", NULL);
     return PTB_APP_OK;
@@ -217,7 +226,7 @@ static int flow_bench(struct flow_args *a, struct ptd_flow *flow, struct ptd_flo
     for (unsigned r = 0; r < a->bench; r++) {
         uint64_t t0 = rdtsc();
         ptd_flow_init(flow, &a->cfg);
-        ptd_flow_lines_init(lines, flow, a->fmt_flags);
+        ptd_flow_lines_init(lines, flow, a->fo.fmt);
         while ((n = ptd_flow_lines_next(lines, line, sizeof line, &kind)) > 0)
             ; /* quiet: error lines only, not printed while timing */
         uint64_t dt = rdtsc() - t0;
@@ -366,18 +375,16 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     a.cfg.read = code_image_read;
     a.cfg.map = code_image_map; /* dump pages in place; live memory is copied */
     a.cfg.ctx = &image;
-    /* The fastest path the target's output allows (docs/performance.md):
-     * it prints no disassembly, so block by block, through a block cache
-     * from the firmware's pages sized to the trace (without the pages, or
-     * with --no-cache, each block is decoded again: same lines, slower). */
-    a.fmt_flags |= PTD_FMT_FLOW_BLOCKS;
     if (!a.no_cache) {
-        size_t bytes = ptd_flow_bcache_bytes(a.cfg.size);
-        UINTN pages = bytes / EFI_PAGE_SIZE;
-        if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &bcache))) {
-            bcache_pages = pages;
+        /* the block cache (blocks end where libipt's do; --no-cache: only
+         * where trace is needed); every page its own section at worst,
+         * entries made only where code runs */
+        uint64_t bytes = PTD_FLOW_BCACHE_BYTES((uint64_t)image.count * CODE_PAGE_BYTES, image.count);
+        if (bytes <= FLOW_MAX_BCACHE_BYTES &&
+            !EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, (bytes + 4095) / 4096, &bcache))) {
+            bcache_pages = (UINTN)((bytes + 4095) / 4096);
             a.cfg.bcache = (void *)(UINTN)bcache;
-            a.cfg.bcache_size = bytes;
+            a.cfg.bcache_size = (size_t)bytes;
         }
     }
     if (a.bench) {
@@ -385,7 +392,8 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
         goto out;
     }
     ptd_flow_init(&flow, &a.cfg);
-    ptd_flow_lines_init(&lines, &flow, a.fmt_flags);
+    ptd_flow_lines_init(&lines, &flow, a.fo.fmt);
+    lines.cpu_unknown = a.cpu_unknown;
     efi_con_printf("ptboot: flow begin trace=%s bytes=%llu pages=%llu live=%d\n", a.pt,
                    (unsigned long long)a.cfg.size, (unsigned long long)image.count, a.live);
     char line[PTD_FMT_FLOW_LINE_MAX];
@@ -395,11 +403,17 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
         efi_con_write(line, (size_t)n);
         efi_con_write("\n", 1);
     }
-    if (a.stat)
-        efi_con_printf("insn: %llu.\n", (unsigned long long)lines.insns);
+    if (a.fo.stat) {
+        bool insns, blocks;
+        ptd_opts_flow_stats(&a.fo, &insns, &blocks);
+        if (insns)
+            efi_con_printf("insn: %llu.\n", (unsigned long long)lines.insns);
+        if (blocks)
+            efi_con_printf("blocks:\t%llu.\n", (unsigned long long)lines.blocks);
+    }
     efi_con_printf("ptboot: flow end insns=%llu errors=%llu", (unsigned long long)lines.insns,
                    (unsigned long long)lines.errors);
-    if (a.fmt_flags & PTD_FMT_FLOW_TAIL)
+    if (a.fo.fmt & PTD_FMT_FLOW_TAIL)
         efi_con_printf(" tail=%llu tail_end=%s", (unsigned long long)lines.tail_insns,
                        ptd_tail_end_name(lines.tail.end));
     efi_con_puts("\n");

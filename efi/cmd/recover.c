@@ -175,8 +175,8 @@ static int write_files(struct efi_app *app, const struct resident_recover *r)
     };
     char dir[CAPTURE_FILES_DIR_MAX];
     /* the capture's files, each read back; what is missing is said there */
-    int whole = efi_capture_files_write(app->image, &in, "recover", dir);
-    if (whole && !dir[0])
+    int incomplete = efi_capture_files_write(app->image, &in, "recover", dir);
+    if (incomplete && !dir[0])
         return -1;
     char path[CAPTURE_FILES_DIR_MAX + 16];
     size_t len = resident_recover_text(r, text, sizeof text);
@@ -188,7 +188,7 @@ static int write_files(struct efi_app *app, const struct resident_recover *r)
     }
     efi_con_printf("ptboot: recover files dir=%s trace=%llu code-pages=%llu\n", dir,
                    (unsigned long long)r->trace_len, (unsigned long long)r->pages);
-    return whole ? -1 : 0;
+    return incomplete ? -1 : 0;
 }
 
 static void serial_files(const struct resident_recover *r)

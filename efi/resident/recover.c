@@ -178,6 +178,14 @@ void resident_recover_report(struct resident_recover *r, ebs_report_sink out, vo
         rep.filter_lo[rep.nfilter] = r->sb->config.filter[i].a;
         rep.filter_hi[rep.nfilter++] = r->sb->config.filter[i].b;
     }
+    /* time as the host reads it from the same sideband (MTCFreq, the
+     * soft unit's crystal clock): the two summaries agree */
+    static struct ptd_time_config tcfg;
+    memset(&tcfg, 0, sizeof tcfg);
+    if (r->sb_ok) {
+        sideband_time_config(r->sb, &tcfg);
+        rep.time = &tcfg;
+    }
     /* the counts and the last IP: a flow pass that prints nothing */
     quiet_have_ip = false;
     long e = ebs_report_flow(&rep, quiet_sink, &r->insns);

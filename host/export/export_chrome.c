@@ -106,7 +106,7 @@ void export_chrome_event(struct export *x, const struct ptd_sum_obs *ev)
     case PTD_SUM_OBS_MARK: {
         char name[160];
         if (ev->mark == PTD_SUM_TR_ERROR)
-            snprintf(name, sizeof name, "error: %s", ptd_qry_errstr(ev->code));
+            snprintf(name, sizeof name, "error: %s", ptd_errstr(ev->code));
         else
             snprintf(name, sizeof name, "%s", mark_name(ev->mark));
         begin_event(x, "i", name, ev->tsc, ev->insns);

@@ -377,7 +377,7 @@ static void errors(struct export *x)
               "<th class=\"n\">after insns</th></tr>\n", o);
         for (uint32_t i = 0; i < x->nmarks; i++) {
             const struct export_mark *m = &x->marks[i];
-            const char *what = m->kind == PTD_SUM_TR_ERROR ? ptd_qry_errstr(m->code)
+            const char *what = m->kind == PTD_SUM_TR_ERROR ? ptd_errstr(m->code)
                                : m->kind == PTD_SUM_TR_OVERFLOW ? "overflow: the CPU lost trace here"
                                : m->kind == PTD_SUM_TR_ENABLE ? "tracing enabled" : "tracing disabled";
             char where[256] = "";

@@ -25,6 +25,12 @@ dump_case() {
 
 dump_case dump-default "sample.pt" "[1-9][0-9]*"
 dump_case dump-options "--raw --lastip --no-pad --exec-mode --cpu 6/85 sample.pt:0x100-0x5000" "[0-9]+"
+# the sample has TRIG, CFE, EVD and PWRE packets; PWRE's HW flag as libipt
+# reads it (bit 3), and a CPU libipt does not know (its diagnostic line)
+dump_case dump-libipt "--libipt-pwre --cpu 6/1 sample.pt" "[0-9]+"
+expect dump-libipt '^\[0: failed to determine errata: unknown cpu\]$' "unknown CPU reported"
+expect dump-libipt ' trig +[0-9a-f]{2}' "TRIG decoded"
+expect dump-libipt ' cfe +[0-9]+' "CFE decoded"
 # ptdump's time tracking on the target: the time column, calibration
 # from MTC/TSC with the CPUID 15h ratio, and a CPU's timing errata.
 dump_case dump-time "--time --time-delta --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 100 --nom-freq 20 --cpu 6/94 sample.pt" "[0-9]+"

@@ -62,7 +62,7 @@ raw_to_pages() {
 }
 gen=$BOOT_DIR/flowgen
 rm -rf "$gen" && mkdir -p "$gen"
-build/test/flowgen --seeds 8 --insns 3000 --write "$gen" > /dev/null || exit 1
+build/test/flowgen --seeds 10 --insns 3000 --write "$gen" > /dev/null || exit 1
 : > "$gen/code.dump"; : > "$gen/code.addr"
 raw_to_pages "$gen/seed7.a.bin" 0x400000 "$gen/code"
 raw_to_pages "$gen/seed7.32.bin" 0x600000 "$gen/code"
@@ -78,6 +78,29 @@ else not_ok "flow-time: page dump and raw files decode differently"; fi
 expect flow-time '^0000000000000000  [0-9a-f]{16}$|^[0-9a-f]{16}  [0-9a-f]{16}$' "instruction lines carry a time"
 expect flow-time '^[1-9a-f][0-9a-f]{15}  [0-9a-f]{16}$|^0[0-9a-f]*[1-9a-f][0-9a-f]*  [0-9a-f]{16}$' "a non-zero time reached the target's output"
 
+# Event Trace and TRIG on the target: flowgen's seed 2 has CFE.INTR (with
+# EVD CR2), CFE.IRET and TRIG packets, and timing; the block decoder's own
+# lines too (block boundaries from the block cache, ticks, the counts).
+: > "$gen/code2.dump"; : > "$gen/code2.addr"
+raw_to_pages "$gen/seed2.a.bin" 0x400000 "$gen/code2"
+raw_to_pages "$gen/seed2.32.bin" 0x600000 "$gen/code2"
+raw_to_pages "$gen/seed2.out.bin" 0x900000 "$gen/code2"
+flow_case flow-trig-et "$gen/seed2.pt" "$gen/code2" \
+  "--event:ip --stat --block:show-blocks --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 --event:tick"
+expect flow-trig-et '^\[trig [0-9a-f]{2}, ip: [0-9a-f]{16}\]$' "TRIG events"
+expect flow-trig-et '^\[interrupt [0-9]+(, cr2: [0-9a-f]{16})?, ip: [0-9a-f]{16}\]$' "Event Trace interrupts"
+expect flow-trig-et '^\[iret\]$' "Event Trace IRETs"
+expect flow-trig-et '^blocks:.[0-9]+\.$' "the block count"
+
+# APX on the target: flowgen's seed 9 runs REX2 instructions, JMPABS and
+# ERETU/ERETS (test/flow/flowgen.c, "APX, FRED, UIRET") in its traced code.
+: > "$gen/code9.dump"; : > "$gen/code9.addr"
+raw_to_pages "$gen/seed9.a.bin" 0x400000 "$gen/code9"
+raw_to_pages "$gen/seed9.32.bin" 0x600000 "$gen/code9"
+raw_to_pages "$gen/seed9.out.bin" 0x900000 "$gen/code9"
+flow_case flow-apx "$gen/seed9.pt" "$gen/code9" "--event:ip --stat --block:show-blocks"
+expect flow-apx '^insn: [0-9]{3,}\.$' "the APX program decoded"
+
 # A trace that enables tracing at the local APIC's MMIO page, then at an
 # unmapped address: with --live the decoder may read only RAM from the
 # memory map, so both give error lines and the machine goes on.
@@ -85,7 +108,10 @@ psb='\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82'
 mode64='\x99\x01' psbend='\x02\x23' tnt='\x06'
 pge_apic='\xd1\x00\x00\xe0\xfe\x00\x00\x00\x00'
 pge_far='\xd1\x00\x00\x00\x00\xff\x7f\x00\x00'
-printf "$psb$mode64$psbend$pge_apic$tnt$psb$mode64$psbend$pge_far$tnt" > "$BOOT_DIR/live.pt"
+# (an MTC between: the first error stands at it, and the decoder, as
+# libipt's, syncs at the next PSB after where it stands)
+mtc='\x59\x00'
+printf "$psb$mode64$psbend$pge_apic$tnt$mtc$psb$mode64$psbend$pge_far$tnt" > "$BOOT_DIR/live.pt"
 boot_image flow-live "--shutdown flow --live --pt live.pt" "$BOOT_DIR/live.pt"
 boot_run flow-live
 expect_rc flow-live 0 "clean shutdown, no exception"

@@ -7,8 +7,10 @@
 # crash (ASan/UBSan build). `make flow-fuzz` runs it long.
 # Then the programs with timing packets (every 5th seed: TSC/TMA in PSB+,
 # MTC/CYC between packets) through `ptboot flow --time --event:time` and the
-# libipt reference with the same options: the same lines, time included;
-# also with --event:tick (libipt's tick events where the time moves).
+# libipt reference with the same options: the same lines, time included
+# (on the traces without Event Trace and TRIG, which libipt 2.0.5 does not
+# know; tick events, where the block decoder of current libipt and 2.0.5's
+# instruction decoder differ, are test/flow/flow_current.sh's).
 set -u
 build/test/flowgen --seeds 300 --insns 5000 --corrupt || exit 1
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
@@ -17,9 +19,9 @@ fail=0
 # flowgen's timing configuration: MTCFreq 3, CPUID 0x15 2/168
 T="--mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 --time --event:time"
 for s in 2 7 12 22 27 32 37; do
-    R="--pt $t/seed$s.pt --raw $t/seed$s.a.bin:0x400000 --raw $t/seed$s.32.bin:0x600000"
+    R="--pt $t/seed$s.plain.pt --raw $t/seed$s.a.bin:0x400000 --raw $t/seed$s.32.bin:0x600000"
     R="$R --raw $t/seed$s.out.bin:0x900000"
-    for extra in "" "--event:ip" "--event:tick --event:ip"; do
+    for extra in "" "--event:ip"; do
         build/ptboot flow --no-inst $T $extra $R > "$t/a" 2>&1
         build/test/libipt_flow $T $extra $R > "$t/b" 2>&1
         n=$(grep -c '^[0-9a-f]\{16\}  ' "$t/a")
@@ -27,9 +29,6 @@ for s in 2 7 12 22 27 32 37; do
         if ! cmp -s "$t/a" "$t/b"; then
             echo "flowgen: FAIL time seed $s $extra: ptboot and libipt differ:"
             diff "$t/a" "$t/b" | head -6
-            fail=1
-        elif [ -n "$extra" ] && [ "${extra#--event:tick}" != "$extra" ] && ! grep -q 'tick, ip' "$t/a"; then
-            echo "flowgen: FAIL time seed $s $extra: no tick events"
             fail=1
         elif [ "$timed" -lt 100 ]; then
             echo "flowgen: FAIL time seed $s: only $timed of $n instructions with a time"
@@ -40,11 +39,13 @@ for s in 2 7 12 22 27 32 37; do
     done
 done
 # seeds 3 mod 7 simulate a Skylake (SKL014: TIP.PGD without IP): decoded
-# with and without the CPU, errors and their offsets as libipt's
+# as one, errors and their offsets as libipt's (without the CPU current
+# libipt binds such a TIP.PGD to the next branch that needs trace, where
+# 2.0.5 reports an error: test/flow/flow_current.sh checks that)
 for s in 3 10 17 24 31 38; do
-    R="--pt $t/seed$s.pt --raw $t/seed$s.a.bin:0x400000 --raw $t/seed$s.32.bin:0x600000"
+    R="--pt $t/seed$s.plain.pt --raw $t/seed$s.a.bin:0x400000 --raw $t/seed$s.32.bin:0x600000"
     R="$R --raw $t/seed$s.out.bin:0x900000"
-    for extra in "--event:ip" "--event:ip --cpu 6/78 --filter 400000-7fffff"; do
+    for extra in "--event:ip --cpu 6/78 --filter 400000-7fffff"; do
         build/ptboot flow --no-inst $extra $R > "$t/a" 2>&1
         build/test/libipt_flow $extra $R > "$t/b" 2>&1
         if ! cmp -s "$t/a" "$t/b"; then

@@ -5,7 +5,7 @@
 # the whole trace's flow, and the tail's go on exactly as the whole trace's
 # do, up to where that one has an event (an interrupt or a disable: what
 # the code alone cannot know) or ends. Without --tail the cut decodes print
-# the same lines as before "[tail]", and --quiet --stat the same counts.
+# the same lines as before "[tail]", and --quiet --stat:insn the same counts.
 # Skips when the traces are absent.
 set -u
 . test/lib/real_traces.sh
@@ -58,8 +58,8 @@ for t in $REAL_TRACES; do
             }
             END { printf "ok %d %d %d\n", j, same, evs }
         ' "$tmp/whole.txt" "$tmp/tail.txt")
-        # --quiet --stat: the counts alone, the same
-        q=$(build/ptboot flow --no-inst "${args[@]:2}" --pt "$tmp/cut.pt" --tail --quiet --stat | grep -v '^\[' | tr '\n' ' ')
+        # --quiet --stat:insn: the counts alone, the same
+        q=$(build/ptboot flow --no-inst "${args[@]:2}" --pt "$tmp/cut.pt" --tail --quiet --stat:insn | grep -v '^\[' | tr '\n' ' ')
         want="insn: $(grep -c '^[0-9a-f]' "$tmp/before.txt"). tail: $(sed -n '/^\[tail\]$/,$p' "$tmp/tail.txt" | grep -c '^[0-9a-f]') ("
         if [ "${q#"$want"}" = "$q" ]; then
             echo "tail_real: FAIL $name cut $cut: --quiet --stat says '$q', the lines '$want...'"

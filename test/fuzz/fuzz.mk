@@ -9,7 +9,7 @@ FUZZERS := pkt flow cpuid frame sideband pe sum fv
 
 # packet layer, encoder and formatter
 FUZZ_SRCS_pkt      := decoder/ptd_pkt.c decoder/ptd_enc.c decoder/ptd_fmt.c decoder/ptd_time.c \
-                      decoder/ptd_errata.c
+                      decoder/ptd_errata.c decoder/ptd_err.c
 FUZZ_NEEDS_pkt     := $(B)/bench/gen_trace
 # trace + code through the query and flow layers
 FUZZ_SRCS_flow     := $(DECODER_SRCS)

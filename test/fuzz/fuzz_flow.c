@@ -21,7 +21,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct ptd_flow f;
-    static uint64_t cache[512], bcache[512];
+    static uint64_t cache[512];
+    /* room for the block cache on the code's two mappings (fuzz_code.h) */
+    static uint64_t bcache[PTD_FLOW_BCACHE_BYTES(2048, 2) / 8 + 1];
+    static uint64_t ips[PTD_FLOW_BLOCK_MAX];
     struct ptd_flow_config cfg;
     struct fuzz_code code;
     unsigned sel;
@@ -65,9 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 break;
             if ((sel & 16) && (sel & 128)) {
                 /* the counting path (few blocks per call: bounded here) */
-                struct ptd_flow_run r = { 0, 0, 0, PTD_FLOW_ICLASS_ERROR };
+                struct ptd_flow_run r = { 0, 0, 0, PTD_FLOW_ICLASS_ERROR, { 0 } };
                 st = ptd_flow_run_blocks(&f, &r, 4);
-                if (r.runs > r.insns)
+                if (r.blocks < 1 || r.blocks > 4 || r.insns > 4u * PTD_FLOW_BLOCK_MAX)
                     abort();
             } else if (sel & 16) {
                 struct ptd_flow_block b;
@@ -77,7 +80,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (b.ninsn && (sel & 64)) {
                     /* the IPs inside the block, as the --no-inst lines
                      * need them: from the same code, ending at last_ip */
-                    uint64_t ips[PTD_FLOW_BLOCK_MAX];
                     int n = ptd_flow_block_ips(&f, &b, ips, PTD_FLOW_BLOCK_MAX);
                     if (n >= 0 && (n != (int)b.ninsn || ips[0] != b.ip || ips[n - 1] != b.last_ip))
                         abort();

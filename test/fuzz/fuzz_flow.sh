@@ -8,7 +8,7 @@ if fuzz_corpus; then
   # seeds: flowgen traces with the first KiB of their code
   seeds=$(mktemp -d)
   "$B/test/flowgen" --seeds 8 --insns 300 --write "$seeds" > /dev/null
-  for pt in "$seeds"/seed*.pt; do
+  for pt in "$seeds"/seed*[0-9].pt; do
     s=${pt%.pt}
     { printf '\x03'; head -c 1024 "$s.a.bin"; cat "$pt"; } > "$corpus/$(basename "$s")"
   done

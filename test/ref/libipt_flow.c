@@ -8,7 +8,11 @@
  *
  *   libipt_flow --pt FILE [--pages PREFIX] [--raw FILE[:FROM[-TO]]:BASE]...
  *               [--filter LO-HI] [--cpu F/M] [--mode 16|32|64] [--stat]
- *               [--event:ip] [--quiet]
+ *               [--event:ip] [--quiet] [--all-exec-modes]
+ *
+ * Exec-mode events follow current libipt's rule (ptboot's reference): only
+ * those that change the mode the decoder knows; --all-exec-modes prints
+ * libipt 2.0.5's (one per MODE.Exec).
  *
  * --filter sets address filter 0 to FilterEn LO..HI (as IA32_RTIT_ADDR0_A/B;
  * libipt treats HI as inclusive). --mode is accepted for symmetry with
@@ -33,6 +37,7 @@ struct opts {
     int stat;
     int time;        /* --time: the last event's tsc before each instruction */
     int event_time;  /* --event:time: the event's tsc, when it has one */
+    int all_exec_modes; /* --all-exec-modes: 2.0.5's exec-mode events */
 };
 
 static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
@@ -190,7 +195,17 @@ static void print_ip(const struct opts *o, uint64_t time, const struct pt_insn *
     printf("%s%016" PRIx64 "\n", insn->speculative ? "? " : "", insn->ip);
 }
 
-static int drain(struct pt_insn_decoder *d, int status, const struct opts *o, uint64_t *time)
+/* The execution mode as far as the events told it (PSB+ included), for
+ * current libipt's rule: libipt 2.0.5 makes an exec-mode event of every
+ * MODE.Exec, current libipt (ptboot's reference) only of one that changes
+ * the mode it knows, which it forgets at a sync and an overflow. */
+struct mode_seen {
+    int known;
+    enum pt_exec_mode mode;
+};
+
+static int drain(struct pt_insn_decoder *d, int status, const struct opts *o, uint64_t *time,
+                 struct mode_seen *ms)
 {
     while (status & pts_event_pending) {
         struct pt_event ev;
@@ -198,6 +213,15 @@ static int drain(struct pt_insn_decoder *d, int status, const struct opts *o, ui
         if (status < 0)
             return status;
         *time = ev.tsc;
+        if (ev.type == ptev_overflow)
+            ms->known = 0;
+        if (ev.type == ptev_exec_mode) {
+            int same = ms->known && ev.variant.exec_mode.mode == ms->mode;
+            ms->known = 1;
+            ms->mode = ev.variant.exec_mode.mode;
+            if (same && !o->all_exec_modes)
+                continue;
+        }
         if (!o->quiet && !ev.status_update)
             print_event(&ev, o);
     }
@@ -211,6 +235,7 @@ static uint64_t decode(struct pt_insn_decoder *d, const struct opts *o)
 
     for (;;) {
         struct pt_insn insn;
+        struct mode_seen ms = { 0, ptem_unknown };
         int status;
 
         memset(&insn, 0, sizeof(insn));
@@ -228,7 +253,7 @@ static uint64_t decode(struct pt_insn_decoder *d, const struct opts *o)
             continue;
         }
         for (;;) {
-            status = drain(d, status, o, &time);
+            status = drain(d, status, o, &time, &ms);
             if (status < 0)
                 break;
             if (status & pts_eos) {
@@ -276,7 +301,7 @@ static int usage(int rc)
     fprintf(rc ? stderr : stdout,
             "usage: libipt_flow --pt FILE [--pages PREFIX] [--raw FILE[:FROM[-TO]]:BASE]...\n"
             "                   [--filter LO-HI] [--cpu F/M] [--mode 16|32|64]\n"
-            "                   [--stat] [--event:ip] [--event:tick] [--quiet]\n");
+            "                   [--stat] [--event:ip] [--event:tick] [--quiet] [--all-exec-modes]\n");
     return rc;
 }
 
@@ -284,7 +309,7 @@ int main(int argc, char **argv)
 {
     static char obuf[1 << 16];
     struct flow_image img;
-    struct opts o = {0, 0, 0, 0, 0};
+    struct opts o = {0, 0, 0, 0, 0, 0};
     const char *pt = NULL;
     struct pt_config cfg;
     struct pt_insn_decoder *d;
@@ -305,6 +330,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) { o.quiet = 1; continue; }
         if (!strcmp(a, "--event:ip")) { o.event_ip = 1; continue; }
         if (!strcmp(a, "--no-inst")) continue;
+        if (!strcmp(a, "--all-exec-modes")) { o.all_exec_modes = 1; continue; }
         if (!strcmp(a, "--time")) { o.time = 1; continue; }
         if (!strcmp(a, "--event:time")) { o.event_time = 1; continue; }
         if (!strcmp(a, "--event:tick")) { cfg.flags.variant.insn.enable_tick_events = 1; continue; }

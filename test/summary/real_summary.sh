@@ -1,7 +1,7 @@
 #!/bin/bash
 # `ptboot summary` on the real traces of ../shared/traces/real (skips when
-# absent): its instruction count equals libipt's (test/flow/real_traces.env,
-# from the traces' README), and its calls per function equal those counted
+# absent): its instruction count equals current libipt's (ptxed --stat, as
+# test/flow/real_current.txt records it), and its calls per function equal those counted
 # independently from `ptboot flow --event:ip` (with disassembly): the
 # instruction after each executed `call` is the callee (or the IP of the
 # [disabled] event when the call leaves the traced range, or its "at" when
@@ -17,13 +17,16 @@ get() { awk -v k="$1" '{ for (i = 2; i < NF; i++) if ($i == k) print $(i + 1) }'
 fail=0
 for t in $REAL_TRACES; do
     real_trace_read "$t"
+    want=$(awk -v h="== $name --stat" '$0 == h { on = 1; next } /^== / { on = 0 }
+                                         on && /^insn: / { sub(/^insn: /, ""); sub(/\.$/, ""); print }' \
+           test/flow/real_current.txt)
     # every function listed (--top large, arena large enough for all)
     "$PTBOOT" summary "${args[@]}" --top 1000000 --arena 67108864 --stat > "$tmp/sum.txt" || {
         echo "real_summary: FAIL $name: ptboot summary exited $?"; fail=1; continue; }
     stat=$(tail -1 "$tmp/sum.txt")
     insns=$(get insns "$stat"); calls=$(get calls "$stat"); untracked=$(get untracked "$stat")
     if [ "$insns" != "$want" ]; then
-        echo "real_summary: FAIL $name: $insns instructions, libipt gives $want"
+        echo "real_summary: FAIL $name: $insns instructions, current libipt gives $want"
         fail=1
         continue
     fi

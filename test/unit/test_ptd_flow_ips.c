@@ -2,8 +2,7 @@
  * lines of the block path come from: on hand-assembled code, mapped in
  * place, mapped only in part (the rest through the read callback), not
  * mapped at all; the errors when the block does not fit or the code does
- * not lead to its last instruction. And the block-cache size rule
- * (decoder/ptd_flow_sizing.h). */
+ * not lead to its last instruction. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +12,6 @@
 #include <cmocka.h>
 
 #include "decoder/ptd_flow_ips.h"
-#include "decoder/ptd_flow_sizing.h"
 
 #define BASE 0x401000u
 
@@ -181,19 +179,6 @@ static void test_errors(void **state)
     assert_int_equal(ptd_flow_block_ips(&f, &b, ips, PTD_FLOW_BLOCK_MAX), -PTD_ERR_INTERNAL);
 }
 
-/* a quarter of the trace, a power of two, 64 KiB .. 1 MiB */
-static void test_bcache_bytes(void **state)
-{
-    (void)state;
-    assert_int_equal(ptd_flow_bcache_bytes(0), 64 << 10);
-    assert_int_equal(ptd_flow_bcache_bytes(16896), 64 << 10);       /* Unzip */
-    assert_int_equal(ptd_flow_bcache_bytes(256 << 10), 64 << 10);
-    assert_int_equal(ptd_flow_bcache_bytes((256 << 10) + 4), 128 << 10);
-    assert_int_equal(ptd_flow_bcache_bytes(713168), 256 << 10);     /* mruby */
-    assert_int_equal(ptd_flow_bcache_bytes(2u << 20), 512 << 10);
-    assert_int_equal(ptd_flow_bcache_bytes(512u << 20), 1 << 20);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,7 +188,6 @@ int main(void)
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_one_insn),
         cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_bcache_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

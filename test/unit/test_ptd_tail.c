@@ -501,9 +501,10 @@ static void test_eos_at_ret(void **state)
     flow_at_ret(BASE);
     assert_false(ptd_tail_start(&t, &F, -PTD_ERR_EOS, 0));
     assert_int_equal(t.end, PTD_TAIL_END_NONE);
-    /* the query that failed was an event's: where it binds is unknown */
+    /* the query that failed was an event's (the flow holds an instruction
+     * for an event to bind to): where it binds is unknown */
     flow_at_ret(BASE + 0x300);
-    F.status = PTD_ST_EVENT;
+    F.process_insn = 1;
     assert_false(ptd_tail_start(&t, &F, -PTD_ERR_EOS, 0));
     assert_int_equal(t.end, PTD_TAIL_END_NONE);
     /* tracing off, another error, a status that is not the end */

@@ -32,13 +32,13 @@ static void test_tsc_only(void **state)
     uint32_t cbr;
     (void)state;
     ptd_time_init(&t, NULL);
-    assert_int_equal(now(&t, -PTD_TIME_ERR_NO_TIME), 0);
-    assert_int_equal(ptd_time_cbr(&t, &cbr), -PTD_TIME_ERR_NO_CBR);
+    assert_int_equal(now(&t, -PTD_ERR_NO_TIME), 0);
+    assert_int_equal(ptd_time_cbr(&t, &cbr), -PTD_ERR_NO_CBR);
     assert_int_equal(ptd_time_tsc(&t, 0x123456789aull, NULL), 0);
     assert_int_equal(now(&t, 0), 0x123456789aull);
     /* MTC without CPUID 0x15: a configuration error, time stays */
     assert_int_equal(ptd_time_tma(&t, 0x10, 0x8, NULL), 0);
-    assert_int_equal(ptd_time_mtc(&t, 0x1, NULL), -PTD_TIME_ERR_BAD_CONFIG);
+    assert_int_equal(ptd_time_mtc(&t, 0x1, NULL), -PTD_ERR_BAD_CONFIG);
     assert_int_equal(now(&t, 0), 0x123456789aull);
     assert_int_equal(ptd_time_tsc(&t, 0x2000, NULL), 0);
     assert_int_equal(now(&t, 0), 0x2000);
@@ -149,25 +149,25 @@ static void test_cyc_calibrated_by_mtc(void **state)
     (void)state;
     ptd_time_init(&t, &c);
     ptd_time_mtc(&t, 2, NULL);
-    assert_int_equal(now(&t, -PTD_TIME_ERR_NO_TIME), 0);
-    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_TIME_ERR_NO_TIME);
+    assert_int_equal(now(&t, -PTD_ERR_NO_TIME), 0);
+    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_ERR_NO_TIME);
     ptd_time_cyc(&t, 0x100, NULL, &used);
     assert_false(used);
     ptd_time_mtc(&t, 3, NULL);
-    assert_int_equal(now(&t, -PTD_TIME_ERR_NO_TIME), 0x40);
+    assert_int_equal(now(&t, -PTD_ERR_NO_TIME), 0x40);
     assert_int_equal(ptd_time_fcr(&t, &fcr), 0);
     assert_int_equal(fcr, 0x40);            /* 0.25 ticks per cycle */
     ptd_time_cyc(&t, 0x100, NULL, &used);
     assert_true(used);
-    assert_int_equal(now(&t, -PTD_TIME_ERR_NO_TIME), 0x80);
+    assert_int_equal(now(&t, -PTD_ERR_NO_TIME), 0x80);
     ptd_time_mtc(&t, 4, NULL);
-    assert_int_equal(now(&t, -PTD_TIME_ERR_NO_TIME), 0x80);
+    assert_int_equal(now(&t, -PTD_ERR_NO_TIME), 0x80);
     /* a CYC spanning an MTC: the part before it is taken off (0x40 ticks of
      * the last period = 0x100 cycles), the rest (0x20 cycles) counts */
     ptd_time_mtc(&t, 5, NULL);
-    assert_int_equal(now(&t, -PTD_TIME_ERR_NO_TIME), 0xc0);
+    assert_int_equal(now(&t, -PTD_ERR_NO_TIME), 0xc0);
     ptd_time_cyc(&t, 0x120, NULL, NULL);
-    assert_int_equal(now(&t, -PTD_TIME_ERR_NO_TIME), 0xc8);
+    assert_int_equal(now(&t, -PTD_ERR_NO_TIME), 0xc8);
 }
 
 static void test_cyc_calibrated_by_psb_tsc(void **state)
@@ -182,7 +182,7 @@ static void test_cyc_calibrated_by_psb_tsc(void **state)
     ptd_time_cyc(&t, 0x100, NULL, NULL);
     /* a TSC outside PSB+ restarts the measurement */
     ptd_time_tsc(&t, 0x1100, NULL);
-    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_TIME_ERR_NO_TIME);
+    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_ERR_NO_TIME);
     ptd_time_cyc(&t, 0x100, NULL, NULL);
     ptd_time_psb(&t);
     ptd_time_tsc(&t, 0x1300, NULL);         /* 0x200 ticks over 0x100 cycles */
@@ -220,7 +220,7 @@ static void test_cbr_calibration(void **state)
     ptd_time_psbend(&t);
     assert_int_equal(ptd_time_fcr(&t, &fcr), 0);
     ptd_time_cbr_update(&t, 30, NULL);
-    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_TIME_ERR_NO_TIME);
+    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_ERR_NO_TIME);
     assert_int_equal(ptd_time_cbr_update(&t, 0, NULL), -PTD_ERR_BAD_PACKET);
 }
 
@@ -250,7 +250,7 @@ static void test_ovf(void **state)
     calibrated(&t, 0);
     assert_int_equal(ptd_time_packet(&t, &ovf), 0);
     assert_int_equal(now(&t, 0), 0x1060);
-    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_TIME_ERR_NO_TIME);
+    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_ERR_NO_TIME);
     ptd_time_cyc(&t, 0x80, NULL, NULL);
     assert_int_equal(ptd_time_now(&t, &tsc, &lost_mtc, &lost_cyc), 0);
     assert_int_equal(tsc, 0x1060);
@@ -280,7 +280,7 @@ static void test_no_tcal(void **state)
     ptd_time_cyc(&t, 0x100, NULL, &used);
     ptd_time_mtc(&t, 3, NULL);
     assert_false(used);
-    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_TIME_ERR_NO_TIME);
+    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_ERR_NO_TIME);
     assert_int_equal(now(&t, 0), 0x1080);
 }
 
@@ -301,7 +301,7 @@ static void test_skl168(void **state)
     ptd_time_psbend(&t);
     ptd_time_cyc(&t, 0x200, NULL, NULL);
     ptd_time_mtc(&t, 4, NULL);              /* two periods: one MTC lost */
-    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_TIME_ERR_NO_TIME);
+    assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_ERR_NO_TIME);
     ptd_time_cyc(&t, 0x100, NULL, NULL);
     ptd_time_mtc(&t, 5, NULL);              /* not the first after PSB */
     assert_int_equal(ptd_time_fcr(&t, &fcr), 0);
@@ -314,13 +314,13 @@ static void test_errors(void **state)
     struct ptd_pkt tma = { .kind = PTD_PKT_TMA, .payload = 1 };
     (void)state;
     ptd_time_init(&t, NULL);
-    assert_int_equal(ptd_time_packet(&t, &tma), -PTD_TIME_ERR_BAD_CONTEXT);
+    assert_int_equal(ptd_time_packet(&t, &tma), -PTD_ERR_BAD_CONTEXT);
     ptd_time_tsc(&t, 1, NULL);
     assert_int_equal(ptd_time_packet(&t, &tma), 0);
-    assert_int_equal(ptd_time_packet(&t, &tma), -PTD_TIME_ERR_BAD_CONTEXT);
-    assert_string_equal(ptd_time_errstr(-PTD_TIME_ERR_NO_TIME), "no timing information");
-    assert_string_equal(ptd_time_errstr(-PTD_TIME_ERR_BAD_CONTEXT), "unexpected packet context");
-    assert_string_equal(ptd_time_errstr(-PTD_ERR_BAD_PACKET), "unknown packet");
+    assert_int_equal(ptd_time_packet(&t, &tma), -PTD_ERR_BAD_CONTEXT);
+    assert_string_equal(ptd_errstr(-PTD_ERR_NO_TIME), "no timing information");
+    assert_string_equal(ptd_errstr(-PTD_ERR_BAD_CONTEXT), "unexpected packet context");
+    assert_string_equal(ptd_errstr(-PTD_ERR_BAD_PACKET), "unknown packet");
     /* a too-large MTCFreq is clamped to the 4-bit field */
     struct ptd_time_config c = config(200, 0, 1, 1);
     ptd_time_init(&t, &c);

@@ -1,0 +1,501 @@
+/* libptd instruction-flow layer: the block cache. For every code byte of a
+ * section, where the walk from there next needs trace (or must stop to
+ * look at an instruction), so a block jumps over the instructions between
+ * without decoding them.
+ *
+ * The cache also decides where blocks end, and libipt's block decoder
+ * (ptxed's default) ends them the same way from its own cache: the first
+ * time code runs, while its entries are filled, a block also ends after a
+ * direct call, a backward direct jump, where the code leaves its section,
+ * and after 0x400 new instructions; once the entries are there, the block
+ * runs on over direct calls and jumps to the next instruction that needs
+ * trace. So that `--stat`'s block count, `--block:show-blocks` and
+ * everything printed once per block (offsets, times) come out as ptxed
+ * prints them, this file keeps the same entries by the same rules (one
+ * entry per code byte, a 16-bit displacement, an 8-bit instruction count,
+ * a fill bounded by the same step count); see docs/flow.md. Without the
+ * cache (no memory for it) blocks end only where trace is needed, as
+ * libipt's do without one.
+ *
+ * The fill walks forward and writes the entries on the way back (each
+ * entry from the one after it); the way back is a stack in the cache's
+ * memory instead of recursion: one frame per instruction the fill added
+ * to the block, so at most PTD_FLOW_BLOCK_MAX. */
+#include "decoder/ptd_flow_impl.h"
+#include "decoder/ptd_ild_fast.h"
+
+/* An entry (libipt's 32 bits): the displacement from its IP to the
+ * decision point (the instruction that ends the run), the instructions to
+ * it (the decision point's own included), the execution mode (0: no
+ * entry), what to do there, and the decision point's length when it fits;
+ * in the upper 32 bits of ours, a conditional branch's displacement, so a
+ * taken one needs no second look at the instruction. */
+#define BCE_DISP_MASK 0xffffu
+#define BCE_NINSN_SHIFT 16
+#define BCE_MODE_SHIFT 24
+#define BCE_QUAL_SHIFT 26
+#define BCE_ISIZE_SHIFT 29
+#define BCE_ISIZE_MAX 7u
+#define BCE_NINSN_MAX 0xffu
+
+enum bce_qualifier {
+    BQ_AGAIN,       /* no decision point: an overflow stopped the entry
+                     * short; go on from where it leads */
+    BQ_COND,        /* a conditional branch: a TNT bit */
+    BQ_IND_CALL,    /* a near indirect call: the call stack and a TIP */
+    BQ_RETURN,      /* a near return: a TNT bit (compressed) or a TIP */
+    BQ_INDIRECT,    /* an indirect jump or far transfer: a TIP */
+    BQ_DECODE,      /* look at the instruction: a direct call (the call
+                     * stack), a backward jump, the section's end */
+};
+
+/* The fill's steps before it stops with an entry that leads on. */
+#define FILL_STEPS 0x400u
+
+/* A section's entries: a directory of chunks (CHUNK entries each, made
+ * and cleared when first written, so a big section costs only what runs
+ * in it), after a header; the sections are a list in the cache's memory. */
+struct bsec {
+    uint64_t base, size;
+    uint64_t next;          /* offset of the next section's header, 0: last */
+};
+#define CHUNK_SHIFT 10u
+#define CHUNK (1u << CHUNK_SHIFT)
+
+/* A fill frame: an instruction the fill added to the block, whose entry
+ * is written on the way back from the one at its next IP. */
+struct bframe {
+    uint32_t ioff, noff;
+};
+#define FRAME_DONE 0x80000000u  /* in ioff: the frame's entry is written */
+#define BSTACK_FRAMES (PTD_FLOW_BLOCK_MAX + 1u)
+#define BSEC_MAX_SIZE 0x40000000u
+
+_Static_assert(PTD_FLOW_BCACHE_STACK == BSTACK_FRAMES * sizeof(struct bframe), "stack size");
+_Static_assert(PTD_FLOW_BCACHE_SECTION == sizeof(struct bsec), "section header size");
+_Static_assert(PTD_FLOW_BCACHE_CHUNK == CHUNK * 8u, "chunk size");
+
+typedef uint64_t bce_t;
+static inline bce_t bce_make(int32_t disp, unsigned ninsn, unsigned mode, unsigned qual, unsigned isize)
+{
+    return ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT) |
+           ((mode + 1u) << BCE_MODE_SHIFT) | (qual << BCE_QUAL_SHIFT) | (isize << BCE_ISIZE_SHIFT);
+}
+static inline bool bce_valid(bce_t e) { return ((e >> BCE_MODE_SHIFT) & 3u) != 0; }
+static inline int32_t bce_disp(bce_t e) { return (int16_t)(uint16_t)(e & BCE_DISP_MASK); }
+static inline unsigned bce_ninsn(bce_t e) { return (unsigned)(e >> BCE_NINSN_SHIFT) & 0xffu; }
+static inline unsigned bce_mode(bce_t e) { return ((unsigned)(e >> BCE_MODE_SHIFT) & 3u) - 1u; }
+static inline unsigned bce_qual(bce_t e) { return (unsigned)(e >> BCE_QUAL_SHIFT) & 7u; }
+static inline unsigned bce_isize(bce_t e) { return (unsigned)(e >> BCE_ISIZE_SHIFT) & 7u; }
+static inline int64_t bce_cond_disp(bce_t e) { return (int32_t)(uint32_t)(e >> 32); }
+
+/* ---- memory --------------------------------------------------------------- */
+
+void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
+{
+    uintptr_t a = (uintptr_t)mem, b = (a + 7) & ~(uintptr_t)7;
+    f->barena = NULL;
+    f->barena_size = 0;
+    f->barena_used = 0;
+    f->bce = NULL;
+    if (!mem || size < (b - a) + PTD_FLOW_BCACHE_STACK + PTD_FLOW_BCACHE_SECTION)
+        return;
+    f->barena = (uint8_t *)b;
+    f->barena_size = size - (b - a);
+    /* the chunk offsets in a directory are 32 bits, in 8-byte units */
+    if (f->barena_size > ((uint64_t)UINT32_MAX << 3))
+        f->barena_size = (size_t)((uint64_t)UINT32_MAX << 3);
+    f->barena_used = PTD_FLOW_BCACHE_STACK;
+}
+
+void ptd_flow_bcache_reset(struct ptd_flow *f)
+{
+    f->bce = NULL;
+    if (f->barena)
+        f->barena_used = PTD_FLOW_BCACHE_STACK;
+}
+
+static void *take(struct ptd_flow *f, size_t bytes)
+{
+    bytes = (bytes + 7u) & ~(size_t)7;
+    if (bytes > f->barena_size - f->barena_used)
+        return NULL;
+    void *p = f->barena + f->barena_used;
+    f->barena_used += bytes;
+    return p;
+}
+
+/* The section [lo, hi) (f->sec_lo/hi): its directory in f->bce, found or
+ * made (empty); NULL when there is no room. */
+void ptd_flow_bcache_section(struct ptd_flow *f)
+{
+    uint64_t size = f->sec_hi - f->sec_lo;
+    struct bsec *s;
+    size_t at = PTD_FLOW_BCACHE_STACK, last = 0;
+
+    f->bce = NULL;
+    if (!f->barena || !size || size >= BSEC_MAX_SIZE)
+        return;
+    while (at && at < f->barena_used) {
+        s = (struct bsec *)(void *)(f->barena + at);
+        if (s->base == f->sec_lo && s->size == size) {
+            f->bce = (uint32_t *)(void *)(s + 1);
+            return;
+        }
+        last = at;
+        at = (size_t)s->next;
+    }
+    size_t chunks = (size_t)((size + CHUNK - 1) >> CHUNK_SHIFT);
+    s = take(f, sizeof(*s) + chunks * 4u);
+    if (!s)
+        return;
+    s->base = f->sec_lo;
+    s->size = size;
+    s->next = 0;
+    if (last)
+        ((struct bsec *)(void *)(f->barena + last))->next = (uint64_t)((uint8_t *)s - f->barena);
+    f->bce = (uint32_t *)(void *)(s + 1);
+    for (size_t i = 0; i < chunks; i++)
+        f->bce[i] = 0;
+}
+
+/* The entry at a section offset (0: none). */
+static inline bce_t bce_get(const struct ptd_flow *f, uint64_t off)
+{
+    uint32_t c = f->bce[off >> CHUNK_SHIFT];
+    return c ? ((const bce_t *)(const void *)(f->barena + ((size_t)c << 3)))[off & (CHUNK - 1)] : 0;
+}
+
+#if defined(__GNUC__)
+#define BCE_PREFETCH(p) __builtin_prefetch((p))
+#else
+#define BCE_PREFETCH(p) ((void)(p))
+#endif
+/* Start loading the entry of ip (in the section) into the cache. */
+static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
+{
+    uint64_t off = ip - f->sec_lo;
+    if (off < f->sec_hi - f->sec_lo) {
+        uint32_t c = f->bce[off >> CHUNK_SHIFT];
+        if (c)
+            BCE_PREFETCH(&((const bce_t *)(const void *)(f->barena + ((size_t)c << 3)))[off & (CHUNK - 1)]);
+    }
+}
+
+static void bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
+{
+    uint32_t *c = &f->bce[off >> CHUNK_SHIFT];
+    if (!*c) {
+        bce_t *chunk = take(f, CHUNK * sizeof(bce_t));
+        if (!chunk)
+            return;     /* no room: PTD_FLOW_BCACHE_BYTES was not given */
+        for (unsigned i = 0; i < CHUNK; i++)
+            chunk[i] = 0;
+        *c = (uint32_t)(((uint8_t *)chunk - f->barena) >> 3);
+    }
+    ((bce_t *)(void *)(f->barena + ((size_t)*c << 3)))[off & (CHUNK - 1)] = e;
+}
+
+/* ---- entries ---------------------------------------------------------------- */
+
+/* An entry that goes on at the next instruction (noff) from ioff, or, when
+ * the displacement does not fit, one that looks at the instruction. */
+static void add_trampoline(struct ptd_flow *f, uint32_t ioff, uint32_t noff, unsigned mode)
+{
+    int64_t disp = (int64_t)noff - (int64_t)ioff;
+    if (disp == (int16_t)disp)
+        bce_set(f, ioff, bce_make((int32_t)disp, 1, mode, BQ_AGAIN, 0));
+    else
+        bce_set(f, ioff, bce_make(0, 1, mode, BQ_DECODE, 0));
+}
+
+/* The entry of an instruction that needs trace. */
+static int add_decision(struct ptd_flow *f, uint32_t ioff, const struct ptd_flow_pinsn *p)
+{
+    unsigned q;
+    switch (p->iclass) {
+    case PTD_ICLASS_COND_JUMP:
+        q = BQ_COND;
+        break;
+    case PTD_ICLASS_NEAR_RET:
+        q = BQ_RETURN;
+        break;
+    case PTD_ICLASS_INDIRECT_CALL:
+        q = BQ_IND_CALL;
+        break;
+    case PTD_ICLASS_DIRECT_CALL:
+        if (p->direct)
+            return -PTD_ERR_INTERNAL;
+        q = BQ_IND_CALL;
+        break;
+    case PTD_ICLASS_DIRECT_JUMP:
+        if (p->direct)
+            return -PTD_ERR_INTERNAL;
+        q = BQ_INDIRECT;    /* JMPABS: direct, but given by a TIP */
+        break;
+    case PTD_ICLASS_OTHER:
+        return -PTD_ERR_INTERNAL;
+    default:
+        q = BQ_INDIRECT;
+        break;
+    }
+    bce_t e = bce_make(0, 1, f->mode, q, p->size <= BCE_ISIZE_MAX ? p->size : 0);
+    if (q == BQ_COND)
+        e |= (bce_t)(uint32_t)(int32_t)(p->target - (p->ip + p->size)) << 32;
+    bce_set(f, ioff, e);
+    return 0;
+}
+
+/* The entry at ioff from the one at its next instruction (noff), if that
+ * one is there and leads to a decision point in the section: 2 written, 1
+ * a trampoline written instead (a field would overflow), 0 none, or an
+ * error. */
+static int add_from_next(struct ptd_flow *f, uint32_t ioff, uint32_t noff)
+{
+    bce_t e = bce_get(f, noff);
+    uint64_t nip = f->sec_lo + noff, ip = f->sec_lo + ioff, dip;
+    int64_t disp;
+    unsigned ninsn;
+
+    if (!bce_valid(e))
+        return 0;
+    if (bce_mode(e) != f->mode)
+        return -PTD_ERR_INTERNAL;
+    dip = nip + (uint64_t)(int64_t)bce_disp(e);
+    if (dip - f->sec_lo >= f->sec_hi - f->sec_lo)
+        return 0;
+    ninsn = (bce_ninsn(e) + 1u) & BCE_NINSN_MAX;
+    disp = (int64_t)(dip - ip);
+    if (!ninsn || disp != (int16_t)disp) {
+        add_trampoline(f, ioff, noff, f->mode);
+        return 1;
+    }
+    bce_set(f, ioff, (e & ~(bce_t)(BCE_DISP_MASK | (BCE_NINSN_MAX << BCE_NINSN_SHIFT))) |
+                         ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT));
+    return 2;
+}
+
+static bool in_sec(const struct ptd_flow *f, uint64_t ip)
+{
+    return ip - f->sec_lo < f->sec_hi - f->sec_lo;
+}
+
+/* ---- the walk --------------------------------------------------------------- */
+
+/* One step of the fill at f->ip (its entry empty): the instruction into
+ * the block, then
+ *   1   go on filling at the next instruction (this one's entry waits
+ *       for it: a frame on the stack);
+ *   2   the next instruction has an entry, this one's is written from it:
+ *       go on with the cache;
+ *   0 / < 0 the walk ends here. */
+static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bframe *stack,
+                     uint32_t *sp, uint32_t *steps)
+{
+    struct ptd_flow_pinsn p;
+    uint64_t nip;
+    uint32_t ioff, noff;
+    int r;
+
+    /* The common case inline: an instruction that falls through to one in
+     * the section whose entry is not there yet (what ptd_flow_one_insn and
+     * the general case below do for it, in that order). */
+    uint64_t ip = f->ip, woff = ip - f->win_base;
+    struct ptd_ild_step s;
+    unsigned sl;
+    if (blk->ninsn < PTD_FLOW_BLOCK_MAX && !f->has_icnt && f->mode != PTD_FLOW_MODE_UNKNOWN && woff < f->win_len &&
+        f->win_len - woff >= PTD_ILD_MAX_LEN &&
+        (sl = ptd_ild_step(f->code + woff, PTD_ILD_MAX_LEN, f->mode, &s)) != 0 &&
+        s.iclass == PTD_ICLASS_OTHER && in_sec(f, ip + sl)) {
+        noff = (uint32_t)(ip + sl - f->sec_lo);
+        if (!bce_valid(bce_get(f, noff)) && *steps > 1) {
+            blk->last_iclass = PTD_ICLASS_OTHER;
+            blk->last_ip = ip;
+            blk->ninsn++;
+            --*steps;
+            stack[(*sp)++] = (struct bframe){ (uint32_t)(ip - f->sec_lo), noff };
+            f->ip = ip + sl;
+            return 1;
+        }
+    }
+
+    r = ptd_flow_one_insn(f, blk, &p);
+    if (r <= 0)
+        return r;
+    ioff = (uint32_t)(p.ip - f->sec_lo);
+    if (ptd_flow_next_ip(&p, &nip) < 0) {
+        r = add_decision(f, ioff, &p);
+        if (r < 0)
+            return r;
+        return ptd_flow_proceed_with_trace(f, &p);
+    }
+    f->ip = nip;
+    /* stop to look at the instruction each time: direct calls (the call
+     * stack), backward jumps (libipt's guard against a section split
+     * under a cached run), leaving the section */
+    if (p.iclass == PTD_ICLASS_DIRECT_CALL ||
+        (p.iclass == PTD_ICLASS_DIRECT_JUMP &&
+         (nip < p.ip + p.size || (f->flags & PTD_FLOW_F_END_ON_JUMP))) ||
+        !in_sec(f, nip)) {
+        bce_set(f, ioff, bce_make(0, 1, f->mode, BQ_DECODE, 0));
+        return 0;
+    }
+    noff = (uint32_t)(nip - f->sec_lo);
+    if (bce_valid(bce_get(f, noff))) {
+        r = add_from_next(f, ioff, noff);
+        return r < 0 ? r : r == 2 ? 2 : 0;
+    }
+    if (!--*steps) {
+        add_trampoline(f, ioff, noff, f->mode);
+        return 0;
+    }
+    stack[(*sp)++] = (struct bframe){ ioff, noff };
+    return 1;
+}
+
+/* The instruction at f->ip in the entry's mode. The entries are found by
+ * IP alone, as libipt's: code run in another mode before (a corrupt trace
+ * that lost a MODE.Exec) is walked in the mode it had then, as libipt
+ * walks it. */
+static int decode_as(struct ptd_flow *f, unsigned mode, struct ptd_flow_pinsn *p)
+{
+    uint8_t m = f->mode;
+    int r;
+    f->mode = (uint8_t)mode;
+    r = ptd_flow_decode_step(f, p);
+    f->mode = m;
+    return r;
+}
+
+/* One step with the entry e at f->ip: 1 go on at f->ip, or the walk's end
+ * (0, or an error). */
+static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
+{
+    struct ptd_flow_pinsn p;
+    uint64_t ip, nip = f->ip + (uint64_t)(int64_t)bce_disp(e);
+    unsigned n = bce_ninsn(e), mode = bce_mode(e);
+    int r;
+
+    /* a run that leaves the section (libipt: a section split under it) */
+    if (!in_sec(f, nip))
+        return ptd_flow_proceed_uncached(f, blk);
+    if (blk->ninsn + n > PTD_FLOW_BLOCK_MAX)
+        return 0;
+    r = ptd_flow_add_icnt(f, n);
+    if (r < 0)
+        return r;
+    f->ip = nip;
+    blk->ninsn += n;
+    blk->last_ip = nip;
+    blk->mode = (uint8_t)mode;
+    /* the most common first, out of the switch (a jump table mispredicts) */
+    if (bce_qual(e) == BQ_COND && bce_isize(e)) {
+        blk->last_iclass = PTD_ICLASS_COND_JUMP;
+        ip = nip + bce_isize(e);
+        /* the next block's entry is one of these two: start loading both
+         * while the TNT bit is taken (a hint only) */
+        bce_prefetch(f, ip);
+        bce_prefetch(f, ip + (uint64_t)bce_cond_disp(e));
+        r = ptd_flow_cond_branch(f);
+        if (r < 0)
+            return r;
+        if (r)
+            ip += (uint64_t)bce_cond_disp(e);   /* taken */
+        f->ip = ip;
+        return 0;
+    }
+    switch (bce_qual(e)) {
+    case BQ_AGAIN:
+        blk->last_iclass = PTD_ICLASS_OTHER;
+        return 1;
+    case BQ_COND:
+        /* without its length: look at it */
+        blk->last_iclass = PTD_ICLASS_COND_JUMP;
+        /* fall through */
+    case BQ_DECODE:
+        r = decode_as(f, mode, &p);
+        if (r < 0)
+            return r;
+        blk->last_iclass = p.iclass;
+        ptd_flow_log_call(f, &p);
+        if (ptd_flow_next_ip(&p, &f->ip) < 0)
+            return ptd_flow_proceed_with_trace(f, &p);
+        if (((f->flags & PTD_FLOW_F_END_ON_CALL) && p.iclass == PTD_ICLASS_DIRECT_CALL) ||
+            ((f->flags & PTD_FLOW_F_END_ON_JUMP) && p.iclass == PTD_ICLASS_DIRECT_JUMP))
+            return 0;
+        return in_sec(f, f->ip) ? 1 : 0;
+    case BQ_IND_CALL:
+        blk->last_iclass = PTD_ICLASS_INDIRECT_CALL;
+        if (bce_isize(e)) {
+            ip = nip + bce_isize(e);
+        } else {
+            r = decode_as(f, mode, &p);
+            if (r < 0)
+                return r;
+            ip = nip + p.size;
+        }
+        ptd_flow_ret_push(f, ip);
+        return ptd_flow_indirect(f);
+    case BQ_RETURN:
+        blk->last_iclass = PTD_ICLASS_NEAR_RET;
+        r = ptd_flow_cond_branch(f);
+        if (r == -PTD_ERR_BAD_QUERY) {
+            /* not compressed: the call stack stops following (ret_known) */
+            r = ptd_flow_indirect(f);
+            if (r == 0)
+                f->ret_known = 0;
+            return r;
+        }
+        if (r < 0)
+            return r;
+        if (!r)
+            return -PTD_ERR_BAD_RETCOMP;
+        return ptd_flow_ret_pop(f, &f->ip);
+    case BQ_INDIRECT:
+        /* the exact class for the block's users (the decode is cached) */
+        {
+            const struct ptd_flow_centry *c = ptd_flow_centry_hit(f, nip, mode);
+            blk->last_iclass = c ? c->iclass : decode_as(f, mode, &p) < 0 ? PTD_ICLASS_FAR_TRANSFER : p.iclass;
+        }
+        return ptd_flow_indirect(f);
+    default:
+        return -PTD_ERR_INTERNAL;
+    }
+}
+
+int ptd_flow_proceed_cached(struct ptd_flow *f, struct ptd_flow_block *blk)
+{
+    struct bframe *stack = (struct bframe *)(void *)f->barena;
+    uint32_t sp = 0, steps;
+    int st;
+
+    /* bounded: every step adds instructions to the block, which holds at
+     * most PTD_FLOW_BLOCK_MAX (so does the stack) */
+    for (;;) {
+        bce_t e = bce_get(f, f->ip - f->sec_lo);
+        if (bce_valid(e)) {
+            st = cached_step(f, blk, e);
+            if (st == 1)
+                continue;
+            break;
+        }
+        steps = FILL_STEPS;
+        do
+            st = fill_step(f, blk, stack, &sp, &steps);
+        while (st == 1);
+        if (st != 2)
+            break;
+    }
+    /* the way back: each waiting entry from the one after it (none after
+     * an error, as libipt's recursion returns it untouched) */
+    if (st < 0)
+        return st;
+    while (sp) {
+        sp--;
+        int r = add_from_next(f, stack[sp].ioff, stack[sp].noff);
+        if (r < 0)
+            return r;
+        st = 0;
+    }
+    return st;
+}
