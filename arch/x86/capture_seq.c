@@ -108,18 +108,28 @@ int capture_seq_add_image(const struct rtit_msr_ops *ops, struct rtit_config *cf
 	return RTIT_SEQ_E_RULE;
 }
 
-int capture_seq_snapshot(const struct rtit_msr_ops *ops, const struct rtit_config *cfg,
-			 struct rtit_stop_info *info)
+int capture_seq_pause_read(const struct rtit_msr_ops *ops, const struct rtit_config *cfg,
+			   struct rtit_stop_info *info)
 {
 	bool was_tracing;
 	int err = capture_seq_pause(ops, cfg, &was_tracing);
 	if (err != RTIT_SEQ_OK)
 		return err;
-	/* TraceEn is 0 now: rtit_stop only reads */
+	/* TraceEn is 0 now: rtit_stop only reads, the pointers are stable
+	 * and nothing writes the buffer */
 	if ((err = rtit_stop(ops, cfg, info)) != RTIT_SEQ_OK)
 		return err;
 	info->was_tracing = was_tracing;
-	if (was_tracing && !info->stopped && !info->error)
+	return RTIT_SEQ_OK;
+}
+
+int capture_seq_snapshot(const struct rtit_msr_ops *ops, const struct rtit_config *cfg,
+			 struct rtit_stop_info *info)
+{
+	int err = capture_seq_pause_read(ops, cfg, info);
+	if (err != RTIT_SEQ_OK)
+		return err;
+	if (info->was_tracing && !info->stopped && !info->error)
 		return capture_seq_resume(ops, cfg, NULL);
 	return RTIT_SEQ_OK;
 }

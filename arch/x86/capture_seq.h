@@ -54,6 +54,12 @@ int capture_seq_add_image(const struct rtit_msr_ops *ops, struct rtit_config *cf
 			  const struct rtit_caps *caps, uint64_t base, uint64_t size,
 			  struct rtit_violation *v);
 
+/* Pauses (TraceEn off) and reads the output position and STATUS with
+ * rtit_stop; info->was_tracing tells whether it was tracing. Tracing stays
+ * paused (capture_seq_resume goes on). */
+int capture_seq_pause_read(const struct rtit_msr_ops *ops, const struct rtit_config *cfg,
+			   struct rtit_stop_info *info);
+
 /* The output position while tracing goes on (pause, read, resume if it
  * was tracing). info->write_pos as rtit_stop's. */
 int capture_seq_snapshot(const struct rtit_msr_ops *ops, const struct rtit_config *cfg,

@@ -11,14 +11,9 @@
 int rtit_recorder_save(const struct rtit_msr_ops *ops, const struct rtit_config *cfg, uint8_t *buf,
                        uint64_t zero_band, struct rtit_stop_info *info)
 {
-    bool was_tracing;
-    int err = capture_seq_pause(ops, cfg, &was_tracing);
+    int err = capture_seq_pause_read(ops, cfg, info);
     if (err != RTIT_SEQ_OK)
         return err;
-    /* TraceEn is 0: the pointers are stable and nothing writes the buffer */
-    if ((err = rtit_stop(ops, cfg, info)) != RTIT_SEQ_OK)
-        return err;
-    info->was_tracing = was_tracing;
     uint64_t size = rtit_config_buffer_bytes(cfg);
     if (buf && size && info->write_pos >= 0 && (uint64_t)info->write_pos < size) {
         uint64_t band = zero_band < size ? zero_band : size;
@@ -27,7 +22,7 @@ int rtit_recorder_save(const struct rtit_msr_ops *ops, const struct rtit_config 
         memset(buf + pos, 0, (size_t)first);
         memset(buf, 0, (size_t)(band - first));
     }
-    if (was_tracing && !info->stopped && !info->error)
+    if (info->was_tracing && !info->stopped && !info->error)
         return capture_seq_resume(ops, cfg, NULL);
     return RTIT_SEQ_OK;
 }

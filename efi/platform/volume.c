@@ -40,6 +40,24 @@ static enum efi_volume_result open_file(EFI_HANDLE image, const char *path, EFI_
     return open_mode(image, path, fh, EFI_FILE_MODE_READ, 0);
 }
 
+/* Opens path for reading and tells its size (gnu-efi's LibFileInfo
+ * allocates the EFI_FILE_INFO from pool). */
+static enum efi_volume_result open_sized(EFI_HANDLE image, const char *path, EFI_FILE_HANDLE *fh,
+                                         UINT64 *size)
+{
+    enum efi_volume_result r = open_file(image, path, fh);
+    if (r != PTB_VOLUME_OK)
+        return r;
+    EFI_FILE_INFO *info = LibFileInfo(*fh);
+    if (!info) {
+        (*fh)->Close(*fh);
+        return PTB_VOLUME_IO;
+    }
+    *size = info->FileSize;
+    FreePool(info);
+    return PTB_VOLUME_OK;
+}
+
 enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
                                        char *buf, size_t cap, size_t *len)
 {
@@ -88,17 +106,10 @@ enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_
     *data = NULL;
     *len = 0;
     EFI_FILE_HANDLE fh = NULL;
-    enum efi_volume_result r = open_file(image, path, &fh);
+    UINT64 size;
+    enum efi_volume_result r = open_sized(image, path, &fh, &size);
     if (r != PTB_VOLUME_OK)
         return r;
-    /* gnu-efi's LibFileInfo allocates the EFI_FILE_INFO from pool. */
-    EFI_FILE_INFO *info = LibFileInfo(fh);
-    if (!info) {
-        fh->Close(fh);
-        return PTB_VOLUME_IO;
-    }
-    UINT64 size = info->FileSize;
-    FreePool(info);
     if (size > max) {
         fh->Close(fh);
         return PTB_VOLUME_TOO_LARGE;
@@ -314,16 +325,11 @@ enum efi_volume_result efi_volume_read_each(EFI_HANDLE image, const char *path,
 {
     *size = 0;
     EFI_FILE_HANDLE fh = NULL;
-    enum efi_volume_result r = open_file(image, path, &fh);
+    UINT64 file_size;
+    enum efi_volume_result r = open_sized(image, path, &fh, &file_size);
     if (r != PTB_VOLUME_OK)
         return r;
-    EFI_FILE_INFO *info = LibFileInfo(fh);
-    if (!info) {
-        fh->Close(fh);
-        return PTB_VOLUME_IO;
-    }
-    *size = info->FileSize;
-    FreePool(info);
+    *size = file_size;
     EFI_PHYSICAL_ADDRESS mem = 0;
     if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, READ_CHUNK / PAGE_BYTES, &mem))) {
         fh->Close(fh);

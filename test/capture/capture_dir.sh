@@ -34,10 +34,10 @@ for s in 1 2 3 7; do
          mk="--mtc-freq 3 --cpuid-0x15 2/168" ;;
     3)   opts="--cpu 6/78"; mk="--unit hw --cpu 6/78" ;;
     esac
-    build/test/capture/mkcapture "$c" --pt "$g.pt" $raws --filter 400000-7fffff $mk || { bad "mkcapture seed $s"; continue; }
+    build/test/capture/mkcapture "$c" --pt "$g.plain.pt" $raws --filter 400000-7fffff $mk || { bad "mkcapture seed $s"; continue; }
     show="--no-inst --time --event:time --event:ip"
     $P flow $show --capture "$c" > "$t/a" 2>&1
-    $P flow $show --pt "$g.pt" $raws --filter 400000-7fffff $opts > "$t/b" 2>&1
+    $P flow $show --pt "$g.plain.pt" $raws --filter 400000-7fffff $opts > "$t/b" 2>&1
     same "seed $s: --capture equals the explicit options${opts:+ ($opts)}" "$t/a" "$t/b"
     # the capture's libipt options, as docs/capture-files.md gives them to
     # ptxed; libipt_flow takes one FilterEn range as --filter LO-HI
