@@ -91,3 +91,18 @@ bench-export: $(B)/ptboot
 
 # vpt-big (test/vpt/vpt.mk): the whole-boot trace of the virtual trace unit,
 # built once.
+
+# Large inputs (bench/big_inputs.sh, docs/performance.md "Large inputs"):
+# a page dump and a trace of BENCH_BIG_BYTES each (256 MiB by default;
+# `make bench-big BENCH_BIG_BYTES=2G` for the issue's 2 GiB), generated
+# under TMPDIR and deleted afterwards; peak memory and time, mapped
+# against read (PTBOOT_INPUT=read), with the same output.
+BENCH_BIG_BYTES ?= 256M
+BENCH_STEPS += bench-big
+.PHONY: bench-big
+$(B)/bench/gen_pages: bench/gen_pages.c $(B)/host/libptboot.a | $(B)/.setup-done
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) -MMD -MP $< -o $@ $(B)/host/libptboot.a
+-include $(B)/bench/gen_pages.d
+bench-big: $(B)/ptboot $(B)/bench/gen_pages
+	@BENCH_BIG_BYTES=$(BENCH_BIG_BYTES) $(call bench_script,bench/big_inputs.sh)

@@ -35,7 +35,8 @@ static uint64_t rnd(void)
     return s;
 }
 
-static int put(struct ptd_encoder *e, uint8_t kind, uint64_t payload, uint8_t a, uint32_t aux, uint8_t flags)
+static int put(struct ptd_encoder *e, uint8_t kind, uint64_t payload, uint8_t a, uint32_t aux,
+               uint8_t flags)
 {
     struct ptd_pkt p = ptd_pkt_make(kind, payload, a, aux, flags);
     return ptd_enc_next(e, &p);
@@ -49,20 +50,28 @@ int main(int argc, char **argv)
     const char *out = NULL;
 
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--size") && i + 1 < argc) size = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) s = strtoull(argv[++i], NULL, 0) * 0x9e3779b97f4a7c15ull | 1;
-        else if (!strcmp(argv[i], "--corrupt") && i + 1 < argc) corrupt = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--all-kinds")) all = 1;
-        else if (!strcmp(argv[i], "--chaos")) chaos = uniform = 1;
-        else if (!strcmp(argv[i], "--uniform")) uniform = 1;
-        else if (argv[i][0] != '-') out = argv[i];
+        if (!strcmp(argv[i], "--size") && i + 1 < argc)
+            size = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            s = strtoull(argv[++i], NULL, 0) * 0x9e3779b97f4a7c15ull | 1;
+        else if (!strcmp(argv[i], "--corrupt") && i + 1 < argc)
+            corrupt = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--all-kinds"))
+            all = 1;
+        else if (!strcmp(argv[i], "--chaos"))
+            chaos = uniform = 1;
+        else if (!strcmp(argv[i], "--uniform"))
+            uniform = 1;
+        else if (argv[i][0] != '-')
+            out = argv[i];
         else {
             fprintf(stderr, "gen_trace: unknown option %s\n", argv[i]);
             return 2;
         }
     }
     if (!out) {
-        fprintf(stderr, "usage: gen_trace [--size BYTES] [--seed N] [--corrupt N] [--all-kinds] OUT\n");
+        fprintf(stderr,
+                "usage: gen_trace [--size BYTES] [--seed N] [--corrupt N] [--all-kinds] OUT\n");
         return 2;
     }
     /* the simulated program: sites in a few functions of a 1 MiB image */
@@ -154,8 +163,9 @@ int main(int argc, char **argv)
             if (rnd() % 64 == 0 && r >= 0)
                 r = put(&e, PTD_PKT_CYC, rnd() & 0xfff, 0, 0, 0);
             if (rnd() % 512 == 0 && r >= 0) {
-                static const uint8_t rare[] = { PTD_PKT_PTW, PTD_PKT_MODE_TSX, PTD_PKT_EXSTOP,
-                                                PTD_PKT_MWAIT, PTD_PKT_PWRE, PTD_PKT_PWRX, PTD_PKT_FUP };
+                static const uint8_t rare[] = { PTD_PKT_PTW,   PTD_PKT_MODE_TSX, PTD_PKT_EXSTOP,
+                                                PTD_PKT_MWAIT, PTD_PKT_PWRE,     PTD_PKT_PWRX,
+                                                PTD_PKT_FUP };
                 uint8_t k = rare[rnd() % sizeof rare];
                 if (k == PTD_PKT_FUP) {
                     ipc = ptd_enc_ip_compress(last, have_last, ip, &pl);
@@ -180,7 +190,9 @@ int main(int argc, char **argv)
             r = put(&e, PTD_PKT_TNT8, rnd() & ((1u << n) - 1), n, 0, 0);
         } else if (k < 900) {
             /* branch somewhere near, sometimes far */
-            unsigned kind = rnd() % 20 == 0 ? PTD_PKT_TIP_PGE : rnd() % 20 == 0 ? PTD_PKT_TIP_PGD : PTD_PKT_TIP;
+            unsigned kind = rnd() % 20 == 0   ? PTD_PKT_TIP_PGE
+                            : rnd() % 20 == 0 ? PTD_PKT_TIP_PGD
+                                              : PTD_PKT_TIP;
             uint64_t step = rnd() % 8 == 0 ? rnd() & 0x7ffffff : rnd() & 0x3fff;
             ip = (rnd() & 1) ? ip + step : ip - step;
             ip &= 0x7fffffffffffull;
@@ -224,7 +236,8 @@ int main(int argc, char **argv)
         } else if (k < 990) {
             r = put(&e, PTD_PKT_PWRE, 0, (uint8_t)(rnd() & 0xf), (uint32_t)(rnd() & 0xf), 0);
         } else if (k < 991) {
-            r = put(&e, PTD_PKT_PWRX, 0, (uint8_t)(rnd() & 0xf), (uint32_t)(rnd() & 0xf), PTD_PKTF_WR_INT);
+            r = put(&e, PTD_PKT_PWRX, 0, (uint8_t)(rnd() & 0xf), (uint32_t)(rnd() & 0xf),
+                    PTD_PKTF_WR_INT);
         } else if (k < 992) {
             r = put(&e, PTD_PKT_EXSTOP, 0, 0, 0, (uint8_t)(rnd() & 1));
         } else if (k < 993) {
@@ -235,14 +248,16 @@ int main(int argc, char **argv)
         } else if (k < 995) {
             r = put(&e, PTD_PKT_MNT, rnd(), 0, 0, 0);
         } else if (all && k < 997) {
-            r = put(&e, PTD_PKT_CFE, 0, (uint8_t)(1 + rnd() % 13), (uint32_t)(rnd() & 0xff), (uint8_t)(rnd() & 1));
+            r = put(&e, PTD_PKT_CFE, 0, (uint8_t)(1 + rnd() % 13), (uint32_t)(rnd() & 0xff),
+                    (uint8_t)(rnd() & 1));
         } else if (all && k < 998) {
             r = put(&e, PTD_PKT_EVD, rnd(), (uint8_t)(rnd() % 3), 0, 0);
         } else if (all) {
             uint8_t sz4 = rnd() & 1;
             r = put(&e, PTD_PKT_BBP, 0, (uint8_t)(rnd() & 0x1f), 0, sz4);
             for (int i = (int)(rnd() % 4); i >= 0 && r >= 0; i--)
-                r = put(&e, PTD_PKT_BIP, rnd() & (sz4 ? 0xffffffffull : ~0ull), (uint8_t)(rnd() & 0x1f), 0, sz4);
+                r = put(&e, PTD_PKT_BIP, rnd() & (sz4 ? 0xffffffffull : ~0ull),
+                        (uint8_t)(rnd() & 0x1f), 0, sz4);
             if (r >= 0)
                 r = put(&e, PTD_PKT_BEP, 0, 0, 0, (uint8_t)(rnd() & 1));
         } else {

@@ -163,7 +163,9 @@ static uint64_t count_insns(const struct pt_config *cfg, struct pt_image *image)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: libipt_count --pt FILE --pages PREFIX [--filter LO-HI] [--insn] [--rounds N]\n");
+    fprintf(
+        stderr,
+        "usage: libipt_count --pt FILE --pages PREFIX [--filter LO-HI] [--insn] [--rounds N]\n");
     return 2;
 }
 
@@ -228,8 +230,9 @@ int main(int argc, char **argv)
     printf("insn: %" PRIu64 ".\n", n);
     if (rounds > 1) {
         struct pt_version v = pt_library_version();
-        printf("libipt-count: file=%s decoder=%s insns=%" PRIu64 " minsn=%.1f libipt=%u.%u.%u\n", pt,
-               insn ? "insn" : "blk", n, (double)n / best / 1e6, v.major, v.minor, (unsigned)v.patch);
+        printf("libipt-count: file=%s decoder=%s insns=%" PRIu64 " minsn=%.1f libipt=%u.%u.%u\n",
+               pt, insn ? "insn" : "blk", n, (double)n / best / 1e6, v.major, v.minor,
+               (unsigned)v.patch);
     }
     pt_image_free(image);
     pt_iscache_free(iscache);

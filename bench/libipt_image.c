@@ -38,8 +38,8 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint6
 }
 
 /* One file section, as a plain file section or through the cache. */
-static int add_section(struct bench_lib_image *li, const char *file, uint64_t offset,
-                       uint64_t size, uint64_t vaddr)
+static int add_section(struct bench_lib_image *li, const char *file, uint64_t offset, uint64_t size,
+                       uint64_t vaddr)
 {
     if (!li->iscache)
         return pt_image_add_file(li->image, file, offset, size, NULL, vaddr);
@@ -109,8 +109,7 @@ static int add_pages(struct bench_lib_image *li, const char *prefix, uint64_t *b
 }
 
 /* FILE[:FROM[-TO]]:BASE as one section (flow_opts has checked the spec). */
-static int add_raw(struct bench_lib_image *li, const char *spec, uint64_t *bytes,
-                   const char *prog)
+static int add_raw(struct bench_lib_image *li, const char *spec, uint64_t *bytes, const char *prog)
 {
     char buf[4096], *c, *r;
     uint64_t base, from = 0, size = UINT64_MAX;
@@ -138,8 +137,8 @@ static int add_raw(struct bench_lib_image *li, const char *spec, uint64_t *bytes
     return 0;
 }
 
-int bench_lib_image_build(struct bench_lib_image *li, enum bench_lib_setup s, int argc,
-                          char **argv, struct flow_image *mem, const char *prog)
+int bench_lib_image_build(struct bench_lib_image *li, enum bench_lib_setup s, int argc, char **argv,
+                          struct flow_image *mem, const char *prog)
 {
     uint64_t bytes = 0;
 

@@ -36,8 +36,8 @@ const char *bench_lib_setup_name(enum bench_lib_setup s);
 /* Builds libipt's image from argv's --pages PREFIX / --raw SPEC options
  * (mem: the same code, loaded by flow_opts, for the callback). Returns 0,
  * or -1 with a message on stderr prefixed by prog. */
-int bench_lib_image_build(struct bench_lib_image *li, enum bench_lib_setup s, int argc,
-                          char **argv, struct flow_image *mem, const char *prog);
+int bench_lib_image_build(struct bench_lib_image *li, enum bench_lib_setup s, int argc, char **argv,
+                          struct flow_image *mem, const char *prog);
 void bench_lib_image_free(struct bench_lib_image *li);
 
 #endif

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_CMDS 8
+#define MAX_CMDS   8
 #define MAX_ROUNDS 1000
 
 static double now_ms(void)
@@ -101,7 +101,8 @@ int main(int argc, char **argv)
     static double wall[MAX_CMDS][MAX_ROUNDS], cpu[MAX_CMDS][MAX_ROUNDS];
 
     if (argc < 3) {
-        fprintf(stderr, "usage: proc_time ROUNDS [VAR=VALUE...] CMD [ARGS...] [-- [VAR=VALUE...] CMD [ARGS...]]...\n");
+        fprintf(stderr, "usage: proc_time ROUNDS [VAR=VALUE...] CMD [ARGS...] [-- [VAR=VALUE...] "
+                        "CMD [ARGS...]]...\n");
         return 2;
     }
     int rounds = atoi(argv[1]);

@@ -80,7 +80,8 @@ static uint64_t run_libipt(const uint8_t *buf, size_t size)
 
 static void bench_usage(FILE *out)
 {
-    fprintf(out,
+    fprintf(
+        out,
         "usage: ptboot bench --pt FILE [--rounds N] [--min-bytes N]\n"
         "       ptboot bench --pt FILE (--pages PREFIX | --raw FILE[:FROM[-TO]]:BASE)...\n"
         "                    [--filter LO-HI] [--cpu f/m] [--rounds N] [--verify]\n"
@@ -97,7 +98,8 @@ static void bench_usage(FILE *out)
         "With code (--pages or --raw, and the other trace options of ptboot flow):\n"
         "the instruction flow against libipt's instruction and block decoders,\n"
         "after checking that ptboot's block and instruction APIs agree:\n"
-        "  bench: flow file=<name> insns=<n> ptboot_minsn=<x> libipt_insn_minsn=<y> libipt_blk_minsn=<z>\n"
+        "  bench: flow file=<name> insns=<n> ptboot_minsn=<x> libipt_insn_minsn=<y> "
+        "libipt_blk_minsn=<z>\n"
         "               libipt=<version> setup=<setup>\n"
         "  bench: flow-nocache file=<name> insns=<n> ptboot_minsn=<x>\n"
         "  --rounds N     rounds per decoder (default 5)\n"
@@ -148,8 +150,9 @@ int main(int argc, char **argv)
             rounds = (long)v;
         } else if (!strcmp(argv[i], "--min-bytes") && i + 1 < argc) {
             if (parse_count(argv[++i], 1, &min_bytes) < 0) {
-                fprintf(stderr, "%s: --min-bytes wants a byte count (N, 0xN, NK, NM, NG), not '%s'\n",
-                        prog, argv[i]);
+                fprintf(stderr,
+                        "%s: --min-bytes wants a byte count (N, 0xN, NK, NM, NG), not '%s'\n", prog,
+                        argv[i]);
                 return 2;
             }
         } else {
@@ -199,7 +202,8 @@ int main(int argc, char **argv)
     (void)sink;
     double mb = (double)size * (double)reps / 1e6;
     double ours = mb / best_ours, lib = mb / best_lib;
-    printf("bench: packets file=%s ptboot_mbps=%.1f libipt_mbps=%.1f ratio=%.2f\n", file, ours, lib, ours / lib);
+    printf("bench: packets file=%s ptboot_mbps=%.1f libipt_mbps=%.1f ratio=%.2f\n", file, ours, lib,
+           ours / lib);
     free(buf);
     return 0;
 }

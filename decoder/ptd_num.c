@@ -74,3 +74,22 @@ bool ptd_num_parse(const char *s, enum ptd_num_base base, uint64_t *out)
         n++;
     return ptd_num_parse_u64(s, n, base, out);
 }
+
+bool ptd_num_parse_pair(const char *s, enum ptd_num_base base, uint64_t *a, uint64_t *b,
+                        const char **rest)
+{
+    size_t i = 0, j;
+    if (!s)
+        return false;
+    while (s[i] && s[i] != ':')
+        i++;
+    if (s[i] != ':' || !ptd_num_parse_u64(s, i, base, a))
+        return false;
+    for (j = i + 1; s[j] && s[j] != ':'; j++)
+        ;
+    if (!ptd_num_parse_u64(s + i + 1, j - i - 1, base, b))
+        return false;
+    if (rest)
+        *rest = s + j;
+    return true;
+}

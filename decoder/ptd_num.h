@@ -34,4 +34,11 @@ bool ptd_num_parse_u64(const char *s, size_t len, enum ptd_num_base base, uint64
 /* The same for a NUL-terminated string. */
 bool ptd_num_parse(const char *s, enum ptd_num_base base, uint64_t *out);
 
+/* "A:B" at the start of s, both numbers as ptd_num_parse_u64 reads them,
+ * ended by the string's end or another ':' (`--module BASE:SIZE:NAME`,
+ * `memmap --mark --also BASE:SIZE`): *rest then points there (to "" or to
+ * ":NAME"). False when either number is missing or bad. */
+bool ptd_num_parse_pair(const char *s, enum ptd_num_base base, uint64_t *a, uint64_t *b,
+                        const char **rest);
+
 #endif

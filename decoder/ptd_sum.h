@@ -140,6 +140,10 @@ enum {
      * line says where it ends ("spins at module+offset" for an endless
      * loop); on in hang and recovery reports */
     PTD_SUM_F_TAIL = 1u << 4,
+    /* the arena is all zero bytes (a host's calloc: pages the kernel
+     * gives zeroed on first touch): its tables are not cleared, so only
+     * the slots used become resident, not the whole arena */
+    PTD_SUM_F_ARENA_ZEROED = 1u << 5,
 };
 
 /* Totals, for the caller's final machine-readable line. */

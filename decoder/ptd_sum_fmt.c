@@ -51,6 +51,17 @@ static void put_dec(struct line *l, uint64_t v, unsigned width)
         put_c(l, d[--n]);
 }
 
+/* "1 error", "2 errors": n, the noun (" error"), its plural s unless n is
+ * 1, then what follows (" skipped, ") */
+static void put_count(struct line *l, uint64_t n, const char *noun, const char *after)
+{
+    put_dec(l, n, 0);
+    put_s(l, noun, 24);
+    if (n != 1)
+        put_c(l, 's');
+    put_s(l, after, 24);
+}
+
 /* part/whole as "12.3%" (right-aligned in 6 columns). */
 static void put_pct(struct line *l, uint64_t part, uint64_t whole)
 {
@@ -244,33 +255,23 @@ static void sec_totals(struct ptd_sum *s)
     struct line l;
     l.n = 0;
     put_s(&l, "== summary: ", 20);
-    put_dec(&l, st->bytes, 0);
-    put_s(&l, " bytes, ", 10);
-    put_dec(&l, st->insns, 0);
-    put_s(&l, " insns, ", 10);
-    put_dec(&l, st->blocks, 0);
-    put_s(&l, " blocks, ", 10);
-    put_dec(&l, st->calls, 0);
-    put_s(&l, " calls, ", 10);
-    put_dec(&l, st->returns, 0);
-    put_s(&l, " returns, ", 10);
-    put_dec(&l, st->irqs, 0);
-    put_s(&l, " irqs, ", 10);
-    put_dec(&l, st->errors, 0);
-    put_s(&l, " errors", 10);
+    put_count(&l, st->bytes, " byte", ", ");
+    put_count(&l, st->insns, " insn", ", ");
+    put_count(&l, st->blocks, " block", ", ");
+    put_count(&l, st->calls, " call", ", ");
+    put_count(&l, st->returns, " return", ", ");
+    put_count(&l, st->irqs, " irq", ", ");
+    put_count(&l, st->errors, " error", "");
     if (st->has_time) {
         put_s(&l, ", ", 2);
-        put_dec(&l, st->tsc_last - st->tsc_first, 0);
-        put_s(&l, " tsc ticks", 10);
+        put_count(&l, st->tsc_last - st->tsc_first, " tsc tick", "");
     }
     emit(s, &l);
     if (st->has_time && st->time_coarse) {
         /* one step of the clock lands on whatever runs at its end */
         put_s(&l, "time too coarse to rank by: the clock moved ", 48);
-        put_dec(&l, st->time_steps, 0);
-        put_s(&l, " times in ", 12);
-        put_dec(&l, st->blocks, 0);
-        put_s(&l, " blocks (no MTC or CYC?); functions ranked by insns", 56);
+        put_count(&l, st->time_steps, " time", " in ");
+        put_count(&l, st->blocks, " block", " (no MTC or CYC?); functions ranked by insns");
         emit(s, &l);
     }
 }
@@ -320,20 +321,13 @@ static void sec_errors(struct ptd_sum *s)
         put_s(&l, ": the CPU lost trace here", 30);
         emit(s, &l);
     }
-    put_dec(&l, st->errors, 0);
-    put_s(&l, " errors, ", 10);
-    put_dec(&l, st->bytes_skipped, 0);
-    put_s(&l, " bytes skipped, ", 20);
-    put_dec(&l, st->overflows, 0);
-    put_s(&l, " overflows, ", 20);
-    put_dec(&l, st->disables, 0);
-    put_s(&l, " disables, ", 20);
-    put_dec(&l, st->enables, 0);
-    put_s(&l, " enables, ", 20);
-    put_dec(&l, st->unmatched_returns, 0);
-    put_s(&l, " unmatched returns, ", 20);
-    put_dec(&l, st->depth_exceeded, 0);
-    put_s(&l, " calls past depth ", 20);
+    put_count(&l, st->errors, " error", ", ");
+    put_count(&l, st->bytes_skipped, " byte", " skipped, ");
+    put_count(&l, st->overflows, " overflow", ", ");
+    put_count(&l, st->disables, " disable", ", ");
+    put_count(&l, st->enables, " enable", ", ");
+    put_count(&l, st->unmatched_returns, " unmatched return", ", ");
+    put_count(&l, st->depth_exceeded, " call", " past depth ");
     put_dec(&l, s->frames.cap, 0);
     emit(s, &l);
     if (st->untracked) {
@@ -514,8 +508,7 @@ static unsigned tree_hidden(struct ptd_sum *s, uint32_t p, unsigned depth)
     put_s(&l, "(", 1);
     put_dec(&l, cnt, 0);
     put_s(&l, cnt == 1 ? " more callee: " : " more callees: ", 16);
-    put_dec(&l, insns, 0);
-    put_s(&l, " insns)", 7);
+    put_count(&l, insns, " insn", ")");
     emit(s, &l);
     return 1;
 }
@@ -528,8 +521,7 @@ static void sec_tree(struct ptd_sum *s)
     uint64_t lines = 0, cut = 0, hidden_roots = 0;
     tree_totals(s);
     put_s(&l, "== call tree (", 14);
-    put_dec(&l, s->nodes.used, 0);
-    put_s(&l, " nodes, depth <= ", 18);
+    put_count(&l, s->nodes.used, " node", ", depth <= ");
     put_dec(&l, s->cfg.tree_depth, 0);
     put_s(&l, s->stats.has_time ? "): calls incl-insns self-insns incl-ticks function"
                                 : "): calls incl-insns self-insns function", 60);
@@ -691,8 +683,7 @@ static void sec_tail(struct ptd_sum *s)
     }
     if (s->tail_end == PTD_TAIL_END_SPIN)
         put_c(&l, ' ');
-    put_dec(&l, s->tail_insns, 0);
-    put_s(&l, " insns after the last packet)", 32);
+    put_count(&l, s->tail_insns, " insn", " after the last packet)");
     emit(s, &l);
 }
 

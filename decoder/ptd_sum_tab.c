@@ -50,6 +50,10 @@ void ptd_sum_tab_layout(struct ptd_sum *s)
     tab_hash(&s->nodes, &p, end, rest / 100 * 22, sizeof(struct ptd_sum_node));
     tab_hash(&s->funcs, &p, end, rest / 100 * 18, sizeof(struct ptd_sum_func));
 
+    s->frames.used = s->mods.used = s->top.used = s->ring.used = 0;
+    s->frames.dropped = s->mods.dropped = s->top.dropped = s->ring.dropped = 0;
+    if (s->cfg.flags & PTD_SUM_F_ARENA_ZEROED)
+        return;
     struct ptd_sum_block *b = s->blocks.p;
     for (uint32_t i = 0; i < s->blocks.cap; i++)
         b[i].used = 0;
@@ -67,8 +71,6 @@ void ptd_sum_tab_layout(struct ptd_sum *s)
         m[i].insns = 0;
         m[i].tsc = 0;
     }
-    s->frames.used = s->mods.used = s->top.used = s->ring.used = 0;
-    s->frames.dropped = s->mods.dropped = s->top.dropped = s->ring.dropped = 0;
 
 }
 

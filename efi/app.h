@@ -9,7 +9,7 @@ struct efi_app {
     EFI_HANDLE image;
     EFI_SYSTEM_TABLE *st;
     struct efi_args args;
-    const char *msr_state;   /* efi_msr_init()'s word */
+    const char *msr_state; /* efi_msr_init()'s word */
     const char *serial_state;
     const char *config_state;
 };
@@ -19,13 +19,13 @@ struct efi_app {
 extern const char ptboot_version[];
 
 /* Exit statuses of commands, also in the final "ptboot: exit" line. */
-#define PTB_APP_OK 0
+#define PTB_APP_OK     0
 #define PTB_APP_FAILED 1
-#define PTB_APP_USAGE 2
+#define PTB_APP_USAGE  2
 
 struct efi_command {
     const char *name;
-    const char *usage;   /* arguments, for help */
+    const char *usage; /* arguments, for help */
     const char *summary;
     int (*run)(struct efi_app *app, int argc, char **argv);
 };

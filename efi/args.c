@@ -107,9 +107,9 @@ static int apply_app_option(struct efi_args *a, const char *w, char *err, size_t
 
 int efi_args_apply(struct efi_args *a, char **words, int n, char *err, size_t err_len)
 {
-    bool replaced = false;  /* this source named a command: earlier ones go */
+    bool replaced = false; /* this source named a command: earlier ones go */
     bool in_command = false;
-    int used = 0;           /* argv slots this source filled */
+    int used = 0; /* argv slots this source filled */
     for (int i = 0; i < n; i++) {
         const char *w = words[i];
         if (!strcmp(w, PTB_ARGS_SEPARATOR)) {
@@ -131,7 +131,8 @@ int efi_args_apply(struct efi_args *a, char **words, int n, char *err, size_t er
                 replaced = true;
             }
             if (a->ncommands == PTB_ARGS_MAX_COMMANDS) {
-                snprintf(err, err_len, "more than %d commands (one run takes at most %d, separated by ';')",
+                snprintf(err, err_len,
+                         "more than %d commands (one run takes at most %d, separated by ';')",
                          PTB_ARGS_MAX_COMMANDS, PTB_ARGS_MAX_COMMANDS);
                 return -1;
             }

@@ -7,19 +7,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define PTB_ARGS_MAX_TOKENS 64
-#define PTB_ARGS_ERROR_BYTES 160
+#define PTB_ARGS_MAX_TOKENS   64
+#define PTB_ARGS_ERROR_BYTES  160
 #define PTB_ARGS_MAX_COMMANDS 8
 /* The word that separates commands: `info ; trace \ptbtest.efi`. */
 #define PTB_ARGS_SEPARATOR ";"
 
-enum efi_args_serial { PTB_ARGS_SERIAL_AUTO, PTB_ARGS_SERIAL_ON, PTB_ARGS_SERIAL_OFF };
+enum efi_args_serial {
+    PTB_ARGS_SERIAL_AUTO,
+    PTB_ARGS_SERIAL_ON,
+    PTB_ARGS_SERIAL_OFF
+};
 
 struct efi_args {
     /* Options of the app itself, valid anywhere on the line. */
-    bool shutdown;          /* --shutdown: ResetSystem(shutdown) at the end */
-    bool no_config;         /* --no-config: ignore \ptboot.cfg */
-    bool version;           /* --version: say the build, run no command */
+    bool shutdown;               /* --shutdown: ResetSystem(shutdown) at the end */
+    bool no_config;              /* --no-config: ignore \ptboot.cfg */
+    bool version;                /* --version: say the build, run no command */
     enum efi_args_serial serial; /* --serial=auto|on|off */
     /* The command (first word that is not an app option) and its own
      * arguments, options included: the command checks those. */

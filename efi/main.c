@@ -20,8 +20,8 @@
 #include "efi/platform/syscalls.h"
 #include "efi/platform/volume.h"
 
-#define CONFIG_PATH "\\ptboot.cfg"
-#define CONFIG_MAX_BYTES 4096
+#define CONFIG_PATH       "\\ptboot.cfg"
+#define CONFIG_MAX_BYTES  4096
 #define CMDLINE_MAX_CHARS 1024
 
 /* Word storage: both sources stay alive for the whole run because argv
@@ -117,8 +117,9 @@ static int run(struct efi_app *app)
     efi_con_printf("ptboot: start config=%s serial=%s msr=%s\n", app->config_state,
                    app->serial_state, app->msr_state);
     if (watchdog_off)
-        efi_con_printf("ptboot: watchdog off (armed again with %us before an image starts and at the end)\n",
-                       PTB_WATCHDOG_BOOT_SECONDS);
+        efi_con_printf(
+            "ptboot: watchdog off (armed again with %us before an image starts and at the end)\n",
+            PTB_WATCHDOG_BOOT_SECONDS);
     if (ok != 0) {
         efi_con_printf("ptboot: error: %s\n", err);
         return PTB_APP_USAGE;
@@ -153,7 +154,8 @@ static int run(struct efi_app *app)
     for (int i = 0; i < app->args.ncommands; i++) {
         const struct efi_args_command *c = &app->args.cmd[i];
         int s = efi_command_find(c->command)->run(app, c->argc, c->argv);
-        efi_con_printf("ptboot: command %d/%d %s status=%d\n", i + 1, app->args.ncommands, c->command, s);
+        efi_con_printf("ptboot: command %d/%d %s status=%d\n", i + 1, app->args.ncommands,
+                       c->command, s);
         if (s != PTB_APP_OK && status == PTB_APP_OK)
             status = s;
     }
@@ -181,8 +183,8 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     watchdog_off = dog;
 
     int status = run(&app);
-    efi_con_printf("ptboot: exit status=%d sbrk_calls=%u msr_faults=%u\n", status,
-                   efi_sbrk_calls(), efi_msr_faults());
+    efi_con_printf("ptboot: exit status=%d sbrk_calls=%u msr_faults=%u\n", status, efi_sbrk_calls(),
+                   efi_msr_faults());
     efi_con_flush();
     if (dog)
         efi_watchdog_boot_manager();
@@ -190,7 +192,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
         st->RuntimeServices->ResetSystem(EfiResetShutdown, status ? EFI_ABORTED : EFI_SUCCESS, 0,
                                          NULL);
     }
-    return status == PTB_APP_OK ? EFI_SUCCESS
-         : status == PTB_APP_USAGE ? EFI_INVALID_PARAMETER
-         : EFI_ABORTED;
+    return status == PTB_APP_OK      ? EFI_SUCCESS
+           : status == PTB_APP_USAGE ? EFI_INVALID_PARAMETER
+                                     : EFI_ABORTED;
 }

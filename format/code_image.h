@@ -40,11 +40,11 @@ struct code_image {
 
 enum code_image_error {
     CODE_IMAGE_OK = 0,
-    CODE_IMAGE_E_SIZES = -1,   /* dump is not addr-count pages, or addr not 8-byte units */
-    CODE_IMAGE_E_FULL = -2,    /* more pages than storage */
-    CODE_IMAGE_E_ALIGN = -3,   /* a page address not 4 KiB aligned */
-    CODE_IMAGE_E_DUP = -4,     /* the same page twice */
-    CODE_IMAGE_E_ZERO = -5,    /* every page address is 0: not a list of addresses */
+    CODE_IMAGE_E_SIZES = -1, /* dump is not addr-count pages, or addr not 8-byte units */
+    CODE_IMAGE_E_FULL = -2,  /* more pages than storage */
+    CODE_IMAGE_E_ALIGN = -3, /* a page address not 4 KiB aligned */
+    CODE_IMAGE_E_DUP = -4,   /* the same page twice */
+    CODE_IMAGE_E_ZERO = -5,  /* every page address is 0: not a list of addresses */
 };
 
 /* The i-th address of a .addr file's bytes, and its writer. */

@@ -44,8 +44,7 @@ long device_path_size(const uint8_t *dp, size_t max)
     return off == max ? PTB_LO_E_NOEND : PTB_LO_E_NODE;
 }
 
-int load_option_decode(const uint8_t *buf, size_t len, struct load_option *lo,
-                           size_t *err_off)
+int load_option_decode(const uint8_t *buf, size_t len, struct load_option *lo, size_t *err_off)
 {
     bytes_zero(lo, sizeof *lo);
     *err_off = 0;
@@ -86,8 +85,8 @@ int load_option_decode(const uint8_t *buf, size_t len, struct load_option *lo,
 }
 
 long load_option_encode(uint8_t *out, size_t cap, uint32_t attributes, const char *desc,
-                            const uint8_t *dp, size_t dp_len, const uint8_t *optional,
-                            size_t optional_len)
+                        const uint8_t *dp, size_t dp_len, const uint8_t *optional,
+                        size_t optional_len)
 {
     size_t dl = text_len(desc);
     for (size_t i = 0; i < dl; i++)
@@ -112,7 +111,7 @@ long load_option_encode(uint8_t *out, size_t cap, uint32_t attributes, const cha
 }
 
 long device_path_append_file(uint8_t *out, size_t cap, const uint8_t *dev, size_t dev_len,
-                        const char *path)
+                             const char *path)
 {
     size_t keep = 0;
     if (dev_len) {

@@ -29,47 +29,46 @@
 
 /* Device path node header: UINT8 Type, UINT8 SubType, UINT16 Length
  * (section 10.2 "EFI Device Path Protocol"); Length counts the header. */
-#define PTB_DP_HEADER_BYTES 4
-#define PTB_DP_TYPE_MEDIA 0x04
-#define PTB_DP_SUBTYPE_FILE_PATH 0x04   /* section 10.3.5.4 */
-#define PTB_DP_TYPE_END 0x7f
-#define PTB_DP_SUBTYPE_END_ENTIRE 0xff
+#define PTB_DP_HEADER_BYTES         4
+#define PTB_DP_TYPE_MEDIA           0x04
+#define PTB_DP_SUBTYPE_FILE_PATH    0x04 /* section 10.3.5.4 */
+#define PTB_DP_TYPE_END             0x7f
+#define PTB_DP_SUBTYPE_END_ENTIRE   0xff
 #define PTB_DP_SUBTYPE_END_INSTANCE 0x01
 
 enum load_option_error {
     PTB_LO_OK = 0,
-    PTB_LO_E_SPACE = -1,     /* the output does not fit the caller's buffer */
-    PTB_LO_E_SHORT = -2,     /* shorter than the fixed head */
-    PTB_LO_E_DESC = -3,      /* Description has no CHAR16 NUL inside the option */
-    PTB_LO_E_PATHLEN = -4,   /* FilePathListLength runs past the end */
-    PTB_LO_E_NODE = -5,      /* a device path node shorter than 4 bytes or past its list */
-    PTB_LO_E_NOEND = -6,     /* the first path instance has no End node */
-    PTB_LO_E_TEXT = -7,      /* text not printable ASCII (or too long) */
+    PTB_LO_E_SPACE = -1,   /* the output does not fit the caller's buffer */
+    PTB_LO_E_SHORT = -2,   /* shorter than the fixed head */
+    PTB_LO_E_DESC = -3,    /* Description has no CHAR16 NUL inside the option */
+    PTB_LO_E_PATHLEN = -4, /* FilePathListLength runs past the end */
+    PTB_LO_E_NODE = -5,    /* a device path node shorter than 4 bytes or past its list */
+    PTB_LO_E_NOEND = -6,   /* the first path instance has no End node */
+    PTB_LO_E_TEXT = -7,    /* text not printable ASCII (or too long) */
 };
 
 /* A decoded option: pointers into the caller's bytes. */
 struct load_option {
     uint32_t attributes;
-    const uint8_t *description;  /* UCS-2LE, desc_chars characters, NUL not counted */
+    const uint8_t *description; /* UCS-2LE, desc_chars characters, NUL not counted */
     size_t desc_chars;
-    const uint8_t *file_path;    /* FilePathList, file_path_len bytes */
+    const uint8_t *file_path; /* FilePathList, file_path_len bytes */
     size_t file_path_len;
-    const uint8_t *optional;     /* OptionalData (may be empty) */
+    const uint8_t *optional; /* OptionalData (may be empty) */
     size_t optional_len;
 };
 
 /* Checks and splits an option of len bytes. Returns 0, or a negative
  * enum load_option_error with *err_off set to the offset where it went wrong. */
-int load_option_decode(const uint8_t *buf, size_t len, struct load_option *lo,
-                           size_t *err_off);
+int load_option_decode(const uint8_t *buf, size_t len, struct load_option *lo, size_t *err_off);
 
 /* Writes an option: Attributes, FilePathListLength = dp_len, the ASCII
  * description as UCS-2 with its NUL, the dp_len bytes of device path, the
  * optional bytes. Returns the bytes written or PTB_LO_E_SPACE /
  * PTB_LO_E_TEXT (description not printable ASCII). */
 long load_option_encode(uint8_t *out, size_t cap, uint32_t attributes, const char *desc,
-                            const uint8_t *dp, size_t dp_len, const uint8_t *optional,
-                            size_t optional_len);
+                        const uint8_t *dp, size_t dp_len, const uint8_t *optional,
+                        size_t optional_len);
 
 /* Bytes of a device path up to and including the first End node (of either
  * subtype), at most max; PTB_LO_E_NODE / PTB_LO_E_NOEND if it is malformed. */
@@ -80,7 +79,7 @@ long device_path_size(const uint8_t *dp, size_t max);
  * for path (ASCII, '\' separated), then an End-Entire node. Returns the
  * bytes written or a negative enum load_option_error. */
 long device_path_append_file(uint8_t *out, size_t cap, const uint8_t *dev, size_t dev_len,
-                        const char *path);
+                             const char *path);
 
 /* The last Media File Path node's text, as ASCII into out (NUL
  * terminated). Returns its length, 0 if the path has no such node, or

@@ -26,29 +26,29 @@
 #include <stdint.h>
 
 #define MANIFEST_FILE_NAME "manifest.txt"
-#define MANIFEST_VERSION 1
-#define MANIFEST_MAX_FILES 80   /* a capture's 4 files, cpus.txt, a trace per CPU (64) */
-#define MANIFEST_NAME_MAX 32   /* a name and its NUL: printable, no spaces */
-#define MANIFEST_WHY_MAX 160   /* why a file is missing, and its NUL */
+#define MANIFEST_VERSION   1
+#define MANIFEST_MAX_FILES 80  /* a capture's 4 files, cpus.txt, a trace per CPU (64) */
+#define MANIFEST_NAME_MAX  32  /* a name and its NUL: printable, no spaces */
+#define MANIFEST_WHY_MAX   160 /* why a file is missing, and its NUL */
 
 struct manifest_file {
     char name[MANIFEST_NAME_MAX];
-    bool present;          /* a `file` line (else `missing`) */
-    uint64_t bytes;        /* its size (missing: the size it should have had) */
-    uint32_t crc32;        /* present only */
+    bool present;               /* a `file` line (else `missing`) */
+    uint64_t bytes;             /* its size (missing: the size it should have had) */
+    uint32_t crc32;             /* present only */
     char why[MANIFEST_WHY_MAX]; /* missing only */
 };
 
 struct manifest {
     uint32_t nfiles;
     struct manifest_file files[MANIFEST_MAX_FILES];
-    bool complete;         /* parsed: the `complete` line (it must agree) */
+    bool complete; /* parsed: the `complete` line (it must agree) */
 };
 
 enum manifest_status {
     MANIFEST_OK = 0,
-    MANIFEST_E_FULL = -1,  /* more than MANIFEST_MAX_FILES */
-    MANIFEST_E_NAME = -2,  /* empty, too long, a space or unprintable */
+    MANIFEST_E_FULL = -1, /* more than MANIFEST_MAX_FILES */
+    MANIFEST_E_NAME = -2, /* empty, too long, a space or unprintable */
     MANIFEST_E_SYNTAX = -3,
 };
 

@@ -5,53 +5,53 @@
 #include "format/pe_info.h"
 #include "format/text.h"
 
-#define DOS_MAGIC 0x5a4d          /* "MZ" */
-#define DOS_LFANEW 0x3c           /* u32: offset of the PE signature */
-#define PE_SIGNATURE 0x00004550u  /* "PE\0\0" */
-#define COFF_HEADER_BYTES 20
-#define COFF_NUM_SECTIONS 2
+#define DOS_MAGIC            0x5a4d      /* "MZ" */
+#define DOS_LFANEW           0x3c        /* u32: offset of the PE signature */
+#define PE_SIGNATURE         0x00004550u /* "PE\0\0" */
+#define COFF_HEADER_BYTES    20
+#define COFF_NUM_SECTIONS    2
 #define COFF_SIZE_OPT_HEADER 16
-#define OPT_MAGIC_PE32 0x10b
-#define OPT_MAGIC_PE32PLUS 0x20b
-#define OPT_ENTRY 16
-#define OPT_IMAGE_BASE32 28
-#define OPT_IMAGE_BASE64 24
-#define OPT_SIZE_OF_IMAGE 56
-#define OPT_SIZE_OF_HEADERS 60
-#define OPT_SUBSYSTEM 68
-#define OPT_NUM_DIRS32 92
-#define OPT_NUM_DIRS64 108
-#define DATA_DIR_BYTES 8
-#define DIR_DEBUG 6               /* data directory index of the debug directory */
-#define SECTION_BYTES 40
-#define SEC_VSIZE 8
-#define SEC_VADDR 12
-#define SEC_RAW_SIZE 16
-#define SEC_RAW_PTR 20
-#define DEBUG_ENTRY_BYTES 28
-#define DEBUG_TYPE 12
-#define DEBUG_SIZE 16
-#define DEBUG_RVA 20
-#define DEBUG_FILE_PTR 24
-#define DEBUG_TYPE_CODEVIEW 2
-#define CV_RSDS PE_CV_RSDS        /* path at +24 */
-#define CV_NB10 PE_CV_NB10        /* path at +16 */
-#define CV_RSDS_PATH 24
-#define CV_NB10_PATH 16
-#define CV_RSDS_GUID 4            /* GUID (16 bytes), then the age (u32) at +20 */
-#define CV_RSDS_AGE 20
-#define CV_NB10_SIG 8             /* NB10: offset (u32, 0) at +4, signature, age at +12 */
-#define CV_NB10_AGE 12
+#define OPT_MAGIC_PE32       0x10b
+#define OPT_MAGIC_PE32PLUS   0x20b
+#define OPT_ENTRY            16
+#define OPT_IMAGE_BASE32     28
+#define OPT_IMAGE_BASE64     24
+#define OPT_SIZE_OF_IMAGE    56
+#define OPT_SIZE_OF_HEADERS  60
+#define OPT_SUBSYSTEM        68
+#define OPT_NUM_DIRS32       92
+#define OPT_NUM_DIRS64       108
+#define DATA_DIR_BYTES       8
+#define DIR_DEBUG            6 /* data directory index of the debug directory */
+#define SECTION_BYTES        40
+#define SEC_VSIZE            8
+#define SEC_VADDR            12
+#define SEC_RAW_SIZE         16
+#define SEC_RAW_PTR          20
+#define DEBUG_ENTRY_BYTES    28
+#define DEBUG_TYPE           12
+#define DEBUG_SIZE           16
+#define DEBUG_RVA            20
+#define DEBUG_FILE_PTR       24
+#define DEBUG_TYPE_CODEVIEW  2
+#define CV_RSDS              PE_CV_RSDS /* path at +24 */
+#define CV_NB10              PE_CV_NB10 /* path at +16 */
+#define CV_RSDS_PATH         24
+#define CV_NB10_PATH         16
+#define CV_RSDS_GUID         4 /* GUID (16 bytes), then the age (u32) at +20 */
+#define CV_RSDS_AGE          20
+#define CV_NB10_SIG          8 /* NB10: offset (u32, 0) at +4, signature, age at +12 */
+#define CV_NB10_AGE          12
 /* At most this many debug entries are looked at: real images have 1 to 4;
  * the bound keeps a hostile directory size from costing time. */
 #define DEBUG_ENTRIES_MAX 16
-#define SECTIONS_MAX 96           /* the PE format's own limit */
+#define SECTIONS_MAX      96 /* the PE format's own limit */
 
 struct img {
     const uint8_t *b;
     size_t len;
     enum pe_layout layout;
-    size_t sections;   /* offset of the section table */
+    size_t sections; /* offset of the section table */
     unsigned nsections;
 };
 
@@ -210,8 +210,7 @@ int pe_info_parse(const uint8_t *buf, size_t len, enum pe_layout layout, struct 
     info->size_of_headers = rd32(&m, opt + OPT_SIZE_OF_HEADERS);
     info->subsystem = rd16(&m, opt + OPT_SUBSYSTEM);
     m.sections = (size_t)(opt + optsize);
-    if (m.nsections > SECTIONS_MAX ||
-        !in(&m, m.sections, (uint64_t)m.nsections * SECTION_BYTES))
+    if (m.nsections > SECTIONS_MAX || !in(&m, m.sections, (uint64_t)m.nsections * SECTION_BYTES))
         return PE_INFO_E_SECTIONS;
 
     /* The debug directory: only if the optional header has room for it. */

@@ -25,20 +25,20 @@ enum pe_layout {
 /* The debug file's path as the CodeView record names it: long enough for
  * the tail of an EDK2 build path (".../X64/MdeModulePkg/.../DEBUG/X.dll"),
  * which is what a host finds the debug file by. */
-#define PE_INFO_PATH_MAX 128
+#define PE_INFO_PATH_MAX   128
 #define PE_INFO_GUID_BYTES 16
 
 struct pe_info {
-    uint16_t machine;       /* COFF Machine (0x8664 for x64) */
-    uint16_t subsystem;     /* 10 EFI application, 11 boot driver, 12 runtime driver */
-    uint64_t image_base;    /* the optional header's ImageBase (link-time) */
+    uint16_t machine;    /* COFF Machine (0x8664 for x64) */
+    uint16_t subsystem;  /* 10 EFI application, 11 boot driver, 12 runtime driver */
+    uint64_t image_base; /* the optional header's ImageBase (link-time) */
     uint32_t size_of_image;
-    uint32_t entry_rva;     /* AddressOfEntryPoint, 0 if none */
+    uint32_t entry_rva; /* AddressOfEntryPoint, 0 if none */
     uint32_t size_of_headers;
     /* From the debug directory; name[0] == 0 if there is none. */
     char pdb_path[PE_INFO_PATH_MAX]; /* cut to fit (the tail is kept) */
     char name[PE_INFO_NAME_MAX];     /* basename without extension */
-    uint32_t codeview;              /* 'RSDS' or 'NB10' signature found, else 0 */
+    uint32_t codeview;               /* 'RSDS' or 'NB10' signature found, else 0 */
     /* What ties the image to its debug file: RSDS: the GUID as stored in
      * the record (16 bytes) and the age; NB10: the 4-byte signature (a
      * time stamp) in cv_guid[0..3], the rest 0, and the age. */

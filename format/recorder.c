@@ -3,8 +3,8 @@
 
 /* The largest trace area, sideband and code area we write (the resident
  * tracer's --buffer limit; 512 images of 160-byte lines; 64 MiB of code). */
-#define RECORDER_MAX_TRACE (1ull << 30)
-#define RECORDER_MAX_SIDEBAND (1ull << 20)
+#define RECORDER_MAX_TRACE      (1ull << 30)
+#define RECORDER_MAX_SIDEBAND   (1ull << 20)
 #define RECORDER_MAX_CODE_PAGES (16384ull)
 
 static void copy(void *dst, const void *src, size_t n)
@@ -78,7 +78,8 @@ void recorder_seal(struct recorder_fixed *f)
     f->crc = struct_crc(f, sizeof *f);
 }
 
-void recorder_writer_init(struct recorder_writer *w, uint8_t *region, const struct recorder_fixed *f)
+void recorder_writer_init(struct recorder_writer *w, uint8_t *region,
+                          const struct recorder_fixed *f)
 {
     w->region = region;
     w->seq = 0;
@@ -116,14 +117,14 @@ static bool apart(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 static bool layout_ok(const struct recorder_fixed *f)
 {
     uint64_t reg = f->region_bytes;
-    if (reg < RECORDER_HEADER_BYTES + RECORDER_PAGE || reg > RECORDER_MAX_REGION || reg % RECORDER_PAGE ||
-        f->region_phys % RECORDER_PAGE)
+    if (reg < RECORDER_HEADER_BYTES + RECORDER_PAGE || reg > RECORDER_MAX_REGION ||
+        reg % RECORDER_PAGE || f->region_phys % RECORDER_PAGE)
         return false;
     if (f->unit != RECORDER_UNIT_HW && f->unit != RECORDER_UNIT_SOFT)
         return false;
-    if (!area_ok(f->sideband_off, f->sideband_cap, reg) || f->sideband_cap > RECORDER_MAX_SIDEBAND ||
-        !area_ok(f->addr_off, f->addr_cap, reg) || !area_ok(f->code_off, f->code_cap, reg) ||
-        !area_ok(f->trace_off, f->trace_bytes, reg) ||
+    if (!area_ok(f->sideband_off, f->sideband_cap, reg) ||
+        f->sideband_cap > RECORDER_MAX_SIDEBAND || !area_ok(f->addr_off, f->addr_cap, reg) ||
+        !area_ok(f->code_off, f->code_cap, reg) || !area_ok(f->trace_off, f->trace_bytes, reg) ||
         (f->table_bytes && !area_ok(f->table_off, f->table_bytes, reg)))
         return false;
     if (f->code_cap % RECORDER_PAGE || f->code_cap / RECORDER_PAGE > RECORDER_MAX_CODE_PAGES ||
@@ -253,7 +254,9 @@ const char *recorder_strerror(int err)
 {
     switch (err) {
     case RECORDER_OK: return "ok";
-    case RECORDER_E_NONE: return "no recorder header there (never written, or cleared by the firmware or a power cycle)";
+    case RECORDER_E_NONE:
+        return "no recorder header there (never written, or cleared by the firmware or a power "
+               "cycle)";
     case RECORDER_E_VERSION: return "a recorder header of another format version";
     case RECORDER_E_CRC: return "the recorder header is damaged (its CRC does not hold)";
     case RECORDER_E_PLACE: return "the recorder header says it was written at another address";

@@ -267,9 +267,9 @@ size_t sideband_write(const struct sideband *sb, char *buf, size_t cap)
                 put_guid(o, im->cv_guid);
             } else {
                 text_out_str(o, " cv=nb10");
-                field_hex(o, " sig", (uint32_t)im->cv_guid[0] | (uint32_t)im->cv_guid[1] << 8 |
-                                         (uint32_t)im->cv_guid[2] << 16 |
-                                         (uint32_t)im->cv_guid[3] << 24);
+                field_hex(o, " sig",
+                          (uint32_t)im->cv_guid[0] | (uint32_t)im->cv_guid[1] << 8 |
+                              (uint32_t)im->cv_guid[2] << 16 | (uint32_t)im->cv_guid[3] << 24);
             }
             text_out_str(o, " age=");
             text_out_dec(o, im->cv_age);
@@ -377,13 +377,17 @@ static int parse_flags(const char *s, size_t n, uint32_t *flags)
     return 0;
 }
 
-#define FAIL(m) do { err->msg = (m); return -1; } while (0)
+#define FAIL(m)         \
+    do {                \
+        err->msg = (m); \
+        return -1;      \
+    } while (0)
 
 /* Scalar keys: name, where the value goes, its largest value. */
 struct scalar {
     const char *key;
-    size_t off;  /* in struct sideband */
-    int width;   /* 1 = bool, 4 = uint32_t, 8 = uint64_t */
+    size_t off; /* in struct sideband */
+    int width;  /* 1 = bool, 4 = uint32_t, 8 = uint64_t */
     uint64_t max;
 };
 
@@ -451,7 +455,7 @@ static int row_at(const struct sideband *sb, uint64_t base)
  * Data2 and Data3 (u16) as numbers, then Data4's 8 bytes in order; the
  * stored form is little-endian (UEFI 2.10 appendix A, EFI_GUID), as in a
  * CodeView RSDS record. This is how PDB tools and symbol stores write it. */
-static const uint8_t guid_order[SIDEBAND_GUID_BYTES] = { 3, 2, 1, 0, 5, 4, 7, 6,
+static const uint8_t guid_order[SIDEBAND_GUID_BYTES] = { 3, 2, 1,  0,  5,  4,  7,  6,
                                                          8, 9, 10, 11, 12, 13, 14, 15 };
 
 static void put_guid(struct text_out *o, const uint8_t *g)
@@ -493,7 +497,8 @@ static int parse_image_more(struct sideband *sb, const char *key, size_t klen, s
     if (!loaded && !key_is(key, klen, "image.debug"))
         return 0;
     if (num_field(c, "base", UINT64_MAX, &base))
-        FAIL(loaded ? "image.loaded: want base=N tsc=N" : "image.debug: want base=N cv=... age=N path=P");
+        FAIL(loaded ? "image.loaded: want base=N tsc=N"
+                    : "image.debug: want base=N cv=... age=N path=P");
     int row = row_at(sb, base);
     if (row < 0)
         FAIL("no image line with this base before it");

@@ -23,14 +23,14 @@
 /* First line of the text form: "ptboot-sideband 2". A new key means a
  * new version; the reader takes every version up to its own (version 1
  * has no image.debug and image.loaded lines) and refuses newer ones. */
-#define SIDEBAND_MAGIC "ptboot-sideband"
-#define SIDEBAND_VERSION 2
+#define SIDEBAND_MAGIC       "ptboot-sideband"
+#define SIDEBAND_VERSION     2
 #define SIDEBAND_VERSION_MIN 1
 
-#define SIDEBAND_MAX_IMAGES 512
-#define SIDEBAND_NAME_MAX 72  /* bytes of a name, NUL included */
-#define SIDEBAND_PATH_MAX 128 /* bytes of a CodeView path, NUL included (the tail is kept) */
-#define SIDEBAND_GUID_BYTES 16
+#define SIDEBAND_MAX_IMAGES  512
+#define SIDEBAND_NAME_MAX    72  /* bytes of a name, NUL included */
+#define SIDEBAND_PATH_MAX    128 /* bytes of a CodeView path, NUL included (the tail is kept) */
+#define SIDEBAND_GUID_BYTES  16
 #define SIDEBAND_MAX_FILTERS 4 /* IA32_RTIT_ADDR0..3 (RTIT_MAX_RANGES) */
 /* Longest line the writer emits or the parser accepts. */
 #define SIDEBAND_LINE_MAX 256
@@ -76,10 +76,10 @@ struct sideband_image {
      * before tracing began) and what names its debug file (the host's
      * --symbols finds the file by these). */
     uint64_t load_tsc;
-    uint32_t cv;                         /* enum sideband_cv */
+    uint32_t cv; /* enum sideband_cv */
     uint32_t cv_age;
     uint8_t cv_guid[SIDEBAND_GUID_BYTES]; /* RSDS: GUID as stored; NB10: signature in 0..3 */
-    char cv_path[SIDEBAND_PATH_MAX];     /* printable ASCII, no blanks at ends */
+    char cv_path[SIDEBAND_PATH_MAX];      /* printable ASCII, no blanks at ends */
 };
 
 struct sideband_filter {
@@ -89,17 +89,17 @@ struct sideband_filter {
 
 struct sideband_cpu {
     char vendor[13];
-    uint32_t family, model, stepping; /* display values */
+    uint32_t family, model, stepping;               /* display values */
     uint32_t cpuid15_eax, cpuid15_ebx, cpuid15_ecx; /* 0: leaf absent */
     uint32_t cpuid14_eax, cpuid14_ebx, cpuid14_ecx; /* leaf 14h.0 */
     bool nom_freq_valid;
-    uint32_t nom_freq;  /* MSR_PLATFORM_INFO[15:8]: ptxed's --nom-freq */
+    uint32_t nom_freq; /* MSR_PLATFORM_INFO[15:8]: ptxed's --nom-freq */
 };
 
 struct sideband_config {
-    uint64_t ctl;          /* IA32_RTIT_CTL as programmed (TraceEn set) */
-    bool tsc, mtc, cyc;    /* TSCEn, MTCEn, CYCEn */
-    uint32_t mtc_freq;     /* CTL.MTCFreq encoding: ptxed's --mtc-freq */
+    uint64_t ctl;       /* IA32_RTIT_CTL as programmed (TraceEn set) */
+    bool tsc, mtc, cyc; /* TSCEn, MTCEn, CYCEn */
+    uint32_t mtc_freq;  /* CTL.MTCFreq encoding: ptxed's --mtc-freq */
     uint32_t cyc_thresh, psb_freq;
     uint64_t buffer_bytes; /* output buffer size */
     bool ring;             /* 1: ring (wraps), 0: stop when full */

@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "decoder/ptd_fmt.h"
 #include "decoder/ptd_opts.h"
 #include "host/commands.h"
 #include "host/cmd_dump.h"
+#include "host/input_file.h"
 #include "host/progress.h"
 
 static void dump_usage(FILE *out)
@@ -79,41 +79,14 @@ static int parse_u64(const char *prog, const char *opt, const char *arg, uint64_
 
 int host_load_file(const char *prog, const char *path, uint8_t **buf, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    struct stat sb;
-    long n;
-    uint8_t *b;
-
-    if (!f) {
-        fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+    struct input_file f;
+    char err[4400];
+    if (input_file_open(&f, path, INPUT_READ, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
         return -1;
     }
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fprintf(stderr, "%s: cannot read %s: %s\n", prog, path,
-                S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
-        fclose(f);
-        return -1;
-    }
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fprintf(stderr, "%s: cannot read %s: %s\n", prog, path, strerror(errno));
-        fclose(f);
-        return -1;
-    }
-    b = malloc(n ? (size_t)n : 1);
-    if (!b) {
-        fprintf(stderr, "%s: out of memory for %s\n", prog, path);
-        fclose(f);
-        return -1;
-    }
-    if (n && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "%s: cannot read %s: %s\n", prog, path, ferror(f) ? strerror(errno) : "short read");
-        free(b);
-        fclose(f);
-        return -1;
-    }
-    fclose(f);
-    *buf = b;
-    *size = (size_t)n;
+    *buf = f.data;
+    *size = f.size;
     return 0;
 }
 
@@ -193,18 +166,24 @@ int host_cmd_dump(int argc, char **argv)
     bool has_to;
     uint8_t *buf;
     size_t size;
+    struct input_file in;
+    char err[4400];
     ptd_opts_split_range(file, &from, &to, &has_to);
-    if (host_load_file(prog, file, &buf, &size) < 0)
+    if (input_file_open(&in, file, input_file_how(), err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
         return 1;
+    }
+    buf = in.data;
+    size = in.size;
     if (from >= size && (from || size) ) {
         fprintf(stderr, "%s: bad offset 0x%llx into %s (%zu bytes)\n", prog, (unsigned long long)from, file, size);
-        free(buf);
+        input_file_close(&in);
         return 1;
     }
     if (has_to && (to <= from || to > size)) {
         fprintf(stderr, "%s: bad range 0x%llx-0x%llx in %s (%zu bytes)\n", prog,
                 (unsigned long long)from, (unsigned long long)to, file, size);
-        free(buf);
+        input_file_close(&in);
         return 1;
     }
 
@@ -212,13 +191,14 @@ int host_cmd_dump(int argc, char **argv)
     char line[PTD_FMT_LINE_MAX];
     int n;
     if (!d) {
-        free(buf);
+        input_file_close(&in);
         return 1;
     }
     ptd_dump_init(d, &opt);
     ptd_dump_feed(d, buf + from, (size_t)((has_to ? to : size) - from));
     struct progress pr;
     progress_start(&pr, prog, (uint64_t)((has_to ? to : size) - from));
+    progress_input(&pr, &in, from);
     while ((n = ptd_dump_line(d, line, sizeof line)) > 0) {
         fwrite(line, 1, (size_t)n, stdout);
         fputc('\n', stdout);
@@ -231,10 +211,11 @@ int host_cmd_dump(int argc, char **argv)
                 "byte)\n", prog, n, n == 1 ? "" : "s");
     }
     if (stats)
-        fprintf(stderr, "%s: %llu packets, %llu errors, %llu bytes skipped\n", prog,
-                (unsigned long long)d->packets, (unsigned long long)d->errors, (unsigned long long)d->skipped);
+        fprintf(stderr, "%s: %llu packet%s, %llu error%s, %llu byte%s skipped\n", prog,
+                (unsigned long long)d->packets, d->packets == 1 ? "" : "s", (unsigned long long)d->errors,
+                d->errors == 1 ? "" : "s", (unsigned long long)d->skipped, d->skipped == 1 ? "" : "s");
     free(d);
-    free(buf);
+    input_file_close(&in);
     if (n < 0) {
         fprintf(stderr, "%s: %s\n", prog, ptd_errstr(n));
         return 1;

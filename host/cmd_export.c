@@ -56,20 +56,6 @@ static void usage(FILE *to)
         "file, 2 bad usage.\n");
 }
 
-static int parse_module(const char *v, struct ptd_sum_module *m)
-{
-    char *end;
-    m->base = strtoull(v, &end, 16);
-    if (end == v || *end != ':')
-        return -1;
-    v = end + 1;
-    m->size = strtoull(v, &end, 16);
-    if (end == v || *end != ':' || !end[1] || !m->size)
-        return -1;
-    m->name = end + 1;
-    return 0;
-}
-
 struct cpu_trace {
     unsigned n;
     char path[4096];
@@ -216,7 +202,7 @@ int host_cmd_export(int argc, char **argv)
         } else if (!strcmp(a, "--title")) {
             x.title = v;
         } else { /* --module */
-            if (c.nmodules >= MAX_MODULES || parse_module(v, &mods[c.nmodules]) < 0) {
+            if (c.nmodules >= MAX_MODULES || host_summary_parse_module(v, &mods[c.nmodules]) < 0) {
                 fprintf(stderr, PROG ": --module wants BASE:SIZE:NAME (hex, up to %d)\n", MAX_MODULES);
                 rc = 2;
                 goto out;
@@ -272,15 +258,18 @@ int host_cmd_export(int argc, char **argv)
 
     struct ptd_flow *f = malloc(sizeof *f);
     /* the summary's tables sized from the largest trace, as `summary` does */
-    uint64_t biggest = 0;
+    /* (the loaded trace's size: a pipe's is known only once read) */
+    uint64_t biggest = fo.tsize;
     struct stat st;
     for (unsigned k = 0; k < x.ncpus; k++) {
-        const char *path = cpus[k].path[0] ? cpus[k].path : fo.pt;
-        if (path && stat(path, &st) == 0 && (uint64_t)st.st_size > biggest)
+        const char *path = cpus[k].path;
+        if (path[0] && stat(path, &st) == 0 && (uint64_t)st.st_size > biggest)
             biggest = (uint64_t)st.st_size;
     }
     size_t arena_size = host_summary_arena_bytes(biggest);
-    void *arena = malloc(arena_size), *bcache = malloc(FLOW_CACHE_BYTES);
+    /* zeroed pages: the first walk's tables cost what it uses (later
+     * walks clear the arena the first one used) */
+    void *arena = calloc(1, arena_size), *bcache = malloc(FLOW_CACHE_BYTES);
     if (!f || !arena || !bcache) {
         fprintf(stderr, PROG ": out of memory\n");
         free(f), free(arena), free(bcache);
@@ -290,18 +279,19 @@ int host_cmd_export(int argc, char **argv)
     if (x.format == EXPORT_CHROME)
         export_chrome_begin(&x);
     for (unsigned k = 0; k < x.ncpus && rc == 0; k++) {
-        uint8_t *trace = NULL;
-        size_t tsize = 0;
+        struct input_file trace = { 0 };
         char err[4400];
         struct ptd_flow_config fcfg = fo.cfg;
+        x.trace_in = &fo.trace_file;
         if (cpus[k].path[0]) {
-            if (flow_read_file(cpus[k].path, &trace, &tsize, err, sizeof err) < 0) {
+            if (input_file_open(&trace, cpus[k].path, input_file_how(), err, sizeof err) < 0) {
                 fprintf(stderr, PROG ": %s\n", err);
                 rc = 1;
                 break;
             }
-            fcfg.trace = trace;
-            fcfg.size = tsize;
+            fcfg.trace = trace.data;
+            fcfg.size = trace.size;
+            x.trace_in = &trace;
         }
         if (!fo.no_cache) {
             fcfg.bcache = bcache;
@@ -311,12 +301,16 @@ int host_cmd_export(int argc, char **argv)
         ptd_flow_init(f, &fcfg);
         struct ptd_sum_config cc = c;
         cc.arena = arena;
+        if (k == 0)
+            cc.flags |= PTD_SUM_F_ARENA_ZEROED;
         cc.arena_size = arena_size;
         if (export_walk(&x, cpus[k].n, f, &cc) < 0) {
             fprintf(stderr, PROG ": out of memory\n");
             rc = 1;
         }
-        free(trace);
+        x.trace_in = NULL;
+        if (trace.data)
+            input_file_close(&trace);
     }
     free(f), free(arena), free(bcache);
     if (rc == 0) {
@@ -334,8 +328,9 @@ int host_cmd_export(int argc, char **argv)
     if (x.out != stdout)
         fclose(x.out);
     if (rc == 0)
-        fprintf(stderr, PROG ": %s: %s, %" PRIu64 " instructions, %" PRIu64 " calls, %u stacks, %u CPU%s\n",
-                outpath, format, x.insns, x.calls, x.stacks.n, x.ncpus, x.ncpus == 1 ? "" : "s");
+        fprintf(stderr, PROG ": %s: %s, %" PRIu64 " instruction%s, %" PRIu64 " call%s, %u stack%s, %u CPU%s\n",
+                outpath, format, x.insns, x.insns == 1 ? "" : "s", x.calls, x.calls == 1 ? "" : "s",
+                x.stacks.n, x.stacks.n == 1 ? "" : "s", x.ncpus, x.ncpus == 1 ? "" : "s");
     names_report(&names, stderr, PROG);
 out:
     export_stacks_free(&x.stacks);

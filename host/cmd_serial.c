@@ -33,6 +33,7 @@
 
 #include "decoder/ptd_opts.h"
 #include "host/commands.h"
+#include "host/input_file.h"
 #include "host/serial_capture.h"
 #include "host/serial_recover.h"
 
@@ -68,57 +69,17 @@ static void serial_usage(FILE *out)
         "2 bad usage, 3 (--strict) a file incomplete.\n", SERIAL_QUIET_LINES, SERIAL_MAX_SEGMENTS);
 }
 
-/* The whole log from path, or standard input for "-": any file a read()
- * ends, so pipes and FIFOs too. */
-static int read_log(const char *prog, const char *path, uint8_t **text, size_t *size)
+/* The whole log from path (mapped: a long log is not copied), or
+ * standard input for "-"; pipes and FIFOs are read until they end
+ * (host/input_file.h). */
+static int read_log(const char *prog, const char *path, struct input_file *in)
 {
-    bool in = !strcmp(path, "-");
-    int fd = in ? 0 : open(path, O_RDONLY);
-    struct stat st;
-    if (fd < 0) {
-        fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
-        return -1;
-    }
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "%s: cannot read %s: is a directory\n", prog, path);
-        close(fd);
-        return -1;
-    }
-    size_t n = 0, cap = 1 << 16;
-    uint8_t *b = malloc(cap);
-    for (;;) {
-        if (!b) {
-            fprintf(stderr, "%s: out of memory for %s\n", prog, path);
-            if (!in)
-                close(fd);
-            return -1;
-        }
-        if (n == cap) {
-            uint8_t *nb = realloc(b, cap *= 2);
-            if (!nb)
-                free(b);
-            b = nb;
-            continue;
-        }
-        ssize_t r = read(fd, b + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            fprintf(stderr, "%s: cannot read %s: %s\n", prog, in ? "standard input" : path, strerror(errno));
-            free(b);
-            if (!in)
-                close(fd);
-            return -1;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    if (!in)
-        close(fd);
-    *text = b;
-    *size = n;
-    return 0;
+    char err[4400];
+    int rc = strcmp(path, "-") ? input_file_open(in, path, input_file_how(), err, sizeof err)
+                               : input_file_from_fd(in, 0, "standard input", INPUT_READ, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "%s: %s\n", prog, err);
+    return rc;
 }
 
 /* DIR made if missing (one level, as mkdir does) and proven writable by
@@ -237,13 +198,12 @@ int host_cmd_serial(int argc, char **argv)
             return rc;
     }
 
-    uint8_t *text;
-    size_t size;
-    if (read_log(c.prog, log, &text, &size) < 0)
+    struct input_file in;
+    if (read_log(c.prog, log, &in) < 0)
         return 1;
 
-    host_serial_take_log(&c, text, size);
-    free(text);
+    host_serial_take_log(&c, in.data, in.size);
+    input_file_close(&in);
     log_facts(&c);
 
     if (!c.nfiles) {

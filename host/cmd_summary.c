@@ -61,6 +61,7 @@ int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
     /* ptd_sum_run's steps, with progress on a terminal */
     struct progress pr;
     progress_start(&pr, "ptboot summary", fo->tsize);
+    progress_input(&pr, &fo->trace_file, 0);
     ptd_sum_init(s, &c);
     while (ptd_sum_decode(s, f, 4096) > 0)
         progress_update(&pr, ptd_flow_offset(f));
@@ -126,21 +127,16 @@ size_t host_summary_arena_bytes(uint64_t trace_bytes)
     return (size_t)(t < PTD_SUM_ARENA_SUGGESTED ? PTD_SUM_ARENA_SUGGESTED : t > HOST_SUM_ARENA_MAX ? HOST_SUM_ARENA_MAX : t);
 }
 
-static uint64_t file_bytes(const char *path)
-{
-    struct stat st;
-    return path && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
 
-/* BASE:SIZE:NAME, base and size in hex (0x optional, K/M/G taken: the one
- * parser, decoder/ptd_num.h) */
-static int parse_module(const char *v, struct ptd_sum_module *m)
+int host_summary_parse_module(const char *v, struct ptd_sum_module *m)
 {
-    const char *c1 = strchr(v, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-    if (!c2 || !c2[1] || !ptd_num_parse_u64(v, (size_t)(c1 - v), PTD_NUM_HEX, &m->base) ||
-        !ptd_num_parse_u64(c1 + 1, (size_t)(c2 - c1 - 1), PTD_NUM_HEX, &m->size) || !m->size)
+    const char *end;
+    uint64_t base, size;
+    if (!ptd_num_parse_pair(v, PTD_NUM_HEX, &base, &size, &end) || *end != ':' || !end[1] || !size)
         return -1;
-    m->name = c2 + 1;
+    m->base = base;
+    m->size = size;
+    m->name = end + 1;
     return 0;
 }
 
@@ -184,7 +180,7 @@ int host_cmd_summary(int argc, char **argv)
             c.flags |= PTD_SUM_F_TAIL;
         } else if (!strcmp(a, "--module")) {
             if (i + 1 >= argc || c.nmodules >= MAX_MODULES ||
-                parse_module(argv[i + 1], &mods[c.nmodules]) < 0) {
+                host_summary_parse_module(argv[i + 1], &mods[c.nmodules]) < 0) {
                 fprintf(stderr, "ptboot summary: --module wants BASE:SIZE:NAME (hex, up to %d)\n",
                         MAX_MODULES);
                 flow_opts_free(&fo);
@@ -279,7 +275,7 @@ int host_cmd_summary(int argc, char **argv)
      * 1 GiB; and the shadow stack may take a quarter of it at most. */
     uint64_t frames = depth * sizeof(struct ptd_sum_frame);
     if (!arena_given) {
-        arena_size = host_summary_arena_bytes(file_bytes(fo.pt));
+        arena_size = host_summary_arena_bytes(fo.tsize);
         if (frames <= HOST_SUM_ARENA_MAX / 4 && arena_size < 4 * frames)
             arena_size = 4 * frames;
     }
@@ -292,13 +288,16 @@ int host_cmd_summary(int argc, char **argv)
         return 2;
     }
     c.stack_depth = (unsigned)depth;
-    void *arena = malloc(arena_size ? arena_size : 1);
+    /* zeroed by the kernel as pages are touched: a large arena costs the
+     * slots the trace uses, not its size (docs/performance.md) */
+    void *arena = calloc(1, arena_size ? arena_size : 1);
     if (!arena) {
         fprintf(stderr, "ptboot summary: out of memory\n");
         flow_opts_free(&fo);
         host_capture_free(&cap);
         return 1;
     }
+    c.flags |= PTD_SUM_F_ARENA_ZEROED;
     c.arena = arena;
     c.arena_size = arena_size;
     rc = host_summary_write(&fo, &tcfg, &c, stat, stdout);

@@ -25,4 +25,9 @@ int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
  * (docs/summary.md). */
 size_t host_summary_arena_bytes(uint64_t trace_bytes);
 
+/* --module BASE:SIZE:NAME (summary and export): base and size in hex (0x
+ * optional, K/M/G taken: the one parser, decoder/ptd_num.h), size not 0,
+ * a name; m->name points into v. 0, or -1 on anything else. */
+int host_summary_parse_module(const char *v, struct ptd_sum_module *m);
+
 #endif

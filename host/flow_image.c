@@ -1,18 +1,14 @@
 /* Code images for the host flow tools: see flow_image.h. */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "decoder/ptd_num.h"
 #include "format/code_image.h"
 #include "host/flow_image.h"
+#include "host/input_file.h"
 
 #define PAGE CODE_PAGE_BYTES
 
@@ -25,71 +21,35 @@ static int fail(struct flow_image *img, const char *fmt, ...)
     return -1;
 }
 
+/* Both through the one input helper (host/input_file.h): small files
+ * (sideband, addresses, ELF and PE files) read, traces mapped. */
 int flow_read_file(const char *path, uint8_t **buf, size_t *size, char *err,
                    size_t errsize)
 {
-    struct stat st;
-    FILE *f;
-    uint8_t *b;
-
-    *buf = NULL;
-    *size = 0;
-    if (stat(path, &st) != 0) {
-        snprintf(err, errsize, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errsize, "%s: not a regular file", path);
-        return -1;
-    }
-    f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errsize, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    b = malloc((size_t)st.st_size + 1);
-    if (!b) {
-        fclose(f);
-        snprintf(err, errsize, "%s: out of memory", path);
-        return -1;
-    }
-    if (st.st_size && fread(b, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-        fclose(f);
-        free(b);
-        snprintf(err, errsize, "%s: read error", path);
-        return -1;
-    }
-    fclose(f);
-    *buf = b;
-    *size = (size_t)st.st_size;
-    return 0;
+    struct input_file f;
+    int rc = input_file_open(&f, path, INPUT_READ, err, errsize);
+    *buf = rc < 0 ? NULL : f.data;
+    *size = rc < 0 ? 0 : f.size;
+    return rc;
 }
 
 int flow_map_file(const char *path, uint8_t **buf, size_t *size, char *err, size_t errsize)
 {
-    struct stat st;
-    int fd = open(path, O_RDONLY);
-
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-        if (p != MAP_FAILED) {
-            close(fd);
-            *buf = p;
-            *size = (size_t)st.st_size;
-            return 1;
-        }
+    struct input_file f;
+    if (input_file_open(&f, path, input_file_how(), err, errsize) < 0) {
+        *buf = NULL;
+        *size = 0;
+        return -1;
     }
-    if (fd >= 0)
-        close(fd);
-    return flow_read_file(path, buf, size, err, errsize);
+    *buf = f.data;
+    *size = f.size;
+    return f.mapped;
 }
 
 void flow_release_file(uint8_t *buf, size_t size, int mapped)
 {
-    if (mapped)
-        munmap(buf, size);
-    else
-        free(buf);
+    struct input_file f = { .data = buf, .size = size, .mapped = mapped };
+    input_file_close(&f);
 }
 
 void flow_image_init(struct flow_image *img)
@@ -102,9 +62,12 @@ void flow_image_free(struct flow_image *img)
     for (size_t i = 0; i < img->nsegs; i++)
         free(img->segs[i].owned);
     free(img->segs);
-    for (size_t i = 0; i < img->nmaps; i++)
-        munmap(img->maps[i].addr, img->maps[i].len);
-    free(img->maps);
+    for (size_t i = 0; i < img->nfiles; i++)
+        input_file_close(&img->files[i]);
+    free(img->files);
+    for (size_t i = 0; i < img->njoined; i++)
+        free(img->joined[i].owned);
+    free(img->joined);
     memset(img, 0, sizeof(*img));
 }
 
@@ -225,103 +188,105 @@ int flow_image_add_buf(struct flow_image *img, uint64_t base, const uint8_t *buf
     return insert(img, base, buf, size);
 }
 
-/* PREFIX.dump, mapped read-only when it can be (kept until
- * flow_image_free; *mapped set), else read into memory (freed by the
- * caller). A decode touches only the pages it runs through, and a mapped
- * file costs no copy: loading a dump of many pages for a short trace is
- * then no slower than the decode (docs/performance.md). */
-static int load_dump(struct flow_image *img, const char *path, uint8_t **buf, size_t *size,
-                     int *mapped)
+/* A file whose bytes segments use in place (mapped, or read where it
+ * cannot be), kept until flow_image_free: its copy in img->files. */
+static struct input_file *keep_file(struct flow_image *img, const char *path)
 {
-    struct stat st;
-    int fd = open(path, O_RDONLY);
-
-    *mapped = 0;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        struct flow_mapping *m = realloc(img->maps, (img->nmaps + 1) * sizeof(*m));
-        void *p = m ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-        if (m)
-            img->maps = m;
-        if (p != MAP_FAILED) {
-            close(fd);
-            img->maps[img->nmaps].addr = p;
-            img->maps[img->nmaps++].len = (size_t)st.st_size;
-            *buf = p;
-            *size = (size_t)st.st_size;
-            *mapped = 1;
-            return 0;
-        }
+    struct input_file *v = realloc(img->files, (img->nfiles + 1) * sizeof(*v));
+    if (!v) {
+        fail(img, "out of memory");
+        return NULL;
     }
-    if (fd >= 0)
-        close(fd);
-    return flow_read_file(path, buf, size, img->err, sizeof(img->err));
+    img->files = v;
+    if (input_file_open(&v[img->nfiles], path, input_file_how(), img->err, sizeof(img->err)) < 0)
+        return NULL;
+    return &v[img->nfiles++];
+}
+
+/* A run of pages [lo, hi) against the loaded segments: 1 if it overlaps
+ * one (bytes there would be replaced: the merging insert), 0 if not. */
+static int overlaps(const struct flow_image *img, uint64_t lo, uint64_t hi)
+{
+    size_t l = 0, h = img->nsegs;
+    while (l < h) {     /* the first segment ending after lo */
+        size_t m = l + (h - l) / 2;
+        if (img->segs[m].base + img->segs[m].size <= lo)
+            l = m + 1;
+        else
+            h = m;
+    }
+    return l < img->nsegs && img->segs[l].base < hi;
 }
 
 /* The pages through format/'s code dump reader, which checks them (sizes,
- * 4 KiB alignment, each address once) as the target does; runs of
- * consecutive addresses become one segment each, the file's bytes in place
- * when they follow each other there too (the usual dump, written in
- * address order), else a copy. */
+ * 4 KiB alignment, each address once, not all zero) as the target does.
+ * The pages are indexed in place: a sorted table of segments, one per run
+ * of pages that follow each other in memory and in the file, pointing into
+ * the dump's mapping (or its read buffer); nothing is copied, whatever the
+ * file's order. A run over code loaded before replaces it there through
+ * the merging insert (a copy), as a later --raw does. */
 int flow_image_add_pages(struct flow_image *img, const char *prefix)
 {
     char path[4096];
-    uint8_t *dump = NULL, *addr = NULL, *dump_owned;
-    size_t dsize, asize, n, i, j;
+    struct input_file addr, *dump;
     struct code_page *pages;
     struct code_image ci;
-    int rc = 0, mapped;
+    size_t n, i, nruns = 0;
+    int rc = 0;
 
     snprintf(path, sizeof(path), "%s.dump", prefix);
-    if (load_dump(img, path, &dump, &dsize, &mapped) < 0)
+    if (!(dump = keep_file(img, path)))
         return -1;
-    dump_owned = mapped ? NULL : dump;
     snprintf(path, sizeof(path), "%s.addr", prefix);
-    if (flow_read_file(path, &addr, &asize, img->err, sizeof(img->err)) < 0) {
-        free(dump_owned);
+    if (input_file_open(&addr, path, input_file_how(), img->err, sizeof(img->err)) < 0)
         return -1;
-    }
-    n = asize / 8;
+    n = addr.size / 8;
     pages = calloc(n ? n : 1, sizeof(*pages));
     if (!pages) {
-        free(dump_owned);
-        free(addr);
+        input_file_close(&addr);
         return fail(img, "out of memory");
     }
     code_image_init(&ci, pages, n);
-    int e = code_image_add_dump(&ci, dump, dsize, addr, asize);
+    int e = code_image_add_dump(&ci, dump->data, dump->size, addr.data, addr.size);
     if (e == CODE_IMAGE_OK)
         e = code_image_finish(&ci);
     if (e == CODE_IMAGE_E_SIZES)
         rc = fail(img, "%s: %zu addresses for %zu bytes of pages (want 8 bytes per 4 KiB page)",
-                  prefix, asize / 8, dsize);
+                  prefix, addr.size / 8, dump->size);
     else if (e != CODE_IMAGE_OK)
         rc = fail(img, "%s: %s", prefix, code_image_strerror(e));
-    /* ci.pages is sorted by address now */
-    for (i = 0; rc == 0 && i < ci.count;) {
-        size_t k = i, in_file = i + 1;
-        uint8_t *run;
-        while (k + 1 < ci.count && pages[k + 1].addr == pages[k].addr + PAGE)
-            k++;
-        while (in_file <= k && pages[in_file].data == pages[in_file - 1].data + PAGE)
-            in_file++;
-        if (mapped && in_file == k + 1) {
-            rc = insert_src(img, pages[i].addr, pages[i].data, (k - i + 1) * PAGE, SRC_BORROW);
-            i = k + 1;
+    input_file_close(&addr);
+    /* code_image_finish sorted the pages and found their runs */
+    int clash = 0;
+    for (i = 0; rc == 0 && i < ci.count; i = pages[i].run_last + 1) {
+        nruns++;
+        clash |= overlaps(img, pages[i].addr, pages[pages[i].run_last].addr + PAGE);
+    }
+    if (rc == 0 && !clash && img->nsegs + nruns > img->cap) {
+        struct flow_seg *ns = realloc(img->segs, (img->nsegs + nruns) * sizeof(*ns));
+        if (!ns)
+            rc = fail(img, "out of memory");
+        else {
+            img->segs = ns;
+            img->cap = img->nsegs + nruns;
+        }
+    }
+    for (i = 0; rc == 0 && i < ci.count; i = pages[i].run_last + 1) {
+        size_t len = (pages[i].run_last - i + 1) * PAGE;
+        if (clash) {
+            rc = insert_src(img, pages[i].addr, pages[i].data, len, SRC_BORROW);
             continue;
         }
-        run = malloc((k - i + 1) * PAGE);
-        if (!run) {
-            rc = fail(img, "out of memory");
-            break;
-        }
-        for (j = i; j <= k; j++)
-            memcpy(run + (j - i) * PAGE, pages[j].data, PAGE);
-        rc = insert_src(img, pages[i].addr, run, (k - i + 1) * PAGE, SRC_TAKE);
-        i = k + 1;
+        struct flow_seg *s = &img->segs[img->nsegs++];
+        s->base = pages[i].addr;
+        s->size = len;
+        s->data = (uint8_t *)pages[i].data;
+        s->owned = NULL;
     }
+    /* appended in address order after the segments loaded before */
+    if (rc == 0 && !clash)
+        qsort(img->segs, img->nsegs, sizeof(*img->segs), seg_cmp);
     free(pages);
-    free(dump_owned);
-    free(addr);
     return rc;
 }
 
@@ -365,12 +330,14 @@ int flow_image_add_raw(struct flow_image *img, const char *spec)
         if (parse_u64(range, &from) < 0)
             return fail(img, "--raw %s: bad start offset '%s'", spec, range);
     }
-    if (flow_read_file(file, &data, &size, img->err, sizeof(img->err)) < 0)
+    struct input_file *in = keep_file(img, file);
+    if (!in)
         return -1;
+    data = in->data;
+    size = in->size;
     if (!have_to)
         to = size;
     if (from > size || to > size || to < from) {
-        free(data);
         return fail(img, "--raw %s: range %#llx-%#llx outside the file (%zu bytes)", spec,
                     (unsigned long long)from, (unsigned long long)to, size);
     }
@@ -390,8 +357,8 @@ int flow_image_add_raw(struct flow_image *img, const char *spec)
             break;
         }
     }
-    rc = insert(img, base, data + from, (size_t)(to - from));
-    free(data);
+    /* the file's bytes in place (a copy only where sections merge) */
+    rc = insert_src(img, base, data + from, (size_t)(to - from), SRC_BORROW);
     return rc;
 }
 
@@ -425,29 +392,83 @@ const uint8_t *flow_image_ptr(struct flow_image *img, uint64_t ip, size_t *avail
     return NULL;
 }
 
+/* Segments that touch (a page dump's runs in different places of its
+ * file, pages next to a --raw section) are read as one. */
 size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf, size_t size)
 {
-    size_t avail;
-    const uint8_t *p = flow_image_ptr(img, ip, &avail);
-    if (!p)
-        return 0;
-    if (avail > size)
-        avail = size;
-    memcpy(buf, p, avail);
-    return avail;
+    size_t done = 0, avail;
+    const uint8_t *p;
+    while (done < size && (p = flow_image_ptr(img, ip + done, &avail)) != NULL) {
+        if (avail > size - done)
+            avail = size - done;
+        memcpy(buf + done, p, avail);
+        done += avail;
+    }
+    return done;
+}
+
+/* The joined copy holding ip, or NULL; *at: where one for ip would go */
+static struct flow_seg *joined_find(struct flow_image *img, uint64_t ip, size_t *at)
+{
+    size_t lo = 0, hi = img->njoined;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        struct flow_seg *j = &img->joined[mid];
+        if (ip < j->base)
+            hi = mid;
+        else if (ip - j->base >= j->size)
+            lo = mid + 1;
+        else
+            return j;
+    }
+    *at = lo;
+    return NULL;
+}
+
+/* Segments first..last (touching) copied into one region, kept sorted */
+static struct flow_seg *join(struct flow_image *img, size_t first, size_t last, size_t at)
+{
+    uint64_t lo = img->segs[first].base, len = img->segs[last].base + img->segs[last].size - lo;
+    struct flow_seg *v = realloc(img->joined, (img->njoined + 1) * sizeof(*v));
+    uint8_t *data = len <= SIZE_MAX ? malloc((size_t)len) : NULL;
+    if (v)
+        img->joined = v;
+    if (!v || !data) {
+        free(data);
+        return NULL;
+    }
+    for (size_t i = first; i <= last; i++)
+        memcpy(data + (img->segs[i].base - lo), img->segs[i].data, (size_t)img->segs[i].size);
+    memmove(&v[at + 1], &v[at], (img->njoined - at) * sizeof(*v));
+    img->njoined++;
+    v[at].base = lo;
+    v[at].size = len;
+    v[at].data = v[at].owned = data;
+    return &v[at];
 }
 
 const uint8_t *flow_image_map(struct flow_image *img, uint64_t ip, uint64_t *base, size_t *size)
 {
-    size_t avail;
-    const uint8_t *p = flow_image_ptr(img, ip, &avail);
-    if (!p)
-        return NULL;
-    /* flow_image_ptr() found it at img->last (or segment 0) */
-    const struct flow_seg *s = &img->segs[img->last < img->nsegs ? img->last : 0];
-    if (ip - s->base >= s->size || s->data + (ip - s->base) != p)
-        return NULL;
-    *base = s->base;
-    *size = (size_t)s->size;
-    return s->data;
+    size_t avail, at = 0;
+    const struct flow_seg *j = img->njoined ? joined_find(img, ip, &at) : NULL;
+    if (!j) {
+        const uint8_t *p = flow_image_ptr(img, ip, &avail);
+        if (!p)
+            return NULL;
+        /* flow_image_ptr() found it at img->last (or segment 0) */
+        size_t i = img->last < img->nsegs ? img->last : 0, first = i, last = i;
+        const struct flow_seg *s = &img->segs[i];
+        if (ip - s->base >= s->size || s->data + (ip - s->base) != p)
+            return NULL;
+        while (first > 0 && img->segs[first - 1].base + img->segs[first - 1].size == img->segs[first].base)
+            first--;
+        while (last + 1 < img->nsegs && img->segs[last].base + img->segs[last].size == img->segs[last + 1].base)
+            last++;
+        j = first == last ? s : join(img, first, last, at);
+        if (!j)         /* no memory for the copy: the segment alone */
+            j = s;
+    }
+    *base = j->base;
+    *size = (size_t)j->size;
+    return j->data;
 }

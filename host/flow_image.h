@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "host/input_file.h"
+
 struct flow_seg {
     uint64_t base;
     uint64_t size;
@@ -18,18 +20,18 @@ struct flow_seg {
     uint8_t *owned;       /* what to free: data, or NULL (in a mapping) */
 };
 
-/* A page dump mapped read-only (its pages are segments' bytes in place). */
-struct flow_mapping {
-    void *addr;
-    size_t len;
-};
-
 struct flow_image {
     struct flow_seg *segs;
     size_t nsegs, cap;
-    struct flow_mapping *maps;
-    size_t nmaps;
+    struct input_file *files;   /* page dumps and raw files segments point into */
+    size_t nfiles;
     size_t last;          /* segment of the last hit (locality) */
+    /* segments that touch (a dump's pages out of file order, code next to
+     * a --raw section) joined into one copy the first time the map
+     * callback is asked for them, sorted by base: the decoder sees one
+     * region there, as if the code had been loaded as one piece */
+    struct flow_seg *joined;
+    size_t njoined;
     char err[512];        /* why the last load failed */
     char warn[512];       /* what the last load overrode ("" when nothing) */
 };
@@ -46,8 +48,8 @@ int flow_image_add_buf(struct flow_image *img, uint64_t base,
                        const uint8_t *buf, size_t size);
 
 /* Bytes readable at ip, copied into buf (at most size): 0 if unmapped.
- * Adjacent segments are merged at load time, so a read never stops
- * early at a segment boundary unless the next byte is unmapped. */
+ * A read goes on across segments that touch, so it never stops early at
+ * a segment boundary unless the next byte is unmapped. */
 size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf,
                        size_t size);
 
@@ -55,18 +57,22 @@ size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf,
 const uint8_t *flow_image_ptr(struct flow_image *img, uint64_t ip,
                               size_t *avail);
 
-/* The whole segment holding ip, in place: its first byte, with *base and
- * *size set; NULL if unmapped. Segments are merged and never change after
- * loading, so this is libptd's map callback (ptd_map_fn) over the image. */
+/* The whole region holding ip: its first byte, with *base and *size set;
+ * NULL if unmapped. A segment is given in place; segments that touch are
+ * given as one region, copied together on first use (kept until
+ * flow_image_free). Regions never change after loading, so this is
+ * libptd's map callback (ptd_map_fn) over the image. */
 const uint8_t *flow_image_map(struct flow_image *img, uint64_t ip, uint64_t *base, size_t *size);
 
-/* Read a whole file into a malloc'd buffer; -1 with err set on failure. */
+/* Read a whole file into a malloc'd buffer (one zero byte after it; pipes
+ * too); -1 with err set on failure. */
 int flow_read_file(const char *path, uint8_t **buf, size_t *size,
                    char *err, size_t errsize);
 
 /* The whole file in memory without a copy where it can be: a private
- * mapping (1; its pages are read as they are touched, no zeroed memory
- * filled first), else flow_read_file's buffer (0); -1 with err set.
+ * read-only mapping (1; its pages are read as they are touched, no zeroed
+ * memory filled first), else read (0: pipes, PTBOOT_INPUT=read); -1 with
+ * err set. host/input_file.h is the helper under both.
  * Release with flow_release_file(buf, size, that result). */
 int flow_map_file(const char *path, uint8_t **buf, size_t *size, char *err, size_t errsize);
 void flow_release_file(uint8_t *buf, size_t size, int mapped);

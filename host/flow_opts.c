@@ -20,7 +20,7 @@ void flow_opts_free(struct flow_opts *o)
     flow_image_free(&o->img);
     code_modules_free(&o->code);
     if (o->trace)
-        flow_release_file(o->trace, o->tsize, o->trace_mapped);
+        input_file_close(&o->trace_file);
     free(o->cache);
     free(o->bcache);
     o->trace = NULL;
@@ -150,12 +150,13 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
         fprintf(stderr, "%s: --pt FILE is required\n", prog);
         return -1;
     }
-    o->trace_mapped = flow_map_file(o->pt, &o->trace, &o->tsize, err, sizeof(err));
-    if (o->trace_mapped < 0) {
+    if (input_file_open(&o->trace_file, o->pt, input_file_how(), err, sizeof(err)) < 0) {
         o->trace = NULL;
         fprintf(stderr, "%s: %s\n", prog, err);
         return -1;
     }
+    o->trace = o->trace_file.data;
+    o->tsize = o->trace_file.size;
     for (unsigned n = 0; n < 4; n++) {
         /* addrN_cfg 1: FilterEn (2: TraceStop, no filter for the flow) */
         if (o->have_addr[n] && o->addr_cfg[n] == 1 && o->cfg.nfilter < 4) {

@@ -16,7 +16,7 @@ struct flow_opts {
     struct ptd_flow_config cfg;
     uint8_t *trace;
     size_t tsize;
-    int trace_mapped;     /* flow_map_file's result for the trace */
+    struct input_file trace_file;   /* the trace: mapped, or read (host/input_file.h) */
     int have_cpu;
     int cpu_unknown;        /* --cpu names a CPU the errata table lacks */
     unsigned family, model;

@@ -33,5 +33,5 @@ $(B)/ptboot: $(HOST_OBJS) $(B)/host/libptboot.a
 
 -include $(LIB_OBJS:.o=.d) $(HOST_OBJS:.o=.d)
 
-# host/flow_image.c's page dumps (mapped in place or copied) in a unit test
-TEST_OBJS_test_flow_image := $(B)/host/host/flow_image.o
+# host/flow_image.c's page dumps (indexed in place, mapped or read) in a unit test
+TEST_OBJS_test_flow_image := $(B)/host/host/flow_image.o $(B)/host/host/input_file.o

@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/input_file.h"
 #include "host/progress.h"
 
 static double now(void)
@@ -20,11 +21,15 @@ void progress_start(struct progress *p, const char *what, uint64_t total)
     p->tty = isatty(2);
     p->shown = 0;
     p->calls = 0;
+    p->input = NULL;
+    p->input_base = 0;
     p->t0 = p->last = p->tty ? now() : 0;
 }
 
 void progress_update(struct progress *p, uint64_t done)
 {
+    if (p->input)
+        input_file_done(p->input, p->input_base + done);
     if (!p->tty || (++p->calls & 63))
         return;
     double t = now();
@@ -43,4 +48,10 @@ void progress_end(struct progress *p)
     if (p->shown)
         fprintf(stderr, "\r\033[K");
     p->shown = 0;
+}
+
+void progress_input(struct progress *p, struct input_file *in, uint64_t base)
+{
+    p->input = in;
+    p->input_base = base;
 }

@@ -15,7 +15,7 @@
 #include "format/code_image.h"
 #include "format/manifest.h"
 #include "host/capture.h"
-#include "host/cmd_dump.h"
+#include "host/input_file.h"
 #include "host/commands.h"
 #include "host/serial_capture.h"
 #include "host/serial_repair.h"
@@ -55,13 +55,14 @@ static void segment_flow(const struct serial_ctx *c, unsigned dump, const char *
     bool made = abs_dir && abs_seg && mkdtemp(tmpl), ok = made;
     manifest_init(&m);
     if (ok) {
-        uint8_t *data = NULL;
-        size_t len = 0;
+        struct input_file in;
+        char err[4400];
         snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
-        ok = symlink(abs_seg, link) == 0 && host_load_file(c->prog, seg, &data, &len) == 0;
-        if (ok)
-            manifest_add_file(&m, HOST_CAPTURE_TRACE, len, ptd_crc32(0, data, len));
-        free(data);
+        ok = symlink(abs_seg, link) == 0 && input_file_open(&in, seg, input_file_how(), err, sizeof err) == 0;
+        if (ok) {
+            manifest_add_file(&m, HOST_CAPTURE_TRACE, in.size, ptd_crc32(0, in.data, in.size));
+            input_file_close(&in);
+        }
         for (size_t i = 0; ok && i < sizeof other / sizeof other[0]; i++) {
             const struct sfile *f = recovered(c, dump, other[i]);
             snprintf(link, sizeof link, "%s/%s", tmpl, other[i]);

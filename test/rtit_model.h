@@ -21,45 +21,45 @@
 
 /* The capability set, as raw CPUID values. */
 struct rtit_model_caps {
-	bool pt;                 /* CPUID.(7,0).EBX[25] and leaf 14h present */
-	uint32_t ebx14, ecx14;   /* CPUID.(14h,0) */
-	bool has14_1;
-	uint32_t eax14_1, ebx14_1; /* CPUID.(14h,1) */
-	unsigned maxphyaddr;
-	unsigned family, model;  /* display family/model (Broadwell quirk) */
-	uint32_t ecx7;           /* CPUID.(7,0).ECX: bit 16 = 5-level paging */
-	bool paging_la57;        /* CR4.LA57 of the traced code (not CPUID) */
+    bool pt;               /* CPUID.(7,0).EBX[25] and leaf 14h present */
+    uint32_t ebx14, ecx14; /* CPUID.(14h,0) */
+    bool has14_1;
+    uint32_t eax14_1, ebx14_1; /* CPUID.(14h,1) */
+    unsigned maxphyaddr;
+    unsigned family, model; /* display family/model (Broadwell quirk) */
+    uint32_t ecx7;          /* CPUID.(7,0).ECX: bit 16 = 5-level paging */
+    bool paging_la57;       /* CR4.LA57 of the traced code (not CPUID) */
 };
 
 #define RTIT_MODEL_MAX_TABLES 64
 
 struct rtit_model {
-	struct rtit_model_caps caps;
-	/* MSR state */
-	uint64_t ctl, status, output_base, mask_ptrs, cr3_match;
-	uint64_t addr[8];        /* ADDR0_A, ADDR0_B, ADDR1_A, ... */
-	/* physical memory the CPU writes to: [mem_phys, mem_phys + mem_size) */
-	uint8_t *mem;
-	uint64_t mem_phys, mem_size;
-	/* observations */
-	unsigned gp_count;       /* #GPs raised */
-	char last_gp[160];       /* why the last #GP */
-	char last_error[160];    /* why STATUS.Error was set */
-	unsigned enables;        /* TraceEn 0->1 transitions */
-	bool psb_on_enable;      /* last enable had PacketByteCnt = 0 (PSB+) */
-	uint64_t bytes_stored;   /* output bytes stored since init */
-	uint64_t out_of_memory;  /* output bytes that fell outside mem */
-	uint8_t next_byte;       /* packet byte pattern (never 0) */
-	const uint8_t *src;      /* rtit_model_trace_data's bytes, else NULL */
-	/* ToPA table pages read since the last enable */
-	uint64_t table_pages[RTIT_MODEL_MAX_TABLES];
-	unsigned n_table_pages;
-	uint64_t table_overwrites; /* output bytes stored into those pages */
-	uint64_t last_table_hit;   /* physical address of the last such byte */
+    struct rtit_model_caps caps;
+    /* MSR state */
+    uint64_t ctl, status, output_base, mask_ptrs, cr3_match;
+    uint64_t addr[8]; /* ADDR0_A, ADDR0_B, ADDR1_A, ... */
+    /* physical memory the CPU writes to: [mem_phys, mem_phys + mem_size) */
+    uint8_t *mem;
+    uint64_t mem_phys, mem_size;
+    /* observations */
+    unsigned gp_count;      /* #GPs raised */
+    char last_gp[160];      /* why the last #GP */
+    char last_error[160];   /* why STATUS.Error was set */
+    unsigned enables;       /* TraceEn 0->1 transitions */
+    bool psb_on_enable;     /* last enable had PacketByteCnt = 0 (PSB+) */
+    uint64_t bytes_stored;  /* output bytes stored since init */
+    uint64_t out_of_memory; /* output bytes that fell outside mem */
+    uint8_t next_byte;      /* packet byte pattern (never 0) */
+    const uint8_t *src;     /* rtit_model_trace_data's bytes, else NULL */
+    /* ToPA table pages read since the last enable */
+    uint64_t table_pages[RTIT_MODEL_MAX_TABLES];
+    unsigned n_table_pages;
+    uint64_t table_overwrites; /* output bytes stored into those pages */
+    uint64_t last_table_hit;   /* physical address of the last such byte */
 };
 
-void rtit_model_init(struct rtit_model *m, const struct rtit_model_caps *caps,
-		     uint8_t *mem, uint64_t mem_phys, uint64_t mem_size);
+void rtit_model_init(struct rtit_model *m, const struct rtit_model_caps *caps, uint8_t *mem,
+                     uint64_t mem_phys, uint64_t mem_size);
 
 /* MSR access in the shape of struct rtit_msr_ops: 0, or -1 for #GP. */
 int rtit_model_rdmsr(void *model, uint32_t msr, uint64_t *value);

@@ -18,9 +18,9 @@ TESTS_layers     := test/scripts/check_layers.sh test/scripts/freestanding.sh \
 TEST_NEEDS_layers := $(B)/decoder-fs/libptd.o $(B)/format-fs/format.o $(B)/host/libptboot.a
 
 # the host CLI: errors and messages, CPU reports and plans
-TESTS_cli        := test/cli/errors.sh test/cli/garbage.sh test/host_info.sh test/host_plan.sh
+TESTS_cli        := test/cli/errors.sh test/cli/garbage.sh test/cli/input_paths.sh test/host_info.sh test/host_plan.sh
 TEST_NEEDS_cli   := $(B)/ptboot $(B)/ptboot-bench $(B)/test/serial_enc $(B)/test/flowgen \
-                    $(B)/test/capture/mkcapture
+                    $(B)/test/capture/mkcapture $(B)/bench/gen_pages
 
 # packets and time against libipt
 TESTS_diff       := test/diff/diff_pkt.sh test/diff/dump_cmp.sh test/diff/dump_cli.sh \

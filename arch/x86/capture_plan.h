@@ -42,18 +42,18 @@
 #include "arch/x86/rtit_memory.h"
 
 enum capture_mode {
-	CAPTURE_TRACE = 0,    /* `trace`: around one StartImage */
-	CAPTURE_RESIDENT,     /* the resident boot tracer, to ExitBootServices */
+    CAPTURE_TRACE = 0, /* `trace`: around one StartImage */
+    CAPTURE_RESIDENT,  /* the resident boot tracer, to ExitBootServices */
 };
 
 enum capture_unit {
-	CAPTURE_UNIT_HW = 0,  /* Intel PT (the RTIT MSRs) */
-	CAPTURE_UNIT_SOFT,    /* the software trace unit (soft_unit.h) */
+    CAPTURE_UNIT_HW = 0, /* Intel PT (the RTIT MSRs) */
+    CAPTURE_UNIT_SOFT,   /* the software trace unit (soft_unit.h) */
 };
 
 /* An image to trace: [base, base + size). */
 struct capture_image {
-	uint64_t base, size;
+    uint64_t base, size;
 };
 
 /* Defaults (bytes of trace output per CPU). */
@@ -61,55 +61,55 @@ struct capture_image {
 #define CAPTURE_DEFAULT_BUFFER_RESIDENT (4ull << 20)
 /* Region size on multi-entry ToPA: 64 KiB (Size code 4) keeps the
  * alignment slack small (rtit_memory.h) and one table holds 32 MiB. */
-#define CAPTURE_DEFAULT_REGION_CODE     4u
+#define CAPTURE_DEFAULT_REGION_CODE 4u
 /* cpus=all: every enabled processor, counted by the caller */
-#define CAPTURE_CPUS_ALL                0xffffffffu
+#define CAPTURE_CPUS_ALL 0xffffffffu
 
 #define CAPTURE_MAX_NOTES 16
 #define CAPTURE_NOTE_LEN  128
 
 struct capture_request {
-	enum capture_mode mode;
-	enum capture_unit unit;   /* the word unit=... overrides it */
-	const struct capture_image *images; /* the target's range(s); may be 0 */
-	size_t n_images;
-	const char *const *words; /* option words, "name" or "name=value" */
-	size_t n_words;
-	unsigned cpus;            /* CPUs requested by the caller (0 or 1:
+    enum capture_mode mode;
+    enum capture_unit unit;             /* the word unit=... overrides it */
+    const struct capture_image *images; /* the target's range(s); may be 0 */
+    size_t n_images;
+    const char *const *words; /* option words, "name" or "name=value" */
+    size_t n_words;
+    unsigned cpus; /* CPUs requested by the caller (0 or 1:
 				   * the BSP, CAPTURE_CPUS_ALL: all); the
 				   * word cpus=... wins */
 };
 
 enum capture_plan_status {
-	CAPTURE_PLAN_OK = 0,
-	CAPTURE_PLAN_E_WORD = -1,  /* bad option word: see plan->error */
-	CAPTURE_PLAN_E_RULE = -2,  /* the unit cannot do it: plan->rule_name */
-	CAPTURE_PLAN_E_ARG = -3,   /* NULL or inconsistent arguments */
+    CAPTURE_PLAN_OK = 0,
+    CAPTURE_PLAN_E_WORD = -1, /* bad option word: see plan->error */
+    CAPTURE_PLAN_E_RULE = -2, /* the unit cannot do it: plan->rule_name */
+    CAPTURE_PLAN_E_ARG = -3,  /* NULL or inconsistent arguments */
 };
 
 struct capture_plan {
-	int status;                  /* enum capture_plan_status */
-	enum capture_mode mode;
-	enum capture_unit unit;
-	unsigned cpus;               /* CPUs to trace (CAPTURE_CPUS_ALL = all) */
-	struct rtit_config cfg;      /* checked; addresses at illustrative
+    int status; /* enum capture_plan_status */
+    enum capture_mode mode;
+    enum capture_unit unit;
+    unsigned cpus;                /* CPUs to trace (CAPTURE_CPUS_ALL = all) */
+    struct rtit_config cfg;       /* checked; addresses at illustrative
 				      * defaults until capture_plan_place() */
-	struct rtit_memory_need need;/* per CPU */
-	uint64_t buffer_bytes;       /* trace output per CPU */
-	bool reserved_memory;        /* EfiReservedMemoryType (resident) */
-	bool filtered;               /* FilterEn range(s) over the images */
-	bool addresses_given;        /* buffer-base/table-base words used */
-	/* refusal (status E_RULE): a name as in `ptboot plan --rules`, or a
+    struct rtit_memory_need need; /* per CPU */
+    uint64_t buffer_bytes;        /* trace output per CPU */
+    bool reserved_memory;         /* EfiReservedMemoryType (resident) */
+    bool filtered;                /* FilterEn range(s) over the images */
+    bool addresses_given;         /* buffer-base/table-base words used */
+    /* refusal (status E_RULE): a name as in `ptboot plan --rules`, or a
 	 * soft-unit rule "soft-..."; the hardware rule when hw refused */
-	struct rtit_violation violation;
-	const char *rule_name;
-	const char *rule_kind;       /* "#GP", "operational error", ...,
+    struct rtit_violation violation;
+    const char *rule_name;
+    const char *rule_kind; /* "#GP", "operational error", ...,
 				      * "soft-unit" */
-	const char *rule_text;
-	char error[160];             /* E_WORD: "mtc=x: expected a number" */
-	/* one line per decision or downgrade, in the order taken */
-	size_t n_notes;
-	char notes[CAPTURE_MAX_NOTES][CAPTURE_NOTE_LEN];
+    const char *rule_text;
+    char error[160]; /* E_WORD: "mtc=x: expected a number" */
+    /* one line per decision or downgrade, in the order taken */
+    size_t n_notes;
+    char notes[CAPTURE_MAX_NOTES][CAPTURE_NOTE_LEN];
 };
 
 /* The capability set the software trace unit models, as a struct rtit_caps
@@ -124,27 +124,27 @@ void capture_soft_caps(struct rtit_caps *caps);
  * refusal comes before any MSR write: callers program only a plan with
  * status CAPTURE_PLAN_OK. */
 int capture_plan_make(struct capture_plan *plan, const struct rtit_caps *caps,
-		      const struct capture_request *req);
+                      const struct capture_request *req);
 
 /* Places the buffer and the ToPA tables of the plan inside the caller's
  * block [block_phys, block_phys + block_bytes) (block_bytes >=
  * plan->need.block_bytes) and checks the result again. Returns 0, or
  * CAPTURE_PLAN_E_RULE / a negative rtit_memory_error. */
-int capture_plan_place(struct capture_plan *plan, const struct rtit_caps *caps,
-		       uint64_t block_phys, uint64_t block_bytes);
+int capture_plan_place(struct capture_plan *plan, const struct rtit_caps *caps, uint64_t block_phys,
+                       uint64_t block_bytes);
 
 /* The caps the plan was checked against: caps itself, or the soft set in
  * *soft_storage. */
 const struct rtit_caps *capture_plan_caps(const struct capture_plan *plan,
-					  const struct rtit_caps *caps,
-					  struct rtit_caps *soft_storage);
+                                          const struct rtit_caps *caps,
+                                          struct rtit_caps *soft_storage);
 
 /* 1 if `name` is a capture word (buffer, no-mtc, ...) or an rtit option,
  * with *takes_value set; 0 if unknown. For command-line parsers. */
 int capture_word_known(const char *name, bool *takes_value);
 
-const char *capture_mode_name(enum capture_mode m);  /* "trace", "resident" */
-const char *capture_unit_name(enum capture_unit u);  /* "hw", "soft" */
+const char *capture_mode_name(enum capture_mode m); /* "trace", "resident" */
+const char *capture_unit_name(enum capture_unit u); /* "hw", "soft" */
 
 /* The plan as text, the same on host (`ptboot plan --capture`) and target
  * (`plan`):
@@ -158,9 +158,8 @@ const char *capture_unit_name(enum capture_unit u);  /* "hw", "soft" */
  *
  * or "refused <rule> kind=<kind> [range=<n>]" and "why: <text>" after the
  * notes. table_mem holds table_capacity ToPA tables for the report. */
-int capture_plan_report(const struct capture_plan *plan,
-			const struct rtit_caps *caps, uint64_t *table_mem,
-			size_t table_capacity,
-			void (*emit)(void *ctx, const char *line), void *ctx);
+int capture_plan_report(const struct capture_plan *plan, const struct rtit_caps *caps,
+                        uint64_t *table_mem, size_t table_capacity,
+                        void (*emit)(void *ctx, const char *line), void *ctx);
 
 #endif

@@ -20,22 +20,22 @@
 #define X86_CPUID_DUMP_MAX 256 /* leaf/subleaf pairs; real dumps hold < 150 */
 
 struct x86_cpuid_dump_entry {
-	uint32_t leaf, subleaf;
-	x86_cpuid_regs regs;
+    uint32_t leaf, subleaf;
+    x86_cpuid_regs regs;
 };
 
 struct x86_cpuid_dump {
-	size_t count;
-	struct x86_cpuid_dump_entry entry[X86_CPUID_DUMP_MAX];
+    size_t count;
+    struct x86_cpuid_dump_entry entry[X86_CPUID_DUMP_MAX];
 };
 
 enum x86_cpuid_dump_error {
-	X86_CPUID_DUMP_OK = 0,
-	X86_CPUID_DUMP_E_SYNTAX = -1, /* a line starting "0x" is malformed */
-	X86_CPUID_DUMP_E_FULL = -2,   /* more than X86_CPUID_DUMP_MAX leaves */
-	X86_CPUID_DUMP_E_DUP = -3,    /* same leaf/subleaf twice for one CPU */
-	X86_CPUID_DUMP_E_EMPTY = -4,  /* no leaf line at all */
-	X86_CPUID_DUMP_E_ARG = -5,    /* NULL argument */
+    X86_CPUID_DUMP_OK = 0,
+    X86_CPUID_DUMP_E_SYNTAX = -1, /* a line starting "0x" is malformed */
+    X86_CPUID_DUMP_E_FULL = -2,   /* more than X86_CPUID_DUMP_MAX leaves */
+    X86_CPUID_DUMP_E_DUP = -3,    /* same leaf/subleaf twice for one CPU */
+    X86_CPUID_DUMP_E_EMPTY = -4,  /* no leaf line at all */
+    X86_CPUID_DUMP_E_ARG = -5,    /* NULL argument */
 };
 
 /* Parses buf[0..len). Lines other than "CPU...", "0x<leaf> 0x<sub>: ..."
@@ -44,15 +44,14 @@ enum x86_cpuid_dump_error {
  * layout) only the first is taken. Returns 0 or a negative
  * x86_cpuid_dump_error; *line (if not NULL) gets the 1-based line number of
  * the error (0 when it concerns the whole text). */
-int x86_cpuid_dump_parse(struct x86_cpuid_dump *dump, const char *buf,
-			 size_t len, unsigned *line);
+int x86_cpuid_dump_parse(struct x86_cpuid_dump *dump, const char *buf, size_t len, unsigned *line);
 
 /* Short English text for an x86_cpuid_dump_error. */
 const char *x86_cpuid_dump_strerror(int err);
 
 /* The stored registers of (leaf, subleaf), or NULL. */
-const x86_cpuid_regs *x86_cpuid_dump_find(const struct x86_cpuid_dump *dump,
-					  uint32_t leaf, uint32_t subleaf);
+const x86_cpuid_regs *x86_cpuid_dump_find(const struct x86_cpuid_dump *dump, uint32_t leaf,
+                                          uint32_t subleaf);
 
 /* x86_cpuid_fn over a parsed dump (ctx = const struct x86_cpuid_dump *).
  * Like the recorded CPU:
@@ -66,7 +65,6 @@ const x86_cpuid_regs *x86_cpuid_dump_find(const struct x86_cpuid_dump *dump,
  *    for a subleaf-indexed leaf (4, 7, 0Bh, 0Dh, 0Fh, 10h, 12h, 14h, ...) it
  *    returns zeros;
  *  - any other missing leaf returns zeros. */
-void x86_cpuid_dump_query(void *ctx, uint32_t leaf, uint32_t subleaf,
-			  x86_cpuid_regs *out);
+void x86_cpuid_dump_query(void *ctx, uint32_t leaf, uint32_t subleaf, x86_cpuid_regs *out);
 
 #endif

@@ -16,13 +16,11 @@
 typedef void (*rtit_emit_fn)(void *ctx, const char *line);
 
 /* msrs may be NULL (nothing read, e.g. a recorded dump or the host). */
-void rtit_caps_report(const struct rtit_caps *caps,
-		      const struct rtit_msr_snapshot *msrs,
-		      void (*emit)(void *ctx, const char *line), void *ctx);
+void rtit_caps_report(const struct rtit_caps *caps, const struct rtit_msr_snapshot *msrs,
+                      void (*emit)(void *ctx, const char *line), void *ctx);
 
 /* Only the machine-readable line, into buf (always NUL-terminated).
  * Returns the length snprintf would have written. */
-int rtit_caps_machine_line(const struct rtit_caps *caps, char *buf,
-			   size_t size);
+int rtit_caps_machine_line(const struct rtit_caps *caps, char *buf, size_t size);
 
 #endif

@@ -14,22 +14,22 @@
 #include "arch/x86/rtit_config.h"
 
 enum rtit_filter_error {
-	RTIT_FILTER_E_FULL = -1,         /* every enumerated range is in use */
-	RTIT_FILTER_E_EMPTY = -2,        /* end < start, or size 0 */
-	RTIT_FILTER_E_NONCANONICAL = -3, /* start or end not canonical */
-	RTIT_FILTER_E_KIND = -4,         /* not RTIT_ADDR_CFG_FILTER / _STOP */
+    RTIT_FILTER_E_FULL = -1,         /* every enumerated range is in use */
+    RTIT_FILTER_E_EMPTY = -2,        /* end < start, or size 0 */
+    RTIT_FILTER_E_NONCANONICAL = -3, /* start or end not canonical */
+    RTIT_FILTER_E_KIND = -4,         /* not RTIT_ADDR_CFG_FILTER / _STOP */
 };
 
 /* Puts [start, end] (inclusive) into the first free range n below
  * CPUID.(14h,1).EAX[2:0] with ADDRn_CFG = kind. Returns n, or a negative
  * rtit_filter_error (cfg unchanged). Linux programs an empty range as 0/0
  * ("produces no data"); here it is refused so a mistake is visible. */
-int rtit_filter_add(struct rtit_config *cfg, const struct rtit_caps *caps,
-		    unsigned kind, uint64_t start, uint64_t end);
+int rtit_filter_add(struct rtit_config *cfg, const struct rtit_caps *caps, unsigned kind,
+                    uint64_t start, uint64_t end);
 
 /* The image [base, base + size) as a FilterEn range: trace only it. */
-int rtit_filter_add_image(struct rtit_config *cfg, const struct rtit_caps *caps,
-			  uint64_t base, uint64_t size);
+int rtit_filter_add_image(struct rtit_config *cfg, const struct rtit_caps *caps, uint64_t base,
+                          uint64_t size);
 
 const char *rtit_filter_strerror(int err);
 

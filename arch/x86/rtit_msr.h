@@ -6,10 +6,10 @@
 #include <stdint.h>
 
 struct rtit_msr_ops {
-	/* Return 0 on success, non-zero if the access faulted (#GP). */
-	int (*rd)(void *ctx, uint32_t msr, uint64_t *value);
-	int (*wr)(void *ctx, uint32_t msr, uint64_t value);
-	void *ctx;
+    /* Return 0 on success, non-zero if the access faulted (#GP). */
+    int (*rd)(void *ctx, uint32_t msr, uint64_t *value);
+    int (*wr)(void *ctx, uint32_t msr, uint64_t value);
+    void *ctx;
 };
 
 #endif

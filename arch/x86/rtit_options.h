@@ -25,8 +25,8 @@ int rtit_option_takes_value(const char *name);
 
 /* Applies one option (value NULL for flags). Returns 0, or -1 with a
  * one-line reason in err (always NUL-terminated when errlen > 0). */
-int rtit_option_apply(struct rtit_config *cfg, const char *name,
-		      const char *value, char *err, size_t errlen);
+int rtit_option_apply(struct rtit_config *cfg, const char *name, const char *value, char *err,
+                      size_t errlen);
 
 /* Number parsing used above: decimal or 0x hex, an optional K/M/G suffix
  * (decoder/ptd_num.h's one parser; suffix is kept for the callers and no

@@ -31,26 +31,25 @@
  * table inside the output (topa-table-overlap refuses that for addresses
  * someone gave). *moved is set when it is not RTIT_PLAN_DEFAULT_TABLE: say
  * so (rtit_plan_default_table_note). cfg->buffer_phys must be set. */
-uint64_t rtit_plan_default_table(const struct rtit_config *cfg,
-				 const struct rtit_caps *caps, bool *moved);
+uint64_t rtit_plan_default_table(const struct rtit_config *cfg, const struct rtit_caps *caps,
+                                 bool *moved);
 
 /* "table-base 0x... (N ToPA tables would overlap the output at the default
  * 0x3ff00000; placed below the buffer)" into buf. */
-void rtit_plan_default_table_note(char *buf, size_t len,
-				  const struct rtit_config *cfg,
-				  const struct rtit_caps *caps);
+void rtit_plan_default_table_note(char *buf, size_t len, const struct rtit_config *cfg,
+                                  const struct rtit_caps *caps);
 
 /* table_mem: room for table_capacity ToPA tables (512 entries each) where
  * the tables are built (they are not needed for single range). Returns
  * RTIT_RULE_OK (0) when the plan was emitted, the refusing rule (> 0), or
  * a negative rtit_topa_error when table_mem is too small. */
 int rtit_plan_report(const struct rtit_config *cfg, const struct rtit_caps *caps,
-		     uint64_t *table_mem, size_t table_capacity,
-		     void (*emit)(void *ctx, const char *line), void *ctx);
+                     uint64_t *table_mem, size_t table_capacity,
+                     void (*emit)(void *ctx, const char *line), void *ctx);
 
 /* The plan of rtit_config_default() for caps at the default addresses
  * (one 4 KiB region: one table, kept on the stack). Same return values. */
 int rtit_plan_report_default(const struct rtit_caps *caps,
-			     void (*emit)(void *ctx, const char *line), void *ctx);
+                             void (*emit)(void *ctx, const char *line), void *ctx);
 
 #endif

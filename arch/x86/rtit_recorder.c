@@ -109,7 +109,8 @@ static uint64_t newest_end(const uint8_t *lin, uint64_t size, uint64_t from, uin
 
 /* The summary of a ring whose newest byte ends at end: wrapped when any
  * non-zero byte follows (the buffer was zeroed when tracing started). */
-static void summarize(const uint8_t *buf, uint64_t size, uint64_t end, struct rtit_output_summary *s)
+static void summarize(const uint8_t *buf, uint64_t size, uint64_t end,
+                      struct rtit_output_summary *s)
 {
     memset(s, 0, sizeof *s);
     s->buffer_bytes = size;
@@ -174,12 +175,14 @@ int rtit_recorder_find(const uint8_t *buf, const struct rtit_recorder_hint *h, u
         out->end = (uint64_t)h->saved_pos % size;
         out->end_exact = true;
     } else {
-        uint64_t from = h->saved_pos >= 0 && (uint64_t)h->saved_pos < size ? (uint64_t)h->saved_pos : 0;
+        uint64_t from =
+            h->saved_pos >= 0 && (uint64_t)h->saved_pos < size ? (uint64_t)h->saved_pos : 0;
         int64_t z = -1;
         if (h->saved_pos >= 0 && h->zero_band) {
             rotate(buf, size, from, scratch);
             uint64_t band = h->zero_band < size ? h->zero_band : size;
-            z = zero_run(scratch, size, 0, band > RTIT_RECORDER_ZERO_RUN ? band - RTIT_RECORDER_ZERO_RUN + 1 : 1);
+            z = zero_run(scratch, size, 0,
+                         band > RTIT_RECORDER_ZERO_RUN ? band - RTIT_RECORDER_ZERO_RUN + 1 : 1);
         }
         if (z >= 0) {
             out->source = RTIT_RECORDER_FROM_BAND;

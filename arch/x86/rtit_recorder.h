@@ -62,15 +62,15 @@ int rtit_recorder_save(const struct rtit_msr_ops *ops, const struct rtit_config 
                        uint64_t zero_band, struct rtit_stop_info *info);
 
 struct rtit_recorder_hint {
-    uint64_t buffer_bytes;   /* the ring's size (regions back to back) */
-    int64_t msr_pos;         /* position from the MSRs read now, -1: none */
-    int64_t saved_pos;       /* position kept by the last save, -1: none */
-    bool saved_final;        /* saved when tracing stopped for good */
-    uint64_t zero_band;      /* the band each save zeroed (0: none) */
+    uint64_t buffer_bytes; /* the ring's size (regions back to back) */
+    int64_t msr_pos;       /* position from the MSRs read now, -1: none */
+    int64_t saved_pos;     /* position kept by the last save, -1: none */
+    bool saved_final;      /* saved when tracing stopped for good */
+    uint64_t zero_band;    /* the band each save zeroed (0: none) */
 };
 
 enum rtit_recorder_source {
-    RTIT_RECORDER_FROM_NONE = 0,      /* nothing found: no PSB */
+    RTIT_RECORDER_FROM_NONE = 0, /* nothing found: no PSB */
     RTIT_RECORDER_FROM_MSR = 1,
     RTIT_RECORDER_FROM_STOP = 2,
     RTIT_RECORDER_FROM_BAND = 3,
@@ -79,11 +79,11 @@ enum rtit_recorder_source {
 
 struct rtit_recorder_found {
     struct rtit_output_summary sum; /* for rtit_trace_linearize() */
-    int source;              /* enum rtit_recorder_source */
+    int source;                     /* enum rtit_recorder_source */
     bool end_exact;
-    uint64_t end;            /* buffer offset just past the newest byte */
-    uint64_t psbs;           /* PSBs in the buffer (TSC method) */
-    uint64_t newest_psb;     /* buffer offset of the newest PSB (TSC method) */
+    uint64_t end;        /* buffer offset just past the newest byte */
+    uint64_t psbs;       /* PSBs in the buffer (TSC method) */
+    uint64_t newest_psb; /* buffer offset of the newest PSB (TSC method) */
     uint64_t newest_tsc;
 };
 

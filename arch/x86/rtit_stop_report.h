@@ -11,8 +11,7 @@
 
 #include "arch/x86/rtit_seq.h"
 
-void rtit_stop_report(const struct rtit_stop_info *stop,
-		      const struct rtit_output_summary *sum,
-		      void (*emit)(void *ctx, const char *line), void *ctx);
+void rtit_stop_report(const struct rtit_stop_info *stop, const struct rtit_output_summary *sum,
+                      void (*emit)(void *ctx, const char *line), void *ctx);
 
 #endif

@@ -32,18 +32,18 @@ size_t rtit_topa_tables_needed(unsigned regions, bool multi_entry);
 uint64_t rtit_topa_entry(uint64_t phys, unsigned size_code, uint64_t flags);
 
 struct rtit_topa_layout {
-	uint64_t table_phys;    /* physical address of table 0 */
-	size_t tables;          /* tables used, back to back from table_phys */
-	unsigned regions;
-	unsigned size_code;
-	uint64_t region_bytes;
-	uint64_t buffer_phys;   /* region r at buffer_phys + r * region_bytes */
+    uint64_t table_phys; /* physical address of table 0 */
+    size_t tables;       /* tables used, back to back from table_phys */
+    unsigned regions;
+    unsigned size_code;
+    uint64_t region_bytes;
+    uint64_t buffer_phys; /* region r at buffer_phys + r * region_bytes */
 };
 
 enum rtit_topa_error {
-	RTIT_TOPA_OK = 0,
-	RTIT_TOPA_E_CONFIG = -1,   /* not a ToPA configuration / 0 regions */
-	RTIT_TOPA_E_CAPACITY = -2, /* the caller's memory holds too few tables */
+    RTIT_TOPA_OK = 0,
+    RTIT_TOPA_E_CONFIG = -1,   /* not a ToPA configuration / 0 regions */
+    RTIT_TOPA_E_CAPACITY = -2, /* the caller's memory holds too few tables */
 };
 
 /* Fills the layout from cfg without writing any table. */
@@ -53,18 +53,18 @@ int rtit_topa_layout(struct rtit_topa_layout *l, const struct rtit_config *cfg);
  * target mem == table_phys, identity-mapped): capacity_tables pages of 512
  * entries each, 4 KiB aligned for the CPU. Unused slots are zeroed. Run
  * rtit_check() first: this only lays out entries. */
-int rtit_topa_build(struct rtit_topa_layout *l, const struct rtit_config *cfg,
-		    uint64_t *mem, size_t capacity_tables);
+int rtit_topa_build(struct rtit_topa_layout *l, const struct rtit_config *cfg, uint64_t *mem,
+                    size_t capacity_tables);
 
 /* Table and index of region r. */
-void rtit_topa_region_slot(const struct rtit_topa_layout *l, unsigned r,
-			   size_t *table, unsigned *index);
+void rtit_topa_region_slot(const struct rtit_topa_layout *l, unsigned r, size_t *table,
+                           unsigned *index);
 
 /* Byte offset into the buffer (region r * size + offset) of the output
  * pointers OUTPUT_BASE (current table) and MASK_PTRS (entry index,
  * OutputOffset), or -1 if they do not point into the layout. An index on
  * an END entry means the next table's first region. */
-int64_t rtit_topa_position(const struct rtit_topa_layout *l,
-			   uint64_t output_base, uint64_t mask_ptrs);
+int64_t rtit_topa_position(const struct rtit_topa_layout *l, uint64_t output_base,
+                           uint64_t mask_ptrs);
 
 #endif

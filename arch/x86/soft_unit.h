@@ -44,9 +44,9 @@
  * MTCEn an MTC every 2^MTCFreq CTC ticks; plans choose MTCFreq
  * SOFT_UNIT_MTC_FREQ_DEFAULT unless told: an MTC every 2^18 TSC ticks
  * (94 us at 2.8 GHz: a few steps in QEMU, about a hundred on hardware). */
-#define SOFT_UNIT_CTC_SHIFT 9
-#define SOFT_UNIT_CPUID15_EAX 1u
-#define SOFT_UNIT_CPUID15_EBX (1u << SOFT_UNIT_CTC_SHIFT)
+#define SOFT_UNIT_CTC_SHIFT        9
+#define SOFT_UNIT_CPUID15_EAX      1u
+#define SOFT_UNIT_CPUID15_EBX      (1u << SOFT_UNIT_CTC_SHIFT)
 #define SOFT_UNIT_MTC_FREQ_DEFAULT 9u
 
 /* Code reader: up to size bytes at ip into buf; returns bytes read (0 if
@@ -55,14 +55,14 @@ typedef int (*soft_unit_read_fn)(void *ctx, uint64_t ip, uint8_t *buf, size_t si
 
 /* What the #DB glue should do after a step. */
 enum soft_unit_action {
-	SOFT_UNIT_CONTINUE = 0,  /* keep single-stepping */
-	SOFT_UNIT_SKIP_CALL = 1, /* the flow left the filter ranges through a
+    SOFT_UNIT_CONTINUE = 0,  /* keep single-stepping */
+    SOFT_UNIT_SKIP_CALL = 1, /* the flow left the filter ranges through a
 				  * CALL: nothing is traced until execution is
 				  * back at soft_unit_resume_ip(); the glue may
 				  * run free until then (a breakpoint there) */
-	SOFT_UNIT_STOPPED = 2,   /* TraceStop hit or stop-when-full: tracing
+    SOFT_UNIT_STOPPED = 2,   /* TraceStop hit or stop-when-full: tracing
 				  * is off (STATUS.Stopped); stop stepping */
-	SOFT_UNIT_FREE = 3,      /* packets are off here (outside the FilterEn
+    SOFT_UNIT_FREE = 3,      /* packets are off here (outside the FilterEn
 				  * ranges, or an interrupt handler outside
 				  * them was entered): nothing is written
 				  * until a taken branch or an event lands in
@@ -74,70 +74,69 @@ enum soft_unit_action {
 };
 
 struct soft_unit_status {
-	uint64_t bytes;        /* bytes written since start (all laps) */
-	uint64_t write_pos;    /* buffer offset of the next byte */
-	uint64_t insns;        /* instructions traced inside the ranges */
-	uint64_t steps;        /* soft_unit_step() calls */
-	bool wrapped;          /* the ring wrapped at least once */
-	bool stopped;          /* stop-when-full or TraceStop */
-	bool stopped_full;     /* the stop was the buffer filling */
-	/* added with the implementation: */
-	bool tracing;          /* PacketEn now (inside the FilterEn ranges) */
-	bool skipping;         /* a SKIP_CALL free run is under way */
-	uint64_t gaps;         /* steps no outcome of the previous
+    uint64_t bytes;     /* bytes written since start (all laps) */
+    uint64_t write_pos; /* buffer offset of the next byte */
+    uint64_t insns;     /* instructions traced inside the ranges */
+    uint64_t steps;     /* soft_unit_step() calls */
+    bool wrapped;       /* the ring wrapped at least once */
+    bool stopped;       /* stop-when-full or TraceStop */
+    bool stopped_full;  /* the stop was the buffer filling */
+    /* added with the implementation: */
+    bool tracing;            /* PacketEn now (inside the FilterEn ranges) */
+    bool skipping;           /* a SKIP_CALL free run is under way */
+    uint64_t gaps;           /* steps no outcome of the previous
 				* instruction explains (written as gaps) */
-	uint64_t undecodable;  /* previous instructions the ILD could not
+    uint64_t undecodable;    /* previous instructions the ILD could not
 				* read or decode (written as gaps) */
-	uint64_t skips;        /* SKIP_CALL answers */
-	uint64_t rep_iterations; /* steps that were one more iteration of a
+    uint64_t skips;          /* SKIP_CALL answers */
+    uint64_t rep_iterations; /* steps that were one more iteration of a
 				  * REP string instruction (traced once) */
-	int error;             /* 0, or the negative error that stopped it */
-	uint64_t interrupts;   /* soft_unit_interrupt() events recorded */
-	uint64_t unseen;       /* soft_unit_unseen() free runs */
+    int error;               /* 0, or the negative error that stopped it */
+    uint64_t interrupts;     /* soft_unit_interrupt() events recorded */
+    uint64_t unseen;         /* soft_unit_unseen() free runs */
 };
 
 /* Errors (negative) of soft_unit_init() and in soft_unit_status.error. */
 enum soft_unit_error {
-	SOFT_UNIT_E_INVALID = -1,     /* NULL unit, config, buffer or reader */
-	SOFT_UNIT_E_OUTPUT = -2,      /* no regions, a size code > 15, a
+    SOFT_UNIT_E_INVALID = -1,   /* NULL unit, config, buffer or reader */
+    SOFT_UNIT_E_OUTPUT = -2,    /* no regions, a size code > 15, a
 				       * single range not a power of two
 				       * >= 128, or a buffer smaller than
 				       * the configured output */
-	SOFT_UNIT_E_RANGE = -3,       /* ADDRn_CFG other than 0, 1, 2 */
-	SOFT_UNIT_E_BRANCH_EN = -4,   /* BranchEn=0: nothing to model */
-	SOFT_UNIT_E_MODE = -5,        /* exec_mode not 16, 32 or 64 */
-	SOFT_UNIT_E_STATE = -6,       /* a call out of order (stop twice) */
+    SOFT_UNIT_E_RANGE = -3,     /* ADDRn_CFG other than 0, 1, 2 */
+    SOFT_UNIT_E_BRANCH_EN = -4, /* BranchEn=0: nothing to model */
+    SOFT_UNIT_E_MODE = -5,      /* exec_mode not 16, 32 or 64 */
+    SOFT_UNIT_E_STATE = -6,     /* a call out of order (stop twice) */
 };
 
 /* The unit's whole state (fixed size; the caller owns it). Fields are
  * private to soft_unit.c. */
 struct soft_unit {
-	struct ptd_tracer tracer;      /* the packets (decoder/ptd_tracer.h) */
-	uint8_t *buf;
-	uint64_t size;                 /* output bytes cfg describes */
-	uint64_t pos;                  /* offset of the next byte */
-	uint64_t bytes;
-	soft_unit_read_fn read;
-	void *read_ctx;
-	uint64_t prev_ip;              /* the instruction stepped last */
-	uint64_t resume_ip;            /* SKIP_CALL: where stepping resumes */
-	uint64_t insns, steps, gaps, undecodable, skips, rep_iterations;
-	uint64_t interrupts, unseen;
-	int error;
-	uint8_t prev_mode;             /* enum ptd_exec_mode */
-	bool ring;                     /* wrap when full (else stop) */
-	bool wrapped, stopped_full;
-	bool started, have_prev, skipping, ended;
-	bool skip_call;                /* the free run is SKIP_CALL's */
+    struct ptd_tracer tracer; /* the packets (decoder/ptd_tracer.h) */
+    uint8_t *buf;
+    uint64_t size; /* output bytes cfg describes */
+    uint64_t pos;  /* offset of the next byte */
+    uint64_t bytes;
+    soft_unit_read_fn read;
+    void *read_ctx;
+    uint64_t prev_ip;   /* the instruction stepped last */
+    uint64_t resume_ip; /* SKIP_CALL: where stepping resumes */
+    uint64_t insns, steps, gaps, undecodable, skips, rep_iterations;
+    uint64_t interrupts, unseen;
+    int error;
+    uint8_t prev_mode; /* enum ptd_exec_mode */
+    bool ring;         /* wrap when full (else stop) */
+    bool wrapped, stopped_full;
+    bool started, have_prev, skipping, ended;
+    bool skip_call; /* the free run is SKIP_CALL's */
 };
 
 /* Checks cfg the way soft tracing needs it (ToPA or single range output,
  * filter/TraceStop ranges, BranchEn, DisRETC, TSCEn, PSBFreq) and prepares
  * the output over buffer[0..buffer_size) (cfg's regions back to back).
  * Returns 0 or a negative error (soft_unit_strerror). */
-int soft_unit_init(struct soft_unit *u, const struct rtit_config *cfg,
-		   uint8_t *buffer, size_t buffer_size,
-		   soft_unit_read_fn read, void *read_ctx);
+int soft_unit_init(struct soft_unit *u, const struct rtit_config *cfg, uint8_t *buffer,
+                   size_t buffer_size, soft_unit_read_fn read, void *read_ctx);
 /* The instruction at ip (exec_mode 16, 32 or 64) is about to execute; tsc
  * is the time stamp now. Returns an enum soft_unit_action. */
 int soft_unit_step(struct soft_unit *u, uint64_t ip, unsigned exec_mode, uint64_t tsc);

@@ -14,16 +14,20 @@
 /* nopl 0x2b747076(%rax): 0f 1f 80 76 70 74 2b */
 static inline void rtit_marker_trace_on(void)
 {
-	__asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2b" ::: "memory");
+    __asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2b" ::: "memory");
 }
 /* nopl 0x2d747076(%rax): 0f 1f 80 76 70 74 2d */
 static inline void rtit_marker_trace_off(void)
 {
-	__asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2d" ::: "memory");
+    __asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2d" ::: "memory");
 }
 #else
-static inline void rtit_marker_trace_on(void) {}
-static inline void rtit_marker_trace_off(void) {}
+static inline void rtit_marker_trace_on(void)
+{
+}
+static inline void rtit_marker_trace_off(void)
+{
+}
 #endif
 
 #endif

@@ -39,7 +39,7 @@
 
 #define X86_NX_WATCH_MAX_RANGES 8
 #define X86_NX_WATCH_MAX_SPLITS 8
-#define X86_PAGE_BYTES 4096u
+#define X86_PAGE_BYTES          4096u
 /* Entries per paging-structure table (SDM Vol. 3A 4.5: 512 x 8 bytes). */
 #define X86_PT_ENTRIES 512u
 
@@ -50,44 +50,44 @@ typedef uint64_t *(*x86_nx_watch_map_fn)(void *ctx, uint64_t phys);
 
 /* One watched 4 KiB page. */
 struct x86_nx_watch_page {
-	uint64_t va;        /* page address */
-	uint64_t *pte;      /* its 4 KiB entry */
-	bool set;           /* XD was set by the last arm (not there before) */
+    uint64_t va;   /* page address */
+    uint64_t *pte; /* its 4 KiB entry */
+    bool set;      /* XD was set by the last arm (not there before) */
 };
 
 /* A large page split into a table of smaller ones. */
 struct x86_nx_watch_split {
-	uint64_t *entry;    /* the entry that mapped the large page */
-	uint64_t orig;      /* its value before */
-	uint64_t *table;    /* the spare table it points to now */
-	uint64_t table_phys;
-	unsigned level;     /* 3: a 1 GiB page, 2: a 2 MiB page */
+    uint64_t *entry; /* the entry that mapped the large page */
+    uint64_t orig;   /* its value before */
+    uint64_t *table; /* the spare table it points to now */
+    uint64_t table_phys;
+    unsigned level; /* 3: a 1 GiB page, 2: a 2 MiB page */
 };
 
 struct x86_nx_watch {
-	struct x86_nx_watch_page *pages;   /* caller storage, ascending va */
-	size_t npages, cap;
-	struct x86_nx_watch_split split[X86_NX_WATCH_MAX_SPLITS];
-	unsigned nsplit;
-	uint64_t lo[X86_NX_WATCH_MAX_RANGES], hi[X86_NX_WATCH_MAX_RANGES];  /* page-rounded, inclusive */
-	unsigned nranges;
-	bool armed;
-	unsigned kept_splits;  /* release: splits left in place */
+    struct x86_nx_watch_page *pages; /* caller storage, ascending va */
+    size_t npages, cap;
+    struct x86_nx_watch_split split[X86_NX_WATCH_MAX_SPLITS];
+    unsigned nsplit;
+    uint64_t lo[X86_NX_WATCH_MAX_RANGES], hi[X86_NX_WATCH_MAX_RANGES]; /* page-rounded, inclusive */
+    unsigned nranges;
+    bool armed;
+    unsigned kept_splits; /* release: splits left in place */
 };
 
 /* A spare 4 KiB table for splits (zeroed or not: it is filled). */
 struct x86_nx_watch_spare {
-	uint64_t *table;
-	uint64_t phys;
+    uint64_t *table;
+    uint64_t phys;
 };
 
 enum x86_nx_watch_error {
-	X86_NX_WATCH_E_INVALID = -1,   /* no ranges, a range with lo > hi, NULL storage */
-	X86_NX_WATCH_E_UNMAPPED = -2,  /* a page of the ranges is not present */
-	X86_NX_WATCH_E_PAGES = -3,     /* more pages than the storage holds */
-	X86_NX_WATCH_E_SPLITS = -4,    /* more large pages to split than spares */
-	X86_NX_WATCH_E_TABLE = -5,     /* a paging structure the map cannot reach */
-	X86_NX_WATCH_E_RANGES = -6,    /* more than X86_NX_WATCH_MAX_RANGES ranges */
+    X86_NX_WATCH_E_INVALID = -1,  /* no ranges, a range with lo > hi, NULL storage */
+    X86_NX_WATCH_E_UNMAPPED = -2, /* a page of the ranges is not present */
+    X86_NX_WATCH_E_PAGES = -3,    /* more pages than the storage holds */
+    X86_NX_WATCH_E_SPLITS = -4,   /* more large pages to split than spares */
+    X86_NX_WATCH_E_TABLE = -5,    /* a paging structure the map cannot reach */
+    X86_NX_WATCH_E_RANGES = -6,   /* more than X86_NX_WATCH_MAX_RANGES ranges */
 };
 
 /* Pages [lo, hi] rounded out to 4 KiB, merged where they touch. Walks the
@@ -95,11 +95,10 @@ enum x86_nx_watch_error {
  * large pages into the spares. Returns the number of pages, or a negative
  * error; on an error nothing stays changed. After a split the caller
  * flushes the whole TLB (a CR3 reload). */
-long x86_nx_watch_prepare(struct x86_nx_watch *w, uint64_t cr3, unsigned levels,
-			  const uint64_t *lo, const uint64_t *hi, unsigned nranges,
-			  struct x86_nx_watch_page *storage, size_t cap,
-			  const struct x86_nx_watch_spare *spares, unsigned nspares,
-			  x86_nx_watch_map_fn map, void *map_ctx);
+long x86_nx_watch_prepare(struct x86_nx_watch *w, uint64_t cr3, unsigned levels, const uint64_t *lo,
+                          const uint64_t *hi, unsigned nranges, struct x86_nx_watch_page *storage,
+                          size_t cap, const struct x86_nx_watch_spare *spares, unsigned nspares,
+                          x86_nx_watch_map_fn map, void *map_ctx);
 /* Counts the 4 KiB pages of the ranges (rounded out and merged), for
  * sizing the storage; 0 on bad ranges. */
 size_t x86_nx_watch_count(const uint64_t *lo, const uint64_t *hi, unsigned nranges);

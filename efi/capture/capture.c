@@ -50,11 +50,13 @@ int efi_capture_init(struct efi_capture *c, const char *want, const char *msr_st
     }
     if (hw_ok) {
         c->unit = CAPTURE_UNIT_HW;
-        snprintf(c->why, sizeof c->why, "Intel PT enumerated (CPUID.(7,0):EBX[25], leaf 14h), MSR path ready");
+        snprintf(c->why, sizeof c->why,
+                 "Intel PT enumerated (CPUID.(7,0):EBX[25], leaf 14h), MSR path ready");
     } else {
         c->unit = CAPTURE_UNIT_SOFT;
         if (!c->caps.pt)
-            snprintf(c->why, sizeof c->why, "no usable Intel PT (%s)%s", rtit_pt_reason_name(c->caps.reason),
+            snprintf(c->why, sizeof c->why, "no usable Intel PT (%s)%s",
+                     rtit_pt_reason_name(c->caps.reason),
                      c->caps.hypervisor ? ", under a hypervisor (CPUID.1:ECX[31])" : "");
         else
             snprintf(c->why, sizeof c->why, "Intel PT present but the MSR path is %s", msr_state);
@@ -123,9 +125,10 @@ static void soft_cpus(struct efi_capture *c, unsigned want)
     for (unsigned n = 0; n < have && c->ncpus < n_want; n++)
         if (n != mp.bsp)
             add_cpu(c, n, false, false, WHY_SOFT_BSP_ONLY);
-    efi_con_printf("ptboot: trace: note: cpus: %u processor(s) here (mp=%s); the soft unit single-steps "
-                   "the BSP (cpu %u) only, %u AP(s) not traced\n", mp.count,
-                   efi_mp_result_name(c->mp_result), mp.bsp, c->ncpus - 1);
+    efi_con_printf(
+        "ptboot: trace: note: cpus: %u processor(s) here (mp=%s); the soft unit single-steps "
+        "the BSP (cpu %u) only, %u AP(s) not traced\n",
+        mp.count, efi_mp_result_name(c->mp_result), mp.bsp, c->ncpus - 1);
     if (want != CAPTURE_CPUS_ALL && want > have)
         efi_con_printf("ptboot: trace: note: cpus: %u asked for, %u here\n", want, have);
 }
@@ -139,8 +142,8 @@ static int hw_cpus(struct efi_capture *c, unsigned want)
     EFI_STATUS s = efi_mp_trace_prepare(&mp_trace, BS, &c->plan);
     if (EFI_ERROR(s)) {
         efi_con_printf("ptboot: error: trace: --cpus: no memory for one %llu-byte buffer per CPU "
-                       "(status 0x%llx)\n", (unsigned long long)c->plan.need.block_bytes,
-                       (unsigned long long)s);
+                       "(status 0x%llx)\n",
+                       (unsigned long long)c->plan.need.block_bytes, (unsigned long long)s);
         return -1;
     }
     c->multi = true;
@@ -172,9 +175,11 @@ static int hw_cpus(struct efi_capture *c, unsigned want)
     unsigned used = 0;
     for (unsigned i = 0; i < c->ncpus; i++)
         used += c->cpu[i].traced;
-    efi_con_printf("ptboot: trace: cpus: %u processor(s) here (mp=%s), %u listed, %u take the plan: "
-                   "one %llu-byte buffer each\n", mp->count, efi_mp_result_name(mp->proto ? PTB_MP_OK : PTB_MP_E_NONE),
-                   c->ncpus, used, (unsigned long long)c->plan.buffer_bytes);
+    efi_con_printf(
+        "ptboot: trace: cpus: %u processor(s) here (mp=%s), %u listed, %u take the plan: "
+        "one %llu-byte buffer each\n",
+        mp->count, efi_mp_result_name(mp->proto ? PTB_MP_OK : PTB_MP_E_NONE), c->ncpus, used,
+        (unsigned long long)c->plan.buffer_bytes);
     if (want != CAPTURE_CPUS_ALL && want > mp->count)
         efi_con_printf("ptboot: trace: note: cpus: %u asked for, %u here\n", want, mp->count);
     return 0;
@@ -185,9 +190,13 @@ int efi_capture_plan_bytes(const struct efi_capture *c, const char *const *words
 {
     static struct capture_plan trial; /* large: off the stack */
     struct capture_request req = {
-        .mode = CAPTURE_TRACE, .unit = c->unit,
-        .images = c->targets, .n_images = c->ntargets,
-        .words = words, .n_words = n_words, .cpus = c->cpus_req <= 1 ? 1 : c->cpus_req,
+        .mode = CAPTURE_TRACE,
+        .unit = c->unit,
+        .images = c->targets,
+        .n_images = c->ntargets,
+        .words = words,
+        .n_words = n_words,
+        .cpus = c->cpus_req <= 1 ? 1 : c->cpus_req,
     };
     if (capture_plan_make(&trial, &c->caps, &req) != CAPTURE_PLAN_OK)
         return -1;
@@ -195,7 +204,9 @@ int efi_capture_plan_bytes(const struct efi_capture *c, const char *const *words
     /* the soft unit traces the BSP only; every processor has its own
      * buffer with the hardware unit (all: as many as MP services could
      * count, which is not known before asking it) */
-    unsigned n = trial.unit == CAPTURE_UNIT_HW && want > 1 ? (want == CAPTURE_CPUS_ALL ? PTB_MP_MAX_CPUS : want) : 1;
+    unsigned n = trial.unit == CAPTURE_UNIT_HW && want > 1
+                     ? (want == CAPTURE_CPUS_ALL ? PTB_MP_MAX_CPUS : want)
+                     : 1;
     *trace_bytes = trial.buffer_bytes * n;
     return 0;
 }
@@ -203,9 +214,13 @@ int efi_capture_plan_bytes(const struct efi_capture *c, const char *const *words
 int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_words)
 {
     struct capture_request req = {
-        .mode = CAPTURE_TRACE, .unit = c->unit,
-        .images = c->targets, .n_images = c->ntargets,
-        .words = words, .n_words = n_words, .cpus = c->cpus_req <= 1 ? 1 : c->cpus_req,
+        .mode = CAPTURE_TRACE,
+        .unit = c->unit,
+        .images = c->targets,
+        .n_images = c->ntargets,
+        .words = words,
+        .n_words = n_words,
+        .cpus = c->cpus_req <= 1 ? 1 : c->cpus_req,
     };
     int st = capture_plan_make(&c->plan, &c->caps, &req);
     for (size_t i = 0; i < c->plan.n_notes; i++)
@@ -232,7 +247,8 @@ int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_w
             return -1;
     } else {
         c->block_pages = pages_for(bytes);
-        if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, c->block_pages, &c->block))) {
+        if (EFI_ERROR(
+                BS->AllocatePages(AllocateAnyPages, EfiLoaderData, c->block_pages, &c->block))) {
             efi_con_printf("ptboot: error: trace: no memory for a %llu-byte trace buffer\n",
                            (unsigned long long)bytes);
             c->block_pages = 0;
@@ -279,7 +295,8 @@ int efi_capture_watch(struct efi_capture *c, size_t snapshot_bytes)
     if (efi_image_watch_start(&c->watch, &c->sb, snapshot_bytes, PTB_IMAGE_WATCH_SNAPSHOT_NEW,
                               EfiLoaderData) < 0) {
         efi_con_printf("ptboot: error: trace: cannot record image loads (no event or no %llu bytes "
-                       "for snapshots)\n", (unsigned long long)snapshot_bytes);
+                       "for snapshots)\n",
+                       (unsigned long long)snapshot_bytes);
         return -1;
     }
     c->watching = true;
@@ -347,8 +364,8 @@ static uint64_t rdtsc(void)
  * tracer of this boot as `trace` sets it) may give it back, and then the
  * step runs again; or it keeps it, and *said tells whether it said why.
  * Returns the step's result. */
-static int step_shared(struct efi_capture *c, efi_soft_call_fn call, void *arg, EFI_STATUS *call_status,
-                       bool *said)
+static int step_shared(struct efi_capture *c, efi_soft_call_fn call, void *arg,
+                       EFI_STATUS *call_status, bool *said)
 {
     *said = false;
     int e = efi_soft_step_run(&c->step_cfg, call, arg, call_status, &c->step);
@@ -438,14 +455,18 @@ static void com1_report(struct efi_capture *c, bool hang)
         soft_unit_summarize(&c->soft, &c->sum);
         c->bytes = st.bytes;
         if (!hang)
-            ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=soft target=%s steps=%llu "
-                           "insns=%llu bytes=%llu entered=%d\n", target, (unsigned long long)st.steps,
-                           (unsigned long long)st.insns, (unsigned long long)st.bytes, c->step.entered);
+            ebs_report_say(efi_uart_write,
+                           "ptboot: trace exit-boot-services unit=soft target=%s steps=%llu "
+                           "insns=%llu bytes=%llu entered=%d\n",
+                           target, (unsigned long long)st.steps, (unsigned long long)st.insns,
+                           (unsigned long long)st.bytes, c->step.entered);
     } else {
         c->bytes = c->sum.bytes;
         if (!hang)
-            ebs_report_say(efi_uart_write, "ptboot: trace exit-boot-services unit=hw target=%s bytes=%llu "
-                           "error=%d\n", target, (unsigned long long)c->sum.bytes, c->hw_stop.error ? 1 : 0);
+            ebs_report_say(efi_uart_write,
+                           "ptboot: trace exit-boot-services unit=hw target=%s bytes=%llu "
+                           "error=%d\n",
+                           target, (unsigned long long)c->sum.bytes, c->hw_stop.error ? 1 : 0);
     }
     c->ran = true;
     c->wrapped = c->sum.wrapped;
@@ -491,8 +512,10 @@ static void com1_report(struct efi_capture *c, bool hang)
     }
     bool sum = hang || (c->ebs_decode && !c->ebs_no_summary);
     if (sum && !c->ebs_arena)
-        ebs_report_say(efi_uart_write, "ptboot: trace: no memory was free for the summaries' tables "
-                       "(%u bytes); no summaries\n", (unsigned)EBS_REPORT_SUM_ARENA);
+        ebs_report_say(efi_uart_write,
+                       "ptboot: trace: no memory was free for the summaries' tables "
+                       "(%u bytes); no summaries\n",
+                       (unsigned)EBS_REPORT_SUM_ARENA);
     if (sum && c->ebs_arena) {
         uint32_t n = c->sb.nimages < SIDEBAND_MAX_IMAGES ? c->sb.nimages : SIDEBAND_MAX_IMAGES;
         for (uint32_t i = 0; i < n; i++) {
@@ -588,8 +611,10 @@ static void cap_hang_report(unsigned n, uint32_t after_s, bool at_notify)
         if (im)
             target = im->name;
     }
-    ebs_report_say(efi_uart_write, "ptboot: hang report begin n=%u after=%us unit=%s target=%s tpl=%s "
-                   "watchdog=%s\n", n, after_s, capture_unit_name(c->unit), target,
+    ebs_report_say(efi_uart_write,
+                   "ptboot: hang report begin n=%u after=%us unit=%s target=%s tpl=%s "
+                   "watchdog=%s\n",
+                   n, after_s, capture_unit_name(c->unit), target,
                    at_notify ? "notify" : "callback", at_notify ? "untouched" : "off");
     if (c->unit == CAPTURE_UNIT_HW) {
         /* the raw MSR path: the start proved these MSRs exist, and the
@@ -608,7 +633,8 @@ static void cap_hang_report(unsigned n, uint32_t after_s, bool at_notify)
     if (!c->hang_repeat)
         hang_stopped = true;
     com1_report(c, true);
-    ebs_report_say(efi_uart_write, "ptboot: hang report end n=%u repeat=%u\n", n, c->hang_repeat ? 1u : 0u);
+    ebs_report_say(efi_uart_write, "ptboot: hang report end n=%u repeat=%u\n", n,
+                   c->hang_repeat ? 1u : 0u);
 }
 
 /* --hang-repeat: the zeroed buffer from its start, tracing on. */
@@ -626,22 +652,26 @@ static void cap_hang_restart(void)
                             (size_t)(c->plan.need.table_bytes / PAGE_BYTES)))
             return;
     }
-    hw_tracing = rtit_start(&efi_msr_raw_ops, &c->plan.cfg, &c->caps, false, &c->hw_start) == RTIT_SEQ_OK;
+    hw_tracing =
+        rtit_start(&efi_msr_raw_ops, &c->plan.cfg, &c->caps, false, &c->hw_start) == RTIT_SEQ_OK;
 }
 
 static const struct efi_hang_ops cap_hang_ops = {
-    .tracing = cap_tracing, .report = cap_hang_report, .restart = cap_hang_restart,
+    .tracing = cap_tracing,
+    .report = cap_hang_report,
+    .restart = cap_hang_restart,
 };
 
 /* The hardware unit on every CPU of the plan (efi/capture/mp.h): started on the
  * APs first, the BSP last; the BSP's results become the capture's. */
-static int run_hw_multi(struct efi_capture *c, efi_soft_call_fn call, void *arg, EFI_STATUS *call_status)
+static int run_hw_multi(struct efi_capture *c, efi_soft_call_fn call, void *arg,
+                        EFI_STATUS *call_status)
 {
     struct efi_mp_trace_cpu *b = &mp_trace.cpu[mp_trace.mp.bsp];
     c->mp_result = efi_mp_trace_start(&mp_trace);
     if (b->start_rc != RTIT_SEQ_OK) {
-        efi_con_printf("ptboot: error: trace: Intel PT start failed on the BSP (%d%s)\n", b->start_rc,
-                       b->start.was_tracing ? ", someone else is tracing" : "");
+        efi_con_printf("ptboot: error: trace: Intel PT start failed on the BSP (%d%s)\n",
+                       b->start_rc, b->start.was_tracing ? ", someone else is tracing" : "");
         efi_mp_trace_stop(&mp_trace); /* the APs that did start */
         return -1;
     }
@@ -713,7 +743,8 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
         struct efi_hang_config hc = { .timeout_s = c->hang_timeout_s, .repeat = c->hang_repeat };
         hang_timer = !efi_hang_start(&hc, &cap_hang_ops);
         if (!hang_timer)
-            efi_con_puts("ptboot: trace: warning: no timer event: --hang-timeout will not report\n");
+            efi_con_puts(
+                "ptboot: trace: warning: no timer event: --hang-timeout will not report\n");
     }
     /* the target runs as the boot manager runs an image: under its
      * 5-minute watchdog (efi/platform/watchdog.h); ptboot's own work after
@@ -721,16 +752,24 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     efi_watchdog_boot_manager();
     int ret = -1;
     if (c->unit == CAPTURE_UNIT_SOFT) {
-        int e = soft_unit_init(&c->soft, &c->plan.cfg, c->buffer, (size_t)c->buffer_bytes, read_live, c);
+        int e = soft_unit_init(&c->soft, &c->plan.cfg, c->buffer, (size_t)c->buffer_bytes,
+                               read_live, c);
         if (e) {
             efi_con_printf("ptboot: error: trace: soft unit: %s\n", soft_unit_strerror(e));
             goto out;
         }
         c->step_cfg = (struct efi_soft_step_config){
-            .step = soft_step, .resume = soft_resume, .end = soft_end, .ctx = c,
-            .self_lo = self_lo, .self_hi = self_hi, .step_all = c->step_all,
-            .max_steps = c->max_steps, .entry_ip = entry_ip,
-            .interrupt = soft_interrupt, .unseen = soft_unseen,
+            .step = soft_step,
+            .resume = soft_resume,
+            .end = soft_end,
+            .ctx = c,
+            .self_lo = self_lo,
+            .self_hi = self_hi,
+            .step_all = c->step_all,
+            .max_steps = c->max_steps,
+            .entry_ip = entry_ip,
+            .interrupt = soft_interrupt,
+            .unseen = soft_unseen,
         };
         efi_soft_step_watch_ranges(&c->step_cfg, &c->plan.cfg);
         bool said;
@@ -743,7 +782,8 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
             goto out;
         }
         if (!ebs_seen && !hang_stopped)
-            soft_unit_stop(&c->soft, c->step.returned ? c->step.return_ip : c->step.last_ip, rdtsc());
+            soft_unit_stop(&c->soft, c->step.returned ? c->step.return_ip : c->step.last_ip,
+                           rdtsc());
         struct soft_unit_status s;
         soft_unit_get_status(&c->soft, &s);
         if (!hang_stopped) /* else the report linearised it: c->sum says so */
@@ -752,14 +792,15 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
         c->stopped = s.stopped;
         if (s.error)
             efi_con_printf("ptboot: trace: soft unit error: %s\n", soft_unit_strerror(s.error));
-        efi_con_printf("ptboot: trace: soft unit steps=%llu insns=%llu skips=%llu gaps=%llu "
-                       "undecodable=%llu entered=%d returned=%d bounded=%d traps=%llu breakpoints=%llu free_runs=%llu unexpected=%llu self=%llu\n",
-                       (unsigned long long)s.steps, (unsigned long long)s.insns,
-                       (unsigned long long)s.skips, (unsigned long long)s.gaps,
-                       (unsigned long long)s.undecodable, c->step.entered, c->step.returned,
-                       c->step.bounded, (unsigned long long)c->step.traps,
-                       (unsigned long long)c->step.breakpoints, (unsigned long long)c->step.skips,
-                       (unsigned long long)c->step.unexpected, (unsigned long long)c->step.skipped_self);
+        efi_con_printf(
+            "ptboot: trace: soft unit steps=%llu insns=%llu skips=%llu gaps=%llu "
+            "undecodable=%llu entered=%d returned=%d bounded=%d traps=%llu breakpoints=%llu "
+            "free_runs=%llu unexpected=%llu self=%llu\n",
+            (unsigned long long)s.steps, (unsigned long long)s.insns, (unsigned long long)s.skips,
+            (unsigned long long)s.gaps, (unsigned long long)s.undecodable, c->step.entered,
+            c->step.returned, c->step.bounded, (unsigned long long)c->step.traps,
+            (unsigned long long)c->step.breakpoints, (unsigned long long)c->step.skips,
+            (unsigned long long)c->step.unexpected, (unsigned long long)c->step.skipped_self);
         efi_soft_step_say_events(&c->step, efi_con_printf);
     } else if (c->multi) {
         if (run_hw_multi(c, call, arg, call_status))
@@ -769,7 +810,8 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
         c->bytes = c->sum.bytes;
         c->stopped = c->hw_stop.stopped;
         if (c->hw_stop.error)
-            efi_con_printf("ptboot: trace: STATUS.Error: %s\n", rtit_status_explain(c->hw_stop.status));
+            efi_con_printf("ptboot: trace: STATUS.Error: %s\n",
+                           rtit_status_explain(c->hw_stop.status));
         finish_aps(c);
     } else {
         int e = rtit_start(&efi_msr_safe_ops, &c->plan.cfg, &c->caps, false, &c->hw_start);
@@ -788,7 +830,8 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
         c->bytes = c->sum.bytes;
         c->stopped = c->hw_stop.stopped;
         if (c->hw_stop.error)
-            efi_con_printf("ptboot: trace: STATUS.Error: %s\n", rtit_status_explain(c->hw_stop.status));
+            efi_con_printf("ptboot: trace: STATUS.Error: %s\n",
+                           rtit_status_explain(c->hw_stop.status));
     }
     c->ran = true;
     c->wrapped = c->sum.wrapped;
@@ -802,13 +845,15 @@ int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
     if (c->wrapped && !c->lin.bytes && c->unit == CAPTURE_UNIT_SOFT)
         /* a decoder synchronises only at a PSB; the soft unit, like the CPU
          * (IA32_RTIT_CTL.PSBFreq, SDM 36.2.7.2), writes one every 2K << PSBFreq bytes */
-        efi_con_printf("ptboot: trace: note: the %llu-byte ring wrapped and kept no PSB: nothing to decode "
-                       "(buffer= above %llu bytes, the PSB period, keeps one)\n",
-                       (unsigned long long)c->buffer_bytes,
-                       (unsigned long long)(2048ull << c->plan.cfg.psb_freq));
+        efi_con_printf(
+            "ptboot: trace: note: the %llu-byte ring wrapped and kept no PSB: nothing to decode "
+            "(buffer= above %llu bytes, the PSB period, keeps one)\n",
+            (unsigned long long)c->buffer_bytes,
+            (unsigned long long)(2048ull << c->plan.cfg.psb_freq));
     else if (c->wrapped && !c->lin.bytes)
-        efi_con_printf("ptboot: trace: note: the %llu-byte ring wrapped and kept no PSB: nothing to decode\n",
-                       (unsigned long long)c->buffer_bytes);
+        efi_con_printf(
+            "ptboot: trace: note: the %llu-byte ring wrapped and kept no PSB: nothing to decode\n",
+            (unsigned long long)c->buffer_bytes);
     c->sb.trace.bytes = c->trace_bytes;
     c->sb.trace.wrapped = c->wrapped;
     c->sb.trace.stopped = c->stopped;
@@ -846,13 +891,14 @@ int efi_capture_code(struct efi_capture *c)
     const struct efi_image_watch *w = &c->watch;
     size_t n = c->watching ? w->snap.count : 0;
     c->page_table_pages = pages_for(n * sizeof(struct code_page) + 1);
-    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, c->page_table_pages, &c->page_table))) {
+    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, c->page_table_pages,
+                                    &c->page_table))) {
         c->page_table_pages = 0;
         return -1;
     }
     code_image_init(&c->code, (struct code_page *)(UINTN)c->page_table, n);
-    if (n && code_image_add_dump(&c->code, w->snap.pages, n * CODE_PAGE_BYTES, (const uint8_t *)w->snap.addr,
-                                 n * sizeof(uint64_t)))
+    if (n && code_image_add_dump(&c->code, w->snap.pages, n * CODE_PAGE_BYTES,
+                                 (const uint8_t *)w->snap.addr, n * sizeof(uint64_t)))
         return -1;
     return code_image_finish(&c->code) ? -1 : 0;
 }
@@ -879,10 +925,13 @@ static size_t cpus_text(const struct efi_capture *c, char *text, size_t cap)
             snprintf(file, sizeof file, "trace-cpu%u.pt", k->n);
         int w;
         if (k->traced)
-            w = snprintf(text + len, cap - len, "cpu n=%u bsp=%d traced=1 file=%s bytes=%llu wrapped=%d stopped=%d\n",
-                         k->n, k->bsp, file, (unsigned long long)k->trace_bytes, k->wrapped, k->stopped);
+            w = snprintf(text + len, cap - len,
+                         "cpu n=%u bsp=%d traced=1 file=%s bytes=%llu wrapped=%d stopped=%d\n",
+                         k->n, k->bsp, file, (unsigned long long)k->trace_bytes, k->wrapped,
+                         k->stopped);
         else
-            w = snprintf(text + len, cap - len, "cpu n=%u bsp=%d traced=0 reason=%s\n", k->n, k->bsp, k->why);
+            w = snprintf(text + len, cap - len, "cpu n=%u bsp=%d traced=0 reason=%s\n", k->n,
+                         k->bsp, k->why);
         if (w < 0)
             break;
         len += (size_t)w;
@@ -905,21 +954,28 @@ int efi_capture_write_files(struct efi_capture *c, EFI_HANDLE image)
         if (!k->traced)
             continue;
         snprintf(names[i], sizeof names[i], "trace-cpu%u.pt", k->n);
-        extra[nextra++] = (struct capture_files_extra){ names[i], k->trace, (size_t)k->trace_bytes, true };
+        extra[nextra++] =
+            (struct capture_files_extra){ names[i], k->trace, (size_t)k->trace_bytes, true };
     }
     if (c->ncpus)
-        extra[nextra++] = (struct capture_files_extra){ "cpus.txt", text, cpus_text(c, text, sizeof text), false };
+        extra[nextra++] = (struct capture_files_extra){ "cpus.txt", text,
+                                                        cpus_text(c, text, sizeof text), false };
     struct capture_files_in in = {
-        .sb = &c->sb, .trace = c->trace, .trace_len = (size_t)c->trace_bytes,
-        .code_dump = pages ? c->watch.snap.pages : NULL, .code_dump_len = pages * CODE_PAGE_BYTES,
+        .sb = &c->sb,
+        .trace = c->trace,
+        .trace_len = (size_t)c->trace_bytes,
+        .code_dump = pages ? c->watch.snap.pages : NULL,
+        .code_dump_len = pages * CODE_PAGE_BYTES,
         .code_addr = pages ? (const uint8_t *)c->watch.snap.addr : NULL,
         .code_addr_len = pages * sizeof(uint64_t),
-        .extra = extra, .nextra = nextra,
+        .extra = extra,
+        .nextra = nextra,
     };
     if (efi_capture_files_write(image, &in, "trace", dir))
         return -1;
-    efi_con_printf("ptboot: trace: files %s (trace.pt sideband.txt code.dump code.addr%s manifest.txt)\n", dir,
-                   c->ncpus ? " cpus.txt trace-cpuN.pt" : "");
+    efi_con_printf(
+        "ptboot: trace: files %s (trace.pt sideband.txt code.dump code.addr%s manifest.txt)\n", dir,
+        c->ncpus ? " cpus.txt trace-cpuN.pt" : "");
     return 0;
 }
 
@@ -936,11 +992,13 @@ int efi_capture_serial_dump(struct efi_capture *c)
     static char names[PTB_MP_MAX_CPUS][24];
     static char cpus[PTB_MP_MAX_CPUS * 160];
     size_t nf = 0;
-    files[nf++] = (struct efi_dump_file){ "trace.pt", c->trace, (size_t)c->trace_bytes, PTD_FRAME_KIND_PT };
+    files[nf++] =
+        (struct efi_dump_file){ "trace.pt", c->trace, (size_t)c->trace_bytes, PTD_FRAME_KIND_PT };
     files[nf++] = (struct efi_dump_file){ "code.dump", c->watching ? c->watch.snap.pages : NULL,
                                           pages * CODE_PAGE_BYTES, PTD_FRAME_KIND_RAW };
-    files[nf++] = (struct efi_dump_file){ "code.addr", c->watching ? (const void *)c->watch.snap.addr : NULL,
-                                          pages * sizeof(uint64_t), PTD_FRAME_KIND_RAW };
+    files[nf++] =
+        (struct efi_dump_file){ "code.addr", c->watching ? (const void *)c->watch.snap.addr : NULL,
+                                pages * sizeof(uint64_t), PTD_FRAME_KIND_RAW };
     files[nf++] = (struct efi_dump_file){ "sideband.txt", text, tlen, PTD_FRAME_KIND_RAW };
     /* --cpus: the same extra files as on the stick */
     for (unsigned i = 1; i < c->ncpus; i++) {
@@ -948,7 +1006,8 @@ int efi_capture_serial_dump(struct efi_capture *c)
         if (!k->traced)
             continue;
         snprintf(names[i], sizeof names[i], "trace-cpu%u.pt", k->n);
-        files[nf++] = (struct efi_dump_file){ names[i], k->trace, (size_t)k->trace_bytes, PTD_FRAME_KIND_PT };
+        files[nf++] =
+            (struct efi_dump_file){ names[i], k->trace, (size_t)k->trace_bytes, PTD_FRAME_KIND_PT };
     }
     if (c->ncpus)
         files[nf++] = (struct efi_dump_file){ "cpus.txt", cpus, cpus_text(c, cpus, sizeof cpus),
@@ -980,8 +1039,8 @@ void efi_capture_cpu_lines(struct efi_capture *c, uint64_t insns, uint64_t error
         if (efi_capture_use_cpu(c, i) == 0)
             efi_capture_final_line(c, k->insns, k->errors);
         else
-            efi_con_printf("ptboot: trace unit=%s cpu=%u traced=0 reason=%s\n", capture_unit_name(c->unit),
-                           k->n, k->why);
+            efi_con_printf("ptboot: trace unit=%s cpu=%u traced=0 reason=%s\n",
+                           capture_unit_name(c->unit), k->n, k->why);
     }
     efi_capture_use_cpu(c, 0);
     efi_capture_final_line(c, insns, errors);
@@ -989,10 +1048,11 @@ void efi_capture_cpu_lines(struct efi_capture *c, uint64_t insns, uint64_t error
 
 void efi_capture_final_line(const struct efi_capture *c, uint64_t insns, uint64_t errors)
 {
-    efi_con_printf("ptboot: trace unit=%s cpu=%u bytes=%llu wrapped=%d stopped=%d insns=%llu errors=%llu images=%u\n",
+    efi_con_printf("ptboot: trace unit=%s cpu=%u bytes=%llu wrapped=%d stopped=%d insns=%llu "
+                   "errors=%llu images=%u\n",
                    capture_unit_name(c->unit), c->ncpus ? c->cpu[c->cur].n : 0u,
-                   (unsigned long long)c->trace_bytes, c->wrapped ? 1 : 0,
-                   c->stopped ? 1 : 0, (unsigned long long)insns, (unsigned long long)errors, (unsigned)c->sb.nimages);
+                   (unsigned long long)c->trace_bytes, c->wrapped ? 1 : 0, c->stopped ? 1 : 0,
+                   (unsigned long long)insns, (unsigned long long)errors, (unsigned)c->sb.nimages);
 }
 
 void efi_capture_free(struct efi_capture *c)

@@ -38,8 +38,8 @@
 #include "format/sideband.h"
 #include "efi/capture/soft_step.h"
 
-#define PTB_CAPTURE_MAX_TARGETS 4   /* FilterEn ranges: RTIT_MAX_RANGES */
-#define PTB_CAPTURE_WHY_MAX 128
+#define PTB_CAPTURE_MAX_TARGETS 4 /* FilterEn ranges: RTIT_MAX_RANGES */
+#define PTB_CAPTURE_WHY_MAX     128
 /* Snapshot memory reserved up front for the target and the images loaded
  * while tracing (efi/capture/image_watch.h says why up front). */
 #define PTB_CAPTURE_SNAPSHOT_DEFAULT (8u << 20)
@@ -50,23 +50,23 @@
  * BSP, then the APs in processor-number order, as many as were asked for
  * (CAPTURE_CPUS_ALL: every one MP services counts). */
 struct efi_capture_cpu {
-    unsigned n;                     /* MP services processor number */
+    unsigned n; /* MP services processor number */
     bool bsp;
-    bool traced;                    /* its unit ran and its trace is here */
-    char why[PTB_CAPTURE_WHY_MAX];  /* not traced: why (one word, no spaces) */
-    const uint8_t *trace;           /* linear, from its first PSB */
+    bool traced;                   /* its unit ran and its trace is here */
+    char why[PTB_CAPTURE_WHY_MAX]; /* not traced: why (one word, no spaces) */
+    const uint8_t *trace;          /* linear, from its first PSB */
     uint64_t trace_bytes;
     bool wrapped, stopped;
-    uint64_t insns, errors;         /* filled by the caller's decode */
+    uint64_t insns, errors; /* filled by the caller's decode */
 };
 
 struct efi_capture {
     /* the unit and its plan */
     enum capture_unit unit;
-    char why[PTB_CAPTURE_WHY_MAX];  /* why this unit */
-    struct rtit_caps caps;          /* this CPU's */
+    char why[PTB_CAPTURE_WHY_MAX]; /* why this unit */
+    struct rtit_caps caps;         /* this CPU's */
     struct capture_plan plan;
-    bool msr_safe;                  /* the #GP-safe MSR path is ready */
+    bool msr_safe; /* the #GP-safe MSR path is ready */
     /* memory: the plan's block (hw: buffer + ToPA tables) or the buffer */
     EFI_PHYSICAL_ADDRESS block;
     UINTN block_pages;
@@ -84,20 +84,20 @@ struct efi_capture {
      * (one buffer each; block/buffer then are the BSP's from there). */
     unsigned cpus_req;
     unsigned ncpus;
-    unsigned cur;                   /* cpu[cur]'s trace is in use */
+    unsigned cur; /* cpu[cur]'s trace is in use */
     struct efi_capture_cpu cpu[PTB_MP_MAX_CPUS];
     bool multi;
-    int mp_result;                  /* efi_mp_result of the last MP call */
+    int mp_result; /* efi_mp_result of the last MP call */
     /* hw unit */
     struct rtit_start_info hw_start;
     struct rtit_stop_info hw_stop;
     /* result */
     bool ran;
-    uint64_t bytes;                 /* bytes the unit wrote (all laps) */
+    uint64_t bytes; /* bytes the unit wrote (all laps) */
     bool wrapped, stopped;
     struct rtit_output_summary sum;
     struct rtit_linear lin;
-    const uint8_t *trace;           /* linear stream: trace[0..trace_bytes) */
+    const uint8_t *trace; /* linear stream: trace[0..trace_bytes) */
     uint64_t trace_bytes;
     /* images: the sideband's table, filled by the watcher */
     struct sideband sb;
@@ -166,8 +166,7 @@ int efi_capture_plan(struct efi_capture *c, const char *const *words, size_t n_w
  * call ever come back, this returns 0 at once with c->ebs_reported set:
  * the caller may then call no boot service (nor the console). */
 int efi_capture_run(struct efi_capture *c, efi_soft_call_fn call, void *arg,
-                    EFI_STATUS *call_status, uint64_t self_lo, uint64_t self_hi,
-                    uint64_t entry_ip);
+                    EFI_STATUS *call_status, uint64_t self_lo, uint64_t self_hi, uint64_t entry_ip);
 /* The snapshots as a code image for decoder/'s read callback. */
 int efi_capture_code(struct efi_capture *c);
 /* The module containing ip (the sideband's image table), or NULL. */

@@ -11,7 +11,7 @@
 #include "efi/platform/console.h"
 
 #define CALL_TARGETS_MAX 256
-#define ERRORS_SHOWN 8
+#define ERRORS_SHOWN     8
 
 struct branch {
     uint64_t from, to;
@@ -63,8 +63,8 @@ static void report_error(const struct efi_capture *c, struct efi_capture_totals 
     if (t->errors <= ERRORS_SHOWN) {
         char where[SIDEBAND_NAME_MAX + 24];
         name_of(c, d.flow.ip, where, sizeof where);
-        efi_con_printf("error offset=0x%llx ip=%s %s\n", (unsigned long long)ptd_flow_offset(&d.flow),
-                       where, ptd_errstr(-st));
+        efi_con_printf("error offset=0x%llx ip=%s %s\n",
+                       (unsigned long long)ptd_flow_offset(&d.flow), where, ptd_errstr(-st));
     }
 }
 
@@ -114,7 +114,8 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
                 st = ptd_flow_event(&d.flow, &ev);
                 if (st >= 0 && ev.type == PTD_EV_ENABLED)
                     t->enables++;
-                if (st >= 0 && (ev.type == PTD_EV_ASYNC_DISABLED || ev.type == PTD_EV_ASYNC_BRANCH)) {
+                if (st >= 0 &&
+                    (ev.type == PTD_EV_ASYNC_DISABLED || ev.type == PTD_EV_ASYNC_BRANCH)) {
                     /* an interrupt or exception before the instruction at
                      * from (not run yet): the branch before went there */
                     if (pending_call)
@@ -176,7 +177,8 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
         efi_con_printf("call %s count=%llu\n", a, (unsigned long long)d.targets[i].count);
     }
     if (d.targets_dropped)
-        efi_con_printf("calls to %llu more targets not listed\n", (unsigned long long)d.targets_dropped);
+        efi_con_printf("calls to %llu more targets not listed\n",
+                       (unsigned long long)d.targets_dropped);
     if (last && d.nbranches) {
         uint64_t n = d.nbranches < last ? d.nbranches : last;
         efi_con_printf("last %llu branches (oldest first):\n", (unsigned long long)n);
@@ -184,7 +186,8 @@ int efi_capture_decode(struct efi_capture *c, unsigned last, struct efi_capture_
             const struct branch *x = &d.last[i % last];
             name_of(c, x->from, a, sizeof a);
             name_of(c, x->to, b, sizeof b);
-            efi_con_printf("branch %s -> %s %s\n", a, b, ptd_ild_iclass_name((enum ptd_iclass)x->iclass));
+            efi_con_printf("branch %s -> %s %s\n", a, b,
+                           ptd_ild_iclass_name((enum ptd_iclass)x->iclass));
         }
     }
     efi_con_printf("ptboot: trace decode end insns=%llu errors=%llu calls=%llu returns=%llu\n",

@@ -18,7 +18,7 @@
 #include "efi/capture/capture.h"
 
 #define PTB_CAPTURE_LAST_DEFAULT 16
-#define PTB_CAPTURE_LAST_MAX 256
+#define PTB_CAPTURE_LAST_MAX     256
 
 struct efi_capture_totals {
     uint64_t insns, errors, calls, returns, enables, disables;

@@ -47,8 +47,9 @@ long ebs_report_flow(const struct ebs_report *r, ebs_report_sink out, uint64_t *
     static struct ptd_flow_lines lines;
     static char text[PTD_FMT_FLOW_LINE_MAX];
     flow_start(r, 0);
-    ebs_report_say(out, "ptboot: flow begin trace=%s bytes=%llu pages=%llu live=%u\n", r->trace_name,
-                   (unsigned long long)r->trace_bytes, (unsigned long long)r->pages, r->live ? 1u : 0u);
+    ebs_report_say(out, "ptboot: flow begin trace=%s bytes=%llu pages=%llu live=%u\n",
+                   r->trace_name, (unsigned long long)r->trace_bytes, (unsigned long long)r->pages,
+                   r->live ? 1u : 0u);
     ptd_flow_init(&flow, &cfg);
     ptd_flow_lines_init(&lines, &flow, 0);
     enum ptd_flow_line_kind kind;
@@ -66,8 +67,8 @@ long ebs_report_flow(const struct ebs_report *r, ebs_report_sink out, uint64_t *
     if (printed > EBS_REPORT_FLOW_LINES)
         ebs_report_say(out, "ptboot: flow cut printed=%llu of=%llu lines\n",
                        (unsigned long long)EBS_REPORT_FLOW_LINES, (unsigned long long)printed);
-    ebs_report_say(out, "ptboot: flow end insns=%llu errors=%llu\n", (unsigned long long)lines.insns,
-                   (unsigned long long)lines.errors);
+    ebs_report_say(out, "ptboot: flow end insns=%llu errors=%llu\n",
+                   (unsigned long long)lines.insns, (unsigned long long)lines.errors);
     if (insns)
         *insns = lines.insns;
     return n < 0 ? -1 : (long)lines.errors;
@@ -96,7 +97,8 @@ long ebs_report_summary(const struct ebs_report *r, ebs_report_sink out)
     struct sum_sink k = { out };
     /* the last EBS_REPORT_SUM_WINDOW bytes (ebs_report.h: a bound on the
      * notify's time); the flow syncs at the first PSB in them */
-    size_t from = r->trace_bytes > EBS_REPORT_SUM_WINDOW ? r->trace_bytes - EBS_REPORT_SUM_WINDOW : 0;
+    size_t from =
+        r->trace_bytes > EBS_REPORT_SUM_WINDOW ? r->trace_bytes - EBS_REPORT_SUM_WINDOW : 0;
     if (from)
         ebs_report_say(out, "ptboot: trace summary window from=%llu bytes=%llu of=%llu\n",
                        (unsigned long long)from, (unsigned long long)(r->trace_bytes - from),
@@ -166,11 +168,13 @@ static void dump_files(const struct ebs_report *r, ebs_report_sink out)
                 code_dump_set_addr(addrs, i, r->code_base + i * PAGE_BYTES);
             a = addrs;
         }
-        frame_file(out, 2, "code.dump", r->code, pages * PAGE_BYTES, PTD_FRAME_KIND_RAW, r->payload);
+        frame_file(out, 2, "code.dump", r->code, pages * PAGE_BYTES, PTD_FRAME_KIND_RAW,
+                   r->payload);
         frame_file(out, 3, "code.addr", a, pages * sizeof a[0], PTD_FRAME_KIND_RAW, r->payload);
     }
     if (r->sideband_bytes)
-        frame_file(out, 4, "sideband.txt", r->sideband, r->sideband_bytes, PTD_FRAME_KIND_RAW, r->payload);
+        frame_file(out, 4, "sideband.txt", r->sideband, r->sideband_bytes, PTD_FRAME_KIND_RAW,
+                   r->payload);
     ebs_report_say(out, "ptboot: serial-dump end files=%u\n", files);
 }
 
@@ -190,8 +194,10 @@ void ebs_report_write(const struct ebs_report *r, ebs_report_sink out)
     }
     if (r->files)
         dump_files(r, out);
-    ebs_report_say(out, "ptboot: trace unit=%s cpu=0 bytes=%llu wrapped=%u stopped=%u insns=%llu errors=%ld "
-                        "images=%u\n",
-                   r->unit, (unsigned long long)r->bytes, r->wrapped ? 1u : 0u, r->stopped ? 1u : 0u,
-                   (unsigned long long)insns, errors < 0 ? 1 : errors, r->images);
+    ebs_report_say(
+        out,
+        "ptboot: trace unit=%s cpu=0 bytes=%llu wrapped=%u stopped=%u insns=%llu errors=%ld "
+        "images=%u\n",
+        r->unit, (unsigned long long)r->bytes, r->wrapped ? 1u : 0u, r->stopped ? 1u : 0u,
+        (unsigned long long)insns, errors < 0 ? 1 : errors, r->images);
 }

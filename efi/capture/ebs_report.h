@@ -81,10 +81,10 @@ typedef void (*ebs_report_sink)(const char *s, size_t len);
 #define EBS_REPORT_SUM_BUDGET (1u << 23)
 
 struct ebs_report {
-    const char *unit;               /* "soft" or "hw" */
+    const char *unit; /* "soft" or "hw" */
     /* the summary's time: MTCFreq and ratios (NULL: TSC packets only) */
     const struct ptd_time_config *time;
-    const char *trace_name;         /* the flow begin line's trace= word */
+    const char *trace_name; /* the flow begin line's trace= word */
     /* the trace, linear from its first PSB */
     const uint8_t *trace;
     size_t trace_bytes;
@@ -95,8 +95,8 @@ struct ebs_report {
     void *ctx;
     uint64_t filter_lo[EBS_REPORT_FILTERS], filter_hi[EBS_REPORT_FILTERS];
     unsigned nfilter;
-    uint64_t pages;                 /* the flow begin line's pages= */
-    bool live;                      /* and live= */
+    uint64_t pages; /* the flow begin line's pages= */
+    bool live;      /* and live= */
     /* the files, framed, when files is set; payload bytes per data line
      * (0: PTD_FRAME_PAYLOAD_DEFAULT) */
     bool files;
@@ -107,7 +107,7 @@ struct ebs_report {
     const uint64_t *code_addr;
     uint64_t code_base;
     size_t code_pages;
-    const char *sideband;           /* sideband.txt (0 bytes: not sent) */
+    const char *sideband; /* sideband.txt (0 bytes: not sent) */
     size_t sideband_bytes;
     /* the summaries (ptd_sum), when sum_arena is set: their tables in
      * sum_arena (EBS_REPORT_SUM_ARENA bytes, taken before tracing began:
@@ -133,7 +133,8 @@ struct ebs_report {
 };
 
 /* printf to the sink, through the report's static line buffer. */
-void ebs_report_say(ebs_report_sink out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ebs_report_say(ebs_report_sink out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* The flow lines between the begin/end markers; returns the decode errors,
  * or -1 when the trace could not be decoded at all; *insns (may be NULL)
  * gets the instructions decoded. */

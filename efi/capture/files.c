@@ -10,7 +10,7 @@
 #include "format/code_image.h"
 #include "format/manifest.h"
 
-#define PAGE 4096
+#define PAGE      4096
 #define FILES_MAX (4 + MANIFEST_MAX_FILES)
 
 /* Finds the first unused \ptboot\capNNN and creates it. */
@@ -62,9 +62,9 @@ struct job {
     const char *name;
     const void *data;
     size_t len;
-    int group;          /* jobs of one group are written or left out together */
-    bool done;          /* written and read back */
-    bool left_out;      /* missing (why said) */
+    int group;     /* jobs of one group are written or left out together */
+    bool done;     /* written and read back */
+    bool left_out; /* missing (why said) */
 };
 
 static void crc_chunk(void *ctx, const void *data, size_t len)
@@ -74,8 +74,8 @@ static void crc_chunk(void *ctx, const void *data, size_t len)
 }
 
 /* Writes one file and reads it back; "" or why it failed into why. */
-static enum efi_volume_result put_checked(EFI_HANDLE image, const char *path, const void *data, size_t len,
-                                          char *why, size_t why_cap)
+static enum efi_volume_result put_checked(EFI_HANDLE image, const char *path, const void *data,
+                                          size_t len, char *why, size_t why_cap)
 {
     why[0] = '\0';
     enum efi_volume_result r = efi_volume_write(image, path, data, len);
@@ -104,7 +104,8 @@ static enum efi_volume_result put_checked(EFI_HANDLE image, const char *path, co
     else if (size != len)
         snprintf(why, why_cap, "read back: %llu of %llu bytes", size, (unsigned long long)len);
     else if (got != want)
-        snprintf(why, why_cap, "read back: crc32 %08x, written %08x", (unsigned)got, (unsigned)want);
+        snprintf(why, why_cap, "read back: crc32 %08x, written %08x", (unsigned)got,
+                 (unsigned)want);
     else
         return PTB_VOLUME_OK;
     efi_volume_delete(image, path);
@@ -121,19 +122,23 @@ static size_t make_jobs(const struct capture_files_in *in, const char *sb_text, 
     jobs[n++] = (struct job){ "trace.pt", in->trace, in->trace_len, g++, false, false };
     for (size_t i = 0; i < in->nextra && n + 3 < FILES_MAX; i++)
         if (in->extra[i].is_trace)
-            jobs[n++] = (struct job){ in->extra[i].name, in->extra[i].data, in->extra[i].len, g++, false, false };
+            jobs[n++] = (struct job){
+                in->extra[i].name, in->extra[i].data, in->extra[i].len, g++, false, false
+            };
     jobs[n++] = (struct job){ "sideband.txt", sb_text, sb_len, g++, false, false };
     for (size_t i = 0; i < in->nextra && n + 2 < FILES_MAX; i++)
         if (!in->extra[i].is_trace)
-            jobs[n++] = (struct job){ in->extra[i].name, in->extra[i].data, in->extra[i].len, g++, false, false };
+            jobs[n++] = (struct job){
+                in->extra[i].name, in->extra[i].data, in->extra[i].len, g++, false, false
+            };
     jobs[n++] = (struct job){ "code.dump", in->code_dump, in->code_dump_len, g, false, false };
     jobs[n++] = (struct job){ "code.addr", in->code_addr, in->code_addr_len, g, false, false };
     return n;
 }
 
 /* Leaves out every job of group g, each with why. */
-static void leave_out(struct job *jobs, size_t n, int g, const char *why, const char *who, const char *dir,
-                      struct manifest *m)
+static void leave_out(struct job *jobs, size_t n, int g, const char *why, const char *who,
+                      const char *dir, struct manifest *m)
 {
     char sz[24];
     for (size_t i = 0; i < n; i++) {
@@ -146,7 +151,8 @@ static void leave_out(struct job *jobs, size_t n, int g, const char *why, const 
     }
 }
 
-static unsigned long long group_cost(const struct job *jobs, size_t n, int g, const struct efi_volume_space *sp)
+static unsigned long long group_cost(const struct job *jobs, size_t n, int g,
+                                     const struct efi_volume_space *sp)
 {
     unsigned long long c = 0;
     for (size_t i = 0; i < n; i++)
@@ -157,20 +163,25 @@ static unsigned long long group_cost(const struct job *jobs, size_t n, int g, co
 
 /* Writes the jobs, the groups that do not fit the free space left out
  * (the caller's space check: sp, have_space). */
-static void write_jobs(EFI_HANDLE image, struct job *jobs, size_t n, const char *who, const char *dir,
-                       struct manifest *m, const struct efi_volume_space *sp, bool have_space)
+static void write_jobs(EFI_HANDLE image, struct job *jobs, size_t n, const char *who,
+                       const char *dir, struct manifest *m, const struct efi_volume_space *sp,
+                       bool have_space)
 {
-    char path[CAPTURE_FILES_DIR_MAX + MANIFEST_NAME_MAX + 2], why[MANIFEST_WHY_MAX], f[24], need[24];
+    char path[CAPTURE_FILES_DIR_MAX + MANIFEST_NAME_MAX + 2], why[MANIFEST_WHY_MAX], f[24],
+        need[24];
     unsigned long long left = have_space && sp->free_bytes > efi_capture_files_overhead(sp)
-        ? sp->free_bytes - efi_capture_files_overhead(sp) : 0;
+                                  ? sp->free_bytes - efi_capture_files_overhead(sp)
+                                  : 0;
     unsigned long long total = 0;
     for (size_t i = 0; i < n; i++)
         total += efi_volume_file_cost(sp, jobs[i].len);
     total += efi_capture_files_overhead(sp);
     if (have_space && total > sp->free_bytes)
-        efi_con_printf("ptboot: error: %s: volume full: %s free, %s needed for %s: writing what fits, "
-                       "the trace first\n", who, efi_capture_size_text(sp->free_bytes, false, f, sizeof f),
-                       efi_capture_size_text(total, true, need, sizeof need), dir);
+        efi_con_printf(
+            "ptboot: error: %s: volume full: %s free, %s needed for %s: writing what fits, "
+            "the trace first\n",
+            who, efi_capture_size_text(sp->free_bytes, false, f, sizeof f),
+            efi_capture_size_text(total, true, need, sizeof need), dir);
     for (size_t i = 0; i < n; i++) {
         struct job *j = &jobs[i];
         if (j->left_out || j->done)
@@ -233,7 +244,8 @@ int efi_capture_files_write(EFI_HANDLE image, const struct capture_files_in *in,
     if (r != PTB_VOLUME_OK) {
         efi_con_printf("ptboot: error: %s: no capture directory %s: %s%s%s%s\n", who,
                        dir[0] ? dir : CAPTURE_FILES_ROOT, efi_volume_result_name(r),
-                       have_space ? " (" : "", have_space ? efi_capture_size_text(sp.free_bytes, false, f, sizeof f) : "",
+                       have_space ? " (" : "",
+                       have_space ? efi_capture_size_text(sp.free_bytes, false, f, sizeof f) : "",
                        have_space ? " free)" : "");
         dir[0] = '\0';
         return -1;

@@ -21,8 +21,8 @@
 #include "format/sideband.h"
 #include "efi/platform/volume.h"
 
-#define CAPTURE_FILES_ROOT "\\ptboot"
-#define CAPTURE_FILES_MAX 999
+#define CAPTURE_FILES_ROOT    "\\ptboot"
+#define CAPTURE_FILES_MAX     999
 #define CAPTURE_FILES_DIR_MAX 32 /* "\\ptboot\\cap999" and a NUL */
 
 /* A file of the capture beyond the four (`trace --cpus`: trace-cpuN.pt,
@@ -31,13 +31,13 @@ struct capture_files_extra {
     const char *name;
     const void *data;
     size_t len;
-    bool is_trace;                   /* written right after trace.pt */
+    bool is_trace; /* written right after trace.pt */
 };
 
 struct capture_files_in {
-    const struct sideband *sb;       /* required */
-    const uint8_t *trace;            /* linear trace from a PSB (arch/x86/rtit_linear.h) */
-    size_t trace_len;                /* 0: an empty trace.pt */
+    const struct sideband *sb; /* required */
+    const uint8_t *trace;      /* linear trace from a PSB (arch/x86/rtit_linear.h) */
+    size_t trace_len;          /* 0: an empty trace.pt */
     /* the code snapshot as a page dump (format/code_image.h): 4 KiB pages and
      * one little-endian u64 address per page, e.g. efi_capture_page_dump's
      * or an image watcher's (its struct code_dump snap); NULL/0: none */

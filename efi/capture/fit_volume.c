@@ -15,8 +15,8 @@
  * sideband that outgrows it is still written before the code snapshot
  * (efi/capture/files.h). */
 #define SIDEBAND_GROWTH (64u << 10)
-#define FIT_MIN_BUFFER (4u << 10)
-#define FIT_REGION (64u << 10) /* the plan's default ToPA region */
+#define FIT_MIN_BUFFER  (4u << 10)
+#define FIT_REGION      (64u << 10) /* the plan's default ToPA region */
 
 /* The largest buffer word value at most max that the plan keeps as it is:
  * a power of two below one region, whole regions above. */
@@ -30,8 +30,8 @@ static uint64_t fit_buffer(uint64_t max)
     return b;
 }
 
-int efi_capture_fit_volume(EFI_HANDLE image, struct efi_capture *cap, const char **words, size_t *nwords,
-                           size_t max_words)
+int efi_capture_fit_volume(EFI_HANDLE image, struct efi_capture *cap, const char **words,
+                           size_t *nwords, size_t max_words)
 {
     static char buffer_word[48];
     struct efi_volume_space sp;
@@ -46,20 +46,23 @@ int efi_capture_fit_volume(EFI_HANDLE image, struct efi_capture *cap, const char
         return 0; /* efi_capture_plan says why next */
     const struct code_dump *snap = &cap->watch.snap;
     const uint64_t page_cost = CODE_PAGE_BYTES + sizeof(uint64_t);
-    uint64_t snap_now = (uint64_t)snap->count * page_cost, snap_max = (uint64_t)snap->cap * page_cost;
-    uint64_t fixed = efi_volume_file_cost(&sp, sideband_write(&cap->sb, NULL, 0) + SIDEBAND_GROWTH) +
-                     efi_capture_files_overhead(&sp) + 4 * sp.block_bytes; /* each file's last block */
+    uint64_t snap_now = (uint64_t)snap->count * page_cost,
+             snap_max = (uint64_t)snap->cap * page_cost;
+    uint64_t fixed =
+        efi_volume_file_cost(&sp, sideband_write(&cap->sb, NULL, 0) + SIDEBAND_GROWTH) +
+        efi_capture_files_overhead(&sp) + 4 * sp.block_bytes; /* each file's last block */
     uint64_t need = trace_max + snap_max + fixed;
     if (sp.free_bytes >= need)
         return 0;
     uint64_t least = FIT_MIN_BUFFER + snap_now + fixed;
     if (sp.free_bytes < least) {
-        efi_con_printf("ptboot: error: trace: volume full: %s free, %s needed (at least %s with the smallest "
-                       "buffer and the target's snapshot only); --no-files traces without writing files "
-                       "(--serial-dump sends them over serial)\n",
-                       efi_capture_size_text(sp.free_bytes, false, s1, sizeof s1),
-                       efi_capture_size_text(need, true, s2, sizeof s2),
-                       efi_capture_size_text(least, true, s3, sizeof s3));
+        efi_con_printf(
+            "ptboot: error: trace: volume full: %s free, %s needed (at least %s with the smallest "
+            "buffer and the target's snapshot only); --no-files traces without writing files "
+            "(--serial-dump sends them over serial)\n",
+            efi_capture_size_text(sp.free_bytes, false, s1, sizeof s1),
+            efi_capture_size_text(need, true, s2, sizeof s2),
+            efi_capture_size_text(least, true, s3, sizeof s3));
         return -1;
     }
     /* shrink: the trace first gets up to half of what is left, the
@@ -90,14 +93,15 @@ int efi_capture_fit_volume(EFI_HANDLE image, struct efi_capture *cap, const char
     size_t old_cap = snap->cap;
     if (snap->count + room < snap->cap)
         cap->watch.snap.cap = snap->count + (size_t)room;
-    efi_con_printf("ptboot: trace: note: volume has %s free, the capture could need %s: buffer %s -> %s, "
-                   "snapshot room %s -> %s\n",
-                   efi_capture_size_text(sp.free_bytes, false, s1, sizeof s1),
-                   efi_capture_size_text(need, true, s2, sizeof s2),
-                   efi_capture_size_text(trace_max, false, s3, sizeof s3),
-                   efi_capture_size_text(got, false, s4, sizeof s4),
-                   efi_capture_size_text((uint64_t)old_cap * CODE_PAGE_BYTES, false, s5, sizeof s5),
-                   efi_capture_size_text((uint64_t)cap->watch.snap.cap * CODE_PAGE_BYTES, false, s6, sizeof s6));
+    efi_con_printf(
+        "ptboot: trace: note: volume has %s free, the capture could need %s: buffer %s -> %s, "
+        "snapshot room %s -> %s\n",
+        efi_capture_size_text(sp.free_bytes, false, s1, sizeof s1),
+        efi_capture_size_text(need, true, s2, sizeof s2),
+        efi_capture_size_text(trace_max, false, s3, sizeof s3),
+        efi_capture_size_text(got, false, s4, sizeof s4),
+        efi_capture_size_text((uint64_t)old_cap * CODE_PAGE_BYTES, false, s5, sizeof s5),
+        efi_capture_size_text((uint64_t)cap->watch.snap.cap * CODE_PAGE_BYTES, false, s6,
+                              sizeof s6));
     return 0;
 }
-

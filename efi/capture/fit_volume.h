@@ -17,7 +17,7 @@
 
 /* words/nwords: the capture's option words (one more may be added, up to
  * max_words). Returns 0 (it fits, or was made to) or -1 (refused: said). */
-int efi_capture_fit_volume(EFI_HANDLE image, struct efi_capture *cap, const char **words, size_t *nwords,
-                           size_t max_words);
+int efi_capture_fit_volume(EFI_HANDLE image, struct efi_capture *cap, const char **words,
+                           size_t *nwords, size_t max_words);
 
 #endif

@@ -12,10 +12,10 @@ static struct {
     const struct efi_hang_ops *ops;
     EFI_EVENT tick, report;
     uint64_t ticks;
-    uint64_t traced_since;      /* tick when tracing was first seen, 0: not */
-    uint64_t pending_since;     /* tick the report event was signalled, 0: none */
+    uint64_t traced_since;  /* tick when tracing was first seen, 0: not */
+    uint64_t pending_since; /* tick the report event was signalled, 0: none */
     volatile bool reporting;
-    bool done;                  /* reported without repeat: no more */
+    bool done; /* reported without repeat: no more */
     unsigned reports;
 } hg;
 
@@ -91,7 +91,8 @@ int efi_hang_start(const struct efi_hang_config *c, const struct efi_hang_ops *o
         hg.report = NULL;
         return -1;
     }
-    if (EFI_ERROR(BS->CreateEvent(EVT_TIMER | EVT_NOTIFY_SIGNAL, TPL_NOTIFY, on_tick, NULL, &hg.tick)) ||
+    if (EFI_ERROR(
+            BS->CreateEvent(EVT_TIMER | EVT_NOTIFY_SIGNAL, TPL_NOTIFY, on_tick, NULL, &hg.tick)) ||
         EFI_ERROR(BS->SetTimer(hg.tick, TimerPeriodic, HANG_TICK_MS * TICKS_PER_MS))) {
         efi_hang_stop();
         return -1;

@@ -31,20 +31,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define HANG_TICK_MS 100u
+#define HANG_TICK_MS        100u
 #define HANG_FALLBACK_TICKS 3u
 
 struct efi_hang_ops {
-    bool (*tracing)(void);        /* the unit traces now */
-    void (*save)(void);           /* periodic save (may be NULL) */
+    bool (*tracing)(void); /* the unit traces now */
+    void (*save)(void);    /* periodic save (may be NULL) */
     /* the report; n counts from 1, at_notify: sent from the tick at
      * TPL_NOTIFY (the watchdog untouched) */
     void (*report)(unsigned n, uint32_t after_s, bool at_notify);
-    void (*restart)(void);        /* --hang-repeat: trace again (may be NULL) */
+    void (*restart)(void); /* --hang-repeat: trace again (may be NULL) */
 };
 
 struct efi_hang_config {
-    uint32_t timeout_s;           /* 0: no timeout, the save only */
+    uint32_t timeout_s; /* 0: no timeout, the save only */
     bool repeat;
 };
 

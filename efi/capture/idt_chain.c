@@ -7,21 +7,22 @@
 /* SDM Vol. 3A Table 6-1: vectors left alone. #DB is the glue's own (the
  * CPU Architectural Protocol's handler); NMI, #DF and #MC may run on their
  * own stacks at any moment, even inside the glue. */
-#define X86_VECTOR_DB 1
+#define X86_VECTOR_DB  1
 #define X86_VECTOR_NMI 2
-#define X86_VECTOR_DF 8
-#define X86_VECTOR_MC 18
+#define X86_VECTOR_DF  8
+#define X86_VECTOR_MC  18
 /* Vectors whose exceptions push an error code: #DF, #TS, #NP, #SS, #GP,
  * #PF, #AC, #CP, #VC, #SX (Table 6-1). */
-#define X86_ERROR_CODE_VECTORS ((1u << 8) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) | \
-                                (1u << 14) | (1u << 17) | (1u << 21) | (1u << 29) | (1u << 30))
+#define X86_ERROR_CODE_VECTORS                                                                 \
+    ((1u << 8) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) | (1u << 14) | (1u << 17) | \
+     (1u << 21) | (1u << 29) | (1u << 30))
 /* 64-bit gate descriptor (6.14.1): P is bit 47, the type bits 43:40
  * (0xE interrupt gate, 0xF trap gate). */
-#define GATE_P 0x80u
+#define GATE_P         0x80u
 #define GATE_TYPE_MASK 0x0fu
 #define GATE_INTERRUPT 0x0eu
-#define GATE_TRAP 0x0fu
-#define STUB_BYTES 16u
+#define GATE_TRAP      0x0fu
+#define STUB_BYTES     16u
 
 struct gate {
     uint16_t off0, sel;
@@ -39,7 +40,7 @@ static struct {
     idt_chain_fn fn;
     void *ctx;
     struct gate *idt;
-    unsigned n;                         /* gates in the IDT */
+    unsigned n; /* gates in the IDT */
     bool hooked;
     bool is_hooked[IDT_CHAIN_VECTORS];
     struct gate saved[IDT_CHAIN_VECTORS];
@@ -96,7 +97,10 @@ static bool leave_alone(unsigned v)
 
 int idt_chain_hook(idt_chain_fn fn, void *ctx)
 {
-    struct __attribute__((packed)) { uint16_t limit; uint64_t base; } idtr;
+    struct __attribute__((packed)) {
+        uint16_t limit;
+        uint64_t base;
+    } idtr;
     if (chain.hooked)
         return -1;
     __asm__ volatile("sidt %0" : "=m"(idtr));

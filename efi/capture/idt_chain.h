@@ -26,11 +26,14 @@ struct idt_chain_event {
     bool has_error;
     uint64_t error;
     uint64_t *rip, *cs, *rflags, *rsp, *ss;
-    uint64_t handler;       /* where the gate led before the hook */
-    uint16_t handler_cs;    /* the gate's selector */
+    uint64_t handler;    /* where the gate led before the hook */
+    uint16_t handler_cs; /* the gate's selector */
 };
 
-enum { IDT_CHAIN_PASS = 0, IDT_CHAIN_RESUME = 1 };
+enum {
+    IDT_CHAIN_PASS = 0,
+    IDT_CHAIN_RESUME = 1
+};
 
 typedef int (*idt_chain_fn)(void *ctx, struct idt_chain_event *e);
 

@@ -63,8 +63,8 @@ struct efi_image_watch {
     UINTN snap_mem_pages;
     uint64_t range_lo[SIDEBAND_MAX_IMAGES], range_hi[SIDEBAND_MAX_IMAGES]; /* snapshotted */
     size_t nranges;
-    unsigned snap_skipped;  /* images that did not fit */
-    unsigned notified;      /* images the notify function saw */
+    unsigned snap_skipped; /* images that did not fit */
+    unsigned notified;     /* images the notify function saw */
 };
 
 /* What the firmware and the image itself say about one loaded image. */

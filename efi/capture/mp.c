@@ -12,24 +12,28 @@
 #include "efi/platform/msr_safe.h"
 
 /* gnu-efi does not declare the protocol: the members in PI spec order. */
-#define PTB_MP_SERVICES_PROTOCOL_GUID \
-    { 0x3fdda605, 0xa76e, 0x4f46, { 0xad, 0x29, 0x12, 0xf4, 0x53, 0x1b, 0x3d, 0x08 } }
+#define PTB_MP_SERVICES_PROTOCOL_GUID                      \
+    {                                                      \
+        0x3fdda605, 0xa76e, 0x4f46,                        \
+        {                                                  \
+            0xad, 0x29, 0x12, 0xf4, 0x53, 0x1b, 0x3d, 0x08 \
+        }                                                  \
+    }
 
-typedef VOID (EFIAPI *EFI_AP_PROCEDURE)(VOID *arg);
+typedef VOID(EFIAPI *EFI_AP_PROCEDURE)(VOID *arg);
 typedef struct _EFI_MP_SERVICES_PROTOCOL EFI_MP_SERVICES_PROTOCOL;
 struct _EFI_MP_SERVICES_PROTOCOL {
-    EFI_STATUS (EFIAPI *GetNumberOfProcessors)(EFI_MP_SERVICES_PROTOCOL *self,
-                                               UINTN *count, UINTN *enabled);
+    EFI_STATUS(EFIAPI *GetNumberOfProcessors)
+    (EFI_MP_SERVICES_PROTOCOL *self, UINTN *count, UINTN *enabled);
     void *GetProcessorInfo;
-    EFI_STATUS (EFIAPI *StartupAllAPs)(EFI_MP_SERVICES_PROTOCOL *self,
-                                       EFI_AP_PROCEDURE proc, BOOLEAN single_thread,
-                                       EFI_EVENT wait_event, UINTN timeout_us,
-                                       VOID *arg, UINTN **failed_cpus);
+    EFI_STATUS(EFIAPI *StartupAllAPs)
+    (EFI_MP_SERVICES_PROTOCOL *self, EFI_AP_PROCEDURE proc, BOOLEAN single_thread,
+     EFI_EVENT wait_event, UINTN timeout_us, VOID *arg, UINTN **failed_cpus);
     void *StartupThisAP;
     void *SwitchBSP;
     void *EnableDisableAP;
     /* "may be called from the BSP and APs" (13.4) */
-    EFI_STATUS (EFIAPI *WhoAmI)(EFI_MP_SERVICES_PROTOCOL *self, UINTN *number);
+    EFI_STATUS(EFIAPI *WhoAmI)(EFI_MP_SERVICES_PROTOCOL *self, UINTN *number);
 };
 
 int efi_mp_init(struct efi_mp *mp, EFI_BOOT_SERVICES *bs)
@@ -74,8 +78,7 @@ int efi_mp_run_all(const struct efi_mp *mp, efi_mp_fn fn, void *ctx, bool bsp_to
     if (mp->proto && mp->enabled > 1) {
         struct ap_call c = { mp->proto, fn, ctx };
         /* blocking (no WaitEvent), all APs at once, bounded */
-        EFI_STATUS s = c.p->StartupAllAPs(c.p, ap_entry, FALSE, NULL,
-                                          PTB_MP_TIMEOUT_US, &c, NULL);
+        EFI_STATUS s = c.p->StartupAllAPs(c.p, ap_entry, FALSE, NULL, PTB_MP_TIMEOUT_US, &c, NULL);
         if (s == EFI_SUCCESS || s == EFI_NOT_STARTED) /* NOT_STARTED: no AP enabled */
             r = PTB_MP_OK;
         else if (s == EFI_TIMEOUT)
@@ -116,8 +119,7 @@ static void read_caps_on(void *ctx, unsigned cpu, bool on_ap)
     c->seen[cpu] = true;
 }
 
-int efi_mp_read_caps(const struct efi_mp *mp, struct rtit_caps *caps, bool *seen,
-                     unsigned max)
+int efi_mp_read_caps(const struct efi_mp *mp, struct rtit_caps *caps, bool *seen, unsigned max)
 {
     struct caps_call c = { caps, seen, max };
     for (unsigned i = 0; i < max; i++)
@@ -179,10 +181,9 @@ EFI_STATUS efi_mp_trace_prepare(struct efi_mp_trace *t, EFI_BOOT_SERVICES *bs,
             continue;
         }
         c->pages = (UINTN)((need.block_bytes + EFI_PAGE_SIZE - 1) / EFI_PAGE_SIZE);
-        EFI_STATUS s = bs->AllocatePages(AllocateAnyPages,
-                                         plan->reserved_memory ? EfiReservedMemoryType
-                                                               : EfiLoaderData,
-                                         c->pages, &c->block);
+        EFI_STATUS s = bs->AllocatePages(
+            AllocateAnyPages, plan->reserved_memory ? EfiReservedMemoryType : EfiLoaderData,
+            c->pages, &c->block);
         if (EFI_ERROR(s)) {
             c->pages = 0;
             efi_mp_trace_free(t, bs);
@@ -226,8 +227,8 @@ static void stop_on(void *ctx, unsigned cpu, bool on_ap)
     if (cpu >= PTB_MP_MAX_CPUS || !t->cpu[cpu].used || t->cpu[cpu].start_rc != RTIT_SEQ_OK)
         return;
     struct efi_mp_trace_cpu *c = &t->cpu[cpu];
-    c->stop_rc = capture_seq_finish(ops_for(on_ap), &c->cfg, (const uint8_t *)(UINTN)c->cfg.buffer_phys,
-                                    &c->stop, &c->sum);
+    c->stop_rc = capture_seq_finish(ops_for(on_ap), &c->cfg,
+                                    (const uint8_t *)(UINTN)c->cfg.buffer_phys, &c->stop, &c->sum);
 }
 
 int efi_mp_trace_start(struct efi_mp_trace *t)

@@ -36,10 +36,10 @@
 #define PTB_MP_TIMEOUT_US 2000000u
 
 struct efi_mp {
-    void *proto;         /* EFI_MP_SERVICES_PROTOCOL *, NULL: none */
-    unsigned count;      /* logical processors (1 without the protocol) */
-    unsigned enabled;    /* enabled ones */
-    unsigned bsp;        /* the BSP's processor number */
+    void *proto;      /* EFI_MP_SERVICES_PROTOCOL *, NULL: none */
+    unsigned count;   /* logical processors (1 without the protocol) */
+    unsigned enabled; /* enabled ones */
+    unsigned bsp;     /* the BSP's processor number */
 };
 
 enum efi_mp_result {
@@ -66,8 +66,7 @@ const char *efi_mp_result_name(int r);
 
 /* Per-CPU capabilities, each read by CPUID on that CPU. caps[cpu] for
  * cpu < max; seen[cpu] tells which CPUs reported. */
-int efi_mp_read_caps(const struct efi_mp *mp, struct rtit_caps *caps, bool *seen,
-                     unsigned max);
+int efi_mp_read_caps(const struct efi_mp *mp, struct rtit_caps *caps, bool *seen, unsigned max);
 
 /* One CPU's part of a multi-CPU hardware capture. */
 struct efi_mp_trace_cpu {
@@ -87,7 +86,7 @@ struct efi_mp_trace_cpu {
 struct efi_mp_trace {
     struct efi_mp mp;
     const struct capture_plan *plan;
-    unsigned cpus;          /* CPUs wanted (plan->cpus resolved) */
+    unsigned cpus; /* CPUs wanted (plan->cpus resolved) */
     struct efi_mp_trace_cpu cpu[PTB_MP_MAX_CPUS];
 };
 

@@ -12,9 +12,9 @@
 #include "efi/capture/mp.h"
 
 /* CPUID.1Ah:EAX[31:24] core type (SDM Vol. 2A, CPUID leaf 1Ah). */
-#define X86_CPUID_HYBRID_LEAF   0x1au
-#define X86_CORE_TYPE_ATOM      0x20u
-#define X86_CORE_TYPE_CORE      0x40u
+#define X86_CPUID_HYBRID_LEAF 0x1au
+#define X86_CORE_TYPE_ATOM    0x20u
+#define X86_CORE_TYPE_CORE    0x40u
 
 struct cpu_report {
     bool seen;
@@ -63,19 +63,17 @@ int efi_mp_info_cpus(struct efi_app *app)
         }
         reported++;
         if (memcmp(&c->caps.leaf14_0, &b->leaf14_0, sizeof(b->leaf14_0)) ||
-            memcmp(&c->caps.leaf14_1, &b->leaf14_1, sizeof(b->leaf14_1)) ||
-            c->caps.pt != b->pt)
+            memcmp(&c->caps.leaf14_1, &b->leaf14_1, sizeof(b->leaf14_1)) || c->caps.pt != b->pt)
             same = false;
         efi_con_printf("ptboot: cpu n=%u bsp=%d pt=%s reason=%s ebx14=0x%x ecx14=0x%x "
                        "ranges=%u core=%s family=0x%x model=0x%x\n",
                        n, n == mp.bsp, c->caps.pt ? "yes" : "no",
-                       rtit_pt_reason_name(c->caps.reason),
-                       (unsigned)c->caps.leaf14_0.ebx, (unsigned)c->caps.leaf14_0.ecx,
-                       c->caps.num_ranges, core_name(c->core_type),
+                       rtit_pt_reason_name(c->caps.reason), (unsigned)c->caps.leaf14_0.ebx,
+                       (unsigned)c->caps.leaf14_0.ecx, c->caps.num_ranges, core_name(c->core_type),
                        (unsigned)c->caps.family, (unsigned)c->caps.model);
     }
-    efi_con_printf("ptboot: cpus count=%u enabled=%u reported=%u same=%d mp=%s\n",
-                   mp.count, mp.enabled, reported, same, efi_mp_result_name(r));
+    efi_con_printf("ptboot: cpus count=%u enabled=%u reported=%u same=%d mp=%s\n", mp.count,
+                   mp.enabled, reported, same, efi_mp_result_name(r));
     return reported ? PTB_APP_OK : PTB_APP_FAILED;
 }
 
@@ -89,8 +87,8 @@ unsigned efi_mp_trace_report(const struct efi_mp_trace *t)
         bool ok = c->used && c->start_rc == RTIT_SEQ_OK;
         traced += ok;
         efi_con_printf("ptboot: trace-cpu n=%u bsp=%d used=%d rule=%s start=%d bytes=%lu "
-                       "wrapped=%d stopped=%d\n", n, n == t->mp.bsp, c->used,
-                       rtit_rule_name(c->rule), c->start_rc,
+                       "wrapped=%d stopped=%d\n",
+                       n, n == t->mp.bsp, c->used, rtit_rule_name(c->rule), c->start_rc,
                        (unsigned long)(ok ? c->sum.bytes : 0), ok && c->sum.wrapped,
                        ok && c->stop.stopped);
     }

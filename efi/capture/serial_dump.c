@@ -27,8 +27,8 @@ size_t efi_serial_dump(const struct efi_dump_file *files, size_t count, uint32_t
     for (size_t i = 0; i < count; i++) {
         struct ptd_frame_enc enc;
         size_t n;
-        if (ptd_frame_enc_init(&enc, (uint32_t)(i + 1), files[i].name, files[i].data,
-                               files[i].size, files[i].kind, payload) < 0) {
+        if (ptd_frame_enc_init(&enc, (uint32_t)(i + 1), files[i].name, files[i].data, files[i].size,
+                               files[i].kind, payload) < 0) {
             efi_con_printf("ptboot: error: serial-dump: %s: name not allowed in a dump "
                            "(1..%d printable characters, no spaces)\n",
                            files[i].name ? files[i].name : "(null)", PTD_FRAME_NAME_MAX);

@@ -11,10 +11,10 @@
 #include "decoder/ptd_frame.h"
 
 struct efi_dump_file {
-    const char *name;          /* as the host will write it: no spaces, <= 64 chars */
+    const char *name; /* as the host will write it: no spaces, <= 64 chars */
     const void *data;
     size_t size;
-    enum ptd_frame_kind kind;  /* PTD_FRAME_KIND_PT for Intel PT traces */
+    enum ptd_frame_kind kind; /* PTD_FRAME_KIND_PT for Intel PT traces */
 };
 
 struct efi_dump_stats {

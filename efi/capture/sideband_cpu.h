@@ -18,8 +18,7 @@
  * programmed. Any may be NULL. */
 void sideband_set_cpu(struct sideband *sb, const struct rtit_caps *caps,
                       const struct rtit_decode_params *p);
-void sideband_set_config(struct sideband *sb, const struct rtit_config *cfg,
-                         uint64_t buffer_bytes);
+void sideband_set_config(struct sideband *sb, const struct rtit_config *cfg, uint64_t buffer_bytes);
 /* A software trace unit's capture: unit soft, and cpu.cpuid15 the soft
  * unit's crystal-clock ratio (arch/x86/soft_unit.h), which is what turns
  * its MTCs into TSC ticks, not the CPU's leaf 15h. */

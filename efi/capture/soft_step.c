@@ -16,16 +16,16 @@
 #define X86_VECTOR_PF 14
 /* SDM Vol. 3A 4.7: #PF error code P (a protection violation, not a
  * missing page) and I/D (an instruction fetch). */
-#define X86_PF_P (1ull << 0)
+#define X86_PF_P  (1ull << 0)
 #define X86_PF_ID (1ull << 4)
 /* SDM Vol. 1 3.4.3: EFLAGS.TF (single step), EFLAGS.RF (resume). */
 #define X86_RFLAGS_TF (1ull << 8)
 #define X86_RFLAGS_RF (1ull << 16)
 /* SDM Vol. 3B 17.2.3: DR6.B0/B1/B2 (breakpoint 0/1/2 hit), DR6.BS (single step). */
-#define X86_DR6_B0 (1ull << 0)
-#define X86_DR6_B1 (1ull << 1)
-#define X86_DR6_B2 (1ull << 2)
-#define X86_DR6_BS (1ull << 14)
+#define X86_DR6_B0          (1ull << 0)
+#define X86_DR6_B1          (1ull << 1)
+#define X86_DR6_B2          (1ull << 2)
+#define X86_DR6_BS          (1ull << 14)
 #define X86_DR6_BREAKPOINTS (X86_DR6_B0 | X86_DR6_B1 | X86_DR6_B2)
 /* SDM Vol. 3B 17.2.4: DR7.L0/L1/L2 enable breakpoints 0/1/2 locally; R/W
  * and LEN left 00 = instruction execution, 1 byte (required for execution
@@ -34,11 +34,11 @@
 #define X86_DR7_L1 (1ull << 2)
 #define X86_DR7_L2 (1ull << 4)
 /* SDM Vol. 3A 3.4.5: segment descriptor L (64-bit code) and D/B bits. */
-#define X86_DESC_L (1ull << 53)
+#define X86_DESC_L  (1ull << 53)
 #define X86_DESC_DB (1ull << 54)
 /* Software interrupts (SDM Vol. 2): INT3, INT imm8, INTO, INT1. */
 #define X86_OP_INT3 0xcc
-#define X86_OP_INT 0xcd
+#define X86_OP_INT  0xcd
 #define X86_OP_INTO 0xce
 #define X86_OP_INT1 0xf1
 
@@ -50,22 +50,28 @@
  *             handler's or a FREE answer's; the watch (or DR2) waits for
  *             the landing
  *   OVER      ended (STOPPED, bounded): DR1 may still watch the return */
-enum phase { PHASE_IDLE, PHASE_ARMED, PHASE_STEPPING, PHASE_FREE, PHASE_OVER };
+enum phase {
+    PHASE_IDLE,
+    PHASE_ARMED,
+    PHASE_STEPPING,
+    PHASE_FREE,
+    PHASE_OVER
+};
 
 /* The handler's state: one session at a time (the #DB vector is global
  * too). */
 static struct {
     EFI_CPU_ARCH_PROTOCOL *cpu;
-    bool held;               /* our handler is registered */
+    bool held; /* our handler is registered */
     const struct efi_soft_step_config *cfg;
     struct efi_soft_step_stats *st;
     volatile int phase;
-    bool ret_armed;          /* DR1 waits at the entry's return address */
-    bool dr0_on;             /* DR0 waits (entry point or resume IP) */
-    uint64_t resume;         /* DR0's target in a free run */
-    bool irq_ret;            /* DR2 waits at an interrupted instruction */
+    bool ret_armed;  /* DR1 waits at the entry's return address */
+    bool dr0_on;     /* DR0 waits (entry point or resume IP) */
+    uint64_t resume; /* DR0's target in a free run */
+    bool irq_ret;    /* DR2 waits at an interrupted instruction */
     uint64_t irq_ret_ip, irq_ret_rsp;
-    uint16_t mode_cs;        /* CS whose mode is cached */
+    uint16_t mode_cs; /* CS whose mode is cached */
     unsigned mode;
 } ss;
 
@@ -76,16 +82,32 @@ static uint64_t rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-static void write_dr0(uint64_t v) { __asm__ volatile("mov %0, %%dr0" : : "r"(v)); }
-static void write_dr1(uint64_t v) { __asm__ volatile("mov %0, %%dr1" : : "r"(v)); }
-static void write_dr2(uint64_t v) { __asm__ volatile("mov %0, %%dr2" : : "r"(v)); }
-static void write_dr6(uint64_t v) { __asm__ volatile("mov %0, %%dr6" : : "r"(v)); }
-static void write_dr7(uint64_t v) { __asm__ volatile("mov %0, %%dr7" : : "r"(v)); }
+static void write_dr0(uint64_t v)
+{
+    __asm__ volatile("mov %0, %%dr0" : : "r"(v));
+}
+static void write_dr1(uint64_t v)
+{
+    __asm__ volatile("mov %0, %%dr1" : : "r"(v));
+}
+static void write_dr2(uint64_t v)
+{
+    __asm__ volatile("mov %0, %%dr2" : : "r"(v));
+}
+static void write_dr6(uint64_t v)
+{
+    __asm__ volatile("mov %0, %%dr6" : : "r"(v));
+}
+static void write_dr7(uint64_t v)
+{
+    __asm__ volatile("mov %0, %%dr7" : : "r"(v));
+}
 
 /* DR7 for the breakpoints the state has on. */
 static uint64_t dr7_now(void)
 {
-    return (ss.dr0_on ? X86_DR7_L0 : 0) | (ss.ret_armed ? X86_DR7_L1 : 0) | (ss.irq_ret ? X86_DR7_L2 : 0);
+    return (ss.dr0_on ? X86_DR7_L0 : 0) | (ss.ret_armed ? X86_DR7_L1 : 0) |
+           (ss.irq_ret ? X86_DR7_L2 : 0);
 }
 
 /* Both the live register and the saved context (x NULL: outside #DB,
@@ -107,7 +129,10 @@ static unsigned exec_mode(uint64_t cs)
 {
     if (ss.mode && ss.mode_cs == (uint16_t)cs)
         return ss.mode;
-    struct __attribute__((packed)) { uint16_t limit; uint64_t base; } gdtr;
+    struct __attribute__((packed)) {
+        uint16_t limit;
+        uint64_t base;
+    } gdtr;
     __asm__ volatile("sgdt %0" : "=m"(gdtr));
     unsigned mode = 64;
     uint64_t index = (cs & 0xfff8) >> 3;
@@ -199,7 +224,8 @@ static bool can_run_free(uint64_t ip)
 /* What the step at ip answered: applied to the saved RFLAGS (and debug
  * registers) of the code about to run. dr6: the #DB's causes (0 outside
  * #DB). */
-static void apply(int action, uint64_t *rflags, EFI_SYSTEM_CONTEXT_X64 *x, uint64_t ip, uint64_t dr6)
+static void apply(int action, uint64_t *rflags, EFI_SYSTEM_CONTEXT_X64 *x, uint64_t ip,
+                  uint64_t dr6)
 {
     switch (action) {
     case SOFT_UNIT_SKIP_CALL: {
@@ -226,9 +252,7 @@ static void apply(int action, uint64_t *rflags, EFI_SYSTEM_CONTEXT_X64 *x, uint6
         efi_soft_watch_arm();
         break;
     }
-    case SOFT_UNIT_STOPPED:
-        over(rflags, x, ip, stop_why());
-        break;
+    case SOFT_UNIT_STOPPED: over(rflags, x, ip, stop_why()); break;
     case SOFT_UNIT_FREE:
         if (can_run_free(ip)) {
             if (ss.cfg->unseen(ss.cfg->ctx, rdtsc()) == SOFT_UNIT_STOPPED) {
@@ -245,9 +269,7 @@ static void apply(int action, uint64_t *rflags, EFI_SYSTEM_CONTEXT_X64 *x, uint6
         }
         *rflags |= X86_RFLAGS_TF;
         break;
-    default:
-        *rflags |= X86_RFLAGS_TF;
-        break;
+    default: *rflags |= X86_RFLAGS_TF; break;
     }
 }
 
@@ -352,7 +374,9 @@ static unsigned soft_int_len(uint64_t ip)
 {
     const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)ip;
     switch (p[0]) {
-    case X86_OP_INT3: case X86_OP_INTO: case X86_OP_INT1: return 1;
+    case X86_OP_INT3:
+    case X86_OP_INTO:
+    case X86_OP_INT1: return 1;
     case X86_OP_INT: return 2;
     default: return 0;
     }
@@ -399,7 +423,8 @@ static bool back_in_range(const struct idt_chain_event *e)
 {
     uint64_t ip = *e->rip;
     return (*e->rflags & X86_RFLAGS_TF) || (efi_soft_watch_armed() && efi_soft_watch_covers(ip)) ||
-           (ss.irq_ret && ip == ss.irq_ret_ip && *e->rsp == ss.irq_ret_rsp) || (ss.dr0_on && ip == ss.resume);
+           (ss.irq_ret && ip == ss.irq_ret_ip && *e->rsp == ss.irq_ret_rsp) ||
+           (ss.dr0_on && ip == ss.resume);
 }
 
 static int on_event(void *ctx, struct idt_chain_event *e)
@@ -455,8 +480,8 @@ static void session_on(const struct efi_soft_step_config *cfg)
         return;
     ss.st->vectors = idt_chain_hook(on_event, NULL);
     if (cfg->nwatch && cfg->unseen) {
-        ss.st->watch = efi_soft_watch_prepare(cfg->watch_lo, cfg->watch_hi, cfg->nwatch, cfg->self_lo,
-                                              cfg->self_hi);
+        ss.st->watch = efi_soft_watch_prepare(cfg->watch_lo, cfg->watch_hi, cfg->nwatch,
+                                              cfg->self_lo, cfg->self_hi);
         ss.st->splits = efi_soft_watch_splits();
     }
 }
@@ -539,8 +564,9 @@ bool efi_soft_step_end_now(void)
     /* Called from outside the traced code (TF is clear here: the caller
      * runs inside a call the image made, i.e. in a free run, or in another
      * image): the packets close at the resume IP, or where stepping was. */
-    uint64_t ip = was == PHASE_FREE && ss.dr0_on ? ss.resume : was == PHASE_ARMED ? ss.cfg->entry_ip
-                                                                                : ss.st->last_ip;
+    uint64_t ip = was == PHASE_FREE && ss.dr0_on ? ss.resume
+                  : was == PHASE_ARMED           ? ss.cfg->entry_ip
+                                                 : ss.st->last_ip;
     disarm();
     if (was != PHASE_OVER)
         tell_end(ip, PTB_SOFT_STEP_END_CALLER);
@@ -605,7 +631,8 @@ void efi_soft_step_watch_ranges(struct efi_soft_step_config *cfg, const struct r
     cfg->nwatch = 0;
     for (unsigned i = 0; i < RTIT_MAX_RANGES; i++)
         filter |= rc->range[i].cfg == RTIT_ADDR_CFG_FILTER;
-    for (unsigned i = 0; filter && i < RTIT_MAX_RANGES && cfg->nwatch < PTB_SOFT_STEP_MAX_WATCH; i++) {
+    for (unsigned i = 0; filter && i < RTIT_MAX_RANGES && cfg->nwatch < PTB_SOFT_STEP_MAX_WATCH;
+         i++) {
         const struct rtit_addr_range *r = &rc->range[i];
         if (r->cfg != RTIT_ADDR_CFG_FILTER && r->cfg != RTIT_ADDR_CFG_STOP)
             continue;
@@ -615,7 +642,8 @@ void efi_soft_step_watch_ranges(struct efi_soft_step_config *cfg, const struct r
 }
 
 void efi_soft_step_say_events(const struct efi_soft_step_stats *st,
-                              void (*say)(const char *fmt, ...) __attribute__((format(printf, 1, 2))))
+                              void (*say)(const char *fmt, ...)
+                                  __attribute__((format(printf, 1, 2))))
 {
     char watch[64];
     if (st->watch < 0)
@@ -625,7 +653,8 @@ void efi_soft_step_say_events(const struct efi_soft_step_stats *st,
     for (char *p = watch; *p; p++)
         if (*p == ' ')
             *p = '-';
-    say("ptboot: trace: soft unit events interrupts=%llu soft_ints=%llu unseen_runs=%llu landings=%llu "
+    say("ptboot: trace: soft unit events interrupts=%llu soft_ints=%llu unseen_runs=%llu "
+        "landings=%llu "
         "irq_returns=%llu tf_returns=%llu vectors=%d watch=%s splits=%u splits_kept=%u\n",
         (unsigned long long)st->interrupts, (unsigned long long)st->soft_ints,
         (unsigned long long)st->unseen_runs, (unsigned long long)st->landings,

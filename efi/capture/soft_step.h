@@ -110,17 +110,17 @@ typedef EFI_STATUS (*efi_soft_call_fn)(void *arg);
 #define PTB_SOFT_STEP_MAX_WATCH 8
 
 struct efi_soft_step_config {
-    efi_soft_step_fn step;      /* NULL: only count steps */
-    efi_soft_resume_fn resume;  /* needed when step may answer SKIP_CALL */
-    efi_soft_end_fn end;        /* NULL: nobody to tell */
+    efi_soft_step_fn step;     /* NULL: only count steps */
+    efi_soft_resume_fn resume; /* needed when step may answer SKIP_CALL */
+    efi_soft_end_fn end;       /* NULL: nobody to tell */
     void *ctx;
-    uint64_t self_lo, self_hi;  /* ptboot's image [lo, hi): not reported */
-    bool step_all;              /* report ptboot's own steps too */
-    uint64_t max_steps;         /* 0: no bound; else stop stepping after */
-    uint64_t entry_ip;          /* 0: step from the call on (run only);
+    uint64_t self_lo, self_hi;       /* ptboot's image [lo, hi): not reported */
+    bool step_all;                   /* report ptboot's own steps too */
+    uint64_t max_steps;              /* 0: no bound; else stop stepping after */
+    uint64_t entry_ip;               /* 0: step from the call on (run only);
                                  * else from here until its return */
-    efi_soft_interrupt_fn interrupt;  /* NULL: interrupts not seen */
-    efi_soft_unseen_fn unseen;  /* needed with interrupt and for FREE */
+    efi_soft_interrupt_fn interrupt; /* NULL: interrupts not seen */
+    efi_soft_unseen_fn unseen;       /* needed with interrupt and for FREE */
     /* The ranges whose entry ends a free run (FilterEn and TraceStop
      * ranges, inclusive); none: no watch. */
     unsigned nwatch;
@@ -128,36 +128,36 @@ struct efi_soft_step_config {
 };
 
 struct efi_soft_step_stats {
-    uint64_t traps;         /* #DB entries */
-    uint64_t reported;      /* steps handed to the callback */
-    uint64_t skipped_self;  /* steps inside ptboot's image */
-    uint64_t skips;         /* SKIP_CALL answers (free runs) */
-    uint64_t breakpoints;   /* DR0 hits that resumed stepping */
-    uint64_t unexpected;    /* #DB that was none of ours */
-    uint64_t last_ip;       /* last IP reported */
-    uint64_t return_ip;     /* entry_ip mode: where the entry returns to */
-    bool entered;           /* entry_ip mode: the entry point ran */
-    bool returned;          /* entry_ip mode: it came back to return_ip */
-    bool stopped;           /* the callback answered STOPPED */
-    bool bounded;           /* max_steps reached */
+    uint64_t traps;        /* #DB entries */
+    uint64_t reported;     /* steps handed to the callback */
+    uint64_t skipped_self; /* steps inside ptboot's image */
+    uint64_t skips;        /* SKIP_CALL answers (free runs) */
+    uint64_t breakpoints;  /* DR0 hits that resumed stepping */
+    uint64_t unexpected;   /* #DB that was none of ours */
+    uint64_t last_ip;      /* last IP reported */
+    uint64_t return_ip;    /* entry_ip mode: where the entry returns to */
+    bool entered;          /* entry_ip mode: the entry point ran */
+    bool returned;         /* entry_ip mode: it came back to return_ip */
+    bool stopped;          /* the callback answered STOPPED */
+    bool bounded;          /* max_steps reached */
     /* interrupts and free runs */
-    int vectors;            /* IDT gates chained (-1: could not) */
-    long watch;             /* pages watched, or the prepare error (< 0) */
-    unsigned splits;        /* large pages split for the watch */
-    unsigned splits_kept;   /* splits left in place at the end */
-    uint64_t interrupts;    /* interrupts/exceptions at a traced instruction */
-    uint64_t soft_ints;     /* INT n / INT3 / INTO / INT1 stepped */
-    uint64_t unseen_runs;   /* runs unseen but SKIP_CALL's (handlers, FREE) */
-    uint64_t landings;      /* free runs ended by a watched page's #PF */
-    uint64_t irq_returns;   /* free runs ended by the DR2 breakpoint */
-    uint64_t tf_returns;    /* free runs ended by a single-step trap */
+    int vectors;          /* IDT gates chained (-1: could not) */
+    long watch;           /* pages watched, or the prepare error (< 0) */
+    unsigned splits;      /* large pages split for the watch */
+    unsigned splits_kept; /* splits left in place at the end */
+    uint64_t interrupts;  /* interrupts/exceptions at a traced instruction */
+    uint64_t soft_ints;   /* INT n / INT3 / INTO / INT1 stepped */
+    uint64_t unseen_runs; /* runs unseen but SKIP_CALL's (handlers, FREE) */
+    uint64_t landings;    /* free runs ended by a watched page's #PF */
+    uint64_t irq_returns; /* free runs ended by the DR2 breakpoint */
+    uint64_t tf_returns;  /* free runs ended by a single-step trap */
 };
 
 enum efi_soft_step_result {
     PTB_SOFT_STEP_OK = 0,
-    PTB_SOFT_STEP_NO_CPU_ARCH = -1,  /* no CPU Architectural Protocol */
-    PTB_SOFT_STEP_BUSY = -2,         /* a #DB handler is already registered */
-    PTB_SOFT_STEP_STATE = -3,        /* not held, or a session is on */
+    PTB_SOFT_STEP_NO_CPU_ARCH = -1, /* no CPU Architectural Protocol */
+    PTB_SOFT_STEP_BUSY = -2,        /* a #DB handler is already registered */
+    PTB_SOFT_STEP_STATE = -3,       /* not held, or a session is on */
 };
 
 /* Single-steps call(arg) (holding the vector for its duration); *call_status
@@ -190,6 +190,7 @@ void efi_soft_step_watch_ranges(struct efi_soft_step_config *cfg, const struct r
  *  landings=N irq_returns=N tf_returns=N vectors=N watch=N|error splits=N
  *  splits_kept=N". */
 void efi_soft_step_say_events(const struct efi_soft_step_stats *st,
-                              void (*say)(const char *fmt, ...) __attribute__((format(printf, 1, 2))));
+                              void (*say)(const char *fmt, ...)
+                                  __attribute__((format(printf, 1, 2))));
 
 #endif

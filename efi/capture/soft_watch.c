@@ -79,8 +79,9 @@ long efi_soft_watch_prepare(const uint64_t *lo, const uint64_t *hi, unsigned n, 
         return PTB_SOFT_WATCH_E_MEMORY;
     uint64_t flags = cpu_irq_save();
     uint64_t cr0 = cpu_wp_off();
-    long r = x86_nx_watch_prepare(&sw.w, cpu_read_cr3(), x86_paging_la57_native() ? 5 : 4, lo, hi, n,
-                                  sw.pages, count, sw.spare, X86_NX_WATCH_MAX_SPLITS, map_identity, NULL);
+    long r = x86_nx_watch_prepare(&sw.w, cpu_read_cr3(), x86_paging_la57_native() ? 5 : 4, lo, hi,
+                                  n, sw.pages, count, sw.spare, X86_NX_WATCH_MAX_SPLITS,
+                                  map_identity, NULL);
     sw.splits = r >= 0 ? sw.w.nsplit : 0;
     if (sw.splits)
         cpu_flush_tlb();

@@ -27,10 +27,10 @@
 #define PTB_SOFT_WATCH_MAX_PAGES 16384u
 
 enum efi_soft_watch_error {
-    PTB_SOFT_WATCH_E_NXE = -20,      /* IA32_EFER.NXE is 0: no XD bit */
-    PTB_SOFT_WATCH_E_MEMORY = -21,   /* no memory for the page list or spares */
-    PTB_SOFT_WATCH_E_SELF = -22,     /* the ranges hold ptboot's own code */
-    PTB_SOFT_WATCH_E_SIZE = -23,     /* more than PTB_SOFT_WATCH_MAX_PAGES */
+    PTB_SOFT_WATCH_E_NXE = -20,    /* IA32_EFER.NXE is 0: no XD bit */
+    PTB_SOFT_WATCH_E_MEMORY = -21, /* no memory for the page list or spares */
+    PTB_SOFT_WATCH_E_SELF = -22,   /* the ranges hold ptboot's own code */
+    PTB_SOFT_WATCH_E_SIZE = -23,   /* more than PTB_SOFT_WATCH_MAX_PAGES */
 };
 
 /* Prepares the watch over [lo[i], hi[i]] (inclusive) unless they touch

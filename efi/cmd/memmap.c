@@ -6,6 +6,7 @@
 #include <efi.h>
 #include <efilib.h>
 
+#include "decoder/ptd_num.h"
 #include "efi/app.h"
 #include "efi/cmd/memsurvey.h"
 #include "efi/platform/console.h"
@@ -22,13 +23,13 @@ int efi_cmd_memmap(struct efi_app *app, int argc, char **argv)
     struct mem_ranges m;
     int verbose = 0;
     if (argc >= 1 && !strcmp(argv[0], "--mark")) {
-        unsigned long long base = 0, size = 0;
-        char *end = NULL;
-        if (argc == 3 && !strcmp(argv[1], "--also")) {
-            base = strtoull(argv[2], &end, 0);
-            if (*end == ':')
-                size = strtoull(end + 1, &end, 0);
-        }
+        uint64_t base = 0, size = 0;
+        const char *end = NULL;
+        /* BASE:SIZE through the one number parser (0x hex, else decimal;
+         * K/M/G) */
+        if (argc == 3 && !strcmp(argv[1], "--also") &&
+            !ptd_num_parse_pair(argv[2], PTD_NUM_AUTO, &base, &size, &end))
+            end = NULL;
         if (argc != 1 && (argc != 3 || !end || *end || !size)) {
             efi_con_puts("ptboot: error: memmap: --mark [--also BASE:SIZE]\n");
             return PTB_APP_USAGE;

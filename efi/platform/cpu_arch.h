@@ -7,10 +7,15 @@
 
 #include <efi.h>
 
-#define PTB_CPU_ARCH_PROTOCOL_GUID \
-    { 0x26baccb1, 0x6f42, 0x11d4, { 0xbc, 0xe7, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81 } }
+#define PTB_CPU_ARCH_PROTOCOL_GUID                         \
+    {                                                      \
+        0x26baccb1, 0x6f42, 0x11d4,                        \
+        {                                                  \
+            0xbc, 0xe7, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81 \
+        }                                                  \
+    }
 
-typedef VOID (EFIAPI *EFI_CPU_INTERRUPT_HANDLER)(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx);
+typedef VOID(EFIAPI *EFI_CPU_INTERRUPT_HANDLER)(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx);
 
 typedef struct _EFI_CPU_ARCH_PROTOCOL EFI_CPU_ARCH_PROTOCOL;
 struct _EFI_CPU_ARCH_PROTOCOL {
@@ -20,9 +25,8 @@ struct _EFI_CPU_ARCH_PROTOCOL {
     void *GetInterruptState;
     void *Init;
     /* Handler NULL unregisters; EFI_ALREADY_STARTED if one is registered. */
-    EFI_STATUS (EFIAPI *RegisterInterruptHandler)(EFI_CPU_ARCH_PROTOCOL *self,
-                                                  EFI_EXCEPTION_TYPE type,
-                                                  EFI_CPU_INTERRUPT_HANDLER handler);
+    EFI_STATUS(EFIAPI *RegisterInterruptHandler)
+    (EFI_CPU_ARCH_PROTOCOL *self, EFI_EXCEPTION_TYPE type, EFI_CPU_INTERRUPT_HANDLER handler);
     void *GetTimerValue;
     void *SetMemoryAttributes;
     UINT32 NumberOfTimers;

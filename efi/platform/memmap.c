@@ -7,7 +7,7 @@
 /* UEFI spec 7.2, EFI_BOOT_SERVICES.GetMemoryMap(), memory attribute
  * EFI_MEMORY_RP: read-protected. */
 #define MEMORY_ATTRIBUTE_RP 0x0000000000002000ull
-#define PAGE_BYTES 4096
+#define PAGE_BYTES          4096
 
 /* Types whose contents are ordinary RAM the CPU may read: code and data of
  * loaders, boot and runtime services, free memory, ACPI tables. MMIO,
@@ -24,10 +24,8 @@ int efi_memmap_type_is_ram(UINT32 type)
     case EfiRuntimeServicesData:
     case EfiConventionalMemory:
     case EfiACPIReclaimMemory:
-    case EfiACPIMemoryNVS:
-        return 1;
-    default:
-        return 0;
+    case EfiACPIMemoryNVS: return 1;
+    default: return 0;
     }
 }
 
@@ -51,7 +49,8 @@ static EFI_STATUS memmap_each(memmap_visit visit, void *ctx)
     if (EFI_ERROR(s))
         return s;
     size = pages * PAGE_BYTES;
-    s = BS->GetMemoryMap(&size, (EFI_MEMORY_DESCRIPTOR *)(UINTN)buf, &key, &desc_size, &desc_version);
+    s = BS->GetMemoryMap(&size, (EFI_MEMORY_DESCRIPTOR *)(UINTN)buf, &key, &desc_size,
+                         &desc_version);
     for (UINTN off = 0; !EFI_ERROR(s) && off + desc_size <= size; off += desc_size) {
         if (!visit((const void *)(UINTN)(buf + off), ctx))
             s = EFI_BUFFER_TOO_SMALL;

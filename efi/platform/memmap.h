@@ -16,7 +16,7 @@ EFI_STATUS efi_memmap_readable(struct mem_ranges *m, UINTN *descriptors);
  * `memmap --mark/--survived` survey need it. */
 struct efi_mem_desc {
     UINT64 base, pages;
-    UINT32 type;  /* EFI_MEMORY_TYPE */
+    UINT32 type; /* EFI_MEMORY_TYPE */
     UINT64 attr;
 };
 /* The current memory map into out[0..cap) (in the firmware's order,

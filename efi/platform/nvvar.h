@@ -10,8 +10,13 @@
 #include <efi.h>
 
 /* ptboot's vendor GUID for its variables: 6d377d7f-6086-40a1-ac72-4c94061c9615. */
-#define PTBOOT_VENDOR_GUID_INIT \
-    { 0x6d377d7f, 0x6086, 0x40a1, { 0xac, 0x72, 0x4c, 0x94, 0x06, 0x1c, 0x96, 0x15 } }
+#define PTBOOT_VENDOR_GUID_INIT                            \
+    {                                                      \
+        0x6d377d7f, 0x6086, 0x40a1,                        \
+        {                                                  \
+            0xac, 0x72, 0x4c, 0x94, 0x06, 0x1c, 0x96, 0x15 \
+        }                                                  \
+    }
 
 /* Non-volatile, boot-service access only: an OS has no business with them. */
 #define PTB_NVVAR_ATTRS (EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS)

@@ -50,7 +50,8 @@ const char *efi_load_image_hint(EFI_STATUS s)
     case EFI_LOAD_ERROR: return "not a PE/COFF image the firmware can load";
     case EFI_UNSUPPORTED: return "an image for another machine or subsystem";
     case EFI_INCOMPATIBLE_VERSION: return "an image for another machine type";
-    case EFI_SECURITY_VIOLATION: return "Secure Boot refused it (unsigned, or not trusted): disable Secure Boot";
+    case EFI_SECURITY_VIOLATION:
+        return "Secure Boot refused it (unsigned, or not trusted): disable Secure Boot";
     case EFI_ACCESS_DENIED: return "the platform's image policy refused it";
     case EFI_OUT_OF_RESOURCES: return "no memory for the image";
     case EFI_INVALID_PARAMETER: return "a bad device path";

@@ -57,7 +57,9 @@ int write(int fd, const void *buf, size_t len)
 
 int read(int fd, void *buf, size_t len)
 {
-    (void)fd; (void)buf; (void)len;
+    (void)fd;
+    (void)buf;
+    (void)len;
     errno = EBADF;
     return -1;
 }
@@ -71,7 +73,9 @@ int close(int fd)
 
 off_t lseek(int fd, off_t off, int whence)
 {
-    (void)fd; (void)off; (void)whence;
+    (void)fd;
+    (void)off;
+    (void)whence;
     errno = ESPIPE;
     return -1;
 }
@@ -98,7 +102,8 @@ int getpid(void)
 
 int kill(int pid, int sig)
 {
-    (void)pid; (void)sig;
+    (void)pid;
+    (void)sig;
     errno = EINVAL;
     return -1;
 }

@@ -6,9 +6,9 @@
 
 /* PC COM1 and the 16550 registers used (National Semiconductor PC16550D
  * data sheet: THR at offset 0, LSR at offset 5, LSR bit 5 = THR empty). */
-#define UART_BASE 0x3f8
-#define UART_THR 0
-#define UART_LSR 5
+#define UART_BASE     0x3f8
+#define UART_THR      0
+#define UART_LSR      5
 #define UART_LSR_THRE 0x20
 /* Polls before a byte is written anyway: a missing or wedged UART must
  * not hang the boot (at 115200 baud one byte takes ~87 us). */

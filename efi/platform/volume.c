@@ -58,8 +58,8 @@ static enum efi_volume_result open_sized(EFI_HANDLE image, const char *path, EFI
     return PTB_VOLUME_OK;
 }
 
-enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
-                                       char *buf, size_t cap, size_t *len)
+enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path, char *buf, size_t cap,
+                                       size_t *len)
 {
     *len = 0;
     if (cap == 0)
@@ -100,8 +100,8 @@ enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
 
 #define PAGE_BYTES 4096
 
-enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_t max,
-                                       void **data, size_t *len)
+enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_t max, void **data,
+                                       size_t *len)
 {
     *data = NULL;
     *len = 0;
@@ -268,8 +268,8 @@ enum efi_volume_result efi_volume_close(struct efi_volume_file *f)
     return f->status;
 }
 
-enum efi_volume_result efi_volume_write(EFI_HANDLE image, const char *path,
-                                        const void *data, size_t len)
+enum efi_volume_result efi_volume_write(EFI_HANDLE image, const char *path, const void *data,
+                                        size_t len)
 {
     struct efi_volume_file f;
     if (efi_volume_create(image, path, &f) != PTB_VOLUME_OK)
@@ -281,7 +281,8 @@ enum efi_volume_result efi_volume_write(EFI_HANDLE image, const char *path,
 enum efi_volume_result efi_volume_delete(EFI_HANDLE image, const char *path)
 {
     EFI_FILE_HANDLE fh = NULL;
-    enum efi_volume_result r = open_mode(image, path, &fh, EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE, 0);
+    enum efi_volume_result r =
+        open_mode(image, path, &fh, EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE, 0);
     if (r == PTB_VOLUME_NOT_FOUND)
         return PTB_VOLUME_OK;
     if (r != PTB_VOLUME_OK)
@@ -331,7 +332,8 @@ enum efi_volume_result efi_volume_read_each(EFI_HANDLE image, const char *path,
         return r;
     *size = file_size;
     EFI_PHYSICAL_ADDRESS mem = 0;
-    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, READ_CHUNK / PAGE_BYTES, &mem))) {
+    if (EFI_ERROR(
+            BS->AllocatePages(AllocateAnyPages, EfiLoaderData, READ_CHUNK / PAGE_BYTES, &mem))) {
         fh->Close(fh);
         return PTB_VOLUME_NO_MEMORY;
     }

@@ -7,25 +7,25 @@
 
 enum efi_volume_result {
     PTB_VOLUME_OK = 0,
-    PTB_VOLUME_NOT_FOUND = -1,  /* no such file */
-    PTB_VOLUME_TOO_LARGE = -2,  /* file larger than the buffer */
-    PTB_VOLUME_IO = -3,         /* no file system, or a read failed */
-    PTB_VOLUME_NO_MEMORY = -4,  /* AllocatePages failed */
-    PTB_VOLUME_BAD_INPUT = -5,  /* what to write does not hold together */
-    PTB_VOLUME_FULL = -6,       /* EFI_VOLUME_FULL: no room left on the volume */
-    PTB_VOLUME_MISMATCH = -7,   /* read back, a file differs from what was written */
+    PTB_VOLUME_NOT_FOUND = -1, /* no such file */
+    PTB_VOLUME_TOO_LARGE = -2, /* file larger than the buffer */
+    PTB_VOLUME_IO = -3,        /* no file system, or a read failed */
+    PTB_VOLUME_NO_MEMORY = -4, /* AllocatePages failed */
+    PTB_VOLUME_BAD_INPUT = -5, /* what to write does not hold together */
+    PTB_VOLUME_FULL = -6,      /* EFI_VOLUME_FULL: no room left on the volume */
+    PTB_VOLUME_MISMATCH = -7,  /* read back, a file differs from what was written */
 };
 
 /* Reads the whole of path (UEFI form, e.g. "\\ptboot.cfg") into buf, NUL
  * terminated, so buf must hold the file plus one byte. */
-enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path,
-                                       char *buf, size_t cap, size_t *len);
+enum efi_volume_result efi_volume_read(EFI_HANDLE image, const char *path, char *buf, size_t cap,
+                                       size_t *len);
 /* Loads the whole of path into fresh pages from the firmware
  * (AllocatePages, EfiLoaderData: never newlib's heap). Fails with
  * PTB_VOLUME_TOO_LARGE above max bytes, PTB_VOLUME_NO_MEMORY if the
  * firmware has no room. Release with efi_volume_free(). */
-enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_t max,
-                                       void **data, size_t *len);
+enum efi_volume_result efi_volume_load(EFI_HANDLE image, const char *path, size_t max, void **data,
+                                       size_t *len);
 void efi_volume_free(void *data, size_t len);
 const char *efi_volume_result_name(enum efi_volume_result r);
 
@@ -52,8 +52,8 @@ enum efi_volume_result efi_volume_append(struct efi_volume_file *f, const void *
 /* Flushes and closes; returns the first error of the file's life. */
 enum efi_volume_result efi_volume_close(struct efi_volume_file *f);
 /* The three in one for a file held whole in memory. */
-enum efi_volume_result efi_volume_write(EFI_HANDLE image, const char *path,
-                                        const void *data, size_t len);
+enum efi_volume_result efi_volume_write(EFI_HANDLE image, const char *path, const void *data,
+                                        size_t len);
 /* Deletes path (a file); PTB_VOLUME_OK also when it was not there. */
 enum efi_volume_result efi_volume_delete(EFI_HANDLE image, const char *path);
 

@@ -76,6 +76,8 @@ struct export_mark {
 };
 #define EXPORT_MARKS_KEPT 200
 
+struct input_file;
+
 struct export {
     /* what to do */
     enum export_format format;
@@ -90,6 +92,7 @@ struct export {
 
     /* the walk over one CPU's trace */
     uint32_t cpu;
+    struct input_file *trace_in;    /* its trace (pages behind the walk given back) */
     unsigned walks;         /* traces walked so far */
     uint32_t *stack;        /* node index per frame */
     uint32_t depth, stack_cap;

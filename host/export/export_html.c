@@ -15,6 +15,9 @@
 #include "decoder/ptd_qry.h"
 #include "host/export/export.h"
 
+/* "1 error", "2 errors" */
+#define PLURAL(n) ((n) == 1 ? "" : "s")
+
 #define FLAME_WIDTH 1200
 #define FLAME_ROW 17
 #define FLAME_MAX_FRAMES 6000
@@ -208,7 +211,8 @@ static void facts(struct export *x)
     }
     snprintf(v, sizeof v, "%" PRIu64 " bytes on %u CPU%s", x->trace_bytes, x->ncpus, x->ncpus == 1 ? "" : "s");
     fact(o, "trace", v);
-    snprintf(v, sizeof v, "%" PRIu64 " instructions, %" PRIu64 " calls", x->insns, x->calls);
+    snprintf(v, sizeof v, "%" PRIu64 " instruction%s, %" PRIu64 " call%s", x->insns, PLURAL(x->insns), x->calls,
+             PLURAL(x->calls));
     fact(o, "decoded", v);
     if (x->has_time) {
         uint64_t span = x->tsc_last - x->tsc_first;
@@ -221,8 +225,9 @@ static void facts(struct export *x)
         snprintf(v, sizeof v, "no timing packets");
     }
     fact(o, "time span", v);
-    snprintf(v, sizeof v, "%" PRIu64 " errors, %" PRIu64 " overflows, %" PRIu64 " disables, %" PRIu64 " enables",
-             x->errors, x->overflows, x->disables, x->enables);
+    snprintf(v, sizeof v, "%" PRIu64 " error%s, %" PRIu64 " overflow%s, %" PRIu64 " disable%s, %" PRIu64 " enable%s",
+             x->errors, PLURAL(x->errors), x->overflows, PLURAL(x->overflows), x->disables, PLURAL(x->disables),
+             x->enables, PLURAL(x->enables));
     fact(o, "errors and gaps", v);
     fputs("</table></section>\n", o);
 }
@@ -369,9 +374,10 @@ static void tree(struct export *x, uint64_t total)
 static void errors(struct export *x)
 {
     FILE *o = x->out;
-    fprintf(o, "<section id=\"errors\"><h2>Errors and gaps</h2><p>%" PRIu64 " errors, %" PRIu64
-               " overflows, %" PRIu64 " disables, %" PRIu64 " enables.</p>\n",
-            x->errors, x->overflows, x->disables, x->enables);
+    fprintf(o, "<section id=\"errors\"><h2>Errors and gaps</h2><p>%" PRIu64 " error%s, %" PRIu64
+               " overflow%s, %" PRIu64 " disable%s, %" PRIu64 " enable%s.</p>\n",
+            x->errors, PLURAL(x->errors), x->overflows, PLURAL(x->overflows), x->disables, PLURAL(x->disables),
+            x->enables, PLURAL(x->enables));
     if (x->nmarks) {
         fputs("<table><tr><th>cpu</th><th>what</th><th class=\"n\">trace offset</th><th>where</th>"
               "<th class=\"n\">after insns</th></tr>\n", o);

@@ -231,6 +231,8 @@ int export_walk(struct export *x, uint32_t cpu, struct ptd_flow *f, struct ptd_s
     }
     uint64_t total = f->q.pkt.end > f->q.pkt.begin ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : 0;
     progress_start(&pr, "ptboot export", total);
+    if (x->trace_in)
+        progress_input(&pr, x->trace_in, 0);
     ptd_sum_init(s, cfg);
     while (ptd_sum_decode(s, f, 4096) > 0)
         progress_update(&pr, ptd_flow_offset(f));

@@ -99,7 +99,7 @@ else
   count() { hits "$1" | wc -l; }
   first() { hits "$1" | head -1; }
   last() { hits "$1" | tail -1; }
-  def() { sed -n "s/^#define $1 \([0-9]*\)$/\1/p" "$src"; }
+  def() { sed -n "s/^#define $1 \+\([0-9]*\)$/\1/p" "$src"; }
   N=$(def OSL_FIB_N) ROUNDS=$(def OSL_ROUNDS)
   fib() { local a=0 b=1 i t; for ((i = 0; i < $1; i++)); do t=$((a + b)); a=$b; b=$t; done; echo $a; }
   fib_calls=$((2 * $(fib $((N + 1))) - 1))

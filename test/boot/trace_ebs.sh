@@ -63,7 +63,7 @@ else
   first() { hits "$1" | head -1; }
   last() { hits "$1" | tail -1; }
   # the counts the source implies: osl_fib(N) is entered 2*fib(N+1)-1 times
-  def() { sed -n "s/^#define $1 \([0-9]*\)$/\1/p" "$src"; }
+  def() { sed -n "s/^#define $1 \+\([0-9]*\)$/\1/p" "$src"; }
   N=$(def OSL_FIB_N) ROUNDS=$(def OSL_ROUNDS)
   fib() { local a=0 b=1 i; for ((i = 0; i < $1; i++)); do local t=$((a + b)); a=$b; b=$t; done; echo $a; }
   fib_calls=$((2 * $(fib $((N + 1))) - 1))

@@ -32,7 +32,7 @@ for f in random:1048576:bytes zero:65536:bytes empty:0:bytes one:1:byte; do
   IFS=: read -r name n unit <<< "$f"
   $P dump --stats "$tmp/$name.bin" > "$tmp/out" 2> "$tmp/err"; rc=$?
   if [ $rc = 0 ] && [ ! -s "$tmp/out" ] && grep -qx "ptboot dump: no PSB found in $n $unit: nothing decoded (--no-sync decodes from the first byte)" "$tmp/err" &&
-     grep -qx "ptboot dump: 0 packets, 0 errors, $n bytes skipped" "$tmp/err"; then
+     grep -qx "ptboot dump: 0 packets, 0 errors, $n $unit skipped" "$tmp/err"; then
     ok "dump of $name ($n $unit): 'no PSB found', $n bytes skipped, exit 0"
   else not_ok "dump of $name: rc $rc, $(tr '\n' '|' < "$tmp/err")"; fi
 done

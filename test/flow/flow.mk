@@ -3,7 +3,7 @@
 
 # host/flow_image (code images) with format/'s code dump reader, for the
 # test programs built from sources
-FLOW_IMAGE_SRCS := host/flow_image.c format/code_image.c format/memrange.c
+FLOW_IMAGE_SRCS := host/flow_image.c host/input_file.c format/code_image.c format/memrange.c
 
 # libipt's instruction decoder in ptxed's --no-inst format: the reference
 # (flow_image.c reads numbers with decoder/ptd_num.c, the one parser; the

@@ -22,7 +22,7 @@ struct fuzz_code {
 static inline int fuzz_code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 {
     const struct fuzz_code *c = ctx;
-    static const uint64_t bases[] = {0x1000, 0x400000};
+    static const uint64_t bases[] = { 0x1000, 0x400000 };
     for (unsigned i = 0; i < 2; i++) {
         if (ip >= bases[i] && ip - bases[i] < c->size) {
             size_t off = (size_t)(ip - bases[i]), n = c->size - off;

@@ -17,7 +17,6 @@
 #include "decoder/ptd_flow_ips.h"
 #include "test/fuzz/fuzz_code.h"
 
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct ptd_flow f;
@@ -87,7 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             } else {
                 struct ptd_flow_insn in;
                 st = ptd_flow_next(&f, &in);
-                if (in.iclass != PTD_FLOW_ICLASS_ERROR && (in.size == 0 || in.size > PTD_ILD_MAX_LEN))
+                if (in.iclass != PTD_FLOW_ICLASS_ERROR &&
+                    (in.size == 0 || in.size > PTD_ILD_MAX_LEN))
                     abort();
             }
             if (st < 0)

@@ -60,8 +60,7 @@ static void check_rec(const struct ptd_frame_rec *r, enum ptd_frame_type t)
         if (r->damage != PTD_FRAME_BAD_CRC && r->damage != PTD_FRAME_BAD_SYNTAX)
             abort();
         break;
-    case PTD_FRAME_NONE:
-        break;
+    case PTD_FRAME_NONE: break;
     }
 }
 
@@ -87,7 +86,8 @@ static void repair(const struct serial_ctx *c)
             struct serial_range *gr;
             size_t ngr = host_serial_ranges(g, &gr), of;
             uint8_t *gd = host_serial_bytes(g), *od, *oa;
-            size_t kept = serial_repair_code(data, f->size, r, nr, gd, g->size, gr, ngr, &od, &oa, &of);
+            size_t kept =
+                serial_repair_code(data, f->size, r, nr, gd, g->size, gr, ngr, &od, &oa, &of);
             if (kept > of)
                 abort();
             free(od);
@@ -102,8 +102,9 @@ static void repair(const struct serial_ctx *c)
 
 static void recover(const uint8_t *log, size_t size, size_t expect_whole)
 {
-    struct serial_ctx c = { .prog = "fuzz_frame", .dir = NULL, .quiet = true,
-                            .max_segments = SERIAL_MAX_SEGMENTS };
+    struct serial_ctx c = {
+        .prog = "fuzz_frame", .dir = NULL, .quiet = true, .max_segments = SERIAL_MAX_SEGMENTS
+    };
     host_serial_take_log(&c, log, size);
     size_t whole = host_serial_finish(&c);
     if (whole > c.nfiles || (expect_whole && (c.nfiles != 1 || whole != 1)))
@@ -246,8 +247,7 @@ static void round_trip(const uint8_t *data, size_t size)
                 abort();
             ended = true;
             break;
-        default:
-            abort();
+        default: abort();
         }
     }
     if (!ended || got != size || seq != expect_lines || memcmp(back, data, size))

@@ -67,7 +67,7 @@ static void check_option(const uint8_t *data, size_t size)
     if (dp > 0 && ucs2_to_ascii(lo.description, 2 * lo.desc_chars, text, sizeof text) >= 0) {
         static uint8_t again[1 << 17];
         long m = load_option_encode(again, sizeof again, lo.attributes, text, lo.file_path,
-                                        lo.file_path_len, lo.optional, lo.optional_len);
+                                    lo.file_path_len, lo.optional, lo.optional_len);
         struct load_option lo2;
         if (m != (long)size || memcmp(again, data, size) ||
             load_option_decode(again, (size_t)m, &lo2, &err_off) != 0)

@@ -14,7 +14,11 @@
 #include "decoder/ptd_fmt.h"
 #include "decoder/ptd_pkt.h"
 
-#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+#define CHECK(c)              \
+    do {                      \
+        if (!(c))             \
+            __builtin_trap(); \
+    } while (0)
 
 static void check_reencode(const struct ptd_pkt *p, uint8_t in_block_sz4)
 {
@@ -24,13 +28,13 @@ static void check_reencode(const struct ptd_pkt *p, uint8_t in_block_sz4)
     int n;
 
     if (p->kind == PTD_PKT_INVALID)
-        return;   /* an erratum's corrupted packet has no encoding */
+        return; /* an erratum's corrupted packet has no encoding */
     if (p->kind == PTD_PKT_BIP)
         q.flags = in_block_sz4;
     n = ptd_enc_packet(b, sizeof b, &q);
     CHECK(n > 0);
     if (p->kind == PTD_PKT_BIP)
-        return;   /* needs its BBP to decode */
+        return; /* needs its BBP to decode */
     ptd_pkt_init(&d, b, (size_t)n);
     CHECK(ptd_pkt_next(&d, &r) == n);
     CHECK(r.kind == p->kind && r.payload == p->payload && r.a == p->a && r.aux == p->aux);
@@ -55,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* next() against batch, through errors and resyncs */
     ptd_pkt_init(&a, data, size);
     ptd_pkt_init(&b, data, size);
-    unsigned errata = ((flags >> 9) & 1 ? PTD_ERRATUM_SKD007 : 0) | ((flags >> 10) & 1 ? PTD_ERRATUM_SKZ84 : 0);
+    unsigned errata =
+        ((flags >> 9) & 1 ? PTD_ERRATUM_SKD007 : 0) | ((flags >> 10) & 1 ? PTD_ERRATUM_SKZ84 : 0);
     ptd_pkt_set_errata(&a, errata);
     ptd_pkt_set_errata(&b, errata);
     ptd_pkt_set_libipt20(&a, (flags >> 11) & 1);
@@ -93,7 +98,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                              ((flags >> 10) & 1 ? PTD_ERRATUM_SKZ84 : 0) };
     /* time tracking (--time/--tcal and their options) from bits 12..15 */
     static const uint32_t time_modes[4] = {
-        0, PTD_FMT_TIME, PTD_FMT_TCAL | PTD_FMT_TIME_DELTA, PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_WALL_CLOCK,
+        0,
+        PTD_FMT_TIME,
+        PTD_FMT_TCAL | PTD_FMT_TIME_DELTA,
+        PTD_FMT_TIME | PTD_FMT_TIME_DELTA | PTD_FMT_NO_WALL_CLOCK,
     };
     opt.flags |= time_modes[(flags >> 12) & 3];
     opt.flags |= (flags & (1u << 14)) ? PTD_FMT_KEEP_TCAL_ON_OVF : 0;
@@ -110,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ptd_dump_feed(&dump, data, size);
     while ((n = ptd_dump_line(&dump, line, sizeof line)) > 0) {
         CHECK((size_t)n < sizeof line && line[n] == 0 && strlen(line) == (size_t)n);
-        CHECK(++lines <= 5 * size + 2);   /* a 1-byte CYC: up to 3 time diagnostics */
+        CHECK(++lines <= 5 * size + 2); /* a 1-byte CYC: up to 3 time diagnostics */
     }
     CHECK(n == 0);
     return 0;

@@ -18,7 +18,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-
 struct out {
     uint64_t lines, bytes;
 };
@@ -37,16 +36,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct ptd_flow f;
     static struct ptd_sum s;
     static uint64_t arena_words[(1u << 16) / 8 + 1];
-    static const size_t arena_sizes[] = {0, 100, 4096, 1u << 16};
+    static const size_t arena_sizes[] = { 0, 100, 4096, 1u << 16 };
     static const struct ptd_sum_module mods[] = {
-        {0x1000, 0x200, "low"},
-        {0x1200, FUZZ_CODE_MAX, "a-module-name-longer-than-forty-characters-is-cut"},
-        {0x400000, FUZZ_CODE_MAX, "high"},
+        { 0x1000, 0x200, "low" },
+        { 0x1200, FUZZ_CODE_MAX, "a-module-name-longer-than-forty-characters-is-cut" },
+        { 0x400000, FUZZ_CODE_MAX, "high" },
     };
     struct ptd_flow_config cfg;
     struct ptd_sum_config sc;
     struct fuzz_code code;
-    struct out o = {0, 0};
+    struct out o = { 0, 0 };
 
     if (size < 2)
         return 0;

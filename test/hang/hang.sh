@@ -216,7 +216,7 @@ field() { sed -n "s/.* $1=\([0-9]*\) .*/\1/p"; }
 intact=$(echo "$rl" | head -1)
 damaged=$(grep -a '^ptboot: recover unit=' "$BOOT_DIR/$c.txt" | sed -n 3p)
 check "$c: the damaged trace decodes from its first intact PSB: fewer instructions ($(field insns <<< "$damaged") of $(field insns <<< "$intact")), the damage counted or left before the first PSB" \
-  "[ \$(field insns <<< \"\$damaged\") -lt \$(field insns <<< \"\$intact\") ] && { grep -Eq '^[1-9][0-9]* errors, |^[0-9]+ errors, [1-9][0-9]* bytes skipped' $BOOT_DIR/$c.s3 || [ \$(field bytes <<< \"\$damaged\") -lt \$(field bytes <<< \"\$intact\") ]; }"
+  "[ \$(field insns <<< \"\$damaged\") -lt \$(field insns <<< \"\$intact\") ] && { grep -Eq '^[1-9][0-9]* errors?, |^[0-9]+ errors?, [1-9][0-9]* bytes? skipped' $BOOT_DIR/$c.s3 || [ \$(field bytes <<< \"\$damaged\") -lt \$(field bytes <<< \"\$intact\") ]; }"
 last3=$(grep -a '^ptboot: recover unit=' "$BOOT_DIR/$c.txt" | sed -n 3p | sed -n 's/.* last=ptbhang\.efi+\(0x[0-9a-f]*\)$/\1/p')
 check "$c: and still ends in the loop (last=ptbhang.efi+$last3)" "[ -n '$last3' ] && in_loop $last3"
 expect $c '^ptbpoke: header at 0x' "ptbpoke flipped a bit in the kept header"

@@ -16,7 +16,11 @@
 
 #define PAGE 4096
 
-struct image { uint8_t *code; size_t size; enum ptd_exec_mode mode; };
+struct image {
+    uint8_t *code;
+    size_t size;
+    enum ptd_exec_mode mode;
+};
 
 static double now(void)
 {
@@ -61,8 +65,8 @@ static size_t sweep_zydis(const struct image *im, unsigned long *ninsn)
         const uint8_t *p = im->code + pg, *end = p + PAGE;
         while (p < end) {
             size_t len = 1;
-            if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&zd[im->mode], NULL, p,
-                                                           (size_t)(end - p), &z))) {
+            if (ZYAN_SUCCESS(
+                    ZydisDecoderDecodeInstruction(&zd[im->mode], NULL, p, (size_t)(end - p), &z))) {
                 len = z.length;
                 n++;
                 branches += z.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE;
@@ -124,8 +128,8 @@ int main(int argc, char **argv)
         /* Synthetic: common 64-bit instructions repeated (mov, lea, add,
          * cmp/jcc, call, ret, push/pop), 1 MiB. */
         static const uint8_t pat[] = {
-            0x48, 0x89, 0xE5, 0x48, 0x8B, 0x45, 0xF8, 0x48, 0x8D, 0x04, 0x24, 0x83, 0xC0, 0x01,
-            0x39, 0xC8, 0x74, 0x05, 0xE8, 0x00, 0x00, 0x00, 0x00, 0x55, 0x5D, 0xC3,
+            0x48, 0x89, 0xE5, 0x48, 0x8B, 0x45, 0xF8, 0x48, 0x8D, 0x04, 0x24, 0x83, 0xC0,
+            0x01, 0x39, 0xC8, 0x74, 0x05, 0xE8, 0x00, 0x00, 0x00, 0x00, 0x55, 0x5D, 0xC3,
         };
         input = "synthetic";
         ims[0].size = 1u << 20;
@@ -148,7 +152,8 @@ int main(int argc, char **argv)
             n += k;
         }
         double t1 = now();
-        if (t1 - t0 < best_p) best_p = t1 - t0;
+        if (t1 - t0 < best_p)
+            best_p = t1 - t0;
         np = n;
         n = 0;
         t0 = now();
@@ -157,11 +162,13 @@ int main(int argc, char **argv)
             n += k;
         }
         t1 = now();
-        if (t1 - t0 < best_z) best_z = t1 - t0;
+        if (t1 - t0 < best_z)
+            best_z = t1 - t0;
         nz = n;
     }
     double xp = np / best_p / 1e6, xz = nz / best_z / 1e6;
-    printf("ild_bench: input=%s ptboot_insns=%lu zydis_insns=%lu rounds=%d\n", input, np, nz, rounds);
+    printf("ild_bench: input=%s ptboot_insns=%lu zydis_insns=%lu rounds=%d\n", input, np, nz,
+           rounds);
     printf("bench: ild ptboot_minsn_s=%.1f zydis_minsn_s=%.1f ratio=%.2f\n", xp, xz, xp / xz);
     (void)sink;
     return 0;

@@ -49,9 +49,9 @@ int main(int argc, char **argv)
             int rc = ptd_ild_decode(&in, b, size, (enum ptd_exec_mode)m);
             struct ptd_ild_step stp;
             unsigned sl = ptd_ild_step(b, size, (unsigned)m, &stp);
-            if (sl && (rc != (int)sl || in.iclass != stp.iclass ||
-                       !(in.flags & PTD_INSN_REL) != !stp.rel ||
-                       (stp.rel && in.disp != stp.disp))) {
+            if (sl &&
+                (rc != (int)sl || in.iclass != stp.iclass ||
+                 !(in.flags & PTD_INSN_REL) != !stp.rel || (stp.rel && in.disp != stp.disp))) {
                 printf("ild_bounds: FAILED: ptd_ild_step gives %u, ptd_ild_decode %d\n", sl, rc);
                 return 1;
             }
@@ -65,7 +65,7 @@ int main(int argc, char **argv)
         }
         free(b);
     }
-    printf("ild_bounds: ok (%ld inputs x 3 modes, %ld decoded, no read past the input)\n",
-           n, decoded);
+    printf("ild_bounds: ok (%ld inputs x 3 modes, %ld decoded, no read past the input)\n", n,
+           decoded);
     return 0;
 }

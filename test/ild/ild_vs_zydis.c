@@ -29,31 +29,31 @@
 #include "decoder/ptd_ild.h"
 #include "decoder/ptd_ild_fast.h"
 
-#define BUF 16  /* one more than the longest instruction */
+#define BUF 16 /* one more than the longest instruction */
 
 enum dir {
-    ONLY_OURS = 1,  /* we decode it, Zydis rejects it */
-    ONLY_ZYDIS,     /* Zydis decodes it, we reject it */
-    BOTH_DIFFER,    /* both decode it, the results differ */
+    ONLY_OURS = 1, /* we decode it, Zydis rejects it */
+    ONLY_ZYDIS,    /* Zydis decodes it, we reject it */
+    BOTH_DIFFER,   /* both decode it, the results differ */
 };
 
-#define M16 (1u << PTD_EXEC_MODE_16)
-#define M32 (1u << PTD_EXEC_MODE_32)
-#define M64 (1u << PTD_EXEC_MODE_64)
+#define M16  (1u << PTD_EXEC_MODE_16)
+#define M32  (1u << PTD_EXEC_MODE_32)
+#define M64  (1u << PTD_EXEC_MODE_64)
 #define MALL (M16 | M32 | M64)
 
 /* The facts a rule looks at, from whichever side decoded the bytes. */
 struct facts {
-    int map;            /* enum ptd_ild_map */
+    int map; /* enum ptd_ild_map */
     unsigned opcode;
     bool has_modrm;
     unsigned modrm;
     bool lock, rex, osz, rep;
-    bool rex2;          /* we decoded a REX2 prefix */
-    unsigned rep_byte;  /* our mandatory F2/F3, or 0 */
-    bool map3dnow;      /* Zydis decoded AMD's 3DNow! (0F 0F) */
-    int zmnemonic;      /* Zydis' mnemonic (ONLY_ZYDIS) */
-    uint32_t zstatus;   /* Zydis' status (ONLY_OURS) */
+    bool rex2;         /* we decoded a REX2 prefix */
+    unsigned rep_byte; /* our mandatory F2/F3, or 0 */
+    bool map3dnow;     /* Zydis decoded AMD's 3DNow! (0F 0F) */
+    int zmnemonic;     /* Zydis' mnemonic (ONLY_ZYDIS) */
+    uint32_t zstatus;  /* Zydis' status (ONLY_OURS) */
     const uint8_t *bytes;
 };
 
@@ -61,10 +61,10 @@ struct allowed {
     const char *name;
     enum dir dir;
     unsigned modes;
-    int map;                    /* -1: any */
+    int map; /* -1: any */
     unsigned op_lo, op_hi;
-    unsigned modrm_mask, modrm_val;   /* mask 0: any ModRM */
-    bool (*pred)(const struct facts *f);  /* optional extra condition */
+    unsigned modrm_mask, modrm_val;      /* mask 0: any ModRM */
+    bool (*pred)(const struct facts *f); /* optional extra condition */
     const char *reason;
     unsigned long count[3];
 };
@@ -79,26 +79,31 @@ static bool any_vector(const struct facts *f)
 }
 static bool new_vector_map(const struct facts *f)
 {
-    return f->map == PTD_ILD_MAP_VEX_MAP5 ||
-           f->map == PTD_ILD_MAP_VEX_MAP7 || f->map == PTD_ILD_MAP_EVEX_MAP4 ||
-           f->map == PTD_ILD_MAP_EVEX_MAP7;
+    return f->map == PTD_ILD_MAP_VEX_MAP5 || f->map == PTD_ILD_MAP_VEX_MAP7 ||
+           f->map == PTD_ILD_MAP_EVEX_MAP4 || f->map == PTD_ILD_MAP_EVEX_MAP7;
 }
 /* EVEX P0[3] (APX's B4) set, or P1[2] (APX's X4, AVX10.2's U) clear */
 static bool evex_apx_bits(const struct facts *f)
 {
     const uint8_t *b = f->bytes;
-    while (*b == 0x26 || *b == 0x2E || *b == 0x36 || *b == 0x3E || *b == 0x64 ||
-           *b == 0x65 || *b == 0x67)
+    while (*b == 0x26 || *b == 0x2E || *b == 0x36 || *b == 0x3E || *b == 0x64 || *b == 0x65 ||
+           *b == 0x67)
         b++;
     return b[0] == 0x62 && ((b[1] & 0x08) || !(b[2] & 0x04));
 }
-static bool ours_rex2(const struct facts *f) { return f->rex2; }
+static bool ours_rex2(const struct facts *f)
+{
+    return f->rex2;
+}
 static bool zy_new_0f38(const struct facts *f)
 {
     return f->opcode == 0x8A || f->opcode == 0x8B || f->opcode == 0xFC ||
            (f->opcode == 0xF8 && f->has_modrm && (f->modrm >> 6) == 3);
 }
-static bool zy_3dnow(const struct facts *f) { return f->map3dnow; }
+static bool zy_3dnow(const struct facts *f)
+{
+    return f->map3dnow;
+}
 static bool ours_fred_eret(const struct facts *f)
 {
     return f->has_modrm && f->modrm == 0xCA && (f->rep_byte == 0xF2 || f->rep_byte == 0xF3);
@@ -116,16 +121,14 @@ static bool real_mode_ud(const struct facts *f)
     if (!zydis_real16)
         return false;
     switch (f->map) {
-    case PTD_ILD_MAP_PRIMARY:   /* ARPL */
-        return f->opcode == 0x63;
-    case PTD_ILD_MAP_0F:        /* group 6, LAR, LSL, SYSRET, SYSENTER,
+    case PTD_ILD_MAP_PRIMARY: /* ARPL */ return f->opcode == 0x63;
+    case PTD_ILD_MAP_0F: /* group 6, LAR, LSL, SYSRET, SYSENTER,
                                    SYSEXIT, GETSEC, VMREAD, VMWRITE */
-        return f->opcode == 0x00 || f->opcode == 0x02 || f->opcode == 0x03 ||
-               f->opcode == 0x07 || f->opcode == 0x34 || f->opcode == 0x35 ||
-               f->opcode == 0x37 || f->opcode == 0x78 || f->opcode == 0x79;
-    case PTD_ILD_MAP_0F38:      /* INVEPT, INVVPID, WRUSS, WRSS */
-        return f->opcode == 0x80 || f->opcode == 0x81 || f->opcode == 0xF5 ||
-               f->opcode == 0xF6;
+        return f->opcode == 0x00 || f->opcode == 0x02 || f->opcode == 0x03 || f->opcode == 0x07 ||
+               f->opcode == 0x34 || f->opcode == 0x35 || f->opcode == 0x37 || f->opcode == 0x78 ||
+               f->opcode == 0x79;
+    case PTD_ILD_MAP_0F38: /* INVEPT, INVVPID, WRUSS, WRSS */
+        return f->opcode == 0x80 || f->opcode == 0x81 || f->opcode == 0xF5 || f->opcode == 0xF6;
     }
     return false;
 }
@@ -136,67 +139,220 @@ static bool zy_decoding_error(const struct facts *f)
 
 /* Allowed differences. Keep docs/ild.md in step. */
 static struct allowed ild_allowed[] = {
-    { "apx-rex2", ONLY_OURS, M64, -1, 0x00, 0xFF, 0, 0, ours_rex2,
+    { "apx-rex2",
+      ONLY_OURS,
+      M64,
+      -1,
+      0x00,
+      0xFF,
+      0,
+      0,
+      ours_rex2,
       "REX2 (D5 in 64-bit mode, APX): Zydis 4.0 predates APX and takes D5 "
       "for AAD, invalid in 64-bit mode; the ILD's REX2 rules were checked "
-      "against Intel XED and libipt master (docs/ild.md)", {0} },
-    { "vector-maps-new", ONLY_OURS, MALL, -1, 0x00, 0xFF, 0, 0, new_vector_map,
+      "against Intel XED and libipt master (docs/ild.md)",
+      { 0 } },
+    { "vector-maps-new",
+      ONLY_OURS,
+      MALL,
+      -1,
+      0x00,
+      0xFF,
+      0,
+      0,
+      new_vector_map,
       "VEX maps 5 (AMX) and 7, EVEX map 4 (APX) and 7 (USER_MSR, MSR_IMM): newer than "
-      "Zydis 4.0; lengths checked against Intel XED", {0} },
-    { "evex-apx-bits", ONLY_OURS, MALL, -1, 0x00, 0xFF, 0, 0, evex_apx_bits,
+      "Zydis 4.0; lengths checked against Intel XED",
+      { 0 } },
+    { "evex-apx-bits",
+      ONLY_OURS,
+      MALL,
+      -1,
+      0x00,
+      0xFF,
+      0,
+      0,
+      evex_apx_bits,
       "EVEX in 64-bit mode with P0[3] set (APX's B4) or P1[2] clear (APX's "
       "X4): Zydis 4.0 rejects the first and takes the second for MVEX; the "
-      "length does not depend on either bit", {0} },
-    { "fred-eret", ONLY_OURS, M64, PTD_ILD_MAP_0F, 0x01, 0x01, 0, 0, ours_fred_eret,
-      "F2/F3 0F 01 CA: FRED's ERETS/ERETU (far returns), newer than Zydis 4.0", {0} },
-    { "fred-lkgs", ONLY_OURS, M64, PTD_ILD_MAP_0F, 0x00, 0x00, 0x38, 0x30, NULL,
-      "F2 0F 00 /6: FRED's LKGS, newer than Zydis 4.0 (Intel XED decodes it)", {0} },
-    { "new-0f38", ONLY_OURS, MALL, PTD_ILD_MAP_0F38, 0x8A, 0xFC, 0, 0, zy_new_0f38,
+      "length does not depend on either bit",
+      { 0 } },
+    { "fred-eret",
+      ONLY_OURS,
+      M64,
+      PTD_ILD_MAP_0F,
+      0x01,
+      0x01,
+      0,
+      0,
+      ours_fred_eret,
+      "F2/F3 0F 01 CA: FRED's ERETS/ERETU (far returns), newer than Zydis 4.0",
+      { 0 } },
+    { "fred-lkgs",
+      ONLY_OURS,
+      M64,
+      PTD_ILD_MAP_0F,
+      0x00,
+      0x00,
+      0x38,
+      0x30,
+      NULL,
+      "F2 0F 00 /6: FRED's LKGS, newer than Zydis 4.0 (Intel XED decodes it)",
+      { 0 } },
+    { "new-0f38",
+      ONLY_OURS,
+      MALL,
+      PTD_ILD_MAP_0F38,
+      0x8A,
+      0xFC,
+      0,
+      0,
+      zy_new_0f38,
       "0F 38 8A/8B MOVRS, F2/F3 0F 38 F8 with a register (URDMSR/UWRMSR), 0F "
       "38 FC AADD/AAND/AOR/AXOR (RAO-INT): newer than Zydis 4.0 (Intel XED "
-      "decodes them)", {0} },
-    { "udb", ONLY_OURS, M64, PTD_ILD_MAP_PRIMARY, 0xD6, 0xD6, 0, 0, NULL,
+      "decodes them)",
+      { 0 } },
+    { "udb",
+      ONLY_OURS,
+      M64,
+      PTD_ILD_MAP_PRIMARY,
+      0xD6,
+      0xD6,
+      0,
+      0,
+      NULL,
       "D6 in 64-bit mode: UDB, a one-byte #UD instruction (Intel XED); "
-      "Zydis 4.0 follows AMD, where D6 is invalid there", {0} },
-    { "amd-3dnow", ONLY_ZYDIS, MALL, -1, 0x00, 0xFF, 0, 0, zy_3dnow,
+      "Zydis 4.0 follows AMD, where D6 is invalid there",
+      { 0 } },
+    { "amd-3dnow",
+      ONLY_ZYDIS,
+      MALL,
+      -1,
+      0x00,
+      0xFF,
+      0,
+      0,
+      zy_3dnow,
       "0F 0F: AMD's 3DNow!, which Zydis decodes; every Intel CPU raises #UD "
-      "(blank in SDM Table A-3) and libipt master dropped it too", {0} },
-    { "mpx-bnd-register", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0x1A, 0x1B, 0, 0, zy_bad_register,
+      "(blank in SDM Table A-3) and libipt master dropped it too",
+      { 0 } },
+    { "mpx-bnd-register",
+      ONLY_OURS,
+      MALL,
+      PTD_ILD_MAP_0F,
+      0x1A,
+      0x1B,
+      0,
+      0,
+      zy_bad_register,
       "0F 1A/1B with a BND register number above 3: Zydis decodes MPX by "
       "default and rejects it; CPUs without MPX (all since Ice Lake) "
       "execute these hint-NOP encodings as NOPs, which is what the ILD "
-      "decodes (length is the same either way)", {0} },
-    { "vector-opcodes", ONLY_OURS, MALL, -1, 0x00, 0xFF, 0, 0, any_vector,
+      "decodes (length is the same either way)",
+      { 0 } },
+    { "vector-opcodes",
+      ONLY_OURS,
+      MALL,
+      -1,
+      0x00,
+      0xFF,
+      0,
+      0,
+      any_vector,
       "VEX/EVEX/XOP: the ILD checks the prefix itself (position, reserved "
       "bits, map) but not which opcode/W/L/pp/vvvv/mask combinations are "
-      "defined; their length rule is uniform per map", {0} },
-    { "0f-group7", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0x01, 0x01, 0, 0, zy_decoding_error,
+      "defined; their length rule is uniform per map",
+      { 0 } },
+    { "0f-group7",
+      ONLY_OURS,
+      MALL,
+      PTD_ILD_MAP_0F,
+      0x01,
+      0x01,
+      0,
+      0,
+      zy_decoding_error,
       "0F 01 (Group 7): of the 64 register forms the ILD knows those that "
       "change control flow (VMCALL...) and SWAPGS, not which others are "
-      "defined or which prefixes they take; every form is 0F 01 + ModRM", {0} },
-    { "0f-mpx", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0x1A, 0x1B, 0, 0, zy_decoding_error,
+      "defined or which prefixes they take; every form is 0F 01 + ModRM",
+      { 0 } },
+    { "0f-mpx",
+      ONLY_OURS,
+      MALL,
+      PTD_ILD_MAP_0F,
+      0x1A,
+      0x1B,
+      0,
+      0,
+      zy_decoding_error,
       "0F 1A/1B: MPX prefix/ModRM combinations Zydis rejects are hint NOPs "
-      "on CPUs without MPX; the length is that of a ModRM instruction", {0} },
-    { "0f-group15", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0xAE, 0xAE, 0, 0, zy_decoding_error,
+      "on CPUs without MPX; the length is that of a ModRM instruction",
+      { 0 } },
+    { "0f-group15",
+      ONLY_OURS,
+      MALL,
+      PTD_ILD_MAP_0F,
+      0xAE,
+      0xAE,
+      0,
+      0,
+      zy_decoding_error,
       "0F AE (Group 15): fences, FXSAVE/XSAVE*, RD/WRFSBASE, CLWB, UMWAIT, "
       "PTWRITE... the ILD recognises PTWRITE and does not model the other "
-      "prefix/mod/reg combinations; every form is 0F AE + ModRM", {0} },
-    { "0f-group9", ONLY_OURS, MALL, PTD_ILD_MAP_0F, 0xC7, 0xC7, 0, 0, zy_decoding_error,
+      "prefix/mod/reg combinations; every form is 0F AE + ModRM",
+      { 0 } },
+    { "0f-group9",
+      ONLY_OURS,
+      MALL,
+      PTD_ILD_MAP_0F,
+      0xC7,
+      0xC7,
+      0,
+      0,
+      zy_decoding_error,
       "0F C7 (Group 9): CMPXCHG8B/16B, RDRAND, RDSEED, RDPID, VMPTRLD, "
       "XRSTORS...: prefix/mod/reg combinations not modelled; every form is "
-      "0F C7 + ModRM", {0} },
-    { "real-mode-ud", ONLY_OURS, M16, -1, 0x00, 0xFF, 0, 0, real_mode_ud,
+      "0F C7 + ModRM",
+      { 0 } },
+    { "real-mode-ud",
+      ONLY_OURS,
+      M16,
+      -1,
+      0x00,
+      0xFF,
+      0,
+      0,
+      real_mode_ud,
       "with --real-mode16 only: instructions that exist only in protected "
       "mode (ARPL, LAR, LSL, group 6, SYSRET, SYSENTER/SYSEXIT, GETSEC, VMX, "
       "shadow stacks) raise #UD in real mode; the ILD has one 16-bit mode, "
-      "as Intel PT's MODE.Exec does not tell real from protected mode", {0} },
-    { "knc-jkzd", BOTH_DIFFER, MALL, PTD_ILD_MAP_VEX_0F, 0x84, 0x85, 0, 0, NULL,
+      "as Intel PT's MODE.Exec does not tell real from protected mode",
+      { 0 } },
+    { "knc-jkzd",
+      BOTH_DIFFER,
+      MALL,
+      PTD_ILD_MAP_VEX_0F,
+      0x84,
+      0x85,
+      0,
+      0,
+      NULL,
       "VEX.0F 84/85: Knights Corner's JKZD/JKNZD (mask-conditional jumps with "
       "rel8/rel32), which Zydis decodes by default; undefined (#UD) on every "
-      "CPU with Intel PT, so the ILD gives them the plain VEX map-1 length", {0} },
-    { "knc-jkzd-map0", ONLY_ZYDIS, MALL, -1, 0x00, 0xFF, 0, 0, zy_knc_branch,
+      "CPU with Intel PT, so the ILD gives them the plain VEX map-1 length",
+      { 0 } },
+    { "knc-jkzd-map0",
+      ONLY_ZYDIS,
+      MALL,
+      -1,
+      0x00,
+      0xFF,
+      0,
+      0,
+      zy_knc_branch,
       "VEX with map 0 (C4 xx with m-mmmm=0): Knights Corner's JKZD/JKNZD; a "
-      "reserved VEX map (#UD) on every CPU with Intel PT", {0} },
+      "reserved VEX map (#UD) on every CPU with Intel PT",
+      { 0 } },
 };
 #define N_ALLOWED (sizeof ild_allowed / sizeof ild_allowed[0])
 
@@ -219,24 +375,35 @@ static int zydis_class(const ZydisDecodedInstruction *z)
     bool far = z->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR;
     switch (z->mnemonic) {
     case ZYDIS_MNEMONIC_JMP:
-        if (far) return PTD_ICLASS_FAR_TRANSFER;
+        if (far)
+            return PTD_ICLASS_FAR_TRANSFER;
         return z->raw.imm[0].is_relative ? PTD_ICLASS_DIRECT_JUMP : PTD_ICLASS_INDIRECT_JUMP;
     case ZYDIS_MNEMONIC_CALL:
-        if (far) return PTD_ICLASS_FAR_TRANSFER;
+        if (far)
+            return PTD_ICLASS_FAR_TRANSFER;
         return z->raw.imm[0].is_relative ? PTD_ICLASS_DIRECT_CALL : PTD_ICLASS_INDIRECT_CALL;
-    case ZYDIS_MNEMONIC_RET:
-        return far ? PTD_ICLASS_FAR_TRANSFER : PTD_ICLASS_NEAR_RET;
-    case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT1: case ZYDIS_MNEMONIC_INT3:
-    case ZYDIS_MNEMONIC_INTO: case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD:
-    case ZYDIS_MNEMONIC_IRETQ: case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSRET:
-    case ZYDIS_MNEMONIC_SYSENTER: case ZYDIS_MNEMONIC_SYSEXIT:
-    case ZYDIS_MNEMONIC_VMCALL: case ZYDIS_MNEMONIC_VMLAUNCH: case ZYDIS_MNEMONIC_VMRESUME:
-    case ZYDIS_MNEMONIC_VMFUNC: case ZYDIS_MNEMONIC_VMMCALL: case ZYDIS_MNEMONIC_VMRUN:
-    case ZYDIS_MNEMONIC_RSM: case ZYDIS_MNEMONIC_UIRET:
-        return PTD_ICLASS_FAR_TRANSFER;
+    case ZYDIS_MNEMONIC_RET: return far ? PTD_ICLASS_FAR_TRANSFER : PTD_ICLASS_NEAR_RET;
+    case ZYDIS_MNEMONIC_INT:
+    case ZYDIS_MNEMONIC_INT1:
+    case ZYDIS_MNEMONIC_INT3:
+    case ZYDIS_MNEMONIC_INTO:
+    case ZYDIS_MNEMONIC_IRET:
+    case ZYDIS_MNEMONIC_IRETD:
+    case ZYDIS_MNEMONIC_IRETQ:
+    case ZYDIS_MNEMONIC_SYSCALL:
+    case ZYDIS_MNEMONIC_SYSRET:
+    case ZYDIS_MNEMONIC_SYSENTER:
+    case ZYDIS_MNEMONIC_SYSEXIT:
+    case ZYDIS_MNEMONIC_VMCALL:
+    case ZYDIS_MNEMONIC_VMLAUNCH:
+    case ZYDIS_MNEMONIC_VMRESUME:
+    case ZYDIS_MNEMONIC_VMFUNC:
+    case ZYDIS_MNEMONIC_VMMCALL:
+    case ZYDIS_MNEMONIC_VMRUN:
+    case ZYDIS_MNEMONIC_RSM:
+    case ZYDIS_MNEMONIC_UIRET: return PTD_ICLASS_FAR_TRANSFER;
     case ZYDIS_MNEMONIC_XBEGIN: /* Zydis: COND_BR; for Intel PT, TSX */
-    case ZYDIS_MNEMONIC_XEND:   /* begin/commit/abort are MODE.TSX events */
-        return PTD_ICLASS_OTHER;
+    case ZYDIS_MNEMONIC_XEND: /* begin/commit/abort are MODE.TSX events */ return PTD_ICLASS_OTHER;
     default:
         if (z->meta.category == ZYDIS_CATEGORY_COND_BR)
             return PTD_ICLASS_COND_JUMP;
@@ -247,21 +414,24 @@ static int zydis_class(const ZydisDecodedInstruction *z)
 static int zydis_map(const ZydisDecodedInstruction *z)
 {
     static const int legacy[] = {
-        [ZYDIS_OPCODE_MAP_DEFAULT] = PTD_ILD_MAP_PRIMARY, [ZYDIS_OPCODE_MAP_0F] = PTD_ILD_MAP_0F,
-        [ZYDIS_OPCODE_MAP_0F38] = PTD_ILD_MAP_0F38, [ZYDIS_OPCODE_MAP_0F3A] = PTD_ILD_MAP_0F3A,
+        [ZYDIS_OPCODE_MAP_DEFAULT] = PTD_ILD_MAP_PRIMARY,
+        [ZYDIS_OPCODE_MAP_0F] = PTD_ILD_MAP_0F,
+        [ZYDIS_OPCODE_MAP_0F38] = PTD_ILD_MAP_0F38,
+        [ZYDIS_OPCODE_MAP_0F3A] = PTD_ILD_MAP_0F3A,
     };
     switch (z->encoding) {
     case ZYDIS_INSTRUCTION_ENCODING_3DNOW: return PTD_ILD_MAP_0F;
     case ZYDIS_INSTRUCTION_ENCODING_VEX:
         return PTD_ILD_MAP_VEX_0F + (int)z->opcode_map - ZYDIS_OPCODE_MAP_0F;
     case ZYDIS_INSTRUCTION_ENCODING_EVEX:
-        if (z->opcode_map == ZYDIS_OPCODE_MAP_MAP5) return PTD_ILD_MAP_EVEX_MAP5;
-        if (z->opcode_map == ZYDIS_OPCODE_MAP_MAP6) return PTD_ILD_MAP_EVEX_MAP6;
+        if (z->opcode_map == ZYDIS_OPCODE_MAP_MAP5)
+            return PTD_ILD_MAP_EVEX_MAP5;
+        if (z->opcode_map == ZYDIS_OPCODE_MAP_MAP6)
+            return PTD_ILD_MAP_EVEX_MAP6;
         return PTD_ILD_MAP_EVEX_0F + (int)z->opcode_map - ZYDIS_OPCODE_MAP_0F;
     case ZYDIS_INSTRUCTION_ENCODING_XOP:
         return PTD_ILD_MAP_XOP8 + (int)z->opcode_map - ZYDIS_OPCODE_MAP_XOP8;
-    default:
-        return z->opcode_map <= ZYDIS_OPCODE_MAP_0F3A ? legacy[z->opcode_map] : -1;
+    default: return z->opcode_map <= ZYDIS_OPCODE_MAP_0F3A ? legacy[z->opcode_map] : -1;
     }
 }
 
@@ -335,9 +505,8 @@ static void facts_from_zydis(struct facts *f, const ZydisDecodedInstruction *z, 
 /* Unexplained mismatches by mode, direction, map and opcode. */
 static unsigned long hist[3][4][PTD_ILD_MAP_COUNT + 1][256];
 
-static void report(unsigned mode, const uint8_t *b, const char *what,
-                   int rc, const struct ptd_insn *in, ZyanStatus zs,
-                   const ZydisDecodedInstruction *z)
+static void report(unsigned mode, const uint8_t *b, const char *what, int rc,
+                   const struct ptd_insn *in, ZyanStatus zs, const ZydisDecodedInstruction *z)
 {
     struct stats *s = &st[mode];
     s->fail++;
@@ -345,7 +514,8 @@ static void report(unsigned mode, const uint8_t *b, const char *what,
         int d = rc > 0 && !ZYAN_SUCCESS(zs) ? ONLY_OURS : rc <= 0 ? ONLY_ZYDIS : BOTH_DIFFER;
         int mp = rc > 0 ? in->map : zydis_map(z);
         unsigned op = rc > 0 ? in->opcode : z->opcode;
-        if (mp < 0 || mp > PTD_ILD_MAP_COUNT) mp = PTD_ILD_MAP_COUNT;
+        if (mp < 0 || mp > PTD_ILD_MAP_COUNT)
+            mp = PTD_ILD_MAP_COUNT;
         hist[mode][d][mp][op]++;
     }
     if (s->fail > max_fail)
@@ -354,8 +524,8 @@ static void report(unsigned mode, const uint8_t *b, const char *what,
     hex(stdout, b, BUF);
     printf(" %s\n", what);
     if (rc > 0)
-        printf("  ptboot: len=%d class=%s map=%u op=%02x modrm=%02x target=%#" PRIx64 "\n",
-               rc, ptd_ild_iclass_name(in->iclass), in->map, in->opcode, in->modrm, in->target);
+        printf("  ptboot: len=%d class=%s map=%u op=%02x modrm=%02x target=%#" PRIx64 "\n", rc,
+               ptd_ild_iclass_name(in->iclass), in->map, in->opcode, in->modrm, in->target);
     else
         printf("  ptboot: error %d\n", rc);
     if (ZYAN_SUCCESS(zs)) {
@@ -364,7 +534,8 @@ static void report(unsigned mode, const uint8_t *b, const char *what,
         ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
         ZydisDecoderDecodeFull(&zdec[mode], b, BUF, (ZydisDecodedInstruction *)z, ops);
         ZydisFormatterInit(&fm, ZYDIS_FORMATTER_STYLE_INTEL);
-        ZydisFormatterFormatInstruction(&fm, z, ops, z->operand_count_visible, txt, sizeof txt, 0, NULL);
+        ZydisFormatterFormatInstruction(&fm, z, ops, z->operand_count_visible, txt, sizeof txt, 0,
+                                        NULL);
         printf("  zydis:  len=%u class=%s \"%s\" map=%d op=%02x\n", z->length,
                ptd_ild_iclass_name((enum ptd_iclass)zydis_class(z)), txt, zydis_map(z), z->opcode);
     } else {
@@ -409,16 +580,16 @@ static void check(unsigned mode, const uint8_t *b)
         in2.ip = in.ip;
         int rc2 = ptd_ild_decode(&in2, b, (size_t)rc, (enum ptd_exec_mode)mode);
         bool same = rc2 == rc && in2.iclass == in.iclass && in2.map == in.map &&
-                    in2.opcode == in.opcode && in2.flags == in.flags &&
-                    in2.opsize == in.opsize && in2.addrsize == in.addrsize &&
-                    in2.prefix_len == in.prefix_len && in2.rex == in.rex &&
-                    in2.rep_byte == in.rep_byte &&
+                    in2.opcode == in.opcode && in2.flags == in.flags && in2.opsize == in.opsize &&
+                    in2.addrsize == in.addrsize && in2.prefix_len == in.prefix_len &&
+                    in2.rex == in.rex && in2.rep_byte == in.rep_byte &&
                     (!(in.flags & PTD_INSN_MODRM) || in2.modrm == in.modrm) &&
                     (!(in.flags & (PTD_INSN_REL | PTD_INSN_FAR_PTR)) || in2.target == in.target);
         int rc3 = ptd_ild_decode(&in2, b, (size_t)rc - 1, (enum ptd_exec_mode)mode);
         if (!same || rc3 != -PTD_ILD_ERR_TRUNCATED) {
-            report(mode, b, !same ? "fast and complete decoders differ"
-                                  : "one byte less is not -TRUNCATED", rc, &in, zs, &z);
+            report(mode, b,
+                   !same ? "fast and complete decoders differ" : "one byte less is not -TRUNCATED",
+                   rc, &in, zs, &z);
             return;
         }
     }
@@ -454,7 +625,8 @@ static void check(unsigned mode, const uint8_t *b)
         why = "length differs";
     else if (in.iclass != zc)
         why = "class differs";
-    else if ((in.flags & PTD_INSN_PTWRITE) != (z.mnemonic == ZYDIS_MNEMONIC_PTWRITE ? PTD_INSN_PTWRITE : 0))
+    else if ((in.flags & PTD_INSN_PTWRITE) !=
+             (z.mnemonic == ZYDIS_MNEMONIC_PTWRITE ? PTD_INSN_PTWRITE : 0))
         why = "ptwrite differs";
     else if (z.raw.imm[0].is_relative != !!(in.flags & PTD_INSN_REL))
         why = "relative immediate differs";
@@ -537,9 +709,22 @@ static void run_random(unsigned long n)
 /* Prefix sets for the structured run (a REX byte only means REX in 64-bit
  * mode; elsewhere it is INC/DEC and changes the opcode, which is fine). */
 static const uint8_t pfx_sets[][4] = {
-    {0}, {1, 0x66}, {1, 0x67}, {1, 0xF2}, {1, 0xF3}, {1, 0xF0}, {1, 0x2E},
-    {2, 0x66, 0x67}, {2, 0xF3, 0x66}, {2, 0x66, 0xF2}, {1, 0x48}, {1, 0x41},
-    {2, 0x66, 0x48}, {2, 0x48, 0x66}, {3, 0x66, 0x66, 0x67}, {2, 0xF2, 0xF3},
+    { 0 },
+    { 1, 0x66 },
+    { 1, 0x67 },
+    { 1, 0xF2 },
+    { 1, 0xF3 },
+    { 1, 0xF0 },
+    { 1, 0x2E },
+    { 2, 0x66, 0x67 },
+    { 2, 0xF3, 0x66 },
+    { 2, 0x66, 0xF2 },
+    { 1, 0x48 },
+    { 1, 0x41 },
+    { 2, 0x66, 0x48 },
+    { 2, 0x48, 0x66 },
+    { 3, 0x66, 0x66, 0x67 },
+    { 2, 0xF2, 0xF3 },
 };
 #define N_PFX (sizeof pfx_sets / sizeof pfx_sets[0])
 
@@ -557,12 +742,11 @@ static void run_structured(void)
     uint8_t b[BUF];
     phase = "structured";
     /* Legacy maps: [prefixes] [0F [38|3A|0F]] opcode ModRM SIB/disp/imm tail */
-    static const uint8_t esc[][3] = { {0}, {1, 0x0F}, {2, 0x0F, 0x38}, {2, 0x0F, 0x3A} };
+    static const uint8_t esc[][3] = { { 0 }, { 1, 0x0F }, { 2, 0x0F, 0x38 }, { 2, 0x0F, 0x3A } };
     for (size_t e = 0; e < 4; e++)
         for (unsigned op = 0; op < 256; op++)
             for (size_t p = 0; p < N_PFX; p++)
-                for (unsigned mr = 0; mr < 256;
-                     mr += (e == 0 ? 1 : p < 4 ? 3 : 11)) {
+                for (unsigned mr = 0; mr < 256; mr += (e == 0 ? 1 : p < 4 ? 3 : 11)) {
                     /* ModRM: every byte for the one-byte map; every third
                        for the escapes under the common prefix sets, every
                        eleventh (still every mod and reg) under the rest. */
@@ -581,8 +765,8 @@ static void run_structured(void)
        every opcode. Zydis 4.0 predates APX (allowed: apx-rex2); what runs
        here is the ILD's own consistency: fast path against the complete
        decoder, the step against the decoder, truncation. */
-    static const uint8_t rex2_pfx[][2] = { {0}, {1, 0x66}, {1, 0x67}, {1, 0xF3},
-                                           {1, 0xF0}, {1, 0x2E}, {1, 0x48} };
+    static const uint8_t rex2_pfx[][2] = { { 0 },       { 1, 0x66 }, { 1, 0x67 }, { 1, 0xF3 },
+                                           { 1, 0xF0 }, { 1, 0x2E }, { 1, 0x48 } };
     for (unsigned m0 = 0; m0 < 2; m0++)
         for (unsigned op = 0; op < 256; op++)
             for (size_t p = 0; p < sizeof rex2_pfx / sizeof rex2_pfx[0]; p++)
@@ -602,12 +786,12 @@ static void run_structured(void)
        mode with random tails (so that every allowed difference above is
        met at least once). */
     static const char *const spot[] = {
-        "d500a1", "2ed500a1", "66d500a1", "48d500a1", "d5007400", "d580840000",
-        "f30f01ca", "f20f01ca", "66f30f01ca", "0f01ca", "f30f01ec", "f20f00f0",
-        "f20f0030", "0f38fc00", "660f38fc00", "f20f38f8c0", "f30f38f8c0",
-        "0f388a00", "660f388b00", "d6", "0f0fc00c", "0f3900", "0f7a00", "0fb90424",
-        "f30f3af0c001",
-        "0fff4010", "f0e900000000", "f0ffd0", "62f47c0800c0", "62f47d0881c01122",
+        "d500a1",       "2ed500a1",     "66d500a1",   "48d500a1",     "d5007400",
+        "d580840000",   "f30f01ca",     "f20f01ca",   "66f30f01ca",   "0f01ca",
+        "f30f01ec",     "f20f00f0",     "f20f0030",   "0f38fc00",     "660f38fc00",
+        "f20f38f8c0",   "f30f38f8c0",   "0f388a00",   "660f388b00",   "d6",
+        "0f0fc00c",     "0f3900",       "0f7a00",     "0fb90424",     "f30f3af0c001",
+        "0fff4010",     "f0e900000000", "f0ffd0",     "62f47c0800c0", "62f47d0881c01122",
         "62f97c4858c0", "62f1784858c0", "c4e77bf8c0", "62f77f08f8c0", "c4e578fdc0",
     };
     for (size_t i = 0; i < sizeof spot / sizeof spot[0]; i++)
@@ -627,12 +811,19 @@ static void run_structured(void)
        ILD rejects them, allowed: amd-3dnow). */
     for (unsigned suf = 0; suf < 256; suf++)
         for (unsigned mr = 0; mr < 256; mr += 5) {
-            b[0] = 0x0F; b[1] = 0x0F; b[2] = (uint8_t)mr;
+            b[0] = 0x0F;
+            b[1] = 0x0F;
+            b[2] = (uint8_t)mr;
             fill_random(b, 3);
             unsigned mod = mr >> 6, rm = mr & 7;
             /* Put the suffix where it belongs for 32-bit addressing. */
-            size_t at = 3 + (mod != 3 && rm == 4) + (mod == 1 ? 1 : mod == 2 ? 4 : (mod == 0 && rm == 5) ? 4 : 0);
-            if (mod != 3 && rm == 4) b[3] = 0x24;
+            size_t at = 3 + (mod != 3 && rm == 4) +
+                        (mod == 1                ? 1
+                         : mod == 2              ? 4
+                         : (mod == 0 && rm == 5) ? 4
+                                                 : 0);
+            if (mod != 3 && rm == 4)
+                b[3] = 0x24;
             b[at] = (uint8_t)suf;
             for (unsigned m = 0; m < 3; m++)
                 if (modes_mask & (1u << m))
@@ -645,23 +836,30 @@ static void run_structured(void)
         for (unsigned rep = 0; rep < 96; rep++) {
             unsigned r = (unsigned)rnd();
             size_t k = 0;
-            if (rep & 1) b[k++] = (rep & 2) ? 0x67 : 0x2E;
+            if (rep & 1)
+                b[k++] = (rep & 2) ? 0x67 : 0x2E;
             unsigned kind = rep % 6;
             fill_random(b, 0);
             if (kind == 0) {
-                b[k++] = 0xC5; b[k++] = (uint8_t)(r | 0x80 | ((rep & 4) ? 0x40 : 0));
+                b[k++] = 0xC5;
+                b[k++] = (uint8_t)(r | 0x80 | ((rep & 4) ? 0x40 : 0));
             } else if (kind == 1 || kind == 2) {
-                b[k++] = 0xC4; b[k++] = (uint8_t)((r & 0xE0) | (kind == 1 ? 1 + (rep / 6) % 3 : (r >> 8) & 31));
-                if (rep & 4) b[k - 1] |= 0xC0;
+                b[k++] = 0xC4;
+                b[k++] = (uint8_t)((r & 0xE0) | (kind == 1 ? 1 + (rep / 6) % 3 : (r >> 8) & 31));
+                if (rep & 4)
+                    b[k - 1] |= 0xC0;
                 b[k++] = (uint8_t)(r >> 16);
             } else if (kind == 3 || kind == 4) {
                 b[k++] = 0x62;
-                b[k++] = (uint8_t)((r & 0xF0) | (kind == 3 ? (1 + (rep / 6) % 7) : ((r >> 8) & 15)));
-                if (rep & 4) b[k - 1] |= 0xC0;
+                b[k++] =
+                    (uint8_t)((r & 0xF0) | (kind == 3 ? (1 + (rep / 6) % 7) : ((r >> 8) & 15)));
+                if (rep & 4)
+                    b[k - 1] |= 0xC0;
                 b[k++] = (uint8_t)((r >> 16) | (kind == 3 ? 0x04 : 0));
                 b[k++] = (uint8_t)(r >> 24);
             } else {
-                b[k++] = 0x8F; b[k++] = (uint8_t)((r & 0xE0) | (8 + (rep / 6) % 3));
+                b[k++] = 0x8F;
+                b[k++] = (uint8_t)((r & 0xE0) | (8 + (rep / 6) % 3));
                 b[k++] = (uint8_t)(r >> 16);
             }
             b[k++] = (uint8_t)op;
@@ -750,15 +948,18 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--real-mode16"))
             zydis_real16 = true;
         else {
-            fprintf(stderr, "usage: %s [--random N] [--seed S] [--structured] [--real DIR "
-                    "[--real-random N]] [--mode 16|32|64] [--real-mode16] [--max-fail N] [--verbose]\n", argv[0]);
+            fprintf(
+                stderr,
+                "usage: %s [--random N] [--seed S] [--structured] [--real DIR "
+                "[--real-random N]] [--mode 16|32|64] [--real-mode16] [--max-fail N] [--verbose]\n",
+                argv[0]);
             return 2;
         }
     }
     zydis_init();
     rng_state = seed;
-    printf("ild_vs_zydis: seed=%llu random=%lu structured=%d real=%s\n", seed, nrandom,
-           structured, real ? real : "-");
+    printf("ild_vs_zydis: seed=%llu random=%lu structured=%d real=%s\n", seed, nrandom, structured,
+           real ? real : "-");
     if (structured)
         run_structured();
     if (nrandom)
@@ -780,8 +981,8 @@ int main(int argc, char **argv)
         struct allowed *a = &ild_allowed[i];
         unsigned long c = a->count[0] + a->count[1] + a->count[2];
         if (c || verbose)
-            printf("  allowed %-16s %8lu/%lu/%lu (16/32/64)\n", a->name,
-                   a->count[0], a->count[1], a->count[2]);
+            printf("  allowed %-16s %8lu/%lu/%lu (16/32/64)\n", a->name, a->count[0], a->count[1],
+                   a->count[2]);
     }
     if (fails) {
         static const char *dn[] = { "", "only-ptboot", "only-zydis", "differ" };

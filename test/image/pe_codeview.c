@@ -23,10 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define AREA "ptb_codeview_area"
-#define DEBUG_DIR_BYTES 28
+#define AREA                "ptb_codeview_area"
+#define DEBUG_DIR_BYTES     28
 #define DEBUG_TYPE_CODEVIEW 2
-#define DIR_DEBUG 6
+#define DIR_DEBUG           6
 
 static int die(const char *what)
 {
@@ -34,9 +34,19 @@ static int die(const char *what)
     return 1;
 }
 
-static uint32_t rd32(const uint8_t *p) { return p[0] | p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static void wr32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static uint32_t rd32(const uint8_t *p)
+{
+    return p[0] | p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static void wr32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
 
 /* The area's address and size and the build ID from the ELF. */
 static int elf_facts(const char *so, uint64_t *addr, uint64_t *size, uint8_t id[16])
@@ -122,15 +132,16 @@ int main(int argc, char **argv)
         return die("no section of the PE holds " AREA);
     uint8_t *d = b + fileoff;
     memset(d, 0, size);
-    uint32_t cv_rva = (uint32_t)addr + DEBUG_DIR_BYTES, cv_size = (uint32_t)(need - DEBUG_DIR_BYTES);
-    wr32(d + 12, DEBUG_TYPE_CODEVIEW);  /* Type */
-    wr32(d + 16, cv_size);              /* SizeOfData */
-    wr32(d + 20, cv_rva);               /* AddressOfRawData */
+    uint32_t cv_rva = (uint32_t)addr + DEBUG_DIR_BYTES,
+             cv_size = (uint32_t)(need - DEBUG_DIR_BYTES);
+    wr32(d + 12, DEBUG_TYPE_CODEVIEW);       /* Type */
+    wr32(d + 16, cv_size);                   /* SizeOfData */
+    wr32(d + 20, cv_rva);                    /* AddressOfRawData */
     wr32(d + 24, fileoff + DEBUG_DIR_BYTES); /* PointerToRawData */
     uint8_t *cv = d + DEBUG_DIR_BYTES;
     memcpy(cv, "RSDS", 4);
     memcpy(cv + 4, id, 16);
-    wr32(cv + 20, 1);                   /* age */
+    wr32(cv + 20, 1); /* age */
     memcpy(cv + 24, path, strlen(path) + 1);
     wr32(opt + 112 + 8 * DIR_DEBUG, (uint32_t)addr);
     wr32(opt + 112 + 8 * DIR_DEBUG + 4, DEBUG_DIR_BYTES);

@@ -18,11 +18,13 @@
  * ptbtest.efi: -O1, every function noinline, so the symbols name the loop. */
 #include <efi.h>
 
-#define NOINLINE __attribute__((noinline, noclone, used))
+#define NOINLINE      __attribute__((noinline, noclone, used))
 #define PTBHANG_READY 1u
 /* The variable that makes the hang one-shot (vendor GUID of this image). */
 #define PTBHANG_VAR L"PtbhangHung"
-static EFI_GUID hang_guid = { 0x0e7b6c1a, 0x52d3, 0x4f08, { 0x9b, 0x1c, 0x3a, 0x6e, 0x44, 0x90, 0x2d, 0x71 } };
+static EFI_GUID hang_guid = {
+    0x0e7b6c1a, 0x52d3, 0x4f08, { 0x9b, 0x1c, 0x3a, 0x6e, 0x44, 0x90, 0x2d, 0x71 }
+};
 
 /* The device's status register: never ready. volatile: read every round. */
 static volatile UINT64 device_status;
@@ -82,8 +84,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     st->RuntimeServices->SetVariable(PTBHANG_VAR, &hang_guid,
                                      EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS,
                                      sizeof flag, &flag);
-    say(st, cli ? L"ptbhang: waiting mode=cli\r\n" : cb ? L"ptbhang: waiting mode=callback\r\n"
-                                                      : L"ptbhang: waiting mode=tpl\r\n");
+    say(st, cli  ? L"ptbhang: waiting mode=cli\r\n"
+            : cb ? L"ptbhang: waiting mode=callback\r\n"
+                 : L"ptbhang: waiting mode=tpl\r\n");
     if (cb)
         st->BootServices->RaiseTPL(TPL_CALLBACK);
     if (cli)

@@ -12,16 +12,28 @@
 #include <efi.h>
 
 #define PTBSPIN_ROUNDS 300
-#define PTBSPIN_STEPS 8
+#define PTBSPIN_STEPS  8
 
 #define NOINLINE __attribute__((noinline, noclone, used))
 
 static volatile UINT64 sink;
 
-NOINLINE UINT64 ptbspin_a(UINT64 x) { return x * 3 + 1; }
-NOINLINE UINT64 ptbspin_b(UINT64 x) { return x >> 1; }
-NOINLINE UINT64 ptbspin_c(UINT64 x) { return x ^ 0x5a5a; }
-NOINLINE UINT64 ptbspin_d(UINT64 x) { return x + (x & 7) + 11; }
+NOINLINE UINT64 ptbspin_a(UINT64 x)
+{
+    return x * 3 + 1;
+}
+NOINLINE UINT64 ptbspin_b(UINT64 x)
+{
+    return x >> 1;
+}
+NOINLINE UINT64 ptbspin_c(UINT64 x)
+{
+    return x ^ 0x5a5a;
+}
+NOINLINE UINT64 ptbspin_d(UINT64 x)
+{
+    return x + (x & 7) + 11;
+}
 
 typedef UINT64 (*ptbspin_op)(UINT64);
 /* volatile: each pointer is loaded, so each call is indirect */

@@ -20,9 +20,9 @@
  * call in the code. */
 #include <efi.h>
 
-#define PTBTEST_FIB_N 10
+#define PTBTEST_FIB_N  10
 #define PTBTEST_ROUNDS 8
-#define PTBTEST_DEPTH 100
+#define PTBTEST_DEPTH  100
 
 #define NOINLINE __attribute__((noinline, noclone, used))
 
@@ -36,19 +36,29 @@ NOINLINE UINT64 ptbtest_fib(UINT64 n)
     return ptbtest_fib(n - 1) + ptbtest_fib(n - 2);
 }
 
-NOINLINE UINT64 ptbtest_op_add(UINT64 x) { return x + 3; }
-NOINLINE UINT64 ptbtest_op_mul(UINT64 x) { return x * 5; }
-NOINLINE UINT64 ptbtest_op_xor(UINT64 x) { return x ^ 0x55; }
+NOINLINE UINT64 ptbtest_op_add(UINT64 x)
+{
+    return x + 3;
+}
+NOINLINE UINT64 ptbtest_op_mul(UINT64 x)
+{
+    return x * 5;
+}
+NOINLINE UINT64 ptbtest_op_xor(UINT64 x)
+{
+    return x ^ 0x55;
+}
 NOINLINE UINT64 ptbtest_op_odd(UINT64 x)
 {
-    if (x & 1)        /* taken and not taken, depending on the round */
+    if (x & 1) /* taken and not taken, depending on the round */
         return x + 1;
     return x - 1;
 }
 
 typedef UINT64 (*ptbtest_op)(UINT64);
 /* volatile: the compiler must load each pointer, so each call is indirect. */
-static ptbtest_op volatile ops[] = { ptbtest_op_add, ptbtest_op_mul, ptbtest_op_xor, ptbtest_op_odd };
+static ptbtest_op volatile ops[] = { ptbtest_op_add, ptbtest_op_mul, ptbtest_op_xor,
+                                     ptbtest_op_odd };
 
 NOINLINE UINT64 ptbtest_table(UINT64 x)
 {

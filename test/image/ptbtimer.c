@@ -35,15 +35,20 @@ static volatile UINT64 ud_seen;
 
 /* EFI_CPU_ARCH_PROTOCOL (PI spec Vol. 2), up to RegisterInterruptHandler;
  * gnu-efi does not declare it */
-#define PTBTIMER_CPU_ARCH_GUID \
-    { 0x26baccb1, 0x6f42, 0x11d4, { 0xbc, 0xe7, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81 } }
+#define PTBTIMER_CPU_ARCH_GUID                             \
+    {                                                      \
+        0x26baccb1, 0x6f42, 0x11d4,                        \
+        {                                                  \
+            0xbc, 0xe7, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81 \
+        }                                                  \
+    }
 #define PTBTIMER_VECTOR_UD 6
 #define PTBTIMER_UD2_BYTES 2
-typedef VOID (EFIAPI *ptbtimer_handler)(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx);
+typedef VOID(EFIAPI *ptbtimer_handler)(EFI_EXCEPTION_TYPE type, EFI_SYSTEM_CONTEXT ctx);
 struct ptbtimer_cpu_arch {
     void *flush, *enable, *disable, *get_state, *init;
-    EFI_STATUS (EFIAPI *register_handler)(struct ptbtimer_cpu_arch *self, EFI_EXCEPTION_TYPE type,
-                                          ptbtimer_handler handler);
+    EFI_STATUS(EFIAPI *register_handler)
+    (struct ptbtimer_cpu_arch *self, EFI_EXCEPTION_TYPE type, ptbtimer_handler handler);
 };
 
 /* #UD: count it and go on after the UD2 */

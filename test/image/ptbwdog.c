@@ -15,10 +15,12 @@
  * No libc, no libefi (built like ptbtest.efi). */
 #include <efi.h>
 
-#define PTBWDOG_SECONDS 1
+#define PTBWDOG_SECONDS  1
 #define PTBWDOG_STALL_US 3000000
-#define PTBWDOG_VAR L"PtbwdogControl"
-static EFI_GUID wdog_guid = { 0x5b2f8a31, 0x07c4, 0x4e6d, { 0x8f, 0x12, 0x6a, 0x3d, 0x90, 0x1e, 0x44, 0xc7 } };
+#define PTBWDOG_VAR      L"PtbwdogControl"
+static EFI_GUID wdog_guid = {
+    0x5b2f8a31, 0x07c4, 0x4e6d, { 0x8f, 0x12, 0x6a, 0x3d, 0x90, 0x1e, 0x44, 0xc7 }
+};
 static const CHAR16 ptboot_path[] = L"\\EFI\\ptboot\\ptboot.efi";
 
 /* A device path: the boot volume's, a file path node, the end node (UEFI
@@ -79,8 +81,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     UINT8 flag = 1;
     UINTN size = sizeof flag;
     if (EFI_ERROR(rt->GetVariable(PTBWDOG_VAR, &wdog_guid, NULL, &size, &flag))) {
-        rt->SetVariable(PTBWDOG_VAR, &wdog_guid, EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS,
-                        sizeof flag, &flag);
+        rt->SetVariable(PTBWDOG_VAR, &wdog_guid,
+                        EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS, sizeof flag,
+                        &flag);
         bs->SetWatchdogTimer(PTBWDOG_SECONDS, 0, 0, NULL);
         say(st, L"ptbwdog: control armed=1\r\n");
         bs->Stall(PTBWDOG_STALL_US);
@@ -93,7 +96,8 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     EFI_HANDLE child = NULL;
     EFI_DEVICE_PATH *path = NULL;
     if (EFI_ERROR(bs->HandleProtocol(image, &lip, (void **)&li)) || !li ||
-        !(path = file_path(st, li->DeviceHandle)) || EFI_ERROR(bs->LoadImage(FALSE, image, path, NULL, 0, &child))) {
+        !(path = file_path(st, li->DeviceHandle)) ||
+        EFI_ERROR(bs->LoadImage(FALSE, image, path, NULL, 0, &child))) {
         say(st, L"ptbwdog: error: cannot load \\EFI\\ptboot\\ptboot.efi\r\n");
         return EFI_NOT_FOUND;
     }

@@ -52,7 +52,7 @@ else
 fi
 
 # expectations from the source and binutils
-def() { sed -n "s/^#define $1 \([0-9]*\)$/\1/p" "$src"; }
+def() { sed -n "s/^#define $1 \+\([0-9]*\)$/\1/p" "$src"; }
 N=$(def PTBTEST_FIB_N) ROUNDS=$(def PTBTEST_ROUNDS)
 fib_calls() { local n=$1; if [ "$n" -lt 2 ]; then echo 1; else echo $((1 + $(fib_calls $((n - 1))) + $(fib_calls $((n - 2))))); fi; }
 FIBC=$(fib_calls "$N")

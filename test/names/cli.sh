@@ -30,6 +30,10 @@ expect_exit 2 'export: -o FILE is required' $P export --pt "$tmp/x.pt" --format 
 expect_exit 2 "export: --format svg: want chrome, folded or html" $P export --pt "$tmp/x.pt" --format svg -o "$tmp/o"
 expect_exit 2 "export: --weight bytes: want insns or ticks" $P export --pt "$tmp/x.pt" --weight bytes
 expect_exit 2 "export: --clock wall: want auto, tsc or insns" $P export --pt "$tmp/x.pt" --clock wall
+# --module's numbers through the one parser: a sign or blank is no number (strtoull took them)
+expect_exit 2 "export: --module wants BASE:SIZE:NAME" $P export --pt "$tmp/x.pt" --format folded -o "$tmp/o" --module -1000:10:a
+expect_exit 2 "export: --module wants BASE:SIZE:NAME" $P export --pt "$tmp/x.pt" --format folded -o "$tmp/o" --module "1000: 10:a"
+expect_exit 2 "export: --module wants BASE:SIZE:NAME" $P export --pt "$tmp/x.pt" --format folded -o "$tmp/o" --module 1000:0:a
 expect_exit 2 "export: --tsc-hz 0: want a frequency" $P export --pt "$tmp/x.pt" --tsc-hz 0
 expect_exit 2 "export: unknown option '--frobnicate'" $P export --frobnicate
 expect_exit 2 "export: --symbols needs a file or directory" $P export --pt "$tmp/x.pt" --symbols

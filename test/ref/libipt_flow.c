@@ -35,13 +35,13 @@ struct opts {
     int event_ip;
     int quiet;
     int stat;
-    int time;        /* --time: the last event's tsc before each instruction */
-    int event_time;  /* --event:time: the event's tsc, when it has one */
+    int time;           /* --time: the last event's tsc before each instruction */
+    int event_time;     /* --event:time: the event's tsc, when it has one */
     int all_exec_modes; /* --all-exec-modes: 2.0.5's exec-mode events */
 };
 
-static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
-                    uint64_t ip, void *context)
+static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
+                    void *context)
 {
     size_t n;
     (void)asid;
@@ -121,12 +121,8 @@ static void print_event(const struct pt_event *ev, const struct opts *o)
         if (o->event_ip && !ev->ip_suppressed)
             printf(", ip: %016" PRIx64, ev->variant.tsx.ip);
         break;
-    case ptev_stop:
-        printf("stopped");
-        break;
-    case ptev_vmcs:
-        printf("vmcs, base: %016" PRIx64, ev->variant.vmcs.base);
-        break;
+    case ptev_stop: printf("stopped"); break;
+    case ptev_vmcs: printf("vmcs, base: %016" PRIx64, ev->variant.vmcs.base); break;
     case ptev_async_vmcs:
         printf("vmcs, base: %016" PRIx64, ev->variant.async_vmcs.base);
         if (o->event_ip)
@@ -169,12 +165,8 @@ static void print_event(const struct pt_event *ev, const struct opts *o)
         if (o->event_ip && !ev->ip_suppressed)
             printf(", ip: %016" PRIx64, ev->variant.tick.ip);
         break;
-    case ptev_cbr:
-        printf("cbr: %x", ev->variant.cbr.ratio);
-        break;
-    case ptev_mnt:
-        printf("mnt: %" PRIx64, ev->variant.mnt.payload);
-        break;
+    case ptev_cbr: printf("cbr: %x", ev->variant.cbr.ratio); break;
+    case ptev_mnt: printf("mnt: %" PRIx64, ev->variant.mnt.payload); break;
     }
     printf("]\n");
 }
@@ -298,10 +290,11 @@ static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
 
 static int usage(int rc)
 {
-    fprintf(rc ? stderr : stdout,
-            "usage: libipt_flow --pt FILE [--pages PREFIX] [--raw FILE[:FROM[-TO]]:BASE]...\n"
-            "                   [--filter LO-HI] [--cpu F/M] [--mode 16|32|64]\n"
-            "                   [--stat] [--event:ip] [--event:tick] [--quiet] [--all-exec-modes]\n");
+    fprintf(
+        rc ? stderr : stdout,
+        "usage: libipt_flow --pt FILE [--pages PREFIX] [--raw FILE[:FROM[-TO]]:BASE]...\n"
+        "                   [--filter LO-HI] [--cpu F/M] [--mode 16|32|64]\n"
+        "                   [--stat] [--event:ip] [--event:tick] [--quiet] [--all-exec-modes]\n");
     return rc;
 }
 
@@ -309,7 +302,7 @@ int main(int argc, char **argv)
 {
     static char obuf[1 << 16];
     struct flow_image img;
-    struct opts o = {0, 0, 0, 0, 0, 0};
+    struct opts o = { 0, 0, 0, 0, 0, 0 };
     const char *pt = NULL;
     struct pt_config cfg;
     struct pt_insn_decoder *d;
@@ -326,14 +319,36 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return usage(0);
-        if (!strcmp(a, "--stat")) { o.stat = 1; continue; }
-        if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) { o.quiet = 1; continue; }
-        if (!strcmp(a, "--event:ip")) { o.event_ip = 1; continue; }
-        if (!strcmp(a, "--no-inst")) continue;
-        if (!strcmp(a, "--all-exec-modes")) { o.all_exec_modes = 1; continue; }
-        if (!strcmp(a, "--time")) { o.time = 1; continue; }
-        if (!strcmp(a, "--event:time")) { o.event_time = 1; continue; }
-        if (!strcmp(a, "--event:tick")) { cfg.flags.variant.insn.enable_tick_events = 1; continue; }
+        if (!strcmp(a, "--stat")) {
+            o.stat = 1;
+            continue;
+        }
+        if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            o.quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--event:ip")) {
+            o.event_ip = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no-inst"))
+            continue;
+        if (!strcmp(a, "--all-exec-modes")) {
+            o.all_exec_modes = 1;
+            continue;
+        }
+        if (!strcmp(a, "--time")) {
+            o.time = 1;
+            continue;
+        }
+        if (!strcmp(a, "--event:time")) {
+            o.event_time = 1;
+            continue;
+        }
+        if (!strcmp(a, "--event:tick")) {
+            cfg.flags.variant.insn.enable_tick_events = 1;
+            continue;
+        }
         if (!v) {
             fprintf(stderr, "libipt_flow: %s: missing argument or unknown option\n", a);
             return usage(2);

@@ -46,15 +46,15 @@
 
 #include "format/load_option.h"
 
-#define FVH_SIGNATURE_OFF 40
-#define FVH_HEADER_LEN_OFF 48
-#define STORE_HEADER_BYTES 28
-#define AUTH_VAR_HEADER 60
-#define PLAIN_VAR_HEADER 32
-#define VAR_START_ID 0x55aa
-#define VAR_ADDED 0x3f
+#define FVH_SIGNATURE_OFF   40
+#define FVH_HEADER_LEN_OFF  48
+#define STORE_HEADER_BYTES  28
+#define AUTH_VAR_HEADER     60
+#define PLAIN_VAR_HEADER    32
+#define VAR_START_ID        0x55aa
+#define VAR_ADDED           0x3f
 #define VAR_ADDED_IN_DELETE 0x3e
-#define VAR_DELETED_MASK 0xfd
+#define VAR_DELETED_MASK    0xfd
 /* EFI_VARIABLE_NON_VOLATILE | BOOTSERVICE_ACCESS | RUNTIME_ACCESS */
 #define VAR_ATTRS_NV_BS_RT 0x7
 
@@ -65,12 +65,18 @@ static const uint8_t auth_guid[16] = { 0x78, 0x2c, 0xf3, 0xaa, 0x7b, 0x94, 0x9a,
 static const uint8_t global_guid[16] = { 0x61, 0xdf, 0xe4, 0x8b, 0xca, 0x93, 0xd2, 0x11,
                                          0xaa, 0x0d, 0x00, 0xe0, 0x98, 0x03, 0x2b, 0x8c };
 
-static uint32_t get32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const uint8_t *p)
+{
+    return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
 
 struct var {
     char name[64];
-    size_t header_at;   /* offset of the record in the file */
+    size_t header_at; /* offset of the record in the file */
     uint8_t state;
     uint32_t attrs;
     const uint8_t *data;
@@ -156,7 +162,7 @@ static int add_option(const char *kind, const char *file, uint8_t *img, size_t l
     long dp_len = device_path_append_file(dp, sizeof dp, NULL, 0, args[2]);
     long opt_len = dp_len < 0 ? dp_len
                               : load_option_encode(option, sizeof option, PTB_LO_ACTIVE, args[1],
-                                                       dp, (size_t)dp_len, NULL, 0);
+                                                   dp, (size_t)dp_len, NULL, 0);
     if (opt_len < 0) {
         fprintf(stderr, "efivars: %s\n", load_option_strerror((int)opt_len));
         return 1;
@@ -211,7 +217,8 @@ int main(int argc, char **argv)
     bool boot = argc == 3 && !strcmp(argv[2], "--boot");
     bool set = argc == 5 && !strcmp(argv[2], "--set");
     if (argc != 2 && !add && !boot && !set) {
-        fprintf(stderr, "usage: efivars VARS.fd [--add-driver|--add-boot NUMBER DESCRIPTION PATH ORDER | --boot | --set NAME VALUES]\n");
+        fprintf(stderr, "usage: efivars VARS.fd [--add-driver|--add-boot NUMBER DESCRIPTION PATH "
+                        "ORDER | --boot | --set NAME VALUES]\n");
         return 2;
     }
     FILE *f = fopen(argv[1], "rb");
@@ -263,8 +270,8 @@ int main(int argc, char **argv)
     if (set)
         return set_u16(argv[1], img, len, hdr, end_of_vars, store_end, n, argv[3], argv[4]);
     if (add)
-        return add_option(argv[2][6] == 'd' ? "Driver" : "Boot", argv[1], img, len, hdr, end_of_vars,
-                          store_end, n, argv + 3);
+        return add_option(argv[2][6] == 'd' ? "Driver" : "Boot", argv[1], img, len, hdr,
+                          end_of_vars, store_end, n, argv + 3);
     size_t live = 0;
     for (size_t i = 0; i < n; i++) {
         bool superseded = false;
@@ -275,9 +282,11 @@ int main(int argc, char **argv)
         if (superseded)
             continue;
         live++;
-        if (boot ? load_option_number(vars[i].name, "Boot") >= 0 || !strcmp(vars[i].name, "BootOrder") ||
-                       !strcmp(vars[i].name, "BootNext") || !strcmp(vars[i].name, "BootCurrent")
-                 : load_option_number(vars[i].name, "Driver") >= 0 || !strcmp(vars[i].name, "DriverOrder"))
+        if (boot ? load_option_number(vars[i].name, "Boot") >= 0 ||
+                       !strcmp(vars[i].name, "BootOrder") || !strcmp(vars[i].name, "BootNext") ||
+                       !strcmp(vars[i].name, "BootCurrent")
+                 : load_option_number(vars[i].name, "Driver") >= 0 ||
+                       !strcmp(vars[i].name, "DriverOrder"))
             print_var(&vars[i]);
     }
     printf("variables=%zu\n", live);

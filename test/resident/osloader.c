@@ -17,7 +17,7 @@
  * source is a call in the code and the symbols name them. */
 #include <efi.h>
 
-#define OSL_FIB_N 6
+#define OSL_FIB_N  6
 #define OSL_ROUNDS 4
 /* Room for descriptors added by our own AllocatePool between the calls. */
 #define OSL_MAP_SLACK 8

@@ -152,7 +152,7 @@ else
   block "trace summary" 1 resident-boot > "$BOOT_DIR/resident-boot.sum"
   expect resident-boot "^ptboot: trace summary end lines=[1-9][0-9]* insns=$insns errors=0$" \
     "the driver printed the summaries ($insns instructions, no error)"
-  def() { sed -n "s/^#define $1 \([0-9]*\)$/\1/p" test/resident/osloader.c; }
+  def() { sed -n "s/^#define $1 \+\([0-9]*\)$/\1/p" test/resident/osloader.c; }
   fibn() { local a=0 b=1 i t; for ((i = 0; i < $1; i++)); do t=$((a + b)); a=$b; b=$t; done; echo $a; }
   fib_calls=$((2 * $(fibn $(($(def OSL_FIB_N) + 1))) - 1)) rounds=$(def OSL_ROUNDS)
   sum_calls() { sed -n '/^== functions /,/^== /p' "$BOOT_DIR/resident-boot.sum" | sed '1d;$d' |

@@ -55,8 +55,8 @@ static double now(void)
 
 /* One encoding of data into a 16 KiB buffer (as efi/capture/serial_dump.c does);
  * returns the wire bytes: the text plus the CR the console adds per line. */
-static unsigned long long encode(const char *name, const uint8_t *data, size_t size, uint32_t payload,
-                                 FILE *out, unsigned long long *lines)
+static unsigned long long encode(const char *name, const uint8_t *data, size_t size,
+                                 uint32_t payload, FILE *out, unsigned long long *lines)
 {
     static char buf[16 << 10];
     struct ptd_frame_enc e;
@@ -127,7 +127,8 @@ int main(int argc, char **argv)
         /* 8N1: 10 bit times per byte on the wire */
         double wire_s = (double)wire * 10.0 / (double)baud;
         printf("bench: serial %s: %zu bytes -> %llu wire bytes in %llu lines, payload/wire %.3f; "
-               "encoder %.1f MB/s of payload (host build, CRC pass included); at %llu baud 8N1 the wire "
+               "encoder %.1f MB/s of payload (host build, CRC pass included); at %llu baud 8N1 the "
+               "wire "
                "takes %.2f s, encoding %.4f s: dump at %.2f%% of the line rate (goal >= 95%%)\n",
                base_name(argv[i]), size, wire, lines, (double)size / (double)wire,
                (double)size / enc_s / 1e6, (unsigned long long)baud, wire_s, enc_s,

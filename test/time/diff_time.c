@@ -42,10 +42,13 @@ static uint64_t rnd(void)
     return rng_state = x;
 }
 
-static unsigned pick(unsigned n) { return (unsigned)(rnd() % n); }
+static unsigned pick(unsigned n)
+{
+    return (unsigned)(rnd() % n);
+}
 
-struct point {        /* our view at a branch packet */
-    uint8_t kind;     /* PTD_PKT_TNT8 or PTD_PKT_TIP */
+struct point {    /* our view at a branch packet */
+    uint8_t kind; /* PTD_PKT_TNT8 or PTD_PKT_TIP */
     int time_rc;
     uint64_t tsc;
     uint32_t lost_mtc, lost_cyc;
@@ -53,15 +56,15 @@ struct point {        /* our view at a branch packet */
     uint32_t cbr;
 };
 
-#define MAX_BYTES 8192
+#define MAX_BYTES  8192
 #define MAX_POINTS 1024
 
 struct stream {
     uint8_t buf[MAX_BYTES];
     size_t size;
     struct ptd_time_config cfg;
-    unsigned family, model;   /* 0/0: no CPU */
-    uint8_t ctc;              /* the next MTC's CTC byte */
+    unsigned family, model; /* 0/0: no CPU */
+    uint8_t ctc;            /* the next MTC's CTC byte */
     int full;
 };
 
@@ -104,7 +107,7 @@ static uint64_t cyc_value(void)
     case 0: return 1 + pick(31);
     case 1: return 1 + pick(0xfff);
     case 2: return rnd() & 0xfffff;
-    case 3: return 0x1000;   /* a wrap CYC */
+    case 3: return 0x1000; /* a wrap CYC */
     default: return 1 + pick(400);
     }
 }
@@ -114,7 +117,9 @@ static void make_stream(struct stream *s)
     struct ptd_encoder e;
     unsigned n = 20 + pick(300);
     static const uint8_t freqs[] = { 0, 1, 2, 3, 3, 3, 4, 6, 8, 9, 10, 12, 15 };
-    static const struct { unsigned f, m; } cpus[] = { { 0, 0 }, { 0, 0 }, { 6, 0x4e }, { 6, 0x9e }, { 6, 0x55 } };
+    static const struct {
+        unsigned f, m;
+    } cpus[] = { { 0, 0 }, { 0, 0 }, { 6, 0x4e }, { 6, 0x9e }, { 6, 0x55 } };
     unsigned c = pick(5);
 
     memset(&s->cfg, 0, sizeof s->cfg);
@@ -147,7 +152,7 @@ static void make_stream(struct stream *s)
             if (!pick(40)) {
                 put(s, &e, PTD_PKT_CYC, 0x20 + pick(32), 0, 0, 0);
                 put(s, &e, PTD_PKT_CYC, 0x1e, 0, 0, 0);
-                if (ptd_errata_cpu(s->family, s->model) & PTD_ERRATUM_SKD007)   /* an OVF: */
+                if (ptd_errata_cpu(s->family, s->model) & PTD_ERRATUM_SKD007) /* an OVF: */
                     put(s, &e, PTD_PKT_FUP, 0x400000 + (rnd() & 0xffff), PTD_IPC_FULL, 0, 0);
             } else {
                 /* elsewhere keep clear of the pattern: after it, an OVF
@@ -157,8 +162,7 @@ static void make_stream(struct stream *s)
                     v += 0x20;
                 put(s, &e, PTD_PKT_CYC, v, 0, 0, 0);
             }
-        }
-        else if (r < 89)
+        } else if (r < 89)
             put_tsc_tma(s, &e);
         else if (r < 92)
             put(s, &e, PTD_PKT_CBR, 1 + pick(60), 0, 0, 0);
@@ -219,17 +223,19 @@ static void dump_stream(const struct stream *s, uint64_t seed, unsigned idx)
     FILE *f;
     /* into build/test when run from the top of the tree, else here */
     FILE *probe = fopen("build/test/diff_time", "rb");
-    snprintf(name, sizeof name, "%sdiff_time-%" PRIu64 "-%u.pt", probe ? "build/test/" : "", seed, idx);
+    snprintf(name, sizeof name, "%sdiff_time-%" PRIu64 "-%u.pt", probe ? "build/test/" : "", seed,
+             idx);
     if (probe)
         fclose(probe);
     f = fopen(name, "wb");
     if (f) {
         fwrite(s->buf, 1, s->size, f);
         fclose(f);
-        fprintf(stderr, "  stream written to %s (ptboot dump --time --mtc-freq %u --cpuid-0x15.eax %u "
-                "--cpuid-0x15.ebx %u --nom-freq %u%s%x)\n", name, s->cfg.mtc_freq,
-                s->cfg.cpuid_0x15_eax, s->cfg.cpuid_0x15_ebx, s->cfg.nom_freq,
-                s->family ? " --cpu 6/" : "", s->family ? s->model : 0);
+        fprintf(stderr,
+                "  stream written to %s (ptboot dump --time --mtc-freq %u --cpuid-0x15.eax %u "
+                "--cpuid-0x15.ebx %u --nom-freq %u%s%x)\n",
+                name, s->cfg.mtc_freq, s->cfg.cpuid_0x15_eax, s->cfg.cpuid_0x15_ebx,
+                s->cfg.nom_freq, s->family ? " --cpu 6/" : "", s->family ? s->model : 0);
     }
 }
 
@@ -279,7 +285,8 @@ static int compare(const struct stream *s, const struct point *pts, size_t npts,
         crc = pt_qry_core_bus_ratio(q, &cbr);
         (*checked)++;
         if ((rc < 0) != (pts[k].time_rc < 0) || tsc != pts[k].tsc || lm != pts[k].lost_mtc ||
-            lc != pts[k].lost_cyc || (crc < 0) != (pts[k].cbr_rc < 0) || (crc >= 0 && cbr != pts[k].cbr)) {
+            lc != pts[k].lost_cyc || (crc < 0) != (pts[k].cbr_rc < 0) ||
+            (crc >= 0 && cbr != pts[k].cbr)) {
             fprintf(stderr,
                     "FAIL: seed %" PRIu64 " stream %u, branch packet %zu: libipt time %s%" PRIx64
                     " lost %u/%u cbr %d:%u, ptd_time %s%" PRIx64 " lost %u/%u cbr %d:%u\n",
@@ -320,10 +327,10 @@ static int check_errata_table(void)
 
 /* ---- whole traces ----------------------------------------------------------- */
 
-struct follower {          /* our side, moved along to libipt's position */
+struct follower { /* our side, moved along to libipt's position */
     struct ptd_pkt_decoder dec;
     struct ptd_time time;
-    struct ptd_pkt next;   /* the packet at dec's position (decoded ahead) */
+    struct ptd_pkt next; /* the packet at dec's position (decoded ahead) */
     int have_next;
 };
 
@@ -380,7 +387,7 @@ static unsigned compare_trace(const char *name, const uint8_t *buf, size_t size,
     if (status >= 0 && pt_qry_get_sync_offset(q, &sync) == 0)
         follow_start(&f, buf, size, tc, sync);
     while (status != -pte_eos && bad < 5) {
-        if (status < 0) {   /* resync both sides at libipt's next PSB */
+        if (status < 0) { /* resync both sides at libipt's next PSB */
             status = pt_qry_sync_forward(q, &ip);
             bits_left = 0;
             if (status < 0)
@@ -406,7 +413,8 @@ static unsigned compare_trace(const char *name, const uint8_t *buf, size_t size,
         const struct ptd_pkt *p = follow_to(&f, off);
         if (!p) {
             if (off < size)
-                fprintf(stderr, "diff_time: %s: stopped at %#" PRIx64 " (no packet there on our side)\n",
+                fprintf(stderr,
+                        "diff_time: %s: stopped at %#" PRIx64 " (no packet there on our side)\n",
                         name, off);
             break;
         }
@@ -417,8 +425,8 @@ static unsigned compare_trace(const char *name, const uint8_t *buf, size_t size,
         } else if (p->kind == PTD_PKT_TIP) {
             status = pt_qry_indirect_branch(q, &ip);
         } else {
-            fprintf(stderr, "diff_time: %s: stopped at %#" PRIx64 " (%s, no event pending)\n", name, off,
-                    ptd_pkt_kinds[p->kind].name);
+            fprintf(stderr, "diff_time: %s: stopped at %#" PRIx64 " (%s, no event pending)\n", name,
+                    off, ptd_pkt_kinds[p->kind].name);
             break;
         }
         if (status < 0)
@@ -430,9 +438,11 @@ static unsigned compare_trace(const char *name, const uint8_t *buf, size_t size,
         (*points)++;
         if ((ra < 0) != (rb < 0) || a != b || am != bm || ac != bc || (ca < 0) != (cb < 0) ||
             (ca >= 0 && acbr != bcbr)) {
-            fprintf(stderr, "FAIL: %s at %#" PRIx64 ": libipt time %" PRIx64 " (%d) lost %u/%u cbr %u (%d), "
-                    "ptd_time %" PRIx64 " (%d) lost %u/%u cbr %u (%d)\n", name, off, a, ra, am, ac, acbr, ca,
-                    b, rb, bm, bc, bcbr, cb);
+            fprintf(stderr,
+                    "FAIL: %s at %#" PRIx64 ": libipt time %" PRIx64
+                    " (%d) lost %u/%u cbr %u (%d), "
+                    "ptd_time %" PRIx64 " (%d) lost %u/%u cbr %u (%d)\n",
+                    name, off, a, ra, am, ac, acbr, ca, b, rb, bm, bc, bcbr, cb);
             bad++;
         }
     }

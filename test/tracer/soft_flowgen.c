@@ -54,7 +54,10 @@ static int watched(const struct rtit_config *c, uint64_t ip)
 }
 
 /* ---- the steps of one execution ------------------------------------------ */
-struct step { uint64_t ip; uint8_t mode, irq; };
+struct step {
+    uint64_t ip;
+    uint8_t mode, irq;
+};
 static struct step *steps;
 static size_t nsteps, capsteps;
 static int irq_next;
@@ -124,12 +127,21 @@ static unsigned exec_bits(int mode)
     return mode == 2 ? 64 : 32;
 }
 
-enum shape { S_PLAIN, S_RING, S_STOP_FULL, S_TRACESTOP, S_GAPS };
+enum shape {
+    S_PLAIN,
+    S_RING,
+    S_STOP_FULL,
+    S_TRACESTOP,
+    S_GAPS
+};
 
 static const char *shape_name(enum shape s)
 {
-    return s == S_RING ? "ring" : s == S_STOP_FULL ? "stop-when-full" : s == S_TRACESTOP ? "tracestop"
-         : s == S_GAPS ? "gaps" : "plain";
+    return s == S_RING        ? "ring"
+           : s == S_STOP_FULL ? "stop-when-full"
+           : s == S_TRACESTOP ? "tracestop"
+           : s == S_GAPS      ? "gaps"
+                              : "plain";
 }
 
 /* ---- --walk: random walks over random code ------------------------------------
@@ -149,8 +161,9 @@ static uint64_t wstart[WALK_SIZE / 2];
 static size_t nwstart;
 
 static const char *const wtempl[] = {
-    "90", "4889c3", "488d442408", "7000", "0f8000000000", "e200", "e300", "eb00", "e900000000",
-    "e800000000", "ffd0", "ffe0", "c3", "c20800", "48cf", "0f05", "cc", "f3a4", "4883c001",
+    "90",   "4889c3",     "488d442408", "7000", "0f8000000000", "e200", "e300",
+    "eb00", "e900000000", "e800000000", "ffd0", "ffe0",         "c3",   "c20800",
+    "48cf", "0f05",       "cc",         "f3a4", "4883c001",
 };
 #define WT_COUNT (sizeof wtempl / sizeof wtempl[0])
 
@@ -182,7 +195,8 @@ static void walk_layout(void)
     for (size_t k = 0; k < nwstart; k++) {
         uint8_t *p = memp(wstart[k]);
         struct ptd_insn in;
-        if (ptd_ild_decode_at(&in, p, 16, PTD_EXEC_MODE_64, wstart[k]) < 0 || !(in.flags & PTD_INSN_REL))
+        if (ptd_ild_decode_at(&in, p, 16, PTD_EXEC_MODE_64, wstart[k]) < 0 ||
+            !(in.flags & PTD_INSN_REL))
             continue;
         uint64_t end = wstart[k] + in.length;
         int rel8 = in.length - in.prefix_len <= 2;
@@ -218,7 +232,7 @@ static int walk_next_traced(uint64_t ip, size_t *u, uint64_t range_end)
 
 static int walk_run(unsigned s, unsigned steps_max, int verbose)
 {
-    struct items a = {0}, b = {0};
+    struct items a = { 0 }, b = { 0 };
     static uint64_t wstack[256];
     int nstack = 0, bad = 0;
     char x[128], y[128];
@@ -243,11 +257,11 @@ static int walk_run(unsigned s, unsigned steps_max, int verbose)
     cfg.mtc_en = s % 5 == 1 || s % 5 == 2;
     cfg.mtc_freq = s % 3;
     cfg.psb_freq = 0;
-    cfg.range[1].cfg = RTIT_ADDR_CFG_FILTER;   /* the first 40 KiB */
+    cfg.range[1].cfg = RTIT_ADDR_CFG_FILTER; /* the first 40 KiB */
     cfg.range[1].start = WALK_BASE;
     cfg.range[1].end = WALK_BASE + 0x9fff;
     if (s % 4 == 3) {
-        cfg.range[0].cfg = RTIT_ADDR_CFG_STOP;    /* a few instructions */
+        cfg.range[0].cfg = RTIT_ADDR_CFG_STOP; /* a few instructions */
         cfg.range[0].start = WALK_BASE + 0xc000;
         cfg.range[0].end = WALK_BASE + 0xc00f;
     }
@@ -264,7 +278,7 @@ static int walk_run(unsigned s, unsigned steps_max, int verbose)
     ntr = 0;
     for (unsigned n = 0, walked = 0; n < steps_max && walked < 20 * steps_max; walked++) {
         if (unseen && !watched(&cfg, ip))
-            goto walk_on;   /* not a step: the walk goes on unseen */
+            goto walk_on; /* not a step: the walk goes on unseen */
         if (unseen)
             walk_landings++;
         unseen = 0;
@@ -297,7 +311,7 @@ static int walk_run(unsigned s, unsigned steps_max, int verbose)
             walk_free++;
             unseen = 1;
         }
-walk_on:;
+    walk_on:;
         if (act == SOFT_UNIT_SKIP_CALL) {
             /* the callee runs free and returns */
             ip = soft_unit_resume_ip(&unit);
@@ -313,9 +327,7 @@ walk_on:;
         }
         uint64_t end = ip + in.length, any = wstart[rn((unsigned)nwstart)];
         switch (in.iclass) {
-        case PTD_ICLASS_OTHER:
-            ip = (in.flags & PTD_INSN_REP) && rn(3) == 0 ? ip : end;
-            break;
+        case PTD_ICLASS_OTHER: ip = (in.flags & PTD_INSN_REP) && rn(3) == 0 ? ip : end; break;
         case PTD_ICLASS_COND_JUMP: ip = rn(2) ? in.target : end; break;
         case PTD_ICLASS_DIRECT_JUMP: ip = in.target; break;
         case PTD_ICLASS_DIRECT_CALL:
@@ -337,8 +349,10 @@ walk_on:;
     struct rtit_output_summary sum;
     struct rtit_linear lin;
     soft_unit_summarize(&unit, &sum);
-    if (rtit_trace_linearize(buf, &sum, trace, bsize, &lin) || !lin.have_psb || st.wrapped || st.error) {
-        printf("soft_flowgen: walk %u: no stream (wrapped %d, error %d)\n", s, st.wrapped, st.error);
+    if (rtit_trace_linearize(buf, &sum, trace, bsize, &lin) || !lin.have_psb || st.wrapped ||
+        st.error) {
+        printf("soft_flowgen: walk %u: no stream (wrapped %d, error %d)\n", s, st.wrapped,
+               st.error);
         return 1;
     }
     timing = cfg.mtc_en;
@@ -355,8 +369,9 @@ walk_on:;
     {
         size_t o = 0;
         for (size_t i = 0; i < b.n; i++) {
-            if (b.it[i].kind == 0 && i + 1 < b.n && b.it[i + 1].kind == 1 && b.it[i + 1].v == PTD_EV_DISABLED &&
-                b.it[i].v > cfg.range[1].end && o < a.n && a.it[o].kind == 1 && a.it[o].v == PTD_EV_DISABLED)
+            if (b.it[i].kind == 0 && i + 1 < b.n && b.it[i + 1].kind == 1 &&
+                b.it[i + 1].v == PTD_EV_DISABLED && b.it[i].v > cfg.range[1].end && o < a.n &&
+                a.it[o].kind == 1 && a.it[o].v == PTD_EV_DISABLED)
                 continue;
             b.it[o++] = b.it[i];
         }
@@ -369,8 +384,9 @@ walk_on:;
     for (size_t i = 0; !bad && (i < a.n || i < b.n); i++) {
         if (i >= a.n || i >= b.n || a.it[i].kind != b.it[i].kind || a.it[i].v != b.it[i].v ||
             a.it[i].w != b.it[i].w) {
-            printf("soft_flowgen: walk %u: ptboot and libipt differ at item %zu: ptboot %s, libipt %s\n", s, i,
-                   i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
+            printf("soft_flowgen: walk %u: ptboot and libipt differ at item %zu: ptboot %s, libipt "
+                   "%s\n",
+                   s, i, i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
                    i < b.n ? item_str(&b.it[i], y, sizeof(y)) : "(end)");
             bad = 1;
         }
@@ -380,11 +396,13 @@ walk_on:;
     size_t u = 0;
     for (size_t i = 0; i < a.n && !bad; i++) {
         if (a.it[i].kind == 2) {
-            printf("soft_flowgen: walk %u: decode error: %s\n", s, item_str(&a.it[i], x, sizeof(x)));
+            printf("soft_flowgen: walk %u: decode error: %s\n", s,
+                   item_str(&a.it[i], x, sizeof(x)));
             bad = 1;
         } else if (a.it[i].kind == 0 && !walk_next_traced(a.it[i].v, &u, cfg.range[1].end)) {
-            printf("soft_flowgen: walk %u: decoded instruction %zu is %" PRIx64 ", the unit traced %" PRIx64 "\n", s,
-                   u - 1, a.it[i].v, u - 1 < ntr ? traced[u - 1] : 0);
+            printf("soft_flowgen: walk %u: decoded instruction %zu is %" PRIx64
+                   ", the unit traced %" PRIx64 "\n",
+                   s, u - 1, a.it[i].v, u - 1 < ntr ? traced[u - 1] : 0);
             bad = 1;
         }
     }
@@ -393,11 +411,13 @@ walk_on:;
         bad = 1;
     }
     if (bad)
-        printf("soft_flowgen: walk %u (dis_retc %d, tsc %d, tracestop %d): reproduce with --walk 1 --first %u\n", s,
-               cfg.dis_retc, cfg.tsc_en, s % 4 == 3, s);
+        printf("soft_flowgen: walk %u (dis_retc %d, tsc %d, tracestop %d): reproduce with --walk 1 "
+               "--first %u\n",
+               s, cfg.dis_retc, cfg.tsc_en, s % 4 == 3, s);
     else if (verbose)
-        printf("soft_flowgen: walk %u ok: %zu traced of %" PRIu64 " steps, %" PRIu64 " gaps, %" PRIu64
-               " skips, %" PRIu64 " rep iterations%s\n", s, ntr, st.steps, st.gaps, st.skips, st.rep_iterations,
+        printf("soft_flowgen: walk %u ok: %zu traced of %" PRIu64 " steps, %" PRIu64
+               " gaps, %" PRIu64 " skips, %" PRIu64 " rep iterations%s\n",
+               s, ntr, st.steps, st.gaps, st.skips, st.rep_iterations,
                st.stopped ? ", TraceStop" : "");
     walk_traced += ntr;
     walk_stops += st.stopped;
@@ -417,13 +437,19 @@ int main(int argc, char **argv)
     uint64_t total = 0, n_irqs = 0, n_gaps = 0, n_skips = 0, n_wraps = 0, n_full = 0, n_tstop = 0;
 
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--first") && i + 1 < argc) first = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--insns") && i + 1 < argc) insns = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--walk") && i + 1 < argc) walks = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "-v")) verbose = 1;
+        if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+            seeds = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--first") && i + 1 < argc)
+            first = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--insns") && i + 1 < argc)
+            insns = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--walk") && i + 1 < argc)
+            walks = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-v"))
+            verbose = 1;
         else {
-            fprintf(stderr, "usage: soft_flowgen [--seeds N] [--first S] [--insns N] [--walk N] [-v]\n");
+            fprintf(stderr,
+                    "usage: soft_flowgen [--seeds N] [--first S] [--insns N] [--walk N] [-v]\n");
             return 2;
         }
     }
@@ -431,24 +457,31 @@ int main(int argc, char **argv)
         /* random walks instead of flowgen's programs */
         for (unsigned s = first; s < first + walks; s++)
             fails += (unsigned)walk_run(s, insns, (int)verbose);
-        printf("soft_flowgen: %u random walks, %" PRIu64 " instructions traced and decoded alike: %u failed\n", walks,
-               walk_traced, fails);
-        printf("soft_flowgen: covered %" PRIu64 " SKIP_CALL, %" PRIu64 " TraceStops, %" PRIu64 " REP iterations\n",
+        printf("soft_flowgen: %u random walks, %" PRIu64
+               " instructions traced and decoded alike: %u failed\n",
+               walks, walk_traced, fails);
+        printf("soft_flowgen: covered %" PRIu64 " SKIP_CALL, %" PRIu64 " TraceStops, %" PRIu64
+               " REP iterations\n",
                walk_skips, walk_stops, walk_reps);
-        printf("soft_flowgen: %" PRIu64 " resumed TIP.PGE (after near and far calls), equal in both decoders\n",
+        printf("soft_flowgen: %" PRIu64
+               " resumed TIP.PGE (after near and far calls), equal in both decoders\n",
                walk_resumed);
-        printf("soft_flowgen: %" PRIu64 " interrupts (handlers unseen), %" PRIu64 " FREE runs, %" PRIu64
-               " landings; %" PRIu64 " walks with MTC, times equal in both decoders\n", walk_irqs, walk_free,
-               walk_landings, walk_timed);
+        printf("soft_flowgen: %" PRIu64 " interrupts (handlers unseen), %" PRIu64
+               " FREE runs, %" PRIu64 " landings; %" PRIu64
+               " walks with MTC, times equal in both decoders\n",
+               walk_irqs, walk_free, walk_landings, walk_timed);
         return fails ? 1 : 0;
     }
     exec_hook = record;
     for (unsigned s = first; s < first + seeds; s++) {
         struct run r;
-        struct items a = {0}, b = {0};
+        struct items a = { 0 }, b = { 0 };
         int retcomp = (int)(s & 1), irq = (s % 5) != 0, bad = 0;
-        enum shape shape = s % 4 == 1 ? S_RING : s % 8 == 2 ? S_STOP_FULL : s % 8 == 6 ? S_TRACESTOP
-                         : s % 8 == 3 ? S_GAPS : S_PLAIN;
+        enum shape shape = s % 4 == 1   ? S_RING
+                           : s % 8 == 2 ? S_STOP_FULL
+                           : s % 8 == 6 ? S_TRACESTOP
+                           : s % 8 == 3 ? S_GAPS
+                                        : S_PLAIN;
         char x[128], y[128];
 
         use_cache = (s % 3 != 0) ? (int)(s % 8) + 8 : 0;
@@ -462,7 +495,7 @@ int main(int argc, char **argv)
         gen_program();
         /* the ring and the STOP region (4 KiB) need more than 5000 */
         execute(&r, shape == S_RING || shape == S_STOP_FULL ? insns * 4 : insns, retcomp, 0, irq);
-        free(r.trace);   /* flowgen's own trace: not used here */
+        free(r.trace); /* flowgen's own trace: not used here */
         flow_image_init(&img);
         flow_image_add_buf(&img, BASE_A, mem_a, sizeof(mem_a));
         flow_image_add_buf(&img, BASE_32, mem_32, sizeof(mem_32));
@@ -473,7 +506,7 @@ int main(int argc, char **argv)
         memset(&cfg, 0, sizeof cfg);
         cfg.output = RTIT_OUTPUT_TOPA;
         cfg.when_full = shape == S_STOP_FULL ? RTIT_FULL_STOP : RTIT_FULL_RING;
-        cfg.region_size_code = 0;    /* 4 KiB regions */
+        cfg.region_size_code = 0; /* 4 KiB regions */
         cfg.regions = shape == S_RING ? 2 : shape == S_STOP_FULL ? 1 : 64;
         cfg.branch_en = true;
         cfg.os = true;
@@ -514,7 +547,7 @@ int main(int argc, char **argv)
             tsc += cfg.mtc_en ? step_ticks(k) : 3;
             n_irqs += steps[k].irq;
             if (skipping && steps[k].ip != resume)
-                continue;   /* runs free */
+                continue; /* runs free */
             skipping = 0;
             int near_irq = steps[k].irq || (k + 1 < nsteps && steps[k + 1].irq);
             if (shape == S_GAPS && k && !drop && !near_irq && rn(100) == 0)
@@ -525,8 +558,9 @@ int main(int argc, char **argv)
                 continue;
             }
             drop = 0;
-            int act = steps[k].irq ? soft_unit_interrupt(&unit, steps[k].ip, exec_bits(steps[k].mode), tsc)
-                                   : soft_unit_step(&unit, steps[k].ip, exec_bits(steps[k].mode), tsc);
+            int act = steps[k].irq
+                          ? soft_unit_interrupt(&unit, steps[k].ip, exec_bits(steps[k].mode), tsc)
+                          : soft_unit_step(&unit, steps[k].ip, exec_bits(steps[k].mode), tsc);
             struct soft_unit_status now;
             soft_unit_get_status(&unit, &now);
             if (now.insns != counted)
@@ -594,8 +628,9 @@ int main(int argc, char **argv)
         for (size_t i = 0; !bad && (i < na || i < nb); i++) {
             if (i >= na || i >= nb || a.it[i].kind != b.it[i].kind || a.it[i].v != b.it[i].v ||
                 a.it[i].w != b.it[i].w) {
-                printf("soft_flowgen: seed %u: ptboot and libipt differ at item %zu: ptboot %s, libipt %s\n", s, i,
-                       i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
+                printf("soft_flowgen: seed %u: ptboot and libipt differ at item %zu: ptboot %s, "
+                       "libipt %s\n",
+                       s, i, i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
                        i < b.n ? item_str(&b.it[i], y, sizeof(y)) : "(end)");
                 bad = 1;
             }
@@ -615,10 +650,12 @@ int main(int argc, char **argv)
             size_t u = 0, t = 0;
             for (size_t i = 0; i < a.n && !bad; i++) {
                 if (a.it[i].kind == 2) {
-                    printf("soft_flowgen: seed %u: decode error: %s\n", s, item_str(&a.it[i], x, sizeof(x)));
+                    printf("soft_flowgen: seed %u: decode error: %s\n", s,
+                           item_str(&a.it[i], x, sizeof(x)));
                     bad = 1;
                 } else if (a.it[i].kind == 0 && (u >= ntraced || a.it[i].v != traced[u++])) {
-                    printf("soft_flowgen: seed %u: decoded instruction %zu is %" PRIx64 ", the unit traced %" PRIx64 "\n",
+                    printf("soft_flowgen: seed %u: decoded instruction %zu is %" PRIx64
+                           ", the unit traced %" PRIx64 "\n",
                            s, u - 1, a.it[i].v, u - 1 < ntraced ? traced[u - 1] : 0);
                     bad = 1;
                 }
@@ -627,26 +664,31 @@ int main(int argc, char **argv)
                 while (t < r.ntruth && r.truth[t] != traced[i])
                     t++;
                 if (t == r.ntruth) {
-                    printf("soft_flowgen: seed %u: traced instruction %zu (%" PRIx64 ") is not in the truth\n", s, i,
-                           traced[i]);
+                    printf("soft_flowgen: seed %u: traced instruction %zu (%" PRIx64
+                           ") is not in the truth\n",
+                           s, i, traced[i]);
                     bad = 1;
                 }
             }
             if (!bad && (u != ntraced || (ndropped && !st.gaps))) {
-                printf("soft_flowgen: seed %u: %zu decoded of %zu traced, %zu steps dropped, %" PRIu64 " gaps\n", s, u,
-                       ntraced, ndropped, st.gaps);
+                printf(
+                    "soft_flowgen: seed %u: %zu decoded of %zu traced, %zu steps dropped, %" PRIu64
+                    " gaps\n",
+                    s, u, ntraced, ndropped, st.gaps);
                 bad = 1;
             }
             ti = u;
         }
         for (size_t i = 0; i < a.n && !bad && shape != S_GAPS; i++) {
             if (a.it[i].kind == 2) {
-                printf("soft_flowgen: seed %u: decode error: %s\n", s, item_str(&a.it[i], x, sizeof(x)));
+                printf("soft_flowgen: seed %u: decode error: %s\n", s,
+                       item_str(&a.it[i], x, sizeof(x)));
                 bad = 1;
             } else if (a.it[i].kind == 0) {
                 if (ti >= r.ntruth || a.it[i].v != r.truth[ti]) {
-                    printf("soft_flowgen: seed %u: instruction %zu is %" PRIx64 ", executed %" PRIx64 "\n", s, ti,
-                           a.it[i].v, ti < r.ntruth ? r.truth[ti] : 0);
+                    printf("soft_flowgen: seed %u: instruction %zu is %" PRIx64
+                           ", executed %" PRIx64 "\n",
+                           s, ti, a.it[i].v, ti < r.ntruth ? r.truth[ti] : 0);
                     bad = 1;
                 }
                 ti++;
@@ -654,12 +696,14 @@ int main(int argc, char **argv)
         }
         int full_run = !st.stopped && !(shape == S_RING && st.wrapped) && shape != S_GAPS;
         if (!bad && full_run && (ti != r.ntruth || st.insns != r.ntruth)) {
-            printf("soft_flowgen: seed %u: %zu instructions decoded, unit counted %" PRIu64 ", %zu executed\n", s, ti,
-                   st.insns, r.ntruth);
+            printf("soft_flowgen: seed %u: %zu instructions decoded, unit counted %" PRIu64
+                   ", %zu executed\n",
+                   s, ti, st.insns, r.ntruth);
             bad = 1;
         }
         if (!bad && ((st.gaps && shape != S_GAPS) || st.undecodable || st.error)) {
-            printf("soft_flowgen: seed %u: the unit found %" PRIu64 " gaps, %" PRIu64 " undecodable steps, error %d\n",
+            printf("soft_flowgen: seed %u: the unit found %" PRIu64 " gaps, %" PRIu64
+                   " undecodable steps, error %d\n",
                    s, st.gaps, st.undecodable, st.error);
             bad = 1;
         }
@@ -668,8 +712,9 @@ int main(int argc, char **argv)
             bad = 1;
         }
         if (!bad && st.stopped && (ti == 0 || ti > st.insns)) {
-            printf("soft_flowgen: seed %u: stopped trace decoded %zu instructions, unit traced %" PRIu64 "\n", s, ti,
-                   st.insns);
+            printf("soft_flowgen: seed %u: stopped trace decoded %zu instructions, unit traced "
+                   "%" PRIu64 "\n",
+                   s, ti, st.insns);
             bad = 1;
         }
         if (!bad && shape == S_TRACESTOP && st.stopped && st.stopped_full) {
@@ -677,17 +722,21 @@ int main(int argc, char **argv)
             bad = 1;
         }
         if (!bad && shape == S_STOP_FULL && st.bytes > bsize) {
-            printf("soft_flowgen: seed %u: stop-when-full wrote %" PRIu64 " bytes into %zu\n", s, st.bytes, bsize);
+            printf("soft_flowgen: seed %u: stop-when-full wrote %" PRIu64 " bytes into %zu\n", s,
+                   st.bytes, bsize);
             bad = 1;
         }
         if (bad) {
             fails++;
-            printf("soft_flowgen: seed %u (%s, retcomp %d, tsc %d, interrupts %d): reproduce with --first %u --seeds 1\n",
+            printf("soft_flowgen: seed %u (%s, retcomp %d, tsc %d, interrupts %d): reproduce with "
+                   "--first %u --seeds 1\n",
                    s, shape_name(shape), retcomp, cfg.tsc_en, irq, s);
         } else if (verbose) {
-            printf("soft_flowgen: seed %u ok (%s): %zu of %zu instructions, %" PRIu64 " bytes, %" PRIu64
-                   " gaps, %" PRIu64 " skips%s%s\n", s, shape_name(shape), ti - t0, r.ntruth, st.bytes, st.gaps,
-                   st.skips, st.wrapped ? ", wrapped" : "", st.stopped ? (st.stopped_full ? ", full" : ", stopped") : "");
+            printf("soft_flowgen: seed %u ok (%s): %zu of %zu instructions, %" PRIu64
+                   " bytes, %" PRIu64 " gaps, %" PRIu64 " skips%s%s\n",
+                   s, shape_name(shape), ti - t0, r.ntruth, st.bytes, st.gaps, st.skips,
+                   st.wrapped ? ", wrapped" : "",
+                   st.stopped ? (st.stopped_full ? ", full" : ", stopped") : "");
         }
         total += ti - t0;
         n_gaps += st.gaps;
@@ -702,11 +751,13 @@ int main(int argc, char **argv)
         free(r.truth);
         flow_image_free(&img);
     }
-    printf("soft_flowgen: %u programs, %" PRIu64 " instructions decoded equal to the truth: %u failed\n", seeds, total,
-           fails);
-    printf("soft_flowgen: covered %" PRIu64 " interrupts, %" PRIu64 " gaps, %" PRIu64 " SKIP_CALL free runs, %" PRIu64
-           " wrapped rings, %" PRIu64 " stop-when-full, %" PRIu64 " TraceStops\n", n_irqs, n_gaps, n_skips, n_wraps,
-           n_full, n_tstop);
+    printf("soft_flowgen: %u programs, %" PRIu64
+           " instructions decoded equal to the truth: %u failed\n",
+           seeds, total, fails);
+    printf("soft_flowgen: covered %" PRIu64 " interrupts, %" PRIu64 " gaps, %" PRIu64
+           " SKIP_CALL free runs, %" PRIu64 " wrapped rings, %" PRIu64 " stop-when-full, %" PRIu64
+           " TraceStops\n",
+           n_irqs, n_gaps, n_skips, n_wraps, n_full, n_tstop);
     printf("soft_flowgen: %" PRIu64 " programs with MTC, times equal in both decoders\n", n_timed);
     return fails ? 1 : 0;
 }

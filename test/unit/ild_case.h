@@ -25,17 +25,17 @@
 #define RET   PTD_ICLASS_NEAR_RET
 #define FAR   PTD_ICLASS_FAR_TRANSFER
 
-#define BAD   (-PTD_ILD_ERR_BAD_INSN)
+#define BAD (-PTD_ILD_ERR_BAD_INSN)
 
 #define NO_TARGET UINT64_MAX
 
 struct ild_case {
     enum ptd_exec_mode mode;
-    const char *hex;    /* the instruction's bytes */
-    int len;            /* expected length, or a negative error */
+    const char *hex; /* the instruction's bytes */
+    int len;         /* expected length, or a negative error */
     int iclass;
-    uint64_t target;    /* REL, FAR_PTR or ABS target, or NO_TARGET */
-    unsigned flags;     /* flags that must be set (a subset check) */
+    uint64_t target; /* REL, FAR_PTR or ABS target, or NO_TARGET */
+    unsigned flags;  /* flags that must be set (a subset check) */
 };
 
 /* ip used for every case: near the top of a 16-bit segment, so rel16
@@ -48,7 +48,10 @@ static size_t unhex(const char *s, uint8_t *out, size_t max)
 {
     size_t n = 0;
     while (*s && n < max) {
-        if (*s == ' ') { s++; continue; }
+        if (*s == ' ') {
+            s++;
+            continue;
+        }
         unsigned v;
         if (sscanf(s, "%2x", &v) != 1)
             break;

@@ -49,11 +49,16 @@ static inline const char *pkt_words(const uint8_t *buf, size_t n, bool skip_pad,
             snprintf(w, sizeof w, "TMA(%llx,%x)", (unsigned long long)p.payload, (unsigned)p.aux);
             break;
         case PTD_PKT_MODE_EXEC:
-            snprintf(w, sizeof w, "MODE%s", (p.flags & PTD_PKTF_CSL) ? "64" : (p.flags & PTD_PKTF_CSD) ? "32" : "16");
+            snprintf(w, sizeof w, "MODE%s",
+                     (p.flags & PTD_PKTF_CSL)   ? "64"
+                     : (p.flags & PTD_PKTF_CSD) ? "32"
+                                                : "16");
             break;
         case PTD_PKT_TNT8: {
             int k = 0;
-            w[k++] = 'T'; w[k++] = 'N'; w[k++] = 'T';
+            w[k++] = 'T';
+            w[k++] = 'N';
+            w[k++] = 'T';
             for (int i = p.a - 1; i >= 0; i--)
                 w[k++] = (p.payload >> i & 1) ? '!' : '.';
             w[k] = 0;
@@ -63,8 +68,10 @@ static inline const char *pkt_words(const uint8_t *buf, size_t n, bool skip_pad,
         case PTD_PKT_TIP_PGE:
         case PTD_PKT_TIP_PGD:
         case PTD_PKT_FUP: {
-            const char *name = p.kind == PTD_PKT_TIP ? "TIP" : p.kind == PTD_PKT_TIP_PGE ? "PGE"
-                             : p.kind == PTD_PKT_TIP_PGD ? "PGD" : "FUP";
+            const char *name = p.kind == PTD_PKT_TIP       ? "TIP"
+                               : p.kind == PTD_PKT_TIP_PGE ? "PGE"
+                               : p.kind == PTD_PKT_TIP_PGD ? "PGD"
+                                                           : "FUP";
             assert_int_equal(ptd_last_ip_update(&lip, p.a, p.payload), 0);
             if (p.a == PTD_IPC_SUPPRESSED) {
                 snprintf(w, sizeof w, "%s(-)", name);
@@ -74,9 +81,7 @@ static inline const char *pkt_words(const uint8_t *buf, size_t n, bool skip_pad,
             }
             break;
         }
-        default:
-            snprintf(w, sizeof w, "KIND%u", p.kind);
-            break;
+        default: snprintf(w, sizeof w, "KIND%u", p.kind); break;
         }
         o += (size_t)snprintf(out + o, cap - o, "%s%s", o ? " " : "", w);
     }

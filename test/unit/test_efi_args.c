@@ -102,10 +102,10 @@ static void command_line_overrides_config(void **state)
     efi_args_init(&a);
     assert_int_equal(efi_args_apply(&a, cfg, 4, err, sizeof err), 0);
     assert_int_equal(efi_args_apply(&a, cmd, 2, err, sizeof err), 0);
-    assert_true(a.shutdown);                        /* kept from config */
+    assert_true(a.shutdown);                          /* kept from config */
     assert_int_equal(a.serial, PTB_ARGS_SERIAL_AUTO); /* overridden */
-    assert_string_equal(a.command, "selftest");     /* replaced */
-    assert_int_equal(a.argc, 0);                    /* config's args dropped */
+    assert_string_equal(a.command, "selftest");       /* replaced */
+    assert_int_equal(a.argc, 0);                      /* config's args dropped */
 
     /* A command line with options only keeps the config's command. */
     char *opts[] = { "--no-shutdown" };

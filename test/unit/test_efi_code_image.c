@@ -105,9 +105,12 @@ static void bad_dumps(void **state)
     struct code_image ci;
     setup_dump();
     code_image_init(&ci, st, 2);
-    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump - 1, addrs, sizeof addrs), CODE_IMAGE_E_SIZES);
-    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump, addrs, sizeof addrs - 4), CODE_IMAGE_E_SIZES);
-    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump, addrs, sizeof addrs), CODE_IMAGE_E_FULL);
+    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump - 1, addrs, sizeof addrs),
+                     CODE_IMAGE_E_SIZES);
+    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump, addrs, sizeof addrs - 4),
+                     CODE_IMAGE_E_SIZES);
+    assert_int_equal(code_image_add_dump(&ci, dump, sizeof dump, addrs, sizeof addrs),
+                     CODE_IMAGE_E_FULL);
     put_le64(addrs + 8, 0x1001);
     code_image_init(&ci, st, 2);
     assert_int_equal(code_image_add_dump(&ci, dump, 2 * PG, addrs, 16), CODE_IMAGE_E_ALIGN);
@@ -142,7 +145,7 @@ static void live_memory_only_inside_ranges(void **state)
     uint64_t base = (uint64_t)(uintptr_t)ram;
     assert_int_equal(code_image_read(&ci, base + 100, buf, 64), 28); /* stops at the range end */
     assert_memory_equal(buf, ram + 100, 28);
-    assert_int_equal(code_image_read(&ci, base + 128, buf, 64), 0);  /* outside: refused */
+    assert_int_equal(code_image_read(&ci, base + 128, buf, 64), 0); /* outside: refused */
     assert_int_equal(code_image_read(&ci, 0xfee00000, buf, 16), 0);
     /* live memory is never mapped in place */
     uint64_t mb = 0;

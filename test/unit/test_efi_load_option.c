@@ -13,8 +13,7 @@
 
 /* File path node for "\a.efi": type 4, subtype 4, length 4 + 7*2 = 18. */
 static const uint8_t file_node[] = {
-    0x04, 0x04, 0x12, 0x00,
-    '\\', 0, 'a', 0, '.', 0, 'e', 0, 'f', 0, 'i', 0, 0, 0,
+    0x04, 0x04, 0x12, 0x00, '\\', 0, 'a', 0, '.', 0, 'e', 0, 'f', 0, 'i', 0, 0, 0,
 };
 static const uint8_t end_node[] = { 0x7f, 0xff, 0x04, 0x00 };
 
@@ -43,8 +42,9 @@ static void file_path_after_device(void **state)
     assert_int_equal(n, sizeof file_node + sizeof end_node);
     assert_memory_equal(out, file_node, sizeof file_node);
     /* one byte short of room */
-    assert_int_equal(device_path_append_file(out, sizeof want - 1, dev_path, sizeof dev_path, "\\a.efi"),
-                     PTB_LO_E_SPACE);
+    assert_int_equal(
+        device_path_append_file(out, sizeof want - 1, dev_path, sizeof dev_path, "\\a.efi"),
+        PTB_LO_E_SPACE);
     assert_int_equal(device_path_append_file(out, sizeof out, NULL, 0, "\\\x01"), PTB_LO_E_TEXT);
 }
 
@@ -56,21 +56,21 @@ static void option_bytes_as_the_spec_lays_them_out(void **state)
     memcpy(dp + sizeof file_node, end_node, sizeof end_node);
     const uint8_t opt[] = { '-', 0, 'x', 0, 0, 0 };
     uint8_t want[] = {
-        0x01, 0x00, 0x00, 0x00,            /* Attributes: LOAD_OPTION_ACTIVE */
-        sizeof dp, 0x00,                   /* FilePathListLength = 22 */
-        'p', 0, 't', 0, 0, 0,              /* Description L"pt" */
-        0x04, 0x04, 0x12, 0x00,            /* FilePathList: file node */
-        '\\', 0, 'a', 0, '.', 0, 'e', 0, 'f', 0, 'i', 0, 0, 0,
-        0x7f, 0xff, 0x04, 0x00,            /* End Entire */
-        '-', 0, 'x', 0, 0, 0,              /* OptionalData */
+        0x01,      0x00, 0x00, 0x00,         /* Attributes: LOAD_OPTION_ACTIVE */
+        sizeof dp, 0x00,                     /* FilePathListLength = 22 */
+        'p',       0,    't',  0,    0,   0, /* Description L"pt" */
+        0x04,      0x04, 0x12, 0x00,         /* FilePathList: file node */
+        '\\',      0,    'a',  0,    '.', 0,    'e',  0,    'f',
+        0,         'i',  0,    0,    0,   0x7f, 0xff, 0x04, 0x00, /* End Entire */
+        '-',       0,    'x',  0,    0,   0,                      /* OptionalData */
     };
     uint8_t out[128];
-    long n = load_option_encode(out, sizeof out, PTB_LO_ACTIVE, "pt", dp, sizeof dp, opt,
-                                    sizeof opt);
+    long n =
+        load_option_encode(out, sizeof out, PTB_LO_ACTIVE, "pt", dp, sizeof dp, opt, sizeof opt);
     assert_int_equal(n, sizeof want);
     assert_memory_equal(out, want, sizeof want);
-    assert_int_equal(load_option_encode(out, sizeof want - 1, PTB_LO_ACTIVE, "pt", dp,
-                                            sizeof dp, opt, sizeof opt),
+    assert_int_equal(load_option_encode(out, sizeof want - 1, PTB_LO_ACTIVE, "pt", dp, sizeof dp,
+                                        opt, sizeof opt),
                      PTB_LO_E_SPACE);
 
     struct load_option lo;
@@ -93,8 +93,8 @@ static void empty_description_and_no_optional_data(void **state)
     (void)state;
     const uint8_t want[] = { 0x09, 0x00, 0x00, 0x00, 0x04, 0x00, 0, 0, 0x7f, 0xff, 0x04, 0x00 };
     uint8_t out[32];
-    long n = load_option_encode(out, sizeof out, PTB_LO_ACTIVE | PTB_LO_HIDDEN, "",
-                                    end_node, sizeof end_node, NULL, 0);
+    long n = load_option_encode(out, sizeof out, PTB_LO_ACTIVE | PTB_LO_HIDDEN, "", end_node,
+                                sizeof end_node, NULL, 0);
     assert_int_equal(n, sizeof want);
     assert_memory_equal(out, want, sizeof want);
     struct load_option lo;
@@ -142,7 +142,8 @@ static void names_and_orders(void **state)
     (void)state;
     assert_int_equal(load_option_number("Driver0000", "Driver"), 0);
     assert_int_equal(load_option_number("Driver00AF", "Driver"), 0xaf);
-    assert_int_equal(load_option_number("Driver00af", "Driver"), -1); /* firmware writes uppercase */
+    assert_int_equal(load_option_number("Driver00af", "Driver"),
+                     -1); /* firmware writes uppercase */
     assert_int_equal(load_option_number("Driver000", "Driver"), -1);
     assert_int_equal(load_option_number("Driver00000", "Driver"), -1);
     assert_int_equal(load_option_number("Boot0001", "Driver"), -1);

@@ -19,7 +19,7 @@ static void merges_and_finds(void **state)
     assert_true(mem_ranges_add(&m, 0x2000, 0x1000)); /* adjacent: merges */
     assert_true(mem_ranges_add(&m, 0x1800, 0x100));  /* inside */
     assert_true(mem_ranges_add(&m, 0x10000, 0x1000));
-    assert_true(mem_ranges_add(&m, 0x5000, 0));      /* empty: ignored */
+    assert_true(mem_ranges_add(&m, 0x5000, 0)); /* empty: ignored */
     mem_ranges_finish(&m);
     assert_int_equal(m.count, 2);
     assert_int_equal(st[0].base, 0x1000);
@@ -27,9 +27,9 @@ static void merges_and_finds(void **state)
 
     assert_true(mem_ranges_contains(&m, 0x1000, 0x3000));
     assert_true(mem_ranges_contains(&m, 0x3fff, 1));
-    assert_false(mem_ranges_contains(&m, 0x3fff, 2));   /* runs off the end */
-    assert_false(mem_ranges_contains(&m, 0xfff, 1));    /* just below */
-    assert_false(mem_ranges_contains(&m, 0x4000, 1));   /* the gap */
+    assert_false(mem_ranges_contains(&m, 0x3fff, 2)); /* runs off the end */
+    assert_false(mem_ranges_contains(&m, 0xfff, 1));  /* just below */
+    assert_false(mem_ranges_contains(&m, 0x4000, 1)); /* the gap */
     assert_true(mem_ranges_contains(&m, 0x10000, 0x1000));
     assert_false(mem_ranges_contains(&m, 0x10000, 0x1001));
     assert_false(mem_ranges_contains(&m, 0xffffffffffff0000ull, 1));
@@ -69,7 +69,9 @@ static void top_of_memory(void **state)
 static void many_ranges_binary_search(void **state)
 {
     (void)state;
-    enum { N = 300 };
+    enum {
+        N = 300
+    };
     static struct mem_range st[N];
     struct mem_ranges m;
     mem_ranges_init(&m, st, N);

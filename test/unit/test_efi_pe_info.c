@@ -16,7 +16,7 @@
 
 #include "format/pe_info.c"
 
-#define FIX "build/test/capture/"
+#define FIX         "build/test/capture/"
 #define FIXTURE_PDB "/build/edk2/Build/OvmfX64/DEBUG_GCC5/X64/PcRtcFixture/DEBUG/PcRtcFixture.dll"
 
 static uint8_t *slurp(const char *path, size_t *len)
@@ -77,7 +77,8 @@ static uint8_t *load(const uint8_t *file, size_t flen, uint32_t size_of_image)
     uint32_t pe = (uint32_t)file[0x3c] | (uint32_t)file[0x3d] << 8;
     unsigned nsec = file[pe + 6] | file[pe + 7] << 8;
     unsigned optsize = file[pe + 20] | file[pe + 21] << 8;
-    uint32_t hdrs = rd32(&(struct img){ file, flen, PE_LAYOUT_FILE, 0, 0 }, pe + 24 + OPT_SIZE_OF_HEADERS);
+    uint32_t hdrs =
+        rd32(&(struct img){ file, flen, PE_LAYOUT_FILE, 0, 0 }, pe + 24 + OPT_SIZE_OF_HEADERS);
     memcpy(mem, file, hdrs < flen ? hdrs : flen);
     const uint8_t *sec = file + pe + 24 + optsize;
     for (unsigned i = 0; i < nsec; i++, sec += 40) {
@@ -225,8 +226,18 @@ static void hostile_headers(void **state)
     uint32_t pe = rd32(&m, DOS_LFANEW);
     uint64_t opt = pe + 4 + COFF_HEADER_BYTES;
     uint64_t dd = opt + OPT_NUM_DIRS64 + 4 + DIR_DEBUG * DATA_DIR_BYTES;
-#define SET32(off, v) do { memcpy(c, file, flen); uint32_t x_ = (v); memcpy(c + (off), &x_, 4); } while (0)
-#define SET16(off, v) do { memcpy(c, file, flen); uint16_t x_ = (v); memcpy(c + (off), &x_, 2); } while (0)
+#define SET32(off, v)              \
+    do {                           \
+        memcpy(c, file, flen);     \
+        uint32_t x_ = (v);         \
+        memcpy(c + (off), &x_, 4); \
+    } while (0)
+#define SET16(off, v)              \
+    do {                           \
+        memcpy(c, file, flen);     \
+        uint16_t x_ = (v);         \
+        memcpy(c + (off), &x_, 2); \
+    } while (0)
     SET32(DOS_LFANEW, 0xfffffff0u);
     assert_int_equal(pe_info_parse(c, flen, PE_LAYOUT_FILE, &fi), PE_INFO_E_DOS);
     SET32(DOS_LFANEW, (uint32_t)flen - 8);
@@ -275,7 +286,10 @@ static void truncations_and_random_damage(void **state)
         struct pe_info fi;
         /* every length through the headers, then page steps (ptboot.efi
          * is 200+ KiB) and the whole file */
-        for (size_t n = 0; n <= flen; n = n < 4096 ? n + 1 : n + 4096 < flen ? n + 4096 : n < flen ? flen : flen + 1) {
+        for (size_t n = 0; n <= flen; n = n < 4096          ? n + 1
+                                          : n + 4096 < flen ? n + 4096
+                                          : n < flen        ? flen
+                                                            : flen + 1) {
             /* a buffer of exactly n bytes, so ASan sees any read past it */
             uint8_t *t = malloc(n ? n : 1);
             memcpy(t, file, n);
@@ -358,7 +372,8 @@ static void ovmf_drivers(void **state)
     /* OVMF has over a hundred DXE drivers and applications */
     if (checked < 100)
         fail_msg("only %u PE32 images found in OVMF's DXE volume", checked);
-    print_message("%u OVMF images checked (%u with a debug directory)\n", checked, named_by_objdump_debug);
+    print_message("%u OVMF images checked (%u with a debug directory)\n", checked,
+                  named_by_objdump_debug);
 }
 
 static void basenames(void **state)
@@ -378,14 +393,10 @@ static void basenames(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ptboot_efi),
-        cmocka_unit_test(lld_driver_with_rsds),
-        cmocka_unit_test(nb10_record),
-        cmocka_unit_test(damaged_debug_record_gives_no_name),
-        cmocka_unit_test(hostile_headers),
-        cmocka_unit_test(truncations_and_random_damage),
-        cmocka_unit_test(ovmf_drivers),
-        cmocka_unit_test(basenames),
+        cmocka_unit_test(ptboot_efi),      cmocka_unit_test(lld_driver_with_rsds),
+        cmocka_unit_test(nb10_record),     cmocka_unit_test(damaged_debug_record_gives_no_name),
+        cmocka_unit_test(hostile_headers), cmocka_unit_test(truncations_and_random_damage),
+        cmocka_unit_test(ovmf_drivers),    cmocka_unit_test(basenames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

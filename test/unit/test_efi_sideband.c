@@ -54,15 +54,21 @@ static void fill(struct sideband *sb)
     sideband_set_config(sb, &cfg, 1u << 20);
     sb->trace.bytes = 123456;
     sb->trace.stopped = true;
-    assert_int_equal(sideband_add_image(sb, 0x7e00000, 0x40000, 0x7e01000, "ptboot", SIDEBAND_IMG_BEFORE | SIDEBAND_IMG_TARGET | SIDEBAND_IMG_SNAPSHOT), 0);
-    assert_int_equal(sideband_add_image(sb, 0x7f10000, 0x3000, 0, "PciBus Dxe", SIDEBAND_IMG_WHILE | SIDEBAND_IMG_UNLOADED), 1);
+    assert_int_equal(
+        sideband_add_image(sb, 0x7e00000, 0x40000, 0x7e01000, "ptboot",
+                           SIDEBAND_IMG_BEFORE | SIDEBAND_IMG_TARGET | SIDEBAND_IMG_SNAPSHOT),
+        0);
+    assert_int_equal(sideband_add_image(sb, 0x7f10000, 0x3000, 0, "PciBus Dxe",
+                                        SIDEBAND_IMG_WHILE | SIDEBAND_IMG_UNLOADED),
+                     1);
     assert_int_equal(sideband_add_image(sb, 0x100000, 0x1000, 0x100400, "bad\nname\x01", 0), 2);
     /* version 2: the CodeView records that name the debug files, a load time */
     static const uint8_t guid[16] = { 0xca, 0xf4, 0x13, 0x11, 0xe5, 0xec, 0x00, 0x90,
                                       0x4c, 0x4c, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2e };
     sideband_set_debug(sb, 0, SIDEBAND_CV_RSDS, guid, 1, "/build/ptboot/build/efi/ptboot.so");
     sideband_set_debug(sb, 1, SIDEBAND_CV_NB10, (const uint8_t *)"\x78\x56\x34\x12", 2,
-                       "/home/someone/src/firmware/platform-bringup/edk2/Build/OvmfX64/DEBUG_GCC5/X64/MdeModulePkg/Bus/Pci/PciBusDxe/PciBusDxe/DEBUG/PciBusDxe.dll");
+                       "/home/someone/src/firmware/platform-bringup/edk2/Build/OvmfX64/DEBUG_GCC5/"
+                       "X64/MdeModulePkg/Bus/Pci/PciBusDxe/PciBusDxe/DEBUG/PciBusDxe.dll");
     sb->images[1].load_tsc = 123456789012ull;
 }
 
@@ -87,14 +93,20 @@ static void round_trip(void **state)
     assert_int_equal(sideband_parse(&b, text, n, &err), 0);
     assert_memory_equal(&a, &b, sizeof a);
     /* what a reader greps for */
-    assert_non_null(strstr(text, "\nimage base=0x7e00000 size=0x40000 entry=0x7e01000 flags=before,snapshot,target name=ptboot\n"));
+    assert_non_null(strstr(text, "\nimage base=0x7e00000 size=0x40000 entry=0x7e01000 "
+                                 "flags=before,snapshot,target name=ptboot\n"));
     assert_non_null(strstr(text, "\nfilter kind=stop a=0x7e01234 b=0x7e01234\n"));
     assert_non_null(strstr(text, "\ncpu.nom_freq 40\n"));
-    assert_non_null(strstr(text, "\nimage base=0x7f10000 size=0x3000 entry=0x0 flags=while,unloaded name=PciBus Dxe\n"));
-    assert_non_null(strstr(text, "\nimage.debug base=0x7e00000 cv=rsds guid=1113f4ca-ece5-9000-4c4c-44205044422e age=1 path=/build/ptboot/build/efi/ptboot.so\n"));
+    assert_non_null(strstr(
+        text,
+        "\nimage base=0x7f10000 size=0x3000 entry=0x0 flags=while,unloaded name=PciBus Dxe\n"));
+    assert_non_null(strstr(
+        text, "\nimage.debug base=0x7e00000 cv=rsds guid=1113f4ca-ece5-9000-4c4c-44205044422e "
+              "age=1 path=/build/ptboot/build/efi/ptboot.so\n"));
     assert_non_null(strstr(text, "\nimage.loaded base=0x7f10000 tsc=123456789012\n"));
     /* a path longer than the field keeps its tail: the file name */
-    assert_non_null(strstr(text, "\nimage.debug base=0x7f10000 cv=nb10 sig=0x12345678 age=2 path=ne/src/firmware/platform-"));
+    assert_non_null(strstr(text, "\nimage.debug base=0x7f10000 cv=nb10 sig=0x12345678 age=2 "
+                                 "path=ne/src/firmware/platform-"));
     assert_non_null(strstr(text, "/DEBUG/PciBusDxe.dll\n"));
     assert_int_equal(strlen(b.images[1].cv_path), SIDEBAND_PATH_MAX - 1);
     assert_int_equal(b.images[2].cv, SIDEBAND_CV_NONE);
@@ -156,11 +168,14 @@ static void table_capacity_and_lookup(void **state)
     (void)state;
     sideband_init(&a);
     for (unsigned i = 0; i < SIDEBAND_MAX_IMAGES; i++)
-        assert_int_equal(sideband_add_image(&a, 0x100000 + i * 0x10000ull, 0x8000, 0, "m", 0), (int)i);
+        assert_int_equal(sideband_add_image(&a, 0x100000 + i * 0x10000ull, 0x8000, 0, "m", 0),
+                         (int)i);
     assert_int_equal(sideband_add_image(&a, 0x1, 0x10, 0, "late", 0), -1);
     assert_int_equal(a.images_dropped, 1);
     /* the same base again: the row is updated, not added */
-    assert_int_equal(sideband_add_image(&a, 0x100000 + 7 * 0x10000ull, 0x9000, 0, "again", SIDEBAND_IMG_UNLOADED), 7);
+    assert_int_equal(sideband_add_image(&a, 0x100000 + 7 * 0x10000ull, 0x9000, 0, "again",
+                                        SIDEBAND_IMG_UNLOADED),
+                     7);
     assert_string_equal(sideband_find_image(&a, 0x100000 + 7 * 0x10000ull + 0x8fff)->name, "again");
     assert_null(sideband_find_image(&a, 0x100000 + 8 * 0x10000ull + 0x8000));
     assert_null(sideband_find_image(&a, 0xfffff));
@@ -178,9 +193,9 @@ struct bad {
     const char *msg;
 };
 
-#define HDR "ptboot-sideband 1\n"
+#define HDR  "ptboot-sideband 1\n"
 #define HDR2 "ptboot-sideband 2\n"
-#define IMG "image base=0x1000 size=0x100 entry=0 flags=- name=x\n"
+#define IMG  "image base=0x1000 size=0x100 entry=0 flags=- name=x\n"
 static const struct bad bads[] = {
     { "", 0, "empty" },
     { "# only a comment\n", 0, "empty" },
@@ -188,13 +203,18 @@ static const struct bad bads[] = {
     { "ptboot-sideband 0\nend\n", 1, "version" },
     /* version 1 has no image.debug / image.loaded lines */
     { HDR "image base=0x1000 size=0x100 entry=0 flags=- name=x\n"
-          "image.loaded base=0x1000 tsc=5\nend\n", 3, "unknown key" },
+          "image.loaded base=0x1000 tsc=5\nend\n",
+      3, "unknown key" },
     { HDR2 "image.loaded base=0x1000 tsc=5\nend\n", 2, "no image line" },
     { HDR2 IMG "image.loaded base=0x1000\nend\n", 3, "want base=N tsc=N" },
     { HDR2 IMG "image.debug base=0x1000 cv=pdb guid=0 age=1 path=x\nend\n", 3, "rsds or nb10" },
     { HDR2 IMG "image.debug base=0x1000 cv=rsds guid=0011 age=1 path=x\nend\n", 3, "GUID" },
-    { HDR2 IMG "image.debug base=0x1000 cv=rsds guid=1113f4caece590004c4c44205044422e age=1 path=x\nend\n", 3, "GUID" },
-    { HDR2 IMG "image.debug base=0x1000 cv=rsds guid=1113f4ca-ece5-9000-4c4c+44205044422e age=1 path=x\nend\n", 3, "GUID" },
+    { HDR2 IMG
+      "image.debug base=0x1000 cv=rsds guid=1113f4caece590004c4c44205044422e age=1 path=x\nend\n",
+      3, "GUID" },
+    { HDR2 IMG "image.debug base=0x1000 cv=rsds guid=1113f4ca-ece5-9000-4c4c+44205044422e age=1 "
+               "path=x\nend\n",
+      3, "GUID" },
     { HDR2 IMG "image.debug base=0x1000 cv=nb10 sig=0x100000000 age=1 path=x\nend\n", 3, "sig=N" },
     { HDR2 IMG "image.debug base=0x1000 cv=nb10 sig=1 path=x\nend\n", 3, "age=N" },
     { HDR2 IMG "image.debug base=0x1000 cv=nb10 sig=1 age=1\nend\n", 3, "path=PATH last" },
@@ -214,16 +234,19 @@ static const struct bad bads[] = {
     { HDR "filter kind=both a=0 b=1\nend\n", 2, "kind" },
     { HDR "filter kind=filter a=0x10 b=0x8\nend\n", 2, "b below a" },
     { HDR "filter kind=filter a=1 b=2\nfilter kind=filter a=1 b=2\nfilter kind=filter a=1 b=2\n"
-          "filter kind=filter a=1 b=2\nfilter kind=filter a=1 b=2\nend\n", 6, "more than 4" },
+          "filter kind=filter a=1 b=2\nfilter kind=filter a=1 b=2\nend\n",
+      6, "more than 4" },
     { HDR "image base=0x1000 size=0x0 entry=0 flags=- name=x\nend\n", 2, "size zero" },
-    { HDR "image base=0xfffffffffffff000 size=0x2000 entry=0 flags=- name=x\nend\n", 2, "past the end" },
+    { HDR "image base=0xfffffffffffff000 size=0x2000 entry=0 flags=- name=x\nend\n", 2,
+      "past the end" },
     { HDR "image base=0x1000 size=0x100 entry=0x1100 flags=- name=x\nend\n", 2, "entry outside" },
     { HDR "image base=0x1000 size=0x100 entry=0 flags=while, name=x\nend\n", 2, "flags" },
     { HDR "image base=0x1000 size=0x100 entry=0 flags=loaded name=x\nend\n", 2, "flags" },
     { HDR "image base=0x1000 size=0x100 entry=0 flags=-\nend\n", 2, "name=NAME last" },
     { HDR "image size=0x100 base=0x1000 entry=0 flags=- name=x\nend\n", 2, "want base=N" },
     { HDR "image base=0x1000 size=0x100 entry=0 flags=- name=x\n"
-          "image base=0x1000 size=0x200 entry=0 flags=- name=y\nend\n", 3, "same base" },
+          "image base=0x1000 size=0x200 entry=0 flags=- name=y\nend\n",
+      3, "same base" },
     { HDR "image base=0x1000 size=0x100 entry=0 flags=- name="
           "0123456789012345678901234567890123456789012345678901234567890123456789012\nend\n",
       2, "longer than 71" },
@@ -254,9 +277,10 @@ static void parse_errors_name_the_line(void **state)
 static void parse_accepts_comments_crlf_and_no_final_newline(void **state)
 {
     (void)state;
-    static const char t[] = "# written by hand\r\nptboot-sideband 1\r\n\r\n  unit soft\r\n"
-                            "cpu.nom_freq 0x28\r\n\tconfig.full ring\r\n"
-                            "image base=0x2000 size=0x1000 entry=0x2010 flags=while name=My Driver \r\nend";
+    static const char t[] =
+        "# written by hand\r\nptboot-sideband 1\r\n\r\n  unit soft\r\n"
+        "cpu.nom_freq 0x28\r\n\tconfig.full ring\r\n"
+        "image base=0x2000 size=0x1000 entry=0x2010 flags=while name=My Driver \r\nend";
     struct sideband_error err;
     assert_int_equal(sideband_parse(&b, t, sizeof t - 1, &err), 0);
     assert_int_equal(b.unit, SIDEBAND_UNIT_SOFT);
@@ -337,7 +361,9 @@ static void flags_text(void **state)
     (void)state;
     char buf[64];
     assert_string_equal(sideband_flags_str(0, buf, sizeof buf), "-");
-    assert_string_equal(sideband_flags_str(SIDEBAND_IMG_WHILE | SIDEBAND_IMG_SNAPSHOT, buf, sizeof buf), "while,snapshot");
+    assert_string_equal(
+        sideband_flags_str(SIDEBAND_IMG_WHILE | SIDEBAND_IMG_SNAPSHOT, buf, sizeof buf),
+        "while,snapshot");
     assert_string_equal(sideband_unit_name(SIDEBAND_UNIT_SOFT), "soft");
 }
 

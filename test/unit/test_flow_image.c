@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -73,13 +75,40 @@ static void test_orders(void **state)
     expect_page(&img, 0x21000, 3, 0xa3);
     expect_page(&img, 0x22000, 5, 0xa5);
     expect_page(&img, 0x30000, 6, 0xa6);
-    /* the runs are one segment each, in place or not */
+    /* indexed in place, never copied: a run in file order is one segment
+     * in the dump's bytes; pages out of file order are a segment each,
+     * still in the dump's bytes */
     uint64_t base;
     size_t size;
-    assert_non_null(flow_image_map(&img, 0x11234, &base, &size));
-    assert_true(base == 0x10000 && size == 3 * PAGE);
-    assert_non_null(flow_image_map(&img, 0x21000, &base, &size));
+    const uint8_t *file = img.files[0].data, *p;
+    assert_int_equal(img.nfiles, 1);
+    assert_int_equal(img.files[0].mapped, input_file_how() == INPUT_MAP);
+    assert_non_null(p = flow_image_map(&img, 0x11234, &base, &size));
+    assert_true(base == 0x10000 && size == 3 * PAGE && p == file);
+    assert_int_equal(img.nsegs, 5);
+    for (size_t i = 0; i < img.nsegs; i++)
+        assert_null(img.segs[i].owned);
+    assert_non_null(p = flow_image_ptr(&img, 0x21000, &size));
+    assert_true(size == PAGE && p == file + 3 * PAGE);
+    assert_non_null(p = flow_image_ptr(&img, 0x20010, &size));
+    assert_true(size == PAGE - 0x10 && p == file + 4 * PAGE + 0x10);
+    /* the map callback gives the pages that touch as one region (the
+     * decoder's blocks then end where libipt's do), copied once, when
+     * first asked for, and only those */
+    assert_int_equal(img.njoined, 0);
+    assert_non_null(p = flow_image_map(&img, 0x21000, &base, &size));
     assert_true(base == 0x20000 && size == 3 * PAGE);
+    assert_true(p[0] == 4 && p[1] == 0xa4 && p[PAGE] == 3 && p[PAGE + 1] == 0xa3 && p[2 * PAGE] == 5);
+    assert_true(flow_image_map(&img, 0x22fff, &base, &size) == p && base == 0x20000);
+    assert_int_equal(img.njoined, 1);
+    assert_non_null(flow_image_map(&img, 0x30000, &base, &size));
+    assert_true(base == 0x30000 && size == PAGE);
+    assert_int_equal(img.njoined, 1);
+    /* a read goes on across pages that touch in memory but not in the file */
+    uint8_t across[16];
+    assert_int_equal(flow_image_read(&img, 0x20ff8, across, 16), 16);
+    assert_true(across[0] == 0xa4 && across[7] == 0xa4 && across[8] == 3 && across[9] == 0xa3);
+    assert_int_equal(flow_image_read(&img, 0x22ff8, across, 16), 8);
     uint8_t b;
     assert_int_equal(flow_image_read(&img, 0x13000, &b, 1), 0);
     flow_image_free(&img);
@@ -159,6 +188,83 @@ static void test_map_file(void **state)
     assert_non_null(strstr(err, "missing"));
 }
 
+/* the read path (pipes; PTBOOT_INPUT=read) gives what the mapped one does */
+static void test_orders_read(void **state)
+{
+    setenv("PTBOOT_INPUT", "read", 1);
+    assert_int_equal(input_file_how(), INPUT_READ);
+    test_orders(state);
+    test_raw_over_mapped(state);
+    unsetenv("PTBOOT_INPUT");
+    assert_int_equal(input_file_how(), INPUT_MAP);
+}
+
+/* a FIFO cannot be mapped: read until its writer closes, the same bytes */
+static void test_fifo(void **state)
+{
+    (void)state;
+    char path[128], err[256];
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        FILE *w = fopen(path, "wb");
+        for (int i = 0; w && i < 100000; i++)
+            fputc(i & 0xff, w);
+        _exit(w && fclose(w) == 0 ? 0 : 1);
+    }
+    struct input_file f;
+    assert_int_equal(input_file_open(&f, path, INPUT_MAP, err, sizeof err), 0);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(f.mapped, 0);
+    assert_int_equal(f.size, 100000);
+    for (int i = 0; i < 100000; i++)
+        if (f.data[i] != (i & 0xff))
+            fail_msg("byte %d", i);
+    assert_int_equal(f.data[f.size], 0);
+    input_file_close(&f);
+    /* a directory is said to be one */
+    assert_int_equal(input_file_open(&f, dir, INPUT_MAP, err, sizeof err), -1);
+    assert_non_null(strstr(err, "is a directory"));
+}
+
+/* pages well behind a sequential reader are given back, and read again
+ * from the file if touched (a sparse 96 MiB file: no disk used) */
+static void test_done(void **state)
+{
+    (void)state;
+    char path[128], err[256];
+    const size_t size = 96u << 20;
+    snprintf(path, sizeof path, "%s/big.pt", dir);
+    FILE *w = fopen(path, "wb");
+    assert_non_null(w);
+    assert_int_equal(fseek(w, 0x123, SEEK_SET), 0);
+    fputc(0x5a, w);
+    assert_int_equal(fseek(w, (long)size - 1, SEEK_SET), 0);
+    fputc(0xa5, w);
+    assert_int_equal(fclose(w), 0);
+    struct input_file f;
+    assert_int_equal(input_file_open(&f, path, INPUT_MAP, err, sizeof err), 0);
+    assert_int_equal(f.mapped, 1);
+    assert_int_equal(f.data[0x123], 0x5a);
+    input_file_done(&f, 1u << 20);      /* too close to the start: kept */
+    assert_int_equal(f.released, 0);
+    input_file_done(&f, size - 1);
+    assert_true(f.released > 0 && f.released <= size - (16u << 20));
+    assert_int_equal(f.data[0x123], 0x5a);
+    assert_int_equal(f.data[size - 1], 0xa5);
+    input_file_close(&f);
+    /* a read buffer is kept whole */
+    assert_int_equal(input_file_open(&f, path, INPUT_READ, err, sizeof err), 0);
+    input_file_done(&f, size - 1);
+    assert_int_equal(f.released, 0);
+    assert_int_equal(f.data[0x123], 0x5a);
+    input_file_close(&f);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/test_flow_image.XXXXXX");
@@ -168,6 +274,9 @@ int main(void)
         cmocka_unit_test(test_orders),
         cmocka_unit_test(test_raw_over_mapped),
         cmocka_unit_test(test_map_file),
+        cmocka_unit_test(test_orders_read),
+        cmocka_unit_test(test_fifo),
+        cmocka_unit_test(test_done),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[96];

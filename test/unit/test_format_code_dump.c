@@ -50,9 +50,9 @@ static void written_dump_reads_back(void **state)
     assert_int_equal(code_image_finish(&ci), CODE_IMAGE_OK);
     uint8_t got[3 * PG];
     assert_int_equal(code_image_read(&ci, 0x5000, got, sizeof got), sizeof got);
-    assert_memory_equal(got, src, PG);                 /* 0x5000 */
-    assert_memory_equal(got + PG, src + 2 * PG, PG);   /* 0x6000 */
-    assert_memory_equal(got + 2 * PG, src + PG, PG);   /* 0x7000 */
+    assert_memory_equal(got, src, PG);               /* 0x5000 */
+    assert_memory_equal(got + PG, src + 2 * PG, PG); /* 0x6000 */
+    assert_memory_equal(got + 2 * PG, src + PG, PG); /* 0x7000 */
 }
 
 /* what the format forbids, the writer refuses */

@@ -53,14 +53,19 @@ static void missing_round_trip(void **state)
     const char *msg;
     manifest_init(&m);
     manifest_add_file(&m, "trace.pt", 0, 0);
-    assert_int_equal(manifest_add_missing(&m, "code.dump", 8388608, "volume full: 44 KiB free, 8.6 MiB needed"),
-                     MANIFEST_OK);
+    assert_int_equal(
+        manifest_add_missing(&m, "code.dump", 8388608, "volume full: 44 KiB free, 8.6 MiB needed"),
+        MANIFEST_OK);
     assert_false(manifest_is_complete(&m));
     manifest_write(&m, text, sizeof text);
-    assert_non_null(strstr(text, "missing code.dump bytes=8388608 why=volume full: 44 KiB free, 8.6 MiB needed\n"
-                                 "complete 0\nend\n"));
-    assert_int_equal(parse("ptboot-manifest 1\r\nmissing code.dump bytes=5 why=i/o error\r\ncomplete 0\r\nend\r\n",
-                           &line, &msg), MANIFEST_OK);
+    assert_non_null(strstr(
+        text, "missing code.dump bytes=8388608 why=volume full: 44 KiB free, 8.6 MiB needed\n"
+              "complete 0\nend\n"));
+    assert_int_equal(
+        parse(
+            "ptboot-manifest 1\r\nmissing code.dump bytes=5 why=i/o error\r\ncomplete 0\r\nend\r\n",
+            &line, &msg),
+        MANIFEST_OK);
     assert_false(r.complete);
     assert_string_equal(manifest_find(&r, "code.dump")->why, "i/o error");
 }
@@ -72,7 +77,8 @@ static void bad_names(void **state)
     manifest_init(&m);
     assert_int_equal(manifest_add_file(&m, "", 1, 1), MANIFEST_E_NAME);
     assert_int_equal(manifest_add_file(&m, "a b", 1, 1), MANIFEST_E_NAME);
-    assert_int_equal(manifest_add_file(&m, "0123456789012345678901234567890123", 1, 1), MANIFEST_E_NAME);
+    assert_int_equal(manifest_add_file(&m, "0123456789012345678901234567890123", 1, 1),
+                     MANIFEST_E_NAME);
     for (int i = 0; i < MANIFEST_MAX_FILES; i++)
         assert_int_equal(manifest_add_file(&m, "x", 1, 1), MANIFEST_OK);
     assert_int_equal(manifest_add_file(&m, "x", 1, 1), MANIFEST_E_FULL);
@@ -86,21 +92,31 @@ static void bad_names(void **state)
 static void damage_refused(void **state)
 {
     (void)state;
-    static const struct { const char *text; unsigned line; } cases[] = {
+    static const struct {
+        const char *text;
+        unsigned line;
+    } cases[] = {
         { "", 1 },
         { "ptboot-manifest 2\ncomplete 1\nend\n", 1 },
         { "sideband 1\n", 1 },
-        { "ptboot-manifest 1\nfile trace.pt bytes=1 crc32=1c291ca3\ncomplete 1\n", 4 },       /* cut: no end */
-        { "ptboot-manifest 1\nfile trace.pt bytes=1 crc32=1c291ca3\n", 3 },                    /* cut: no complete */
-        { "ptboot-manifest 1\nfile trace.pt bytes=1 crc32=1c291ca\ncomplete 1\nend\n", 2 },    /* 7 digits */
+        { "ptboot-manifest 1\nfile trace.pt bytes=1 crc32=1c291ca3\ncomplete 1\n",
+          4 },                                                              /* cut: no end */
+        { "ptboot-manifest 1\nfile trace.pt bytes=1 crc32=1c291ca3\n", 3 }, /* cut: no complete */
+        { "ptboot-manifest 1\nfile trace.pt bytes=1 crc32=1c291ca\ncomplete 1\nend\n",
+          2 }, /* 7 digits */
         { "ptboot-manifest 1\nfile trace.pt bytes=x crc32=1c291ca3\ncomplete 1\nend\n", 2 },
-        { "ptboot-manifest 1\nfile trace.pt bytes=1 crc32=1c291ca3\ncomplete 0\nend\n", 3 },   /* disagrees */
+        { "ptboot-manifest 1\nfile trace.pt bytes=1 crc32=1c291ca3\ncomplete 0\nend\n",
+          3 }, /* disagrees */
         { "ptboot-manifest 1\nmissing a bytes=1 why=x\ncomplete 1\nend\n", 3 },
         { "ptboot-manifest 1\nmissing a bytes=1\ncomplete 0\nend\n", 2 },
-        { "ptboot-manifest 1\nfile a bytes=1 crc32=00000000\nfile a bytes=1 crc32=00000000\ncomplete 1\nend\n", 3 },
+        { "ptboot-manifest 1\nfile a bytes=1 crc32=00000000\nfile a bytes=1 "
+          "crc32=00000000\ncomplete 1\nend\n",
+          3 },
         { "ptboot-manifest 1\ncomplete 1\nend\nfile a bytes=1 crc32=00000000\n", 4 },
         { "ptboot-manifest 1\nextra\ncomplete 1\nend\n", 2 },
-        { "ptboot-manifest 1\nfile trace.pt bytes=99999999999999999999 crc32=00000000\ncomplete 1\nend\n", 2 },
+        { "ptboot-manifest 1\nfile trace.pt bytes=99999999999999999999 crc32=00000000\ncomplete "
+          "1\nend\n",
+          2 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         unsigned line = 0;

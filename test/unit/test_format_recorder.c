@@ -18,7 +18,7 @@
 #include "decoder/ptd_frame.h"
 #include "format/recorder.h"
 
-#define PHYS 0x100000000ull
+#define PHYS  0x100000000ull
 #define TRACE (64u << 10)
 
 static uint8_t region[1u << 20] __attribute__((aligned(4096)));
@@ -27,7 +27,9 @@ static uint64_t layout(struct recorder_fixed *f)
 {
     memset(f, 0, sizeof *f);
     struct recorder_request r = {
-        .sideband_cap = 6000, .code_pages = 4, .trace_bytes = TRACE,
+        .sideband_cap = 6000,
+        .code_pages = 4,
+        .trace_bytes = TRACE,
     };
     uint64_t bytes = recorder_plan(f, PHYS, &r);
     f->unit = RECORDER_UNIT_SOFT;
@@ -180,15 +182,15 @@ static void test_layouts(void **state)
         struct recorder_fixed f;
         memcpy(&f, region, sizeof f);
         switch (k) {
-        case 0: f.trace_off = f.code_off; break;                 /* overlap */
-        case 1: f.trace_bytes = f.region_bytes; break;           /* beyond */
-        case 2: f.sideband_off = 100; break;                     /* in the header */
-        case 3: f.code_off += 8; break;                          /* misaligned */
-        case 4: f.region_code = 5; break;                        /* regions do not cover it */
+        case 0: f.trace_off = f.code_off; break;       /* overlap */
+        case 1: f.trace_bytes = f.region_bytes; break; /* beyond */
+        case 2: f.sideband_off = 100; break;           /* in the header */
+        case 3: f.code_off += 8; break;                /* misaligned */
+        case 4: f.region_code = 5; break;              /* regions do not cover it */
         case 5: f.unit = 9; break;
         case 6: f.region_bytes = RECORDER_MAX_REGION * 2; break;
-        case 7: f.addr_cap = 8; break;                           /* fewer addresses than pages */
-        case 8: f.trace_off = UINT64_MAX & ~4095ull; break;      /* wraps around */
+        case 7: f.addr_cap = 8; break;                      /* fewer addresses than pages */
+        case 8: f.trace_off = UINT64_MAX & ~4095ull; break; /* wraps around */
         }
         recorder_seal(&f);
         memcpy(region, &f, sizeof f);
@@ -280,12 +282,9 @@ static void test_random_damage(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_live_slots),
-        cmocka_unit_test(test_fixed_part),
-        cmocka_unit_test(test_layouts),
-        cmocka_unit_test(test_sideband_and_code),
-        cmocka_unit_test(test_var),
+        cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_live_slots),
+        cmocka_unit_test(test_fixed_part),        cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_sideband_and_code), cmocka_unit_test(test_var),
         cmocka_unit_test(test_random_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,8 +23,8 @@
 #include "host/sym/sym_search.h"
 #include "host/sym/sym_table.h"
 
-#define SO "build/test/image/ptbtest.so"
-#define EFI "build/ptbtest.efi"
+#define SO       "build/test/image/ptbtest.so"
+#define EFI      "build/ptbtest.efi"
 #define OTHER_SO "build/test/image/ptbspin.so"
 
 static FILE *run(const char *cmd)
@@ -75,7 +75,8 @@ static void elf_functions_as_nm(void **state)
         const struct sym_func *f = sym_table_func(t, syms[i].addr);
         assert_non_null(f);
         if (strcmp(f->name, syms[i].name) && strcmp(syms[i].name, "_start"))
-            fail_msg("0x%llx: %s, nm says %s", (unsigned long long)syms[i].addr, f->name, syms[i].name);
+            fail_msg("0x%llx: %s, nm says %s", (unsigned long long)syms[i].addr, f->name,
+                     syms[i].name);
         /* inside a sized function: the same name and the offset from it */
         if (f->size > 1) {
             const struct sym_func *g = sym_table_func(t, syms[i].addr + 1);
@@ -137,7 +138,8 @@ static void elf_lines_as_addr2line(void **state)
          * alike */
         size_t fl = r == 0 ? strlen(file) : 0, ll = strlen(line);
         const char *fb = r == 0 && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-        if (r != 0 || fl > ll || strcmp(line + ll - fl, file) || !*fb || ln != (unsigned)atoi(colon + 1))
+        if (r != 0 || fl > ll || strcmp(line + ll - fl, file) || !*fb ||
+            ln != (unsigned)atoi(colon + 1))
             fail_msg("0x%llx: %s:%u, addr2line says %s:%s", (unsigned long long)addrs[i],
                      r ? "-" : file, r ? 0 : ln, line, colon + 1);
         with_line++;
@@ -180,7 +182,8 @@ static char tmpdir[64];
 static void copy(const char *from, const char *to_dir, const char *name)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/%s && cp %s %s/%s/%s", tmpdir, to_dir, from, tmpdir, to_dir, name);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/%s && cp %s %s/%s/%s", tmpdir, to_dir, from, tmpdir,
+             to_dir, name);
     assert_int_equal(system(cmd), 0);
 }
 
@@ -341,8 +344,10 @@ static void names_as_printed(void **state)
     struct names nm;
     names_init(&nm);
     assert_int_equal(names_add_symbols(&nm, "build/test/image", err, sizeof err), 0);
-    assert_int_equal(names_add_module(&nm, 0xdf9b000, 0x7000, 0xdf9b000, "ptbtest", &sb.images[0], NULL), 0);
-    assert_int_equal(names_add_module(&nm, 0xf000000, 0x1000, 0xf000000, "DxeCore", &sb.images[1], NULL), 0);
+    assert_int_equal(
+        names_add_module(&nm, 0xdf9b000, 0x7000, 0xdf9b000, "ptbtest", &sb.images[0], NULL), 0);
+    assert_int_equal(
+        names_add_module(&nm, 0xf000000, 0x1000, 0xf000000, "DxeCore", &sb.images[1], NULL), 0);
     char want[160];
     snprintf(want, sizeof want, "ptbtest_fib (%s)", base);
     assert_true(names_format(&nm, 0xdf9b000 + fib, NAMES_F_LINE, buf, sizeof buf) > 0);
@@ -393,7 +398,8 @@ static void osloader_names(void **state)
         unsigned ln;
         assert_int_equal(sym_table_line(t, a, &file, &ln), 0);
         char want[600];
-        snprintf(want, sizeof want, "%s:%u", strrchr(file, '/') ? strrchr(file, '/') + 1 : file, ln);
+        snprintf(want, sizeof want, "%s:%u", strrchr(file, '/') ? strrchr(file, '/') + 1 : file,
+                 ln);
         assert_non_null(strstr(line, want));
     }
     sym_table_free(t);

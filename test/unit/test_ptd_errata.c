@@ -42,8 +42,8 @@ static void test_libipt20_lists(void **state)
             int lr = pt_cpu_errata(&le, &c);
             bool known = ptd_errata_of_cpu(families[f], m, true, &e);
             if (known != (lr >= 0) || (known && e != bits_of(&le)) || (!known && e != 0)) {
-                print_error("%u/%#x: known %d errata %#x, libipt %d %#x\n", families[f], m, known, e, lr,
-                            lr >= 0 ? bits_of(&le) : 0);
+                print_error("%u/%#x: known %d errata %#x, libipt %d %#x\n", families[f], m, known,
+                            e, lr, lr >= 0 ? bits_of(&le) : 0);
                 fail();
             }
         }
@@ -59,11 +59,25 @@ static const struct {
 } added[] = {
 #define HYBRID (PTD_ERRATUM_BDM70 | PTD_ERRATUM_SKD022 | PTD_ERRATUM_APL11)
 #define SERVER (PTD_ERRATUM_BDM70 | PTD_ERRATUM_SKD022 | PTD_ERRATUM_SKZ84)
-    { 6, 0xcf, SERVER }, { 6, 0xad, SERVER }, { 6, 0xae, SERVER }, { 19, 0x01, SERVER },
-    { 6, 0xba, HYBRID }, { 6, 0xb7, HYBRID }, { 6, 0xc5, HYBRID }, { 6, 0xc6, HYBRID },
-    { 6, 0xb5, HYBRID }, { 6, 0xaa, HYBRID }, { 6, 0xac, HYBRID }, { 6, 0xbd, HYBRID },
-    { 6, 0xcc, HYBRID }, { 6, 0xd5, HYBRID }, { 18, 0x01, HYBRID }, { 18, 0x03, HYBRID },
-    { 6, 0xb6, PTD_ERRATUM_APL11 }, { 6, 0xaf, PTD_ERRATUM_APL11 }, { 6, 0xdd, PTD_ERRATUM_APL11 },
+    { 6, 0xcf, SERVER },
+    { 6, 0xad, SERVER },
+    { 6, 0xae, SERVER },
+    { 19, 0x01, SERVER },
+    { 6, 0xba, HYBRID },
+    { 6, 0xb7, HYBRID },
+    { 6, 0xc5, HYBRID },
+    { 6, 0xc6, HYBRID },
+    { 6, 0xb5, HYBRID },
+    { 6, 0xaa, HYBRID },
+    { 6, 0xac, HYBRID },
+    { 6, 0xbd, HYBRID },
+    { 6, 0xcc, HYBRID },
+    { 6, 0xd5, HYBRID },
+    { 18, 0x01, HYBRID },
+    { 18, 0x03, HYBRID },
+    { 6, 0xb6, PTD_ERRATUM_APL11 },
+    { 6, 0xaf, PTD_ERRATUM_APL11 },
+    { 6, 0xdd, PTD_ERRATUM_APL11 },
 };
 
 /* Current libipt's lists: 2.0.5's with SKL014 fixed on four, and the added
@@ -81,7 +95,7 @@ static void test_current_lists(void **state)
                 want &= ~(unsigned)PTD_ERRATUM_SKL014;
             for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
                 if (added[i].family == families[f] && added[i].model == m) {
-                    assert_false(want_known);   /* new in current libipt */
+                    assert_false(want_known); /* new in current libipt */
                     want_known = true;
                     want = added[i].errata;
                 }

@@ -69,9 +69,15 @@ static void ipk(uint8_t kind, uint64_t ip)
 }
 
 /* the same with the IP suppressed */
-static void ipk_none(uint8_t kind) { pk(kind, 0, 0, 0, 0); }
+static void ipk_none(uint8_t kind)
+{
+    pk(kind, 0, 0, 0, 0);
+}
 
-static void mode64(void) { pk(PTD_PKT_MODE_EXEC, 0, 0, 0, PTD_PKTF_CSL); }
+static void mode64(void)
+{
+    pk(PTD_PKT_MODE_EXEC, 0, 0, 0, PTD_PKTF_CSL);
+}
 
 /* PSB+ with MODE.Exec 64-bit and, if enabled, a FUP at ip */
 static void psb(int enabled, uint64_t ip)
@@ -135,7 +141,7 @@ static const uint8_t *map(void *ctx, uint64_t ip, uint64_t *base, size_t *size)
 static int setup(void **state)
 {
     (void)state;
-    memset(code, 0x90, sizeof(code));   /* NOPs */
+    memset(code, 0x90, sizeof(code)); /* NOPs */
     tw_init();
     return 0;
 }
@@ -236,9 +242,11 @@ static void decode(const char *opts)
         bool insns, blocks;
         ptd_opts_flow_stats(&fo, &insns, &blocks);
         if (insns)
-            len += (size_t)snprintf(got + len, sizeof got - len, "insn: %llu.\n", (unsigned long long)L.insns);
+            len += (size_t)snprintf(got + len, sizeof got - len, "insn: %llu.\n",
+                                    (unsigned long long)L.insns);
         if (blocks)
-            len += (size_t)snprintf(got + len, sizeof got - len, "blocks:\t%llu.\n", (unsigned long long)L.blocks);
+            len += (size_t)snprintf(got + len, sizeof got - len, "blocks:\t%llu.\n",
+                                    (unsigned long long)L.blocks);
     }
 }
 
@@ -248,9 +256,10 @@ static void check(const char *name, const char *opts, const char *want)
     write_case(name, opts);
     decode(opts);
     if (getenv("PTD_TEST_WRITE"))
-        return;     /* recording: every case written, none compared */
+        return; /* recording: every case written, none compared */
     if (strcmp(got, want))
-        fail_msg("%s (%s): ptboot printed\n%s-- current libipt's ptxed prints\n%s", name, opts, got, want);
+        fail_msg("%s (%s): ptboot printed\n%s-- current libipt's ptxed prints\n%s", name, opts, got,
+                 want);
 }
 
 /* ---- D. errata scans after OVF (SKD010, APL11, APL12) ---- */
@@ -262,7 +271,7 @@ static void check(const char *name, const char *opts, const char *want)
 static void test_skd010(void **state)
 {
     (void)state;
-    put(0x1000, "90 90 ff e0");         /* nop; nop; jmp rax */
+    put(0x1000, "90 90 ff e0"); /* nop; nop; jmp rax */
     psb(1, 0x1000);
     pk(PTD_PKT_OVF, 0, 0, 0, 0);
     pk(PTD_PKT_MTC, 0x12, 0, 0, 0);
@@ -369,7 +378,7 @@ static void test_pip_vmcs_async(void **state)
 static void test_pip_at_pgd(void **state)
 {
     (void)state;
-    put(0x1000, "90 0f 22 d8 90 ff e0");  /* nop; mov cr3, rax; nop; jmp rax */
+    put(0x1000, "90 0f 22 d8 90 ff e0"); /* nop; mov cr3, rax; nop; jmp rax */
     psb(1, 0x1000);
     pk(PTD_PKT_PIP, 0x9980, 0, 0, 0);
     ipk_none(PTD_PKT_TIP_PGD);
@@ -387,7 +396,7 @@ static void test_pip_at_pgd(void **state)
 static void test_power(void **state)
 {
     (void)state;
-    put(0x1000, "90 0f 01 c9 90 ff e0");  /* nop; mwait; nop; jmp rax */
+    put(0x1000, "90 0f 01 c9 90 ff e0"); /* nop; mwait; nop; jmp rax */
     psb(1, 0x1000);
     pk(PTD_PKT_MWAIT, 0x21, 0, 1, 0);
     pk(PTD_PKT_PWRE, 0, 2, 1, PTD_PKTF_HW);
@@ -401,17 +410,16 @@ static void test_power(void **state)
     /* by default the HW flag is bit 7 (the SDM's PWRE table): the first
      * PWRE is hardware-initiated; libipt, reading bit 3, says it is not
      * (its line lacks " hw"), nothing else differs */
-    static const char sdm[] =
-        "0000000000001000\n"
-        "[mwait 21 1, ip: 0000000000001001]\n"
-        "[exstop, ip: 0000000000001001]\n"
-        "[pwre c3.2 hw]\n"
-        "[pwrx int: c3 (c2)]\n"
-        "[exstop]\n"
-        "0000000000001001\n"
-        "0000000000001004\n"
-        "0000000000001005\n"
-        "[end of trace]\n";
+    static const char sdm[] = "0000000000001000\n"
+                              "[mwait 21 1, ip: 0000000000001001]\n"
+                              "[exstop, ip: 0000000000001001]\n"
+                              "[pwre c3.2 hw]\n"
+                              "[pwrx int: c3 (c2)]\n"
+                              "[exstop]\n"
+                              "0000000000001001\n"
+                              "0000000000001004\n"
+                              "0000000000001005\n"
+                              "[end of trace]\n";
     check("power-sdm", "--event:ip", sdm);
     char lib[sizeof sdm];
     const char *hw = strstr(sdm, " hw]");
@@ -463,7 +471,7 @@ static void test_trig_icnt(void **state)
 static void test_trig_ip(void **state)
 {
     (void)state;
-    put(0x1000, "7e 02 f4 f4 ff d0");   /* jle 1004; hlt; hlt; call rax */
+    put(0x1000, "7e 02 f4 f4 ff d0"); /* jle 1004; hlt; hlt; call rax */
     psb(1, 0x1000);
     tnt("1");
     pk(PTD_PKT_TRIG, 0, 0x05, 0, 0);
@@ -500,7 +508,7 @@ static void test_trig_bad(void **state)
 static void test_mode_exec_if(void **state)
 {
     (void)state;
-    put(0x1000, "90 fb 90 fa 90 ff e0");  /* nop; sti; nop; cli; nop; jmp rax */
+    put(0x1000, "90 fb 90 fa 90 ff e0"); /* nop; sti; nop; cli; nop; jmp rax */
     pk(PTD_PKT_PSB, 0, 0, 0, 0);
     pk(PTD_PKT_MODE_EXEC, 0, 0, 0, PTD_PKTF_CSL);
     ipk(PTD_PKT_FUP, 0x1000);
@@ -526,21 +534,21 @@ static void test_mode_exec_if(void **state)
 static void test_cfe_interrupt(void **state)
 {
     (void)state;
-    put(0x1000, "90 90 cd 80 90 0f 05 90 f4");   /* nop; nop; int 0x80; nop; syscall; nop */
-    put(0x1100, "90 48 cf");                      /* handler: nop; iretq */
+    put(0x1000, "90 90 cd 80 90 0f 05 90 f4"); /* nop; nop; int 0x80; nop; syscall; nop */
+    put(0x1100, "90 48 cf");                   /* handler: nop; iretq */
     psb(1, 0x1000);
-    pk(PTD_PKT_EVD, 0x7f00dead000ull, 0, 0, 0);   /* CR2 */
-    pk(PTD_PKT_CFE, 0, 1, 14, 0);                 /* INTR 14 */
+    pk(PTD_PKT_EVD, 0x7f00dead000ull, 0, 0, 0); /* CR2 */
+    pk(PTD_PKT_CFE, 0, 1, 14, 0);               /* INTR 14 */
     ipk(PTD_PKT_FUP, 0x1001);
     ipk(PTD_PKT_TIP, 0x1100);
-    pk(PTD_PKT_CFE, 0, 2, 0, 0);                  /* IRET */
+    pk(PTD_PKT_CFE, 0, 2, 0, 0); /* IRET */
     ipk(PTD_PKT_TIP, 0x1001);
-    pk(PTD_PKT_CFE, 0, 14, 0x80, PTD_PKTF_IP);    /* SWINTR 0x80 */
+    pk(PTD_PKT_CFE, 0, 14, 0x80, PTD_PKTF_IP); /* SWINTR 0x80 */
     ipk(PTD_PKT_FUP, 0x1002);
     ipk(PTD_PKT_TIP, 0x1100);
     pk(PTD_PKT_CFE, 0, 2, 0, 0);
     ipk(PTD_PKT_TIP, 0x1004);
-    pk(PTD_PKT_CFE, 0, 15, 0, PTD_PKTF_IP);       /* SYSCALL */
+    pk(PTD_PKT_CFE, 0, 15, 0, PTD_PKTF_IP); /* SYSCALL */
     ipk(PTD_PKT_FUP, 0x1005);
     ipk(PTD_PKT_TIP, 0x1007);
     ipk(PTD_PKT_FUP, 0x1008);
@@ -554,23 +562,23 @@ static void test_cfe_interrupt(void **state)
 static void test_cfe_vmx(void **state)
 {
     (void)state;
-    put(0x1000, "90 0f 01 c3 90 f4");   /* nop; vmresume; nop; hlt */
-    put(0x1100, "90 90 ff e0");         /* host: nop; nop; jmp rax */
+    put(0x1000, "90 0f 01 c3 90 f4"); /* nop; vmresume; nop; hlt */
+    put(0x1100, "90 90 ff e0");       /* host: nop; nop; jmp rax */
     psb(1, 0x1000);
-    pk(PTD_PKT_CFE, 0, 7, 0, 0);        /* VMENTRY */
+    pk(PTD_PKT_CFE, 0, 7, 0, 0); /* VMENTRY */
     pk(PTD_PKT_VMCS, 0x5000, 0, 0, 0);
     ipk(PTD_PKT_TIP, 0x1004);
-    pk(PTD_PKT_EVD, 0x11, 1, 0, 0);     /* VMXQ */
-    pk(PTD_PKT_EVD, 0x30, 2, 0, 0);     /* VMXR */
+    pk(PTD_PKT_EVD, 0x11, 1, 0, 0);        /* VMXQ */
+    pk(PTD_PKT_EVD, 0x30, 2, 0, 0);        /* VMXR */
     pk(PTD_PKT_CFE, 0, 8, 0, PTD_PKTF_IP); /* VMEXIT */
     ipk(PTD_PKT_FUP, 0x1005);
     ipk(PTD_PKT_TIP, 0x1100);
     pk(PTD_PKT_CFE, 0, 3, 0, PTD_PKTF_IP); /* SMI */
     ipk(PTD_PKT_FUP, 0x1101);
     ipk_none(PTD_PKT_TIP_PGD);
-    pk(PTD_PKT_CFE, 0, 4, 0, 0);        /* RSM */
-    pk(PTD_PKT_CFE, 0, 6, 0, 0);        /* INIT */
-    pk(PTD_PKT_CFE, 0, 5, 0x9a, 0);     /* SIPI */
+    pk(PTD_PKT_CFE, 0, 4, 0, 0);    /* RSM */
+    pk(PTD_PKT_CFE, 0, 6, 0, 0);    /* INIT */
+    pk(PTD_PKT_CFE, 0, 5, 0x9a, 0); /* SIPI */
     ipk(PTD_PKT_TIP_PGE, 0x1101);
     ipk(PTD_PKT_TIP, 0x1000);
     check("cfe-vmx", "--event:ip", EXP_cfe_vmx);
@@ -615,7 +623,8 @@ static void test_blocks(void **state)
     ipk(PTD_PKT_FUP, 0x1001);
     ipk_none(PTD_PKT_TIP_PGD);
     check("blocks", "--stat --block:show-blocks", EXP_blocks);
-    check("blocks-end-on", "--stat --block:show-blocks --block:end-on-call --block:end-on-jump", EXP_blocks_end_on);
+    check("blocks-end-on", "--stat --block:show-blocks --block:end-on-call --block:end-on-jump",
+          EXP_blocks_end_on);
     check("blocks-insn", "--stat --insn-decoder", EXP_blocks_insn);
     check("blocks-stat-blocks", "--stat:blocks --quiet", EXP_blocks_stat_blocks);
 }
@@ -641,10 +650,11 @@ static void test_keep_tcal(void **state)
     pk(PTD_PKT_CYC, 100, 0, 0, 0);
     ipk(PTD_PKT_TIP, 0x1000);
     ipk_none(PTD_PKT_TIP_PGD);
-    check("keep-tcal",
-          "--time --event:time --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168", EXP_keep_tcal);
+    check("keep-tcal", "--time --event:time --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168",
+          EXP_keep_tcal);
     check("keep-tcal-on",
-          "--time --event:time --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 --block:keep-tcal-on-ovf",
+          "--time --event:time --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 "
+          "--block:keep-tcal-on-ovf",
           EXP_keep_tcal_on);
 }
 
@@ -657,7 +667,7 @@ static void test_keep_tcal(void **state)
 static void test_resync(void **state)
 {
     (void)state;
-    put(0x1000, "90 74 02 90 90 90 ff e0");  /* nop; jz 1005; nop; nop; nop; jmp rax */
+    put(0x1000, "90 74 02 90 90 90 ff e0"); /* nop; jz 1005; nop; nop; nop; jmp rax */
     psb(1, 0x1000);
     ipk(PTD_PKT_TIP, 0x1000);
     pk(PTD_PKT_PTW, 0xabcd, 0, 0, 0);

@@ -17,12 +17,12 @@
 
 /* 64-bit code: lengths 3, 1, 5, 2, 7, 1 */
 static const uint8_t code[] = {
-    0x48, 0x89, 0xe5,                   /* mov rbp, rsp */
-    0x90,                               /* nop */
-    0x0f, 0x1f, 0x44, 0x00, 0x00,       /* nop dword [rax+rax] */
-    0x31, 0xc0,                         /* xor eax, eax */
+    0x48, 0x89, 0xe5,                         /* mov rbp, rsp */
+    0x90,                                     /* nop */
+    0x0f, 0x1f, 0x44, 0x00, 0x00,             /* nop dword [rax+rax] */
+    0x31, 0xc0,                               /* xor eax, eax */
     0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, /* mov rax, [rip+0x10] (7) */
-    0xc3,                               /* ret */
+    0xc3,                                     /* ret */
 };
 static const uint64_t want[] = { BASE, BASE + 3, BASE + 4, BASE + 9, BASE + 11, BASE + 18 };
 #define NINSN 6
@@ -30,7 +30,7 @@ static const uint64_t want[] = { BASE, BASE + 3, BASE + 4, BASE + 9, BASE + 11, 
 /* code at BASE, padded so an instruction's worth of bytes follows the last */
 struct image {
     uint8_t bytes[64];
-    size_t mapped;      /* bytes the map callback hands out (0: no map) */
+    size_t mapped; /* bytes the map callback hands out (0: no map) */
     int reads;
 };
 
@@ -59,7 +59,7 @@ static const uint8_t *map_cb(void *ctx, uint64_t ip, uint64_t *base, size_t *siz
 
 static void setup_flow(struct ptd_flow *f, struct image *im, size_t mapped)
 {
-    memset(im, 0x90, sizeof *im);   /* NOPs after the code */
+    memset(im, 0x90, sizeof *im); /* NOPs after the code */
     memcpy(im->bytes, code, sizeof code);
     im->mapped = mapped;
     im->reads = 0;
@@ -182,12 +182,9 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mapped),
-        cmocka_unit_test(test_partly_mapped),
-        cmocka_unit_test(test_read_only),
-        cmocka_unit_test(test_window),
-        cmocka_unit_test(test_one_insn),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_mapped),    cmocka_unit_test(test_partly_mapped),
+        cmocka_unit_test(test_read_only), cmocka_unit_test(test_window),
+        cmocka_unit_test(test_one_insn),  cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

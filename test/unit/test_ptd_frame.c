@@ -50,7 +50,7 @@ static void crc32_vectors(void **state)
 struct parsed {
     size_t nlines;
     struct ptd_frame_rec begin, end;
-    uint8_t *data;      /* reassembled */
+    uint8_t *data; /* reassembled */
     uint64_t next_off;
     uint32_t next_seq;
     size_t psb_lines;
@@ -180,7 +180,9 @@ static void put_psb(uint8_t *b, size_t at, size_t repeats)
 static void psb_cuts(void **state)
 {
     (void)state;
-    enum { SIZE = 2000 };
+    enum {
+        SIZE = 2000
+    };
     uint8_t data[SIZE];
     for (size_t i = 0; i < SIZE; i++)
         data[i] = (uint8_t)(0x10 + rnd() % 0x60); /* never 0x02 */
@@ -199,7 +201,8 @@ static void psb_cuts(void **state)
      * PSB_SIZE past each (a run of the pattern is one sync point per 16 bytes) */
     uint64_t expect[32];
     size_t ne = 0;
-    for (int64_t q = ptd_psb_find(data, SIZE, 0); q >= 0; q = ptd_psb_find(data, SIZE, (size_t)q + PTD_PSB_SIZE))
+    for (int64_t q = ptd_psb_find(data, SIZE, 0); q >= 0;
+         q = ptd_psb_find(data, SIZE, (size_t)q + PTD_PSB_SIZE))
         expect[ne++] = (uint64_t)q;
     assert_int_equal(ne, 9); /* 6 single + 3 in the run */
     assert_int_equal(p.psb_lines, ne);
@@ -226,7 +229,8 @@ static void one_line(char *out, size_t cap, char which)
         data[i] = (uint8_t)(i * 13);
     struct ptd_frame_enc e;
     char buf[4096];
-    assert_int_equal(ptd_frame_enc_init(&e, 7, "sideband.bin", data, sizeof data, PTD_FRAME_KIND_RAW, 96), 0);
+    assert_int_equal(
+        ptd_frame_enc_init(&e, 7, "sideband.bin", data, sizeof data, PTD_FRAME_KIND_RAW, 96), 0);
     size_t n = ptd_frame_enc_lines(&e, buf, sizeof buf);
     buf[n] = 0;
     /* lines: B, D0, D1, E */
@@ -251,7 +255,9 @@ static void every_corruption(void **state)
         char line[PTD_FRAME_LINE_MAX], bad[PTD_FRAME_LINE_MAX];
         one_line(line, sizeof line, kinds[k]);
         size_t len = strlen(line);
-        enum ptd_frame_type good = kinds[k] == 'B' ? PTD_FRAME_BEGIN : kinds[k] == 'D' ? PTD_FRAME_DATA : PTD_FRAME_END;
+        enum ptd_frame_type good = kinds[k] == 'B'   ? PTD_FRAME_BEGIN
+                                   : kinds[k] == 'D' ? PTD_FRAME_DATA
+                                                     : PTD_FRAME_END;
         assert_int_equal(ptd_frame_parse(line, len, &r), good);
         for (size_t i = 0; i < len; i++) {
             static const char subst[] = { 'A', '0', ' ', '=', '\x7f', '@' };
@@ -305,23 +311,25 @@ static void every_corruption(void **state)
 static void bad_fields_good_crc(void **state)
 {
     (void)state;
-    static const char *bodies[] = {
-        "@PTF1 D 1 0 0 - QUJD=",        /* base64 length not a multiple of 4 */
-        "@PTF1 D 1 0 0 - QU=D",         /* data after padding */
-        "@PTF1 D 1 0 0 - QU*D",         /* not the alphabet */
-        "@PTF1 D 1 00 0 - QUJD",        /* leading zero in a decimal */
-        "@PTF1 D 1 0 0 X QUJD",         /* unknown flag */
-        "@PTF1 D 1 0 0x0 - QUJD",       /* 0x in the offset */
-        "@PTF1 D 1 4294967296 0 - QUJD",/* seq beyond 32 bits */
-        "@PTF1 D 1 0 0 -  QUJD",        /* two spaces */
-        "@PTF1 D 1 0 0 -",              /* a field missing */
-        "@PTF1 D 1 0 0 - QUJD x",       /* a field too many */
-        "@PTF1 X 1 0 0 - QUJD",         /* unknown type */
-        "@PTF1 B 1 a.pt 10 0000000g pt",/* bad file crc */
-        "@PTF1 B 1 a.pt 10 00000000 elf", /* unknown kind */
-        "@PTF1 B 1 a234567890123456789012345678901234567890123456789012345678901234X 1 00000000 pt", /* 65 chars */
-        "@PTF1 E 1 a.pt -1 10 00000000",/* negative count */
-    };
+    static const char
+        *bodies[] = {
+            "@PTF1 D 1 0 0 - QUJD=",          /* base64 length not a multiple of 4 */
+            "@PTF1 D 1 0 0 - QU=D",           /* data after padding */
+            "@PTF1 D 1 0 0 - QU*D",           /* not the alphabet */
+            "@PTF1 D 1 00 0 - QUJD",          /* leading zero in a decimal */
+            "@PTF1 D 1 0 0 X QUJD",           /* unknown flag */
+            "@PTF1 D 1 0 0x0 - QUJD",         /* 0x in the offset */
+            "@PTF1 D 1 4294967296 0 - QUJD",  /* seq beyond 32 bits */
+            "@PTF1 D 1 0 0 -  QUJD",          /* two spaces */
+            "@PTF1 D 1 0 0 -",                /* a field missing */
+            "@PTF1 D 1 0 0 - QUJD x",         /* a field too many */
+            "@PTF1 X 1 0 0 - QUJD",           /* unknown type */
+            "@PTF1 B 1 a.pt 10 0000000g pt",  /* bad file crc */
+            "@PTF1 B 1 a.pt 10 00000000 elf", /* unknown kind */
+            "@PTF1 B 1 a234567890123456789012345678901234567890123456789012345678901234X 1 "
+            "00000000 pt",                   /* 65 chars */
+            "@PTF1 E 1 a.pt -1 10 00000000", /* negative count */
+        };
     struct ptd_frame_rec r;
     for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
         char line[PTD_FRAME_LINE_MAX];
@@ -396,7 +404,8 @@ static void bad_init(void **state)
     assert_int_equal(ptd_frame_enc_init(&e, 1, "a b", d, 4, PTD_FRAME_KIND_RAW, 0), -1);
     assert_int_equal(ptd_frame_enc_init(&e, 1, NULL, d, 4, PTD_FRAME_KIND_RAW, 0), -1);
     assert_int_equal(ptd_frame_enc_init(&e, 1, "a\tb", d, 4, PTD_FRAME_KIND_RAW, 0), -1);
-    assert_int_equal(ptd_frame_enc_init(&e, 1, "x", d, 4, PTD_FRAME_KIND_RAW, PTD_FRAME_PAYLOAD_MAX + 1), -1);
+    assert_int_equal(
+        ptd_frame_enc_init(&e, 1, "x", d, 4, PTD_FRAME_KIND_RAW, PTD_FRAME_PAYLOAD_MAX + 1), -1);
     assert_int_equal(ptd_frame_enc_init(&e, 1, "x", d, 4, (enum ptd_frame_kind)5, 0), -1);
     assert_int_equal(ptd_frame_enc_init(&e, 1, "x", NULL, 4, PTD_FRAME_KIND_RAW, 0), -1);
     char name[PTD_FRAME_NAME_MAX + 2];

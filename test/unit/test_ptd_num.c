@@ -99,12 +99,38 @@ static void one_number_parser(void **state)
     assert_false(ptd_num_parse(NULL, PTD_NUM_AUTO, &v));
 }
 
+/* "A:B" pairs (--module BASE:SIZE:NAME, memmap --mark --also BASE:SIZE) */
+static void number_pairs(void **state)
+{
+    (void)state;
+    uint64_t a = 0, b = 0;
+    const char *rest = NULL;
+    assert_true(ptd_num_parse_pair("0x1000:4K", PTD_NUM_AUTO, &a, &b, &rest));
+    assert_true(a == 0x1000 && b == 4096 && *rest == 0);
+    assert_true(ptd_num_parse_pair("1000:200:name:x", PTD_NUM_HEX, &a, &b, &rest));
+    assert_true(a == 0x1000 && b == 0x200 && !strcmp(rest, ":name:x"));
+    assert_true(ptd_num_parse_pair("10:010", PTD_NUM_AUTO, &a, &b, NULL));
+    assert_true(a == 10 && b == 8);   /* strtoull's base 0: a leading 0 is octal */
+    /* what strtoull took silently: trailing junk, a missing number, a sign,
+     * overflow, no colon */
+    assert_false(ptd_num_parse_pair("0x1000x:10", PTD_NUM_AUTO, &a, &b, &rest));
+    assert_false(ptd_num_parse_pair("0x1000:", PTD_NUM_AUTO, &a, &b, &rest));
+    assert_false(ptd_num_parse_pair(":10", PTD_NUM_AUTO, &a, &b, &rest));
+    assert_false(ptd_num_parse_pair("-1:10", PTD_NUM_AUTO, &a, &b, &rest));
+    assert_false(ptd_num_parse_pair("1: 10", PTD_NUM_AUTO, &a, &b, &rest));
+    assert_false(ptd_num_parse_pair("1:0x10000000000000000", PTD_NUM_AUTO, &a, &b, &rest));
+    assert_false(ptd_num_parse_pair("4096", PTD_NUM_AUTO, &a, &b, &rest));
+    assert_false(ptd_num_parse_pair("zz:10", PTD_NUM_HEX, &a, &b, &rest));
+    assert_false(ptd_num_parse_pair(NULL, PTD_NUM_HEX, &a, &b, &rest));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hex_digits),
         cmocka_unit_test(parse_hex_fields),
         cmocka_unit_test(one_number_parser),
+        cmocka_unit_test(number_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,7 +51,10 @@ static void test_fixed_packets(void **state)
     static const uint8_t ovf[] = { 0x02, 0xf3 };
     static const uint8_t stop[] = { 0x02, 0x83 };
     uint8_t psb[16];
-    for (int i = 0; i < 16; i += 2) { psb[i] = 0x02; psb[i + 1] = 0x82; }
+    for (int i = 0; i < 16; i += 2) {
+        psb[i] = 0x02;
+        psb[i + 1] = 0x82;
+    }
     check(pad, 1, PTD_PKT_PAD, NULL);
     check(psb, 16, PTD_PKT_PSB, NULL);
     check(psbend, 2, PTD_PKT_PSBEND, NULL);
@@ -68,9 +71,9 @@ static void test_tnt(void **state)
     struct ptd_pkt p;
     /* 0x88 = 1000100 0: stop bit 6 (of the shifted value), bits 000100:
      * ptdump's "!...!" example is 0x...; check a few by hand */
-    static const uint8_t t1[] = { 0x04 };        /* one bit, not taken */
-    static const uint8_t t2[] = { 0x06 };        /* one bit, taken */
-    static const uint8_t t6[] = { 0xa2 };        /* 1 010001: 6 bits 010001 */
+    static const uint8_t t1[] = { 0x04 }; /* one bit, not taken */
+    static const uint8_t t2[] = { 0x06 }; /* one bit, taken */
+    static const uint8_t t6[] = { 0xa2 }; /* 1 010001: 6 bits 010001 */
     check(t1, 1, PTD_PKT_TNT8, &p);
     assert_int_equal(p.a, 1);
     assert_int_equal(p.payload, 0);
@@ -112,7 +115,9 @@ static void test_ip_packets(void **state)
     static const unsigned ipcs[] = { 0, 1, 2, 3, 4, 6 };
     for (unsigned k = 0; k < 4; k++) {
         for (unsigned i = 0; i < 6; i++) {
-            uint8_t b[9] = { (uint8_t)(opcs[k] | ipcs[i] << 5), 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88 };
+            uint8_t b[9] = {
+                (uint8_t)(opcs[k] | ipcs[i] << 5), 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88
+            };
             int n = ptd_ipc_size(ipcs[i]);
             struct ptd_pkt p;
             check(b, 1 + (size_t)n, kinds[k], &p);
@@ -185,17 +190,27 @@ static void test_ip_compress(void **state)
     assert_int_equal(pl, 0x7ff01234);
     assert_int_equal(ptd_enc_ip_compress(0x401000, 1, 0x7fff00001234ull, &pl), PTD_IPC_SEXT_48);
     assert_int_equal(ptd_enc_ip_compress(0x401000, 0, 0x401234, &pl), PTD_IPC_SEXT_48);
-    assert_int_equal(ptd_enc_ip_compress(0xffffffff81000000ull, 1, 0xffff800000001000ull, &pl), PTD_IPC_SEXT_48);
+    assert_int_equal(ptd_enc_ip_compress(0xffffffff81000000ull, 1, 0xffff800000001000ull, &pl),
+                     PTD_IPC_SEXT_48);
     assert_int_equal(pl, 0x800000001000ull);
-    assert_int_equal(ptd_enc_ip_compress(0x00cc000000000000ull, 1, 0x00cc000012345678ull, &pl), PTD_IPC_UPDATE_32);
-    assert_int_equal(ptd_enc_ip_compress(0x00cc000000000000ull, 1, 0x00cc100012345678ull, &pl), PTD_IPC_UPDATE_48);
+    assert_int_equal(ptd_enc_ip_compress(0x00cc000000000000ull, 1, 0x00cc000012345678ull, &pl),
+                     PTD_IPC_UPDATE_32);
+    assert_int_equal(ptd_enc_ip_compress(0x00cc000000000000ull, 1, 0x00cc100012345678ull, &pl),
+                     PTD_IPC_UPDATE_48);
     assert_int_equal(ptd_enc_ip_compress(0, 0, 0x00cc100012345678ull, &pl), PTD_IPC_FULL);
     /* round trip through last-IP for a walk of addresses */
     struct ptd_last_ip l;
     uint64_t last = 0, got;
     int have = 0;
-    static const uint64_t ips[] = { 0x401000, 0x401010, 0x7ffff7a00000ull, 0x7ffff7a01234ull, 0xffffffff81000000ull,
-                                    0x00cc000000001000ull, 0x00cc00000000f000ull, 0x400000, 0xffff800000000000ull };
+    static const uint64_t ips[] = { 0x401000,
+                                    0x401010,
+                                    0x7ffff7a00000ull,
+                                    0x7ffff7a01234ull,
+                                    0xffffffff81000000ull,
+                                    0x00cc000000001000ull,
+                                    0x00cc00000000f000ull,
+                                    0x400000,
+                                    0xffff800000000000ull };
     ptd_last_ip_init(&l);
     for (size_t i = 0; i < sizeof ips / sizeof ips[0]; i++) {
         unsigned ipc = ptd_enc_ip_compress(last, have, ips[i], &pl);
@@ -256,7 +271,7 @@ static void test_cyc(void **state)
 {
     (void)state;
     struct ptd_pkt p;
-    static const uint8_t c1[] = { 0xbf, 0x04 };   /* libipt's encoding of 0x57 */
+    static const uint8_t c1[] = { 0xbf, 0x04 }; /* libipt's encoding of 0x57 */
     check(c1, 2, PTD_PKT_CYC, &p);
     assert_int_equal(p.payload, 0x57);
     static const uint8_t c0[] = { 0x03 };
@@ -279,12 +294,13 @@ static void test_power_ptw_mnt(void **state)
     check(mwait, 10, PTD_PKT_MWAIT, &p);
     assert_int_equal(p.payload, 0xb);
     assert_int_equal(p.aux, 1);
-    static const uint8_t pwre[] = { 0x02, 0x22, 0x80, 0x10 };   /* c1.0, hw (SDM: HW is byte 2 bit 7) */
+    static const uint8_t pwre[] = { 0x02, 0x22, 0x80,
+                                    0x10 }; /* c1.0, hw (SDM: HW is byte 2 bit 7) */
     check(pwre, 4, PTD_PKT_PWRE, &p);
     assert_int_equal(p.a, 1);
     assert_int_equal(p.aux, 0);
     assert_int_equal(p.flags, PTD_PKTF_HW);
-    static const uint8_t pwrx[] = { 0x02, 0xa2, 0x05, 0x01, 0, 0, 0 };   /* int: c1, c6 */
+    static const uint8_t pwrx[] = { 0x02, 0xa2, 0x05, 0x01, 0, 0, 0 }; /* int: c1, c6 */
     check(pwrx, 7, PTD_PKT_PWRX, &p);
     assert_int_equal(p.a, 0);
     assert_int_equal(p.aux, 5);
@@ -306,7 +322,9 @@ static void test_power_ptw_mnt(void **state)
     assert_int_equal(p.payload, 0x0807060504030201ull);
     static const uint8_t ptw_bad[] = { 0x02, 0x52, 1, 2, 3, 4, 5, 6, 7, 8 };
     assert_int_equal(decode1(ptw_bad, 10, &p), -PTD_ERR_BAD_PACKET);
-    static const uint8_t mnt[] = { 0x02, 0xc3, 0x88, 0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0x42, 0x22, 0x2a };
+    static const uint8_t mnt[] = {
+        0x02, 0xc3, 0x88, 0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0x42, 0x22, 0x2a
+    };
     check(mnt, 11, PTD_PKT_MNT, &p);
     assert_int_equal(p.payload, 0x2a2242e5d4c3b2a1ull);
     static const uint8_t mnt_bad[] = { 0x02, 0xc3, 0x89, 0, 0, 0, 0, 0, 0, 0, 0 };
@@ -317,7 +335,7 @@ static void test_event_block_packets(void **state)
 {
     (void)state;
     struct ptd_pkt p;
-    static const uint8_t cfe[] = { 0x02, 0x13, 0x81, 0x0e };   /* INTR, vector 14, IP */
+    static const uint8_t cfe[] = { 0x02, 0x13, 0x81, 0x0e }; /* INTR, vector 14, IP */
     check(cfe, 4, PTD_PKT_CFE, &p);
     assert_int_equal(p.a, 1);
     assert_int_equal(p.aux, 14);
@@ -372,13 +390,13 @@ static void test_unknown_opcodes(void **state)
         struct ptd_pkt_decoder d;
         ptd_pkt_init(&d, b, sizeof b);
         assert_int_equal(ptd_pkt_next(&d, &p), -PTD_ERR_BAD_OPC);
-        assert_int_equal(ptd_pkt_offset(&d), 0);   /* stays at the bad byte */
+        assert_int_equal(ptd_pkt_offset(&d), 0); /* stays at the bad byte */
     }
     static const uint8_t bad2[] = { 0x00, 0x01, 0x02, 0x04, 0x40, 0x82 + 1, 0xff };
     for (size_t i = 0; i < sizeof bad2; i++) {
         uint8_t b[16] = { 0x02, bad2[i] };
         if (bad2[i] == 0x83)
-            continue;   /* TraceStop */
+            continue; /* TraceStop */
         assert_int_equal(decode1(b, sizeof b, &p), -PTD_ERR_BAD_OPC);
     }
     /* every 2-byte opcode is classified consistently with the table */
@@ -406,9 +424,13 @@ static void test_sync_and_resync(void **state)
     uint64_t skipped = 0;
 
     memset(b, 0, sizeof b);
-    b[5] = 0x05;                       /* an unknown opcode at 5 */
-    for (int i = 0; i < 16; i += 2) { b[40 + i] = 0x02; b[41 + i] = 0x82; }
-    b[56] = 0x02; b[57] = 0x23;        /* psbend */
+    b[5] = 0x05; /* an unknown opcode at 5 */
+    for (int i = 0; i < 16; i += 2) {
+        b[40 + i] = 0x02;
+        b[41 + i] = 0x82;
+    }
+    b[56] = 0x02;
+    b[57] = 0x23; /* psbend */
     assert_int_equal(ptd_psb_find(b, sizeof b, 0), 40);
     assert_int_equal(ptd_psb_find(b, sizeof b, 41), -PTD_ERR_EOS);
 
@@ -434,7 +456,10 @@ static void test_sync_and_resync(void **state)
     assert_int_equal(skipped, 35);
     /* a PSB at an odd offset is found too */
     memset(b, 0, sizeof b);
-    for (int i = 0; i < 16; i += 2) { b[13 + i] = 0x02; b[14 + i] = 0x82; }
+    for (int i = 0; i < 16; i += 2) {
+        b[13 + i] = 0x02;
+        b[14 + i] = 0x82;
+    }
     ptd_pkt_init(&d, b, sizeof b);
     assert_int_equal(ptd_pkt_sync_forward(&d), 0);
     assert_int_equal(ptd_pkt_offset(&d), 13);
@@ -529,15 +554,15 @@ static void test_libipt20(void **state)
     }
 }
 
-
 /* TRIG (SDM "Trigger Tracing"): 3 bytes, or 5 with a valid ICNT; the
  * fields as libipt reads them (trbv, ip, icntv, mult, icnt). */
 static void test_trig(void **state)
 {
     (void)state;
     struct ptd_pkt p;
-    static const uint8_t trig[] = { 0xd9, 0x20, 0x03 };               /* trig 03, mult */
-    static const uint8_t trig_icnt[] = { 0xd9, 0xe0, 0xa1, 0x17, 0x00 }; /* a1, ip, mult, icnt: 23 */
+    static const uint8_t trig[] = { 0xd9, 0x20, 0x03 }; /* trig 03, mult */
+    static const uint8_t trig_icnt[] = { 0xd9, 0xe0, 0xa1, 0x17,
+                                         0x00 }; /* a1, ip, mult, icnt: 23 */
     static const uint8_t trig_icnt0[] = { 0xd9, 0x40, 0x1a, 0x00, 0x00 }; /* 1a, icnt: 0 */
     check(trig, 3, PTD_PKT_TRIG, &p);
     assert_int_equal(p.a, 0x03);
@@ -599,7 +624,8 @@ static void test_skd007(void **state)
     assert_int_equal(ptd_pkt_next(&d, &p), 2);
     assert_int_equal(p.kind, PTD_PKT_CYC);
     /* not the pattern: a second byte other than 0x02, or no 0xf3 after */
-    static const uint8_t c[] = { 0xf7, 0x04, 0xf3 }, e[] = { 0xf7, 0x02, 0xf2 }, f[] = { 0xf7, 0x02 };
+    static const uint8_t c[] = { 0xf7, 0x04, 0xf3 }, e[] = { 0xf7, 0x02, 0xf2 },
+                         f[] = { 0xf7, 0x02 };
     const uint8_t *v[] = { c, e, f };
     const size_t n[] = { sizeof c, sizeof e, sizeof f };
     for (int i = 0; i < 3; i++) {

@@ -68,7 +68,10 @@ static void tnt(struct tw *t, const char *bits)
     pkt(t, PTD_PKT_TNT8, v, n, 0);
 }
 
-static size_t tw_size(struct tw *t) { return (size_t)ptd_enc_offset(&t->e); }
+static size_t tw_size(struct tw *t)
+{
+    return (size_t)ptd_enc_offset(&t->e);
+}
 
 /* ---- code ---- */
 static uint8_t code[0x200];
@@ -89,7 +92,7 @@ static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 /* Run the ptxed loop; the result as text: "i<ip>" per instruction, "e<type>"
  * per event ('r' suffix for resumed), "x<code>" per error, space separated. */
 static char out[4096];
-static unsigned cpu_family, cpu_model;   /* 0: no CPU (no errata) */
+static unsigned cpu_family, cpu_model; /* 0: no CPU (no errata) */
 
 /* PTD_TEST_WRITE=DIR: each trace run also goes to DIR/qN.pt with its code
  * in DIR/qN.bin (at CODE_BASE), so a ptxed can be run on the very traces
@@ -214,8 +217,9 @@ static void run_libipt(struct tw *t, size_t max_insns)
             while (st >= 0 && (st & pts_event_pending)) {
                 st = pt_insn_event(d, &ev, sizeof(ev));
                 if (st >= 0 && !ev.status_update)
-                    p += sprintf(p, "e%u%s ", ev.type,
-                                 (ev.type == ptev_enabled && ev.variant.enabled.resumed) ? "r" : "");
+                    p +=
+                        sprintf(p, "e%u%s ", ev.type,
+                                (ev.type == ptev_enabled && ev.variant.enabled.resumed) ? "r" : "");
             }
             if (st < 0 || (st & pts_eos))
                 break;
@@ -282,10 +286,19 @@ static int setup(void **state)
 static void test_errstr_matches_libipt(void **state)
 {
     (void)state;
-    static const int codes[] = {PTD_ERR_BAD_CONTEXT, PTD_ERR_BAD_QUERY, PTD_ERR_NOMAP, PTD_ERR_BAD_INSN,
-                                PTD_ERR_RETSTACK_EMPTY, PTD_ERR_BAD_RETCOMP, PTD_ERR_BAD_STATUS_UPDATE,
-                                PTD_ERR_NO_ENABLE, PTD_ERR_EVENT_IGNORED, PTD_ERR_EOS, PTD_ERR_NOSYNC,
-                                PTD_ERR_BAD_OPC, PTD_ERR_NOIP};
+    static const int codes[] = { PTD_ERR_BAD_CONTEXT,
+                                 PTD_ERR_BAD_QUERY,
+                                 PTD_ERR_NOMAP,
+                                 PTD_ERR_BAD_INSN,
+                                 PTD_ERR_RETSTACK_EMPTY,
+                                 PTD_ERR_BAD_RETCOMP,
+                                 PTD_ERR_BAD_STATUS_UPDATE,
+                                 PTD_ERR_NO_ENABLE,
+                                 PTD_ERR_EVENT_IGNORED,
+                                 PTD_ERR_EOS,
+                                 PTD_ERR_NOSYNC,
+                                 PTD_ERR_BAD_OPC,
+                                 PTD_ERR_NOIP };
     for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
         assert_string_equal(ptd_errstr(-codes[i]), pt_errstr((enum pt_error_code)codes[i]));
 }
@@ -295,7 +308,7 @@ static void test_tnt_then_async_disable(void **state)
 {
     struct tw t;
     (void)state;
-    put(0x1000, "74 02 90 90 74 00 90");     /* jz 1004; nop; nop; jz 1006; nop */
+    put(0x1000, "74 02 90 90 74 00 90"); /* jz 1004; nop; nop; jz 1006; nop */
     tw_init(&t);
     psb(&t, 0, 0);
     ipp(&t, PTD_PKT_TIP_PGE, 0x1000);
@@ -312,7 +325,7 @@ static void test_interrupt(void **state)
     struct tw t;
     (void)state;
     put(0x1000, "90 90 90");
-    put(0x1100, "48 cf");                     /* iretq */
+    put(0x1100, "48 cf"); /* iretq */
     tw_init(&t);
     psb(&t, 1, 0x1000);
     ipp(&t, PTD_PKT_FUP, 0x1001);
@@ -330,7 +343,7 @@ static void test_mode_exec_binds_to_tip(void **state)
 {
     struct tw t;
     (void)state;
-    put(0x1000, "ff 28");                     /* jmp far [rax] */
+    put(0x1000, "ff 28"); /* jmp far [rax] */
     put(0x1080, "90 90");
     tw_init(&t);
     psb(&t, 1, 0x1000);
@@ -347,7 +360,7 @@ static void test_compressed_return(void **state)
 {
     struct tw t;
     (void)state;
-    put(0x1000, "e8 00 00 00 00 e8 0b 00 00 00 90");  /* call +0; call 1015; nop */
+    put(0x1000, "e8 00 00 00 00 e8 0b 00 00 00 90"); /* call +0; call 1015; nop */
     put(0x1015, "c3");
     tw_init(&t);
     psb(&t, 1, 0x1000);
@@ -385,7 +398,7 @@ static void test_filter_exit_and_resume(void **state)
 {
     struct tw t;
     (void)state;
-    put(0x1000, "90 e8 fa 0f 00 00 90");      /* nop; call 2000; nop */
+    put(0x1000, "90 e8 fa 0f 00 00 90"); /* nop; call 2000; nop */
     tw_init(&t);
     psb(&t, 1, 0x1000);
     ipp(&t, PTD_PKT_TIP_PGD, 0x2000);
@@ -416,7 +429,7 @@ static void test_budget(void **state)
 {
     struct tw t;
     (void)state;
-    put(0x1000, "90 eb fd");                  /* nop; jmp 1000 */
+    put(0x1000, "90 eb fd"); /* nop; jmp 1000 */
     tw_init(&t);
     psb(&t, 1, 0x1000);
     pkt(&t, PTD_PKT_PAD, 0, 0, 0);
@@ -557,7 +570,7 @@ static void test_skd007(void **state)
     assert_int_equal(tw_size(&t), at + 4);
     assert_int_equal(t.buf[at], 0x07);
     assert_int_equal(t.buf[at + 1], 0x02);
-    t.buf[at + 2] = 0xf3;     /* the OVF cut the CYC: 07 02 f3 */
+    t.buf[at + 2] = 0xf3; /* the OVF cut the CYC: 07 02 f3 */
     t.e.pos--;
     ipp(&t, PTD_PKT_FUP, 0x1002);
     ipp(&t, PTD_PKT_FUP, 0x1004);
@@ -624,10 +637,10 @@ static void test_bdm70(void **state)
      * the error at the second; 2.0.5 does not get that far */
     run_current(&t, 100, "x6 e18 x6 i1002 e2 ", "x6 e18 x6 ");
     assert_null(strstr(out, "i1003 "));
-    cpu_family = 6, cpu_model = 0x3d;     /* Broadwell */
+    cpu_family = 6, cpu_model = 0x3d; /* Broadwell */
     run_both(&t, 100);
     assert_string_equal(out, "e0 i1002 i1003 e2 e18 e0 i1001 i1002 e2 ");
-    cpu_family = 6, cpu_model = 0x5e;     /* Skylake */
+    cpu_family = 6, cpu_model = 0x5e; /* Skylake */
     run_both(&t, 100);
     assert_string_equal(out, "e0 i1002 i1003 e2 e18 e0 i1001 i1002 e2 ");
 }
@@ -664,7 +677,7 @@ static void test_bdm64_tsx(void **state)
     struct tw t;
     (void)state;
     put(0x1000, "74 10 90 90 90 90 90 90");
-    put(0x1012, "0f 0b");                       /* UD2 where the JE lands */
+    put(0x1012, "0f 0b"); /* UD2 where the JE lands */
     put(0x1030, "74 10 90 90 90 90");
     put(0x1040, "90 90 90");
     bdm64_tsx_trace(&t);
@@ -734,7 +747,8 @@ static void far_exit(uint64_t at, uint64_t next, int pgd_ip)
     ipp(&t, PTD_PKT_FUP, next);
     pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
     run_both(&t, 100);
-    snprintf(want, sizeof(want), "i%llx i%llx e1 e0r e2 ", (unsigned long long)(at - 1), (unsigned long long)at);
+    snprintf(want, sizeof(want), "i%llx i%llx e1 e0r e2 ", (unsigned long long)(at - 1),
+             (unsigned long long)at);
     assert_string_equal(out, want);
 }
 
@@ -747,8 +761,8 @@ static void test_far_call_resumes(void **state)
     put(0x1010, "90 0f 05");
     put(0x1020, "90 cd 03");
     put(0x1030, "90 ff 1c 25 00 30 00 00");
-    put(0x1040, "90 f1");           /* nop; int1 */
-    put(0x1050, "90 0f 01 c1");     /* nop; vmcall */
+    put(0x1040, "90 f1");       /* nop; int1 */
+    put(0x1050, "90 0f 01 c1"); /* nop; vmcall */
     far_exit(0x1001, 0x1002, 1);
     far_exit(0x1041, 0x1042, 0);
     far_exit(0x1051, 0x1054, 1);
@@ -765,7 +779,7 @@ static void test_far_call_resumes(void **state)
     ipp(&t, PTD_PKT_TIP_PGE, 0x1108);
     pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);
     run_both(&t, 100);
-    assert_string_equal(out, "i1100 i1101 e1 e0 i1108 i1109 e1 ");   /* 1109: int3 (fill) */
+    assert_string_equal(out, "i1100 i1101 e1 e0 i1108 i1109 e1 "); /* 1109: int3 (fill) */
     tw_init(&t);
     psb(&t, 1, 0x1110);
     pkt(&t, PTD_PKT_TIP_PGD, 0, 0, 0);

@@ -28,12 +28,21 @@
 
 /* ---- program ------------------------------------------------------------ */
 
-#define BASE 0x10000ull
+#define BASE     0x10000ull
 #define MEM_SIZE 0x10000u
-#define NF_MAX 16
-#define NI_MAX 4096
+#define NF_MAX   16
+#define NI_MAX   4096
 
-enum { K_FILL, K_JCC_SKIP, K_JCC_LOOP, K_CALL, K_ICALL, K_RET, K_JMP, K_IRET };
+enum {
+    K_FILL,
+    K_JCC_SKIP,
+    K_JCC_LOOP,
+    K_CALL,
+    K_ICALL,
+    K_RET,
+    K_JMP,
+    K_IRET
+};
 
 struct insn {
     uint64_t ip, target;
@@ -44,13 +53,13 @@ struct insn {
 struct prog {
     uint8_t mem[MEM_SIZE];
     struct insn in[NI_MAX];
-    int ni, nf, handler;        /* handler: the interrupt handler's index */
+    int ni, nf, handler; /* handler: the interrupt handler's index */
     uint64_t entry[NF_MAX + 1];
     struct ptd_sum_module mods[2];
 };
 
 static uint64_t rs;
-static unsigned calls_max = 4;  /* call sites per function: 0..calls_max-1 */
+static unsigned calls_max = 4; /* call sites per function: 0..calls_max-1 */
 static unsigned rn(unsigned n)
 {
     rs ^= rs << 13;
@@ -74,7 +83,7 @@ static struct insn *add(struct prog *p, uint64_t *at, uint8_t kind, uint8_t len,
 
 static void fill(struct prog *p, uint64_t *at, int f)
 {
-    static const uint8_t fills[][4] = { {1, 0x90}, {3, 0x48, 0x89, 0xc3}, {2, 0x31, 0xc0} };
+    static const uint8_t fills[][4] = { { 1, 0x90 }, { 3, 0x48, 0x89, 0xc3 }, { 2, 0x31, 0xc0 } };
     const uint8_t *e = fills[rn(3)];
     memcpy(&p->mem[*at - BASE], e + 1, e[0]);
     add(p, at, K_FILL, e[0], f);
@@ -203,9 +212,9 @@ static struct ptd_flow_config flow_cfg(struct prog *p, const uint8_t *trace, siz
 
 /* ---- execution: trace and ground truth ---------------------------------- */
 
-struct tnode {                  /* the call tree as executed */
+struct tnode { /* the call tree as executed */
     int func, parent;
-    uint64_t calls, insns;      /* insns: exclusive */
+    uint64_t calls, insns; /* insns: exclusive */
 };
 struct tblock {
     uint64_t ip, count, insns;
@@ -396,8 +405,7 @@ static size_t execute(const struct prog *p, struct truth *t, uint8_t *buf, size_
         blk_n++;
         uint64_t next = ip + in->len, to = next;
         switch (in->kind) {
-        case K_FILL:
-            break;
+        case K_FILL: break;
         case K_JCC_SKIP: {
             int taken = rn(3) == 0;
             w_bit(&w, taken);
@@ -433,9 +441,7 @@ static size_t execute(const struct prog *p, struct truth *t, uint8_t *buf, size_
             w_flush(&w);
             w_ip(&w, PTD_PKT_TIP, to, 0);
             break;
-        case K_JMP:
-            to = in->target;
-            break;
+        case K_JMP: to = in->target; break;
         case K_IRET:
             to = irq_ret;
             node = irq_node;
@@ -454,13 +460,13 @@ static size_t execute(const struct prog *p, struct truth *t, uint8_t *buf, size_
         if (in->kind != K_FILL) {
             /* every branch ends a block, taken or not */
             tblock_add(t, blk_ip, blk_n);
-            ttr_add(t, ip, to, in->kind == K_JCC_SKIP || in->kind == K_JCC_LOOP
-                                   ? PTD_ICLASS_COND_JUMP
-                               : in->kind == K_CALL ? PTD_ICLASS_DIRECT_CALL
-                               : in->kind == K_ICALL ? PTD_ICLASS_INDIRECT_CALL
-                               : in->kind == K_RET ? PTD_ICLASS_NEAR_RET
-                               : in->kind == K_IRET ? PTD_ICLASS_FAR_TRANSFER
-                                                    : PTD_ICLASS_DIRECT_JUMP);
+            ttr_add(t, ip, to,
+                    in->kind == K_JCC_SKIP || in->kind == K_JCC_LOOP ? PTD_ICLASS_COND_JUMP
+                    : in->kind == K_CALL                             ? PTD_ICLASS_DIRECT_CALL
+                    : in->kind == K_ICALL                            ? PTD_ICLASS_INDIRECT_CALL
+                    : in->kind == K_RET                              ? PTD_ICLASS_NEAR_RET
+                    : in->kind == K_IRET                             ? PTD_ICLASS_FAR_TRANSFER
+                                                                     : PTD_ICLASS_DIRECT_JUMP);
             blk_ip = to;
             blk_n = 0;
         }
@@ -595,9 +601,10 @@ static void check_against_truth(unsigned seed, uint64_t budget, int timing, int 
 
     /* calls and self instructions per function */
     for (int f = 0; f <= prog.nf; f++) {
-        const struct ptd_sum_func *fn =
-            sum_func(s, prog.entry[f], f == 0 ? PTD_SUM_FN_ROOT
-                                       : f == prog.handler ? PTD_SUM_FN_IRQ : PTD_SUM_FN_CALL);
+        const struct ptd_sum_func *fn = sum_func(s, prog.entry[f],
+                                                 f == 0              ? PTD_SUM_FN_ROOT
+                                                 : f == prog.handler ? PTD_SUM_FN_IRQ
+                                                                     : PTD_SUM_FN_CALL);
         if (!truth.fcalls[f] && f) {
             assert_null(fn);
             continue;
@@ -783,13 +790,13 @@ static void test_default_bound(void **state)
     c.arena_size = PTD_SUM_ARENA_SUGGESTED;
     c.line = collect;
     c.ctx = &text;
-    c.tree_permille = 1;        /* more of the tree */
+    c.tree_permille = 1; /* more of the tree */
     const struct ptd_sum_stats *st = ptd_sum_run(s, &c, f);
     assert_int_equal(st->insns, truth.insns);
     print_message("default_bound: %d call paths, %d blocks\n", truth.nnode, truth.nblk);
     assert_true(truth.nnode > 100);
     assert_true(st->text_bytes <= ptd_sum_text_bound(&c));
-    assert_true(ptd_sum_text_bound(&c) < 115200 / 10 * 30);     /* 30 s of serial */
+    assert_true(ptd_sum_text_bound(&c) < 115200 / 10 * 30); /* 30 s of serial */
     assert_int_equal(st->text_bytes, text.len);
     free(text.buf);
     free(c.arena);
@@ -814,12 +821,12 @@ static void test_corrupt(void **state)
         memcpy(bad, tracebuf, size);
         rs = 0x1234567ull + k;
         if (k % 5 == 4)
-            bsize = 1 + rn((unsigned)size);                /* cut anywhere */
+            bsize = 1 + rn((unsigned)size); /* cut anywhere */
         for (unsigned j = 0; j < 1 + k % 4; j++) {
             size_t at = 16 + rn((unsigned)(size - 16));
-            bad[at] = (uint8_t)(k & 1 ? 0x02 : rn(256));   /* 0x02: extended opcodes */
+            bad[at] = (uint8_t)(k & 1 ? 0x02 : rn(256)); /* 0x02: extended opcodes */
             if (at + 1 < size && (k & 1))
-                bad[at + 1] = 0xff;                        /* no such extended opcode */
+                bad[at + 1] = 0xff; /* no such extended opcode */
         }
         struct run *r = calloc(1, sizeof(*r));
         run_sum(r, &prog, bad, bsize, 1u << 20, 0, 0);
@@ -901,14 +908,10 @@ static void test_state_and_slices(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_truth_small),
-        cmocka_unit_test(test_truth_large),
-        cmocka_unit_test(test_truth_timing),
-        cmocka_unit_test(test_truth_irqs),
-        cmocka_unit_test(test_small_arena),
-        cmocka_unit_test(test_default_bound),
-        cmocka_unit_test(test_corrupt),
-        cmocka_unit_test(test_state_and_slices),
+        cmocka_unit_test(test_truth_small),  cmocka_unit_test(test_truth_large),
+        cmocka_unit_test(test_truth_timing), cmocka_unit_test(test_truth_irqs),
+        cmocka_unit_test(test_small_arena),  cmocka_unit_test(test_default_bound),
+        cmocka_unit_test(test_corrupt),      cmocka_unit_test(test_state_and_slices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -241,6 +241,35 @@ static void test_interrupts_outside(void **state)
     assert_non_null(strstr(text, "irq> 0x9000"));
 }
 
+/* Counts of one in the totals are singular ("1 call", "1 byte skipped"),
+ * others plural ("0 errors"), as the tree's "1 more callee" */
+static void test_totals_plurals(void **state)
+{
+    (void)state;
+    start(true);
+    step(F, 1, PTD_ICLASS_OTHER, 0, F + 1, 10);
+    interrupt(F + 1, 100);
+    step(F + 1, 1, PTD_ICLASS_OTHER, 0, F + 2, 10);
+    step(F + 2, 5, PTD_ICLASS_DIRECT_CALL, G, G, 10);
+    step(G, 1, PTD_ICLASS_OTHER, 0, G + 1, 10);
+    step(G + 1, 1, PTD_ICLASS_NEAR_RET, 0, F + 7, 10);
+    ptd_tracer_stop(&T, F + 7);
+    /* one byte of garbage before the first PSB: skipped and counted */
+    assert_true(ntrace + 1 <= sizeof trace);
+    memmove(trace + 1, trace, ntrace);
+    trace[0] = 0xd9;
+    ntrace++;
+    const struct ptd_sum_stats *st = summarize();
+    assert_int_equal(st->calls, 1);
+    assert_int_equal(st->irqs, 1);
+    assert_int_equal(st->bytes_skipped, 1);
+    assert_non_null(strstr(text, " insns, "));
+    assert_non_null(strstr(text, ", 1 call, 1 return, 1 irq, 0 errors"));
+    assert_non_null(strstr(text, "\n0 errors, 1 byte skipped, 0 overflows, "));
+    assert_null(strstr(text, " 1 calls"));
+    assert_null(strstr(text, " 1 bytes"));
+}
+
 static void test_callback(void **state)
 {
     (void)state;
@@ -333,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_interrupts_outside),
         cmocka_unit_test(test_callback),
         cmocka_unit_test(test_time_shared),
+        cmocka_unit_test(test_totals_plurals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

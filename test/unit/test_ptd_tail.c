@@ -29,12 +29,15 @@
 
 /* ---- code: a small assembler over one page ------------------------------ */
 
-#define BASE 0x401000ull
+#define BASE      0x401000ull
 #define CODE_SIZE 0x1000
 static uint8_t code[CODE_SIZE];
 static uint64_t pc;
 
-static void org(uint64_t at) { pc = at; }
+static void org(uint64_t at)
+{
+    pc = at;
+}
 
 static void emit(const uint8_t *b, size_t n)
 {
@@ -50,17 +53,40 @@ static void rel32(uint8_t op, uint64_t target)
     emit(b, 5);
 }
 
-static void nop(void) { emit((const uint8_t *)"\x90", 1); }
-static void pause_(void) { emit((const uint8_t *)"\xf3\x90", 2); }
-static void hlt(void) { emit((const uint8_t *)"\xf4", 1); }
-static void ret(void) { emit((const uint8_t *)"\xc3", 1); }
-static void jmp_rax(void) { emit((const uint8_t *)"\xff\xe0", 2); }
-static void jmp(uint64_t t) { rel32(0xe9, t); }
-static void call(uint64_t t) { rel32(0xe8, t); }
+static void nop(void)
+{
+    emit((const uint8_t *)"\x90", 1);
+}
+static void pause_(void)
+{
+    emit((const uint8_t *)"\xf3\x90", 2);
+}
+static void hlt(void)
+{
+    emit((const uint8_t *)"\xf4", 1);
+}
+static void ret(void)
+{
+    emit((const uint8_t *)"\xc3", 1);
+}
+static void jmp_rax(void)
+{
+    emit((const uint8_t *)"\xff\xe0", 2);
+}
+static void jmp(uint64_t t)
+{
+    rel32(0xe9, t);
+}
+static void call(uint64_t t)
+{
+    rel32(0xe8, t);
+}
 static void jz(uint64_t t)
 {
     int32_t d = (int32_t)(t - (pc + 6));
-    uint8_t b[6] = { 0x0f, 0x84, (uint8_t)d, (uint8_t)(d >> 8), (uint8_t)(d >> 16), (uint8_t)(d >> 24) };
+    uint8_t b[6] = {
+        0x0f, 0x84, (uint8_t)d, (uint8_t)(d >> 8), (uint8_t)(d >> 16), (uint8_t)(d >> 24)
+    };
     emit(b, 6);
 }
 /* jmp rel8 to t (EB FE: jmp $) */
@@ -86,7 +112,7 @@ static int rd(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 
 #define MAXT 4096
 static uint64_t truth[MAXT];
-static size_t cut_at[MAXT];    /* trace bytes once truth[i] completed */
+static size_t cut_at[MAXT]; /* trace bytes once truth[i] completed */
 static size_t ntruth;
 static uint8_t trace[1 << 16];
 static size_t tsize;
@@ -102,10 +128,10 @@ static int sink(void *ctx, const uint8_t *b, size_t n)
 }
 
 struct script {
-    const char *tnt;            /* conditional outcomes, 'T'/'N', in order */
-    const uint64_t *targets;    /* indirect branch targets, in order */
+    const char *tnt;         /* conditional outcomes, 'T'/'N', in order */
+    const uint64_t *targets; /* indirect branch targets, in order */
     size_t ntargets;
-    uint64_t caller;            /* return address below the first frame (0: none) */
+    uint64_t caller; /* return address below the first frame (0: none) */
     bool dis_retc;
     uint64_t filter_lo, filter_hi; /* FilterEn range (0, 0: everything) */
 };
@@ -144,17 +170,13 @@ static void run(uint64_t start, size_t steps, const struct script *s)
         truth[ntruth++] = ip;
         uint64_t next = ip + in.length, to;
         switch (in.iclass) {
-        case PTD_ICLASS_OTHER:
-            to = next;
-            break;
+        case PTD_ICLASS_OTHER: to = next; break;
         case PTD_ICLASS_COND_JUMP:
             if (!s->tnt || !s->tnt[ti])
                 return;
             to = s->tnt[ti++] == 'T' ? in.target : next;
             break;
-        case PTD_ICLASS_DIRECT_JUMP:
-            to = in.target;
-            break;
+        case PTD_ICLASS_DIRECT_JUMP: to = in.target; break;
         case PTD_ICLASS_DIRECT_CALL:
             stack[sp++] = next;
             to = in.target;
@@ -172,8 +194,7 @@ static void run(uint64_t start, size_t steps, const struct script *s)
                 stack[sp++] = next;
             to = s->targets[ii++];
             break;
-        default:
-            return;
+        default: return;
         }
         assert_true(sp < 64);
         struct ptd_tracer_insn ti_;
@@ -441,13 +462,13 @@ static void test_ret_stale_entry(void **state)
     org(BASE + 0x800);
     nop();
     run(BASE, 40, &s);
-    tsize = cut_at[find_truth(BASE + 0x300)];   /* before the last ret's TIP */
+    tsize = cut_at[find_truth(BASE + 0x300)]; /* before the last ret's TIP */
     decode(PTD_FMT_FLOW_TAIL, 0, 0, 0);
     /* the tail: nop, ret (needs trace: the stack is not owed) */
     check_prefix(find_truth(BASE + 0x301), 1);
     assert_int_equal(L.tail.end, PTD_TAIL_END_TRACE);
     assert_int_equal(L.tail.last_ip, BASE + 0x301);
-    assert_int_equal(F.ret_count, 1);   /* the stale entry is there */
+    assert_int_equal(F.ret_count, 1); /* the stale entry is there */
     assert_int_equal(F.ret_known, 0);
 }
 
@@ -546,7 +567,7 @@ static void test_filter(void **state)
     org(BASE + 0x900);
     nop();
     run(BASE, 2, &s);
-    tsize = cut_at[0];      /* before the call's TIP.PGD */
+    tsize = cut_at[0]; /* before the call's TIP.PGD */
     decode(PTD_FMT_FLOW_TAIL, 0, BASE, BASE + 0x7ff);
     check_prefix(1, 1);
     assert_int_equal(L.tail.end, PTD_TAIL_END_FILTER);
@@ -734,8 +755,9 @@ static void test_summary_needs_trace(void **state)
     test_no_false_spin(state);
     summarize(PTD_SUM_F_TAIL, false);
     assert_non_null(strstr(sum_text, "\nret      mod+0x81 -> mod+0x5 (tail)\n"));
-    assert_non_null(strstr(sum_text, "\njcc      mod+0xa -> ? (tail)\n"
-                                     "tail ends at mod+0xa: jcc needs trace (7 insns after the last packet)\n"));
+    assert_non_null(strstr(
+        sum_text, "\njcc      mod+0xa -> ? (tail)\n"
+                  "tail ends at mod+0xa: jcc needs trace (7 insns after the last packet)\n"));
 }
 
 int main(void)

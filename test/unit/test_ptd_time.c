@@ -21,8 +21,10 @@ static uint64_t now(const struct ptd_time *t, int want_rc)
 
 static struct ptd_time_config config(unsigned mtc_freq, unsigned nom, unsigned eax, unsigned ebx)
 {
-    struct ptd_time_config c = { .mtc_freq = (uint8_t)mtc_freq, .nom_freq = (uint8_t)nom,
-                                 .cpuid_0x15_eax = eax, .cpuid_0x15_ebx = ebx };
+    struct ptd_time_config c = { .mtc_freq = (uint8_t)mtc_freq,
+                                 .nom_freq = (uint8_t)nom,
+                                 .cpuid_0x15_eax = eax,
+                                 .cpuid_0x15_ebx = ebx };
     return c;
 }
 
@@ -55,9 +57,9 @@ static void test_cbr_tsc_tma_mtc_cyc(void **state)
     bool used;
     (void)state;
     ptd_time_init(&t, &c);
-    assert_int_equal(ptd_time_cbr_update(&t, 2, NULL), 0);   /* outside PSB+ */
+    assert_int_equal(ptd_time_cbr_update(&t, 2, NULL), 0); /* outside PSB+ */
     assert_int_equal(ptd_time_fcr(&t, &fcr), 0);
-    assert_int_equal(fcr, (4u << 8) / 2);                      /* 2.0 ticks per cycle */
+    assert_int_equal(fcr, (4u << 8) / 2); /* 2.0 ticks per cycle */
     assert_int_equal(ptd_time_cbr(&t, &cbr), 0);
     assert_int_equal(cbr, 2);
     ptd_time_tsc(&t, 0xa0000, NULL);
@@ -70,7 +72,7 @@ static void test_cbr_tsc_tma_mtc_cyc(void **state)
     assert_int_equal(now(&t, 0), 0xa03f0);
     assert_int_equal(ptd_time_cyc(&t, 3, NULL, &used), 0);
     assert_true(used);
-    assert_int_equal(now(&t, 0), 0xa03f6);                    /* 3 cycles * 2.0 */
+    assert_int_equal(now(&t, 0), 0xa03f6); /* 3 cycles * 2.0 */
     ptd_time_cyc(&t, 1, NULL, NULL);
     assert_int_equal(now(&t, 0), 0xa03f8);
 }
@@ -89,13 +91,13 @@ static void test_tma_mtc(void **state)
     ptd_time_tma(&t, 0x10, 0x40, NULL);
     ptd_time_psbend(&t);
     assert_int_equal(now(&t, 0), 0x1000);
-    ptd_time_mtc(&t, 2, NULL);              /* CTC 0x20: 0x10 * 4 after 0x1000 - 0x40 */
+    ptd_time_mtc(&t, 2, NULL); /* CTC 0x20: 0x10 * 4 after 0x1000 - 0x40 */
     assert_int_equal(now(&t, 0), 0x1000);
-    ptd_time_cyc(&t, 0x100, NULL, NULL);    /* not calibrated yet: lost */
+    ptd_time_cyc(&t, 0x100, NULL, NULL); /* not calibrated yet: lost */
     assert_int_equal(ptd_time_now(&t, &tsc, &lost_mtc, &lost_cyc), 0);
     assert_int_equal(lost_cyc, 1);
     assert_int_equal(lost_mtc, 0);
-    ptd_time_mtc(&t, 3, NULL);              /* calibrates: 0x40 ticks / 0x100 cycles */
+    ptd_time_mtc(&t, 3, NULL); /* calibrates: 0x40 ticks / 0x100 cycles */
     assert_int_equal(now(&t, 0), 0x1040);
     ptd_time_cyc(&t, 0x80, NULL, NULL);
     assert_int_equal(now(&t, 0), 0x1060);
@@ -114,10 +116,10 @@ static void test_tma_without_mtc_bits(void **state)
     (void)state;
     ptd_time_init(&t, &c);
     ptd_time_tsc(&t, 0x10000, NULL);
-    ptd_time_tma(&t, 0xfff0, 0x10, NULL);   /* base 0xfff0 at CTC 0xfff0 */
-    ptd_time_mtc(&t, 0x40, NULL);           /* CTC 0x10000: 0x10 ticks later */
+    ptd_time_tma(&t, 0xfff0, 0x10, NULL); /* base 0xfff0 at CTC 0xfff0 */
+    ptd_time_mtc(&t, 0x40, NULL);         /* CTC 0x10000: 0x10 ticks later */
     assert_int_equal(now(&t, 0), 0x10000);
-    ptd_time_mtc(&t, 0x41, NULL);           /* one period: 0x400 ticks */
+    ptd_time_mtc(&t, 0x41, NULL); /* one period: 0x400 ticks */
     assert_int_equal(now(&t, 0), 0x10400);
 }
 
@@ -131,7 +133,7 @@ static void test_mtc_wrap(void **state)
     ptd_time_tma(&t, 0xfe, 0, NULL);
     ptd_time_mtc(&t, 0xff, NULL);
     assert_int_equal(now(&t, 0), 0x5001);
-    ptd_time_mtc(&t, 0x01, NULL);           /* 0xff -> 0x101: 2 ticks */
+    ptd_time_mtc(&t, 0x01, NULL); /* 0xff -> 0x101: 2 ticks */
     assert_int_equal(now(&t, 0), 0x5003);
     /* MTCs between a TSC and its TMA are ignored */
     ptd_time_tsc(&t, 0x9000, NULL);
@@ -156,7 +158,7 @@ static void test_cyc_calibrated_by_mtc(void **state)
     ptd_time_mtc(&t, 3, NULL);
     assert_int_equal(now(&t, -PTD_ERR_NO_TIME), 0x40);
     assert_int_equal(ptd_time_fcr(&t, &fcr), 0);
-    assert_int_equal(fcr, 0x40);            /* 0.25 ticks per cycle */
+    assert_int_equal(fcr, 0x40); /* 0.25 ticks per cycle */
     ptd_time_cyc(&t, 0x100, NULL, &used);
     assert_true(used);
     assert_int_equal(now(&t, -PTD_ERR_NO_TIME), 0x80);
@@ -185,7 +187,7 @@ static void test_cyc_calibrated_by_psb_tsc(void **state)
     assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_ERR_NO_TIME);
     ptd_time_cyc(&t, 0x100, NULL, NULL);
     ptd_time_psb(&t);
-    ptd_time_tsc(&t, 0x1300, NULL);         /* 0x200 ticks over 0x100 cycles */
+    ptd_time_tsc(&t, 0x1300, NULL); /* 0x200 ticks over 0x100 cycles */
     ptd_time_psbend(&t);
     assert_int_equal(ptd_time_fcr(&t, &fcr), 0);
     assert_int_equal(fcr, 0x200);
@@ -201,7 +203,7 @@ static void test_cbr_calibration(void **state)
     (void)state;
     ptd_time_init(&t, &c);
     ptd_time_psb(&t);
-    ptd_time_cbr_update(&t, 32, NULL);      /* 24/32 = 0.75 ticks per cycle */
+    ptd_time_cbr_update(&t, 32, NULL); /* 24/32 = 0.75 ticks per cycle */
     ptd_time_psbend(&t);
     assert_int_equal(ptd_time_fcr(&t, &fcr), 0);
     assert_int_equal(fcr, 0xc0);
@@ -300,10 +302,10 @@ static void test_skl168(void **state)
     ptd_time_psb(&t);
     ptd_time_psbend(&t);
     ptd_time_cyc(&t, 0x200, NULL, NULL);
-    ptd_time_mtc(&t, 4, NULL);              /* two periods: one MTC lost */
+    ptd_time_mtc(&t, 4, NULL); /* two periods: one MTC lost */
     assert_int_equal(ptd_time_fcr(&t, &fcr), -PTD_ERR_NO_TIME);
     ptd_time_cyc(&t, 0x100, NULL, NULL);
-    ptd_time_mtc(&t, 5, NULL);              /* not the first after PSB */
+    ptd_time_mtc(&t, 5, NULL); /* not the first after PSB */
     assert_int_equal(ptd_time_fcr(&t, &fcr), 0);
     assert_int_equal(fcr, 0x40);
 }
@@ -331,9 +333,9 @@ static void test_errors(void **state)
  * CYC short. */
 static void test_skd007(void **state)
 {
-    const uint8_t hit[] = { 0x07, 0x02, 0xf3, 0x1d };      /* CYC 0x20, then 02 f3 */
-    const uint8_t full[] = { 0x07, 0x02 };                  /* nothing after it */
-    const uint8_t other[] = { 0x07, 0x04, 0xf3 };           /* CYC 0x40 */
+    const uint8_t hit[] = { 0x07, 0x02, 0xf3, 0x1d }; /* CYC 0x20, then 02 f3 */
+    const uint8_t full[] = { 0x07, 0x02 };            /* nothing after it */
+    const uint8_t other[] = { 0x07, 0x04, 0xf3 };     /* CYC 0x40 */
     struct ptd_pkt_decoder d;
     struct ptd_pkt p;
     (void)state;

@@ -64,7 +64,7 @@ static void setup(uint64_t lo, uint64_t hi, bool dis_retc, bool tsc, uint64_t ps
     assert_int_equal(ptd_tracer_init(&T, &c), 0);
 }
 
-static uint64_t now;   /* the time stamp insn() passes */
+static uint64_t now; /* the time stamp insn() passes */
 
 static int insn(uint64_t ip, unsigned len, unsigned iclass, uint64_t target, uint64_t next)
 {
@@ -128,8 +128,11 @@ static void test_far_transfer_mode_change(void **state)
     (void)state;
     setup(1, 0, false, false, 0);
     ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0);
-    struct ptd_tracer_insn in = { .ip = 0x1000, .length = 2, .iclass = PTD_ICLASS_FAR_TRANSFER,
-                                  .next_ip = 0x600000, .mode = PTD_EXEC_MODE_64,
+    struct ptd_tracer_insn in = { .ip = 0x1000,
+                                  .length = 2,
+                                  .iclass = PTD_ICLASS_FAR_TRANSFER,
+                                  .next_ip = 0x600000,
+                                  .mode = PTD_EXEC_MODE_64,
                                   .next_mode = PTD_EXEC_MODE_32 };
     assert_int_equal(ptd_tracer_insn(&T, &in, 0), PTD_TRACER_TRACED | PTD_TRACER_MODE);
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) MODE32 TIP(600000)");
@@ -148,12 +151,19 @@ static void test_far_transfer_out_of_range(void **state)
      * (MODE.Exec goes with TIP/TIP.PGE); the next TIP.PGE tells the mode */
     setup(0x1000, 0x1fff, false, false, 0);
     ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0);
-    struct ptd_tracer_insn in = { .ip = 0x1000, .length = 2, .iclass = PTD_ICLASS_FAR_TRANSFER,
-                                  .next_ip = 0x9000, .mode = PTD_EXEC_MODE_64,
+    struct ptd_tracer_insn in = { .ip = 0x1000,
+                                  .length = 2,
+                                  .iclass = PTD_ICLASS_FAR_TRANSFER,
+                                  .next_ip = 0x9000,
+                                  .mode = PTD_EXEC_MODE_64,
                                   .next_mode = PTD_EXEC_MODE_32 };
     assert_int_equal(ptd_tracer_insn(&T, &in, 0), PTD_TRACER_TRACED | PTD_TRACER_LEFT);
-    struct ptd_tracer_insn jmp = { .ip = 0x9000, .length = 5, .iclass = PTD_ICLASS_DIRECT_JUMP,
-                                   .target = 0x1100, .next_ip = 0x1100, .mode = PTD_EXEC_MODE_32,
+    struct ptd_tracer_insn jmp = { .ip = 0x9000,
+                                   .length = 5,
+                                   .iclass = PTD_ICLASS_DIRECT_JUMP,
+                                   .target = 0x1100,
+                                   .next_ip = 0x1100,
+                                   .mode = PTD_EXEC_MODE_32,
                                    .next_mode = PTD_EXEC_MODE_32 };
     assert_int_equal(ptd_tracer_insn(&T, &jmp, 0), PTD_TRACER_ENTERED | PTD_TRACER_MODE);
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) PGD(9000) MODE32 PGE(1100)");
@@ -168,9 +178,9 @@ static void test_ret_compression(void **state)
     ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0);
     insn(0x1000, 5, PTD_ICLASS_DIRECT_CALL, 0x2000, 0x2000);
     insn(0x2000, 2, PTD_ICLASS_INDIRECT_CALL, 0, 0x3000);
-    insn(0x3000, 1, PTD_ICLASS_NEAR_RET, 0, 0x2002);   /* compressed */
-    insn(0x2002, 1, PTD_ICLASS_NEAR_RET, 0, 0x1005);   /* compressed */
-    insn(0x1005, 1, PTD_ICLASS_NEAR_RET, 0, 0x4000);   /* stack empty: TIP */
+    insn(0x3000, 1, PTD_ICLASS_NEAR_RET, 0, 0x2002); /* compressed */
+    insn(0x2002, 1, PTD_ICLASS_NEAR_RET, 0, 0x1005); /* compressed */
+    insn(0x1005, 1, PTD_ICLASS_NEAR_RET, 0, 0x4000); /* stack empty: TIP */
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) TIP(3000) TNT!! TIP(4000)");
 
     /* a call with displacement 0 (call next: get IP) pushes nothing */
@@ -178,7 +188,7 @@ static void test_ret_compression(void **state)
     ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0);
     insn(0x1000, 5, PTD_ICLASS_DIRECT_CALL, 0x2000, 0x2000);
     insn(0x2000, 5, PTD_ICLASS_DIRECT_CALL, 0x2005, 0x2005);
-    insn(0x2005, 1, PTD_ICLASS_NEAR_RET, 0, 0x2005);   /* not compressible */
+    insn(0x2005, 1, PTD_ICLASS_NEAR_RET, 0, 0x2005); /* not compressible */
     insn(0x2005, 1, PTD_ICLASS_NEAR_RET, 0, 0x1005);
     assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) TIP(2005) TIP(1005)");
 
@@ -231,7 +241,8 @@ static void test_call_out_and_back(void **state)
     assert_int_equal(insn(0x9000, 2, PTD_ICLASS_COND_JUMP, 0x9010, 0x9010), 0);
     assert_int_equal(insn(0x9010, 1, PTD_ICLASS_NEAR_RET, 0, 0x1007), PTD_TRACER_ENTERED);
     insn(0x1007, 1, PTD_ICLASS_NEAR_RET, 0, 0x1500);
-    assert_string_equal(words(&S), "PSB MODE64 PSBEND PGE(1000) TNT. PGD(9000) PGE(1007) TIP(1500)");
+    assert_string_equal(words(&S),
+                        "PSB MODE64 PSBEND PGE(1000) TNT. PGD(9000) PGE(1007) TIP(1500)");
 }
 
 static void test_leave_by_jcc_and_indirect(void **state)
@@ -257,7 +268,8 @@ static void test_filter_only_at_taken_branches(void **state)
     ptd_tracer_start(&T, 0x1ffe, PTD_EXEC_MODE_64, 0);
     assert_int_equal(insn(0x1ffe, 2, PTD_ICLASS_COND_JUMP, 0x1000, 0x2000), PTD_TRACER_TRACED);
     assert_int_equal(insn(0x2000, 3, PTD_ICLASS_OTHER, 0, 0x2003), PTD_TRACER_TRACED);
-    assert_int_equal(insn(0x2003, 2, PTD_ICLASS_COND_JUMP, 0x2100, 0x2100), PTD_TRACER_TRACED | PTD_TRACER_LEFT);
+    assert_int_equal(insn(0x2003, 2, PTD_ICLASS_COND_JUMP, 0x2100, 0x2100),
+                     PTD_TRACER_TRACED | PTD_TRACER_LEFT);
     /* and in from outside by fall-through: still off until a branch lands */
     assert_int_equal(insn(0x0ffe, 2, PTD_ICLASS_OTHER, 0, 0x1000), 0);
     assert_int_equal(insn(0x1000, 5, PTD_ICLASS_DIRECT_JUMP, 0x1800, 0x1800), PTD_TRACER_ENTERED);
@@ -315,7 +327,7 @@ static void test_event(void **state)
     insn(0x1000, 2, PTD_ICLASS_COND_JUMP, 0x1010, 0x1010);
     /* interrupt before 0x1010, handler inside: FUP + TIP (bit first) */
     assert_int_equal(ptd_tracer_event(&T, 0x1010, 0x1800, PTD_EXEC_MODE_64, 0), 0);
-    insn(0x1800, 2, PTD_ICLASS_FAR_TRANSFER, 0, 0x1010);   /* IRET */
+    insn(0x1800, 2, PTD_ICLASS_FAR_TRANSFER, 0, 0x1010); /* IRET */
     /* handler outside: FUP + PGD with the handler's IP; back in by IRET: PGE */
     assert_int_equal(ptd_tracer_event(&T, 0x1010, 0x9000, PTD_EXEC_MODE_64, 0), PTD_TRACER_LEFT);
     insn(0x9000, 2, PTD_ICLASS_FAR_TRANSFER, 0, 0x1010);
@@ -363,7 +375,7 @@ static void test_psb_period(void **state)
     (void)state;
     setup(1, 0, false, true, 34);
     ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0x55);
-    now = 0x77;   /* the PSB+ in the middle carries the time of its insn */
+    now = 0x77; /* the PSB+ in the middle carries the time of its insn */
     /* the period runs from PSB to PSB: the start wrote 35 bytes (PSB 16,
      * TSC 8, MODE 2, PSBEND 2, PGE 7; no second TSC of the same time
      * before the PGE), so the next boundary has a PSB+ with a FUP, and
@@ -401,9 +413,9 @@ static void test_mtc(void **state)
     assert_int_equal(ptd_tracer_init(&T, &c), 0);
     /* 0x10123: CTC 0x80, 0x123 ticks past it; MTC period 0x40 */
     ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0x10123);
-    now = 0x10300;      /* same period: nothing */
+    now = 0x10300; /* same period: nothing */
     insn(0x1000, 2, PTD_ICLASS_COND_JUMP, 0x1010, 0x1002);
-    now = 0x10c00;      /* CTC 0x86: periods 0x41 to 0x43 ended */
+    now = 0x10c00; /* CTC 0x86: periods 0x41 to 0x43 ended */
     insn(0x1002, 2, PTD_ICLASS_COND_JUMP, 0x1010, 0x1010);
     now = 0x10c10;
     insn(0x1010, 1, PTD_ICLASS_NEAR_RET, 0, 0x3000);
@@ -421,7 +433,8 @@ static void test_mtc(void **state)
     S.cap = sizeof S.buf;
     now = 0x13010 + 8 * 0x400;
     insn(0x1000, 2, PTD_ICLASS_COND_JUMP, 0x1010, 0x1002);
-    assert_string_equal(words(&S), "MTC(4d) MTC(4e) MTC(4f) MTC(50) MTC(51) MTC(52) MTC(53) MTC(54)");
+    assert_string_equal(words(&S),
+                        "MTC(4d) MTC(4e) MTC(4f) MTC(50) MTC(51) MTC(52) MTC(53) MTC(54)");
     /* no TSC: MTCs only, at most 256 of them */
     c.tsc_en = false;
     c.nfilter = 0;
@@ -434,7 +447,7 @@ static void test_mtc(void **state)
     const char *w = words(&S);
     /* periods 0x41 to 0x16c ended: the last 256, 0x6d to 0x16c */
     assert_non_null(strstr(w, "PGE(1000) MTC(6d) MTC(6e)"));
-    assert_non_null(strstr(w, "MTC(6b) MTC(6c)"));   /* the TNT bit waits */
+    assert_non_null(strstr(w, "MTC(6b) MTC(6c)")); /* the TNT bit waits */
     size_t mtcs = 0;
     for (const char *p = w; (p = strstr(p, "MTC(")); p++)
         mtcs++;
@@ -452,7 +465,7 @@ static void test_sink_full(void **state)
 {
     (void)state;
     setup(1, 0, false, false, 0);
-    S.cap = 27;   /* PSB (16) + MODE (2) + PSBEND (2) + PGE (7: sext48) */
+    S.cap = 27; /* PSB (16) + MODE (2) + PSBEND (2) + PGE (7: sext48) */
     int r = ptd_tracer_start(&T, 0x1000, PTD_EXEC_MODE_64, 0);
     assert_int_equal(r, PTD_TRACER_ENTERED);
     assert_int_equal(S.n, 27);

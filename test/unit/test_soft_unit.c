@@ -197,8 +197,8 @@ static void test_no_filter_traces_everything(void **state)
     step(0x1001);
     assert_int_equal(step(0x3000), SOFT_UNIT_CONTINUE);
     step(0x3001);
-    step(0x1006);   /* compressed RET */
-    soft_unit_stop(&U, 0x1008, 0);   /* je not taken, then TraceEn=0 */
+    step(0x1006);                  /* compressed RET */
+    soft_unit_stop(&U, 0x1008, 0); /* je not taken, then TraceEn=0 */
     assert_string_equal(words(), "PSB MODE64 PSBEND PGE(1000) TNT!. FUP(1008) PGD(-)");
     soft_unit_get_status(&U, &st);
     assert_int_equal(st.insns, 5);
@@ -212,7 +212,7 @@ static void test_stop_before_last_step(void **state)
     config(&c);
     init(&c);
     step(0x1006);
-    step(0x1008);   /* je not taken */
+    step(0x1008); /* je not taken */
     /* stepping ended with jmp rax at 1008 about to run: not traced */
     assert_int_equal(soft_unit_stop(&U, 0x1008, 0), 0);
     soft_unit_get_status(&U, &st);
@@ -241,8 +241,8 @@ static void test_disretc_and_tsc(void **state)
     init(&c);
     soft_unit_step(&U, 0x100a, 64, 0x1234);
     soft_unit_step(&U, 0x1100, 64, 0x1240);
-    soft_unit_step(&U, 0x100f, 64, 0x1250);   /* RET: TIP with DisRETC */
-    soft_unit_stop(&U, 0x2000, 0x1260);      /* the ret at 100f went to 2000 */
+    soft_unit_step(&U, 0x100f, 64, 0x1250); /* RET: TIP with DisRETC */
+    soft_unit_stop(&U, 0x2000, 0x1260);     /* the ret at 100f went to 2000 */
     /* one TSC: the TIP.PGE has the time of the PSB+'s */
     assert_string_equal(words(), "PSB TSC(1234) MODE64 PSBEND PGE(100a) TIP(100f) PGD(2000)");
 }
@@ -258,7 +258,7 @@ static void test_tracestop(void **state)
     c.range[3].end = 0x50ff;
     init(&c);
     step(0x1006);
-    step(0x1008);   /* je not taken */
+    step(0x1008); /* je not taken */
     /* jmp rax into the TraceStop range */
     assert_int_equal(step(0x5000), SOFT_UNIT_STOPPED);
     assert_int_equal(step(0x5001), SOFT_UNIT_STOPPED);
@@ -285,19 +285,20 @@ static void test_gap_interrupt_undecodable(void **state)
     put(0x1f00, "90");
     put(0x1f05, "90");
     step(0x1f00);
-    step(0x1f05);   /* nop at 1f00 then 1f05: gap after it */
+    step(0x1f05); /* nop at 1f00 then 1f05: gap after it */
     soft_unit_stop(&U, 0x1f06, 0);
     soft_unit_get_status(&U, &st);
     assert_int_equal(st.gaps, 3);
     assert_int_equal(st.undecodable, 0);
-    assert_string_equal(words(), "PSB MODE64 PSBEND PGE(1000) FUP(1001) PGD(-) PGE(1100) FUP(1100) TIP(1006) "
-                                 "FUP(1006) PGD(-) PGE(1f00) FUP(1f01) PGD(-) PGE(1f05) FUP(1f06) PGD(-)");
+    assert_string_equal(
+        words(), "PSB MODE64 PSBEND PGE(1000) FUP(1001) PGD(-) PGE(1100) FUP(1100) TIP(1006) "
+                 "FUP(1006) PGD(-) PGE(1f00) FUP(1f01) PGD(-) PGE(1f05) FUP(1f06) PGD(-)");
     /* undecodable: 66 prefixes up to the end of the address space */
     init(&c);
     memset(mem + 0xfff0, 0x66, 0x10);
     step(0x1000);
-    step(0xfff8);   /* gap after the nop; outside the range */
-    step(0x1006);   /* what ran at fff8 is unknown: lands at 1006 */
+    step(0xfff8); /* gap after the nop; outside the range */
+    step(0x1006); /* what ran at fff8 is unknown: lands at 1006 */
     soft_unit_get_status(&U, &st);
     assert_int_equal(st.undecodable, 1);
     assert_int_equal(st.gaps, 1);
@@ -319,17 +320,18 @@ static void test_rep_string_iterations(void **state)
      * string op); 1204: 90 */
     put(0x1200, "f3 a4 f3 90 90");
     step(0x1200);
-    step(0x1200);   /* three more iterations: the trap comes after each */
+    step(0x1200); /* three more iterations: the trap comes after each */
     step(0x1200);
     step(0x1200);
     step(0x1202);
-    step(0x1202);   /* pause to itself: not an iteration, a gap */
-    soft_unit_stop(&U, 0x1204, 0);   /* the second pause went on to 1204 */
+    step(0x1202);                  /* pause to itself: not an iteration, a gap */
+    soft_unit_stop(&U, 0x1204, 0); /* the second pause went on to 1204 */
     soft_unit_get_status(&U, &st);
     assert_int_equal(st.rep_iterations, 3);
     assert_int_equal(st.gaps, 1);
     assert_int_equal(st.insns, 3);
-    assert_string_equal(words(), "PSB MODE64 PSBEND PGE(1200) FUP(1204) PGD(-) PGE(1202) FUP(1204) PGD(-)");
+    assert_string_equal(words(),
+                        "PSB MODE64 PSBEND PGE(1200) FUP(1204) PGD(-) PGE(1202) FUP(1204) PGD(-)");
 }
 
 /* ---- output: ring, stop-when-full, PSB period ----------------------------------------- */
@@ -355,7 +357,7 @@ static void test_ring_wraps_and_linearises(void **state)
     c.range[0].cfg = RTIT_ADDR_CFG_OFF;
     init(&c);
     assert_int_equal(bounce(6000), SOFT_UNIT_CONTINUE);
-    soft_unit_stop(&U, 0x1008, 0);   /* the last jmp, at 8000, went to 1008 */
+    soft_unit_stop(&U, 0x1008, 0); /* the last jmp, at 8000, went to 1008 */
     soft_unit_get_status(&U, &st);
     assert_true(st.wrapped);
     assert_false(st.stopped);
@@ -366,7 +368,7 @@ static void test_ring_wraps_and_linearises(void **state)
     assert_int_equal(s.bytes, 8192);
     assert_int_equal(rtit_trace_linearize(buf, &s, lin, sizeof lin, &l), 0);
     assert_true(l.have_psb);
-    assert_true(l.skipped < 2048 + 64);   /* PSB+ every 2 KiB or so */
+    assert_true(l.skipped < 2048 + 64); /* PSB+ every 2 KiB or so */
     assert_int_equal(l.bytes + l.skipped, 8192);
     /* the stream decodes with ptd_flow to the bouncing jumps, to the end */
     struct ptd_flow f;
@@ -396,7 +398,7 @@ static void test_ring_wraps_and_linearises(void **state)
     }
     assert_true(r == -PTD_ERR_EOS || (r >= 0 && (r & PTD_ST_EOS)));
     assert_true(n > 2000);
-    assert_int_equal(last, 0x8000);   /* tracing ended at 1008 */
+    assert_int_equal(last, 0x8000); /* tracing ended at 1008 */
     /* in place: the same stream */
     memcpy(copy, buf, sizeof buf);
     assert_int_equal(rtit_trace_linearize_in_place(copy, &s, &l2), 0);
@@ -418,7 +420,7 @@ static void test_stop_when_full(void **state)
     c.when_full = RTIT_FULL_STOP;
     c.regions = 1;
     init(&c);
-    memset(buf, 0xee, sizeof buf);   /* to see what the unit writes */
+    memset(buf, 0xee, sizeof buf); /* to see what the unit writes */
     assert_int_equal(bounce(6000), SOFT_UNIT_STOPPED);
     soft_unit_get_status(&U, &st);
     assert_true(st.stopped);
@@ -448,7 +450,7 @@ static void test_psb_period(void **state)
     struct rtit_config c;
     config(&c);
     c.range[0].cfg = RTIT_ADDR_CFG_OFF;
-    c.psb_freq = 1;    /* 4 KiB */
+    c.psb_freq = 1; /* 4 KiB */
     c.regions = 3;
     init(&c);
     bounce(3500);
@@ -456,7 +458,8 @@ static void test_psb_period(void **state)
     /* PSBs at 0 and after every 4 KiB (at the next instruction boundary) */
     uint64_t prev = 0;
     unsigned n = 0;
-    for (int64_t at = ptd_psb_find(buf, sizeof buf, 0); at >= 0; at = ptd_psb_find(buf, sizeof buf, (size_t)at + 16)) {
+    for (int64_t at = ptd_psb_find(buf, sizeof buf, 0); at >= 0;
+         at = ptd_psb_find(buf, sizeof buf, (size_t)at + 16)) {
         if (n)
             assert_true((uint64_t)at - prev >= 4096 && (uint64_t)at - prev < 4096 + 3);
         prev = (uint64_t)at;

@@ -13,22 +13,22 @@
 
 #include "arch/x86/x86_nx_watch.h"
 
-#define P 1ull
-#define RW 2ull
-#define US 4ull
-#define A (1ull << 5)
-#define D (1ull << 6)
-#define PS (1ull << 7)
-#define G (1ull << 8)
+#define P         1ull
+#define RW        2ull
+#define US        4ull
+#define A         (1ull << 5)
+#define D         (1ull << 6)
+#define PS        (1ull << 7)
+#define G         (1ull << 8)
 #define PAT_LARGE (1ull << 12)
-#define XD (1ull << 63)
-#define ADDR 0x000ffffffffff000ull
+#define XD        (1ull << 63)
+#define ADDR      0x000ffffffffff000ull
 
 /* 16 tables of 4 KiB: [0] PML4, then whatever a test builds */
 #define NTABLES 16
 static uint64_t mem[NTABLES][512] __attribute__((aligned(4096)));
 static uint64_t before[NTABLES][512];
-#define PHYS(t) (0x100000ull + (uint64_t)(t) * 4096)   /* table t's "physical" address */
+#define PHYS(t) (0x100000ull + (uint64_t)(t)*4096) /* table t's "physical" address */
 
 static uint64_t *map(void *ctx, uint64_t phys)
 {
@@ -53,13 +53,13 @@ static void build(void)
     memset(mem, 0, sizeof mem);
     mem[0][0] = PHYS(1) | P | RW;
     mem[1][0] = PHYS(2) | P | RW;
-    mem[2][0] = PHYS(3) | P | RW;            /* 0..2M: 4 KiB pages */
+    mem[2][0] = PHYS(3) | P | RW; /* 0..2M: 4 KiB pages */
     for (unsigned i = 0; i < 512; i++)
         mem[3][i] = ((uint64_t)i << 12) | P | RW | (i == 5 ? XD : 0) | (i == 6 ? A | D : 0);
-    mem[3][9] = 0;                           /* 0x9000 not present */
-    mem[2][1] = (2ull << 20) | P | RW | PS | G | PAT_LARGE;    /* 2M..4M: one 2 MiB page */
-    mem[1][1] = (1ull << 30) | P | PS | XD;  /* 1G..2G: one 1 GiB page, read-only, no exec */
-    mem[1][2] = (2ull << 30) | P | RW | PS;  /* 2G..3G: one 1 GiB page */
+    mem[3][9] = 0;                                          /* 0x9000 not present */
+    mem[2][1] = (2ull << 20) | P | RW | PS | G | PAT_LARGE; /* 2M..4M: one 2 MiB page */
+    mem[1][1] = (1ull << 30) | P | PS | XD; /* 1G..2G: one 1 GiB page, read-only, no exec */
+    mem[1][2] = (2ull << 30) | P | RW | PS; /* 2G..3G: one 1 GiB page */
     for (unsigned k = 0; k < 4; k++) {
         spares[k].table = mem[12 + k];
         spares[k].phys = PHYS(12 + k);
@@ -102,7 +102,7 @@ static void test_small_pages(void **state)
     (void)state;
     build();
     /* two ranges touching in one page and one overlapping: pages 2..7 */
-    uint64_t lo[3] = {0x2010, 0x4000, 0x3ff0}, hi[3] = {0x3fff, 0x7000, 0x4100};
+    uint64_t lo[3] = { 0x2010, 0x4000, 0x3ff0 }, hi[3] = { 0x3fff, 0x7000, 0x4100 };
     assert_int_equal(x86_nx_watch_count(lo, hi, 3), 6);
     assert_int_equal(prepare(lo, hi, 3, 0), 6);
     assert_int_equal(W.nranges, 1);
@@ -116,7 +116,7 @@ static void test_small_pages(void **state)
     assert_true(x86_nx_watch_owns(&W, 0x2abc));
     assert_false(x86_nx_watch_owns(&W, 0x5000));
     assert_false(x86_nx_watch_owns(&W, 0x8000));
-    assert_int_equal(x86_nx_watch_arm(&W), 0);    /* armed already */
+    assert_int_equal(x86_nx_watch_arm(&W), 0); /* armed already */
     /* disarm clears what arm set, nothing else */
     assert_int_equal(x86_nx_watch_disarm(&W), 5);
     assert_memory_equal(mem, before, sizeof mem);
@@ -173,7 +173,7 @@ static void test_split_1g(void **state)
     assert_int_equal(W.nsplit, 2);
     assert_int_equal(translate(0x40345678, &pa, &r), 1);
     assert_int_equal(pa, 0x40345678);
-    assert_int_equal(r, XD);                   /* read-only, XD: as before */
+    assert_int_equal(r, XD); /* read-only, XD: as before */
     assert_int_equal(translate(0x7fffffff, &pa, &r), 2);
     assert_int_equal(pa, 0x7fffffff);
     assert_int_equal(x86_nx_watch_arm(&W), 0); /* XD already: nothing to set */
@@ -182,7 +182,7 @@ static void test_split_1g(void **state)
     assert_memory_equal(mem[0], before[0], 12 * sizeof mem[0]);
     /* a page in the writable 1 GiB page, and the 2 MiB page: three splits */
     build();
-    uint64_t l2[2] = {0x80000000, 0x3ff000}, h2[2] = {0x80000fff, 0x3fffff};
+    uint64_t l2[2] = { 0x80000000, 0x3ff000 }, h2[2] = { 0x80000fff, 0x3fffff };
     assert_int_equal(prepare(l2, h2, 2, 3), 2);
     assert_int_equal(W.nsplit, 3);
     assert_int_equal(x86_nx_watch_arm(&W), 2);
@@ -212,27 +212,28 @@ static void test_errors(void **state)
     build();
     uint64_t lo = 0x8000, hi = 0x9fff;
     assert_int_equal(prepare(&lo, &hi, 1, 0), X86_NX_WATCH_E_UNMAPPED);
-    lo = 0x100000000ull;   /* PDPT entry 4: not present */
+    lo = 0x100000000ull; /* PDPT entry 4: not present */
     hi = lo;
     assert_int_equal(prepare(&lo, &hi, 1, 0), X86_NX_WATCH_E_UNMAPPED);
     lo = 0;
-    hi = 0x40fff;          /* 65 pages */
+    hi = 0x40fff; /* 65 pages */
     assert_int_equal(prepare(&lo, &hi, 1, 0), X86_NX_WATCH_E_PAGES);
     lo = 0x200000;
     hi = 0x200fff;
     assert_int_equal(prepare(&lo, &hi, 1, 0), X86_NX_WATCH_E_SPLITS);
     /* two splits needed, one spare: the first is undone */
-    uint64_t l2[2] = {0x210000, 0x80000000}, h2[2] = {0x210000, 0x80000000};
+    uint64_t l2[2] = { 0x210000, 0x80000000 }, h2[2] = { 0x210000, 0x80000000 };
     assert_int_equal(prepare(l2, h2, 2, 1), X86_NX_WATCH_E_SPLITS);
-    assert_memory_equal(mem[0], before[0], 12 * sizeof mem[0]);   /* spares are scratch */
+    assert_memory_equal(mem[0], before[0], 12 * sizeof mem[0]); /* spares are scratch */
     lo = 0x3000;
     hi = 0x2000;
     assert_int_equal(prepare(&lo, &hi, 1, 0), X86_NX_WATCH_E_INVALID);
     assert_int_equal(prepare(&lo, &hi, 0, 0), X86_NX_WATCH_E_INVALID);
-    uint64_t l9[9] = {0}, h9[9] = {0};
+    uint64_t l9[9] = { 0 }, h9[9] = { 0 };
     assert_int_equal(prepare(l9, h9, 9, 0), X86_NX_WATCH_E_RANGES);
-    assert_int_equal(x86_nx_watch_prepare(&W, PHYS(0), 3, &lo, &hi, 1, pages, 64, NULL, 0, map, NULL),
-                     X86_NX_WATCH_E_INVALID);
+    assert_int_equal(
+        x86_nx_watch_prepare(&W, PHYS(0), 3, &lo, &hi, 1, pages, 64, NULL, 0, map, NULL),
+        X86_NX_WATCH_E_INVALID);
     /* a table out of the map's reach */
     mem[1][3] = 0x7000000ull | P | RW;
     lo = hi = 0xc0000000ull;
@@ -247,10 +248,8 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_small_pages),
-        cmocka_unit_test(test_split_2m),
-        cmocka_unit_test(test_split_1g),
-        cmocka_unit_test(test_kept_split),
+        cmocka_unit_test(test_small_pages), cmocka_unit_test(test_split_2m),
+        cmocka_unit_test(test_split_1g),    cmocka_unit_test(test_kept_split),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

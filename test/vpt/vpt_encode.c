@@ -68,15 +68,15 @@ struct insn_info {
 };
 
 struct event {
-    uint64_t pos;     /* before stream[pos] */
+    uint64_t pos; /* before stream[pos] */
     uint64_t eip;
     unsigned vector;
     bool soft;
 };
 
 static struct itab_rec *itab;
-static struct insn_info *info;   /* [itab index * 3 + mode] */
-static uint8_t *mode_at;         /* per stream entry: the resolved mode */
+static struct insn_info *info; /* [itab index * 3 + mode] */
+static uint8_t *mode_at;       /* per stream entry: the resolved mode */
 static size_t itab_n;
 static uint32_t *stream;
 static size_t stream_n;
@@ -98,12 +98,14 @@ static void die(const char *fmt, const char *arg)
 static void *read_file(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) die("cannot open %s", path);
+    if (!f)
+        die("cannot open %s", path);
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
     void *buf = malloc(n ? (size_t)n : 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) die("cannot read %s", path);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+        die("cannot read %s", path);
     fclose(f);
     *size = (size_t)n;
     return buf;
@@ -111,16 +113,19 @@ static void *read_file(const char *path, size_t *size)
 
 static bool in_range(uint64_t ip)
 {
-    if (!nranges) return true;
+    if (!nranges)
+        return true;
     for (int i = 0; i < nranges; i++)
-        if (ip >= rlo[i] && ip < rhi[i]) return true;
+        if (ip >= rlo[i] && ip < rhi[i])
+            return true;
     return false;
 }
 
 static void read_log(const char *path)
 {
     FILE *f = fopen(path, "r");
-    if (!f) die("cannot open %s", path);
+    if (!f)
+        die("cannot open %s", path);
     char *line = NULL;
     size_t cap = 0;
     size_t ecap = 0, pending = 0;
@@ -130,14 +135,17 @@ static void read_log(const char *path)
         if (sscanf(line, "vpt: tb %llu", &n) == 1) {
             /* events since the last mark happened before instruction n;
              * those before the window's first mark are not ours */
-            for (size_t i = events_n - pending; i < events_n; i++) events[i].pos = n;
-            if (!seen_mark) events_n -= pending;
+            for (size_t i = events_n - pending; i < events_n; i++)
+                events[i].pos = n;
+            if (!seen_mark)
+                events_n -= pending;
             seen_mark = true;
             pending = 0;
             continue;
         }
         const char *v = strstr(line, ": v=");
-        if (!v) continue;
+        if (!v)
+            continue;
         unsigned vec, soft;
         unsigned long long eip;
         const char *ipp = strstr(v, " IP=");
@@ -155,7 +163,7 @@ static void read_log(const char *path)
         events_n++;
         pending++;
     }
-    events_n -= pending;  /* after the last mark: outside the recording */
+    events_n -= pending; /* after the last mark: outside the recording */
     free(line);
     fclose(f);
 }
@@ -168,7 +176,8 @@ static uint64_t pt_total, n_packets;
 static int pt_sink(void *ctx, const uint8_t *bytes, size_t n)
 {
     (void)ctx;
-    if (fwrite(bytes, 1, n, pt_out) != n) die("cannot write the %s", "trace");
+    if (fwrite(bytes, 1, n, pt_out) != n)
+        die("cannot write the %s", "trace");
     pt_total += n;
     n_packets++;
     return 0;
@@ -198,19 +207,24 @@ static FILE *etruth;
 
 static void truth_insn(uint64_t ip)
 {
-    if (truth) fprintf(truth, "%016" PRIx64 "\n", ip);
-    if (etruth) fprintf(etruth, "%016" PRIx64 "\n", ip);
+    if (truth)
+        fprintf(truth, "%016" PRIx64 "\n", ip);
+    if (etruth)
+        fprintf(etruth, "%016" PRIx64 "\n", ip);
     n_insns++;
 }
 
-static void truth_event(const char *what, const char *k1, uint64_t ip1,
-                        const char *k2, uint64_t ip2)
+static void truth_event(const char *what, const char *k1, uint64_t ip1, const char *k2,
+                        uint64_t ip2)
 {
-    if (truth) fprintf(truth, "[%s]\n", what);
+    if (truth)
+        fprintf(truth, "[%s]\n", what);
     if (etruth) {
         fprintf(etruth, "[%s", what);
-        if (k1) fprintf(etruth, ", %s: %016" PRIx64, k1, ip1);
-        if (k2) fprintf(etruth, ", %s: %016" PRIx64, k2, ip2);
+        if (k1)
+            fprintf(etruth, ", %s: %016" PRIx64, k1, ip1);
+        if (k2)
+            fprintf(etruth, ", %s: %016" PRIx64, k2, ip2);
         fprintf(etruth, "]\n");
     }
     n_events++;
@@ -218,8 +232,9 @@ static void truth_event(const char *what, const char *k1, uint64_t ip1,
 
 static const char *mode_event(int mode)
 {
-    return mode == PTD_EXEC_MODE_64 ? "exec mode: 64-bit" :
-           mode == PTD_EXEC_MODE_32 ? "exec mode: 32-bit" : "exec mode: 16-bit";
+    return mode == PTD_EXEC_MODE_64   ? "exec mode: 64-bit"
+           : mode == PTD_EXEC_MODE_32 ? "exec mode: 32-bit"
+                                      : "exec mode: 16-bit";
 }
 
 /* ---- the flow ---- */
@@ -242,13 +257,15 @@ static void async_event(uint64_t from, uint64_t to, int to_mode)
 {
     bool was = tracer.enabled;
     int bits = ptd_tracer_event(&tracer, from, to, (unsigned)to_mode, now());
-    if (bits < 0) die("tracer error in %s", "an event");
+    if (bits < 0)
+        die("tracer error in %s", "an event");
     if (was && (bits & PTD_TRACER_LEFT)) {
         resume_ip = from;
         /* the TIP.PGD carries the handler's IP (ptd_tracer.h) */
         truth_event("disabled", "at", from, "ip", to);
     } else if (was) {
-        if (bits & PTD_TRACER_MODE) truth_event(mode_event(to_mode), "ip", to, NULL, 0);
+        if (bits & PTD_TRACER_MODE)
+            truth_event(mode_event(to_mode), "ip", to, NULL, 0);
         truth_event("interrupt", "from", from, "to", to);
     } else {
         truth_enabled(bits, to);
@@ -270,8 +287,9 @@ static void branch(const struct insn_info *prev, uint64_t next, int next_mode)
     if (!expected && tracer.enabled) {
         /* an event the log did not place: an interrupt after `prev` */
         n_unplaced++;
-        uint64_t resume = prev->iclass == PTD_ICLASS_OTHER ? prev->end :
-                          prev->iclass == PTD_ICLASS_COND_JUMP ? prev->end : prev->target;
+        uint64_t resume = prev->iclass == PTD_ICLASS_OTHER       ? prev->end
+                          : prev->iclass == PTD_ICLASS_COND_JUMP ? prev->end
+                                                                 : prev->target;
         branch(prev, resume, prev->mode);
         async_event(resume, next, next_mode);
         return;
@@ -286,12 +304,15 @@ static void branch(const struct insn_info *prev, uint64_t next, int next_mode)
     /* the ILD's length, not end - ip: 16-bit ends wrap */
     in.length = prev->len;
     int bits = ptd_tracer_insn(&tracer, &in, now());
-    if (bits < 0) die("tracer error in %s", "an instruction");
+    if (bits < 0)
+        die("tracer error in %s", "an instruction");
     if ((bits & PTD_TRACER_MODE) && !(bits & PTD_TRACER_ENTERED))
         truth_event(mode_event(next_mode), "ip", next, NULL, 0);
     if (bits & PTD_TRACER_LEFT) {
-        resume_ip = prev->iclass == PTD_ICLASS_DIRECT_CALL ||
-                    prev->iclass == PTD_ICLASS_INDIRECT_CALL ? prev->end : next;
+        resume_ip =
+            prev->iclass == PTD_ICLASS_DIRECT_CALL || prev->iclass == PTD_ICLASS_INDIRECT_CALL
+                ? prev->end
+                : next;
         truth_event("disabled", "ip", next, NULL, 0);
     }
     truth_enabled(bits, next);
@@ -311,8 +332,10 @@ static void decode_itab(void)
             f->ok = n == r->size;
             f->len = r->size;
             f->end = r->vaddr + r->size;
-            if (m != PTD_EXEC_MODE_64) f->end &= 0xffffffffu;
-            if (!f->ok) continue;
+            if (m != PTD_EXEC_MODE_64)
+                f->end &= 0xffffffffu;
+            if (!f->ok)
+                continue;
             f->iclass = in.iclass;
             f->target = in.target;
             /* The IPs here are linear (QEMU's vaddr: CS base + IP). A 16-bit
@@ -345,26 +368,32 @@ static void resolve_modes(void)
     int prev_mode = -1;
     for (size_t i = 0; i <= stream_n; i++) {
         bool boundary = i == stream_n;
-        while (ev < events_n && events[ev].pos < i) ev++;
+        while (ev < events_n && events[ev].pos < i)
+            ev++;
         if (!boundary && i > start && ev < events_n && events[ev].pos == i && !events[ev].soft)
             boundary = true;
         if (!boundary && i > start) {
             const struct itab_rec *p = &itab[stream[i - 1]];
             const struct insn_info *pi = &info[stream[i - 1] * 3 + p->mode];
-            if (pi->ok && pi->iclass == PTD_ICLASS_FAR_TRANSFER) boundary = true;
+            if (pi->ok && pi->iclass == PTD_ICLASS_FAR_TRANSFER)
+                boundary = true;
         }
-        if (!boundary) continue;
+        if (!boundary)
+            continue;
         if (i > start) {
             unsigned mask = 7;
             for (size_t k = start; k < i; k++) {
                 unsigned m = itab[stream[k]].modes;
-                if (m) mask &= m;
+                if (m)
+                    mask &= m;
             }
             for (size_t k = start; k < i; k++) {
                 int pm = itab[stream[k]].mode, m = pm;
                 if (mask && !(mask >> pm & 1)) {
-                    m = prev_mode >= 0 && (mask >> prev_mode & 1) ? prev_mode :
-                        (mask & 2) ? 1 : (mask & 4) ? 2 : 0;
+                    m = prev_mode >= 0 && (mask >> prev_mode & 1) ? prev_mode
+                        : (mask & 2)                              ? 1
+                        : (mask & 4)                              ? 2
+                                                                  : 0;
                     n_mode_fixed++;
                 } else if (mask && (mask & (mask - 1)) == 0) {
                     m = __builtin_ctz(mask);
@@ -378,7 +407,10 @@ static void resolve_modes(void)
 }
 
 /* ---- code snapshot ---- */
-struct page { uint64_t addr; uint8_t *data; };
+struct page {
+    uint64_t addr;
+    uint8_t *data;
+};
 static struct page *pages;
 static size_t npages, pcap;
 static uint64_t n_conflicts;
@@ -386,14 +418,15 @@ static uint64_t n_conflicts;
 static uint8_t *page_for(uint64_t addr)
 {
     addr &= ~0xfffull;
-    for (size_t i = npages; i-- > 0;)  /* few pages: linear is fine */
-        if (pages[i].addr == addr) return pages[i].data;
+    for (size_t i = npages; i-- > 0;) /* few pages: linear is fine */
+        if (pages[i].addr == addr)
+            return pages[i].data;
     if (npages == pcap) {
         pcap = pcap ? pcap * 2 : 64;
         pages = realloc(pages, pcap * sizeof *pages);
     }
     pages[npages].addr = addr;
-    pages[npages].data = malloc(8192);  /* byte map + written map */
+    pages[npages].data = malloc(8192); /* byte map + written map */
     memset(pages[npages].data, 0xcc, 4096);
     memset(pages[npages].data + 4096, 0, 4096);
     return pages[npages++].data;
@@ -411,23 +444,28 @@ static void snapshot(void)
     uint8_t *seen = calloc(itab_n ? itab_n : 1, 1);
     for (size_t i = 0; i < stream_n; i++) {
         uint32_t id = stream[i];
-        if (id >= itab_n || seen[id]) continue;
+        if (id >= itab_n || seen[id])
+            continue;
         seen[id] = 1;
         const struct itab_rec *r = &itab[id];
-        if (!in_range(r->vaddr)) continue;
+        if (!in_range(r->vaddr))
+            continue;
         bool clash = false;
         for (unsigned k = 0; k < r->size; k++) {
             uint8_t *p = page_for(r->vaddr + k);
             unsigned o = (unsigned)((r->vaddr + k) & 0xfff);
-            if (p[4096 + o] && p[o] != r->bytes[k]) clash = true;
+            if (p[4096 + o] && p[o] != r->bytes[k])
+                clash = true;
         }
         if (clash && until_conflict) {
-            printf("vpt_encode: code at %" PRIx64 " changed: recording cut at instruction %zu of %zu\n",
+            printf("vpt_encode: code at %" PRIx64
+                   " changed: recording cut at instruction %zu of %zu\n",
                    r->vaddr, i, stream_n);
             stream_n = i;
             break;
         }
-        if (clash) n_conflicts++;
+        if (clash)
+            n_conflicts++;
         for (unsigned k = 0; k < r->size; k++) {
             uint8_t *p = page_for(r->vaddr + k);
             unsigned o = (unsigned)((r->vaddr + k) & 0xfff);
@@ -459,7 +497,8 @@ static void usage(void)
             "  --tsc            TSC packets in PSB+ and before TIP.PGE: time =\n"
             "                   --tsc-base (0x100000) + instruction index *\n"
             "                   --tsc-ratio (1)\n"
-            "  --list           print the recorded instructions' addresses and exit\n", MAX_RANGES);
+            "  --list           print the recorded instructions' addresses and exit\n",
+            MAX_RANGES);
     exit(2);
 }
 
@@ -471,9 +510,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--filter") && i + 1 < argc) {
             char *e;
-            if (nranges == MAX_RANGES) usage();
+            if (nranges == MAX_RANGES)
+                usage();
             rlo[nranges] = strtoull(argv[++i], &e, 16);
-            if (*e != '-') usage();
+            if (*e != '-')
+                usage();
             rhi[nranges++] = strtoull(e + 1, NULL, 16);
         } else if (!strcmp(argv[i], "--outside-image")) {
             outside = true;
@@ -505,8 +546,10 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (!in) usage();
-    if (!out) out = in;
+    if (!in)
+        usage();
+    if (!out)
+        out = in;
     char path[4096];
     size_t size;
 
@@ -531,8 +574,10 @@ int main(int argc, char **argv)
             nranges = 1;
         }
     }
-    if (mf) fclose(mf);
-    if (no_filter) nranges = 0;
+    if (mf)
+        fclose(mf);
+    if (no_filter)
+        nranges = 0;
 
     snprintf(path, sizeof path, "%s.itab", in);
     itab = read_file(path, &size);
@@ -543,7 +588,8 @@ int main(int argc, char **argv)
     if (list) {
         /* the recorded instructions as they ran, nothing encoded */
         for (uint64_t k = 0; k < stream_n; k++) {
-            if (stream[k] >= itab_n) die("%s: a stream entry is out of the table", in);
+            if (stream[k] >= itab_n)
+                die("%s: a stream entry is out of the table", in);
             printf("%016" PRIx64 "\n", itab[stream[k]].vaddr);
         }
         return 0;
@@ -556,48 +602,62 @@ int main(int argc, char **argv)
 
     snprintf(path, sizeof path, "%s.pt", out);
     pt_out = fopen(path, "wb");
-    if (!pt_out) die("cannot write %s", path);
+    if (!pt_out)
+        die("cannot write %s", path);
     snprintf(path, sizeof path, "%s.truth", out);
-    if (!no_truth && !(truth = fopen(path, "w"))) die("cannot write %s", path);
+    if (!no_truth && !(truth = fopen(path, "w")))
+        die("cannot write %s", path);
     snprintf(path, sizeof path, "%s.etruth", out);
-    if (!no_truth && !(etruth = fopen(path, "w"))) die("cannot write %s", path);
+    if (!no_truth && !(etruth = fopen(path, "w")))
+        die("cannot write %s", path);
     struct ptd_tracer_config tc;
     memset(&tc, 0, sizeof tc);
     tc.nfilter = (uint8_t)nranges;
     for (int i = 0; i < nranges; i++) {
         tc.filter_lo[i] = rlo[i];
-        tc.filter_hi[i] = rhi[i] - 1;   /* ADDRn_B is inclusive */
+        tc.filter_hi[i] = rhi[i] - 1; /* ADDRn_B is inclusive */
     }
     tc.dis_retc = !retc;
     tc.tsc_en = tsc_on;
     tc.psb_period = psb_period;
     tc.sink = pt_sink;
-    if (ptd_tracer_init(&tracer, &tc) < 0) die("bad tracer %s", "configuration");
+    if (ptd_tracer_init(&tracer, &tc) < 0)
+        die("bad tracer %s", "configuration");
 
     size_t ev = 0;
     const struct insn_info *prev = NULL;
     for (size_t i = 0; i < stream_n; i++) {
-        if (stream[i] >= itab_n) { n_dropped++; continue; }
+        if (stream[i] >= itab_n) {
+            n_dropped++;
+            continue;
+        }
         const struct insn_info *cur = &info[stream[i] * 3 + mode_at[i]];
         tsc_now = i;
-        if (!cur->ok) { n_dropped++; continue; }
+        if (!cur->ok) {
+            n_dropped++;
+            continue;
+        }
         /* the event (at most one that is not a software INT) before cur */
         const struct event *e = NULL;
         for (; ev < events_n && events[ev].pos <= i; ev++) {
-            if (events[ev].pos != i || events[ev].soft) continue;
-            if (e) n_unplaced++;  /* a second event at one boundary: not modelled */
-            else e = &events[ev];
+            if (events[ev].pos != i || events[ev].soft)
+                continue;
+            if (e)
+                n_unplaced++; /* a second event at one boundary: not modelled */
+            else
+                e = &events[ev];
         }
         if (!prev) {
             /* TraceEn: PSB+ then TIP.PGE if inside the ranges */
             int bits = ptd_tracer_start(&tracer, cur->ip, cur->mode, now());
-            if (bits < 0) die("tracer error at the %s", "start");
+            if (bits < 0)
+                die("tracer error at the %s", "start");
             truth_enabled(bits, cur->ip);
             prev = cur;
             continue;
         }
         if (!e && cur->ip == prev->ip && prev->rep_string) {
-            n_collapsed++;  /* one more iteration of the same rep */
+            n_collapsed++; /* one more iteration of the same rep */
             continue;
         }
         if (e) {
@@ -605,14 +665,16 @@ int main(int argc, char **argv)
             bool completed = !(fault || (e->eip == prev->ip && prev->rep_string));
             uint64_t from = e->eip;
             if (completed) {
-                if (tracer.enabled) truth_insn(prev->ip);
+                if (tracer.enabled)
+                    truth_insn(prev->ip);
                 branch(prev, from, prev->mode);
             } else if (e->eip != prev->ip) {
-                n_unplaced++;  /* the log and the recording disagree */
+                n_unplaced++; /* the log and the recording disagree */
             }
             async_event(from, cur->ip, cur->mode);
         } else {
-            if (tracer.enabled) truth_insn(prev->ip);
+            if (tracer.enabled)
+                truth_insn(prev->ip);
             branch(prev, cur->ip, cur->mode);
         }
         /* PSB+ every --psb-period bytes: the tracer puts it at the next
@@ -626,35 +688,40 @@ int main(int argc, char **argv)
         truth_event("disabled", "at", prev->ip, NULL, 0);
     }
     fclose(pt_out);
-    if (truth) fclose(truth);
-    if (etruth) fclose(etruth);
+    if (truth)
+        fclose(truth);
+    if (etruth)
+        fclose(etruth);
 
     qsort(pages, npages, sizeof *pages, cmp_page);
     snprintf(path, sizeof path, "%s.dump", out);
     FILE *pf = fopen(path, "wb");
     snprintf(path, sizeof path, "%s.addr", out);
     FILE *af = fopen(path, "wb");
-    if (!pf || !af) die("cannot write %s", path);
+    if (!pf || !af)
+        die("cannot write %s", path);
     for (size_t i = 0; i < npages; i++) {
         fwrite(pages[i].data, 1, 4096, pf);
         uint8_t le[8];
-        for (int k = 0; k < 8; k++) le[k] = (uint8_t)(pages[i].addr >> (8 * k));
+        for (int k = 0; k < 8; k++)
+            le[k] = (uint8_t)(pages[i].addr >> (8 * k));
         fwrite(le, 1, 8, af);
     }
     fclose(pf);
     fclose(af);
 
-    printf("vpt_encode: insns=%" PRIu64 " events=%" PRIu64 " packets=%" PRIu64
-           " bytes=%" PRIu64 " pages=%zu rep_iterations=%" PRIu64
-           " unplaced=%" PRIu64 " conflicts=%" PRIu64 " dropped=%" PRIu64
-           " mode_fixed=%" PRIu64 "\n",
-           n_insns, n_events, n_packets, pt_total, npages, n_collapsed,
-           n_unplaced, n_conflicts, n_dropped, n_mode_fixed);
+    printf("vpt_encode: insns=%" PRIu64 " events=%" PRIu64 " packets=%" PRIu64 " bytes=%" PRIu64
+           " pages=%zu rep_iterations=%" PRIu64 " unplaced=%" PRIu64 " conflicts=%" PRIu64
+           " dropped=%" PRIu64 " mode_fixed=%" PRIu64 "\n",
+           n_insns, n_events, n_packets, pt_total, npages, n_collapsed, n_unplaced, n_conflicts,
+           n_dropped, n_mode_fixed);
     /* the filter for a decoder (libipt's address filter 0: HI inclusive) */
     snprintf(path, sizeof path, "%s.filter", out);
     FILE *ff = fopen(path, "w");
-    if (!ff) die("cannot write %s", path);
-    if (nranges == 1) fprintf(ff, "%" PRIx64 "-%" PRIx64 "\n", rlo[0], rhi[0] - 1);
+    if (!ff)
+        die("cannot write %s", path);
+    if (nranges == 1)
+        fprintf(ff, "%" PRIx64 "-%" PRIx64 "\n", rlo[0], rhi[0] - 1);
     fclose(ff);
     if (nranges)
         for (int i = 0; i < nranges; i++)

@@ -67,7 +67,9 @@
 typedef uint64_t qemu_plugin_id_t;
 struct qemu_plugin_tb;
 struct qemu_plugin_insn;
-enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS = 0 };
+enum qemu_plugin_cb_flags {
+    QEMU_PLUGIN_CB_NO_REGS = 0
+};
 typedef void (*vpt_tb_trans_cb)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 typedef void (*vpt_vcpu_udata_cb)(unsigned int vcpu_index, void *userdata);
 typedef void (*vpt_udata_cb)(qemu_plugin_id_t id, void *userdata);
@@ -79,16 +81,13 @@ struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb
 const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
-void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
-                                            vpt_vcpu_udata_cb cb,
-                                            enum qemu_plugin_cb_flags flags,
-                                            void *userdata);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn, vpt_vcpu_udata_cb cb,
+                                            enum qemu_plugin_cb_flags flags, void *userdata);
 void qemu_plugin_outs(const char *string);
 
 #define VPT_EXPORT __attribute__((visibility("default")))
 VPT_EXPORT int qemu_plugin_version = 1;
-VPT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info,
-                                   int argc, char **argv);
+VPT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **argv);
 
 /* ---- distinct instructions ---- */
 struct vpt_itab_rec {
@@ -108,11 +107,14 @@ struct vpt_flow {
     uint64_t end, target;
     uint8_t iclass;
     uint8_t rep_string;
-    uint8_t marker;     /* MARK_START, MARK_STOP or 0 */
+    uint8_t marker; /* MARK_START, MARK_STOP or 0 */
 };
-enum { MARK_START = 1, MARK_STOP = 2 };
-static uint8_t mark_start[16] = {0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2b};
-static uint8_t mark_stop[16] = {0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2d};
+enum {
+    MARK_START = 1,
+    MARK_STOP = 2
+};
+static uint8_t mark_start[16] = { 0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2b };
+static uint8_t mark_stop[16] = { 0x0f, 0x1f, 0x80, 0x76, 0x70, 0x74, 0x2d };
 static unsigned mark_start_len = 7, mark_stop_len = 7;
 static struct vpt_flow *flow;
 /* open-addressing hash (vaddr, bytes) -> index + 1 */
@@ -137,10 +139,12 @@ static void hash_grow(void)
 {
     uint32_t ncap = hash_cap ? hash_cap * 2 : 1u << 16;
     uint32_t *nh = calloc(ncap, sizeof *nh);
-    if (!nh) abort();
+    if (!nh)
+        abort();
     for (uint32_t i = 0; i < itab_n; i++) {
         uint64_t k = rec_hash(&itab[i]) & (ncap - 1);
-        while (nh[k]) k = (k + 1) & (ncap - 1);
+        while (nh[k])
+            k = (k + 1) & (ncap - 1);
         nh[k] = i + 1;
     }
     free(hash);
@@ -150,17 +154,20 @@ static void hash_grow(void)
 
 static uint32_t itab_intern(const struct vpt_itab_rec *r, const struct vpt_flow *fl)
 {
-    if ((itab_n + 1) * 2 > hash_cap) hash_grow();
+    if ((itab_n + 1) * 2 > hash_cap)
+        hash_grow();
     uint64_t k = rec_hash(r) & (hash_cap - 1);
     while (hash[k]) {
-        if (rec_eq(&itab[hash[k] - 1], r)) return hash[k] - 1;
+        if (rec_eq(&itab[hash[k] - 1], r))
+            return hash[k] - 1;
         k = (k + 1) & (hash_cap - 1);
     }
     if (itab_n == itab_cap) {
         itab_cap = itab_cap ? itab_cap * 2 : 1u << 14;
         itab = realloc(itab, (size_t)itab_cap * sizeof *itab);
         flow = realloc(flow, (size_t)itab_cap * sizeof *flow);
-        if (!itab || !flow) abort();
+        if (!itab || !flow)
+            abort();
     }
     itab[itab_n] = *r;
     flow[itab_n] = *fl;
@@ -169,7 +176,14 @@ static uint32_t itab_intern(const struct vpt_itab_rec *r, const struct vpt_flow 
 }
 
 /* ---- window ---- */
-enum { WIN_ALL, WIN_IMAGE, WIN_ENTER, WIN_SKIP, WIN_MODE64, WIN_MARKERS };
+enum {
+    WIN_ALL,
+    WIN_IMAGE,
+    WIN_ENTER,
+    WIN_SKIP,
+    WIN_MODE64,
+    WIN_MARKERS
+};
 static int win_kind = WIN_ALL;
 static uint8_t img_sig[64];
 static unsigned img_sig_len;
@@ -179,25 +193,26 @@ static uint64_t skip_n, count_n = UINT64_MAX;
 static const char *out_prefix;
 
 static bool recording, done;
-static uint64_t executed;           /* all instructions seen by callbacks */
+static uint64_t executed; /* all instructions seen by callbacks */
 static uint32_t *stream;
 static uint64_t stream_n, stream_cap;
-static uint64_t phantoms;           /* translated but not an instruction */
+static uint64_t phantoms; /* translated but not an instruction */
 /* the CPU starts in real mode */
 static int cur_mode = PTD_EXEC_MODE_16;
 static int last_exec_mode = PTD_EXEC_MODE_16;
 static uint32_t *pre_ring;
 static uint64_t pre_n, pre_count;
 static bool log_marks = true;
-static uint64_t keep_lo, keep_hi;   /* keep=: only these are recorded */
-static bool keep_image;             /* keep=image: the image window's range */
+static uint64_t keep_lo, keep_hi; /* keep=: only these are recorded */
+static bool keep_image;           /* keep=image: the image window's range */
 
 static void stream_push(uint32_t id)
 {
     if (stream_n == stream_cap) {
         stream_cap = stream_cap ? stream_cap * 2 : 1u << 20;
         stream = realloc(stream, stream_cap * sizeof *stream);
-        if (!stream) abort();
+        if (!stream)
+            abort();
     }
     stream[stream_n++] = id;
 }
@@ -212,7 +227,8 @@ static bool force_mark;
  * the handler's first block (or of the block after an indirect branch). */
 static bool need_mark(uint64_t ip)
 {
-    if (!stream_n) return true;
+    if (!stream_n)
+        return true;
     const struct vpt_flow *p = &flow[stream[stream_n - 1]];
     switch (p->iclass) {
     case PTD_ICLASS_OTHER: return ip != p->end;
@@ -230,22 +246,29 @@ static void insn_exec(unsigned int vcpu, void *ud)
     uintptr_t u = (uintptr_t)ud;
     uint32_t id = (uint32_t)(u >> 1);
     executed++;
-    if (done) return;
+    if (done)
+        return;
     if (!recording) {
         const struct vpt_itab_rec *r = &itab[id];
         int prev_mode = last_exec_mode;
         last_exec_mode = r->mode;
         switch (win_kind) {
         case WIN_MARKERS:
-            if (flow[id].marker == MARK_START) recording = true;
+            if (flow[id].marker == MARK_START)
+                recording = true;
             break;
         case WIN_MODE64:
-            if (r->mode == PTD_EXEC_MODE_64 && prev_mode != PTD_EXEC_MODE_64) recording = true;
+            if (r->mode == PTD_EXEC_MODE_64 && prev_mode != PTD_EXEC_MODE_64)
+                recording = true;
             break;
         case WIN_ALL: recording = true; break;
-        case WIN_SKIP: if (executed > skip_n) recording = true; break;
+        case WIN_SKIP:
+            if (executed > skip_n)
+                recording = true;
+            break;
         case WIN_ENTER:
-            if (r->vaddr >= enter_lo && r->vaddr < enter_hi) recording = true;
+            if (r->vaddr >= enter_lo && r->vaddr < enter_hi)
+                recording = true;
             break;
         case WIN_IMAGE:
             if (img_base && r->vaddr == img_base + img_off) {
@@ -258,19 +281,21 @@ static void insn_exec(unsigned int vcpu, void *ud)
             break;
         }
         if (!recording) {
-            if (pre_n) pre_ring[pre_count++ % pre_n] = id;
+            if (pre_n)
+                pre_ring[pre_count++ % pre_n] = id;
             return;
         }
         if (pre_n) {
             uint64_t k = pre_count > pre_n ? pre_count - pre_n : 0;
-            for (; k < pre_count; k++) stream_push(pre_ring[k % pre_n]);
+            for (; k < pre_count; k++)
+                stream_push(pre_ring[k % pre_n]);
         }
-        force_mark = true;  /* the window opens here: a boundary for the log */
+        force_mark = true; /* the window opens here: a boundary for the log */
     }
     if (keep_hi && (itab[id].vaddr < keep_lo || itab[id].vaddr >= keep_hi))
-        return;     /* outside the kept range */
+        return; /* outside the kept range */
     if (stream_n && id == stream[stream_n - 1] && flow[id].rep_string) {
-        rep_iterations++;  /* one instruction for PT */
+        rep_iterations++; /* one instruction for PT */
         return;
     }
     if (log_marks && (force_mark || ((u & 1) && need_mark(itab[id].vaddr)))) {
@@ -294,23 +319,27 @@ static void insn_exec(unsigned int vcpu, void *ud)
  * switches are rare and happen at far transfers). */
 static int block_mode(const struct qemu_plugin_tb *tb, size_t n, uint8_t *modes)
 {
-    unsigned ok = 7;  /* bit per ptd_exec_mode */
+    unsigned ok = 7; /* bit per ptd_exec_mode */
     for (size_t i = 0; i < n && ok; i++) {
         const struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, i);
         size_t sz = qemu_plugin_insn_size(qi);
         const uint8_t *b = qemu_plugin_insn_data(qi);
         for (int m = 0; m < 3; m++) {
-            if (!(ok >> m & 1)) continue;
+            if (!(ok >> m & 1))
+                continue;
             struct ptd_insn in;
-            int len = ptd_ild_decode_at(&in, b, sz, (enum ptd_exec_mode)m,
-                                        qemu_plugin_insn_vaddr(qi));
+            int len =
+                ptd_ild_decode_at(&in, b, sz, (enum ptd_exec_mode)m, qemu_plugin_insn_vaddr(qi));
             /* the last instruction of a block may be a truncated phantom */
-            if (len == -PTD_ILD_ERR_TRUNCATED && i == n - 1 && i > 0) continue;
-            if (len != (int)sz) ok &= ~(1u << m);
+            if (len == -PTD_ILD_ERR_TRUNCATED && i == n - 1 && i > 0)
+                continue;
+            if (len != (int)sz)
+                ok &= ~(1u << m);
         }
     }
     *modes = (uint8_t)ok;
-    if (!ok || (ok >> cur_mode & 1)) return cur_mode;
+    if (!ok || (ok >> cur_mode & 1))
+        return cur_mode;
     /* a switch: 16 -> 32 -> 64 is the way firmware goes */
     cur_mode = (ok & 2) ? 1 : (ok & 4) ? 2 : 0;
     return cur_mode;
@@ -318,18 +347,23 @@ static int block_mode(const struct qemu_plugin_tb *tb, size_t n, uint8_t *modes)
 
 static int hexval(int c)
 {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
     return -1;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
-    if (done) return;
+    if (done)
+        return;
     size_t n = qemu_plugin_tb_n_insns(tb);
-    if (!n) return;
+    if (!n)
+        return;
     uint8_t modes;
     int mode = block_mode(tb, n, &modes);
     for (size_t i = 0; i < n; i++) {
@@ -338,7 +372,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         memset(&r, 0, sizeof r);
         r.vaddr = qemu_plugin_insn_vaddr(qi);
         size_t sz = qemu_plugin_insn_size(qi);
-        if (sz > 16) sz = 16;
+        if (sz > 16)
+            sz = 16;
         r.size = (uint8_t)sz;
         r.mode = (uint8_t)mode;
         r.modes = modes;
@@ -359,10 +394,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
                 const struct qemu_plugin_insn *q = qemu_plugin_tb_get_insn(tb, j);
                 size_t s = qemu_plugin_insn_size(q);
                 const uint8_t *d = qemu_plugin_insn_data(q);
-                for (size_t k = 0; k < s && have < img_sig_len; k++) buf[have++] = d[k];
+                for (size_t k = 0; k < s && have < img_sig_len; k++)
+                    buf[have++] = d[k];
             }
-            if (have == img_sig_len && !memcmp(buf, img_sig, have) &&
-                r.vaddr >= img_off && ((r.vaddr - img_off) & 0xfff) == 0) {
+            if (have == img_sig_len && !memcmp(buf, img_sig, have) && r.vaddr >= img_off &&
+                ((r.vaddr - img_off) & 0xfff) == 0) {
                 img_base = r.vaddr - img_off;
                 char line[96];
                 snprintf(line, sizeof line, "vpt: image base 0x%llx\n",
@@ -373,17 +409,19 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         struct vpt_flow fl;
         fl.end = r.vaddr + sz;
         fl.target = in.target;
-        if (mode != PTD_EXEC_MODE_64) fl.end &= 0xffffffffu;
+        if (mode != PTD_EXEC_MODE_64)
+            fl.end &= 0xffffffffu;
         /* IPs are linear: a 16-bit branch stays in its 64 KiB segment */
         if ((in.flags & PTD_INSN_REL) && in.opsize == 16)
             fl.target = (r.vaddr & ~0xffffull) | (in.target & 0xffff);
         fl.iclass = in.iclass;
-        fl.rep_string = (in.flags & PTD_INSN_REP) && in.map == PTD_ILD_MAP_PRIMARY &&
-                        ((in.opcode >= 0x6c && in.opcode <= 0x6f) ||
-                         (in.opcode >= 0xa4 && in.opcode <= 0xa7) ||
-                         (in.opcode >= 0xaa && in.opcode <= 0xaf));
-        fl.marker = sz == mark_start_len && !memcmp(r.bytes, mark_start, sz) ? MARK_START :
-                    sz == mark_stop_len && !memcmp(r.bytes, mark_stop, sz) ? MARK_STOP : 0;
+        fl.rep_string =
+            (in.flags & PTD_INSN_REP) && in.map == PTD_ILD_MAP_PRIMARY &&
+            ((in.opcode >= 0x6c && in.opcode <= 0x6f) || (in.opcode >= 0xa4 && in.opcode <= 0xa7) ||
+             (in.opcode >= 0xaa && in.opcode <= 0xaf));
+        fl.marker = sz == mark_start_len && !memcmp(r.bytes, mark_start, sz) ? MARK_START
+                    : sz == mark_stop_len && !memcmp(r.bytes, mark_stop, sz) ? MARK_STOP
+                                                                             : 0;
         uint32_t idx = itab_intern(&r, &fl);
         qemu_plugin_register_vcpu_insn_exec_cb(qi, insn_exec, QEMU_PLUGIN_CB_NO_REGS,
                                                (void *)((uintptr_t)idx << 1 | (i == 0)));
@@ -403,21 +441,23 @@ static void write_all(const char *suffix, const void *data, size_t size)
 
 static void at_exit(qemu_plugin_id_t id, void *ud)
 {
-    (void)id; (void)ud;
+    (void)id;
+    (void)ud;
     write_all(".itab", itab, (size_t)itab_n * sizeof *itab);
     write_all(".stream", stream, (size_t)stream_n * sizeof *stream);
     char path[4096];
     snprintf(path, sizeof path, "%s.meta", out_prefix);
     FILE *f = fopen(path, "w");
     if (f) {
-        fprintf(f, "executed %llu\nrecorded %llu\nrep_iterations %llu\nmarks %llu\n"
+        fprintf(f,
+                "executed %llu\nrecorded %llu\nrep_iterations %llu\nmarks %llu\n"
                 "distinct %u\nphantoms %llu\n",
                 (unsigned long long)executed, (unsigned long long)stream_n,
-                (unsigned long long)rep_iterations, (unsigned long long)marks,
-                itab_n, (unsigned long long)phantoms);
+                (unsigned long long)rep_iterations, (unsigned long long)marks, itab_n,
+                (unsigned long long)phantoms);
         if (win_kind == WIN_IMAGE)
-            fprintf(f, "image_base 0x%llx\nimage_size 0x%llx\n",
-                    (unsigned long long)img_base, (unsigned long long)img_size);
+            fprintf(f, "image_base 0x%llx\nimage_size 0x%llx\n", (unsigned long long)img_base,
+                    (unsigned long long)img_size);
         fclose(f);
     }
 }
@@ -427,15 +467,15 @@ static int parse_hex_sig(const char *s, const char *end)
     img_sig_len = 0;
     while (s < end) {
         int hi = hexval(s[0]), lo = s + 1 < end ? hexval(s[1]) : -1;
-        if (hi < 0 || lo < 0 || img_sig_len >= sizeof img_sig) return -1;
+        if (hi < 0 || lo < 0 || img_sig_len >= sizeof img_sig)
+            return -1;
         img_sig[img_sig_len++] = (uint8_t)(hi << 4 | lo);
         s += 2;
     }
     return img_sig_len ? 0 : -1;
 }
 
-VPT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info,
-                                   int argc, char **argv)
+VPT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **argv)
 {
     (void)info;
     for (int i = 0; i < argc; i++) {
@@ -445,14 +485,16 @@ VPT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info,
         } else if (!strncmp(a, "image=", 6)) {
             const char *c1 = strchr(a + 6, ':');
             const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-            if (!c2 || parse_hex_sig(a + 6, c1) < 0) goto bad;
+            if (!c2 || parse_hex_sig(a + 6, c1) < 0)
+                goto bad;
             img_off = strtoull(c1 + 1, NULL, 0);
             img_size = strtoull(c2 + 1, NULL, 0);
             win_kind = WIN_IMAGE;
         } else if (!strncmp(a, "enter=", 6)) {
             char *e;
             enter_lo = strtoull(a + 6, &e, 16);
-            if (*e != '-') goto bad;
+            if (*e != '-')
+                goto bad;
             enter_hi = strtoull(e + 1, NULL, 16);
             win_kind = WIN_ENTER;
         } else if (!strncmp(a, "skip=", 5)) {
@@ -467,11 +509,16 @@ VPT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info,
             unsigned n = 0;
             for (; h[0] && h[1] && n < 16; h += 2) {
                 int hi = hexval(h[0]), lo = hexval(h[1]);
-                if (hi < 0 || lo < 0) goto bad;
+                if (hi < 0 || lo < 0)
+                    goto bad;
                 dst[n++] = (uint8_t)(hi << 4 | lo);
             }
-            if (!n || *h) goto bad;
-            if (start) mark_start_len = n; else mark_stop_len = n;
+            if (!n || *h)
+                goto bad;
+            if (start)
+                mark_start_len = n;
+            else
+                mark_stop_len = n;
         } else if (!strcmp(a, "trigger=mode64")) {
             win_kind = WIN_MODE64;
         } else if (!strncmp(a, "pre=", 4)) {
@@ -485,7 +532,8 @@ VPT_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info,
         } else if (!strncmp(a, "keep=", 5)) {
             char *e;
             keep_lo = strtoull(a + 5, &e, 16);
-            if (*e != '-') goto bad;
+            if (*e != '-')
+                goto bad;
             keep_hi = strtoull(e + 1, NULL, 16);
             log_marks = false;
         } else if (!strcmp(a, "marks=0")) {
