@@ -13,9 +13,9 @@ static const struct efi_command commands[] = {
     { "memmap", "[--ranges | --mark [--also BASE:SIZE] | --survived]", "RAM ranges on-target decoding may read (from the memory map); --mark/--survived: which RAM survives a reset", efi_cmd_memmap },
     { "trace", "[options] [PATH | --boot-next]", "load an image and trace it running (Intel PT or the software unit), decode on target", efi_cmd_trace },
     { "plan", "[trace|resident] [--unit hw|soft] [--image BASE:SIZE]... [--cpuid FILE] [words]", "what a capture would program on this CPU (decisions, ToPA, MSR writes), nothing written", efi_cmd_plan },
-    { "install", "[--driver PATH] [--image NAME] [--unit hw|soft|auto] [--buffer BYTES] [--trace-stop OFF] [--hang-timeout S [--hang-repeat]] [--ring] [--recorder-at ADDR] [--recorder-code BYTES] [--no-recorder] [words]", "add the resident boot tracer as a Driver#### option (traces the next boot)", efi_cmd_install },
+    { "install", "[--early] [--driver PATH] [--image NAME]... [--unit hw|soft|auto] [--buffer BYTES] [--trace-stop OFF] [--follow] [--max-insns N] [--hang-timeout S [--hang-repeat]] [--ring] [--recorder-at ADDR] [--recorder-code BYTES] [--no-recorder] [words]", "add the resident boot tracer as a Driver#### option (traces the next boot); --early: the words of ptboot's driver in the firmware volume (variable PtbootEarly)", efi_cmd_install },
     { "recover", "[--serial-dump] [--no-files] [--keep]", "the hang recorder of the boot before a reset: summary, files (reset=1), serial dump; then frees it", efi_cmd_recover },
-    { "uninstall", "", "remove the resident boot tracer's Driver#### options", efi_cmd_uninstall },
+    { "uninstall", "[--early]", "remove the resident boot tracer's Driver#### options (--early: the variable PtbootEarly)", efi_cmd_uninstall },
     { "resident", "[status|stop|flow|dump|report|chain FILE [--args TEXT]]...", "the resident tracer of this boot: status, decode, dump", efi_cmd_resident },
     { "selftest", "", "prove the #GP-safe MSR path and the no-allocation rule", efi_cmd_selftest },
 };

@@ -11,6 +11,7 @@ int host_cmd_flow(int argc, char **argv);
 int host_cmd_serial(int argc, char **argv);
 int host_cmd_summary(int argc, char **argv);
 int host_cmd_export(int argc, char **argv);
+int host_cmd_fv(int argc, char **argv);
 
 /* "ptboot <git describe>": `ptboot --version` (build/gen/version.c,
  * scripts/version.sh; the app prints the same text). */

@@ -15,6 +15,8 @@ VERSION_C := $(B)/gen/version.c
 $(VERSION_C): FORCE
 	@bash scripts/version.sh $@
 HOST_SRCS += $(VERSION_C)
+# liblzma: the LZMA sections of firmware volumes (ptboot fv, host/fv_lzma.c)
+HOST_LDLIBS += -llzma
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/host/%.o)
 HOST_OBJS := $(HOST_SRCS:%.c=$(B)/host/%.o)

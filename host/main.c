@@ -18,6 +18,7 @@ static const struct host_command host_commands[] = {
     { "flow", host_cmd_flow, "instruction flow of a trace, in libipt ptxed's format" },
     { "summary", host_cmd_summary, "decode summary: call tree, time per image, hot blocks, last branches" },
     { "export", host_cmd_export, "calls as Chrome trace JSON, folded stacks or an HTML report with a flame graph" },
+    { "fv", host_cmd_fv, "firmware volumes of a flash image; ptboot's driver put into its DXE volume" },
     { "serial", host_cmd_serial, "recover the files of a serial dump from a serial log, and decode them" },
     { "bench", host_cmd_bench, "packet-layer and flow throughput against libipt (runs build/ptboot-bench)" },
 };

@@ -28,6 +28,8 @@ packages=(
   lld
   # the host CLI's symbols: ELF symbol tables and DWARF line tables (--symbols)
   libdw-dev
+  # `ptboot fv`: the LZMA sections of firmware volumes (OVMF's DXE volume)
+  liblzma-dev
   # the HTML report rendered in a real browser, headless, and the exports'
   # JSON checked (test/names)
   chromium python3

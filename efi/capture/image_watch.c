@@ -7,13 +7,14 @@
 #include "arch/x86/rtit_decode_params.h"
 #include "format/code_image.h"
 #include "efi/capture/image_watch.h"
+#include "efi/platform/fv2.h"
 #include "efi/platform/msr_safe.h"
+#include "format/ffs.h"
+#include "format/pi_guid.h"
 #include "format/pe_info.h"
 #include "efi/capture/sideband_cpu.h"
 
 /* ---- naming one image ---------------------------------------------------- */
-
-static const char hexdig[] = "0123456789abcdef";
 
 /* The last file-path node of a device path as ASCII ("\\EFI\\BOOT\\X.EFI"),
  * or the GUID of a firmware-volume file (UEFI 2.10 10.3.5.6/10.3.5.7, PIWG
@@ -36,24 +37,13 @@ static const char *name_from_device_path(EFI_DEVICE_PATH *dp, char *out, size_t 
         } else if (DevicePathType(dp) == MEDIA_DEVICE_PATH &&
                    DevicePathSubType(dp) == MEDIA_PIWG_FW_FILE_DP &&
                    len >= sizeof(MEDIA_FW_VOL_FILEPATH_DEVICE_PATH) && cap > 36) {
-            /* the GUID in its registry form, e.g. 8f644fa9-e850-4db1-... */
-            const EFI_GUID *g = &((MEDIA_FW_VOL_FILEPATH_DEVICE_PATH *)dp)->FvFileName;
-            uint8_t b[16];
-            uint32_t d1 = g->Data1;
-            uint16_t d2 = g->Data2, d3 = g->Data3;
-            for (int i = 0; i < 4; i++)
-                b[i] = (uint8_t)(d1 >> (24 - 8 * i));
-            b[4] = (uint8_t)(d2 >> 8), b[5] = (uint8_t)d2;
-            b[6] = (uint8_t)(d3 >> 8), b[7] = (uint8_t)d3;
-            memcpy(b + 8, g->Data4, 8);
-            size_t k = 0;
-            for (int i = 0; i < 16; i++) {
-                if (i == 4 || i == 6 || i == 8 || i == 10)
-                    out[k++] = '-';
-                out[k++] = hexdig[b[i] >> 4];
-                out[k++] = hexdig[b[i] & 15];
-            }
-            out[k] = '\0';
+            /* the GUID in its registry form, e.g. 8f644fa9-e850-4db1-...
+             * (EFI_GUID in memory is the stored form format/pi_guid.h reads) */
+            struct pi_guid g;
+            char text[PI_GUID_TEXT_BYTES];
+            memcpy(g.b, &((MEDIA_FW_VOL_FILEPATH_DEVICE_PATH *)dp)->FvFileName, PI_GUID_BYTES);
+            pi_guid_format(&g, text);
+            memcpy(out, text, PI_GUID_TEXT_BYTES);
             kind = "fv";
         }
         dp = NextDevicePathNode(dp);
@@ -61,60 +51,22 @@ static const char *name_from_device_path(EFI_DEVICE_PATH *dp, char *out, size_t 
     return kind;
 }
 
-/* PI 1.7 volume 3, 3.4.1: the Firmware Volume2 protocol, through which a
- * driver dispatched from flash was read. Only ReadSection is called. */
-#define PI_FV2_PROTOCOL_GUID \
-    { 0x220e73b6, 0x6bdb, 0x4413, { 0x84, 0x05, 0xb9, 0x74, 0xb1, 0x08, 0x61, 0x9a } }
-#define PI_SECTION_USER_INTERFACE 0x15 /* PI vol 3, 2.1.5: the file's name, UCS-2 */
-
-struct pi_fv2;
-typedef EFI_STATUS(EFIAPI *pi_fv2_read_section)(struct pi_fv2 *self, const EFI_GUID *name,
-                                                 UINT8 type, UINTN instance, VOID **buffer,
-                                                 UINTN *size, UINT32 *auth);
-struct pi_fv2 {
-    VOID *get_volume_attributes, *set_volume_attributes, *read_file;
-    pi_fv2_read_section read_section;
-    /* WriteFile, GetNextFile, KeySize, ParentHandle, GetInfo, SetInfo follow */
-};
-
 /* The user-interface section of the firmware file an image was loaded
  * from: the name its build gave it ("PcRtc", "PciBusDxe"), as EDK2's own
- * tools show drivers. Into the caller's buffer (ReadSection copies into a
- * non-NULL *Buffer, truncating with a warning), so nothing is allocated. */
+ * tools show drivers (efi/platform/fv2.h: nothing is allocated). */
 static int name_from_fv(EFI_HANDLE device, const EFI_GUID *file, char *out, size_t cap)
 {
-    static EFI_GUID fv2_guid = PI_FV2_PROTOCOL_GUID;
-    struct pi_fv2 *fv = NULL;
     CHAR16 ui[SIDEBAND_NAME_MAX];
-    VOID *buf = ui;
-    UINTN size = sizeof ui - sizeof(CHAR16);
-    UINT32 auth = 0;
-    if (!device || EFI_ERROR(BS->HandleProtocol(device, &fv2_guid, (void **)&fv)) || !fv)
-        return -1;
+    size_t size;
     memset(ui, 0, sizeof ui);
-    EFI_STATUS s = fv->read_section(fv, file, PI_SECTION_USER_INTERFACE, 0, &buf, &size, &auth);
-    if (EFI_ERROR(s) || buf != ui)
+    if (efi_fv_read_section(device, file, FFS_SECTION_USER_INTERFACE, 0, ui,
+                            sizeof ui - sizeof(CHAR16), &size))
         return -1;
     size_t k = 0;
     for (size_t i = 0; i < size / sizeof(CHAR16) && ui[i] && k + 1 < cap; i++)
         out[k++] = (ui[i] > 0x20 && ui[i] < 0x7f) ? (char)ui[i] : '_';
     out[k] = '\0';
     return k ? 0 : -1;
-}
-
-/* The FV file GUID of a device path's PIWG firmware-file node, or NULL. */
-static const EFI_GUID *fv_file_of(EFI_DEVICE_PATH *dp)
-{
-    for (int n = 0; dp && n < 64 && !IsDevicePathEndType(dp); n++) {
-        UINTN len = DevicePathNodeLength(dp);
-        if (len < sizeof(EFI_DEVICE_PATH))
-            break;
-        if (DevicePathType(dp) == MEDIA_DEVICE_PATH && DevicePathSubType(dp) == MEDIA_PIWG_FW_FILE_DP &&
-            len >= sizeof(MEDIA_FW_VOL_FILEPATH_DEVICE_PATH))
-            return &((MEDIA_FW_VOL_FILEPATH_DEVICE_PATH *)dp)->FvFileName;
-        dp = NextDevicePathNode(dp);
-    }
-    return NULL;
 }
 
 int efi_image_describe(EFI_HANDLE handle, struct efi_image_desc *d)
@@ -148,7 +100,7 @@ int efi_image_describe(EFI_HANDLE handle, struct efi_image_desc *d)
             return 0;
         }
     }
-    const EFI_GUID *file = fv_file_of(li->FilePath);
+    const EFI_GUID *file = efi_fv_file_of(li->FilePath);
     if (file && name_from_fv(li->DeviceHandle, file, d->name, sizeof d->name) == 0) {
         d->source = "ui";
         return 0;

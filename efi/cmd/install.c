@@ -21,6 +21,7 @@
 #include "efi/app.h"
 #include "efi/platform/console.h"
 #include "format/load_option.h"
+#include "efi/resident/early.h"
 #include "efi/resident/resident.h"
 #include "efi/resident/words.h"
 #include "efi/platform/volume.h"
@@ -182,6 +183,44 @@ static int join_words(int argc, char **argv, char *out, size_t cap)
     return 0;
 }
 
+/* `install --early WORDS`: the words for ptboot's driver in the firmware
+ * volume (efi/resident/early.h, docs/early-boot.md), in the variable
+ * PtbootEarly, read back before it is said. */
+static int install_early(int argc, char **argv)
+{
+    static char words[RESIDENT_TEXT_BYTES], back[RESIDENT_TEXT_BYTES];
+    if (join_words(argc, argv, words, sizeof words))
+        return PTB_APP_USAGE;
+    EFI_GUID vendor = PTBOOT_RESIDENT_GUID_INIT;
+    UINTN len = strlen(words);
+    EFI_STATUS s = RT->SetVariable(PTBOOT_EARLY_VARIABLE, &vendor, PTBOOT_EARLY_VARIABLE_ATTRS, len,
+                                   words);
+    UINTN blen = sizeof back;
+    if (EFI_ERROR(s) || EFI_ERROR(RT->GetVariable(PTBOOT_EARLY_VARIABLE, &vendor, NULL, &blen, back)) ||
+        blen != len || memcmp(back, words, len)) {
+        efi_con_printf("ptboot: error: install --early: PtbootEarly: %s (status 0x%llx)\n",
+                       EFI_ERROR(s) ? "SetVariable failed" : "did not read back as written",
+                       (unsigned long long)s);
+        return PTB_APP_FAILED;
+    }
+    efi_con_printf("ptboot: install early variable=PtbootEarly bytes=%llu options='%s'\n",
+                   (unsigned long long)len, words);
+    return PTB_APP_OK;
+}
+
+static int uninstall_early(void)
+{
+    EFI_GUID vendor = PTBOOT_RESIDENT_GUID_INIT;
+    EFI_STATUS s = RT->SetVariable(PTBOOT_EARLY_VARIABLE, &vendor, PTBOOT_EARLY_VARIABLE_ATTRS, 0, NULL);
+    if (EFI_ERROR(s) && s != EFI_NOT_FOUND) {
+        efi_con_printf("ptboot: error: uninstall --early: PtbootEarly: status 0x%llx\n",
+                       (unsigned long long)s);
+        return PTB_APP_FAILED;
+    }
+    efi_con_printf("ptboot: uninstall early removed=%d\n", s == EFI_NOT_FOUND ? 0 : 1);
+    return PTB_APP_OK;
+}
+
 int efi_cmd_install(struct efi_app *app, int argc, char **argv)
 {
     static uint8_t option[OPTION_MAX_BYTES], back[OPTION_MAX_BYTES], dp[DP_MAX_BYTES];
@@ -189,6 +228,8 @@ int efi_cmd_install(struct efi_app *app, int argc, char **argv)
     static uint16_t order[ORDER_MAX];
     static char words[RESIDENT_TEXT_BYTES];
     const char *driver = RESIDENT_DRIVER_PATH;
+    if (argc >= 1 && !strcmp(argv[0], "--early"))
+        return install_early(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[0], "--driver")) {
         driver = argv[1];
         argc -= 2;
@@ -273,9 +314,10 @@ int efi_cmd_uninstall(struct efi_app *app, int argc, char **argv)
 {
     static uint16_t order[ORDER_MAX];
     (void)app;
-    (void)argv;
+    if (argc == 1 && !strcmp(argv[0], "--early"))
+        return uninstall_early();
     if (argc) {
-        efi_con_puts("ptboot: error: uninstall takes no arguments\n");
+        efi_con_puts("ptboot: error: uninstall takes no arguments (or --early)\n");
         return PTB_APP_USAGE;
     }
     size_t norder = read_order(order);

@@ -66,8 +66,9 @@ int resident_capture_open(struct resident_capture *rc, const struct resident_hea
 {
     memset(rc, 0, sizeof *rc);
     resident_trace_bytes(h, &rc->trace, &rc->trace_len);
-    /* the code: the target's snapshot first, then (hw) live images */
-    uint64_t want = h->snapshot_taken ? h->snapshot_bytes : 0;
+    /* the code: a --follow session's pages (efi/resident/touched.h), the
+     * target's snapshot, then (hw) live images */
+    uint64_t want = (uint64_t)h->code_pages * PAGE_BYTES + (h->snapshot_taken ? h->snapshot_bytes : 0);
     uint32_t n = h->image_count < RESIDENT_IMAGES_MAX ? h->image_count : RESIDENT_IMAGES_MAX;
     if (h->unit == RESIDENT_UNIT_HW)
         for (uint32_t i = 0; i < n; i++)
@@ -87,6 +88,10 @@ int resident_capture_open(struct resident_capture *rc, const struct resident_hea
     rc->code_addr = (uint64_t *)(uintptr_t)(rc->mem + cap * PAGE_BYTES);
     struct code_dump d;
     code_dump_init(&d, rc->code_dump, rc->code_addr, cap);
+    const uint64_t *followed = (const uint64_t *)(uintptr_t)h->code_addr;
+    for (uint32_t i = 0; i < h->code_pages; i++)
+        add_pages(&d, followed[i], (const uint8_t *)(uintptr_t)h->code_dump + (uint64_t)i * PAGE_BYTES,
+                  PAGE_BYTES);
     if (h->snapshot_taken)
         add_pages(&d, h->target.base & ~(PAGE_BYTES - 1), (const uint8_t *)(uintptr_t)h->snapshot,
                   h->snapshot_bytes);

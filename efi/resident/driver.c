@@ -1,7 +1,8 @@
 /* The resident boot tracer's driver side (efi/resident/resident.h has the story).
  * Entered from efi_main when the image was loaded as a boot-service driver
- * (a Driver#### option): reads its words from LoadOptions
- * (efi/resident/words.h), allocates the header as EfiReservedMemoryType
+ * (a Driver#### option) or dispatched from a firmware volume
+ * (efi/resident/early.h): reads its words from LoadOptions, its firmware
+ * file's RAW section or PtbootEarly (efi/resident/words.h), allocates the header as EfiReservedMemoryType
  * and publishes it as a configuration table, reports the previous boot's
  * hang recorder (efi/resident/previous.h) and places its own
  * (efi/resident/recorder.h), starts the hardware unit (efi/resident/hw.h)
@@ -26,12 +27,14 @@
 #include "format/sideband.h"
 #include "efi/resident/resident.h"
 #include "efi/resident/driver.h"
+#include "efi/resident/early.h"
 #include "efi/resident/hw.h"
 #include "efi/resident/report.h"
 #include "efi/resident/soft.h"
 #include "efi/resident/words.h"
 #include "efi/platform/uart.h"
 #include "efi/capture/soft_step.h"
+#include "efi/platform/cpu_arch.h"
 
 #define PAGE_BYTES 4096ull
 /* A device path this long is not one firmware made: stop reading there. */
@@ -61,6 +64,13 @@ static char *words[PTB_ARGS_MAX_TOKENS];
 static struct resident_words W;
 /* the hang recorder (efi/resident/recorder.h, docs/hang.md) */
 static struct resident_recorder rec;
+/* Where the driver came from and where its words did (efi/resident/early.h). */
+static struct early_start early;
+/* The images loaded before this driver: their entry points have run, so
+ * an --image among them cannot be traced (the first LoadedImage
+ * notification reports them together with the first new one). */
+static EFI_HANDLE loaded_before[RESIDENT_IMAGES_MAX];
+static UINTN n_loaded_before;
 
 static void fail(const char *msg)
 {
@@ -99,10 +109,39 @@ static void record_hw_image(const struct resident_image *im)
     publish_sideband();
 }
 
+/* The report's " traced" mark on a row of the image table. */
+static void mark_traced(int row)
+{
+    if (row >= 0)
+        hdr->traced[row / 32] |= 1u << (row % 32);
+}
+
+static bool was_loaded_before(EFI_HANDLE h)
+{
+    for (UINTN i = 0; i < n_loaded_before; i++)
+        if (loaded_before[i] == h)
+            return true;
+    return false;
+}
+
+/* name (a file or module name) is one of the --image names (a
+ * comma-separated list: efi/resident/words.h). */
+static bool one_of(const char *name, const char *list)
+{
+    char one[RESIDENT_NAME_BYTES];
+    while (*list) {
+        size_t k = strcspn(list, ",");
+        snprintf(one, sizeof one, "%.*s", (int)k, list);
+        if (!ascii_casecmp(name, one))
+            return true;
+        list += k + (list[k] == ',');
+    }
+    return false;
+}
+
 static bool matches(const char *name, const char *pe_name)
 {
-    return !ascii_casecmp(name, hdr->image_filter) ||
-           (pe_name[0] && !ascii_casecmp(pe_name, hdr->image_filter));
+    return one_of(name, hdr->image_filter) || (pe_name[0] && one_of(pe_name, hdr->image_filter));
 }
 
 static void record_image(EFI_HANDLE handle)
@@ -129,26 +168,47 @@ static void record_image(EFI_HANDLE handle)
     snprintf(im.name, sizeof im.name, "%s", name);
     memcpy(im.cv_guid, d.cv_guid, sizeof im.cv_guid < sizeof d.cv_guid ? sizeof im.cv_guid : sizeof d.cv_guid);
     snprintf(im.cv_path, sizeof im.cv_path, "%s", d.cv_path);
+    int row = -1; /* its row in images[] */
     if (hdr->image_count == RESIDENT_IMAGES_MAX)
         hdr->images_dropped++;
     else
-        hdr->images[hdr->image_count++] = im;
+        hdr->images[row = (int)hdr->image_count++] = im;
     if (rec.on && hdr->unit == RESIDENT_UNIT_HW && hdr->state == RESIDENT_TRACING)
         record_hw_image(&im);
     if (W.verbose)
         efi_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
                              (unsigned long long)base, (unsigned long long)size,
                              (unsigned long long)entry, im.name);
-    if ((hdr->state != RESIDENT_ARMED && hdr->state != RESIDENT_TRACING) || hdr->has_target ||
-        !hdr->image_filter[0] || !matches(im.name, d.name))
+    if (!hdr->image_filter[0] || !matches(im.name, d.name))
+        return;
+    if (hdr->unit == RESIDENT_UNIT_SOFT && hdr->has_target) {
+        /* a later instance: after a session that returned, not inside one */
+        if (hdr->state == RESIDENT_STOPPED && hdr->stop_reason == RESIDENT_STOP_RETURNED) {
+            if (!was_loaded_before(handle) && resident_soft_arm_again(&im) == 0) {
+                mark_traced(row);
+                publish_sideband();
+            }
+        } else if (hdr->state == RESIDENT_TRACING || hdr->state == RESIDENT_ARMED)
+            efi_uart_printf("ptboot: resident note: %s loaded while another session is on: not traced\n",
+                            im.name);
+        return;
+    }
+    if ((hdr->state != RESIDENT_ARMED && hdr->state != RESIDENT_TRACING) || hdr->has_target)
         return;
     if (hdr->unit == RESIDENT_UNIT_HW) {
         /* Intel PT traces everything already: the target is named so the
          * report can dump its code. */
         hdr->target = im;
         hdr->has_target = 1;
+        mark_traced(row);
         efi_uart_printf("ptboot: resident target image=%s base=0x%llx\n", im.name,
                              (unsigned long long)base);
+        return;
+    }
+    if (was_loaded_before(handle)) {
+        efi_uart_printf("ptboot: resident note: %s was loaded before ptboot (its entry point has run): "
+                        "not traced; a later one is (docs/early-boot.md: dispatch ptboot earlier)\n",
+                        im.name);
         return;
     }
     images_before = hdr->image_count - 1;
@@ -157,9 +217,14 @@ static void record_image(EFI_HANDLE handle)
         fail(err);
         return;
     }
-    efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
-                         im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
-                         (unsigned long long)hdr->filter_hi);
+    mark_traced(row);
+    if (W.follow)
+        efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx follow=all max-insns=%llu\n",
+                        im.name, (unsigned long long)entry, (unsigned long long)W.max_insns);
+    else
+        efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx filter=0x%llx-0x%llx\n",
+                        im.name, (unsigned long long)entry, (unsigned long long)hdr->filter_lo,
+                        (unsigned long long)hdr->filter_hi);
     /* the recorder gets the names now: a reset may come before any stop */
     publish_sideband();
 }
@@ -244,6 +309,9 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
     publish_sideband();
     efi_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
                          resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
+    if (early.from_fv)
+        efi_uart_printf("ptboot: resident started from a firmware volume file=%s words=%s\n",
+                        early.file, early_source_name(early.source));
     resident_report_summaries(hdr, sum_arena, sum_arena ? EBS_REPORT_SUM_ARENA : 0, efi_uart_write);
 }
 
@@ -327,6 +395,24 @@ static const struct efi_hang_ops hang_ops = {
     .tracing = hang_tracing, .save = hang_save, .report = hang_report, .restart = hang_restart,
 };
 
+/* The recorder's variable could not be written when the driver started
+ * (dispatched from a firmware volume before the variable service): it is
+ * written when the Variable Write Architectural Protocol comes, so that
+ * the boot after a reset finds this boot's recorder. */
+static void recorder_variable_when_up(void)
+{
+    char err[PTB_ARGS_ERROR_BYTES];
+    if (!rec.on)
+        return;
+    if (resident_recorder_begin_variable(&rec, err, sizeof err)) {
+        efi_uart_printf("ptboot: resident warning: %s\n", err);
+        return;
+    }
+    hdr->recorder_generation = rec.generation;
+    efi_uart_printf("ptboot: resident recorder variable written generation=%llu (Variable Write "
+                    "Architectural Protocol)\n", (unsigned long long)rec.generation);
+}
+
 /* Both units: hook ExitBootServices, watch image loads, publish. */
 static EFI_STATUS finish_setup(void)
 {
@@ -348,6 +434,12 @@ static EFI_STATUS finish_setup(void)
         struct efi_hang_config hc = { .timeout_s = W.hang_timeout_s, .repeat = W.hang_repeat };
         if (efi_hang_start(&hc, &hang_ops))
             efi_uart_printf("ptboot: resident warning: no timer event: no hang timeout, no periodic save\n");
+    }
+    if (rec.on && rec.variable_pending && early.from_fv) {
+        EFI_GUID vw = PTB_VARIABLE_WRITE_ARCH_PROTOCOL_GUID;
+        if (early_when_protocol(&vw, recorder_variable_when_up) == 0)
+            efi_uart_printf("ptboot: resident recorder variable waits for the Variable Write Architectural "
+                            "Protocol\n");
     }
     hdr->stop = stop_now;
     if (hdr->state != RESIDENT_TRACING)
@@ -401,16 +493,37 @@ static int recorder_open(uint64_t trace_bytes, uint64_t align, char *err, size_t
     return 0;
 }
 
+/* The CPU Architectural Protocol came (a driver dispatched before it):
+ * the #GP-safe MSR path and the soft unit's #DB handler now. */
+static void hold_when_cpu_arch(void)
+{
+    efi_msr_init(BS);
+    int e = efi_soft_step_hold();
+    if (e)
+        fail(e == PTB_SOFT_STEP_BUSY ? "the #DB vector is taken (a debug agent?)"
+                                     : "no CPU Architectural Protocol");
+    else
+        efi_uart_printf("ptboot: resident #DB handler registered (CPU Architectural Protocol)\n");
+}
+
 EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 {
     EFI_LOADED_IMAGE *li = NULL;
     BS->HandleProtocol(image, &LoadedImageProtocol, (void **)&li);
-    words_text[0] = '\0';
-    if (li && li->LoadOptions && li->LoadOptionsSize)
-        ucs2_to_ascii(li->LoadOptions, li->LoadOptionsSize & ~(UINT32)1, words_text,
-                          sizeof words_text);
+    /* LoadOptions, or the RAW section of our firmware file, or PtbootEarly */
+    early_start_read(li, words_text, sizeof words_text, &early);
     efi_uart_printf("ptboot: resident driver start base=0x%llx options='%s'\n",
                          li ? (unsigned long long)(uintptr_t)li->ImageBase : 0ull, words_text);
+    if (early.from_fv)
+        efi_uart_printf("ptboot: resident dispatched from a firmware volume file=%s words=%s\n",
+                        early.file, early_source_name(early.source));
+    if (early.variable_unavailable)
+        efi_uart_printf("ptboot: resident note: %s (status 0x%llx): PtbootEarly (install --early) "
+                        "cannot be read, the volume's words are used\n",
+                        early.variable_status == EFI_BUFFER_TOO_SMALL
+                            ? "the variable is longer than the driver's words"
+                            : "the variable service is not up yet",
+                        (unsigned long long)early.variable_status);
 
     /* The header first, so that every later failure is published. */
     EFI_PHYSICAL_ADDRESS a;
@@ -428,6 +541,13 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     hdr->state = RESIDENT_STARTING;
     hdr->sideband = (uint64_t)(uintptr_t)hdr->images;
     snprintf(hdr->options, sizeof hdr->options, "%s", words_text);
+    hdr->dispatched_from_fv = early.from_fv;
+    n_loaded_before = sizeof loaded_before;
+    if (EFI_ERROR(BS->LocateHandle(ByProtocol, &LoadedImageProtocol, NULL, &n_loaded_before,
+                                   loaded_before)))
+        n_loaded_before = 0;
+    else
+        n_loaded_before /= sizeof loaded_before[0];
     EFI_GUID guid = PTBOOT_RESIDENT_GUID_INIT;
     if (EFI_ERROR(st->BootServices->InstallConfigurationTable(&guid, hdr))) {
         efi_uart_printf("ptboot: resident error: InstallConfigurationTable failed\n");
@@ -459,6 +579,10 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     uint64_t buffer_bytes = W.buffer_bytes;
     enum resident_unit_choice unit = W.unit;
     struct resident_soft_ctx sc = { .h = hdr, .rec = &rec, .w = &W, .sb = sb, .publish_sideband = publish_sideband };
+    if (li) {
+        sc.self_lo = (uint64_t)(uintptr_t)li->ImageBase;
+        sc.self_hi = sc.self_lo + li->ImageSize;
+    }
     resident_soft_init(&sc);
     /* The summaries' tables, for the reports (the ExitBootServices notify
      * may not allocate), taken now: the previous boot's recorder is
@@ -538,9 +662,22 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
         hdr->buffer = a;
         hdr->buffer_bytes = buffer_bytes;
     }
+    if (W.follow && resident_soft_follow_pages(err, sizeof err)) {
+        fail(err);
+        return EFI_SUCCESS;
+    }
 
     int e = efi_soft_step_hold();
-    if (e) {
+    if (e == PTB_SOFT_STEP_NO_CPU_ARCH && early.from_fv) {
+        /* dispatched before the CPU driver (APRIORI, --after): the #DB
+         * handler is registered when its protocol comes */
+        EFI_GUID cpu = PTB_CPU_ARCH_PROTOCOL_GUID;
+        if (early_when_protocol(&cpu, hold_when_cpu_arch) < 0) {
+            fail("no CPU Architectural Protocol, and no way to wait for it");
+            return EFI_SUCCESS;
+        }
+        efi_uart_printf("ptboot: resident waiting for the CPU Architectural Protocol (#DB)\n");
+    } else if (e) {
         fail(e == PTB_SOFT_STEP_BUSY ? "the #DB vector is taken (a debug agent?)"
                                      : "no CPU Architectural Protocol");
         return EFI_SUCCESS;

@@ -59,9 +59,17 @@ void resident_previous(void *arena)
     struct recorder_var v;
     uint8_t raw[sizeof v];
     size_t len;
-    if (EFI_ERROR(efi_nvvar_get(RECORDER_VAR_NAME, raw, sizeof raw, &len)))
+    EFI_STATUS s = efi_nvvar_get(RECORDER_VAR_NAME, raw, sizeof raw, &len);
+    if (s == EFI_NOT_FOUND)
         return;
-    if (recorder_var_decode(raw, len, &v)) {
+    if (EFI_ERROR(s) && s != EFI_BUFFER_TOO_SMALL) {
+        /* a driver dispatched from a firmware volume before the variable
+         * service (docs/early-boot.md) */
+        efi_uart_printf("ptboot: recover none reason=the variable service is not up yet (status 0x%llx): "
+                        "the previous boot's recorder cannot be looked for\n", (unsigned long long)s);
+        return;
+    }
+    if (EFI_ERROR(s) || recorder_var_decode(raw, len, &v)) {
         efi_uart_printf("ptboot: recover none reason=the variable %s is damaged\n", RECORDER_VAR_NAME);
         return;
     }

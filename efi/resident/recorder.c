@@ -147,11 +147,39 @@ int resident_recorder_begin(struct resident_recorder *r, char *err, size_t err_l
     struct recorder_var v;
     recorder_var_encode(&v, r->fixed.unit, r->generation, r->phys, r->bytes);
     EFI_STATUS s = efi_nvvar_set(RECORDER_VAR_NAME, &v, sizeof v);
+    r->variable_pending = EFI_ERROR(s);
     if (EFI_ERROR(s)) {
         snprintf(err, err_len, "recorder: SetVariable %s failed (status 0x%llx): the next boot will not find it",
                  RECORDER_VAR_NAME, (unsigned long long)s);
         return -1;
     }
+    return 0;
+}
+
+int resident_recorder_begin_variable(struct resident_recorder *r, char *err, size_t err_len)
+{
+    struct recorder_var old;
+    uint8_t buf[sizeof old];
+    size_t len;
+    if (!EFI_ERROR(efi_nvvar_get(RECORDER_VAR_NAME, buf, sizeof buf, &len)) &&
+        !recorder_var_decode(buf, len, &old) && old.generation + 1 != r->generation) {
+        uint64_t seq = r->w.seq;
+        r->generation = old.generation + 1;
+        r->fixed.generation = r->generation;
+        recorder_seal(&r->fixed);
+        recorder_writer_init(&r->w, r->mem, &r->fixed);
+        r->w.seq = seq;
+        resident_recorder_update(r);
+    }
+    struct recorder_var v;
+    recorder_var_encode(&v, r->fixed.unit, r->generation, r->phys, r->bytes);
+    EFI_STATUS s = efi_nvvar_set(RECORDER_VAR_NAME, &v, sizeof v);
+    if (EFI_ERROR(s)) {
+        snprintf(err, err_len, "recorder: SetVariable %s failed again (status 0x%llx): the next boot will not "
+                 "find it", RECORDER_VAR_NAME, (unsigned long long)s);
+        return -1;
+    }
+    r->variable_pending = false;
     return 0;
 }
 

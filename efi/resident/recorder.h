@@ -48,6 +48,10 @@ struct resident_recorder {
     struct recorder_writer w;
     struct recorder_live live;
     uint64_t code_pages;      /* pages appended so far */
+    /* the variable could not be written at begin (a driver dispatched from
+     * a firmware volume before the variable service): see
+     * resident_recorder_begin_variable */
+    bool variable_pending;
 };
 
 /* Finds a place for a region laid out by req (recorder_plan) and takes it:
@@ -62,6 +66,11 @@ int resident_recorder_place(struct resident_recorder *r, const struct recorder_r
  * or -1 (the variable could not be written: the region works, but the next
  * boot will not find it; said in err). */
 int resident_recorder_begin(struct resident_recorder *r, char *err, size_t err_len);
+/* The variable after all, once the variable service is up (a driver
+ * dispatched early, docs/early-boot.md): the generation after the last one
+ * written (the header sealed again with it, the live slot kept), then the
+ * variable. Returns 0, or -1 with a message in err. Boot services. */
+int resident_recorder_begin_variable(struct resident_recorder *r, char *err, size_t err_len);
 /* The live slot now (r->live filled by the caller). No boot services. */
 void resident_recorder_update(struct resident_recorder *r);
 /* The header's state and counters into the live slot and the slot written

@@ -36,9 +36,42 @@ void resident_report_status(const struct resident_header *h, resident_sink out)
 }
 
 /* Code reads only inside the images the driver recorded. */
+/* The --follow session's page dump (sorted: efi/resident/touched.h). */
+static const uint8_t *dumped_page(const struct resident_header *h, uint64_t a)
+{
+    const uint64_t *addr = (const uint64_t *)(uintptr_t)h->code_addr;
+    uint64_t page = a & ~(PAGE_BYTES - 1);
+    uint32_t lo = 0, hi = h->code_pages;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (addr[mid] < page)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == h->code_pages || addr[lo] != page)
+        return NULL;
+    return (const uint8_t *)(uintptr_t)h->code_dump + (uint64_t)lo * PAGE_BYTES;
+}
+
 static int read_images(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 {
     const struct resident_header *h = ctx;
+    if (h->code_pages) {
+        /* the code as it ran, page by page (an instruction may cross) */
+        size_t done = 0;
+        while (done < size) {
+            const uint8_t *p = dumped_page(h, ip + done);
+            if (!p)
+                break;
+            uint64_t in = (ip + done) & (PAGE_BYTES - 1);
+            size_t take = size - done < PAGE_BYTES - in ? size - done : (size_t)(PAGE_BYTES - in);
+            memcpy(buf + done, p + in, take);
+            done += take;
+        }
+        if (done)
+            return (int)done;
+    }
     if (h->snapshot_taken) {
         /* the target's code as it was when tracing ended */
         uint64_t lo = h->target.base & ~(PAGE_BYTES - 1);
@@ -98,6 +131,12 @@ static void report_of(const struct resident_header *h, struct ebs_report *r)
         r->code_base = base;
         r->code_pages = (size_t)pages;
     }
+    if (h->code_pages) {
+        /* --follow: every page the session ran, not only the target's */
+        r->code = (const void *)(uintptr_t)h->code_dump;
+        r->code_addr = (const uint64_t *)(uintptr_t)h->code_addr;
+        r->code_pages = h->code_pages;
+    }
     r->sideband = (const char *)(uintptr_t)h->sideband_text;
     r->sideband_bytes = (size_t)h->sideband_text_bytes;
     r->bytes = h->bytes;
@@ -154,7 +193,7 @@ static void report_all(const struct resident_header *h, void *arena, size_t aren
         ebs_report_say(out, "ptboot: resident image %u base=0x%llx size=0x%llx entry=0x%llx name=%s%s\n", i,
             (unsigned long long)im->base, (unsigned long long)im->size,
             (unsigned long long)im->entry, im->name,
-            h->has_target && im->base == h->target.base ? " traced" : "");
+            (h->traced[i / 32] >> (i % 32)) & 1 ? " traced" : "");
     }
     report_of(h, &r);
     /* the soft unit traced its --image (nothing without one); the
@@ -209,6 +248,7 @@ const char *resident_stop_reason_name(uint32_t reason)
     case RESIDENT_STOP_UNIT: return "unit";
     case RESIDENT_STOP_RETURNED: return "returned";
     case RESIDENT_STOP_HANG: return "hang";
+    case RESIDENT_STOP_BOUND: return "bound";
     }
     return "unknown";
 }

@@ -52,6 +52,7 @@ enum resident_stop_reason {
     RESIDENT_STOP_UNIT = 3,     /* the unit stopped: TraceStop or stop-when-full */
     RESIDENT_STOP_RETURNED = 4, /* the traced image returned from its entry point */
     RESIDENT_STOP_HANG = 5,     /* a hang report (--hang-timeout) without --hang-repeat */
+    RESIDENT_STOP_BOUND = 6,    /* --max-insns steps were traced */
 };
 
 enum resident_unit { RESIDENT_UNIT_HW = 0, RESIDENT_UNIT_SOFT = 1 };
@@ -126,6 +127,19 @@ struct resident_header {
     uint32_t hang_reports;        /* hang reports sent so far */
     uint32_t ring;                /* the soft unit's buffer is a ring */
     uint32_t reserved2;
+    /* --follow: the code pages the session ran, copied when it ended, as
+     * a page dump sorted by address (efi/resident/touched.h): code_pages
+     * pages at code_dump, their addresses at code_addr; code_dropped
+     * pages did not fit. dispatched_from_fv: the DXE dispatcher loaded the
+     * driver from a firmware volume (docs/early-boot.md). */
+    uint64_t code_dump, code_addr;
+    uint32_t code_pages, code_dropped;
+    uint32_t dispatched_from_fv;
+    /* the soft unit's sessions (the first --image match, then every later
+     * instance of an --image name), and which rows of images[] they
+     * traced (bit i of traced[i / 32]) */
+    uint32_t sessions;
+    uint32_t traced[RESIDENT_IMAGES_MAX / 32];
 };
 
 const char *resident_state_name(uint32_t state);

@@ -7,11 +7,13 @@
 #include "arch/x86/rtit_linear.h"
 #include "arch/x86/rtit_regs.h"
 #include "arch/x86/soft_unit.h"
+#include "efi/capture/ebs_report.h"
 #include "efi/capture/image_watch.h"
 #include "efi/capture/sideband_cpu.h"
 #include "efi/capture/soft_step.h"
 #include "efi/platform/uart.h"
 #include "efi/resident/soft.h"
+#include "efi/resident/touched.h"
 
 #define PAGE_BYTES 4096ull
 
@@ -20,6 +22,19 @@ static struct resident_soft_ctx drv; /* the driver's state */
 static struct resident_header *hdr;
 static struct soft_unit unit_state;
 static struct rtit_config unit_cfg;
+/* --follow: the pages the sessions ran (touched.h), kept in reserved pages
+ * (the report after ExitBootServices reads them). */
+static struct touched_pages touched;
+/* Sessions (docs/early-boot.md): the first traced image is hdr->target;
+ * every later image matching an --image name, one at a time, gets a
+ * session of its own, its packets after the previous ones in the same
+ * buffer (a unit started again at the next 4 KiB boundary: PSB+ first, the
+ * zero bytes in between are PAD packets, so the buffer decodes as one
+ * trace), its code in the page set. The counters add up over them. */
+static uint32_t sessions; /* later sessions so far */
+static uint64_t session_base, bytes_before, insns_before, steps_before;
+/* Code pages --follow keeps: the summary's and the serial dump's bound. */
+#define FOLLOW_PAGES EBS_REPORT_CODE_PAGES_MAX
 
 void resident_soft_init(const struct resident_soft_ctx *c)
 {
@@ -49,15 +64,24 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.regions = 1;
     unit_cfg.region_size_code = (unsigned)__builtin_ctzll(hdr->buffer_bytes / RESIDENT_BUFFER_MIN);
     unit_cfg.buffer_phys = hdr->buffer;
+    if (sessions) {
+        /* a later session: 4 KiB regions over what is left (SDM 36.2.6.2) */
+        unit_cfg.regions = (unsigned)((hdr->buffer_bytes - session_base) / RESIDENT_BUFFER_MIN);
+        unit_cfg.region_size_code = 0;
+        unit_cfg.buffer_phys = hdr->buffer + session_base;
+    }
     unit_cfg.os = true;
     unit_cfg.branch_en = true;
     unit_cfg.tsc_en = true;
     /* time as a CPU writes it, on the soft unit's clock (soft_unit.h) */
     unit_cfg.mtc_en = true;
     unit_cfg.mtc_freq = SOFT_UNIT_MTC_FREQ_DEFAULT;
-    unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
-    unit_cfg.range[0].start = base;
-    unit_cfg.range[0].end = base + size - 1;
+    if (!drv.w->follow) {
+        /* --follow: no FilterEn range, all the entry point runs */
+        unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;
+        unit_cfg.range[0].start = base;
+        unit_cfg.range[0].end = base + size - 1;
+    }
     if (drv.w->have_trace_stop) {
         /* TraceStop (SDM 36.2.4.3): tracing stops when a taken branch
          * lands in the range; one address here (a function's entry). */
@@ -66,16 +90,24 @@ static int soft_configure(uint64_t base, uint64_t size)
         unit_cfg.range[1].end = base + drv.w->trace_stop_offset;
     }
     hdr->rtit_ctl = rtit_config_ctl(&unit_cfg, true);
+    /* one session: its filter; several: each had its own, so none is
+     * the whole trace's (the packets say where tracing was on) */
+    static struct rtit_config said;
+    said = unit_cfg;
+    if (sessions)
+        for (unsigned i = 0; i < RTIT_MAX_RANGES; i++)
+            said.range[i].cfg = RTIT_ADDR_CFG_OFF;
     if (drv.sb) {
         struct rtit_caps caps;
         rtit_caps_read(&caps, x86_cpuid_native, NULL);
-        efi_sideband_read_cpu(drv.sb, &caps, &unit_cfg, hdr->buffer_bytes);
+        efi_sideband_read_cpu(drv.sb, &caps, &said, hdr->buffer_bytes);
         sideband_set_soft_unit(drv.sb);
     }
-    hdr->filter_lo = base;
-    hdr->filter_hi = base + size - 1;
-    return soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer,
-                          (size_t)hdr->buffer_bytes, read_code, NULL);
+    bool filtered = !drv.w->follow && !sessions;
+    hdr->filter_lo = filtered ? base : 0;
+    hdr->filter_hi = filtered ? base + size - 1 : 0;
+    return soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer + session_base,
+                          (size_t)(hdr->buffer_bytes - session_base), read_code, NULL);
 }
 
 /* ---- the soft unit's #DB session (efi/capture/soft_step.h) ------------------------ */
@@ -92,10 +124,10 @@ static void publish(void)
 {
     struct soft_unit_status s;
     soft_unit_get_status(&unit_state, &s);
-    hdr->write_pos = s.write_pos;
-    hdr->bytes = s.bytes;
-    hdr->insns = s.insns;
-    hdr->steps = s.steps;
+    hdr->write_pos = session_base + s.write_pos;
+    hdr->bytes = bytes_before + s.bytes;
+    hdr->insns = insns_before + s.insns;
+    hdr->steps = steps_before + s.steps;
     hdr->wrapped = s.wrapped;
     resident_recorder_live(drv.rec, hdr, RECORDER_POS_UNIT, false);
 }
@@ -110,9 +142,10 @@ static void linearise_ring(void)
     struct rtit_output_summary sum;
     struct rtit_linear lin;
     soft_unit_summarize(&unit_state, &sum);
-    if (rtit_trace_linearize_in_place((uint8_t *)(uintptr_t)hdr->buffer, &sum, &lin))
+    /* this session's part of the buffer (the earlier ones come before) */
+    if (rtit_trace_linearize_in_place((uint8_t *)(uintptr_t)hdr->buffer + session_base, &sum, &lin))
         lin.bytes = 0;
-    hdr->write_pos = lin.bytes;
+    hdr->write_pos = session_base + lin.bytes;
     resident_recorder_live(drv.rec, hdr, RECORDER_POS_UNIT, true);
 }
 
@@ -125,6 +158,8 @@ static int on_step(void *ctx, uint64_t ip, unsigned mode, uint64_t tsc)
         hdr->start_tsc = tsc;
     }
     int action = soft_unit_step(&unit_state, ip, mode, tsc);
+    if (touched.cap)
+        touched_mark(&touched, ip);
     publish();
     return action;
 }
@@ -164,6 +199,46 @@ static void snapshot(void)
         resident_recorder_code_changed(drv.rec);
 }
 
+/* A code page as it is now (still mapped: the session just ran it). */
+static int read_page(void *ctx, uint64_t page, uint8_t *out)
+{
+    (void)ctx;
+    /* the first target's pages from its snapshot: it may be gone by now */
+    uint64_t lo = hdr->target.base & ~(PAGE_BYTES - 1);
+    if (hdr->snapshot_taken && page >= lo && page - lo < hdr->snapshot_bytes)
+        memcpy(out, (const uint8_t *)(uintptr_t)hdr->snapshot + (page - lo), TOUCHED_PAGE_BYTES);
+    else
+        memcpy(out, (const void *)(uintptr_t)page, TOUCHED_PAGE_BYTES);
+    return 0;
+}
+
+/* The pages the sessions ran into their dump (the reports read it), and
+ * into the recorder's code area while room lasts (after a reset the pages
+ * are gone). No boot services. */
+static void keep_touched(void)
+{
+    if (!touched.cap)
+        return;
+    hdr->code_pages = touched_copy(&touched, read_page, NULL);
+    hdr->code_dropped = touched.dropped;
+    struct resident_recorder *rec = drv.rec;
+    if (!rec->on)
+        return;
+    const uint8_t *have = rec->mem + rec->fixed.addr_off;
+    uint64_t had = rec->code_pages;
+    for (uint32_t i = 0; i < hdr->code_pages; i++) {
+        uint64_t a = touched.addr[i];
+        bool dup = false;
+        for (uint64_t k = 0; k < had && !dup; k++) {
+            uint64_t b;
+            memcpy(&b, have + k * 8, 8);
+            dup = a == b;
+        }
+        if (!dup && !resident_recorder_add_code(rec, touched.pages + (uint64_t)i * PAGE_BYTES, a, 1))
+            break; /* full */
+    }
+}
+
 /* The session ended (exception context, or an end_now caller): no boot
  * services. The unit's packets close at ip if it ever started. */
 static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
@@ -171,13 +246,16 @@ static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
     (void)ctx;
     if (step_stats.entered) {
         soft_unit_stop(&unit_state, ip, tsc);
-        snapshot();
+        if (!sessions)
+            snapshot(); /* the first target's (later ones: the page set) */
+        keep_touched();
     }
     hdr->stop_tsc = tsc;
     hdr->state = RESIDENT_STOPPED;
     hdr->stop_reason = why == PTB_SOFT_STEP_END_RETURNED ? RESIDENT_STOP_RETURNED
                        : why == PTB_SOFT_STEP_END_CALLER ? caller_reason
-                                                         : RESIDENT_STOP_UNIT;
+                       : why == PTB_SOFT_STEP_END_BOUNDED ? RESIDENT_STOP_BOUND
+                                                          : RESIDENT_STOP_UNIT;
     publish();
     if (step_stats.entered)
         linearise_ring();
@@ -239,9 +317,11 @@ int resident_soft_arm(const struct resident_image *im, char *err, size_t err_len
     }
     hdr->target = *im;
     hdr->has_target = 1;
+    hdr->sessions = 1;
     step_cfg = (struct efi_soft_step_config){
         .step = on_step, .resume = on_resume, .end = on_end, .entry_ip = entry,
         .interrupt = on_interrupt, .unseen = on_unseen,
+        .max_steps = drv.w->max_insns, .self_lo = drv.self_lo, .self_hi = drv.self_hi,
     };
     efi_soft_step_watch_ranges(&step_cfg, &unit_cfg);
     e = efi_soft_step_arm(&step_cfg, &step_stats);
@@ -257,15 +337,87 @@ void resident_soft_pause(void)
     soft_unit_stop(&unit_state, 0, rdtsc_now());
     publish();
     linearise_ring();
-    snapshot();
+    if (!sessions)
+        snapshot();
+    keep_touched();
     drv.publish_sideband();
 }
 
 void resident_soft_restart(void)
 {
-    memset((void *)(uintptr_t)hdr->buffer, 0, (size_t)hdr->buffer_bytes);
-    soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer, (size_t)hdr->buffer_bytes,
-                   read_code, NULL);
+    /* this session's part of the buffer (earlier sessions stay) */
+    memset((uint8_t *)(uintptr_t)hdr->buffer + session_base, 0, (size_t)(hdr->buffer_bytes - session_base));
+    soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer + session_base,
+                   (size_t)(hdr->buffer_bytes - session_base), read_code, NULL);
     hdr->state = RESIDENT_TRACING;
     publish();
+}
+
+int resident_soft_follow_pages(char *err, size_t err_len)
+{
+    if (touched.cap)
+        return 0;
+    uint64_t bytes = (uint64_t)FOLLOW_PAGES * (PAGE_BYTES + 8 + 2 * 8);
+    EFI_PHYSICAL_ADDRESS a;
+    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
+                                    (bytes + PAGE_BYTES - 1) / PAGE_BYTES, &a))) {
+        snprintf(err, err_len, "no memory for the code pages (%llu bytes)", (unsigned long long)bytes);
+        return -1;
+    }
+    uint8_t *pages = (uint8_t *)(uintptr_t)a;
+    uint64_t *addr = (uint64_t *)(pages + (uint64_t)FOLLOW_PAGES * PAGE_BYTES);
+    uint64_t *slots = addr + FOLLOW_PAGES;
+    touched_init(&touched, slots, addr, pages, FOLLOW_PAGES);
+    hdr->code_dump = (uint64_t)(uintptr_t)pages;
+    hdr->code_addr = (uint64_t)(uintptr_t)addr;
+    return 0;
+}
+
+int resident_soft_arm_again(const struct resident_image *im)
+{
+    uint64_t next = (hdr->write_pos + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1);
+    if (!im->entry)
+        return -1;
+    if (next + PAGE_BYTES > hdr->buffer_bytes) {
+        efi_uart_printf("ptboot: resident note: %s: the buffer is full, not traced\n", im->name);
+        return -1;
+    }
+    char err[96];
+    if (resident_soft_follow_pages(err, sizeof err)) {
+        efi_uart_printf("ptboot: resident note: %s: %s, not traced\n", im->name, err);
+        return -1;
+    }
+    /* the first session's code into the page set (its snapshot) */
+    if (sessions == 0 && hdr->snapshot_taken && !drv.w->follow)
+        for (uint64_t off = 0; off < hdr->snapshot_bytes; off += PAGE_BYTES)
+            touched_mark(&touched, (hdr->target.base & ~(PAGE_BYTES - 1)) + off);
+    uint8_t *buf = (uint8_t *)(uintptr_t)hdr->buffer;
+    memset(buf + hdr->write_pos, 0, (size_t)(next - hdr->write_pos)); /* PAD */
+    bytes_before = hdr->bytes;
+    insns_before = hdr->insns;
+    steps_before = hdr->steps;
+    session_base = next;
+    sessions++;
+    int e = soft_configure(im->base, im->size);
+    if (e) {
+        efi_uart_printf("ptboot: resident note: %s: soft unit: %s, not traced\n", im->name, soft_unit_strerror(e));
+        return -1;
+    }
+    hdr->state = RESIDENT_ARMED;
+    hdr->stop_reason = RESIDENT_STOP_NONE;
+    hdr->sessions = sessions + 1;
+    memset(&step_stats, 0, sizeof step_stats);
+    step_cfg.entry_ip = im->entry;
+    efi_soft_step_watch_ranges(&step_cfg, &unit_cfg);
+    e = efi_soft_step_arm(&step_cfg, &step_stats);
+    if (e) {
+        efi_uart_printf("ptboot: resident note: %s: cannot arm at the entry: %s\n", im->name,
+                        efi_soft_step_strerror(e));
+        hdr->state = RESIDENT_STOPPED;
+        hdr->stop_reason = RESIDENT_STOP_RETURNED;
+        return -1;
+    }
+    efi_uart_printf("ptboot: resident armed image=%s entry=0x%llx session=%u\n", im->name,
+                    (unsigned long long)im->entry, sessions + 1);
+    return 0;
 }

@@ -9,6 +9,13 @@
  *                        stop-when-full), room for its code (the recorder's
  *                        code area, copied now, or reserved pages), DR0 at
  *                        its entry point
+ *   resident_soft_arm_again  a later instance of an --image name after a
+ *                        session that returned: a session of its own after
+ *                        the previous ones in the same buffer
+ *                        (docs/early-boot.md)
+ *   resident_soft_follow_pages  --follow: reserved room for the code pages
+ *                        the sessions run (efi/resident/touched.h), copied
+ *                        when a session ends or pauses
  *   resident_soft_stop   ends the session (ExitBootServices, a command, a
  *                        hang report without --hang-repeat)
  *   resident_soft_pause  a hang report with --hang-repeat: the unit stops
@@ -36,12 +43,18 @@ struct resident_soft_ctx {
     const struct resident_words *w;
     struct sideband *sb;            /* may be NULL */
     void (*publish_sideband)(void); /* the driver's: the sideband text now */
+    uint64_t self_lo, self_hi;      /* the driver's image: a --follow session leaves it out */
 };
 
 void resident_soft_init(const struct resident_soft_ctx *c);
 /* Arms at im's entry (im: the --image as recorded). Returns 0, or -1 with
  * a message in err. Boot services (the notify of its load). */
 int resident_soft_arm(const struct resident_image *im, char *err, size_t err_len);
+/* A later instance (see above): 0 armed, -1 not (said on COM1). Boot
+ * services. */
+int resident_soft_arm_again(const struct resident_image *im);
+/* 0, or -1 with a message in err. Boot services. */
+int resident_soft_follow_pages(char *err, size_t err_len);
 void resident_soft_stop(uint32_t reason);
 void resident_soft_pause(void);
 void resident_soft_restart(void);

@@ -29,18 +29,28 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
         const char *v = i + 1 < n ? words[i + 1] : NULL;
         bool value = !strcmp(o, "--image") || !strcmp(o, "--unit") || !strcmp(o, "--buffer") ||
                      !strcmp(o, "--trace-stop") || !strcmp(o, "--hang-timeout") ||
-                     !strcmp(o, "--recorder-at") || !strcmp(o, "--recorder-code");
+                     !strcmp(o, "--recorder-at") || !strcmp(o, "--recorder-code") ||
+                     !strcmp(o, "--max-insns");
         if (value && !v) {
             snprintf(err, err_len, "%s needs a value", o);
             return -1;
         }
         uint64_t x;
         if (!strcmp(o, "--image")) {
-            if (strlen(v) >= sizeof w->image) {
-                snprintf(err, err_len, "--image %s: at most %u characters", v, (unsigned)sizeof w->image - 1);
+            /* several --image words: a comma-separated list */
+            size_t len = strlen(w->image);
+            if (!v[0] || strchr(v, ',')) {
+                snprintf(err, err_len, "--image %s: a file or module name (one per --image)", v);
                 return -1;
             }
-            snprintf(w->image, sizeof w->image, "%s", v);
+            if (len + (len > 0) + strlen(v) >= sizeof w->image) {
+                snprintf(err, err_len, "--image %s: the names take more than %u characters", v,
+                         (unsigned)sizeof w->image - 1);
+                return -1;
+            }
+            if (len)
+                w->image[len++] = ',';
+            memcpy(w->image + len, v, strlen(v) + 1);
         } else if (!strcmp(o, "--unit")) {
             if (!strcmp(v, "hw"))
                 w->unit = RESIDENT_CHOOSE_HW;
@@ -82,8 +92,15 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
                 snprintf(err, err_len, "--recorder-code %s: bytes, a multiple of 4096, at most 64 MiB", v);
                 return -1;
             }
+        } else if (!strcmp(o, "--max-insns")) {
+            if (!number(v, PTD_NUM_AUTO, 1, UINT64_MAX, 1, &w->max_insns)) {
+                snprintf(err, err_len, "--max-insns %s: a number of instructions (> 0)", v);
+                return -1;
+            }
         } else if (!strcmp(o, "--verbose")) {
             w->verbose = true;
+        } else if (!strcmp(o, "--follow")) {
+            w->follow = true;
         } else if (!strcmp(o, "--hang-repeat")) {
             w->hang_repeat = true;
         } else if (!strcmp(o, "--ring")) {
@@ -108,13 +125,15 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
             continue;
         } else {
             snprintf(err, err_len, "unknown option '%s' (--image NAME, --unit hw|soft|auto, --buffer BYTES, "
-                     "--trace-stop OFFSET, --verbose, --hang-timeout SECONDS, --hang-repeat, --ring, "
+                     "--trace-stop OFFSET, --verbose, --follow, --max-insns N, --hang-timeout SECONDS, --hang-repeat, --ring, "
                      "--recorder-at ADDR, --recorder-code BYTES, --no-recorder, capture words)", o);
             return -1;
         }
         if (value)
             i++;
     }
+    if (w->follow && !w->max_insns)
+        w->max_insns = RESIDENT_FOLLOW_MAX_INSNS;
     if (w->hang_repeat && !w->hang_timeout_s) {
         snprintf(err, err_len, "--hang-repeat needs --hang-timeout");
         return -1;

@@ -4,11 +4,17 @@
  * parser for both, so a word install accepts is a word the driver takes.
  * Pure C, no UEFI types: the unit test runs this code (test_efi_resident_words).
  *
- *   --image NAME          the image to trace (file or module name)
+ *   --image NAME          the image to trace (file or module name); several
+ *                         --image words: any of the names (kept as a
+ *                         comma-separated list)
  *   --unit hw|soft|auto
  *   --buffer BYTES        the soft unit's buffer: a power of two, 4 KiB..1 GiB
  *   --trace-stop OFF      a TraceStop offset (hex) into the --image
  *   --verbose
+ *   --follow              the soft unit traces all the --image's entry point
+ *                         runs, not only its image (docs/early-boot.md)
+ *   --max-insns N         a bound on the soft unit's steps (default with
+ *                         --follow: RESIDENT_FOLLOW_MAX_INSNS)
  *   --hang-timeout S      1..86400 seconds (implies --ring)
  *   --hang-repeat
  *   --ring
@@ -33,14 +39,20 @@
 #define RESIDENT_RECORDER_CODE_MAX (64ull << 20)
 /* Default room for code pages in the recorder (efi/resident/recorder.h). */
 #define RESIDENT_RECORDER_CODE_DEFAULT (2ull << 20)
+/* The default bound of a --follow session: under QEMU's TCG the soft unit
+ * steps some tens of thousands of instructions a second
+ * (docs/early-boot.md), so minutes at most. */
+#define RESIDENT_FOLLOW_MAX_INSNS 2000000ull
 
 enum resident_unit_choice { RESIDENT_CHOOSE_AUTO, RESIDENT_CHOOSE_HW, RESIDENT_CHOOSE_SOFT };
 
 struct resident_words {
-    char image[RESIDENT_WORDS_NAME];   /* "" when not given */
+    char image[RESIDENT_WORDS_NAME];   /* "" when not given; "a,b": several */
     enum resident_unit_choice unit;
     uint64_t buffer_bytes;
     bool verbose;
+    bool follow;
+    uint64_t max_insns;                /* 0: no bound */
     bool have_trace_stop;
     uint64_t trace_stop_offset;
     uint32_t hang_timeout_s;           /* 0: none */

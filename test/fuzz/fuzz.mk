@@ -4,8 +4,8 @@
 # runs it for FUZZ_SECONDS (default 600) keeping its corpus in
 # build/fuzz/NAME-corpus, and `make fuzz` runs them all (with the ILD's and
 # the flow generator's long runs). FUZZ_NEEDS_NAME: what its seeds are made
-# with.
-FUZZERS := pkt flow cpuid frame sideband pe sum
+# with; FUZZ_LIBS_NAME: libraries it links.
+FUZZERS := pkt flow cpuid frame sideband pe sum fv
 
 # packet layer, encoder and formatter
 FUZZ_SRCS_pkt      := decoder/ptd_pkt.c decoder/ptd_enc.c decoder/ptd_fmt.c decoder/ptd_time.c \
@@ -31,14 +31,21 @@ FUZZ_NEEDS_pe      := $(B)/ptboot.efi capture-fixtures
 # the decode summary over arbitrary trace + code
 FUZZ_SRCS_sum      := $(DECODER_SRCS)
 FUZZ_NEEDS_sum     := $(B)/test/flowgen
+# firmware volumes, files and sections (format/) and the host's image tree
+# with its LZMA sections and writer (ptboot fv, docs/early-boot.md)
+FUZZ_SRCS_fv       := format/fv.c format/ffs.c format/pi_guid.c format/text.c host/fv_image.c \
+                      host/fv_lzma.c
+FUZZ_LIBS_fv       := -llzma
+FUZZ_NEEDS_fv      :=
 
 FUZZ_BINS := $(FUZZERS:%=$(B)/test/fuzz_%)
-FUZZ_HDRS := $(wildcard decoder/*.h format/*.h arch/x86/*.h host/serial_*.h test/fuzz/*.h)
+FUZZ_HDRS := $(wildcard decoder/*.h format/*.h arch/x86/*.h host/serial_*.h host/fv_*.h \
+                         test/fuzz/*.h)
 
 define FUZZER
 $(B)/test/fuzz_$(1): test/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_HDRS) | $(B)/.setup-done
 	@mkdir -p $$(@D)
-	$$(call say,FUZZ,$$@)$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) -o $$@
+	$$(call say,FUZZ,$$@)$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) $(FUZZ_LIBS_$(1)) -o $$@
 
 .PHONY: fuzz-$(1)
 fuzz-$(1): $(B)/test/fuzz_$(1) $(FUZZ_NEEDS_$(1))

@@ -67,6 +67,31 @@ static void test_words(void **state)
     assert_string_equal(w.plan_words[0], "buffer=8M");
 }
 
+/* The early driver's words (docs/early-boot.md): --follow with its
+ * default bound, --max-insns, several --image names. */
+static void test_early_words(void **state)
+{
+    (void)state;
+    assert_int_equal(parse(3, "--image", "PciBusDxe", "--follow"), 0);
+    assert_true(w.follow);
+    assert_int_equal(w.max_insns, RESIDENT_FOLLOW_MAX_INSNS);
+    assert_int_equal(parse(6, "--follow", "--max-insns", "0x100000", "--image", "A.efi", "--verbose"), 0);
+    assert_int_equal(w.max_insns, 0x100000);
+    assert_string_equal(w.image, "A.efi");
+    assert_int_equal(parse(2, "--max-insns", "5000"), 0);
+    assert_false(w.follow);
+    assert_int_equal(w.max_insns, 5000);
+    assert_int_equal(parse(4, "--image", "SmbiosPlatformDxe", "--image", "PciBusDxe"), 0);
+    assert_string_equal(w.image, "SmbiosPlatformDxe,PciBusDxe");
+    /* 63 characters in all, and one more */
+    assert_int_equal(parse(4, "--image", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "--image", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"), 0);
+    assert_int_equal(strlen(w.image), 63);
+    assert_int_equal(parse(4, "--image", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "--image", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"), -1);
+    assert_string_equal(err, "--image bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb: the names take more than 63 characters");
+    assert_int_equal(parse(1, "--max-insns"), -1);
+    assert_string_equal(err, "--max-insns needs a value");
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -83,6 +108,10 @@ static void test_refusals(void **state)
         { "--buffer", "2048", "--buffer 2048: a power of two from 4096 to 1 GiB" },
         { "--unit", "pt", "--unit pt: hw, soft or auto" },
         { "--trace-stop", "xyz", "--trace-stop xyz: a hex offset into the --image" },
+        { "--max-insns", "0", "--max-insns 0: a number of instructions (> 0)" },
+        { "--max-insns", "1e6", "--max-insns 1e6: a number of instructions (> 0)" },
+        { "--image", "a,b", "--image a,b: a file or module name (one per --image)" },
+        { "--image", "", "--image : a file or module name (one per --image)" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(parse(2, bad[i].o, bad[i].v), -1);
@@ -101,6 +130,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_words),
+        cmocka_unit_test(test_early_words),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
