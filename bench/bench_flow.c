@@ -48,7 +48,7 @@ int bench_is_flow(int argc, char **argv)
     return 0;
 }
 
-#define BENCH_BLOCKS 0x10000u     /* a flag of ours in cfg.flags: use blocks */
+#define BENCH_BLOCKS 0x10000u /* a flag of ours in cfg.flags: use blocks */
 
 static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg)
 {
@@ -158,7 +158,9 @@ static int check_blocks(const struct ptd_flow_config *cfg, const char *what, con
         }
     }
     if (bad)
-        fprintf(stderr, "%s: %s: block API differs from the instruction API after %llu blocks, %llu instructions (status %d / %d, offset %llu)\n",
+        fprintf(stderr,
+                "%s: %s: block API differs from the instruction API after %llu blocks, %llu "
+                "instructions (status %d / %d, offset %llu)\n",
                 prog, what, (unsigned long long)blocks, (unsigned long long)insns, sti, stb,
                 (unsigned long long)ptd_flow_offset(fi));
     free(fi);
@@ -255,8 +257,8 @@ int bench_flow(int argc, char **argv)
     struct ptd_flow *f;
     long rounds = 5;
     int verify_only = 0;
-    double best[3] = {1e30, 1e30, 1e30};
-    uint64_t n[3] = {0, 0, 0};
+    double best[3] = { 1e30, 1e30, 1e30 };
+    uint64_t n[3] = { 0, 0, 0 };
     const char *name;
 
     flow_opts_init(&fo);
@@ -328,7 +330,8 @@ int bench_flow(int argc, char **argv)
     fo.cfg.cache_size = 0;
     fo.cfg.flags |= BENCH_BLOCKS;
     nocache.flags |= BENCH_BLOCKS;
-    if (check_blocks(&fo.cfg, "with caches", prog) < 0 || check_blocks(&nocache, "without caches", prog) < 0) {
+    if (check_blocks(&fo.cfg, "with caches", prog) < 0 ||
+        check_blocks(&nocache, "without caches", prog) < 0) {
         bench_lib_image_free(&li);
         free(f);
         flow_opts_free(&fo);
@@ -340,20 +343,26 @@ int bench_flow(int argc, char **argv)
         double tn = now_s();
         (void)run_ptboot(f, &nocache);
         double t0 = now_s();
-        if (t0 - tn < best_nc) best_nc = t0 - tn;
+        if (t0 - tn < best_nc)
+            best_nc = t0 - tn;
         n[0] = run_ptboot(f, &fo.cfg);
         double t1 = now_s();
         n[1] = run_libipt_insn(&ls);
         double t2 = now_s();
         n[2] = run_libipt_blk(&ls);
         double t3 = now_s();
-        if (t1 - t0 < best[0]) best[0] = t1 - t0;
-        if (t2 - t1 < best[1]) best[1] = t2 - t1;
-        if (t3 - t2 < best[2]) best[2] = t3 - t2;
+        if (t1 - t0 < best[0])
+            best[0] = t1 - t0;
+        if (t2 - t1 < best[1])
+            best[1] = t2 - t1;
+        if (t3 - t2 < best[2])
+            best[2] = t3 - t2;
     }
     if (rounds && (n[0] != n[1] || n[0] != n[2]))
-        fprintf(stderr, "%s: warning: instruction counts differ (ptboot %llu, libipt insn %llu, blk %llu)\n",
-                prog, (unsigned long long)n[0], (unsigned long long)n[1], (unsigned long long)n[2]);
+        fprintf(
+            stderr,
+            "%s: warning: instruction counts differ (ptboot %llu, libipt insn %llu, blk %llu)\n",
+            prog, (unsigned long long)n[0], (unsigned long long)n[1], (unsigned long long)n[2]);
     name = strrchr(fo.pt, '/');
     name = name ? name + 1 : fo.pt;
     {
@@ -369,17 +378,21 @@ int bench_flow(int argc, char **argv)
         }
     }
     if (verify_only) {
-        printf("bench: flow-verify file=%s ok (blocks with and without caches equal the instruction flow)\n", name);
+        printf("bench: flow-verify file=%s ok (blocks with and without caches equal the "
+               "instruction flow)\n",
+               name);
         bench_lib_image_free(&li);
         free(f);
         flow_opts_free(&fo);
         return 0;
     }
-    printf("bench: flow file=%s insns=%llu ptboot_minsn=%.1f libipt_insn_minsn=%.1f libipt_blk_minsn=%.1f libipt=%s setup=%s\n",
-           name, (unsigned long long)n[0], (double)n[0] / best[0] / 1e6, (double)n[1] / best[1] / 1e6,
-           (double)n[2] / best[2] / 1e6, lib_version(), bench_lib_setup_name((enum bench_lib_setup)setup));
-    printf("bench: flow-nocache file=%s insns=%llu ptboot_minsn=%.1f\n", name, (unsigned long long)n[0],
-           (double)n[0] / best_nc / 1e6);
+    printf("bench: flow file=%s insns=%llu ptboot_minsn=%.1f libipt_insn_minsn=%.1f "
+           "libipt_blk_minsn=%.1f libipt=%s setup=%s\n",
+           name, (unsigned long long)n[0], (double)n[0] / best[0] / 1e6,
+           (double)n[1] / best[1] / 1e6, (double)n[2] / best[2] / 1e6, lib_version(),
+           bench_lib_setup_name((enum bench_lib_setup)setup));
+    printf("bench: flow-nocache file=%s insns=%llu ptboot_minsn=%.1f\n", name,
+           (unsigned long long)n[0], (double)n[0] / best_nc / 1e6);
     bench_lib_image_free(&li);
     free(f);
     flow_opts_free(&fo);

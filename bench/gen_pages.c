@@ -51,11 +51,14 @@ int main(int argc, char **argv)
     uint64_t bytes, run = 64, seed = 0;
     char path[4096];
     if (argc < 4 || !ptd_num_parse(argv[2], PTD_NUM_AUTO, &bytes)) {
-        fprintf(stderr, "usage: gen_pages FROM_PREFIX BYTES OUT_PREFIX [--run PAGES] [--shuffle SEED]\n");
+        fprintf(stderr,
+                "usage: gen_pages FROM_PREFIX BYTES OUT_PREFIX [--run PAGES] [--shuffle SEED]\n");
         return 2;
     }
     for (int i = 4; i + 1 < argc; i += 2) {
-        uint64_t *v = !strcmp(argv[i], "--run") ? &run : !strcmp(argv[i], "--shuffle") ? &seed : NULL;
+        uint64_t *v = !strcmp(argv[i], "--run")       ? &run
+                      : !strcmp(argv[i], "--shuffle") ? &seed
+                                                      : NULL;
         if (!v || !ptd_num_parse(argv[i + 1], PTD_NUM_AUTO, v) || (v == &run && !run)) {
             fprintf(stderr, "gen_pages: bad option %s\n", argv[i]);
             return 2;
@@ -80,7 +83,8 @@ int main(int argc, char **argv)
         return 1;
     for (size_t k = 0; k < total; k++) {
         size_t f = k - from;
-        a[k] = k < from ? code_dump_addr(addr, k) : FILLER_BASE + (f / run) * (run + 1) * PAGE + (f % run) * PAGE;
+        a[k] = k < from ? code_dump_addr(addr, k)
+                        : FILLER_BASE + (f / run) * (run + 1) * PAGE + (f % run) * PAGE;
         order[k] = k;
     }
     if (seed) {

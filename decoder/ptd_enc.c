@@ -43,8 +43,7 @@ static int enc_flow(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struc
         buf[0] = (uint8_t)(k->opc | (p->a << 5));
         st_le(buf + 1, p->payload, (unsigned)n);
         return 1 + n;
-    default:
-        return -PTD_ERR_BAD_OPC;
+    default: return -PTD_ERR_BAD_OPC;
     }
 }
 
@@ -73,8 +72,7 @@ static int enc_state(uint8_t *buf, const struct ptd_pkt_kind_info *k, const stru
             return -PTD_ERR_BAD_PACKET;
         st_le(buf + 2, p->payload >> 12, 5);
         return k->size;
-    default:
-        return -PTD_ERR_BAD_OPC;
+    default: return -PTD_ERR_BAD_OPC;
     }
 }
 
@@ -126,8 +124,7 @@ static int enc_timing(uint8_t *buf, const struct ptd_pkt_kind_info *k, const str
             return -PTD_ERR_BAD_PACKET;
         buf[2] = (uint8_t)p->payload;
         return k->size;
-    default:
-        return -PTD_ERR_BAD_OPC;
+    default: return -PTD_ERR_BAD_OPC;
     }
 }
 
@@ -161,8 +158,7 @@ static int enc_power(uint8_t *buf, const struct ptd_pkt_kind_info *k, const stru
             return -PTD_ERR_BAD_PACKET;
         buf[1] = (uint8_t)(k->ext | ((p->flags & PTD_PKTF_IP) ? PTD_EXT_IP_BIT : 0));
         return k->size;
-    default:
-        return -PTD_ERR_BAD_OPC;
+    default: return -PTD_ERR_BAD_OPC;
     }
 }
 
@@ -191,8 +187,7 @@ static int enc_pebs(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struc
         buf[0] = (uint8_t)(PTD_OPC_BIP | (p->a << 3));
         st_le(buf + 1, p->payload, (unsigned)size - 1);
         return size;
-    default:
-        return -PTD_ERR_BAD_OPC;
+    default: return -PTD_ERR_BAD_OPC;
     }
 }
 
@@ -220,13 +215,11 @@ static int enc_data(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struc
         buf[2] = p->a;
         st_le(buf + 3, p->payload, 8);
         return k->size;
-    case PTD_PKT_MNT:
-        st_le(buf + 3, p->payload, 8);
-        return k->size;
+    case PTD_PKT_MNT: st_le(buf + 3, p->payload, 8); return k->size;
     case PTD_PKT_TRIG:
         /* byte 1: IP, ICNTV, MULT; byte 2: TRBV; bytes 3-4: ICNT (ICNTV) */
-        if ((p->flags & ~(unsigned)(PTD_PKTF_IP | PTD_PKTF_ICNTV | PTD_PKTF_MULT)) || p->aux > 0xffff ||
-            (p->aux && !(p->flags & PTD_PKTF_ICNTV)))
+        if ((p->flags & ~(unsigned)(PTD_PKTF_IP | PTD_PKTF_ICNTV | PTD_PKTF_MULT)) ||
+            p->aux > 0xffff || (p->aux && !(p->flags & PTD_PKTF_ICNTV)))
             return -PTD_ERR_BAD_PACKET;
         buf[1] = (uint8_t)(((p->flags & PTD_PKTF_IP) ? PTD_TRIG_IP_BIT : 0) |
                            ((p->flags & PTD_PKTF_ICNTV) ? PTD_TRIG_ICNTV_BIT : 0) |
@@ -236,14 +229,14 @@ static int enc_data(uint8_t *buf, const struct ptd_pkt_kind_info *k, const struc
             return PTD_TRIG_SIZE;
         st_le(buf + PTD_TRIG_SIZE, p->aux, PTD_TRIG_ICNT_SIZE - PTD_TRIG_SIZE);
         return PTD_TRIG_ICNT_SIZE;
-    default:
-        return -PTD_ERR_BAD_OPC;
+    default: return -PTD_ERR_BAD_OPC;
     }
 }
 
 int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
 {
-    static int (*const groups[])(uint8_t *, const struct ptd_pkt_kind_info *, const struct ptd_pkt *) = {
+    static int (*const groups[])(uint8_t *, const struct ptd_pkt_kind_info *,
+                                 const struct ptd_pkt *) = {
         enc_flow, enc_state, enc_timing, enc_power, enc_pebs, enc_data,
     };
     const struct ptd_pkt_kind_info *k;
@@ -269,9 +262,7 @@ int ptd_enc_packet(uint8_t *out, size_t cap, const struct ptd_pkt *p)
     case PTD_PKT_PAD:
     case PTD_PKT_PSBEND:
     case PTD_PKT_OVF:
-    case PTD_PKT_STOP:
-        size = k->size;
-        break;
+    case PTD_PKT_STOP: size = k->size; break;
     case PTD_PKT_PSB:
         for (i = 0; i < PTD_PSB_SIZE; i += 2) {
             buf[i] = PTD_OPC_EXT;
@@ -324,8 +315,7 @@ uint64_t ptd_enc_offset(const struct ptd_encoder *e)
     return (uint64_t)(e->pos - e->begin);
 }
 
-unsigned ptd_enc_ip_compress(uint64_t last_ip, int have_last, uint64_t ip,
-                             uint64_t *payload)
+unsigned ptd_enc_ip_compress(uint64_t last_ip, int have_last, uint64_t ip, uint64_t *payload)
 {
     if (have_last) {
         if ((last_ip >> 16) == (ip >> 16)) {

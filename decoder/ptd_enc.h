@@ -35,12 +35,11 @@ uint64_t ptd_enc_offset(const struct ptd_encoder *e);
  * IPBytes that reconstructs `ip` from the last IP. have_last = 0 (after a
  * PSB or at the start) forces a sign-extended or full IP. Returns the IPBytes
  * value and stores the payload to put into the packet. */
-unsigned ptd_enc_ip_compress(uint64_t last_ip, int have_last, uint64_t ip,
-                             uint64_t *payload);
+unsigned ptd_enc_ip_compress(uint64_t last_ip, int have_last, uint64_t ip, uint64_t *payload);
 
 /* Helpers that fill a struct ptd_pkt. */
-static inline struct ptd_pkt ptd_pkt_make(uint8_t kind, uint64_t payload,
-                                          uint8_t a, uint32_t aux, uint8_t flags)
+static inline struct ptd_pkt ptd_pkt_make(uint8_t kind, uint64_t payload, uint8_t a, uint32_t aux,
+                                          uint8_t flags)
 {
     struct ptd_pkt p;
     p.payload = payload;

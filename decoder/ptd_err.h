@@ -20,7 +20,7 @@ enum ptd_error {
     PTD_ERR_EOS = 7,                /* the end of the trace buffer */
     PTD_ERR_BAD_QUERY = 8,          /* the trace does not give what the code needs */
     PTD_ERR_NOMEM = 9,              /* too many events pending at once (libipt's words:
-                                     * "out of memory"; nothing is allocated) */
+                                       * "out of memory"; nothing is allocated) */
     PTD_ERR_BAD_CONFIG = 10,        /* CPUID 0x15 EAX or EBX is zero */
     PTD_ERR_NOIP = 11,              /* last-IP: no IP yet */
     PTD_ERR_IP_SUPPRESSED = 12,     /* last-IP: the IP was suppressed */

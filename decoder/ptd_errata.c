@@ -4,10 +4,10 @@
 /* The sets of errata that CPUs share (a core generation each). */
 enum {
     BROADWELL = PTD_ERRATUM_BDM70 | PTD_ERRATUM_BDM64,
-    SKYLAKE = PTD_ERRATUM_BDM70 | PTD_ERRATUM_SKD007 | PTD_ERRATUM_SKD022 |
-              PTD_ERRATUM_SKD010 | PTD_ERRATUM_SKL014 | PTD_ERRATUM_SKL168,
-    SKYLAKE_SERVER = PTD_ERRATUM_BDM70 | PTD_ERRATUM_SKL014 | PTD_ERRATUM_SKD022 |
-                     PTD_ERRATUM_SKZ84,
+    SKYLAKE = PTD_ERRATUM_BDM70 | PTD_ERRATUM_SKD007 | PTD_ERRATUM_SKD022 | PTD_ERRATUM_SKD010 |
+              PTD_ERRATUM_SKL014 | PTD_ERRATUM_SKL168,
+    SKYLAKE_SERVER =
+        PTD_ERRATUM_BDM70 | PTD_ERRATUM_SKL014 | PTD_ERRATUM_SKD022 | PTD_ERRATUM_SKZ84,
     /* Sapphire Rapids and later servers: SKL014 fixed */
     SERVER = PTD_ERRATUM_BDM70 | PTD_ERRATUM_SKD022 | PTD_ERRATUM_SKZ84,
     ICELAKE = PTD_ERRATUM_BDM70 | PTD_ERRATUM_SKL014 | PTD_ERRATUM_SKD022,
@@ -24,8 +24,8 @@ enum {
 struct cpu_errata {
     uint16_t family;
     uint8_t model;
-    uint16_t current;   /* current libipt's errata */
-    uint16_t libipt20;  /* libipt 2.0.5's, or UNKNOWN */
+    uint16_t current;  /* current libipt's errata */
+    uint16_t libipt20; /* libipt 2.0.5's, or UNKNOWN */
 };
 
 static const struct cpu_errata cpus[] = {

@@ -61,8 +61,10 @@ int ptd_flow_init(struct ptd_flow *f, const struct ptd_flow_config *cfg)
         f->filter_lo[i] = cfg->filter_lo[i];
         f->filter_hi[i] = cfg->filter_hi[i];
     }
-    f->mode0 = cfg->mode == 16 ? PTD_EXEC_MODE_16 : cfg->mode == 32 ? PTD_EXEC_MODE_32
-             : cfg->mode == 64 ? PTD_EXEC_MODE_64 : PTD_FLOW_MODE_UNKNOWN;
+    f->mode0 = cfg->mode == 16   ? PTD_EXEC_MODE_16
+               : cfg->mode == 32 ? PTD_EXEC_MODE_32
+               : cfg->mode == 64 ? PTD_EXEC_MODE_64
+                                 : PTD_FLOW_MODE_UNKNOWN;
     f->flags = cfg->flags;
     f->cache = arena(cfg->cache, cfg->cache_size, sizeof(struct ptd_flow_centry), &f->cache_mask);
     ptd_flow_bcache_init(f, cfg->bcache, cfg->bcache_size);
@@ -154,8 +156,7 @@ int ptd_flow_ret_pop(struct ptd_flow *f, uint64_t *ip)
 
 /* Makes the window hold the IP and, where readable, PTD_ILD_MAX_LEN bytes
  * from it. */
-__attribute__((noinline))
-static int window(struct ptd_flow *f)
+__attribute__((noinline)) static int window(struct ptd_flow *f)
 {
     uint64_t off = f->ip - f->win_base;
 
@@ -233,7 +234,10 @@ static void pinsn_of(struct ptd_flow_pinsn *p, const struct ptd_insn *insn)
 }
 
 /* run entry bits */
-enum { PB_DIRECT = 1, PB_ZERO_DISP = 2 };
+enum {
+    PB_DIRECT = 1,
+    PB_ZERO_DISP = 2
+};
 
 static void pinsn_of_entry(struct ptd_flow_pinsn *p, uint64_t ip, unsigned size, unsigned iclass,
                            uint64_t target, unsigned bits)
@@ -295,13 +299,31 @@ cache:
 
 /* Opcodes the events care about (SDM Vol. 2 Appendix A). */
 enum {
-    OPC_CALL_FAR_PTR = 0x9a, OPC_GRP5 = 0xff, OPC_INT3 = 0xcc, OPC_INT = 0xcd, OPC_INTO = 0xce,
-    OPC_INT1 = 0xf1, OPC_IRET = 0xcf,
-    OPC_0F_GRP7 = 0x01, OPC_0F_SYSCALL = 0x05, OPC_0F_SYSRET = 0x07, OPC_0F_MOV_CR = 0x22,
-    OPC_0F_SYSENTER = 0x34, OPC_0F_SYSEXIT = 0x35, OPC_0F_GRP9 = 0xc7,
-    GRP5_CALL_FAR = 3, GRP9_VMPTRLD = 6, CR3 = 3, REX_R = 0x04,
-    MODRM_VMCALL = 0xc1, MODRM_VMLAUNCH = 0xc2, MODRM_VMRESUME = 0xc3, MODRM_ERET = 0xca,
-    MODRM_UIRET = 0xec, PREFIX_F2 = 0xf2, PREFIX_F3 = 0xf3,
+    OPC_CALL_FAR_PTR = 0x9a,
+    OPC_GRP5 = 0xff,
+    OPC_INT3 = 0xcc,
+    OPC_INT = 0xcd,
+    OPC_INTO = 0xce,
+    OPC_INT1 = 0xf1,
+    OPC_IRET = 0xcf,
+    OPC_0F_GRP7 = 0x01,
+    OPC_0F_SYSCALL = 0x05,
+    OPC_0F_SYSRET = 0x07,
+    OPC_0F_MOV_CR = 0x22,
+    OPC_0F_SYSENTER = 0x34,
+    OPC_0F_SYSEXIT = 0x35,
+    OPC_0F_GRP9 = 0xc7,
+    GRP5_CALL_FAR = 3,
+    GRP9_VMPTRLD = 6,
+    CR3 = 3,
+    REX_R = 0x04,
+    MODRM_VMCALL = 0xc1,
+    MODRM_VMLAUNCH = 0xc2,
+    MODRM_VMRESUME = 0xc3,
+    MODRM_ERET = 0xca,
+    MODRM_UIRET = 0xec,
+    PREFIX_F2 = 0xf2,
+    PREFIX_F3 = 0xf3,
 };
 #define MODRM_REG(m) (((m) >> 3) & 7)
 #define MODRM_MOD(m) ((m) >> 6)
@@ -311,18 +333,15 @@ static unsigned kind_primary(const struct ptd_insn *in, bool x64)
     switch (in->opcode) {
     case OPC_INT3:
     case OPC_INT:
-    case OPC_INT1:
-        return PTD_FLOW_K_SWINT | PTD_FLOW_K_FAR_CALL;
-    case OPC_INTO:
-        return x64 ? 0 : PTD_FLOW_K_SWINT | PTD_FLOW_K_FAR_CALL;
-    case OPC_IRET:
-        return PTD_FLOW_K_IRET;
-    case OPC_CALL_FAR_PTR:
-        return x64 ? 0 : PTD_FLOW_K_FAR_CALL;
+    case OPC_INT1: return PTD_FLOW_K_SWINT | PTD_FLOW_K_FAR_CALL;
+    case OPC_INTO: return x64 ? 0 : PTD_FLOW_K_SWINT | PTD_FLOW_K_FAR_CALL;
+    case OPC_IRET: return PTD_FLOW_K_IRET;
+    case OPC_CALL_FAR_PTR: return x64 ? 0 : PTD_FLOW_K_FAR_CALL;
     case OPC_GRP5:
-        return ((in->flags & PTD_INSN_MODRM) && MODRM_REG(in->modrm) == GRP5_CALL_FAR) ? PTD_FLOW_K_FAR_CALL : 0;
-    default:
-        return 0;
+        return ((in->flags & PTD_INSN_MODRM) && MODRM_REG(in->modrm) == GRP5_CALL_FAR)
+                   ? PTD_FLOW_K_FAR_CALL
+                   : 0;
+    default: return 0;
     }
 }
 
@@ -332,16 +351,18 @@ static unsigned kind_0f(const struct ptd_insn *in)
     unsigned rep = (in->flags & PTD_INSN_REP) ? in->rep_byte : 0;
     switch (in->opcode) {
     case OPC_0F_SYSCALL:
-    case OPC_0F_SYSENTER:
-        return PTD_FLOW_K_SYSCALL | PTD_FLOW_K_FAR_CALL;
+    case OPC_0F_SYSENTER: return PTD_FLOW_K_SYSCALL | PTD_FLOW_K_FAR_CALL;
     case OPC_0F_SYSRET:
-    case OPC_0F_SYSEXIT:
-        return PTD_FLOW_K_IRET;
+    case OPC_0F_SYSEXIT: return PTD_FLOW_K_IRET;
     case OPC_0F_MOV_CR:
-        return (modrm && MODRM_REG(in->modrm) == CR3 && !((in->flags & PTD_INSN_REX) && (in->rex & REX_R)))
-                   ? PTD_FLOW_K_MOV_CR3 : 0;
+        return (modrm && MODRM_REG(in->modrm) == CR3 &&
+                !((in->flags & PTD_INSN_REX) && (in->rex & REX_R)))
+                   ? PTD_FLOW_K_MOV_CR3
+                   : 0;
     case OPC_0F_GRP9:
-        return (modrm && MODRM_MOD(in->modrm) != 3 && MODRM_REG(in->modrm) == GRP9_VMPTRLD) ? PTD_FLOW_K_VMPTRLD : 0;
+        return (modrm && MODRM_MOD(in->modrm) != 3 && MODRM_REG(in->modrm) == GRP9_VMPTRLD)
+                   ? PTD_FLOW_K_VMPTRLD
+                   : 0;
     case OPC_0F_GRP7:
         if (!modrm)
             return 0;
@@ -350,11 +371,11 @@ static unsigned kind_0f(const struct ptd_insn *in)
         case MODRM_VMLAUNCH:
         case MODRM_VMRESUME: return PTD_FLOW_K_VMENTRY;
         case MODRM_UIRET: return PTD_FLOW_K_UIRET;
-        case MODRM_ERET: return (rep == PREFIX_F2 || rep == PREFIX_F3) ? PTD_FLOW_K_IRET : 0; /* ERETS, ERETU */
+        case MODRM_ERET:
+            return (rep == PREFIX_F2 || rep == PREFIX_F3) ? PTD_FLOW_K_IRET : 0; /* ERETS, ERETU */
         default: return 0;
         }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -383,17 +404,14 @@ unsigned ptd_flow_kind(struct ptd_flow *f, struct ptd_flow_pinsn *p)
 int ptd_flow_next_ip(const struct ptd_flow_pinsn *p, uint64_t *ip)
 {
     switch (p->iclass) {
-    case PTD_ICLASS_OTHER:
-        *ip = p->ip + p->size;
-        return 0;
+    case PTD_ICLASS_OTHER: *ip = p->ip + p->size; return 0;
     case PTD_ICLASS_DIRECT_JUMP:
     case PTD_ICLASS_DIRECT_CALL:
         if (!p->direct)
             return -PTD_ERR_BAD_QUERY;
         *ip = p->target;
         return 0;
-    default:
-        return -PTD_ERR_BAD_QUERY;
+    default: return -PTD_ERR_BAD_QUERY;
     }
 }
 
@@ -407,8 +425,7 @@ static bool in_section(const struct ptd_flow *f, uint64_t ip)
 /* The section (mapped region) holding f->ip, when it left the last one: a
  * block stays in it, as libipt's stay in one image section. Without a map
  * callback, one. */
-__attribute__((noinline))
-static void section_enter(struct ptd_flow *f)
+__attribute__((noinline)) static void section_enter(struct ptd_flow *f)
 {
     f->sec_lo = 0;
     f->sec_hi = UINT64_MAX;
@@ -524,7 +541,8 @@ static int decode_run(struct ptd_flow *f, struct run *e)
                 e->target = s.rel ? ip + sl + (uint64_t)(int64_t)s.disp : 0;
                 e->size = (uint8_t)sl;
                 e->iclass = s.iclass;
-                e->bits = (uint8_t)((s.rel ? PB_DIRECT : 0) | (s.rel && s.disp == 0 ? PB_ZERO_DISP : 0));
+                e->bits =
+                    (uint8_t)((s.rel ? PB_DIRECT : 0) | (s.rel && s.disp == 0 ? PB_ZERO_DISP : 0));
                 goto done;
             }
             prev = ip;
@@ -640,10 +658,8 @@ int ptd_flow_proceed_with_trace(struct ptd_flow *f, const struct ptd_flow_pinsn 
         if (p->direct)
             return -PTD_ERR_INTERNAL;
         return ptd_flow_indirect(f);
-    case PTD_ICLASS_OTHER:
-        return -PTD_ERR_INTERNAL;
-    default:
-        return ptd_flow_indirect(f);
+    case PTD_ICLASS_OTHER: return -PTD_ERR_INTERNAL;
+    default: return ptd_flow_indirect(f);
     }
 }
 
@@ -693,9 +709,7 @@ int ptd_flow_proceed_uncached(struct ptd_flow *f, struct ptd_flow_block *blk)
         if (r < 0)
             return r;
         switch (e.iclass) {
-        case PTD_ICLASS_OTHER:
-            f->ip = e.last_ip + e.size;
-            continue;
+        case PTD_ICLASS_OTHER: f->ip = e.last_ip + e.size; continue;
         case PTD_ICLASS_DIRECT_JUMP:
             if (!(e.bits & PB_DIRECT))
                 break;
@@ -712,11 +726,8 @@ int ptd_flow_proceed_uncached(struct ptd_flow *f, struct ptd_flow_block *blk)
             if (f->flags & PTD_FLOW_F_END_ON_CALL)
                 return 0;
             continue;
-        case PTD_ICLASS_INDIRECT_CALL:
-            ptd_flow_ret_push(f, e.last_ip + e.size);
-            break;
-        default:
-            break;
+        case PTD_ICLASS_INDIRECT_CALL: ptd_flow_ret_push(f, e.last_ip + e.size); break;
+        default: break;
         }
         /* the instruction that needs trace ends the block */
         f->ip = e.last_ip;
@@ -762,8 +773,7 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
              f->ev.type == PTD_EV_TIP))
             return 0;
         return ptd_flow_trailing(f, blk);
-    default:
-        return ptd_flow_proceed_event(f, blk);
+    default: return ptd_flow_proceed_event(f, blk);
     }
 }
 

@@ -70,13 +70,13 @@ typedef const uint8_t *(*ptd_map_fn)(void *ctx, uint64_t ip, uint64_t *base, siz
 
 /* Code bytes are read in windows of this size and reused while the IP
  * stays inside (the code is taken to be static while decoding). */
-#define PTD_FLOW_WINDOW 256
-#define PTD_FLOW_RETSTACK 64        /* SDM: the CPU's call stack depth */
-#define PTD_FLOW_STATE_SIZE 6144    /* bound on sizeof(struct ptd_flow) */
+#define PTD_FLOW_WINDOW     256
+#define PTD_FLOW_RETSTACK   64   /* SDM: the CPU's call stack depth */
+#define PTD_FLOW_STATE_SIZE 6144 /* bound on sizeof(struct ptd_flow) */
 /* Instructions in a block at most (libipt's: its count is 16 bits). */
 #define PTD_FLOW_BLOCK_MAX 0xffff
 
-#define PTD_FLOW_MODE_UNKNOWN PTD_QRY_EXEC_MODE_UNKNOWN  /* no MODE.Exec yet */
+#define PTD_FLOW_MODE_UNKNOWN PTD_QRY_EXEC_MODE_UNKNOWN /* no MODE.Exec yet */
 #define PTD_FLOW_ICLASS_ERROR 0xff
 
 struct ptd_flow_config {
@@ -84,8 +84,8 @@ struct ptd_flow_config {
     size_t size;
     ptd_read_fn read;
     void *ctx;
-    ptd_map_fn map;                 /* optional, same ctx: code in place */
-    unsigned errata;                /* PTD_ERRATUM_* (ptd_errata_of_cpu) */
+    ptd_map_fn map;  /* optional, same ctx: code in place */
+    unsigned errata; /* PTD_ERRATUM_* (ptd_errata_of_cpu) */
     /* IP filter (FilterEn ranges, as IA32_RTIT_ADDRn_A/B, inclusive);
      * used where the trace does not say where tracing stopped (SKL014). */
     uint64_t filter_lo[4], filter_hi[4];
@@ -116,15 +116,15 @@ struct ptd_flow_config {
 };
 
 enum {
-    PTD_FLOW_F_RAW = 1u << 0,       /* fill ptd_flow_insn.raw (for disassemblers) */
+    PTD_FLOW_F_RAW = 1u << 0, /* fill ptd_flow_insn.raw (for disassemblers) */
     /* tick events (PTD_EV_TICK, ptxed's --event:tick): where a branch
      * takes a TNT bit or TIP whose time differs from the last event's */
     PTD_FLOW_F_TICK = 1u << 1,
-    PTD_FLOW_F_END_ON_CALL = 1u << 2, /* a block also ends after a direct call */
-    PTD_FLOW_F_END_ON_JUMP = 1u << 3, /* ... and after a direct jump */
-    PTD_FLOW_F_IFLAGS = 1u << 4,    /* iflags events (--event:iflags) */
+    PTD_FLOW_F_END_ON_CALL = 1u << 2,      /* a block also ends after a direct call */
+    PTD_FLOW_F_END_ON_JUMP = 1u << 3,      /* ... and after a direct jump */
+    PTD_FLOW_F_IFLAGS = 1u << 4,           /* iflags events (--event:iflags) */
     PTD_FLOW_F_KEEP_TCAL_ON_OVF = 1u << 5, /* keep the time calibration over OVF */
-    PTD_FLOW_F_PWRE_BIT3 = 1u << 6, /* PWRE's HW flag from bit 3 (libipt) */
+    PTD_FLOW_F_PWRE_BIT3 = 1u << 6,        /* PWRE's HW flag from bit 3 (libipt) */
 };
 
 /* One decoded instruction in the cache. */
@@ -141,14 +141,15 @@ struct ptd_flow_centry {
  * chunks of PTD_FLOW_BCACHE_CHUNK_CODE code bytes, made when code there
  * first runs, one after the other: small chunks keep the pages a trace
  * touches few (each costs a page fault on a workstation). */
-#define PTD_FLOW_BCACHE_STACK ((PTD_FLOW_BLOCK_MAX + 1u) * 8u)
-#define PTD_FLOW_BCACHE_SECTION 24u
+#define PTD_FLOW_BCACHE_STACK       ((PTD_FLOW_BLOCK_MAX + 1u) * 8u)
+#define PTD_FLOW_BCACHE_SECTION     24u
 #define PTD_FLOW_BCACHE_CHUNK_SHIFT 7u
-#define PTD_FLOW_BCACHE_CHUNK_CODE (1u << PTD_FLOW_BCACHE_CHUNK_SHIFT)
-#define PTD_FLOW_BCACHE_CHUNK (PTD_FLOW_BCACHE_CHUNK_CODE * 8u)
-#define PTD_FLOW_BCACHE_BYTES(code_bytes, sections)                                      \
-    (PTD_FLOW_BCACHE_STACK + (size_t)(sections) * (PTD_FLOW_BCACHE_SECTION + 8u + PTD_FLOW_BCACHE_CHUNK) + \
-     (size_t)(code_bytes) * 8u +                                                          \
+#define PTD_FLOW_BCACHE_CHUNK_CODE  (1u << PTD_FLOW_BCACHE_CHUNK_SHIFT)
+#define PTD_FLOW_BCACHE_CHUNK       (PTD_FLOW_BCACHE_CHUNK_CODE * 8u)
+#define PTD_FLOW_BCACHE_BYTES(code_bytes, sections)                                \
+    (PTD_FLOW_BCACHE_STACK +                                                       \
+     (size_t)(sections) * (PTD_FLOW_BCACHE_SECTION + 8u + PTD_FLOW_BCACHE_CHUNK) + \
+     (size_t)(code_bytes)*8u +                                                     \
      ((size_t)(code_bytes) / PTD_FLOW_BCACHE_CHUNK_CODE + (size_t)(sections)) * 4u)
 
 /* What ptd_flow_next_block decoded: ninsn instructions from ip, the last
@@ -166,10 +167,10 @@ struct ptd_flow_insn {
      * reports an error after it (ptd_flow_insn_at only) */
     uint64_t after;
     uint8_t size;
-    uint8_t iclass;                 /* enum ptd_iclass, or PTD_FLOW_ICLASS_ERROR */
-    uint8_t mode;                   /* enum ptd_exec_mode */
-    uint8_t speculative;            /* inside a TSX transaction */
-    uint8_t raw[PTD_ILD_MAX_LEN];   /* with PTD_FLOW_F_RAW only */
+    uint8_t iclass;               /* enum ptd_iclass, or PTD_FLOW_ICLASS_ERROR */
+    uint8_t mode;                 /* enum ptd_exec_mode */
+    uint8_t speculative;          /* inside a TSX transaction */
+    uint8_t raw[PTD_ILD_MAX_LEN]; /* with PTD_FLOW_F_RAW only */
 };
 
 /* What the flow keeps of an instruction: length and class, the direct
@@ -183,15 +184,15 @@ struct ptd_flow_pinsn {
 
 struct ptd_flow {
     struct ptd_qry q;
-    struct ptd_event ev;            /* the event ahead (libipt's: the block
-                                     * decoder reads one ahead) */
-    int status;                     /* why there is no event ahead: < 0 */
+    struct ptd_event ev; /* the event ahead (libipt's: the block
+                            * decoder reads one ahead) */
+    int status;          /* why there is no event ahead: < 0 */
     ptd_read_fn read;
     ptd_map_fn map;
     void *ctx;
-    uint64_t ip;                    /* the next block's start, or where
-                                     * tracing is expected to resume */
-    const uint8_t *code;            /* the window's bytes: win[] or mapped */
+    uint64_t ip;         /* the next block's start, or where
+                            * tracing is expected to resume */
+    const uint8_t *code; /* the window's bytes: win[] or mapped */
     uint64_t win_base;
     uint32_t win_len;
     /* the section of the block being walked ([sec_lo, sec_hi)) */
@@ -199,10 +200,10 @@ struct ptd_flow {
     /* time of the last event taken (libipt's pt_blk_time) */
     uint64_t tsc;
     uint32_t lost_mtc, lost_cyc;
-    uint32_t icnt;                  /* instructions since the TRIG anchor */
+    uint32_t icnt; /* instructions since the TRIG anchor */
     uint8_t has_tsc, has_icnt;
     uint8_t mode, enabled, speculative, process_insn;
-    uint8_t bound;                  /* PTD_FLOW_K_* kinds bound to pinsn */
+    uint8_t bound; /* PTD_FLOW_K_* kinds bound to pinsn */
     uint8_t ret_top, ret_count, nfilter, mode0;
     /* How many of the call stack's top entries are return addresses still
      * owed (for the static tail, decoder/ptd_tail.h): a call pushes one, a
@@ -212,13 +213,13 @@ struct ptd_flow {
     uint8_t ret_known;
     unsigned errata, flags;
     struct ptd_flow_centry *cache;
-    uint64_t cache_mask;            /* entries - 1 (power of two), cache != NULL */
+    uint64_t cache_mask; /* entries - 1 (power of two), cache != NULL */
     /* the block cache: its memory, and the current section's entries */
     uint8_t *barena;
     size_t barena_size, barena_used;
     uint32_t *bce;
     uint64_t filter_lo[4], filter_hi[4];
-    struct ptd_flow_pinsn pinsn;    /* the postponed instruction */
+    struct ptd_flow_pinsn pinsn; /* the postponed instruction */
     /* the block ptd_flow_next hands out one instruction at a time */
     struct ptd_flow_block iblk;
     int iblk_status;

@@ -30,23 +30,23 @@
  * entry), what to do there, and the decision point's length when it fits;
  * in the upper 32 bits of ours, a conditional branch's displacement, so a
  * taken one needs no second look at the instruction. */
-#define BCE_DISP_MASK 0xffffu
+#define BCE_DISP_MASK   0xffffu
 #define BCE_NINSN_SHIFT 16
-#define BCE_MODE_SHIFT 24
-#define BCE_QUAL_SHIFT 26
+#define BCE_MODE_SHIFT  24
+#define BCE_QUAL_SHIFT  26
 #define BCE_ISIZE_SHIFT 29
-#define BCE_ISIZE_MAX 7u
-#define BCE_NINSN_MAX 0xffu
+#define BCE_ISIZE_MAX   7u
+#define BCE_NINSN_MAX   0xffu
 
 enum bce_qualifier {
-    BQ_AGAIN,       /* no decision point: an overflow stopped the entry
-                     * short; go on from where it leads */
-    BQ_COND,        /* a conditional branch: a TNT bit */
-    BQ_IND_CALL,    /* a near indirect call: the call stack and a TIP */
-    BQ_RETURN,      /* a near return: a TNT bit (compressed) or a TIP */
-    BQ_INDIRECT,    /* an indirect jump or far transfer: a TIP */
-    BQ_DECODE,      /* look at the instruction: a direct call (the call
-                     * stack), a backward jump, the section's end */
+    BQ_AGAIN,    /* no decision point: an overflow stopped the entry
+                    * short; go on from where it leads */
+    BQ_COND,     /* a conditional branch: a TNT bit */
+    BQ_IND_CALL, /* a near indirect call: the call stack and a TIP */
+    BQ_RETURN,   /* a near return: a TNT bit (compressed) or a TIP */
+    BQ_INDIRECT, /* an indirect jump or far transfer: a TIP */
+    BQ_DECODE,   /* look at the instruction: a direct call (the call
+                    * stack), a backward jump, the section's end */
 };
 
 /* The fill's steps before it stops with an entry that leads on. */
@@ -57,17 +57,17 @@ enum bce_qualifier {
  * in it), after a header; the sections are a list in the cache's memory. */
 struct bsec {
     uint64_t base, size;
-    uint64_t next;          /* offset of the next section's header, 0: last */
+    uint64_t next; /* offset of the next section's header, 0: last */
 };
 #define CHUNK_SHIFT PTD_FLOW_BCACHE_CHUNK_SHIFT
-#define CHUNK PTD_FLOW_BCACHE_CHUNK_CODE
+#define CHUNK       PTD_FLOW_BCACHE_CHUNK_CODE
 
 /* A fill frame: an instruction the fill added to the block, whose entry
  * is written on the way back from the one at its next IP. */
 struct bframe {
     uint32_t ioff, noff;
 };
-#define FRAME_DONE 0x80000000u  /* in ioff: the frame's entry is written */
+#define FRAME_DONE    0x80000000u /* in ioff: the frame's entry is written */
 #define BSTACK_FRAMES (PTD_FLOW_BLOCK_MAX + 1u)
 #define BSEC_MAX_SIZE 0x40000000u
 
@@ -76,18 +76,40 @@ _Static_assert(PTD_FLOW_BCACHE_SECTION == sizeof(struct bsec), "section header s
 _Static_assert(PTD_FLOW_BCACHE_CHUNK == CHUNK * 8u, "chunk size");
 
 typedef uint64_t bce_t;
-static inline bce_t bce_make(int32_t disp, unsigned ninsn, unsigned mode, unsigned qual, unsigned isize)
+static inline bce_t bce_make(int32_t disp, unsigned ninsn, unsigned mode, unsigned qual,
+                             unsigned isize)
 {
     return ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT) |
            ((mode + 1u) << BCE_MODE_SHIFT) | (qual << BCE_QUAL_SHIFT) | (isize << BCE_ISIZE_SHIFT);
 }
-static inline bool bce_valid(bce_t e) { return ((e >> BCE_MODE_SHIFT) & 3u) != 0; }
-static inline int32_t bce_disp(bce_t e) { return (int16_t)(uint16_t)(e & BCE_DISP_MASK); }
-static inline unsigned bce_ninsn(bce_t e) { return (unsigned)(e >> BCE_NINSN_SHIFT) & 0xffu; }
-static inline unsigned bce_mode(bce_t e) { return ((unsigned)(e >> BCE_MODE_SHIFT) & 3u) - 1u; }
-static inline unsigned bce_qual(bce_t e) { return (unsigned)(e >> BCE_QUAL_SHIFT) & 7u; }
-static inline unsigned bce_isize(bce_t e) { return (unsigned)(e >> BCE_ISIZE_SHIFT) & 7u; }
-static inline int64_t bce_cond_disp(bce_t e) { return (int32_t)(uint32_t)(e >> 32); }
+static inline bool bce_valid(bce_t e)
+{
+    return ((e >> BCE_MODE_SHIFT) & 3u) != 0;
+}
+static inline int32_t bce_disp(bce_t e)
+{
+    return (int16_t)(uint16_t)(e & BCE_DISP_MASK);
+}
+static inline unsigned bce_ninsn(bce_t e)
+{
+    return (unsigned)(e >> BCE_NINSN_SHIFT) & 0xffu;
+}
+static inline unsigned bce_mode(bce_t e)
+{
+    return ((unsigned)(e >> BCE_MODE_SHIFT) & 3u) - 1u;
+}
+static inline unsigned bce_qual(bce_t e)
+{
+    return (unsigned)(e >> BCE_QUAL_SHIFT) & 7u;
+}
+static inline unsigned bce_isize(bce_t e)
+{
+    return (unsigned)(e >> BCE_ISIZE_SHIFT) & 7u;
+}
+static inline int64_t bce_cond_disp(bce_t e)
+{
+    return (int32_t)(uint32_t)(e >> 32);
+}
 
 /* ---- memory --------------------------------------------------------------- */
 
@@ -178,7 +200,8 @@ static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
     if (off < f->sec_hi - f->sec_lo) {
         uint32_t c = f->bce[off >> CHUNK_SHIFT];
         if (c)
-            BCE_PREFETCH(&((const bce_t *)(const void *)(f->barena + ((size_t)c << 3)))[off & (CHUNK - 1)]);
+            BCE_PREFETCH(
+                &((const bce_t *)(const void *)(f->barena + ((size_t)c << 3)))[off & (CHUNK - 1)]);
     }
 }
 
@@ -188,7 +211,7 @@ static void bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
     if (!*c) {
         bce_t *chunk = take(f, CHUNK * sizeof(bce_t));
         if (!chunk)
-            return;     /* no room: PTD_FLOW_BCACHE_BYTES was not given */
+            return; /* no room: PTD_FLOW_BCACHE_BYTES was not given */
         for (unsigned i = 0; i < CHUNK; i++)
             chunk[i] = 0;
         *c = (uint32_t)(((uint8_t *)chunk - f->barena) >> 3);
@@ -214,15 +237,9 @@ static int add_decision(struct ptd_flow *f, uint32_t ioff, const struct ptd_flow
 {
     unsigned q;
     switch (p->iclass) {
-    case PTD_ICLASS_COND_JUMP:
-        q = BQ_COND;
-        break;
-    case PTD_ICLASS_NEAR_RET:
-        q = BQ_RETURN;
-        break;
-    case PTD_ICLASS_INDIRECT_CALL:
-        q = BQ_IND_CALL;
-        break;
+    case PTD_ICLASS_COND_JUMP: q = BQ_COND; break;
+    case PTD_ICLASS_NEAR_RET: q = BQ_RETURN; break;
+    case PTD_ICLASS_INDIRECT_CALL: q = BQ_IND_CALL; break;
     case PTD_ICLASS_DIRECT_CALL:
         if (p->direct)
             return -PTD_ERR_INTERNAL;
@@ -231,13 +248,10 @@ static int add_decision(struct ptd_flow *f, uint32_t ioff, const struct ptd_flow
     case PTD_ICLASS_DIRECT_JUMP:
         if (p->direct)
             return -PTD_ERR_INTERNAL;
-        q = BQ_INDIRECT;    /* JMPABS: direct, but given by a TIP */
+        q = BQ_INDIRECT; /* JMPABS: direct, but given by a TIP */
         break;
-    case PTD_ICLASS_OTHER:
-        return -PTD_ERR_INTERNAL;
-    default:
-        q = BQ_INDIRECT;
-        break;
+    case PTD_ICLASS_OTHER: return -PTD_ERR_INTERNAL;
+    default: q = BQ_INDIRECT; break;
     }
     bce_t e = bce_make(0, 1, f->mode, q, p->size <= BCE_ISIZE_MAX ? p->size : 0);
     if (q == BQ_COND)
@@ -270,8 +284,9 @@ static int add_from_next(struct ptd_flow *f, uint32_t ioff, uint32_t noff)
         add_trampoline(f, ioff, noff, f->mode);
         return 1;
     }
-    bce_set(f, ioff, (e & ~(bce_t)(BCE_DISP_MASK | (BCE_NINSN_MAX << BCE_NINSN_SHIFT))) |
-                         ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT));
+    bce_set(f, ioff,
+            (e & ~(bce_t)(BCE_DISP_MASK | (BCE_NINSN_MAX << BCE_NINSN_SHIFT))) |
+                ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT));
     return 2;
 }
 
@@ -303,8 +318,8 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
     uint64_t ip = f->ip, woff = ip - f->win_base;
     struct ptd_ild_step s;
     unsigned sl;
-    if (blk->ninsn < PTD_FLOW_BLOCK_MAX && !f->has_icnt && f->mode != PTD_FLOW_MODE_UNKNOWN && woff < f->win_len &&
-        f->win_len - woff >= PTD_ILD_MAX_LEN &&
+    if (blk->ninsn < PTD_FLOW_BLOCK_MAX && !f->has_icnt && f->mode != PTD_FLOW_MODE_UNKNOWN &&
+        woff < f->win_len && f->win_len - woff >= PTD_ILD_MAX_LEN &&
         (sl = ptd_ild_step(f->code + woff, PTD_ILD_MAX_LEN, f->mode, &s)) != 0 &&
         s.iclass == PTD_ICLASS_OTHER && in_sec(f, ip + sl)) {
         noff = (uint32_t)(ip + sl - f->sec_lo);
@@ -400,14 +415,12 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
         if (r < 0)
             return r;
         if (r)
-            ip += (uint64_t)bce_cond_disp(e);   /* taken */
+            ip += (uint64_t)bce_cond_disp(e); /* taken */
         f->ip = ip;
         return 0;
     }
     switch (bce_qual(e)) {
-    case BQ_AGAIN:
-        blk->last_iclass = PTD_ICLASS_OTHER;
-        return 1;
+    case BQ_AGAIN: blk->last_iclass = PTD_ICLASS_OTHER; return 1;
     case BQ_COND:
         /* without its length: look at it */
         blk->last_iclass = PTD_ICLASS_COND_JUMP;
@@ -455,11 +468,12 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
         /* the exact class for the block's users (the decode is cached) */
         {
             const struct ptd_flow_centry *c = ptd_flow_centry_hit(f, nip, mode);
-            blk->last_iclass = c ? c->iclass : decode_as(f, mode, &p) < 0 ? PTD_ICLASS_FAR_TRANSFER : p.iclass;
+            blk->last_iclass = c                            ? c->iclass
+                               : decode_as(f, mode, &p) < 0 ? PTD_ICLASS_FAR_TRANSFER
+                                                            : p.iclass;
         }
         return ptd_flow_indirect(f);
-    default:
-        return -PTD_ERR_INTERNAL;
+    default: return -PTD_ERR_INTERNAL;
     }
 }
 

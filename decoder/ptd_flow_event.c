@@ -30,8 +30,7 @@ static int find_trig_anchor(struct ptd_flow *f, const struct ptd_event *ev)
     case PTD_EV_VMCS:
     case PTD_EV_MWAIT:
     case PTD_EV_PWRE:
-    case PTD_EV_PWRX:
-        return 0;
+    case PTD_EV_PWRX: return 0;
     case PTD_EV_ENABLED:
     case PTD_EV_ASYNC_BRANCH:
     case PTD_EV_TIP:
@@ -75,8 +74,7 @@ static int find_trig_anchor(struct ptd_flow *f, const struct ptd_event *ev)
         if (nip)
             return 0;
         break;
-    default:
-        return -PTD_ERR_INTERNAL;
+    default: return -PTD_ERR_INTERNAL;
     }
     f->has_icnt = 1;
     f->icnt = 0;
@@ -148,33 +146,39 @@ static int proceed_postponed(struct ptd_flow *f)
 /* Which instructions an event binds to (tested on the instruction just
  * added to the block). */
 enum pred {
-    P_NONE,          /* none: walk until trace is needed */
-    P_PIP,           /* MOV CR3, VM entry, far transfer */
-    P_VMCS,          /* VMPTRLD, VM entry, far transfer */
-    P_CR3,           /* MOV CR3 */
-    P_PTWRITE, P_IRET, P_VMENTRY, P_UIRET, P_SWINT, P_SYSCALL,
-    P_SKL014,        /* a direct jump/call or MOV CR3 (SKL014) */
+    P_NONE, /* none: walk until trace is needed */
+    P_PIP,  /* MOV CR3, VM entry, far transfer */
+    P_VMCS, /* VMPTRLD, VM entry, far transfer */
+    P_CR3,  /* MOV CR3 */
+    P_PTWRITE,
+    P_IRET,
+    P_VMENTRY,
+    P_UIRET,
+    P_SWINT,
+    P_SYSCALL,
+    P_SKL014, /* a direct jump/call or MOV CR3 (SKL014) */
 };
 
 static bool matches(struct ptd_flow *f, struct ptd_flow_pinsn *p, enum pred pred)
 {
     unsigned k;
     switch (pred) {
-    case P_NONE:
-        return false;
+    case P_NONE: return false;
     case P_SKL014:
-        if ((p->iclass == PTD_ICLASS_DIRECT_JUMP || p->iclass == PTD_ICLASS_DIRECT_CALL) && p->direct)
+        if ((p->iclass == PTD_ICLASS_DIRECT_JUMP || p->iclass == PTD_ICLASS_DIRECT_CALL) &&
+            p->direct)
             return true;
         return p->iclass == PTD_ICLASS_OTHER && (ptd_flow_kind(f, p) & PTD_FLOW_K_MOV_CR3);
-    default:
-        break;
+    default: break;
     }
     k = ptd_flow_kind(f, p);
     switch (pred) {
     case P_PIP:
-        return p->iclass == PTD_ICLASS_FAR_TRANSFER || (k & (PTD_FLOW_K_MOV_CR3 | PTD_FLOW_K_VMENTRY));
+        return p->iclass == PTD_ICLASS_FAR_TRANSFER ||
+               (k & (PTD_FLOW_K_MOV_CR3 | PTD_FLOW_K_VMENTRY));
     case P_VMCS:
-        return p->iclass == PTD_ICLASS_FAR_TRANSFER || (k & (PTD_FLOW_K_VMPTRLD | PTD_FLOW_K_VMENTRY));
+        return p->iclass == PTD_ICLASS_FAR_TRANSFER ||
+               (k & (PTD_FLOW_K_VMPTRLD | PTD_FLOW_K_VMENTRY));
     case P_CR3: return (k & PTD_FLOW_K_MOV_CR3) != 0;
     case P_PTWRITE: return (k & PTD_FLOW_K_PTWRITE) != 0;
     case P_IRET: return (k & PTD_FLOW_K_IRET) != 0;
@@ -219,7 +223,8 @@ static int to_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_fl
 /* Walk to ip (*p: the instruction before it): 1 there, 0 the block ended
  * first, -PTD_ERR_BAD_QUERY at an instruction that needs trace, or another
  * error. */
-static int to_ip(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p, uint64_t ip)
+static int to_ip(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
+                 uint64_t ip)
 {
     for (;;) {
         int r;
@@ -379,8 +384,7 @@ int ptd_flow_proceed_event(struct ptd_flow *f, struct ptd_flow_block *blk)
     case PTD_EV_CBR:
     case PTD_EV_MNT:
     case PTD_EV_RSM:
-    case PTD_EV_SIPI:
-        break;
+    case PTD_EV_SIPI: break;
     case PTD_EV_DISABLED:
         if (ev->flags & PTD_EVF_STATUS_UPDATE)
             break;
@@ -425,7 +429,9 @@ int ptd_flow_proceed_event(struct ptd_flow *f, struct ptd_flow_block *blk)
     case PTD_EV_IRET:
     case PTD_EV_VMENTRY:
     case PTD_EV_UIRET: {
-        static const struct { uint8_t type, pred, bound; } k[] = {
+        static const struct {
+            uint8_t type, pred, bound;
+        } k[] = {
             { PTD_EV_PTWRITE, P_PTWRITE, PTD_FLOW_B_PTWRITE },
             { PTD_EV_IRET, P_IRET, PTD_FLOW_B_IRET },
             { PTD_EV_VMENTRY, P_VMENTRY, PTD_FLOW_B_VMENTRY },
@@ -462,8 +468,7 @@ int ptd_flow_proceed_event(struct ptd_flow *f, struct ptd_flow_block *blk)
             return r;
         break;
     case PTD_EV_TIP:
-    case PTD_EV_TNT:
-        return -PTD_ERR_INTERNAL;
+    case PTD_EV_TNT: return -PTD_ERR_INTERNAL;
     default:
         /* ASYNC_PAGING, ASYNC_VMCS, EXEC_MODE, TSX, IFLAGS, INTERRUPT, SMI,
          * INIT, VMEXIT, SHUTDOWN, UINTR: at their IP, when they have one */
@@ -482,8 +487,8 @@ int ptd_flow_proceed_event(struct ptd_flow *f, struct ptd_flow_block *blk)
 /* An event bound to an instruction kind: pending now when it binds to the
  * postponed instruction (once per kind), or when tracing is off; 0 when
  * the normal event flow reaches it later. */
-static int bound_kind_here(struct ptd_flow *f, const struct ptd_event *ev, unsigned bound, enum pred pred,
-                           bool needs_no_ip)
+static int bound_kind_here(struct ptd_flow *f, const struct ptd_event *ev, unsigned bound,
+                           enum pred pred, bool needs_no_ip)
 {
     if (!f->enabled)
         return 1;
@@ -528,17 +533,19 @@ static void bdm64(struct ptd_flow *f, const struct ptd_flow_block *blk, const st
 /* Where the event ahead stands against the flow, stage by stage of
  * ptd_flow_trailing: */
 enum here {
-    NOT_HERE = 0,       /* it binds later: the next block walks there */
-    HERE = 1,           /* it binds here: report it */
-    NEXT_EVENT = 2,     /* used up (a TNT's last bit): look at the next */
+    NOT_HERE = 0,   /* it binds later: the next block walks there */
+    HERE = 1,       /* it binds here: report it */
+    NEXT_EVENT = 2, /* used up (a TNT's last bit): look at the next */
 };
 
 /* A TNT: a tick on the first bit used, when asked for, in a block (not
  * after an event), where the time moved; the next event when all its bits
  * are used. */
-static int trailing_tnt(struct ptd_flow *f, const struct ptd_event *ev, const struct ptd_flow_block *blk)
+static int trailing_tnt(struct ptd_flow *f, const struct ptd_event *ev,
+                        const struct ptd_flow_block *blk)
 {
-    if (!(f->flags & PTD_FLOW_F_TICK) || !blk || !(ev->flags & PTD_EVF_HAS_TSC) || ev->tsc == f->tsc) {
+    if (!(f->flags & PTD_FLOW_F_TICK) || !blk || !(ev->flags & PTD_EVF_HAS_TSC) ||
+        ev->tsc == f->tsc) {
         if (ev->a)
             return NOT_HERE;
         int r = ptd_flow_fetch_event(f);
@@ -610,8 +617,7 @@ static int trailing_unbound(struct ptd_flow *f, struct ptd_event *ev, struct ptd
         return r;
     switch (ev->type) {
     case PTD_EV_ASYNC_PAGING:
-    case PTD_EV_ASYNC_VMCS:
-        return (!nip && f->ip != ev->ip) ? NOT_HERE : HERE;
+    case PTD_EV_ASYNC_VMCS: return (!nip && f->ip != ev->ip) ? NOT_HERE : HERE;
     case PTD_EV_EXEC_MODE:
         /* with Event Trace a mode change may come with tracing off */
         return (f->enabled && !nip && f->ip != ev->ip) ? NOT_HERE : HERE;
@@ -629,11 +635,9 @@ static int trailing_unbound(struct ptd_flow *f, struct ptd_event *ev, struct ptd
     case PTD_EV_INIT:
     case PTD_EV_VMEXIT:
     case PTD_EV_SHUTDOWN:
-    case PTD_EV_UINTR:
-        return (f->enabled && !nip && f->ip != ev->ip) ? NOT_HERE : HERE;
+    case PTD_EV_UINTR: return (f->enabled && !nip && f->ip != ev->ip) ? NOT_HERE : HERE;
     case PTD_EV_RSM:
-    case PTD_EV_SIPI:
-        return nip ? HERE : -PTD_ERR_INTERNAL;
+    case PTD_EV_SIPI: return nip ? HERE : -PTD_ERR_INTERNAL;
     case PTD_EV_TRIG:
         /* placed precisely only with tracing on and an IP */
         if (!f->enabled || nip)
@@ -642,7 +646,7 @@ static int trailing_unbound(struct ptd_flow *f, struct ptd_event *ev, struct ptd
         if (r < 0)
             return r;
         if (ev->aux)
-            return NOT_HERE;        /* the walk goes there */
+            return NOT_HERE; /* the walk goes there */
         return ev->ip != f->ip ? -PTD_ERR_BAD_PACKET : HERE;
     default:
         /* ENABLED, OVERFLOW, STOP, PWRE, PWRX, TICK, CBR, MNT */
@@ -666,26 +670,20 @@ int ptd_flow_trailing(struct ptd_flow *f, struct ptd_flow_block *blk)
             return ptd_flow_status(f, f->status != -PTD_ERR_EOS ? PTD_ST_EVENT : 0);
         }
         switch (ev->type) {
-        case PTD_EV_TNT:
-            r = trailing_tnt(f, ev, blk);
-            break;
-        case PTD_EV_TIP:
-            r = NOT_HERE;
-            break;
-        case PTD_EV_DISABLED:
-            r = trailing_disabled(f, ev);
-            break;
+        case PTD_EV_TNT: r = trailing_tnt(f, ev, blk); break;
+        case PTD_EV_TIP: r = NOT_HERE; break;
+        case PTD_EV_DISABLED: r = trailing_disabled(f, ev); break;
         case PTD_EV_ASYNC_DISABLED:
-        case PTD_EV_ASYNC_BRANCH:
-            r = trailing_async(f, ev);
-            break;
+        case PTD_EV_ASYNC_BRANCH: r = trailing_async(f, ev); break;
         default: {
             unsigned i = 0;
             while (i < sizeof insn_bound / sizeof insn_bound[0] && insn_bound[i].type != ev->type)
                 i++;
             if (i < sizeof insn_bound / sizeof insn_bound[0])
                 r = bound_kind_here(f, ev, insn_bound[i].bound, (enum pred)insn_bound[i].pred,
-                                    insn_bound[i].needs_no_ip) ? HERE : NOT_HERE;
+                                    insn_bound[i].needs_no_ip)
+                        ? HERE
+                        : NOT_HERE;
             else
                 r = trailing_unbound(f, ev, blk);
             break;
@@ -781,7 +779,7 @@ static int process(struct ptd_flow *f, struct ptd_event *ev)
             return -PTD_ERR_BAD_QUERY;
         f->speculative = (ev->flags & PTD_EVF_SPECULATIVE) != 0;
         if (ev->flags & PTD_EVF_ABORTED)
-            f->ret_known = 0;   /* back to XBEGIN's state */
+            f->ret_known = 0; /* back to XBEGIN's state */
         return 0;
     case PTD_EV_STOP:
         /* tracing is always disabled before it stops */
@@ -793,11 +791,9 @@ static int process(struct ptd_flow *f, struct ptd_event *ev)
         if (!nip && f->enabled && f->ip != ev->ip)
             return -PTD_ERR_BAD_QUERY;
         return 0;
-    case PTD_EV_TIP:
-        return -PTD_ERR_BAD_QUERY;
+    case PTD_EV_TIP: return -PTD_ERR_BAD_QUERY;
     case PTD_EV_RSM:
-    case PTD_EV_SIPI:
-        return nip ? 0 : -PTD_ERR_INTERNAL;
+    case PTD_EV_SIPI: return nip ? 0 : -PTD_ERR_INTERNAL;
     case PTD_EV_IFLAGS:
     case PTD_EV_INTERRUPT:
     case PTD_EV_SMI:
@@ -991,9 +987,7 @@ static int resync(struct ptd_flow *f)
         if (ev->flags & PTD_EVF_STATUS_UPDATE)
             return sync_set(f, ptd_qry_sync_offset(&f->q));
         switch (ev->type) {
-        case PTD_EV_ENABLED:
-            f->enabled = 0;
-            return ptd_flow_status(f, PTD_ST_EVENT);
+        case PTD_EV_ENABLED: f->enabled = 0; return ptd_flow_status(f, PTD_ST_EVENT);
         case PTD_EV_DISABLED:
             f->enabled = 1;
             f->ip = 0;
@@ -1006,9 +1000,7 @@ static int resync(struct ptd_flow *f)
             if ((f->errata & PTD_ERRATUM_SKD022) && skd022(f, ev))
                 break;
             return ptd_flow_status(f, PTD_ST_EVENT);
-        case PTD_EV_ASYNC_BRANCH:
-            f->ip = ev->from;
-            return ptd_flow_status(f, PTD_ST_EVENT);
+        case PTD_EV_ASYNC_BRANCH: f->ip = ev->from; return ptd_flow_status(f, PTD_ST_EVENT);
         case PTD_EV_ASYNC_PAGING:
         case PTD_EV_ASYNC_VMCS:
             if (!nip) {
@@ -1016,13 +1008,11 @@ static int resync(struct ptd_flow *f)
                 return ptd_flow_status(f, PTD_ST_EVENT);
             }
             break;
-        case PTD_EV_OVERFLOW:
-            return ptd_flow_status(f, PTD_ST_EVENT);
+        case PTD_EV_OVERFLOW: return ptd_flow_status(f, PTD_ST_EVENT);
         case PTD_EV_EXEC_MODE:
         case PTD_EV_TSX:
         case PTD_EV_IFLAGS:
-        case PTD_EV_INTERRUPT:
-            return resync_enable_at(f, ev);
+        case PTD_EV_INTERRUPT: return resync_enable_at(f, ev);
         case PTD_EV_EXSTOP:
         case PTD_EV_MWAIT:
         case PTD_EV_TICK:
@@ -1052,9 +1042,7 @@ static int resync(struct ptd_flow *f)
             }
             f->ip = ev->ip;
             return ptd_flow_status(f, 0);
-        case PTD_EV_TIP:
-            f->ip = ev->ip;
-            return resync_at_event(f);
+        case PTD_EV_TIP: f->ip = ev->ip; return resync_at_event(f);
         default:
             /* PAGING, VMCS, STOP, PWRE, PWRX, CBR, MNT, TNT, SIPI, TRIG */
             break;

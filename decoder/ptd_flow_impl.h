@@ -10,13 +10,13 @@
  * (ptd_flow_kind): the bits of pinsn.kind, and of ptd_flow.bound for the
  * events already bound to the postponed instruction. */
 enum {
-    PTD_FLOW_K_MOV_CR3 = 1u << 0,   /* MOV CR3, r: a PIP binds to it */
-    PTD_FLOW_K_VMPTRLD = 1u << 1,   /* a VMCS binds to it */
-    PTD_FLOW_K_VMENTRY = 1u << 2,   /* VMLAUNCH, VMRESUME */
-    PTD_FLOW_K_IRET = 1u << 3,      /* IRET, SYSRET, SYSEXIT, ERETS, ERETU */
+    PTD_FLOW_K_MOV_CR3 = 1u << 0, /* MOV CR3, r: a PIP binds to it */
+    PTD_FLOW_K_VMPTRLD = 1u << 1, /* a VMCS binds to it */
+    PTD_FLOW_K_VMENTRY = 1u << 2, /* VMLAUNCH, VMRESUME */
+    PTD_FLOW_K_IRET = 1u << 3,    /* IRET, SYSRET, SYSEXIT, ERETS, ERETU */
     PTD_FLOW_K_UIRET = 1u << 4,
-    PTD_FLOW_K_SWINT = 1u << 5,     /* INT n, INT3, INT1, INTO */
-    PTD_FLOW_K_SYSCALL = 1u << 6,   /* SYSCALL, SYSENTER */
+    PTD_FLOW_K_SWINT = 1u << 5,   /* INT n, INT3, INT1, INTO */
+    PTD_FLOW_K_SYSCALL = 1u << 6, /* SYSCALL, SYSENTER */
     PTD_FLOW_K_PTWRITE = 1u << 7,
     /* not kinds of their own: far calls (FAR_CALL) for the resume IP of a
      * disable, kept in bound's bits for the bound-once events */
@@ -47,7 +47,8 @@ static inline int ptd_flow_decode_step(struct ptd_flow *f, struct ptd_flow_pinsn
     uint64_t ip = f->ip, off = ip - f->win_base;
     struct ptd_ild_step st;
     unsigned sl;
-    if (off < f->win_len && f->win_len - off >= PTD_ILD_MAX_LEN && f->mode != PTD_FLOW_MODE_UNKNOWN &&
+    if (off < f->win_len && f->win_len - off >= PTD_ILD_MAX_LEN &&
+        f->mode != PTD_FLOW_MODE_UNKNOWN &&
         (sl = ptd_ild_step(f->code + off, PTD_ILD_MAX_LEN, f->mode, &st)) != 0) {
         p->ip = ip;
         p->size = (uint8_t)sl;
@@ -117,14 +118,15 @@ static inline int ptd_flow_add_icnt(struct ptd_flow *f, uint32_t n)
  * instruction, getting the IP in position-independent code, is none). */
 static inline void ptd_flow_log_call(struct ptd_flow *f, const struct ptd_flow_pinsn *p)
 {
-    if (p->iclass == PTD_ICLASS_INDIRECT_CALL || (p->iclass == PTD_ICLASS_DIRECT_CALL && !p->zero_disp))
+    if (p->iclass == PTD_ICLASS_INDIRECT_CALL ||
+        (p->iclass == PTD_ICLASS_DIRECT_CALL && !p->zero_disp))
         ptd_flow_ret_push(f, p->ip + p->size);
 }
 
 /* The decoded-instruction cache's entry for ip in mode, if it holds it. */
 #define PTD_FLOW_CENTRY_INDEX(f, ip) (((ip) ^ ((ip) >> 11)) & (f)->cache_mask)
-static inline const struct ptd_flow_centry *ptd_flow_centry_hit(const struct ptd_flow *f, uint64_t ip,
-                                                                unsigned mode)
+static inline const struct ptd_flow_centry *ptd_flow_centry_hit(const struct ptd_flow *f,
+                                                                uint64_t ip, unsigned mode)
 {
     const struct ptd_flow_centry *e;
     if (!f->cache)

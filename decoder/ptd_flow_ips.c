@@ -70,8 +70,8 @@ int ptd_flow_ip_after(const struct ptd_flow *f, uint64_t ip, unsigned mode, uint
     return 0;
 }
 
-int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *blk,
-                       uint64_t *ips, size_t cap)
+int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *blk, uint64_t *ips,
+                       size_t cap)
 {
     uint32_t n = blk->ninsn;
     uint64_t ip = blk->ip;

@@ -27,7 +27,7 @@ int ptd_flow_ip_after(const struct ptd_flow *f, uint64_t ip, unsigned mode, uint
  * or -PTD_ERR_NOSPC (cap < ninsn), or
  * -PTD_ERR_INTERNAL when the code does not lead from blk->ip to
  * blk->last_ip in ninsn instructions (it changed under the flow). */
-int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *blk,
-                       uint64_t *ips, size_t cap);
+int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *blk, uint64_t *ips,
+                       size_t cap);
 
 #endif

@@ -21,7 +21,7 @@ enum {
 /* A bounded string builder. */
 struct sb {
     char *s;
-    size_t cap;   /* bytes available, NUL included */
+    size_t cap; /* bytes available, NUL included */
     size_t n;
     int full;
 };
@@ -160,7 +160,7 @@ static uint64_t as_double(uint64_t v)
     if (rem > half || (rem == half && (q & 1)))
         q++;
     if (q >> 53 && shift == 11)
-        return UINT64_MAX;   /* 2^64 does not fit; never a real calibration */
+        return UINT64_MAX; /* 2^64 does not fit; never a real calibration */
     return q << shift;
 }
 
@@ -267,31 +267,23 @@ static void track_time(struct sb *tid, struct sb *tr, uint32_t f, struct ptd_fmt
         if (cal < 0)
             diag_add(dg, "error calibrating time", cal);
         return;
-    case PTD_PKT_PSBEND:
-        ptd_time_psbend(t);
-        return;
-    case PTD_PKT_OVF:
-        ptd_time_ovf(t);
-        return;
-    case PTD_PKT_TSC:
-        r = ptd_time_tsc(t, p->payload, &cal);
-        break;
+    case PTD_PKT_PSBEND: ptd_time_psbend(t); return;
+    case PTD_PKT_OVF: ptd_time_ovf(t); return;
+    case PTD_PKT_TSC: r = ptd_time_tsc(t, p->payload, &cal); break;
     case PTD_PKT_CBR:
         r = ptd_time_cbr_update(t, (uint8_t)p->payload, &cal);
-        want_tsc = 0;   /* the time does not change here */
+        want_tsc = 0; /* the time does not change here */
         break;
     case PTD_PKT_TMA:
         r = ptd_time_tma(t, (uint32_t)p->payload, p->aux, &cal);
-        want_tcal = 0;  /* nor the calibration here */
+        want_tcal = 0; /* nor the calibration here */
         break;
-    case PTD_PKT_MTC:
-        r = ptd_time_mtc(t, (uint8_t)p->payload, &cal);
-        break;
+    case PTD_PKT_MTC: r = ptd_time_mtc(t, (uint8_t)p->payload, &cal); break;
     case PTD_PKT_CYC: {
         uint64_t fcr;
         bool used;
         if (f & PTD_FMT_NO_CYC)
-            return;     /* ptdump ignores CYCs then */
+            return; /* ptdump ignores CYCs then */
         if (!(f & PTD_FMT_NO_TCAL)) {
             int e = ptd_time_fcr(t, &fcr);
             if (e < 0)
@@ -308,8 +300,7 @@ static void track_time(struct sb *tid, struct sb *tr, uint32_t f, struct ptd_fmt
         want_tcal = 0;
         break;
     }
-    default:
-        return;
+    default: return;
     }
     if (cal < 0)
         diag_add(dg, "error calibrating time", cal);
@@ -335,9 +326,18 @@ static void put_ip_payload(struct sb *b, const struct ptd_pkt *p)
     sb_s(b, ": ");
     switch (p->a) {
     case PTD_IPC_SUPPRESSED: sb_s(b, "????????????????"); break;
-    case PTD_IPC_UPDATE_16: sb_s(b, "????????????"); sb_hex(b, p->payload, 4); break;
-    case PTD_IPC_UPDATE_32: sb_s(b, "????????"); sb_hex(b, p->payload, 8); break;
-    case PTD_IPC_UPDATE_48: sb_s(b, "????"); sb_hex(b, p->payload, 12); break;
+    case PTD_IPC_UPDATE_16:
+        sb_s(b, "????????????");
+        sb_hex(b, p->payload, 4);
+        break;
+    case PTD_IPC_UPDATE_32:
+        sb_s(b, "????????");
+        sb_hex(b, p->payload, 8);
+        break;
+    case PTD_IPC_UPDATE_48:
+        sb_s(b, "????");
+        sb_hex(b, p->payload, 12);
+        break;
     case PTD_IPC_SEXT_48: sb_hex(b, ptd_sext48(p->payload), 16); break;
     default: sb_hex(b, p->payload, 16); break;
     }
@@ -379,7 +379,7 @@ static const char *evd_type_name(unsigned t)
  * TRIG: 48), tid/tr the tracking columns. */
 struct fmt_cols {
     struct sb op, pl, ext, tid, tr;
-    uint32_t flags;   /* PTD_FMT_* */
+    uint32_t flags; /* PTD_FMT_* */
 };
 
 /* "a, b" from the names whose conditions hold, as ptdump joins them. */
@@ -468,8 +468,10 @@ static void fmt_pwrx(struct fmt_cols *c, const struct ptd_pkt *p)
 {
     /* ptdump names exactly one wake reason, else "bad" */
     unsigned wr = p->flags & (PTD_PKTF_WR_INT | PTD_PKTF_WR_STORE | PTD_PKTF_WR_HW);
-    sb_s(&c->pl, wr == PTD_PKTF_WR_INT ? "int" : wr == PTD_PKTF_WR_STORE ? " st" :
-                 wr == PTD_PKTF_WR_HW ? " hw" : "bad");
+    sb_s(&c->pl, wr == PTD_PKTF_WR_INT     ? "int"
+                 : wr == PTD_PKTF_WR_STORE ? " st"
+                 : wr == PTD_PKTF_WR_HW    ? " hw"
+                                           : "bad");
     sb_s(&c->pl, ": c");
     sb_dec(&c->pl, (p->a + 1u) & 0xf);
     sb_s(&c->pl, ", c");
@@ -493,8 +495,7 @@ static void fmt_cfe(struct fmt_cols *c, const struct ptd_pkt *p)
         sb_s(&c->pl, ": ");
         sb_hex(&c->pl, p->aux, 0);
         break;
-    default:
-        break;
+    default: break;
     }
     if (p->flags & PTD_PKTF_IP)
         sb_s(&c->pl, ", ip");
@@ -532,8 +533,7 @@ static int fmt_simple(struct fmt_cols *c, const struct ptd_pkt *p)
 {
     uint32_t f = c->flags;
     switch (p->kind) {
-    case PTD_PKT_PAD:
-        return !(f & PTD_FMT_NO_PAD);
+    case PTD_PKT_PAD: return !(f & PTD_FMT_NO_PAD);
     case PTD_PKT_TSC:
     case PTD_PKT_CBR:
     case PTD_PKT_MTC:
@@ -545,9 +545,7 @@ static int fmt_simple(struct fmt_cols *c, const struct ptd_pkt *p)
         sb_s(&c->pl, ", ");
         sb_hex(&c->pl, p->aux, 0);
         return !(f & PTD_FMT_NO_TIMING);
-    case PTD_PKT_MNT:
-        sb_hex(&c->pl, p->payload, 0);
-        return 1;
+    case PTD_PKT_MNT: sb_hex(&c->pl, p->payload, 0); return 1;
     case PTD_PKT_EXSTOP:
     case PTD_PKT_BEP:
         if (p->flags & PTD_PKTF_IP)
@@ -575,16 +573,14 @@ static int fmt_simple(struct fmt_cols *c, const struct ptd_pkt *p)
         sb_s(&c->pl, ": ");
         sb_hex(&c->pl, p->payload, 0);
         return 1;
-    default:
-        return 1;
+    default: return 1;
     }
 }
 
 /* Fill the columns for one packet; returns 1 if the packet is shown, 0 if
  * an option hides it. Diagnostics to print before it go to dg. */
-static int fill_cols(struct cols *cl, const struct ptd_fmt_options *opt,
-                     struct ptd_fmt_state *st, const struct ptd_pkt *p,
-                     struct diags *dg)
+static int fill_cols(struct cols *cl, const struct ptd_fmt_options *opt, struct ptd_fmt_state *st,
+                     const struct ptd_pkt *p, struct diags *dg)
 {
     struct fmt_cols c;
     int show = 1;
@@ -623,9 +619,8 @@ static int fill_cols(struct cols *cl, const struct ptd_fmt_options *opt,
     return show;
 }
 
-static int assemble(char *line, size_t cap, const struct ptd_fmt_options *opt,
-                    uint64_t offset, const struct ptd_pkt *p, const uint8_t *raw,
-                    const struct cols *c)
+static int assemble(char *line, size_t cap, const struct ptd_fmt_options *opt, uint64_t offset,
+                    const struct ptd_pkt *p, const uint8_t *raw, const struct cols *c)
 {
     struct sb b;
     const char *sep = "";
@@ -689,9 +684,8 @@ int ptd_fmt_error(char *line, size_t cap, uint64_t offset, const char *what, int
 }
 
 int ptd_fmt_packet(char *line, size_t cap, const struct ptd_fmt_options *opt,
-                   struct ptd_fmt_state *st, uint64_t offset,
-                   const struct ptd_pkt *p, const uint8_t *raw,
-                   char *diag, size_t diag_cap)
+                   struct ptd_fmt_state *st, uint64_t offset, const struct ptd_pkt *p,
+                   const uint8_t *raw, char *diag, size_t diag_cap)
 {
     struct cols c;
     struct diags dg;
@@ -713,7 +707,12 @@ int ptd_fmt_packet(char *line, size_t cap, const struct ptd_fmt_options *opt,
 
 /* ---- the dump loop ------------------------------------------------------------ */
 
-enum { PH_INIT, PH_START, PH_RUN, PH_DONE };
+enum {
+    PH_INIT,
+    PH_START,
+    PH_RUN,
+    PH_DONE
+};
 
 void ptd_dump_init(struct ptd_dump *d, const struct ptd_fmt_options *opt)
 {
@@ -842,13 +841,13 @@ int ptd_dump_line(struct ptd_dump *d, char *line, size_t cap)
             if (ptd_pkt_resync(&d->dec, &skipped) < 0)
                 d->phase = PH_DONE;
             else
-                ptd_fmt_state_setup(&d->st, &d->opt);   /* ptdump resets its tracking */
+                ptd_fmt_state_setup(&d->st, &d->opt); /* ptdump resets its tracking */
             d->skipped += skipped;
             return ptd_fmt_error(line, cap, off, "error decoding packet", r);
         }
         d->packets++;
-        r = ptd_fmt_packet(d->pending, sizeof d->pending, &d->opt, &d->st, off, &p, raw,
-                           d->diag, sizeof d->diag);
+        r = ptd_fmt_packet(d->pending, sizeof d->pending, &d->opt, &d->st, off, &p, raw, d->diag,
+                           sizeof d->diag);
         if (r < 0)
             return r;
         if (d->diag[0]) {
@@ -861,7 +860,7 @@ int ptd_dump_line(struct ptd_dump *d, char *line, size_t cap)
                 d->have_pending = 1;
                 d->pending_len = (uint16_t)r;
             }
-            return ptd_dump_line(d, line, cap);   /* the first diagnostic */
+            return ptd_dump_line(d, line, cap); /* the first diagnostic */
         }
         if (r > 0)
             return copy_line(line, cap, d->pending, r);

@@ -25,8 +25,13 @@ static void put_s(struct w *w, const char *s)
 static const char hexdigits[] = "0123456789abcdef";
 
 /* "00" .. "ff": a byte's two hex digits */
-#define HEX_ROW(h) {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, \
-    {h, '7'}, {h, '8'}, {h, '9'}, {h, 'a'}, {h, 'b'}, {h, 'c'}, {h, 'd'}, {h, 'e'}, {h, 'f'}
+#define HEX_ROW(h)                                                                          \
+    { h, '0' }, { h, '1' }, { h, '2' }, { h, '3' }, { h, '4' }, { h, '5' }, { h, '6' },     \
+        { h, '7' }, { h, '8' }, { h, '9' }, { h, 'a' }, { h, 'b' }, { h, 'c' }, { h, 'd' }, \
+        { h, 'e' },                                                                         \
+    {                                                                                       \
+        h, 'f'                                                                              \
+    }
 static const char hexpairs[256][2] = {
     HEX_ROW('0'), HEX_ROW('1'), HEX_ROW('2'), HEX_ROW('3'), HEX_ROW('4'), HEX_ROW('5'),
     HEX_ROW('6'), HEX_ROW('7'), HEX_ROW('8'), HEX_ROW('9'), HEX_ROW('a'), HEX_ROW('b'),
@@ -87,8 +92,8 @@ static void writer(struct w *w, char *line, size_t cap)
     w->full = cap == 0;
 }
 
-int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags,
-                      const struct ptd_flow_insn *insn, uint64_t offset, uint64_t time)
+int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags, const struct ptd_flow_insn *insn,
+                      uint64_t offset, uint64_t time)
 {
     struct w w;
     writer(&w, line, cap);
@@ -168,14 +173,12 @@ static int put_flow_event(struct w *w, uint32_t flags, const struct ptd_event *e
         put_ip(w, flags, "ip", ev->ip, ip_known);
         return 1;
     case PTD_EV_TSX:
-        put_s(w, (ev->flags & PTD_EVF_ABORTED) ? "aborted"
+        put_s(w, (ev->flags & PTD_EVF_ABORTED)       ? "aborted"
                  : (ev->flags & PTD_EVF_SPECULATIVE) ? "begin transaction"
-                 : "committed");
+                                                     : "committed");
         put_ip(w, flags, "ip", ev->ip, ip_known);
         return 1;
-    case PTD_EV_STOP:
-        put_s(w, "stopped");
-        return 1;
+    case PTD_EV_STOP: put_s(w, "stopped"); return 1;
     case PTD_EV_VMCS:
     case PTD_EV_ASYNC_VMCS:
         put_s(w, "vmcs, base: ");
@@ -191,8 +194,7 @@ static int put_flow_event(struct w *w, uint32_t flags, const struct ptd_event *e
         for (unsigned i = ev->a; i > 0; i--)
             put_c(w, (ev->value >> (i - 1)) & 1 ? '!' : '.');
         return 1;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -250,8 +252,7 @@ static int put_power_event(struct w *w, uint32_t flags, const struct ptd_event *
         put_s(w, "mnt: ");
         put_hex(w, ev->value);
         return 1;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -260,9 +261,9 @@ static int put_power_event(struct w *w, uint32_t flags, const struct ptd_event *
 static int put_trace_event(struct w *w, uint32_t flags, const struct ptd_event *ev, int ip_known)
 {
     static const char *const plain[] = {
-        [PTD_EV_IRET] = "iret", [PTD_EV_SMI] = "smi", [PTD_EV_RSM] = "rsm", [PTD_EV_INIT] = "init",
-        [PTD_EV_VMENTRY] = "vmentry", [PTD_EV_SHUTDOWN] = "shutdown", [PTD_EV_UIRET] = "uiret",
-        [PTD_EV_SYSCALL] = "syscall",
+        [PTD_EV_IRET] = "iret",   [PTD_EV_SMI] = "smi",         [PTD_EV_RSM] = "rsm",
+        [PTD_EV_INIT] = "init",   [PTD_EV_VMENTRY] = "vmentry", [PTD_EV_SHUTDOWN] = "shutdown",
+        [PTD_EV_UIRET] = "uiret", [PTD_EV_SYSCALL] = "syscall",
     };
     switch (ev->type) {
     case PTD_EV_IFLAGS:
@@ -320,18 +321,15 @@ static int put_trace_event(struct w *w, uint32_t flags, const struct ptd_event *
     case PTD_EV_VMENTRY:
     case PTD_EV_SHUTDOWN:
     case PTD_EV_UIRET:
-    case PTD_EV_SYSCALL:
-        put_s(w, plain[ev->type]);
-        break;
-    default:
-        return 0;
+    case PTD_EV_SYSCALL: put_s(w, plain[ev->type]); break;
+    default: return 0;
     }
     put_ip(w, flags, "ip", ev->ip, ip_known);
     return 1;
 }
 
-int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
-                       const struct ptd_event *ev, uint64_t offset)
+int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags, const struct ptd_event *ev,
+                       uint64_t offset)
 {
     struct w w;
     int ip_known = !(ev->flags & PTD_EVF_IP_SUPPRESSED);
@@ -354,8 +352,8 @@ int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
     return finish(&w, line);
 }
 
-int ptd_fmt_flow_error(char *line, size_t cap, const char *kind, uint64_t offset,
-                       uint64_t ip, int err)
+int ptd_fmt_flow_error(char *line, size_t cap, const char *kind, uint64_t offset, uint64_t ip,
+                       int err)
 {
     struct w w;
     writer(&w, line, cap);
@@ -382,7 +380,14 @@ static int fixed_line(char *line, size_t cap, const char *text)
 /* ---- the driver (ptxed's decode loops) -------------------------------------- */
 
 /* The driver's phases. */
-enum { PH_SYNC, PH_LOOP, PH_INSNS, PH_FAILED, PH_RESYNC, PH_DONE };
+enum {
+    PH_SYNC,
+    PH_LOOP,
+    PH_INSNS,
+    PH_FAILED,
+    PH_RESYNC,
+    PH_DONE
+};
 
 void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t flags)
 {
@@ -440,8 +445,8 @@ static uint64_t error_ip(struct ptd_flow_lines *L, int err)
     return in.after;
 }
 
-static int error_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind,
-                      const char *what, int err)
+static int error_line(struct ptd_flow_lines *L, char *line, size_t cap,
+                      enum ptd_flow_line_kind *kind, const char *what, int err)
 {
     L->errors++;
     *kind = PTD_FLOW_LINE_ERROR;
@@ -451,13 +456,14 @@ static int error_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd
 /* What the line makers return besides a line's length (> 0) or 0 (no
  * line, go on): */
 enum {
-    LINE_FAILED = -1,   /* the flow reported an error (in L->st) */
-    LINE_DONE = -2,     /* the trace is done */
+    LINE_FAILED = -1, /* the flow reported an error (in L->st) */
+    LINE_DONE = -2,   /* the trace is done */
 };
 
 /* Take the pending event; its line (> 0), 0 when it prints none, or
  * LINE_FAILED with L->st the error. */
-static int event_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
+static int event_line(struct ptd_flow_lines *L, char *line, size_t cap,
+                      enum ptd_flow_line_kind *kind)
 {
     struct ptd_event ev;
     uint64_t off = ptd_flow_offset(L->f);
@@ -472,7 +478,8 @@ static int event_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd
 }
 
 /* The next instruction of the block being printed. */
-static int insn_line(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
+static int insn_line(struct ptd_flow_lines *L, char *line, size_t cap,
+                     enum ptd_flow_line_kind *kind)
 {
     uint64_t next = 0;
     if (L->f->flags & PTD_FLOW_F_RAW) {
@@ -506,7 +513,8 @@ static void tail_begin(struct ptd_flow_lines *L, int st)
 #define RUN_BLOCKS 4096
 
 /* One step of the decode loop: a line (> 0), 0 to go on, or LINE_DONE. */
-static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap, enum ptd_flow_line_kind *kind)
+static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap,
+                     enum ptd_flow_line_kind *kind)
 {
     int quiet = (L->flags & PTD_FMT_FLOW_QUIET) != 0;
     if (L->st >= 0 && (L->st & PTD_ST_EVENT)) {
@@ -599,8 +607,7 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
     for (;;) {
         int n;
         switch (L->phase) {
-        case PH_DONE:
-            return ptd_flow_lines_tail(L, line, cap, kind);
+        case PH_DONE: return ptd_flow_lines_tail(L, line, cap, kind);
         case PH_SYNC: {
             L->insn.ip = 0;
             L->insn.iclass = PTD_FLOW_ICLASS_ERROR;

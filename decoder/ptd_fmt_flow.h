@@ -35,17 +35,17 @@
 
 /* ptxed's options that change the lines. */
 enum {
-    PTD_FMT_FLOW_OFFSET = 1u << 0,   /* --offset: trace offset first */
-    PTD_FMT_FLOW_EVENT_IP = 1u << 1, /* --event:ip: IPs in event lines */
-    PTD_FMT_FLOW_QUIET = 1u << 2,    /* --quiet: only error lines */
-    PTD_FMT_FLOW_TIME = 1u << 3,     /* --time: TSC before each instruction */
-    PTD_FMT_FLOW_EVENT_TIME = 1u << 4, /* --event:time: TSC in event lines */
-    PTD_FMT_FLOW_INSN = 1u << 5,     /* --insn-decoder: one instruction at a
-                                      * time (offsets, error IPs as ptxed's
-                                      * instruction decoder loop) */
+    PTD_FMT_FLOW_OFFSET = 1u << 0,      /* --offset: trace offset first */
+    PTD_FMT_FLOW_EVENT_IP = 1u << 1,    /* --event:ip: IPs in event lines */
+    PTD_FMT_FLOW_QUIET = 1u << 2,       /* --quiet: only error lines */
+    PTD_FMT_FLOW_TIME = 1u << 3,        /* --time: TSC before each instruction */
+    PTD_FMT_FLOW_EVENT_TIME = 1u << 4,  /* --event:time: TSC in event lines */
+    PTD_FMT_FLOW_INSN = 1u << 5,        /* --insn-decoder: one instruction at a
+                                           * time (offsets, error IPs as ptxed's
+                                           * instruction decoder loop) */
     PTD_FMT_FLOW_SHOW_BLOCKS = 1u << 6, /* --block:show-blocks: "[block]" */
-    PTD_FMT_FLOW_STAT = 1u << 7,     /* --stat given: "[block <count hex>]" */
-    PTD_FMT_FLOW_RESYNC = 1u << 8,   /* --resync-on-error */
+    PTD_FMT_FLOW_STAT = 1u << 7,        /* --stat given: "[block <count hex>]" */
+    PTD_FMT_FLOW_RESYNC = 1u << 8,      /* --resync-on-error */
     /* --tail: where the trace ends, the static path after its last packet
      * (decoder/ptd_tail.h): "[tail]", the inferred instructions, and
      * "[spin: <lo>-<hi>]" when they loop for ever; not a ptxed option */
@@ -55,15 +55,15 @@ enum {
 /* One instruction: "[<offset>  ][<time>  ][? ]<ip>" (16 hex digits each).
  * As ptxed, <time> is the TSC of the last event decoded (0 before the
  * first). */
-int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags,
-                      const struct ptd_flow_insn *insn, uint64_t offset, uint64_t time);
+int ptd_fmt_flow_insn(char *line, size_t cap, uint32_t flags, const struct ptd_flow_insn *insn,
+                      uint64_t offset, uint64_t time);
 /* One event: "[[<offset>  ][<tsc>  ]<text>]" as ptxed words it; <tsc> with
  * PTD_FMT_FLOW_EVENT_TIME when the event has one (PTD_EVF_HAS_TSC). */
-int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags,
-                       const struct ptd_event *ev, uint64_t offset);
+int ptd_fmt_flow_event(char *line, size_t cap, uint32_t flags, const struct ptd_event *ev,
+                       uint64_t offset);
 /* An error: "[<offset hex>, <ip hex>: <kind>: <message>]". */
-int ptd_fmt_flow_error(char *line, size_t cap, const char *kind, uint64_t offset,
-                       uint64_t ip, int err);
+int ptd_fmt_flow_error(char *line, size_t cap, const char *kind, uint64_t offset, uint64_t ip,
+                       int err);
 
 enum ptd_flow_line_kind {
     PTD_FLOW_LINE_INSN = 1,
@@ -76,24 +76,24 @@ enum ptd_flow_line_kind {
 struct ptd_flow_lines {
     struct ptd_flow *f;
     uint32_t flags;
-    int st;              /* status carried between calls */
-    uint8_t phase;       /* internal */
+    int st;        /* status carried between calls */
+    uint8_t phase; /* internal */
     uint8_t have_sync;
-    uint8_t cpu_unknown; /* set by the caller: first "[0, 0: config error:
-                          * unknown cpu]", as ptxed for a --cpu it lacks
-                          * errata for */
-    uint64_t sync;       /* offset of the last failed sync */
-    uint64_t time;       /* the last event's TSC (PTD_FMT_FLOW_TIME) */
-    uint64_t offset;     /* the offset printed with the block's instructions */
-    struct ptd_flow_block blk;  /* the last block (error IPs refer to it) */
-    uint64_t walk_ip;    /* the block's next instruction to print */
+    uint8_t cpu_unknown;       /* set by the caller: first "[0, 0: config error:
+                                  * unknown cpu]", as ptxed for a --cpu it lacks
+                                  * errata for */
+    uint64_t sync;             /* offset of the last failed sync */
+    uint64_t time;             /* the last event's TSC (PTD_FMT_FLOW_TIME) */
+    uint64_t offset;           /* the offset printed with the block's instructions */
+    struct ptd_flow_block blk; /* the last block (error IPs refer to it) */
+    uint64_t walk_ip;          /* the block's next instruction to print */
     uint32_t walk_left;
     struct ptd_flow_insn insn; /* the last instruction */
-    uint64_t insns;      /* instructions decoded */
-    uint64_t blocks;     /* blocks decoded (the block decoder's calls) */
-    uint64_t errors;     /* error lines */
-    uint64_t last_ip;    /* the last instruction decoded (the tail's start) */
-    uint8_t last_iclass; /* and its class */
+    uint64_t insns;            /* instructions decoded */
+    uint64_t blocks;           /* blocks decoded (the block decoder's calls) */
+    uint64_t errors;           /* error lines */
+    uint64_t last_ip;          /* the last instruction decoded (the tail's start) */
+    uint8_t last_iclass;       /* and its class */
     /* PTD_FMT_FLOW_TAIL: the tail after the trace's end (not counted in
      * insns); tail.end says why it stopped, tail.spin_lo/hi the loop */
     uint32_t tail_max;   /* bound (0: PTD_TAIL_MAX_DEFAULT); set after init */

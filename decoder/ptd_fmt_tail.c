@@ -5,7 +5,13 @@
  * trace's end); instruction lines are formatted as the flow's. */
 #include "decoder/ptd_fmt_flow.h"
 
-enum { TAIL_NONE, TAIL_HEAD, TAIL_INSNS, TAIL_END, TAIL_DONE };
+enum {
+    TAIL_NONE,
+    TAIL_HEAD,
+    TAIL_INSNS,
+    TAIL_END,
+    TAIL_DONE
+};
 
 void ptd_flow_lines_tail_begin(struct ptd_flow_lines *L, int st)
 {
@@ -88,8 +94,7 @@ int ptd_flow_lines_tail(struct ptd_flow_lines *L, char *line, size_t cap,
                 continue;
             *kind = PTD_FLOW_LINE_EVENT;
             return event_line(L, line, cap, true);
-        default:
-            return 0;
+        default: return 0;
         }
     }
 }

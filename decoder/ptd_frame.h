@@ -28,12 +28,12 @@
 #include <stdint.h>
 
 /* The line prefix (with the format version); searched for anywhere in a line. */
-#define PTD_FRAME_PREFIX "@PTF1 "
+#define PTD_FRAME_PREFIX     "@PTF1 "
 #define PTD_FRAME_PREFIX_LEN 6
 /* Payload bytes per data line: default and bounds (multiples of 3 give
  * base64 without padding; 96 bytes -> 128 characters). */
 #define PTD_FRAME_PAYLOAD_DEFAULT 96
-#define PTD_FRAME_PAYLOAD_MAX 192
+#define PTD_FRAME_PAYLOAD_MAX     192
 /* File names: 1..PTD_FRAME_NAME_MAX printable ASCII characters, no space. */
 #define PTD_FRAME_NAME_MAX 64
 /* Longest frame line (NUL included): a begin/end line with the longest
@@ -54,15 +54,15 @@ enum ptd_frame_kind {
 struct ptd_frame_enc {
     const uint8_t *data;
     uint64_t size;
-    uint64_t pos;        /* next byte to put on a data line */
-    uint64_t next_psb;   /* first PSB at or after pos (kind pt), or size */
+    uint64_t pos;      /* next byte to put on a data line */
+    uint64_t next_psb; /* first PSB at or after pos (kind pt), or size */
     const char *name;
     uint32_t id;
-    uint32_t seq;        /* next data line's sequence number */
+    uint32_t seq; /* next data line's sequence number */
     uint32_t file_crc;
-    uint32_t payload;    /* bytes per full data line */
+    uint32_t payload; /* bytes per full data line */
     uint8_t kind;
-    uint8_t phase;       /* internal: begin, data, end, done */
+    uint8_t phase; /* internal: begin, data, end, done */
 };
 
 /* Sets up the encoding of one file: id (any number the receiver uses to tell
@@ -70,9 +70,8 @@ struct ptd_frame_enc {
  * characters, no spaces or control characters), its bytes (kept by pointer;
  * its CRC32 is computed here, one pass), the kind, and the payload bytes per
  * line (0 for the default). Returns 0, or -1 for a bad name or payload. */
-int ptd_frame_enc_init(struct ptd_frame_enc *e, uint32_t id, const char *name,
-                       const uint8_t *data, uint64_t size, enum ptd_frame_kind kind,
-                       uint32_t payload);
+int ptd_frame_enc_init(struct ptd_frame_enc *e, uint32_t id, const char *name, const uint8_t *data,
+                       uint64_t size, enum ptd_frame_kind kind, uint32_t payload);
 /* Writes whole lines (each ending in "\n") into buf[0..cap) while at least
  * PTD_FRAME_LINE_MAX bytes are left, and returns the bytes written; 0 once
  * the end line has been written (or cap < PTD_FRAME_LINE_MAX). */
@@ -83,23 +82,23 @@ uint32_t ptd_frame_enc_count(const struct ptd_frame_enc *e);
 /* ---- parser ------------------------------------------------------------------- */
 
 enum ptd_frame_type {
-    PTD_FRAME_NONE = 0,    /* not a frame line (no prefix) */
+    PTD_FRAME_NONE = 0, /* not a frame line (no prefix) */
     PTD_FRAME_BEGIN,
     PTD_FRAME_DATA,
     PTD_FRAME_END,
-    PTD_FRAME_CORRUPT,     /* the prefix is there, the line is damaged */
+    PTD_FRAME_CORRUPT, /* the prefix is there, the line is damaged */
 };
 
 /* Why a line is corrupt. */
 enum ptd_frame_damage {
     PTD_FRAME_OK = 0,
-    PTD_FRAME_BAD_CRC,     /* the line CRC does not match its text */
-    PTD_FRAME_BAD_SYNTAX,  /* fields missing, malformed or out of range */
+    PTD_FRAME_BAD_CRC,    /* the line CRC does not match its text */
+    PTD_FRAME_BAD_SYNTAX, /* fields missing, malformed or out of range */
 };
 
 struct ptd_frame_rec {
     enum ptd_frame_type type;
-    enum ptd_frame_damage damage;  /* PTD_FRAME_CORRUPT: why */
+    enum ptd_frame_damage damage; /* PTD_FRAME_CORRUPT: why */
     /* A corrupt line's type letter ('B', 'D', 'E'; 0 when it is none of
      * them), id, seq and offset as they read, when they parse (hints: they
      * are not covered by a good CRC; seq and offset are read from a line of
@@ -107,14 +106,14 @@ struct ptd_frame_rec {
     bool hint_id, hint_seq, hint_offset;
     char hint_type;
     uint32_t id;
-    uint32_t seq;           /* D */
-    uint64_t offset;        /* D */
-    bool psb;               /* D: the payload starts at a PSB */
-    uint32_t len;           /* D: payload bytes */
-    uint32_t lines;         /* E */
-    uint64_t size;          /* B, E */
-    uint32_t file_crc;      /* B, E */
-    uint8_t kind;           /* B: enum ptd_frame_kind */
+    uint32_t seq;                      /* D */
+    uint64_t offset;                   /* D */
+    bool psb;                          /* D: the payload starts at a PSB */
+    uint32_t len;                      /* D: payload bytes */
+    uint32_t lines;                    /* E */
+    uint64_t size;                     /* B, E */
+    uint32_t file_crc;                 /* B, E */
+    uint8_t kind;                      /* B: enum ptd_frame_kind */
     char name[PTD_FRAME_NAME_MAX + 1]; /* B, E */
     uint8_t payload[PTD_FRAME_PAYLOAD_MAX];
 };

@@ -25,7 +25,8 @@
 int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
                    enum ptd_exec_mode mode)
 {
-    if (ILD_UNLIKELY(size < PTD_ILD_MAX_LEN || !insn || !bytes || (unsigned)mode > PTD_EXEC_MODE_64))
+    if (ILD_UNLIKELY(size < PTD_ILD_MAX_LEN || !insn || !bytes ||
+                     (unsigned)mode > PTD_EXEC_MODE_64))
         return ptd_ild_decode_full(insn, bytes, size, mode);
 
     const bool m64 = mode == PTD_EXEC_MODE_64;
@@ -86,7 +87,7 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
             return -PTD_ILD_ERR_BAD_INSN;
     }
     if (ILD_UNLIKELY((pf & PF_LOCK) && (!(e & ILD_LK) || MODRM_MOD(modrm) == MOD_REG)))
-        return -PTD_ILD_ERR_BAD_INSN;   /* SDM LOCK; see ild_prefix_rules() */
+        return -PTD_ILD_ERR_BAD_INSN; /* SDM LOCK; see ild_prefix_rules() */
 
     const unsigned kind = e & ILD_IMM_MASK;
     if (ILD_UNLIKELY(kind > I_RELZ))
@@ -98,13 +99,13 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
     unsigned iclass = ILD_CLASS_OF(e), opsz = ptd_ild_opsize[ctx];
     unsigned flags = ((e & ILD_M) >> 4) | (pf & (PF_LOCK | PF_REP | PF_REX));
     if (iclass != PTD_ICLASS_OTHER && iclass <= PTD_ICLASS_NEAR_RET && m64)
-        opsz = 64;   /* SDM Vol. 2, 2.2.1.7; see ptd_ild_decode_full() */
+        opsz = 64; /* SDM Vol. 2, 2.2.1.7; see ptd_ild_decode_full() */
     if (kind >= I_REL8) {
         const uint8_t *p = bytes + pos;
-        int32_t d = kind == I_REL8 ? (int8_t)p[0]
-                  : (len - pos == 2) ? (int16_t)(uint16_t)(p[0] | (p[1] << 8))
-                  : (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
-                              ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+        int32_t d = kind == I_REL8     ? (int8_t)p[0]
+                    : (len - pos == 2) ? (int16_t)(uint16_t)(p[0] | (p[1] << 8))
+                                       : (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
+                                                   ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
         uint64_t t = insn->ip + len + (uint64_t)(int64_t)d;
         insn->target = m64 ? t : opsz == 32 ? (t & 0xFFFFFFFFu) : (t & 0xFFFFu);
         insn->disp = d;
@@ -124,8 +125,8 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
     return (int)len;
 }
 
-int ptd_ild_decode_at(struct ptd_insn *insn, const uint8_t *bytes,
-                      size_t size, enum ptd_exec_mode mode, uint64_t ip)
+int ptd_ild_decode_at(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
+                      enum ptd_exec_mode mode, uint64_t ip)
 {
     if (!insn)
         return -PTD_ILD_ERR_INVALID;
@@ -161,32 +162,32 @@ const char *ptd_ild_iclass_name(enum ptd_iclass iclass)
 
 /* The far transfers by opcode (SDM Vol. 2 instruction pages; FRED for
  * ERETS/ERETU; AMD APM Vol. 3 for VMRUN/VMMCALL). */
-#define OPC_CALLF_PTR  0x9A
-#define OPC_RETF_IW    0xCA
-#define OPC_RETF       0xCB
-#define OPC_INT3       0xCC
-#define OPC_INT        0xCD
-#define OPC_INTO       0xCE
-#define OPC_IRET       0xCF
-#define OPC_JMPF_PTR   0xEA
-#define OPC_INT1       0xF1
-#define OPC_GRP5       0xFF
-#define GRP5_CALLF     3
-#define GRP5_JMPF      5
-#define OPC_0F_GRP7    0x01
-#define OPC_0F_SYSCALL 0x05
-#define OPC_0F_SYSRET  0x07
+#define OPC_CALLF_PTR   0x9A
+#define OPC_RETF_IW     0xCA
+#define OPC_RETF        0xCB
+#define OPC_INT3        0xCC
+#define OPC_INT         0xCD
+#define OPC_INTO        0xCE
+#define OPC_IRET        0xCF
+#define OPC_JMPF_PTR    0xEA
+#define OPC_INT1        0xF1
+#define OPC_GRP5        0xFF
+#define GRP5_CALLF      3
+#define GRP5_JMPF       5
+#define OPC_0F_GRP7     0x01
+#define OPC_0F_SYSCALL  0x05
+#define OPC_0F_SYSRET   0x07
 #define OPC_0F_SYSENTER 0x34
-#define OPC_0F_SYSEXIT 0x35
-#define OPC_0F_RSM     0xAA
-#define MODRM_VMCALL   0xC1
-#define MODRM_VMLAUNCH 0xC2
-#define MODRM_VMRESUME 0xC3
-#define MODRM_ERET     0xCA
-#define MODRM_VMFUNC   0xD4
-#define MODRM_VMRUN    0xD8
-#define MODRM_VMMCALL  0xD9
-#define MODRM_UIRET    0xEC
+#define OPC_0F_SYSEXIT  0x35
+#define OPC_0F_RSM      0xAA
+#define MODRM_VMCALL    0xC1
+#define MODRM_VMLAUNCH  0xC2
+#define MODRM_VMRESUME  0xC3
+#define MODRM_ERET      0xCA
+#define MODRM_VMFUNC    0xD4
+#define MODRM_VMRUN     0xD8
+#define MODRM_VMMCALL   0xD9
+#define MODRM_UIRET     0xEC
 
 enum ptd_ild_far ptd_ild_far_kind(const struct ptd_insn *insn)
 {
@@ -225,5 +226,5 @@ enum ptd_ild_far ptd_ild_far_kind(const struct ptd_insn *insn)
             }
         }
     }
-    return PTD_FAR_NONE;    /* not reached for what the ILD classes far */
+    return PTD_FAR_NONE; /* not reached for what the ILD classes far */
 }

@@ -53,50 +53,51 @@ enum ptd_exec_mode {
  * (SDM Vol. 3C, "Intel Processor Trace", which packets each branch type
  * generates). */
 enum ptd_iclass {
-    PTD_ICLASS_OTHER = 0,       /* falls through (including UD0/1/2, XBEGIN) */
-    PTD_ICLASS_COND_JUMP,       /* Jcc, JCXZ/JECXZ/JRCXZ, LOOP/LOOPE/LOOPNE: TNT */
-    PTD_ICLASS_DIRECT_JUMP,     /* JMP rel8/rel16/rel32: no packet */
-    PTD_ICLASS_DIRECT_CALL,     /* CALL rel16/rel32: no packet, pushes */
-    PTD_ICLASS_INDIRECT_JUMP,   /* JMP r/m (FF /4); JMPABS (REX2 A1, its
-                                   target in the instruction but traced
-                                   with a TIP, PTD_INSN_ABS): TIP */
-    PTD_ICLASS_INDIRECT_CALL,   /* CALL r/m (FF /2): TIP, pushes */
-    PTD_ICLASS_NEAR_RET,        /* RET, RET imm16: TNT (compressed) or TIP */
-    PTD_ICLASS_FAR_TRANSFER,    /* far CALL/JMP/RET, INT n/INT3/INT1/INTO,
-                                   IRET, SYSCALL/SYSRET/SYSENTER/SYSEXIT,
-                                   ERETS/ERETU, UIRET, VMLAUNCH/VMRESUME/
-                                   VMCALL/VMFUNC/VMMCALL/VMRUN, RSM: TIP,
-                                   possibly FUP/MODE; ptd_ild_far_kind()
-                                   tells them apart */
+    PTD_ICLASS_OTHER = 0,     /* falls through (including UD0/1/2, XBEGIN) */
+    PTD_ICLASS_COND_JUMP,     /* Jcc, JCXZ/JECXZ/JRCXZ, LOOP/LOOPE/LOOPNE: TNT */
+    PTD_ICLASS_DIRECT_JUMP,   /* JMP rel8/rel16/rel32: no packet */
+    PTD_ICLASS_DIRECT_CALL,   /* CALL rel16/rel32: no packet, pushes */
+    PTD_ICLASS_INDIRECT_JUMP, /* JMP r/m (FF /4); JMPABS (REX2 A1, its
+                                 target in the instruction but traced
+                                 with a TIP, PTD_INSN_ABS): TIP */
+    PTD_ICLASS_INDIRECT_CALL, /* CALL r/m (FF /2): TIP, pushes */
+    PTD_ICLASS_NEAR_RET,      /* RET, RET imm16: TNT (compressed) or TIP */
+    PTD_ICLASS_FAR_TRANSFER,  /* far CALL/JMP/RET, INT n/INT3/INT1/INTO,
+                                 IRET, SYSCALL/SYSRET/SYSENTER/SYSEXIT,
+                                 ERETS/ERETU, UIRET, VMLAUNCH/VMRESUME/
+                                 VMCALL/VMFUNC/VMMCALL/VMRUN, RSM: TIP,
+                                 possibly FUP/MODE; ptd_ild_far_kind()
+                                 tells them apart */
     PTD_ICLASS_COUNT
 };
 
 /* Opcode maps (SDM Vol. 2 Appendix A; APX for EVEX map 4; AMD APM Vol. 3
  * for XOP). REX2 selects PRIMARY or 0F (PTD_INSN_REX2). */
 enum ptd_ild_map {
-    PTD_ILD_MAP_PRIMARY = 0,    /* one-byte opcodes */
+    PTD_ILD_MAP_PRIMARY = 0, /* one-byte opcodes */
     PTD_ILD_MAP_0F,
     PTD_ILD_MAP_0F38,
     PTD_ILD_MAP_0F3A,
-    PTD_ILD_MAP_VEX_0F,         /* VEX.mmmmm 1..3 */
+    PTD_ILD_MAP_VEX_0F, /* VEX.mmmmm 1..3 */
     PTD_ILD_MAP_VEX_0F38,
     PTD_ILD_MAP_VEX_0F3A,
-    PTD_ILD_MAP_VEX_MAP5,       /* VEX.mmmmm 5 (AMX), 7 (USER_MSR, MSR_IMM) */
+    PTD_ILD_MAP_VEX_MAP5, /* VEX.mmmmm 5 (AMX), 7 (USER_MSR, MSR_IMM) */
     PTD_ILD_MAP_VEX_MAP7,
-    PTD_ILD_MAP_EVEX_0F,        /* EVEX.mmm 1..7 */
+    PTD_ILD_MAP_EVEX_0F, /* EVEX.mmm 1..7 */
     PTD_ILD_MAP_EVEX_0F38,
     PTD_ILD_MAP_EVEX_0F3A,
-    PTD_ILD_MAP_EVEX_MAP4,      /* APX-promoted legacy instructions */
+    PTD_ILD_MAP_EVEX_MAP4, /* APX-promoted legacy instructions */
     PTD_ILD_MAP_EVEX_MAP5,
     PTD_ILD_MAP_EVEX_MAP6,
     PTD_ILD_MAP_EVEX_MAP7,
-    PTD_ILD_MAP_XOP8,           /* XOP.map_select 8, 9, 0Ah */
+    PTD_ILD_MAP_XOP8, /* XOP.map_select 8, 9, 0Ah */
     PTD_ILD_MAP_XOP9,
     PTD_ILD_MAP_XOPA,
     PTD_ILD_MAP_COUNT
 };
 
 /* insn->flags */
+/* clang-format off */
 #define PTD_INSN_MODRM    0x0001u  /* has a ModRM byte (insn->modrm) */
 #define PTD_INSN_REL      0x0002u  /* direct near branch: disp and target valid */
 #define PTD_INSN_FAR_PTR  0x0004u  /* CALL/JMP ptr16:16/32: target = offset,
@@ -110,6 +111,7 @@ enum ptd_ild_map {
 #define PTD_INSN_ABS      0x0200u  /* JMPABS: target = the absolute 64-bit
                                       address in the instruction; the CPU
                                       still sends a TIP (INDIRECT_JUMP) */
+/* clang-format on */
 
 struct ptd_insn {
     uint64_t ip;        /* in: the instruction's address (for target) */
@@ -145,8 +147,8 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
                    enum ptd_exec_mode mode);
 
 /* Same, with ip as an argument (sets insn->ip). */
-int ptd_ild_decode_at(struct ptd_insn *insn, const uint8_t *bytes,
-                      size_t size, enum ptd_exec_mode mode, uint64_t ip);
+int ptd_ild_decode_at(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
+                      enum ptd_exec_mode mode, uint64_t ip);
 
 /* A static message for a (positive or negative) -PTD_ILD_ERR_* code, or
  * NULL for a code the ILD does not return. */
@@ -160,20 +162,20 @@ const char *ptd_ild_iclass_name(enum ptd_iclass iclass);
  * Trace binds its events to IRET-like, UIRET, VM-entry, software-interrupt
  * and SYSCALL-like instructions, SDM Vol. 3C "Event Trace"). */
 enum ptd_ild_far {
-    PTD_FAR_NONE = 0,   /* not a far transfer */
-    PTD_FAR_CALL,       /* CALL far: 9A (not in 64-bit mode), FF /3 */
-    PTD_FAR_JUMP,       /* JMP far: EA (not in 64-bit mode), FF /5 */
-    PTD_FAR_RET,        /* RETF: CA, CB */
-    PTD_FAR_SWINT,      /* INT n, INT3, INT1, INTO */
-    PTD_FAR_SYSCALL,    /* SYSCALL, SYSENTER */
-    PTD_FAR_SYSRET,     /* SYSRET, SYSEXIT */
-    PTD_FAR_IRET,       /* IRET, IRETD, IRETQ */
-    PTD_FAR_ERET,       /* FRED: ERETS (F2 0F 01 CA), ERETU (F3 0F 01 CA) */
-    PTD_FAR_UIRET,      /* UIRET (F3 0F 01 EC) */
-    PTD_FAR_VMCALL,     /* VMCALL, VMMCALL (leave the guest) */
-    PTD_FAR_VMENTRY,    /* VMLAUNCH, VMRESUME, VMRUN (enter a guest) */
-    PTD_FAR_VMFUNC,     /* VMFUNC */
-    PTD_FAR_RSM,        /* RSM */
+    PTD_FAR_NONE = 0, /* not a far transfer */
+    PTD_FAR_CALL,     /* CALL far: 9A (not in 64-bit mode), FF /3 */
+    PTD_FAR_JUMP,     /* JMP far: EA (not in 64-bit mode), FF /5 */
+    PTD_FAR_RET,      /* RETF: CA, CB */
+    PTD_FAR_SWINT,    /* INT n, INT3, INT1, INTO */
+    PTD_FAR_SYSCALL,  /* SYSCALL, SYSENTER */
+    PTD_FAR_SYSRET,   /* SYSRET, SYSEXIT */
+    PTD_FAR_IRET,     /* IRET, IRETD, IRETQ */
+    PTD_FAR_ERET,     /* FRED: ERETS (F2 0F 01 CA), ERETU (F3 0F 01 CA) */
+    PTD_FAR_UIRET,    /* UIRET (F3 0F 01 EC) */
+    PTD_FAR_VMCALL,   /* VMCALL, VMMCALL (leave the guest) */
+    PTD_FAR_VMENTRY,  /* VMLAUNCH, VMRESUME, VMRUN (enter a guest) */
+    PTD_FAR_VMFUNC,   /* VMFUNC */
+    PTD_FAR_RSM,      /* RSM */
     PTD_FAR_COUNT
 };
 
@@ -187,8 +189,7 @@ enum ptd_ild_far ptd_ild_far_kind(const struct ptd_insn *insn);
  * libipt's ptic_far_call). */
 static inline bool ptd_ild_far_is_call(enum ptd_ild_far k)
 {
-    return k == PTD_FAR_CALL || k == PTD_FAR_SWINT || k == PTD_FAR_SYSCALL ||
-           k == PTD_FAR_VMCALL;
+    return k == PTD_FAR_CALL || k == PTD_FAR_SWINT || k == PTD_FAR_SYSCALL || k == PTD_FAR_VMCALL;
 }
 
 /* An IRET-like return (IRET, SYSRET, SYSEXIT, ERETS, ERETU): the

@@ -21,16 +21,16 @@
 
 #if defined(__GNUC__)
 #define PTD_ILD_STEP_RARE(x) __builtin_expect(!!(x), 0)
-#define PTD_ILD_STEP_INLINE __attribute__((always_inline)) inline
+#define PTD_ILD_STEP_INLINE  __attribute__((always_inline)) inline
 #else
 #define PTD_ILD_STEP_RARE(x) (x)
-#define PTD_ILD_STEP_INLINE inline
+#define PTD_ILD_STEP_INLINE  inline
 #endif
 
 struct ptd_ild_step {
-    uint8_t iclass;     /* enum ptd_iclass */
-    uint8_t rel;        /* direct near branch (rel8/16/32): disp valid */
-    int32_t disp;       /* the sign-extended displacement (rel), else 0 */
+    uint8_t iclass; /* enum ptd_iclass */
+    uint8_t rel;    /* direct near branch (rel8/16/32): disp valid */
+    int32_t disp;   /* the sign-extended displacement (rel), else 0 */
 };
 
 /* The step table (decoder/ptd_ild_step_table.c, generated ahead of time by
@@ -46,15 +46,15 @@ struct ptd_ild_step {
  *   bit  11    PTD_STEP_ESC0F: 0F, look up the next byte in the 0F map
  *   bit  15    PTD_STEP_SLOW: anything else (prefixes, groups decided by
  *              ModRM.reg, vector encodings, invalid): the general path */
-#define PTD_STEP_LEN 0x000Fu
-#define PTD_STEP_M 0x0010u
+#define PTD_STEP_LEN         0x000Fu
+#define PTD_STEP_M           0x0010u
 #define PTD_STEP_CLASS_SHIFT 5
 #define PTD_STEP_CLASS_OF(e) (((unsigned)(e) >> PTD_STEP_CLASS_SHIFT) & 7u)
-#define PTD_STEP_REL_SHIFT 8
-#define PTD_STEP_REL_OF(e) (((unsigned)(e) >> PTD_STEP_REL_SHIFT) & 3u)
-#define PTD_STEP_NOREG 0x0400u
-#define PTD_STEP_ESC0F 0x0800u
-#define PTD_STEP_SLOW 0x8000u
+#define PTD_STEP_REL_SHIFT   8
+#define PTD_STEP_REL_OF(e)   (((unsigned)(e) >> PTD_STEP_REL_SHIFT) & 3u)
+#define PTD_STEP_NOREG       0x0400u
+#define PTD_STEP_ESC0F       0x0800u
+#define PTD_STEP_SLOW        0x8000u
 extern const uint16_t ptd_ild_step_table[2][4][256];
 
 /* The table's answer, or 0 for the general path below. */
@@ -98,16 +98,16 @@ static PTD_ILD_STEP_INLINE unsigned ptd_ild_step_tab(const uint8_t *bytes, unsig
     s->disp = 0;
     if (rk) {
         const uint8_t *d = bytes + len - (rk == 3 ? 4 : rk);
-        s->disp = rk == 1 ? (int8_t)d[0]
-                : rk == 2 ? (int16_t)(uint16_t)(d[0] | (d[1] << 8))
-                : (int32_t)((uint32_t)d[0] | ((uint32_t)d[1] << 8) |
-                            ((uint32_t)d[2] << 16) | ((uint32_t)d[3] << 24));
+        s->disp = rk == 1   ? (int8_t)d[0]
+                  : rk == 2 ? (int16_t)(uint16_t)(d[0] | (d[1] << 8))
+                            : (int32_t)((uint32_t)d[0] | ((uint32_t)d[1] << 8) |
+                                        ((uint32_t)d[2] << 16) | ((uint32_t)d[3] << 24));
     }
     return len;
 }
 
 static PTD_ILD_STEP_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t size, unsigned mode,
-                                    struct ptd_ild_step *s)
+                                                 struct ptd_ild_step *s)
 {
     if (PTD_ILD_STEP_RARE(size < PTD_ILD_MAX_LEN || mode > PTD_EXEC_MODE_64))
         return 0;
@@ -129,7 +129,7 @@ static PTD_ILD_STEP_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t si
     uint16_t e = ptd_ild_map_primary[b];
     pos++;
     if (e & ILD_ESC) {
-        if (b != 0x0F || pos >= PTD_ILD_MAX_LEN)   /* VEX, EVEX, XOP */
+        if (b != 0x0F || pos >= PTD_ILD_MAX_LEN) /* VEX, EVEX, XOP */
             return 0;
         op = bytes[pos++];
         if (op == 0x38 || op == 0x3A || ptd_ild_0f_sse[op])
@@ -171,10 +171,10 @@ static PTD_ILD_STEP_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t si
     s->disp = 0;
     if (kind >= I_REL8) {
         const uint8_t *p = bytes + pos;
-        s->disp = kind == I_REL8 ? (int8_t)p[0]
-                : (len - pos == 2) ? (int16_t)(uint16_t)(p[0] | (p[1] << 8))
-                : (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
-                            ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+        s->disp = kind == I_REL8     ? (int8_t)p[0]
+                  : (len - pos == 2) ? (int16_t)(uint16_t)(p[0] | (p[1] << 8))
+                                     : (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
+                                                 ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
     }
     return len;
 }

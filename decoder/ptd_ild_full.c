@@ -14,22 +14,23 @@
 #include "decoder/ptd_ild_full.h"
 
 /* VEX/EVEX/XOP payload fields (SDM Vol. 2, 2.3.5.1, 2.7.1; APX spec). */
-#define VEX3_MAP_MASK   0x1F  /* C4 byte 1: m-mmmm */
-#define XOP_MAP_MIN     8     /* XOP map_select 8..0Ah; POP uses reg=0 */
-#define EVEX_P0_MAP     0x07  /* P0[2:0]: mmm */
-#define EVEX_P0_B4      0x08  /* P0[3]: APX's B4; reserved 0 outside 64-bit mode */
-#define EVEX_P1_W       0x80  /* P1[7]: W */
-#define EVEX_P1_U       0x04  /* P1[2]: APX's X4 (inverted); 1 outside 64-bit mode */
-#define EVEX_P1_PP      0x03  /* P1[1:0]: pp; 01 = 66 */
-#define VEX_PP_66       0x01
+#define VEX3_MAP_MASK 0x1F /* C4 byte 1: m-mmmm */
+#define XOP_MAP_MIN   8    /* XOP map_select 8..0Ah; POP uses reg=0 */
+#define EVEX_P0_MAP   0x07 /* P0[2:0]: mmm */
+#define EVEX_P0_B4    0x08 /* P0[3]: APX's B4; reserved 0 outside 64-bit mode */
+#define EVEX_P1_W     0x80 /* P1[7]: W */
+#define EVEX_P1_U     0x04 /* P1[2]: APX's X4 (inverted); 1 outside 64-bit mode */
+#define EVEX_P1_PP    0x03 /* P1[1:0]: pp; 01 = 66 */
+#define VEX_PP_66     0x01
 
 /* REX2 (APX spec): JMPABS is REX2 with M0=0 and W=0, opcode A1. */
-#define OPC_JMPABS      0xA1
+#define OPC_JMPABS 0xA1
 
 /* The maps whose every instruction is 64-bit-mode only: APX's EVEX map 4
  * and the AMX/USER_MSR/MSR_IMM maps (Intel XED: "mode64" throughout). */
-#define ILD_MAPS_64_ONLY ((1u << PTD_ILD_MAP_VEX_MAP5) | (1u << PTD_ILD_MAP_VEX_MAP7) | \
-                          (1u << PTD_ILD_MAP_EVEX_MAP4) | (1u << PTD_ILD_MAP_EVEX_MAP7))
+#define ILD_MAPS_64_ONLY                                                                           \
+    ((1u << PTD_ILD_MAP_VEX_MAP5) | (1u << PTD_ILD_MAP_VEX_MAP7) | (1u << PTD_ILD_MAP_EVEX_MAP4) | \
+     (1u << PTD_ILD_MAP_EVEX_MAP7))
 
 /* The immediate kinds that are a near-branch displacement. */
 #define ILD_REL_KINDS ((1u << I_REL8) | (1u << I_RELZ) | (1u << I_RELZ_XBEGIN))
@@ -39,18 +40,18 @@
  * hand back a struct ild_esc), so the compiler keeps it in registers. */
 struct ild_dec {
     const uint8_t *bytes;
-    size_t avail;       /* bytes that may be read: min(size, 15) */
-    size_t pos;         /* the next byte */
-    size_t prefix_len;  /* legacy and REX prefix bytes (not REX2, VEX...) */
-    unsigned pf;        /* PF_* prefix bits */
-    unsigned rep;       /* the last F2/F3 byte */
-    unsigned rex;       /* the last REX byte (PF_REX) or the REX2 payload */
-    unsigned map, op;   /* enum ptd_ild_map, opcode byte in it */
-    unsigned modrm;     /* when ILD_M */
-    unsigned form;      /* ModRM as its addressing form: mod forced to 11
-                           for ILD_REGONLY */
-    unsigned flags;     /* PTD_INSN_* found on the way (VEX, REX2) */
-    uint16_t e;         /* the opcode's entry (ptd_ild_tables.h) */
+    size_t avail;      /* bytes that may be read: min(size, 15) */
+    size_t pos;        /* the next byte */
+    size_t prefix_len; /* legacy and REX prefix bytes (not REX2, VEX...) */
+    unsigned pf;       /* PF_* prefix bits */
+    unsigned rep;      /* the last F2/F3 byte */
+    unsigned rex;      /* the last REX byte (PF_REX) or the REX2 payload */
+    unsigned map, op;  /* enum ptd_ild_map, opcode byte in it */
+    unsigned modrm;    /* when ILD_M */
+    unsigned form;     /* ModRM as its addressing form: mod forced to 11
+                          for ILD_REGONLY */
+    unsigned flags;    /* PTD_INSN_* found on the way (VEX, REX2) */
+    uint16_t e;        /* the opcode's entry (ptd_ild_tables.h) */
     bool m64;
 };
 
@@ -131,7 +132,7 @@ ILD_NOINLINE static int ild_rex2(const uint8_t *bytes, size_t avail, size_t pos,
     x->op = op;
     x->e = (uint16_t)(e & ~ILD_ESC);
     x->rex = p;
-    x->pf = (p & REX_W) ? PF_W : 0;     /* no PF_W before: REX is #UD here */
+    x->pf = (p & REX_W) ? PF_W : 0; /* no PF_W before: REX is #UD here */
     x->flags = PTD_INSN_REX2;
     return (int)pos + 2;
 }
@@ -149,8 +150,8 @@ ILD_NOINLINE static int ild_vector(const uint8_t *bytes, size_t avail, size_t po
     if (pos >= avail)
         return ptd_ild_short(pos);
     unsigned p0 = bytes[pos];
-    bool is_vec = (b == OPC_XOP) ? (p0 & VEX3_MAP_MASK) >= XOP_MAP_MIN
-                                 : (m64 || MODRM_MOD(p0) == MOD_REG);
+    bool is_vec =
+        (b == OPC_XOP) ? (p0 & VEX3_MAP_MASK) >= XOP_MAP_MIN : (m64 || MODRM_MOD(p0) == MOD_REG);
     if (!is_vec)
         return (int)pos;
     /* 2.3.2, 2.7: a VEX/EVEX prefix after 66, F2, F3, F0 or REX is #UD
@@ -173,10 +174,9 @@ ILD_NOINLINE static int ild_vector(const uint8_t *bytes, size_t avail, size_t po
         map = ptd_ild_evex_map[p0 & EVEX_P0_MAP];
         if (map == PTD_ILD_MAP_PRIMARY || (!m64 && ((p0 & EVEX_P0_B4) || !(p1 & EVEX_P1_U))))
             return -PTD_ILD_ERR_BAD_INSN;
-        if (map == PTD_ILD_MAP_EVEX_MAP4)   /* promoted integer instructions:
-                                               W and pp=01 set the size */
-            x->pf = ((p1 & EVEX_P1_W) ? PF_W : 0) |
-                    ((p1 & EVEX_P1_PP) == VEX_PP_66 ? PF_OSZ : 0);
+        if (map == PTD_ILD_MAP_EVEX_MAP4) /* promoted integer instructions:
+                                             W and pp=01 set the size */
+            x->pf = ((p1 & EVEX_P1_W) ? PF_W : 0) | ((p1 & EVEX_P1_PP) == VEX_PP_66 ? PF_OSZ : 0);
     } else {
         unsigned mm = p0 & VEX3_MAP_MASK;
         n = 3;
@@ -212,7 +212,7 @@ ILD_STAGE int ild_opcode(struct ild_dec *d)
             int r = ild_escape_0f(d);
             if (r < 0)
                 return r;
-        } else if (b != PFX_REX2 || d->m64) {   /* D5: AAD ib outside 64-bit mode */
+        } else if (b != PFX_REX2 || d->m64) { /* D5: AAD ib outside 64-bit mode */
             struct ild_esc x;
             int r = b == PFX_REX2 ? ild_rex2(d->bytes, d->avail, d->pos, d->pf, &x)
                                   : ild_vector(d->bytes, d->avail, d->pos, d->pf, d->m64, &x);
@@ -246,7 +246,8 @@ ILD_STAGE int ild_modrm(struct ild_dec *d)
     if (d->e & (ILD_GRP | ILD_NOREG | ILD_REGONLY)) {
         if (d->e & ILD_GRP) {
             unsigned rx = (d->flags & PTD_INSN_REX2) ? (d->rex | ILD_RX_REX2)
-                        : (d->pf & PF_REX) ? d->rex : 0;
+                          : (d->pf & PF_REX)         ? d->rex
+                                                     : 0;
             d->e = ptd_ild_group(d->map, d->op, d->modrm, ptd_ild_mandatory(d->pf, d->rep),
                                  rx | (d->m64 ? ILD_RX_M64 : 0), d->e);
             if (d->e == 0)
@@ -284,8 +285,9 @@ ILD_STAGE int ild_sib_disp(struct ild_dec *d, unsigned ctx)
 ILD_STAGE int ild_prefix_rules(const struct ild_dec *d)
 {
     if (d->map >= PTD_ILD_MAP_0F && d->map <= PTD_ILD_MAP_0F3A) {
-        unsigned rule = (d->map == PTD_ILD_MAP_0F ? ptd_ild_0f_sse
-                         : d->map == PTD_ILD_MAP_0F38 ? ptd_ild_0f38_sse : ptd_ild_0f3a_sse)[d->op];
+        unsigned rule = (d->map == PTD_ILD_MAP_0F     ? ptd_ild_0f_sse
+                         : d->map == PTD_ILD_MAP_0F38 ? ptd_ild_0f38_sse
+                                                      : ptd_ild_0f3a_sse)[d->op];
         if (rule && !ptd_ild_sse_ok(rule, d->map == PTD_ILD_MAP_0F ? d->op : 0,
                                     ptd_ild_mandatory(d->pf, d->rep), d->modrm))
             return -PTD_ILD_ERR_BAD_INSN;
@@ -306,8 +308,7 @@ static inline uint64_t ild_le(const uint8_t *p, unsigned n)
 /* Stage 6: the immediate (SDM Vol. 2, A.2.2: sizes by kind and context),
  * and what it means for a branch: a near displacement, a far pointer, or
  * JMPABS's absolute address. Returns the length. */
-ILD_STAGE int ild_immediate(struct ild_dec *d, struct ptd_insn *insn, unsigned ctx,
-                            unsigned *opsz)
+ILD_STAGE int ild_immediate(struct ild_dec *d, struct ptd_insn *insn, unsigned ctx, unsigned *opsz)
 {
     const unsigned kind = d->e & ILD_IMM_MASK;
     const size_t len = d->pos + ILD_IMM_SIZE(ctx, kind);
@@ -318,9 +319,9 @@ ILD_STAGE int ild_immediate(struct ild_dec *d, struct ptd_insn *insn, unsigned c
 
     const uint8_t *p = d->bytes + d->pos;
     if ((1u << kind) & ILD_REL_KINDS) {
-        int32_t disp = kind == I_REL8 ? (int8_t)p[0]
-                     : (len - d->pos == 2) ? (int16_t)(uint16_t)ild_le(p, 2)
-                     : (int32_t)(uint32_t)ild_le(p, 4);
+        int32_t disp = kind == I_REL8        ? (int8_t)p[0]
+                       : (len - d->pos == 2) ? (int16_t)(uint16_t)ild_le(p, 2)
+                                             : (int32_t)(uint32_t)ild_le(p, 4);
         uint64_t t = insn->ip + len + (uint64_t)(int64_t)disp;
         /* Near branches wrap to the operand size (SDM JMP/Jcc/CALL: "IF
          * OperandSize = 16 THEN EIP <- tempEIP AND 0000FFFFH"); XBEGIN does
@@ -350,8 +351,8 @@ _Static_assert(PF_LOCK == PTD_INSN_LOCK && PF_REP == PTD_INSN_REP && PF_REX == P
 _Static_assert((ILD_M >> 4) == PTD_INSN_MODRM && (ILD_PTW >> 11) == PTD_INSN_PTWRITE,
                "entry bits shift onto insn flags");
 
-ILD_NOINLINE int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes,
-                                     size_t size, enum ptd_exec_mode mode)
+ILD_NOINLINE int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
+                                     enum ptd_exec_mode mode)
 {
     if (!insn || (!bytes && size) || (unsigned)mode > PTD_EXEC_MODE_64)
         return -PTD_ILD_ERR_INVALID;

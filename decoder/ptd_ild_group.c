@@ -11,51 +11,51 @@
 #include "decoder/ptd_ild_full.h"
 
 /* Opcodes and ModRM bytes singled out below. */
-#define OPC_GRP11_EB        0xC6  /* MOV r/m8, imm8; XABORT */
-#define OPC_GRP11_EV        0xC7  /* MOV r/m, imm; XBEGIN */
-#define MODRM_XABORT_XBEGIN 0xF8  /* C6 F8 ib, C7 F8 rel */
-#define OPC_0F_GRP6         0x00
-#define GRP6_LKGS           6     /* F2 0F 00 /6 */
-#define OPC_0F_GRP7         0x01
-#define MODRM_VMCALL        0xC1
-#define MODRM_VMLAUNCH      0xC2
-#define MODRM_VMRESUME      0xC3
-#define MODRM_ERET          0xCA  /* NP: CLAC; F2: ERETS; F3: ERETU */
-#define MODRM_VMFUNC        0xD4
-#define MODRM_VMRUN         0xD8
-#define MODRM_VMMCALL       0xD9
-#define MODRM_UIRET         0xEC  /* F3 */
-#define MODRM_SWAPGS        0xF8
-#define OPC_0F_MOV_R_CR     0x20
-#define OPC_0F_MOV_R_DR     0x21
-#define OPC_0F_MOV_CR_R     0x22
-#define OPC_0F_MOV_DR_R     0x23
-#define OPC_0F_VMREAD       0x78  /* 66: EXTRQ ib, ib; F2: INSERTQ ib, ib */
-#define OPC_0F_VMWRITE      0x79  /* 66: EXTRQ; F2: INSERTQ */
-#define OPC_0F_PADLOCK_A6   0xA6
-#define OPC_0F_PADLOCK_A7   0xA7
-#define OPC_0F_GRP15        0xAE
-#define GRP15_PTWRITE       4     /* ModRM.reg of F3 0F AE /4 */
-#define GRP15_XSAVE_FIRST   4     /* 0F AE /4 /5 /6 (memory): XSAVE XRSTOR XSAVEOPT */
-#define OPC_0F_POPCNT       0xB8
-#define OPC_0F_GRP9         0xC7
-#define GRP9_XSAVE_FIRST    3     /* 0F C7 /3 /4 /5 (memory): XRSTORS XSAVEC XSAVES */
-#define OPC_0F38_MOVRS_B    0x8A
-#define OPC_0F38_MOVRS_V    0x8B
-#define OPC_0F38_KL_WIDE    0xD8  /* F3 0F 38 D8: Key Locker wide forms */
+#define OPC_GRP11_EB          0xC6 /* MOV r/m8, imm8; XABORT */
+#define OPC_GRP11_EV          0xC7 /* MOV r/m, imm; XBEGIN */
+#define MODRM_XABORT_XBEGIN   0xF8 /* C6 F8 ib, C7 F8 rel */
+#define OPC_0F_GRP6           0x00
+#define GRP6_LKGS             6 /* F2 0F 00 /6 */
+#define OPC_0F_GRP7           0x01
+#define MODRM_VMCALL          0xC1
+#define MODRM_VMLAUNCH        0xC2
+#define MODRM_VMRESUME        0xC3
+#define MODRM_ERET            0xCA /* NP: CLAC; F2: ERETS; F3: ERETU */
+#define MODRM_VMFUNC          0xD4
+#define MODRM_VMRUN           0xD8
+#define MODRM_VMMCALL         0xD9
+#define MODRM_UIRET           0xEC /* F3 */
+#define MODRM_SWAPGS          0xF8
+#define OPC_0F_MOV_R_CR       0x20
+#define OPC_0F_MOV_R_DR       0x21
+#define OPC_0F_MOV_CR_R       0x22
+#define OPC_0F_MOV_DR_R       0x23
+#define OPC_0F_VMREAD         0x78 /* 66: EXTRQ ib, ib; F2: INSERTQ ib, ib */
+#define OPC_0F_VMWRITE        0x79 /* 66: EXTRQ; F2: INSERTQ */
+#define OPC_0F_PADLOCK_A6     0xA6
+#define OPC_0F_PADLOCK_A7     0xA7
+#define OPC_0F_GRP15          0xAE
+#define GRP15_PTWRITE         4 /* ModRM.reg of F3 0F AE /4 */
+#define GRP15_XSAVE_FIRST     4 /* 0F AE /4 /5 /6 (memory): XSAVE XRSTOR XSAVEOPT */
+#define OPC_0F_POPCNT         0xB8
+#define OPC_0F_GRP9           0xC7
+#define GRP9_XSAVE_FIRST      3 /* 0F C7 /3 /4 /5 (memory): XRSTORS XSAVEC XSAVES */
+#define OPC_0F38_MOVRS_B      0x8A
+#define OPC_0F38_MOVRS_V      0x8B
+#define OPC_0F38_KL_WIDE      0xD8 /* F3 0F 38 D8: Key Locker wide forms */
 #define OPC_0F38_KL_FIRST_MEM 0xDD /* F3 0F 38 DD-DF: memory-only Key Locker */
-#define OPC_0F38_USER_MSR   0xF8  /* F2/F3 with a register: URDMSR/UWRMSR */
-#define OPC_0F3A_HRESET     0xF0  /* F3 0F 3A F0 C0 ib */
-#define MODRM_HRESET        0xC0
-#define OPC_MAP4_GRP3_EB    0xF6
-#define MODRM_MONTMUL       0xC0  /* F3 0F A6 */
-#define MODRM_XSHA1         0xC8
-#define MODRM_XSHA256       0xD0
-#define MODRM_XSTORE        0xC0  /* 0F A7 */
-#define MODRM_XCRYPT_LAST   0xE8  /* F3 0F A7 C8..E8, step 8 */
-#define MODRM_REG_FIRST     0xC0  /* first register form (mod=11) */
+#define OPC_0F38_USER_MSR     0xF8 /* F2/F3 with a register: URDMSR/UWRMSR */
+#define OPC_0F3A_HRESET       0xF0 /* F3 0F 3A F0 C0 ib */
+#define MODRM_HRESET          0xC0
+#define OPC_MAP4_GRP3_EB      0xF6
+#define MODRM_MONTMUL         0xC0 /* F3 0F A6 */
+#define MODRM_XSHA1           0xC8
+#define MODRM_XSHA256         0xD0
+#define MODRM_XSTORE          0xC0 /* 0F A7 */
+#define MODRM_XCRYPT_LAST     0xE8 /* F3 0F A7 C8..E8, step 8 */
+#define MODRM_REG_FIRST       0xC0 /* first register form (mod=11) */
 /* Control registers that exist, one bit per CRn: CR0 CR2 CR3 CR4 CR8. */
-#define CR_VALID_MASK       ((1u << 0) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 8))
+#define CR_VALID_MASK ((1u << 0) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 8))
 
 #define FAR ILD_CLASS(PTD_ICLASS_FAR_TRANSFER)
 
@@ -70,19 +70,17 @@ static uint16_t group7(unsigned modrm, unsigned mp, bool m64, uint16_t e)
     case MODRM_VMLAUNCH:
     case MODRM_VMRESUME:
     case MODRM_VMFUNC:
-    case MODRM_VMRUN:    /* AMD SVM */
-    case MODRM_VMMCALL:  /* AMD SVM */
-        return (uint16_t)(e | FAR);
-    case MODRM_ERET:     /* F2: ERETS, F3: ERETU (FRED); NP: CLAC */
+    case MODRM_VMRUN: /* AMD SVM */
+    case MODRM_VMMCALL: /* AMD SVM */ return (uint16_t)(e | FAR);
+    case MODRM_ERET: /* F2: ERETS, F3: ERETU (FRED); NP: CLAC */
         if (mp == PFX_REP || mp == PFX_REPNE)
             return m64 ? (uint16_t)(e | FAR) : 0;
         return e;
-    case MODRM_UIRET:    /* F3: UIRET (user interrupts) */
+    case MODRM_UIRET: /* F3: UIRET (user interrupts) */
         if (mp == PFX_REP)
             return m64 ? (uint16_t)(e | FAR) : 0;
         return e;
-    case MODRM_SWAPGS:   /* 64-bit mode only */
-        return m64 ? e : 0;
+    case MODRM_SWAPGS: /* 64-bit mode only */ return m64 ? e : 0;
     }
     return e;
 }
@@ -97,16 +95,14 @@ static uint16_t group_0f(unsigned op, unsigned modrm, unsigned mp, unsigned rx, 
     unsigned ext = ((rx & REX_R) ? 8u : 0u) | (((rx & ILD_RX_REX2) && (rx & REX2_R4)) ? 16u : 0u);
 
     switch (op) {
-    case OPC_0F_GRP6:   /* F2 0F 00 /6: LKGS (FRED), 64-bit mode only */
+    case OPC_0F_GRP6: /* F2 0F 00 /6: LKGS (FRED), 64-bit mode only */
         return (reg == GRP6_LKGS && mp == PFX_REPNE && m64) ? e : 0;
-    case OPC_0F_GRP7:
-        return group7(modrm, mp, m64, e);
+    case OPC_0F_GRP7: return group7(modrm, mp, m64, e);
     case OPC_0F_MOV_R_CR: /* CR0, CR2, CR3, CR4 and CR8 exist; others are */
     case OPC_0F_MOV_CR_R: /* #UD (SDM MOV-Move to/from Control Registers) */
         return ((CR_VALID_MASK >> (reg | ext)) & 1u) ? e : 0;
     case OPC_0F_MOV_R_DR: /* DR0-DR7; REX.R (REX2.R3/R4) is #UD (SDM */
-    case OPC_0F_MOV_DR_R: /* MOV-Move to/from Debug Registers) */
-        return ext ? 0 : e;
+    case OPC_0F_MOV_DR_R: /* MOV-Move to/from Debug Registers) */ return ext ? 0 : e;
     case OPC_0F_VMREAD: /* NP: VMREAD; 66: EXTRQ xmm, ib, ib (/0, mod=11);
                            F2: INSERTQ xmm, xmm, ib, ib (mod=11); F3: none
                            (SDM VMREAD; AMD APM Vol. 4, EXTRQ/INSERTQ) */
@@ -126,16 +122,18 @@ static uint16_t group_0f(unsigned op, unsigned modrm, unsigned mp, unsigned rx, 
         return e;
     case OPC_0F_PADLOCK_A6: /* VIA PadLock, register forms only: F3 0F A6
                                C0/C8/D0 MONTMUL, XSHA1, XSHA256 */
-        return (mp == PFX_REP && (modrm == MODRM_MONTMUL || modrm == MODRM_XSHA1 ||
-                                  modrm == MODRM_XSHA256))
-             ? e : 0;
-    case OPC_0F_PADLOCK_A7: /* 0F A7 C0 XSTORE; F3 0F A7 C8..E8 XCRYPTECB/
-                               CBC/CTR/CFB/OFB */
-        if (modrm == MODRM_XSTORE)  /* XSTORE, REP XSTORE; not F2 */
+        return (mp == PFX_REP &&
+                (modrm == MODRM_MONTMUL || modrm == MODRM_XSHA1 || modrm == MODRM_XSHA256))
+                   ? e
+                   : 0;
+    case OPC_0F_PADLOCK_A7:        /* 0F A7 C0 XSTORE; F3 0F A7 C8..E8 XCRYPTECB/
+                                      CBC/CTR/CFB/OFB */
+        if (modrm == MODRM_XSTORE) /* XSTORE, REP XSTORE; not F2 */
             return mp != PFX_REPNE ? e : 0;
         return (mp == PFX_REP && mod == MOD_REG && MODRM_RM(modrm) == 0 &&
                 modrm <= MODRM_XCRYPT_LAST)
-             ? e : 0;
+                   ? e
+                   : 0;
     case OPC_0F_POPCNT: /* F3: POPCNT; otherwise undefined (JMPE of IA-64) */
         return mp == PFX_REP ? e : 0;
     }
@@ -172,24 +170,20 @@ uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm, unsigned mp, u
         }
         switch (op) {
         case OPC_GRP11_EB: /* C6 F8 ib: XABORT */
-        case OPC_GRP11_EV: /* C7 F8 rel16/32: XBEGIN */
-            return modrm == MODRM_XABORT_XBEGIN ? e : 0;
+        case OPC_GRP11_EV: /* C7 F8 rel16/32: XBEGIN */ return modrm == MODRM_XABORT_XBEGIN ? e : 0;
         }
         return e;
-    case PTD_ILD_MAP_0F:
-        return group_0f(op, modrm, mp, rx, e);
+    case PTD_ILD_MAP_0F: return group_0f(op, modrm, mp, rx, e);
     case PTD_ILD_MAP_0F38:
         switch (op) {
         case OPC_0F38_MOVRS_B: /* MOVRS: 64-bit mode only (Intel XED) */
-        case OPC_0F38_MOVRS_V:
-            return (rx & ILD_RX_M64) ? e : 0;
+        case OPC_0F38_MOVRS_V: return (rx & ILD_RX_M64) ? e : 0;
         case OPC_0F38_USER_MSR: /* with a register: F2 URDMSR, F3 UWRMSR
                                    (USER_MSR, 64-bit mode only) */
             if (mod == MOD_REG)
                 return ((mp == PFX_REP || mp == PFX_REPNE) && (rx & ILD_RX_M64)) ? e : 0;
             return e;
-        case OPC_0F38_KL_WIDE:  /* AESENC/DECWIDE128/256KL are /0../3 */
-            return reg <= 3 ? e : 0;
+        case OPC_0F38_KL_WIDE: /* AESENC/DECWIDE128/256KL are /0../3 */ return reg <= 3 ? e : 0;
         }
         /* F3 0F 38 DD-DF: AESDEC128KL, AESENC256KL, AESDEC256KL take m384/
            m512 (F3 DC with a register is LOADIWKEY); 66: AES* */
@@ -197,7 +191,7 @@ uint16_t ptd_ild_group(unsigned map, unsigned op, unsigned modrm, unsigned mp, u
             return 0;
         return e;
     case PTD_ILD_MAP_0F3A:
-        if (op == OPC_0F3A_HRESET)  /* HRESET: ModRM C0 only (SDM HRESET) */
+        if (op == OPC_0F3A_HRESET) /* HRESET: ModRM C0 only (SDM HRESET) */
             return modrm == MODRM_HRESET ? e : 0;
         return e;
     case PTD_ILD_MAP_EVEX_MAP4:

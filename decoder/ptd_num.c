@@ -52,9 +52,12 @@ bool ptd_num_parse_u64(const char *s, size_t len, enum ptd_num_base base, uint64
     if (i < len) {
         unsigned shift;
         switch (s[i]) {
-        case 'k': case 'K': shift = 10; break;
-        case 'm': case 'M': shift = 20; break;
-        case 'g': case 'G': shift = 30; break;
+        case 'k':
+        case 'K': shift = 10; break;
+        case 'm':
+        case 'M': shift = 20; break;
+        case 'g':
+        case 'G': shift = 30; break;
         default: return false;
         }
         if (i + 1 != len || v > (UINT64_MAX >> shift))

@@ -6,13 +6,18 @@ static const struct {
     const char *name;
     uint32_t flag;
 } dump_flags[] = {
+    /* clang-format off */
     { "--no-sync", PTD_FMT_NO_SYNC },   { "--quiet", PTD_FMT_QUIET },
     { "--no-pad", PTD_FMT_NO_PAD },     { "--no-timing", PTD_FMT_NO_TIMING },
     { "--no-cyc", PTD_FMT_NO_CYC },     { "--no-offset", PTD_FMT_NO_OFFSET },
     { "--raw", PTD_FMT_RAW },           { "--lastip", PTD_FMT_LASTIP },
-    { "--exec-mode", PTD_FMT_EXEC_MODE }, { "--libipt-2.0", PTD_FMT_LIBIPT20 },
-    { "--time", PTD_FMT_TIME },         { "--tcal", PTD_FMT_TCAL },
-    { "--time-delta", PTD_FMT_TIME_DELTA }, { "--no-tcal", PTD_FMT_NO_TCAL },
+    /* clang-format on */
+    { "--exec-mode", PTD_FMT_EXEC_MODE },
+    { "--libipt-2.0", PTD_FMT_LIBIPT20 },
+    { "--time", PTD_FMT_TIME },
+    { "--tcal", PTD_FMT_TCAL },
+    { "--time-delta", PTD_FMT_TIME_DELTA },
+    { "--no-tcal", PTD_FMT_NO_TCAL },
     { "--no-wall-clock", PTD_FMT_NO_WALL_CLOCK },
     { "--keep-tcal-on-ovf", PTD_FMT_KEEP_TCAL_ON_OVF },
     { "--libipt-pwre", PTD_FMT_LIBIPT_PWRE },
@@ -150,7 +155,7 @@ static const struct {
     const char *name;
     uint64_t max;
 } dump_values[] = {
-    { "--mtc-freq", PTD_TIME_MTC_FREQ_MAX },   /* IA32_RTIT_CTL.MTCFreq is 4 bits */
+    { "--mtc-freq", PTD_TIME_MTC_FREQ_MAX }, /* IA32_RTIT_CTL.MTCFreq is 4 bits */
     { "--nom-freq", 0xff },
     { "--cpuid-0x15.eax", 0xffffffffu },
     { "--cpuid-0x15.ebx", 0xffffffffu },
@@ -212,7 +217,17 @@ const char *ptd_opts_dump_check(const struct ptd_fmt_options *opt)
 
 /* ---- flow words ---------------------------------------------------------------- */
 
-enum { W_FMT, W_FLAGS, W_BLOCK, W_INSN, W_STAT, W_STAT_INSN, W_STAT_BLOCKS, W_BLOCK_DECODER, W_CHECK };
+enum {
+    W_FMT,
+    W_FLAGS,
+    W_BLOCK,
+    W_INSN,
+    W_STAT,
+    W_STAT_INSN,
+    W_STAT_BLOCKS,
+    W_BLOCK_DECODER,
+    W_CHECK
+};
 
 static const struct {
     const char *name;

@@ -66,8 +66,8 @@ void ptd_opts_split_range(char *name, uint64_t *from, uint64_t *to, bool *has_to
  * (accepted: the flow layer always checks). As in ptxed, the block
  * decoder's flags apply to it only, the instruction decoder's to it. */
 struct ptd_flow_opts {
-    uint32_t fmt;                   /* PTD_FMT_FLOW_* */
-    unsigned flags;                 /* PTD_FLOW_F_* for either decoder */
+    uint32_t fmt;   /* PTD_FMT_FLOW_* */
+    unsigned flags; /* PTD_FLOW_F_* for either decoder */
     unsigned block_flags, insn_flags;
     uint8_t stat, stat_insn, stat_blocks;
 };

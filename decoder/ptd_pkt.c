@@ -9,9 +9,12 @@
 /* ---- the table of packet kinds ------------------------------------------- */
 
 #define PTD_KIND(n, o, om, e, em, e2, h, pl, sz, lay) \
-    { n, o, om, e, em, e2, h, pl, sz, lay }
+    {                                                 \
+        n, o, om, e, em, e2, h, pl, sz, lay           \
+    }
 
 const struct ptd_pkt_kind_info ptd_pkt_kinds[PTD_PKT_KIND_COUNT] = {
+    /* clang-format off */
     [PTD_PKT_NONE]      = PTD_KIND("<none>", 0, 0, 0, 0, 0, 0, 0, 0, PTD_LAYOUT_NONE),
     [PTD_PKT_PAD]       = PTD_KIND("pad", PTD_OPC_PAD, 0xff, 0, 0, 0, 1, 0, 1, PTD_LAYOUT_NONE),
     [PTD_PKT_PSB]       = PTD_KIND("psb", PTD_OPC_EXT, 0xff, PTD_EXT_PSB, 0xff, 0, 2, 14, 16, PTD_LAYOUT_NONE),
@@ -22,7 +25,10 @@ const struct ptd_pkt_kind_info ptd_pkt_kinds[PTD_PKT_KIND_COUNT] = {
     [PTD_PKT_TIP_PGE]   = PTD_KIND("tip.pge", PTD_OPC_TIP_PGE, PTD_OPC_IP_MASK, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_IP),
     [PTD_PKT_TIP_PGD]   = PTD_KIND("tip.pgd", PTD_OPC_TIP_PGD, PTD_OPC_IP_MASK, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_IP),
     [PTD_PKT_FUP]       = PTD_KIND("fup", PTD_OPC_FUP, PTD_OPC_IP_MASK, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_IP),
-    [PTD_PKT_MODE_EXEC] = PTD_KIND("mode.exec", PTD_OPC_MODE, 0xff, 0x00, 0xe0, 0, 1, 1, 2, PTD_LAYOUT_SPECIAL),
+    /* clang-format on */
+    [PTD_PKT_MODE_EXEC] =
+        PTD_KIND("mode.exec", PTD_OPC_MODE, 0xff, 0x00, 0xe0, 0, 1, 1, 2, PTD_LAYOUT_SPECIAL),
+    /* clang-format off */
     [PTD_PKT_MODE_TSX]  = PTD_KIND("mode.tsx", PTD_OPC_MODE, 0xff, 0x20, 0xe0, 0, 1, 1, 2, PTD_LAYOUT_SPECIAL),
     [PTD_PKT_PIP]       = PTD_KIND("pip", PTD_OPC_EXT, 0xff, PTD_EXT_PIP, 0xff, 0, 2, 6, 8, PTD_LAYOUT_SPECIAL),
     [PTD_PKT_TSC]       = PTD_KIND("tsc", PTD_OPC_TSC, 0xff, 0, 0, 0, 1, 7, 8, PTD_LAYOUT_VALUE),
@@ -46,6 +52,7 @@ const struct ptd_pkt_kind_info ptd_pkt_kinds[PTD_PKT_KIND_COUNT] = {
     [PTD_PKT_MNT]       = PTD_KIND("mnt", PTD_OPC_EXT, 0xff, PTD_EXT_MNT, 0xff, PTD_EXT2_MNT, 3, 8, 11, PTD_LAYOUT_VALUE),
     [PTD_PKT_INVALID]   = PTD_KIND("<invalid>", 0, 0, 0, 0, 0, 0, 0, 0, PTD_LAYOUT_NONE),
     [PTD_PKT_TRIG]      = PTD_KIND("trig", PTD_OPC_TRIG, 0xff, 0, 0, 0, 1, 0, 0, PTD_LAYOUT_SPECIAL),
+    /* clang-format on */
 };
 
 void ptd_pkt_set_errata(struct ptd_pkt_decoder *d, unsigned errata)
@@ -70,59 +77,89 @@ int ptd_ipc_size(unsigned ipc)
 
 /* Classes of the first byte. */
 enum {
-    FB_BAD = 0, FB_PAD, FB_EXT, FB_TNT8, FB_CYC, FB_TIP, FB_PGE, FB_PGD, FB_FUP,
-    FB_TSC, FB_MTC, FB_MODE, FB_TRIG,
+    FB_BAD = 0,
+    FB_PAD,
+    FB_EXT,
+    FB_TNT8,
+    FB_CYC,
+    FB_TIP,
+    FB_PGE,
+    FB_PGD,
+    FB_FUP,
+    FB_TSC,
+    FB_MTC,
+    FB_MODE,
+    FB_TRIG,
 };
 
 /* Computed at compile time from the opcode definitions: 0x00 PAD, 0x02 EXT,
  * other even bytes TNT-8 (bit 0 = 0), xxxxxx11 CYC, and the IP family and
  * 1-byte opcodes by their fixed bits. */
-#define FB_OF(b)                                                            \
-    ((b) == PTD_OPC_PAD ? FB_PAD :                                          \
-     (b) == PTD_OPC_EXT ? FB_EXT :                                          \
-     ((b) & 1) == 0 ? FB_TNT8 :                                             \
-     ((b) & PTD_OPC_CYC_MASK) == PTD_OPC_CYC ? FB_CYC :                     \
-     ((b) & PTD_OPC_IP_MASK) == PTD_OPC_TIP ? FB_TIP :                      \
-     ((b) & PTD_OPC_IP_MASK) == PTD_OPC_TIP_PGE ? FB_PGE :                  \
-     ((b) & PTD_OPC_IP_MASK) == PTD_OPC_TIP_PGD ? FB_PGD :                  \
-     ((b) & PTD_OPC_IP_MASK) == PTD_OPC_FUP ? FB_FUP :                      \
-     (b) == PTD_OPC_TSC ? FB_TSC :                                          \
-     (b) == PTD_OPC_MTC ? FB_MTC :                                          \
-     (b) == PTD_OPC_MODE ? FB_MODE :                                        \
-     (b) == PTD_OPC_TRIG ? FB_TRIG : FB_BAD)
+#define FB_OF(b)                                          \
+    ((b) == PTD_OPC_PAD                         ? FB_PAD  \
+     : (b) == PTD_OPC_EXT                       ? FB_EXT  \
+     : ((b)&1) == 0                             ? FB_TNT8 \
+     : ((b)&PTD_OPC_CYC_MASK) == PTD_OPC_CYC    ? FB_CYC  \
+     : ((b)&PTD_OPC_IP_MASK) == PTD_OPC_TIP     ? FB_TIP  \
+     : ((b)&PTD_OPC_IP_MASK) == PTD_OPC_TIP_PGE ? FB_PGE  \
+     : ((b)&PTD_OPC_IP_MASK) == PTD_OPC_TIP_PGD ? FB_PGD  \
+     : ((b)&PTD_OPC_IP_MASK) == PTD_OPC_FUP     ? FB_FUP  \
+     : (b) == PTD_OPC_TSC                       ? FB_TSC  \
+     : (b) == PTD_OPC_MTC                       ? FB_MTC  \
+     : (b) == PTD_OPC_MODE                      ? FB_MODE \
+     : (b) == PTD_OPC_TRIG                      ? FB_TRIG \
+                                                : FB_BAD)
 
 /* Classes of the second byte of a 2-byte opcode. */
 enum {
-    EB_BAD = 0, EB_PSB, EB_PSBEND, EB_OVF, EB_TNT64, EB_PIP, EB_CBR, EB_TMA,
-    EB_VMCS, EB_STOP, EB_MNT, EB_EXSTOP, EB_MWAIT, EB_PWRE, EB_PWRX, EB_PTW,
-    EB_BBP, EB_BEP, EB_CFE, EB_EVD,
+    EB_BAD = 0,
+    EB_PSB,
+    EB_PSBEND,
+    EB_OVF,
+    EB_TNT64,
+    EB_PIP,
+    EB_CBR,
+    EB_TMA,
+    EB_VMCS,
+    EB_STOP,
+    EB_MNT,
+    EB_EXSTOP,
+    EB_MWAIT,
+    EB_PWRE,
+    EB_PWRX,
+    EB_PTW,
+    EB_BBP,
+    EB_BEP,
+    EB_CFE,
+    EB_EVD,
 };
 
-#define EB_OF(b)                                                            \
-    ((b) == PTD_EXT_PSB ? EB_PSB :                                          \
-     (b) == PTD_EXT_PSBEND ? EB_PSBEND :                                    \
-     (b) == PTD_EXT_OVF ? EB_OVF :                                          \
-     (b) == PTD_EXT_TNT64 ? EB_TNT64 :                                      \
-     (b) == PTD_EXT_PIP ? EB_PIP :                                          \
-     (b) == PTD_EXT_CBR ? EB_CBR :                                          \
-     (b) == PTD_EXT_TMA ? EB_TMA :                                          \
-     (b) == PTD_EXT_VMCS ? EB_VMCS :                                        \
-     (b) == PTD_EXT_STOP ? EB_STOP :                                        \
-     (b) == PTD_EXT_MNT ? EB_MNT :                                          \
-     ((b) & 0x7f) == PTD_EXT_EXSTOP ? EB_EXSTOP :                           \
-     (b) == PTD_EXT_MWAIT ? EB_MWAIT :                                      \
-     (b) == PTD_EXT_PWRE ? EB_PWRE :                                        \
-     (b) == PTD_EXT_PWRX ? EB_PWRX :                                        \
-     ((b) & PTD_EXT_PTW_MASK) == PTD_EXT_PTW ? EB_PTW :                     \
-     (b) == PTD_EXT_BBP ? EB_BBP :                                          \
-     ((b) & 0x7f) == PTD_EXT_BEP ? EB_BEP :                                 \
-     (b) == PTD_EXT_CFE ? EB_CFE :                                          \
-     (b) == PTD_EXT_EVD ? EB_EVD : EB_BAD)
+#define EB_OF(b)                                         \
+    ((b) == PTD_EXT_PSB                      ? EB_PSB    \
+     : (b) == PTD_EXT_PSBEND                 ? EB_PSBEND \
+     : (b) == PTD_EXT_OVF                    ? EB_OVF    \
+     : (b) == PTD_EXT_TNT64                  ? EB_TNT64  \
+     : (b) == PTD_EXT_PIP                    ? EB_PIP    \
+     : (b) == PTD_EXT_CBR                    ? EB_CBR    \
+     : (b) == PTD_EXT_TMA                    ? EB_TMA    \
+     : (b) == PTD_EXT_VMCS                   ? EB_VMCS   \
+     : (b) == PTD_EXT_STOP                   ? EB_STOP   \
+     : (b) == PTD_EXT_MNT                    ? EB_MNT    \
+     : ((b)&0x7f) == PTD_EXT_EXSTOP          ? EB_EXSTOP \
+     : (b) == PTD_EXT_MWAIT                  ? EB_MWAIT  \
+     : (b) == PTD_EXT_PWRE                   ? EB_PWRE   \
+     : (b) == PTD_EXT_PWRX                   ? EB_PWRX   \
+     : ((b)&PTD_EXT_PTW_MASK) == PTD_EXT_PTW ? EB_PTW    \
+     : (b) == PTD_EXT_BBP                    ? EB_BBP    \
+     : ((b)&0x7f) == PTD_EXT_BEP             ? EB_BEP    \
+     : (b) == PTD_EXT_CFE                    ? EB_CFE    \
+     : (b) == PTD_EXT_EVD                    ? EB_EVD    \
+                                             : EB_BAD)
 
-#define R4(M, b) M(b), M((b) + 1), M((b) + 2), M((b) + 3)
+#define R4(M, b)  M(b), M((b) + 1), M((b) + 2), M((b) + 3)
 #define R16(M, b) R4(M, b), R4(M, (b) + 4), R4(M, (b) + 8), R4(M, (b) + 12)
 #define R64(M, b) R16(M, b), R16(M, (b) + 16), R16(M, (b) + 32), R16(M, (b) + 48)
-#define R256(M) R64(M, 0), R64(M, 64), R64(M, 128), R64(M, 192)
+#define R256(M)   R64(M, 0), R64(M, 64), R64(M, 128), R64(M, 192)
 
 static const uint8_t ptd_fb_class[256] = { R256(FB_OF) };
 static const uint8_t ptd_eb_class[256] = { R256(EB_OF) };
@@ -140,27 +177,45 @@ static const uint8_t ptd_ipc_bytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
  *   ptd_fast_mask  which bits of the 8 bytes after the opcode are payload
  *   ptd_fast_size  the packet's size; 0: not a fast packet (decode_one())
  * Inside a BBP block an even byte may be a BIP: no fast path there. */
-#define MSB7(v) ((v) >= 64 ? 6 : (v) >= 32 ? 5 : (v) >= 16 ? 4 : (v) >= 8 ? 3 : (v) >= 4 ? 2 : (v) >= 2 ? 1 : 0)
-#define IPN(b) (((b) >> 5) == 0 ? 0 : ((b) >> 5) == 1 ? 2 : ((b) >> 5) == 2 ? 4 : ((b) >> 5) == 6 ? 8 : 6)
-#define IPMASK(b) (((1ull << (4 * IPN(b))) << (4 * IPN(b))) - 1)   /* 8*IPN low bits */
-#define IPOK(b) (((b) >> 5) != 5 && ((b) >> 5) != 7)
-#define FB_ISIP(b) (FB_OF(b) == FB_TIP || FB_OF(b) == FB_PGE || FB_OF(b) == FB_PGD || FB_OF(b) == FB_FUP)
-#define FB_SHORTCYC(b) (FB_OF(b) == FB_CYC && !((b) & 4))
-#define FAST_MASK(b) (FB_ISIP(b) ? IPMASK(b) : FB_OF(b) == FB_TSC ? 0x00ffffffffffffffull : \
-                      FB_OF(b) == FB_MTC ? 0xffull : 0ull)
-#define FAST_BASE(b) (FB_OF(b) == FB_TNT8 ? (((b) >> 1) & ~(1u << MSB7((b) >> 1))) : \
-                      FB_SHORTCYC(b) ? ((b) >> 3) : 0)
-#define FAST_KIND(b) (FB_OF(b) == FB_PAD ? PTD_PKT_PAD : FB_OF(b) == FB_TNT8 ? PTD_PKT_TNT8 : \
-                      FB_OF(b) == FB_TIP ? PTD_PKT_TIP : FB_OF(b) == FB_PGE ? PTD_PKT_TIP_PGE : \
-                      FB_OF(b) == FB_PGD ? PTD_PKT_TIP_PGD : FB_OF(b) == FB_FUP ? PTD_PKT_FUP : \
-                      FB_OF(b) == FB_TSC ? PTD_PKT_TSC : FB_OF(b) == FB_MTC ? PTD_PKT_MTC : \
-                      FB_SHORTCYC(b) ? PTD_PKT_CYC : PTD_PKT_NONE)
-#define FAST_SIZE(b) (FB_OF(b) == FB_PAD || FB_OF(b) == FB_TNT8 || FB_SHORTCYC(b) ? 1 : \
-                      FB_ISIP(b) ? (IPOK(b) ? 1 + IPN(b) : 0) : \
-                      FB_OF(b) == FB_TSC ? 8 : FB_OF(b) == FB_MTC ? 2 : 0)
+#define MSB7(v) \
+    ((v) >= 64 ? 6 : (v) >= 32 ? 5 : (v) >= 16 ? 4 : (v) >= 8 ? 3 : (v) >= 4 ? 2 : (v) >= 2 ? 1 : 0)
+#define IPN(b) \
+    (((b) >> 5) == 0 ? 0 : ((b) >> 5) == 1 ? 2 : ((b) >> 5) == 2 ? 4 : ((b) >> 5) == 6 ? 8 : 6)
+#define IPMASK(b) (((1ull << (4 * IPN(b))) << (4 * IPN(b))) - 1) /* 8*IPN low bits */
+#define IPOK(b)   (((b) >> 5) != 5 && ((b) >> 5) != 7)
+#define FB_ISIP(b) \
+    (FB_OF(b) == FB_TIP || FB_OF(b) == FB_PGE || FB_OF(b) == FB_PGD || FB_OF(b) == FB_FUP)
+#define FB_SHORTCYC(b) (FB_OF(b) == FB_CYC && !((b)&4))
+#define FAST_MASK(b)                              \
+    (FB_ISIP(b)           ? IPMASK(b)             \
+     : FB_OF(b) == FB_TSC ? 0x00ffffffffffffffull \
+     : FB_OF(b) == FB_MTC ? 0xffull               \
+                          : 0ull)
+#define FAST_BASE(b) \
+    (FB_OF(b) == FB_TNT8 ? (((b) >> 1) & ~(1u << MSB7((b) >> 1))) : FB_SHORTCYC(b) ? ((b) >> 3) : 0)
+#define FAST_KIND(b)                         \
+    (FB_OF(b) == FB_PAD    ? PTD_PKT_PAD     \
+     : FB_OF(b) == FB_TNT8 ? PTD_PKT_TNT8    \
+     : FB_OF(b) == FB_TIP  ? PTD_PKT_TIP     \
+     : FB_OF(b) == FB_PGE  ? PTD_PKT_TIP_PGE \
+     : FB_OF(b) == FB_PGD  ? PTD_PKT_TIP_PGD \
+     : FB_OF(b) == FB_FUP  ? PTD_PKT_FUP     \
+     : FB_OF(b) == FB_TSC  ? PTD_PKT_TSC     \
+     : FB_OF(b) == FB_MTC  ? PTD_PKT_MTC     \
+     : FB_SHORTCYC(b)      ? PTD_PKT_CYC     \
+                           : PTD_PKT_NONE)
+#define FAST_SIZE(b)                                                                          \
+    (FB_OF(b) == FB_PAD || FB_OF(b) == FB_TNT8 || FB_SHORTCYC(b) ? 1                          \
+     : FB_ISIP(b)                                                ? (IPOK(b) ? 1 + IPN(b) : 0) \
+     : FB_OF(b) == FB_TSC                                        ? 8                          \
+     : FB_OF(b) == FB_MTC                                        ? 2                          \
+                                                                 : 0)
 #define FAST_A(b) (FB_OF(b) == FB_TNT8 ? MSB7((b) >> 1) : FB_ISIP(b) ? ((b) >> 5) : 0)
-#define FAST_PKT(b) { .payload = FAST_BASE(b), \
-                      .meta = (FAST_SIZE(b) ? PTD_PKT_META(0, FAST_KIND(b), FAST_SIZE(b), FAST_A(b), 0) : 0) }
+#define FAST_PKT(b)                                                                            \
+    {                                                                                          \
+        .payload = FAST_BASE(b),                                                               \
+        .meta = (FAST_SIZE(b) ? PTD_PKT_META(0, FAST_KIND(b), FAST_SIZE(b), FAST_A(b), 0) : 0) \
+    }
 #define FAST_SIZE8(b) ((uint8_t)FAST_SIZE(b))
 
 static const struct ptd_pkt ptd_fast_pkt[256] = { R256(FAST_PKT) };
@@ -179,9 +234,9 @@ static inline uint64_t ld_le(const uint8_t *p, unsigned n)
 
 static inline uint64_t ld_le64(const uint8_t *p)
 {
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-           (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
 }
 
 /* Index of the most significant set bit (v != 0). */
@@ -197,7 +252,7 @@ int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size)
     if (!d || (!buf && size))
         return -PTD_ERR_INVALID;
     if (!buf)
-        buf = empty;   /* no arithmetic on a null pointer */
+        buf = empty; /* no arithmetic on a null pointer */
     d->begin = buf;
     d->end = buf + size;
     d->pos = buf;
@@ -252,8 +307,8 @@ static int psb_at(const uint8_t *pos, const uint8_t *end)
 
 #define PKT_INLINE static inline __attribute__((always_inline))
 
-PKT_INLINE void set_pkt(struct ptd_pkt *p, uint8_t kind, unsigned size, unsigned a,
-                        unsigned flags, uint32_t aux, uint64_t payload)
+PKT_INLINE void set_pkt(struct ptd_pkt *p, uint8_t kind, unsigned size, unsigned a, unsigned flags,
+                        uint32_t aux, uint64_t payload)
 {
     p->kind = kind;
     p->size = (uint8_t)size;
@@ -309,7 +364,11 @@ PKT_INLINE int read_ip(uint8_t kind, const uint8_t *pos, size_t left, struct ptd
  * libipt's packet decoder does. */
 PKT_INLINE bool skd007_ovf(const uint8_t *pos, size_t left, uint64_t cyc)
 {
-    enum { CYC_LOW_BITS = 5, CYC_AS_EXT = 0x20, SKD007_CYC_SIZE = 2 };
+    enum {
+        CYC_LOW_BITS = 5,
+        CYC_AS_EXT = 0x20,
+        SKD007_CYC_SIZE = 2
+    };
     return (cyc & ~(uint64_t)((1u << CYC_LOW_BITS) - 1)) == CYC_AS_EXT && left > SKD007_CYC_SIZE &&
            pos[SKD007_CYC_SIZE] == PTD_EXT_OVF;
 }
@@ -364,7 +423,12 @@ PKT_INLINE int read_mtc(const uint8_t *pos, size_t left, struct ptd_pkt *p)
  * TXAbort, InTX). */
 PKT_INLINE int read_mode(const uint8_t *pos, size_t left, struct ptd_pkt *p)
 {
-    enum { LEAF_EXEC = 0, LEAF_TSX = 1, EXEC_BITS = 0x07, TSX_BITS = 0x03 };
+    enum {
+        LEAF_EXEC = 0,
+        LEAF_TSX = 1,
+        EXEC_BITS = 0x07,
+        TSX_BITS = 0x03
+    };
     uint8_t m;
     if (left < 2)
         return -PTD_ERR_TRUNCATED;
@@ -462,7 +526,9 @@ PKT_INLINE int read_cbr(const uint8_t *pos, size_t left, struct ptd_pkt *p)
 PKT_INLINE int read_tma(const struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
                         struct ptd_pkt *p)
 {
-    enum { SKZ84_SIZE = 8 };
+    enum {
+        SKZ84_SIZE = 8
+    };
     if (left < 7)
         return -PTD_ERR_TRUNCATED;
     if (pos[4] || (pos[6] & 0xfe)) {
@@ -511,11 +577,15 @@ PKT_INLINE int read_mwait(const uint8_t *pos, size_t left, struct ptd_pkt *p)
 PKT_INLINE int read_pwre(const struct ptd_pkt_decoder *d, const uint8_t *pos, size_t left,
                          struct ptd_pkt *p)
 {
-    enum { PWRE_HW_SDM = 0x80, PWRE_HW_LIBIPT = 0x08 };
+    enum {
+        PWRE_HW_SDM = 0x80,
+        PWRE_HW_LIBIPT = 0x08
+    };
     if (left < 4)
         return -PTD_ERR_TRUNCATED;
     set_pkt(p, PTD_PKT_PWRE, 4, pos[3] >> 4,
-            (pos[2] & (d->pwre_bit3 ? PWRE_HW_LIBIPT : PWRE_HW_SDM)) ? PTD_PKTF_HW : 0, pos[3] & 0xf, 0);
+            (pos[2] & (d->pwre_bit3 ? PWRE_HW_LIBIPT : PWRE_HW_SDM)) ? PTD_PKTF_HW : 0,
+            pos[3] & 0xf, 0);
     return 4;
 }
 
@@ -537,7 +607,8 @@ PKT_INLINE int read_ptw(uint8_t e, const uint8_t *pos, size_t left, struct ptd_p
     n = plc ? 10u : 6u;
     if (left < n)
         return -PTD_ERR_TRUNCATED;
-    set_pkt(p, PTD_PKT_PTW, n, plc, (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0, 0, ld_le(pos + 2, n - 2));
+    set_pkt(p, PTD_PKT_PTW, n, plc, (e & PTD_EXT_IP_BIT) ? PTD_PKTF_IP : 0, 0,
+            ld_le(pos + 2, n - 2));
     return (int)n;
 }
 
@@ -600,7 +671,10 @@ PKT_INLINE int read_ext(struct ptd_pkt_decoder *d, const uint8_t *pos, const uin
     switch (ptd_eb_class[e]) {
     case EB_PSB: return read_psb(d, pos, end, p);
     case EB_PSBEND: set_pkt(p, PTD_PKT_PSBEND, 2, 0, 0, 0, 0); return 2;
-    case EB_OVF: d->in_block = 0; set_pkt(p, PTD_PKT_OVF, 2, 0, 0, 0, 0); return 2;
+    case EB_OVF:
+        d->in_block = 0;
+        set_pkt(p, PTD_PKT_OVF, 2, 0, 0, 0, 0);
+        return 2;
     case EB_STOP: set_pkt(p, PTD_PKT_STOP, 2, 0, 0, 0, 0); return 2;
     case EB_TNT64: return read_tnt64(pos, left, p);
     case EB_PIP: return read_pip(pos, left, p);
@@ -655,8 +729,10 @@ PKT_INLINE int decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const u
 /* The fast path for one packet: returns its size, or 0 when decode_one()
  * must handle it (not a fast packet, inside a block, or too close to the
  * end of the buffer for the 8-byte payload load). */
-static inline __attribute__((always_inline)) unsigned
-decode_fast(const uint8_t *pos, const uint8_t *end, uint8_t in_block, struct ptd_pkt *p)
+static inline __attribute__((always_inline)) unsigned decode_fast(const uint8_t *pos,
+                                                                  const uint8_t *end,
+                                                                  uint8_t in_block,
+                                                                  struct ptd_pkt *p)
 {
     unsigned b, n;
 
@@ -693,8 +769,8 @@ int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p)
 
 /* One packet the general way, for the batch decoder: out of line, so the
  * batch loop keeps its state in registers. */
-static __attribute__((noinline)) int
-decode_slow(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end, struct ptd_pkt *p)
+static __attribute__((noinline)) int decode_slow(struct ptd_pkt_decoder *d, const uint8_t *pos,
+                                                 const uint8_t *end, struct ptd_pkt *p)
 {
     int n = (int)decode_fast(pos, end, d->in_block, p);
 
@@ -719,9 +795,11 @@ decode_slow(struct ptd_pkt_decoder *d, const uint8_t *pos, const uint8_t *end, s
  * runs as many rounds as both bounds allow at least, then counts again.
  * Near the end of out[] and of the buffer, one fast packet at a time;
  * inside a BBP block and for the other packets, decode_slow(). */
-static inline __attribute__((always_inline)) size_t
-next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out, uint64_t *offsets,
-           const bool with_offsets, size_t max, int *status)
+static inline __attribute__((always_inline)) size_t next_batch(struct ptd_pkt_decoder *d,
+                                                               struct ptd_pkt *out,
+                                                               uint64_t *offsets,
+                                                               const bool with_offsets, size_t max,
+                                                               int *status)
 {
     const uint8_t *pos = d->pos, *end = d->end, *begin = d->begin;
     size_t i = 0;
@@ -749,14 +827,20 @@ next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out, uint64_t *offsets,
                     const uint64_t ext = (x - BYTES_01) & ~w & BYTES_80 & ((1ull << k8) - 1);
                     unsigned k, b, size;
 
-#define RUN_PKT(j)                                                          \
-    do {                                                                    \
-        out[i + (j)] = ptd_fast_pkt[pos[j]];                                \
-        if (with_offsets)                                                   \
-            offsets[i + (j)] = (uint64_t)(pos - begin) + (j);               \
+#define RUN_PKT(j)                                            \
+    do {                                                      \
+        out[i + (j)] = ptd_fast_pkt[pos[j]];                  \
+        if (with_offsets)                                     \
+            offsets[i + (j)] = (uint64_t)(pos - begin) + (j); \
     } while (0)
-                    RUN_PKT(0); RUN_PKT(1); RUN_PKT(2); RUN_PKT(3);
-                    RUN_PKT(4); RUN_PKT(5); RUN_PKT(6); RUN_PKT(7);
+                    RUN_PKT(0);
+                    RUN_PKT(1);
+                    RUN_PKT(2);
+                    RUN_PKT(3);
+                    RUN_PKT(4);
+                    RUN_PKT(5);
+                    RUN_PKT(6);
+                    RUN_PKT(7);
 #undef RUN_PKT
                     if (__builtin_expect(ext != 0, 0)) {
                         /* a 2-byte opcode ends the run */
@@ -774,7 +858,8 @@ next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out, uint64_t *offsets,
                     size = ptd_fast_size[b];
                     if (!size)
                         goto slow;
-                    out[i].payload = ptd_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_fast_mask[b]);
+                    out[i].payload =
+                        ptd_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_fast_mask[b]);
                     pos += size;
                     i++;
                 }
@@ -812,8 +897,8 @@ next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out, uint64_t *offsets,
     return i;
 }
 
-size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
-                          uint64_t *offsets, size_t max, int *status)
+size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out, uint64_t *offsets,
+                          size_t max, int *status)
 {
     if (offsets)
         return next_batch(d, out, offsets, true, max, status);
@@ -829,8 +914,8 @@ size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
 /* Given a position inside a run of PSB pattern bytes, find the PSB that ends
  * the run: walk to the end of the 02 82 pairs, step back one PSB, check.
  * Returns its offset or -1; *run_end receives where the run stopped. */
-static int64_t psb_from_pattern(const uint8_t *begin, const uint8_t *end,
-                                const uint8_t *pos, const uint8_t **run_end)
+static int64_t psb_from_pattern(const uint8_t *begin, const uint8_t *end, const uint8_t *pos,
+                                const uint8_t **run_end)
 {
     const uint8_t *start;
 
@@ -850,8 +935,7 @@ static int64_t psb_from_pattern(const uint8_t *begin, const uint8_t *end,
 
 /* Search aligned 8-byte words (aligned relative to the buffer start) from
  * `from` for the PSB pattern; accept a PSB at or after `min`. */
-static int64_t psb_search(const uint8_t *begin, const uint8_t *end, size_t from,
-                          size_t min)
+static int64_t psb_search(const uint8_t *begin, const uint8_t *end, size_t from, size_t min)
 {
     size_t size = (size_t)(end - begin);
     size_t w = (from + 7) & ~(size_t)7;
@@ -960,26 +1044,15 @@ void ptd_last_ip_init(struct ptd_last_ip *l)
 int ptd_last_ip_update(struct ptd_last_ip *l, unsigned ipc, uint64_t payload)
 {
     switch (ipc) {
-    case PTD_IPC_SUPPRESSED:
-        l->suppressed = 1;
-        return 0;
-    case PTD_IPC_UPDATE_16:
-        l->ip = (l->ip & ~0xffffull) | (payload & 0xffffull);
-        break;
-    case PTD_IPC_UPDATE_32:
-        l->ip = (l->ip & ~0xffffffffull) | (payload & 0xffffffffull);
-        break;
-    case PTD_IPC_SEXT_48:
-        l->ip = ptd_sext48(payload);
-        break;
+    case PTD_IPC_SUPPRESSED: l->suppressed = 1; return 0;
+    case PTD_IPC_UPDATE_16: l->ip = (l->ip & ~0xffffull) | (payload & 0xffffull); break;
+    case PTD_IPC_UPDATE_32: l->ip = (l->ip & ~0xffffffffull) | (payload & 0xffffffffull); break;
+    case PTD_IPC_SEXT_48: l->ip = ptd_sext48(payload); break;
     case PTD_IPC_UPDATE_48:
         l->ip = (l->ip & ~0xffffffffffffull) | (payload & 0xffffffffffffull);
         break;
-    case PTD_IPC_FULL:
-        l->ip = payload;
-        break;
-    default:
-        return -PTD_ERR_BAD_PACKET;
+    case PTD_IPC_FULL: l->ip = payload; break;
+    default: return -PTD_ERR_BAD_PACKET;
     }
     l->have_ip = 1;
     l->suppressed = 0;

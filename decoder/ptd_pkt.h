@@ -54,7 +54,7 @@ enum ptd_pkt_kind {
     PTD_PKT_VMCS,
     PTD_PKT_OVF,
     PTD_PKT_CBR,
-    PTD_PKT_STOP,     /* TraceStop */
+    PTD_PKT_STOP, /* TraceStop */
     PTD_PKT_PTW,
     PTD_PKT_MWAIT,
     PTD_PKT_PWRE,
@@ -66,17 +66,17 @@ enum ptd_pkt_kind {
     PTD_PKT_CFE,
     PTD_PKT_EVD,
     PTD_PKT_MNT,
-    PTD_PKT_INVALID,  /* a packet an erratum corrupted (SKZ84 TMA) */
-    PTD_PKT_TRIG,     /* Trigger Tracing (after INVALID: the kinds before it
-                         are libipt 2.0's, which random tests draw from) */
+    PTD_PKT_INVALID, /* a packet an erratum corrupted (SKZ84 TMA) */
+    PTD_PKT_TRIG,    /* Trigger Tracing (after INVALID: the kinds before it
+                        are libipt 2.0's, which random tests draw from) */
     PTD_PKT_KIND_COUNT
 };
 
 /* Architectural opcode bytes (SDM "Trace Packets and Data Types"). */
 enum {
     PTD_OPC_PAD = 0x00,
-    PTD_OPC_EXT = 0x02,        /* first byte of every 2-byte opcode */
-    PTD_OPC_TIP_PGD = 0x01,    /* low 5 bits; IPBytes in bits 7:5 */
+    PTD_OPC_EXT = 0x02,     /* first byte of every 2-byte opcode */
+    PTD_OPC_TIP_PGD = 0x01, /* low 5 bits; IPBytes in bits 7:5 */
     PTD_OPC_TIP = 0x0d,
     PTD_OPC_TIP_PGE = 0x11,
     PTD_OPC_FUP = 0x1d,
@@ -84,9 +84,9 @@ enum {
     PTD_OPC_TSC = 0x19,
     PTD_OPC_MTC = 0x59,
     PTD_OPC_MODE = 0x99,
-    PTD_OPC_CYC = 0x03,        /* bits 1:0 = 11 */
+    PTD_OPC_CYC = 0x03, /* bits 1:0 = 11 */
     PTD_OPC_CYC_MASK = 0x03,
-    PTD_OPC_BIP = 0x04,        /* bits 2:0 = 100, inside a BBP block only */
+    PTD_OPC_BIP = 0x04, /* bits 2:0 = 100, inside a BBP block only */
     PTD_OPC_BIP_MASK = 0x07,
     PTD_OPC_TRIG = 0xd9,
 
@@ -99,45 +99,45 @@ enum {
     PTD_EXT_TMA = 0x73,
     PTD_EXT_VMCS = 0xc8,
     PTD_EXT_STOP = 0x83,
-    PTD_EXT_MNT = 0xc3,        /* followed by PTD_EXT2_MNT */
+    PTD_EXT_MNT = 0xc3, /* followed by PTD_EXT2_MNT */
     PTD_EXT2_MNT = 0x88,
-    PTD_EXT_EXSTOP = 0x62,     /* bit 7: IP */
+    PTD_EXT_EXSTOP = 0x62, /* bit 7: IP */
     PTD_EXT_MWAIT = 0xc2,
     PTD_EXT_PWRE = 0x22,
     PTD_EXT_PWRX = 0xa2,
-    PTD_EXT_PTW = 0x12,        /* low 5 bits; bits 6:5 PayloadBytes, bit 7 IP */
+    PTD_EXT_PTW = 0x12, /* low 5 bits; bits 6:5 PayloadBytes, bit 7 IP */
     PTD_EXT_PTW_MASK = 0x1f,
     PTD_EXT_BBP = 0x63,
-    PTD_EXT_BEP = 0x33,        /* bit 7: IP */
+    PTD_EXT_BEP = 0x33, /* bit 7: IP */
     PTD_EXT_CFE = 0x13,
     PTD_EXT_EVD = 0x53,
-    PTD_EXT_IP_BIT = 0x80,     /* EXSTOP, BEP, PTW */
+    PTD_EXT_IP_BIT = 0x80, /* EXSTOP, BEP, PTW */
 };
 
 /* CFE types (SDM "Control Flow Event (CFE) Packet"; FRED added software
  * interrupts and system calls). */
 enum ptd_cfe_type {
-    PTD_CFE_INTR = 1,          /* interrupt or exception; vector */
+    PTD_CFE_INTR = 1, /* interrupt or exception; vector */
     PTD_CFE_IRET = 2,
     PTD_CFE_SMI = 3,
     PTD_CFE_RSM = 4,
-    PTD_CFE_SIPI = 5,          /* vector */
+    PTD_CFE_SIPI = 5, /* vector */
     PTD_CFE_INIT = 6,
     PTD_CFE_VMENTRY = 7,
     PTD_CFE_VMEXIT = 8,
-    PTD_CFE_VMEXIT_INTR = 9,   /* a VM exit caused by an interrupt; vector */
+    PTD_CFE_VMEXIT_INTR = 9, /* a VM exit caused by an interrupt; vector */
     PTD_CFE_SHUTDOWN = 10,
-    PTD_CFE_UINTR = 12,        /* user interrupt; vector */
+    PTD_CFE_UINTR = 12, /* user interrupt; vector */
     PTD_CFE_UIRET = 13,
-    PTD_CFE_SWINTR = 14,       /* INT n, INT3, INT1, INTO; vector */
-    PTD_CFE_SYSCALL = 15,      /* SYSCALL, SYSENTER */
+    PTD_CFE_SWINTR = 14,  /* INT n, INT3, INT1, INTO; vector */
+    PTD_CFE_SYSCALL = 15, /* SYSCALL, SYSENTER */
 };
 
 /* EVD types (SDM "Event Data (EVD) Packet"): what the data is. */
 enum ptd_evd_type {
-    PTD_EVD_CR2 = 0,           /* page-fault linear address */
-    PTD_EVD_VMXQ = 1,          /* VM-exit qualification */
-    PTD_EVD_VMXR = 2,          /* VM-exit reason */
+    PTD_EVD_CR2 = 0,  /* page-fault linear address */
+    PTD_EVD_VMXQ = 1, /* VM-exit qualification */
+    PTD_EVD_VMXR = 2, /* VM-exit reason */
 };
 
 /* TRIG (SDM "Trigger Tracing"): byte 1 flags, byte 2 the trigger bit
@@ -163,23 +163,23 @@ enum ptd_ipc {
 /* Sizes of the fixed-size packets, in bytes. */
 enum {
     PTD_PSB_SIZE = 16,
-    PTD_PSB_REPEAT = 8,        /* PSB = 8 x (0x02 0x82) */
+    PTD_PSB_REPEAT = 8, /* PSB = 8 x (0x02 0x82) */
 };
 
 /* Flag bits of struct ptd_pkt.flags. */
 enum {
-    PTD_PKTF_IP = 0x01,        /* EXSTOP, PTW, BEP, CFE, TRIG: FUP follows */
-    PTD_PKTF_CSL = 0x01,       /* MODE.Exec CS.L (and LMA) */
-    PTD_PKTF_CSD = 0x02,       /* MODE.Exec CS.D */
-    PTD_PKTF_IF = 0x04,        /* MODE.Exec RFLAGS.IF (newer CPUs) */
-    PTD_PKTF_INTX = 0x01,      /* MODE.TSX InTX */
-    PTD_PKTF_ABRT = 0x02,      /* MODE.TSX TXAbort */
-    PTD_PKTF_NR = 0x01,        /* PIP: non-root */
-    PTD_PKTF_HW = 0x01,        /* PWRE: hardware-initiated */
-    PTD_PKTF_HW_BIT3 = 0x02,   /* PWRE, encoder only: HW in bit 3 (libipt) */
-    PTD_PKTF_SZ4 = 0x01,       /* BBP: BIP payloads are 4 bytes */
-    PTD_PKTF_ICNTV = 0x02,     /* TRIG: aux holds a valid ICNT */
-    PTD_PKTF_MULT = 0x04,      /* TRIG: other triggers fired too */
+    PTD_PKTF_IP = 0x01,      /* EXSTOP, PTW, BEP, CFE, TRIG: FUP follows */
+    PTD_PKTF_CSL = 0x01,     /* MODE.Exec CS.L (and LMA) */
+    PTD_PKTF_CSD = 0x02,     /* MODE.Exec CS.D */
+    PTD_PKTF_IF = 0x04,      /* MODE.Exec RFLAGS.IF (newer CPUs) */
+    PTD_PKTF_INTX = 0x01,    /* MODE.TSX InTX */
+    PTD_PKTF_ABRT = 0x02,    /* MODE.TSX TXAbort */
+    PTD_PKTF_NR = 0x01,      /* PIP: non-root */
+    PTD_PKTF_HW = 0x01,      /* PWRE: hardware-initiated */
+    PTD_PKTF_HW_BIT3 = 0x02, /* PWRE, encoder only: HW in bit 3 (libipt) */
+    PTD_PKTF_SZ4 = 0x01,     /* BBP: BIP payloads are 4 bytes */
+    PTD_PKTF_ICNTV = 0x02,   /* TRIG: aux holds a valid ICNT */
+    PTD_PKTF_MULT = 0x04,    /* TRIG: other triggers fired too */
     /* PWRX wake reasons, as in the packet (byte 3, bits 3:0) */
     PTD_PKTF_WR_INT = 0x01,
     PTD_PKTF_WR_TIMER = 0x02,
@@ -212,44 +212,44 @@ struct ptd_pkt {
     union {
         struct {
             uint32_t aux;
-            uint8_t kind;   /* enum ptd_pkt_kind */
-            uint8_t size;   /* bytes in the trace */
+            uint8_t kind; /* enum ptd_pkt_kind */
+            uint8_t size; /* bytes in the trace */
             uint8_t a;
             uint8_t flags;
         };
-        uint64_t meta;      /* the fields above as one word (fast path) */
+        uint64_t meta; /* the fields above as one word (fast path) */
     };
 };
 
 /* The value of ptd_pkt.meta for given fields (little-endian layout). */
-#define PTD_PKT_META(aux, kind, size, a, flags)                              \
-    ((uint64_t)(uint32_t)(aux) | (uint64_t)(uint8_t)(kind) << 32 |           \
-     (uint64_t)(uint8_t)(size) << 40 | (uint64_t)(uint8_t)(a) << 48 |         \
+#define PTD_PKT_META(aux, kind, size, a, flags)                       \
+    ((uint64_t)(uint32_t)(aux) | (uint64_t)(uint8_t)(kind) << 32 |    \
+     (uint64_t)(uint8_t)(size) << 40 | (uint64_t)(uint8_t)(a) << 48 | \
      (uint64_t)(uint8_t)(flags) << 56)
 
 /* How the payload of a kind is laid out in the packet. */
 enum ptd_pkt_layout {
-    PTD_LAYOUT_NONE,       /* opcode only */
-    PTD_LAYOUT_TNT8,       /* bits in the opcode byte, stop bit */
-    PTD_LAYOUT_IP,         /* IPBytes in opcode bits 7:5, 0..8 bytes */
-    PTD_LAYOUT_VALUE,      /* little-endian value of plsize bytes */
-    PTD_LAYOUT_CYC,        /* variable-length, Exp bits */
-    PTD_LAYOUT_SPECIAL,    /* own bit fields (see ptd_pkt.c) */
+    PTD_LAYOUT_NONE,    /* opcode only */
+    PTD_LAYOUT_TNT8,    /* bits in the opcode byte, stop bit */
+    PTD_LAYOUT_IP,      /* IPBytes in opcode bits 7:5, 0..8 bytes */
+    PTD_LAYOUT_VALUE,   /* little-endian value of plsize bytes */
+    PTD_LAYOUT_CYC,     /* variable-length, Exp bits */
+    PTD_LAYOUT_SPECIAL, /* own bit fields (see ptd_pkt.c) */
 };
 
 /* One row of the table of packet kinds, shared by decoder, encoder and
  * formatter. */
 struct ptd_pkt_kind_info {
-    const char *name;      /* ptdump's opcode column */
-    uint8_t opc;           /* first byte (fixed bits) */
-    uint8_t opc_mask;      /* which bits of the first byte are fixed */
-    uint8_t ext;           /* second byte (fixed bits), 2-byte opcodes */
-    uint8_t ext_mask;      /* 0 for 1-byte opcodes */
-    uint8_t ext2;          /* third opcode byte (MNT) or 0 */
-    uint8_t hdr;           /* opcode bytes before the payload */
-    uint8_t plsize;        /* payload bytes (0: depends on the packet) */
-    uint8_t size;          /* total size, 0 if variable */
-    uint8_t layout;        /* enum ptd_pkt_layout */
+    const char *name; /* ptdump's opcode column */
+    uint8_t opc;      /* first byte (fixed bits) */
+    uint8_t opc_mask; /* which bits of the first byte are fixed */
+    uint8_t ext;      /* second byte (fixed bits), 2-byte opcodes */
+    uint8_t ext_mask; /* 0 for 1-byte opcodes */
+    uint8_t ext2;     /* third opcode byte (MNT) or 0 */
+    uint8_t hdr;      /* opcode bytes before the payload */
+    uint8_t plsize;   /* payload bytes (0: depends on the packet) */
+    uint8_t size;     /* total size, 0 if variable */
+    uint8_t layout;   /* enum ptd_pkt_layout */
 };
 
 extern const struct ptd_pkt_kind_info ptd_pkt_kinds[PTD_PKT_KIND_COUNT];
@@ -261,14 +261,14 @@ int ptd_ipc_size(unsigned ipc);
 struct ptd_pkt_decoder {
     const uint8_t *begin;
     const uint8_t *end;
-    const uint8_t *pos;    /* next packet */
-    const uint8_t *sync;   /* last synchronisation point, or NULL */
-    uint8_t in_block;      /* between BBP and BEP: BIP packets possible */
-    uint8_t block_sz4;     /* BIP payload is 4 bytes (else 8) */
-    uint16_t errata;       /* PTD_ERRATUM_* workarounds in effect */
-    uint8_t libipt20;      /* decode only the packets libipt 2.0 knows */
-    uint8_t pwre_bit3;     /* PWRE's HW flag from bit 3 (libipt), not bit 7 */
-    uint8_t no_pebs;       /* BBP, BIP, BEP are unknown opcodes */
+    const uint8_t *pos;  /* next packet */
+    const uint8_t *sync; /* last synchronisation point, or NULL */
+    uint8_t in_block;    /* between BBP and BEP: BIP packets possible */
+    uint8_t block_sz4;   /* BIP payload is 4 bytes (else 8) */
+    uint16_t errata;     /* PTD_ERRATUM_* workarounds in effect */
+    uint8_t libipt20;    /* decode only the packets libipt 2.0 knows */
+    uint8_t pwre_bit3;   /* PWRE's HW flag from bit 3 (libipt), not bit 7 */
+    uint8_t no_pebs;     /* BBP, BIP, BEP are unknown opcodes */
 };
 
 int ptd_pkt_init(struct ptd_pkt_decoder *d, const uint8_t *buf, size_t size);
@@ -309,8 +309,8 @@ int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p);
  * end) in *status. offsets, when not NULL, receives each packet's offset.
  * The fast path of the decoder: no call per packet. It may write scratch
  * into out[] and offsets[] past the count it returns (up to max). */
-size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
-                          uint64_t *offsets, size_t max, int *status);
+size_t ptd_pkt_next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out, uint64_t *offsets,
+                          size_t max, int *status);
 
 uint64_t ptd_pkt_offset(const struct ptd_pkt_decoder *d);
 

@@ -301,13 +301,9 @@ static int start(struct ptd_qry *q)
     q->status = 0;
     ptd_qry_fetch(q);
     switch (q->cur.kind) {
-    case PTD_PKT_PSB:
-        r = ptd_qry_decode_psb(q);
-        return r < 0 ? r : 0;
-    case PTD_PKT_NONE:
-        return q->status < 0 ? q->status : -PTD_ERR_INTERNAL;
-    default:
-        return -PTD_ERR_NOSYNC;
+    case PTD_PKT_PSB: r = ptd_qry_decode_psb(q); return r < 0 ? r : 0;
+    case PTD_PKT_NONE: return q->status < 0 ? q->status : -PTD_ERR_INTERNAL;
+    default: return -PTD_ERR_NOSYNC;
     }
 }
 
@@ -415,8 +411,7 @@ static int fup_bound(struct ptd_qry *q, struct ptd_event *ev)
         ptd_qry_ev_time(q, ev);
         ptd_qry_ev_ip(q, ev);
         return 0;
-    default:
-        return -PTD_ERR_BAD_CONTEXT;
+    default: return -PTD_ERR_BAD_CONTEXT;
     }
 }
 
@@ -499,8 +494,7 @@ static int decode_tip(struct ptd_qry *q)
         if (!ev)
             return 1;
         switch (ev->type) {
-        case PTD_EV_IGNORE:
-            continue;
+        case PTD_EV_IGNORE: continue;
         case PTD_EV_EXEC_MODE:
         case PTD_EV_ASYNC_PAGING:
         case PTD_EV_ASYNC_VMCS:
@@ -509,10 +503,8 @@ static int decode_tip(struct ptd_qry *q)
             ptd_qry_ev_time(q, ev);
             ptd_qry_publish(q, ev);
             return 0;
-        case PTD_EV_ASYNC_BRANCH:
-            return -PTD_ERR_INTERNAL;
-        default:
-            return -PTD_ERR_BAD_CONTEXT;
+        case PTD_EV_ASYNC_BRANCH: return -PTD_ERR_INTERNAL;
+        default: return -PTD_ERR_BAD_CONTEXT;
         }
     }
 }
@@ -539,16 +531,14 @@ static int decode_tip_pge(struct ptd_qry *q)
         if (!ev)
             return 1;
         switch (ev->type) {
-        case PTD_EV_IGNORE:
-            continue;
+        case PTD_EV_IGNORE: continue;
         case PTD_EV_EXEC_MODE:
         case PTD_EV_IFLAGS:
             ptd_qry_ev_ip(q, ev);
             ptd_qry_ev_time(q, ev);
             ptd_qry_publish(q, ev);
             return 0;
-        default:
-            return -PTD_ERR_BAD_CONTEXT;
+        default: return -PTD_ERR_BAD_CONTEXT;
         }
     }
 }
@@ -584,11 +574,8 @@ static int decode_tip_pgd(struct ptd_qry *q)
             return -PTD_ERR_INTERNAL;
         ev->flags |= PTD_EVF_IP_SUPPRESSED;
         break;
-    case PTD_EV_EXEC_MODE:
-        ev->flags |= PTD_EVF_IP_SUPPRESSED;
-        break;
-    default:
-        return -PTD_ERR_BAD_CONTEXT;
+    case PTD_EV_EXEC_MODE: ev->flags |= PTD_EVF_IP_SUPPRESSED; break;
+    default: return -PTD_ERR_BAD_CONTEXT;
     }
     ptd_qry_ev_time(q, ev);
     ptd_qry_publish(q, ev);
@@ -653,7 +640,8 @@ static int decode_mode_tsx(struct ptd_qry *q)
 {
     struct ptd_event *ev;
     if (q->enabled) {
-        ev = ptd_qry_enqueue(q, (q->cur.flags & PTD_PKTF_ABRT) ? PTD_QRY_B_FUP : PTD_QRY_B_FUP_BOUND);
+        ev = ptd_qry_enqueue(q,
+                             (q->cur.flags & PTD_PKTF_ABRT) ? PTD_QRY_B_FUP : PTD_QRY_B_FUP_BOUND);
         if (!ev)
             return -PTD_ERR_NOMEM;
         tsx_of(ev, &q->cur);
@@ -731,7 +719,7 @@ static int decode_exstop(struct ptd_qry *q)
             ev->flags |= PTD_EVF_IP_SUPPRESSED;
             ptd_qry_ev_time(q, ev);
             ptd_qry_publish(q, ev);
-            return 0;   /* the EXSTOP on the next call */
+            return 0; /* the EXSTOP on the next call */
         }
         struct ptd_event *mwait = ptd_qry_enqueue(q, PTD_QRY_B_FUP_BOUND);
         if (!mwait)
@@ -799,7 +787,10 @@ static int decode_pwrx(struct ptd_qry *q)
 /* PTW: with its IP bit bound to the next FUP, else standalone. */
 static int decode_ptw(struct ptd_qry *q)
 {
-    enum { PTW_BYTES_4 = 4, PTW_BYTES_8 = 8 };
+    enum {
+        PTW_BYTES_4 = 4,
+        PTW_BYTES_8 = 8
+    };
     struct ptd_event *ev;
     if (q->cur.flags & PTD_PKTF_IP) {
         ev = ptd_qry_enqueue(q, PTD_QRY_B_FUP_BOUND);
@@ -849,7 +840,7 @@ static int decode_packet(struct ptd_qry *q)
         r = ptd_qry_decode_psb(q);
         if (r <= 0)
             return r;
-        return decode_packet(q);    /* its PSBEND (or OVF): once */
+        return decode_packet(q); /* its PSBEND (or OVF): once */
     case PTD_PKT_PSBEND: return ptd_qry_decode_psbend(q);
     case PTD_PKT_OVF: return ptd_qry_decode_ovf(q);
     case PTD_PKT_EXSTOP: return decode_exstop(q);

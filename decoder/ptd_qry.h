@@ -46,52 +46,51 @@
 
 /* Status flags returned (>= 0) by the flow functions. */
 enum {
-    PTD_ST_EVENT = 1 << 0,          /* an event is pending: fetch it */
-    PTD_ST_IP_SUPPRESSED = 1 << 1,  /* no IP (tracing disabled) */
-    PTD_ST_EOS = 1 << 2,            /* the trace is used up */
+    PTD_ST_EVENT = 1 << 0,         /* an event is pending: fetch it */
+    PTD_ST_IP_SUPPRESSED = 1 << 1, /* no IP (tracing disabled) */
+    PTD_ST_EOS = 1 << 2,           /* the trace is used up */
 };
-
 
 /* Event types, in libipt's pt_event_type order. */
 enum ptd_ev_type {
-    PTD_EV_ENABLED = 0,     /* ip: where tracing starts; RESUMED flag */
-    PTD_EV_DISABLED,        /* ip: target outside the filter (or suppressed) */
-    PTD_EV_ASYNC_DISABLED,  /* from: where it stopped; ip: destination */
-    PTD_EV_ASYNC_BRANCH,    /* from: interrupted IP; ip: destination */
-    PTD_EV_PAGING,          /* value: CR3; NR flag */
-    PTD_EV_ASYNC_PAGING,    /* value: CR3; NR flag; ip */
-    PTD_EV_OVERFLOW,        /* ip: where tracing resumed (or suppressed) */
-    PTD_EV_EXEC_MODE,       /* mode: enum ptd_exec_mode; ip */
-    PTD_EV_TSX,             /* SPECULATIVE, ABORTED flags; ip */
+    PTD_EV_ENABLED = 0,    /* ip: where tracing starts; RESUMED flag */
+    PTD_EV_DISABLED,       /* ip: target outside the filter (or suppressed) */
+    PTD_EV_ASYNC_DISABLED, /* from: where it stopped; ip: destination */
+    PTD_EV_ASYNC_BRANCH,   /* from: interrupted IP; ip: destination */
+    PTD_EV_PAGING,         /* value: CR3; NR flag */
+    PTD_EV_ASYNC_PAGING,   /* value: CR3; NR flag; ip */
+    PTD_EV_OVERFLOW,       /* ip: where tracing resumed (or suppressed) */
+    PTD_EV_EXEC_MODE,      /* mode: enum ptd_exec_mode; ip */
+    PTD_EV_TSX,            /* SPECULATIVE, ABORTED flags; ip */
     PTD_EV_STOP,
-    PTD_EV_VMCS,            /* value: VMCS base */
-    PTD_EV_ASYNC_VMCS,      /* value: VMCS base; ip */
-    PTD_EV_EXSTOP,          /* ip */
-    PTD_EV_MWAIT,           /* value: hints; aux: extensions; ip */
-    PTD_EV_PWRE,            /* a: state; b: sub-state; HW flag */
-    PTD_EV_PWRX,            /* a: last; b: deepest; aux: wake reasons */
-    PTD_EV_PTWRITE,         /* value: payload; a: its size; ip */
-    PTD_EV_TICK,            /* ip */
-    PTD_EV_CBR,             /* value: ratio */
-    PTD_EV_MNT,             /* value: payload */
-    PTD_EV_TIP,             /* ip: an indirect branch's target */
-    PTD_EV_TNT,             /* value: the bits, the next in bit a-1; a: how many */
-    PTD_EV_IFLAGS,          /* IFLAG flag: RFLAGS.IF; ip */
-    PTD_EV_INTERRUPT,       /* aux: vector; value: CR2 (HAS_CR2); ip */
-    PTD_EV_IRET,            /* ip */
-    PTD_EV_SMI,             /* ip */
+    PTD_EV_VMCS,       /* value: VMCS base */
+    PTD_EV_ASYNC_VMCS, /* value: VMCS base; ip */
+    PTD_EV_EXSTOP,     /* ip */
+    PTD_EV_MWAIT,      /* value: hints; aux: extensions; ip */
+    PTD_EV_PWRE,       /* a: state; b: sub-state; HW flag */
+    PTD_EV_PWRX,       /* a: last; b: deepest; aux: wake reasons */
+    PTD_EV_PTWRITE,    /* value: payload; a: its size; ip */
+    PTD_EV_TICK,       /* ip */
+    PTD_EV_CBR,        /* value: ratio */
+    PTD_EV_MNT,        /* value: payload */
+    PTD_EV_TIP,        /* ip: an indirect branch's target */
+    PTD_EV_TNT,        /* value: the bits, the next in bit a-1; a: how many */
+    PTD_EV_IFLAGS,     /* IFLAG flag: RFLAGS.IF; ip */
+    PTD_EV_INTERRUPT,  /* aux: vector; value: CR2 (HAS_CR2); ip */
+    PTD_EV_IRET,       /* ip */
+    PTD_EV_SMI,        /* ip */
     PTD_EV_RSM,
-    PTD_EV_SIPI,            /* aux: vector */
-    PTD_EV_INIT,            /* ip */
-    PTD_EV_VMENTRY,         /* ip */
-    PTD_EV_VMEXIT,          /* aux: vector (HAS_VECTOR); value: VM-exit reason
-                             * (HAS_VMXR); value2: qualification (HAS_VMXQ); ip */
-    PTD_EV_SHUTDOWN,        /* ip */
-    PTD_EV_UINTR,           /* aux: vector; ip */
-    PTD_EV_UIRET,           /* ip */
-    PTD_EV_TRIG,            /* a: TRBV; aux: ICNT; MULT flag; ip */
-    PTD_EV_SWINTR,          /* aux: vector; ip */
-    PTD_EV_SYSCALL,         /* ip */
+    PTD_EV_SIPI,     /* aux: vector */
+    PTD_EV_INIT,     /* ip */
+    PTD_EV_VMENTRY,  /* ip */
+    PTD_EV_VMEXIT,   /* aux: vector (HAS_VECTOR); value: VM-exit reason
+                        * (HAS_VMXR); value2: qualification (HAS_VMXQ); ip */
+    PTD_EV_SHUTDOWN, /* ip */
+    PTD_EV_UINTR,    /* aux: vector; ip */
+    PTD_EV_UIRET,    /* ip */
+    PTD_EV_TRIG,     /* a: TRBV; aux: ICNT; MULT flag; ip */
+    PTD_EV_SWINTR,   /* aux: vector; ip */
+    PTD_EV_SYSCALL,  /* ip */
     PTD_EV_COUNT,
     /* internal: takes a packet's binding silently (a MODE.Exec that
      * changes nothing, an unknown CFE with its IP bit); never handed out */
@@ -101,19 +100,19 @@ enum ptd_ev_type {
 /* ptd_event.flags */
 enum {
     PTD_EVF_IP_SUPPRESSED = 1u << 0,
-    PTD_EVF_STATUS_UPDATE = 1u << 1,   /* from PSB+: state, not a change */
-    PTD_EVF_RESUMED = 1u << 2,         /* ENABLED at the IP tracing stopped at */
-    PTD_EVF_NR = 1u << 3,              /* PAGING: VMX non-root */
-    PTD_EVF_SPECULATIVE = 1u << 4,     /* TSX: in a transaction */
-    PTD_EVF_ABORTED = 1u << 5,         /* TSX: transaction aborted */
-    PTD_EVF_HW = 1u << 6,              /* PWRE: hardware-initiated */
-    PTD_EVF_HAS_TSC = 1u << 7,         /* tsc is known (libipt's has_tsc) */
-    PTD_EVF_IFLAG = 1u << 8,           /* IFLAGS: interrupts enabled */
-    PTD_EVF_HAS_CR2 = 1u << 9,         /* INTERRUPT: value holds CR2 */
-    PTD_EVF_HAS_VMXQ = 1u << 10,       /* VMEXIT: value2 holds the qualification */
-    PTD_EVF_HAS_VMXR = 1u << 11,       /* VMEXIT: value holds the reason */
-    PTD_EVF_HAS_VECTOR = 1u << 12,     /* VMEXIT: aux holds the vector */
-    PTD_EVF_MULT = 1u << 13,           /* TRIG: more triggers fired */
+    PTD_EVF_STATUS_UPDATE = 1u << 1, /* from PSB+: state, not a change */
+    PTD_EVF_RESUMED = 1u << 2,       /* ENABLED at the IP tracing stopped at */
+    PTD_EVF_NR = 1u << 3,            /* PAGING: VMX non-root */
+    PTD_EVF_SPECULATIVE = 1u << 4,   /* TSX: in a transaction */
+    PTD_EVF_ABORTED = 1u << 5,       /* TSX: transaction aborted */
+    PTD_EVF_HW = 1u << 6,            /* PWRE: hardware-initiated */
+    PTD_EVF_HAS_TSC = 1u << 7,       /* tsc is known (libipt's has_tsc) */
+    PTD_EVF_IFLAG = 1u << 8,         /* IFLAGS: interrupts enabled */
+    PTD_EVF_HAS_CR2 = 1u << 9,       /* INTERRUPT: value holds CR2 */
+    PTD_EVF_HAS_VMXQ = 1u << 10,     /* VMEXIT: value2 holds the qualification */
+    PTD_EVF_HAS_VMXR = 1u << 11,     /* VMEXIT: value holds the reason */
+    PTD_EVF_HAS_VECTOR = 1u << 12,   /* VMEXIT: aux holds the vector */
+    PTD_EVF_MULT = 1u << 13,         /* TRIG: more triggers fired */
 };
 
 struct ptd_event {
@@ -121,14 +120,14 @@ struct ptd_event {
     uint64_t from;
     uint64_t value;
     uint64_t value2;
-    uint64_t offset;     /* trace offset of the packet that completed it */
-    uint64_t tsc;        /* time at its packet (libipt's event tsc, also
-                          * without PTD_EVF_HAS_TSC: relative then) */
+    uint64_t offset; /* trace offset of the packet that completed it */
+    uint64_t tsc;    /* time at its packet (libipt's event tsc, also
+                        * without PTD_EVF_HAS_TSC: relative then) */
     uint32_t lost_mtc, lost_cyc;
     uint32_t aux;
-    uint16_t flags;      /* PTD_EVF_* */
-    uint8_t type;        /* enum ptd_ev_type */
-    uint8_t mode;        /* EXEC_MODE: enum ptd_exec_mode (decoder/ptd_ild.h) */
+    uint16_t flags; /* PTD_EVF_* */
+    uint8_t type;   /* enum ptd_ev_type */
+    uint8_t mode;   /* EXEC_MODE: enum ptd_exec_mode (decoder/ptd_ild.h) */
     uint8_t a, b;
 };
 
@@ -138,9 +137,9 @@ struct ptd_event {
 #define PTD_QRY_EVQ 16
 enum {
     PTD_QRY_B_PSBEND = 1u << 0,
-    PTD_QRY_B_TIP = 1u << 1,        /* TIP, TIP.PGE, TIP.PGD */
-    PTD_QRY_B_FUP = 1u << 2,        /* the FUP of a FUP + TIP pair */
-    PTD_QRY_B_FUP_BOUND = 1u << 3,  /* the next FUP, used up by the event */
+    PTD_QRY_B_TIP = 1u << 1,       /* TIP, TIP.PGE, TIP.PGD */
+    PTD_QRY_B_FUP = 1u << 2,       /* the FUP of a FUP + TIP pair */
+    PTD_QRY_B_FUP_BOUND = 1u << 3, /* the next FUP, used up by the event */
     PTD_QRY_B_EXSTOP = 1u << 4,
     PTD_QRY_B_CFE = 1u << 5,
     PTD_QRY_B_PWRX = 1u << 6,
@@ -157,32 +156,32 @@ struct ptd_qry_evq {
 
 /* Where the event to hand out is: none, a queue slot, or the standalone
  * slot. */
-#define PTD_QRY_NO_EVENT 0xff
+#define PTD_QRY_NO_EVENT   0xff
 #define PTD_QRY_STANDALONE PTD_QRY_EVQ
 
 /* Options (ptd_qry_set_flags). */
 enum {
-    PTD_QRY_F_IFLAGS = 1u << 0,        /* iflags events (ptxed's --event:iflags) */
+    PTD_QRY_F_IFLAGS = 1u << 0,           /* iflags events (ptxed's --event:iflags) */
     PTD_QRY_F_KEEP_TCAL_ON_OVF = 1u << 1, /* keep the time calibration over OVF */
 };
 
 struct ptd_qry {
     struct ptd_pkt_decoder pkt;
-    struct ptd_pkt cur;         /* the packet being processed (kind NONE
-                                 * when decoding failed: status says why) */
-    uint64_t cur_off;           /* its offset */
-    int status;                 /* the packet decoder's last error, kept
-                                 * until it is reported */
+    struct ptd_pkt cur; /* the packet being processed (kind NONE
+                           * when decoding failed: status says why) */
+    uint64_t cur_off;   /* its offset */
+    int status;         /* the packet decoder's last error, kept
+                           * until it is reported */
     struct ptd_last_ip lip;
     struct ptd_time time;
     struct ptd_qry_evq evq;
     struct ptd_event standalone;
-    uint8_t event;              /* PTD_QRY_NO_EVENT, a slot, or STANDALONE */
-    uint8_t enabled;            /* PacketEn as far as the packets say */
-    uint8_t bound;              /* cur is bound: not a standalone packet */
+    uint8_t event;   /* PTD_QRY_NO_EVENT, a slot, or STANDALONE */
+    uint8_t enabled; /* PacketEn as far as the packets say */
+    uint8_t bound;   /* cur is bound: not a standalone packet */
     uint8_t mode_exec_valid, csl, csd, iflag;
-    uint8_t flags;              /* PTD_QRY_F_* */
-    unsigned errata;            /* PTD_ERRATUM_* (decoder/ptd_errata.h) */
+    uint8_t flags;   /* PTD_QRY_F_* */
+    unsigned errata; /* PTD_ERRATUM_* (decoder/ptd_errata.h) */
 };
 
 /* Initialise over a trace; time with cfg (NULL: none configured; time is

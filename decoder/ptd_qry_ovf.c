@@ -33,8 +33,7 @@ static int find_ovf_fup(const struct ptd_pkt_decoder *at)
         if (offset > INT32_MAX)
             return -PTD_ERR_OVERFLOW;
         switch (p.kind) {
-        case PTD_PKT_FUP:
-            return (int)offset;
+        case PTD_PKT_FUP: return (int)offset;
         case PTD_PKT_PAD:
         case PTD_PKT_MNT:
         case PTD_PKT_CBR:
@@ -45,14 +44,12 @@ static int find_ovf_fup(const struct ptd_pkt_decoder *at)
         case PTD_PKT_INVALID:
         case PTD_PKT_BBP:
         case PTD_PKT_BIP:
-        case PTD_PKT_BEP:
-            continue;
+        case PTD_PKT_BEP: continue;
         case PTD_PKT_PSBEND:
         case PTD_PKT_TIP:
         case PTD_PKT_TIP_PGD:
         case PTD_PKT_TNT8:
-        case PTD_PKT_TNT64:
-            return -PTD_ERR_BAD_CONTEXT;
+        case PTD_PKT_TNT64: return -PTD_ERR_BAD_CONTEXT;
         default:
             /* PSB, TIP.PGE, MODE, PIP, VMCS, STOP, OVF, power, PTW, CFE,
              * EVD, TRIG: written with PacketEn=0 */
@@ -65,8 +62,9 @@ static int find_ovf_fup(const struct ptd_pkt_decoder *at)
  * PSB+ FUP), tracing on, with the decoder where the look-ahead d stands
  * and cur as its current packet; the overflow event takes the time of the
  * OVF. */
-static int recover_at_ip(struct ptd_qry *q, const struct ptd_pkt_decoder *d, const struct ptd_pkt *cur,
-                         const struct ptd_pkt *ip_pkt, const struct ptd_time *t)
+static int recover_at_ip(struct ptd_qry *q, const struct ptd_pkt_decoder *d,
+                         const struct ptd_pkt *cur, const struct ptd_pkt *ip_pkt,
+                         const struct ptd_time *t)
 {
     struct ptd_event *ev;
     int r = ptd_qry_update_ip(q, ip_pkt);
@@ -87,8 +85,8 @@ static int recover_at_ip(struct ptd_qry *q, const struct ptd_pkt_decoder *d, con
 
 /* Resume after an overflow with tracing off, after cur (a TIP.PGD): the
  * overflow takes the time of the OVF, then the next packet. */
-static int recover_disabled(struct ptd_qry *q, const struct ptd_pkt_decoder *d, const struct ptd_pkt *cur,
-                            const struct ptd_time *t)
+static int recover_disabled(struct ptd_qry *q, const struct ptd_pkt_decoder *d,
+                            const struct ptd_pkt *cur, const struct ptd_time *t)
 {
     struct ptd_event *ev = ptd_qry_standalone(q);
     ev->type = PTD_EV_OVERFLOW;
@@ -133,8 +131,7 @@ static int recover_at_offset(struct ptd_qry *q, int64_t offset)
         case PTD_PKT_INVALID:
             /* the scan that led here does not pass them */
             return -PTD_ERR_INTERNAL;
-        default:
-            break;
+        default: break;
         }
     }
     ev = ptd_qry_standalone(q);
@@ -147,8 +144,8 @@ static int recover_at_offset(struct ptd_qry *q, int64_t offset)
 
 static bool is_timing(unsigned kind)
 {
-    return kind == PTD_PKT_TSC || kind == PTD_PKT_CBR || kind == PTD_PKT_TMA || kind == PTD_PKT_MTC ||
-           kind == PTD_PKT_CYC;
+    return kind == PTD_PKT_TSC || kind == PTD_PKT_CBR || kind == PTD_PKT_TMA ||
+           kind == PTD_PKT_MTC || kind == PTD_PKT_CYC;
 }
 
 /* SKD010: no FUP after the OVF. Scan for proof that tracing is on (then
@@ -167,8 +164,7 @@ static int handle_skd010(struct ptd_qry *q)
         if (r < 0)
             return (r == -PTD_ERR_EOS || r == -PTD_ERR_TRUNCATED) ? 1 : r;
         switch (p.kind) {
-        case PTD_PKT_TIP_PGE:
-            return 1;
+        case PTD_PKT_TIP_PGE: return 1;
         case PTD_PKT_TIP_PGD:
             /* tracing was on: it stops here */
             return recover_disabled(q, &d, &p, &t);
@@ -214,12 +210,10 @@ static int handle_skd010(struct ptd_qry *q)
             if (!r)
                 return 1;
             return recover_at_ip(q, &d, &p, &fup, &t);
-        case PTD_PKT_PSBEND:
-            return -PTD_ERR_BAD_CONTEXT;
+        case PTD_PKT_PSBEND: return -PTD_ERR_BAD_CONTEXT;
         case PTD_PKT_OVF:
         case PTD_PKT_STOP:
-        case PTD_PKT_MWAIT:
-            return 1;
+        case PTD_PKT_MWAIT: return 1;
         case PTD_PKT_EXSTOP:
         case PTD_PKT_PTW:
         case PTD_PKT_CFE:
@@ -232,8 +226,7 @@ static int handle_skd010(struct ptd_qry *q)
         case PTD_PKT_PWRE:
         case PTD_PKT_PWRX:
         case PTD_PKT_EVD:
-        case PTD_PKT_TRIG:
-            continue;
+        case PTD_PKT_TRIG: continue;
         default:
             if (is_timing(p.kind)) {
                 r = ptd_qry_apply_time(&t, &p);
@@ -259,14 +252,12 @@ static int handle_apl11(struct ptd_qry *q)
         if (r < 0)
             return r == -PTD_ERR_TRUNCATED ? -PTD_ERR_EOS : r;
         switch (p.kind) {
-        case PTD_PKT_TIP_PGD:
-            return recover_disabled(q, &d, &p, &t);
+        case PTD_PKT_TIP_PGD: return recover_disabled(q, &d, &p, &t);
         case PTD_PKT_PAD:
         case PTD_PKT_MNT:
         case PTD_PKT_CFE:
         case PTD_PKT_EVD:
-        case PTD_PKT_TRIG:
-            continue;
+        case PTD_PKT_TRIG: continue;
         default:
             if (is_timing(p.kind)) {
                 r = ptd_qry_apply_time(&t, &p);
@@ -307,11 +298,9 @@ static int handle_apl12(struct ptd_qry *q, int offset)
                 return r == -PTD_ERR_EOS ? 1 : r;
             return recover_at_offset(q, offset);
         case PTD_PKT_STOP:
-        case PTD_PKT_TIP_PGE:
-            return recover_at_offset(q, offset);
+        case PTD_PKT_TIP_PGE: return recover_at_offset(q, offset);
         case PTD_PKT_PSBEND:
-        case PTD_PKT_OVF:
-            return 1;
+        case PTD_PKT_OVF: return 1;
         case PTD_PKT_PAD:
         case PTD_PKT_FUP:
         case PTD_PKT_TSC:
@@ -331,10 +320,8 @@ static int handle_apl12(struct ptd_qry *q, int offset)
         case PTD_PKT_MODE_TSX:
         case PTD_PKT_CFE:
         case PTD_PKT_EVD:
-        case PTD_PKT_TRIG:
-            continue;
-        default:
-            return 1;
+        case PTD_PKT_TRIG: continue;
+        default: return 1;
         }
     }
 }
@@ -345,8 +332,8 @@ static int handle_apl12(struct ptd_qry *q, int offset)
  * none left. */
 static int flush_pending(struct ptd_qry *q)
 {
-    const unsigned waiting = PTD_QRY_B_FUP_BOUND | PTD_QRY_B_FUP | PTD_QRY_B_TIP | PTD_QRY_B_EXSTOP |
-                             PTD_QRY_B_PWRX;
+    const unsigned waiting =
+        PTD_QRY_B_FUP_BOUND | PTD_QRY_B_FUP | PTD_QRY_B_TIP | PTD_QRY_B_EXSTOP | PTD_QRY_B_PWRX;
     /* bounded: each round takes an entry out of the queue */
     while (!q->enabled) {
         struct ptd_event *ev = ptd_qry_dequeue(q, waiting);
@@ -376,11 +363,8 @@ static int flush_pending(struct ptd_qry *q)
             return 0;
         case PTD_EV_PWRE:
         case PTD_EV_RSM:
-        case PTD_EV_SIPI:
-            ptd_qry_publish(q, ev);
-            return 0;
-        default:
-            continue;
+        case PTD_EV_SIPI: ptd_qry_publish(q, ev); return 0;
+        default: continue;
         }
     }
     return 1;
@@ -402,7 +386,7 @@ int ptd_qry_decode_ovf(struct ptd_qry *q)
     /* forget the state, keep the time (the calibration only on request:
      * ptd_time_ovf); the OVF stays the current packet */
     t = q->time;
-    q->cur.kind = PTD_PKT_NONE;     /* as libipt: read again, it is an error */
+    q->cur.kind = PTD_PKT_NONE; /* as libipt: read again, it is an error */
     q->status = -PTD_ERR_NOSYNC;
     q->event = PTD_QRY_NO_EVENT;
     q->enabled = 0;

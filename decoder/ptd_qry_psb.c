@@ -20,8 +20,7 @@ static int bdm70_pge_follows(const struct ptd_pkt_decoder *at)
         if (r < 0)
             return (r == -PTD_ERR_EOS || r == -PTD_ERR_TRUNCATED) ? 0 : r;
         switch (p.kind) {
-        case PTD_PKT_TIP_PGE:
-            return 1;
+        case PTD_PKT_TIP_PGE: return 1;
         case PTD_PKT_PAD:
         case PTD_PKT_TSC:
         case PTD_PKT_CBR:
@@ -33,10 +32,8 @@ static int bdm70_pge_follows(const struct ptd_pkt_decoder *at)
         case PTD_PKT_TMA:
         case PTD_PKT_MTC:
         case PTD_PKT_CYC:
-        case PTD_PKT_MNT:
-            continue;
-        default:
-            return 0;
+        case PTD_PKT_MNT: continue;
+        default: return 0;
         }
     }
 }
@@ -49,8 +46,7 @@ int ptd_qry_find_header_fup(const struct ptd_pkt_decoder *at, struct ptd_pkt *fu
         if (r < 0)
             return r == -PTD_ERR_TRUNCATED ? -PTD_ERR_EOS : r;
         switch (fup->kind) {
-        case PTD_PKT_FUP:
-            return 1;
+        case PTD_PKT_FUP: return 1;
         case PTD_PKT_MODE_EXEC:
         case PTD_PKT_MODE_TSX:
         case PTD_PKT_PIP:
@@ -62,13 +58,10 @@ int ptd_qry_find_header_fup(const struct ptd_pkt_decoder *at, struct ptd_pkt *fu
         case PTD_PKT_MTC:
         case PTD_PKT_CYC:
         case PTD_PKT_PAD:
-        case PTD_PKT_INVALID:
-            continue;
+        case PTD_PKT_INVALID: continue;
         case PTD_PKT_PSBEND:
-        case PTD_PKT_OVF:
-            return 0;
-        default:
-            return -PTD_ERR_BAD_CONTEXT;
+        case PTD_PKT_OVF: return 0;
+        default: return -PTD_ERR_BAD_CONTEXT;
         }
     }
 }
@@ -152,11 +145,9 @@ static int header_packet(struct ptd_qry *q)
     struct ptd_event *ev;
     int r;
     switch (q->cur.kind) {
-    case PTD_PKT_FUP:
-        return header_fup(q);
+    case PTD_PKT_FUP: return header_fup(q);
     case PTD_PKT_MODE_EXEC:
-    case PTD_PKT_MODE_TSX:
-        return header_mode(q);
+    case PTD_PKT_MODE_TSX: return header_mode(q);
     case PTD_PKT_PIP:
         ev = status_update(q, PTD_EV_ASYNC_PAGING);
         if (!ev)
@@ -191,15 +182,11 @@ static int header_packet(struct ptd_qry *q)
     case PTD_PKT_TSC:
     case PTD_PKT_TMA:
     case PTD_PKT_MTC:
-    case PTD_PKT_CYC:
-        return ptd_qry_apply_time(&q->time, &q->cur);
-    case PTD_PKT_PAD:
-        return 0;
+    case PTD_PKT_CYC: return ptd_qry_apply_time(&q->time, &q->cur);
+    case PTD_PKT_PAD: return 0;
     case PTD_PKT_NONE:
-    case PTD_PKT_INVALID:
-        return q->status;
-    default:
-        return -PTD_ERR_BAD_CONTEXT;
+    case PTD_PKT_INVALID: return q->status;
+    default: return -PTD_ERR_BAD_CONTEXT;
     }
 }
 
@@ -260,15 +247,11 @@ int ptd_qry_decode_psbend(struct ptd_qry *q)
     case PTD_EV_IFLAGS:
     case PTD_EV_TSX:
     case PTD_EV_ASYNC_PAGING:
-    case PTD_EV_ASYNC_VMCS:
-        ptd_qry_ev_ip(q, ev);
-        break;
+    case PTD_EV_ASYNC_VMCS: ptd_qry_ev_ip(q, ev); break;
     case PTD_EV_DISABLED:
     case PTD_EV_CBR:
-    case PTD_EV_MNT:
-        break;
-    default:
-        return -PTD_ERR_BAD_CONTEXT;
+    case PTD_EV_MNT: break;
+    default: return -PTD_ERR_BAD_CONTEXT;
     }
     ptd_qry_ev_time(q, ev);
     ptd_qry_publish(q, ev);

@@ -95,8 +95,7 @@ int ptd_qry_decode_cfe(struct ptd_qry *q)
             base.aux = p->aux;
         }
         return bind_cfe(q, &base, PTD_EV_VMEXIT, true, false);
-    default:
-        break;
+    default: break;
     }
     /* the other types take no EVD */
     if (ev)
@@ -116,13 +115,9 @@ int ptd_qry_decode_cfe(struct ptd_qry *q)
     case PTD_CFE_INIT: return bind_cfe(q, NULL, PTD_EV_INIT, true, false);
     case PTD_CFE_VMENTRY: return bind_cfe(q, NULL, PTD_EV_VMENTRY, false, false);
     case PTD_CFE_SHUTDOWN: return bind_cfe(q, NULL, PTD_EV_SHUTDOWN, false, false);
-    case PTD_CFE_UINTR:
-        base.aux = p->aux;
-        return bind_cfe(q, &base, PTD_EV_UINTR, true, false);
+    case PTD_CFE_UINTR: base.aux = p->aux; return bind_cfe(q, &base, PTD_EV_UINTR, true, false);
     case PTD_CFE_UIRET: return bind_cfe(q, NULL, PTD_EV_UIRET, false, false);
-    case PTD_CFE_SWINTR:
-        base.aux = p->aux;
-        return bind_cfe(q, &base, PTD_EV_SWINTR, true, false);
+    case PTD_CFE_SWINTR: base.aux = p->aux; return bind_cfe(q, &base, PTD_EV_SWINTR, true, false);
     case PTD_CFE_SYSCALL: return bind_cfe(q, NULL, PTD_EV_SYSCALL, false, false);
     default:
         /* an unknown type: passed over, and with its IP bit the FUP it
@@ -174,8 +169,7 @@ int ptd_qry_decode_evd(struct ptd_qry *q)
             ev->value = p->payload;
         return 1;
     }
-    default:
-        return 1;
+    default: return 1;
     }
 }
 

@@ -97,7 +97,9 @@ static void obs_push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t k
 {
     if (!s->cfg.obs)
         return;
-    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_PUSH, .fkind = kind, .entry = entry, .from = from };
+    struct ptd_sum_obs ev = {
+        .type = PTD_SUM_OBS_PUSH, .fkind = kind, .entry = entry, .from = from
+    };
     s->obs_depth = s->depth + s->lost_frames;
     ev.depth = s->obs_depth;
     obs_send(s, &ev);
@@ -107,8 +109,12 @@ static void obs_mark(struct ptd_sum *s, uint32_t mark, uint64_t offset, uint64_t
 {
     if (!s->cfg.obs)
         return;
-    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_MARK, .mark = mark, .offset = offset, .ip = ip,
-                              .code = code, .depth = s->obs_depth };
+    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_MARK,
+                              .mark = mark,
+                              .offset = offset,
+                              .ip = ip,
+                              .code = code,
+                              .depth = s->obs_depth };
     obs_send(s, &ev);
 }
 
@@ -169,7 +175,7 @@ static void push(struct ptd_sum *s, uint64_t from, uint64_t entry, uint8_t kind)
     if (node != PTD_SUM_NONE)
         nodes[node].calls++;
     else
-        node = pnode;           /* did not fit, or too deep: fold into the caller */
+        node = pnode; /* did not fit, or too deep: fold into the caller */
     fr[s->depth].from = from;
     fr[s->depth].func = func;
     fr[s->depth].node = node;
@@ -232,7 +238,7 @@ static void do_return(struct ptd_sum *s, uint64_t to)
 {
     struct ptd_sum_frame *t = top(s);
     if (s->lost_frames && !(t && t->from && returns_to(t, to, 0))) {
-        s->lost_frames--;       /* the return of a frame we could not keep */
+        s->lost_frames--; /* the return of a frame we could not keep */
         s->stats.returns++;
         obs_depth(s);
         return;
@@ -243,10 +249,10 @@ static void do_return(struct ptd_sum *s, uint64_t to)
     }
     s->stats.unmatched_returns++;
     if (s->depth > 1) {
-        s->depth--;             /* most likely our caller's frame anyway */
+        s->depth--; /* most likely our caller's frame anyway */
         obs_depth(s);
     } else {
-        push_root(s, to);       /* the root returned: into an unknown caller */
+        push_root(s, to); /* the root returned: into an unknown caller */
     }
 }
 
@@ -262,19 +268,14 @@ void ptd_sum_resolve(struct ptd_sum *s, uint64_t to)
     ptd_sum_ring_add(s, from, to, ic, 1);
     switch (ic) {
     case PTD_ICLASS_DIRECT_CALL:
-    case PTD_ICLASS_INDIRECT_CALL:
-        push(s, from, to, PTD_SUM_FN_CALL);
-        break;
-    case PTD_ICLASS_NEAR_RET:
-        do_return(s, to);
-        break;
+    case PTD_ICLASS_INDIRECT_CALL: push(s, from, to, PTD_SUM_FN_CALL); break;
+    case PTD_ICLASS_NEAR_RET: do_return(s, to); break;
     case PTD_ICLASS_FAR_TRANSFER:
         /* IRET back to where an interrupt came in; other far transfers
          * (mode switches, SYSCALL) stay in the frame */
         unwind(s, to, 1);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -303,7 +304,7 @@ static uint64_t take_time_at(struct ptd_sum *s, uint64_t tsc)
     if (!s->stats.has_time) {
         s->stats.has_time = 1;
         s->stats.tsc_first = tsc;
-        s->stats.tsc_last = tsc;    /* one time value: a span of 0 */
+        s->stats.tsc_last = tsc; /* one time value: a span of 0 */
         s->cur_tsc = tsc;
     }
     /* time estimated from MTC/CYC may step back when a TSC corrects it:
@@ -340,8 +341,9 @@ static void obs_insns(struct ptd_sum *s, uint64_t ip, uint64_t n, uint64_t dt)
 {
     if (!s->cfg.obs || (!n && !dt))
         return;
-    struct ptd_sum_obs ev = { .type = PTD_SUM_OBS_INSNS, .ip = ip, .n = n, .dt = dt,
-                              .depth = s->obs_depth };
+    struct ptd_sum_obs ev = {
+        .type = PTD_SUM_OBS_INSNS, .ip = ip, .n = n, .dt = dt, .depth = s->obs_depth
+    };
     obs_send(s, &ev);
 }
 
@@ -382,7 +384,8 @@ static uint32_t module_slot(struct ptd_sum *s, uint64_t ip)
 static void charge(struct ptd_sum *s, uint64_t ip, uint64_t insns, uint64_t dt)
 {
     struct ptd_sum_frame *t = top(s);
-    charge_to(s, t ? t->func : PTD_SUM_NONE, t ? t->node : PTD_SUM_NONE, module_slot(s, ip), insns, dt);
+    charge_to(s, t ? t->func : PTD_SUM_NONE, t ? t->node : PTD_SUM_NONE, module_slot(s, ip), insns,
+              dt);
 }
 
 /* a * b / c for b, c < 2^32 (weights), a any: no 128-bit arithmetic */
@@ -420,7 +423,8 @@ static void spread_add(struct ptd_sum *s, uint64_t ip, uint64_t insns)
     uint32_t mod = module_slot(s, ip);
     uint32_t w = insns > PTD_SUM_SPREAD_WEIGHT_MAX ? PTD_SUM_SPREAD_WEIGHT_MAX : (uint32_t)insns;
     struct ptd_sum_spread *e = s->nspread ? &s->spread[s->nspread - 1] : NULL;
-    if (!e || (s->nspread < PTD_SUM_SPREAD && (e->func != func || e->node != node || e->mod != mod))) {
+    if (!e ||
+        (s->nspread < PTD_SUM_SPREAD && (e->func != func || e->node != node || e->mod != mod))) {
         e = &s->spread[s->nspread++];
         e->func = func;
         e->node = node;
@@ -520,7 +524,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
             push_left(s, ev->from, ev->ip, PTD_SUM_FN_IRQ);
         } else {
             ptd_sum_ring_add(s, ev->type == PTD_EV_ASYNC_DISABLED ? ev->from : s->last_ip, ev->ip,
-                     PTD_SUM_TR_DISABLE, ip_known);
+                             PTD_SUM_TR_DISABLE, ip_known);
             /* code entered from outside returns there: its frame ends */
             if (s->pend && s->pend_iclass == PTD_ICLASS_NEAR_RET && top(s) && top(s)->entered &&
                 s->depth > 1) {
@@ -540,8 +544,10 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
         {
             uint64_t dt = take_event_time(s, ev);
             struct ptd_sum_frame *t = top(s);
-            s->nspread = 0;     /* blocks before the disable had theirs */
-            charge(s, t && t->func != PTD_SUM_NONE ? ((struct ptd_sum_func *)s->funcs.p)[t->func].entry : 0,
+            s->nspread = 0; /* blocks before the disable had theirs */
+            charge(s,
+                   t && t->func != PTD_SUM_NONE ? ((struct ptd_sum_func *)s->funcs.p)[t->func].entry
+                                                : 0,
                    0, dt);
             obs_insns(s, ev->ip, 0, dt);
         }
@@ -568,8 +574,7 @@ static void on_event(struct ptd_sum *s, const struct ptd_event *ev)
         s->pend = 0;
         s->gap = 1;
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -585,7 +590,7 @@ static void on_error(struct ptd_sum *s, int code, uint64_t offset, int sync)
     s->stats.errors++;
     obs_mark(s, PTD_SUM_TR_ERROR, offset, s->last_ip, code);
     if (!s->in_err) {
-        s->in_err = 1;      /* bytes from here to the next sync are skipped */
+        s->in_err = 1; /* bytes from here to the next sync are skipped */
         s->err_off = offset;
     }
     if (s->nerr < PTD_SUM_ERRORS_KEPT) {
@@ -601,7 +606,12 @@ static void on_error(struct ptd_sum *s, int code, uint64_t offset, int sync)
 
 /* ---- driver ------------------------------------------------------------- */
 
-enum { PH_SYNC, PH_LOOP, PH_FAILED, PH_DONE };
+enum {
+    PH_SYNC,
+    PH_LOOP,
+    PH_FAILED,
+    PH_DONE
+};
 
 /* Where decoding went on after the last error (off): the bytes from the
  * error on were skipped. */
@@ -637,21 +647,19 @@ static void finish(struct ptd_sum *s)
     judge_time(s);
     s->stats.functions = s->funcs.used;
     s->stats.nodes = s->nodes.used;
-    s->stats.untracked = s->funcs.dropped + s->nodes.dropped + s->blocks.dropped +
-                         s->edges.dropped;
+    s->stats.untracked = s->funcs.dropped + s->nodes.dropped + s->blocks.dropped + s->edges.dropped;
 }
 
 int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
 {
-    s->stats.bytes = f->q.pkt.end > f->q.pkt.begin
-                         ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : s->stats.bytes;
+    s->stats.bytes =
+        f->q.pkt.end > f->q.pkt.begin ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : s->stats.bytes;
     /* the call tree needs every branch: blocks end at direct calls and
      * jumps too (libipt's end-on-call/end-on-jump) */
     f->flags |= PTD_FLOW_F_END_ON_CALL | PTD_FLOW_F_END_ON_JUMP;
     for (uint64_t n = 0; n < budget; n++) {
         switch (s->phase) {
-        case PH_DONE:
-            return 0;
+        case PH_DONE: return 0;
         case PH_SYNC: {
             s->st = ptd_flow_sync_forward(f);
             uint64_t off = ptd_flow_offset(f);
@@ -663,7 +671,8 @@ int ptd_sum_decode(struct ptd_sum *s, struct ptd_flow *f, uint64_t budget)
                     int64_t psb = ptd_psb_find(f->q.pkt.begin, (size_t)s->stats.bytes, 0);
                     s->synced = 1;
                     s->first_sync = psb >= 0 && (uint64_t)psb <= off ? (uint64_t)psb : off;
-                    s->stats.bytes_skipped += s->in_err && s->err_off < s->first_sync ? s->err_off : s->first_sync;
+                    s->stats.bytes_skipped +=
+                        s->in_err && s->err_off < s->first_sync ? s->err_off : s->first_sync;
                 }
                 resynced(s, off);
                 s->phase = PH_LOOP;

@@ -42,7 +42,7 @@
 /* An image the capture recorded (loaded module): code in [base, base+size). */
 struct ptd_sum_module {
     uint64_t base, size;
-    const char *name;       /* NUL-terminated; printed up to PTD_SUM_NAME_MAX */
+    const char *name; /* NUL-terminated; printed up to PTD_SUM_NAME_MAX */
 };
 #define PTD_SUM_NAME_MAX 40
 
@@ -53,13 +53,13 @@ typedef void (*ptd_sum_line_fn)(void *ctx, const char *line, size_t len);
 #define PTD_SUM_LINE_MAX 192
 
 /* Defaults (a config field of 0 takes these). */
-#define PTD_SUM_TOP_DEFAULT 20          /* top N functions, blocks, edges, images */
-#define PTD_SUM_LAST_DEFAULT 32         /* last N block transitions */
-#define PTD_SUM_STACK_DEFAULT 256       /* shadow stack depth */
-#define PTD_SUM_TREE_DEPTH_DEFAULT 24   /* deeper calls fold into the node at this depth */
-#define PTD_SUM_TREE_LINES_DEFAULT 400  /* call tree lines printed */
-#define PTD_SUM_TREE_PERMILLE_DEFAULT 2 /* tree nodes under 0.2% of the insns: folded */
-#define PTD_SUM_ERRORS_KEPT 16          /* decode errors listed one by one */
+#define PTD_SUM_TOP_DEFAULT           20  /* top N functions, blocks, edges, images */
+#define PTD_SUM_LAST_DEFAULT          32  /* last N block transitions */
+#define PTD_SUM_STACK_DEFAULT         256 /* shadow stack depth */
+#define PTD_SUM_TREE_DEPTH_DEFAULT    24  /* deeper calls fold into the node at this depth */
+#define PTD_SUM_TREE_LINES_DEFAULT    400 /* call tree lines printed */
+#define PTD_SUM_TREE_PERMILLE_DEFAULT 2   /* tree nodes under 0.2% of the insns: folded */
+#define PTD_SUM_ERRORS_KEPT           16  /* decode errors listed one by one */
 /* Time resolution: time per function adds up the ticks by which the
  * clock moved, each step shared among the blocks since the step before by
  * their instructions (struct ptd_sum_spread). When the clock moved fewer
@@ -68,7 +68,7 @@ typedef void (*ptd_sum_line_fn)(void *ctx, const char *line, size_t len);
  * between), time per function is little more than its instructions over
  * again, or chance: the summary says so and ranks functions by
  * instructions. */
-#define PTD_SUM_TIME_MIN_STEPS 8
+#define PTD_SUM_TIME_MIN_STEPS       8
 #define PTD_SUM_TIME_BLOCKS_PER_STEP 32
 
 /* Optional naming of addresses (a host with the build's debug files):
@@ -81,22 +81,22 @@ typedef size_t (*ptd_sum_name_fn)(void *ctx, uint64_t ip, char *buf, size_t cap)
  * summary's calls): every frame entered and left, the instructions run on
  * top of the stack, and the marks (errors, overflows, enables, disables). */
 enum ptd_sum_obs_type {
-    PTD_SUM_OBS_PUSH,       /* a frame entered: entry, from, fkind; depth after */
-    PTD_SUM_OBS_POP,        /* frames left: depth is what remains */
-    PTD_SUM_OBS_INSNS,      /* n instructions of the block at ip, dt ticks, on the top frame */
-    PTD_SUM_OBS_MARK,       /* mark (PTD_SUM_TR_*) at offset; ip if known; code: error */
+    PTD_SUM_OBS_PUSH,  /* a frame entered: entry, from, fkind; depth after */
+    PTD_SUM_OBS_POP,   /* frames left: depth is what remains */
+    PTD_SUM_OBS_INSNS, /* n instructions of the block at ip, dt ticks, on the top frame */
+    PTD_SUM_OBS_MARK,  /* mark (PTD_SUM_TR_*) at offset; ip if known; code: error */
 };
 struct ptd_sum_obs {
-    uint8_t type;           /* enum ptd_sum_obs_type */
-    uint8_t fkind;          /* PUSH: enum ptd_sum_fkind */
-    uint32_t mark;          /* MARK: PTD_SUM_TR_* */
-    uint32_t depth;         /* frames on the stack after the event (untracked deep ones too) */
-    uint64_t entry, from;   /* PUSH */
-    uint64_t ip, n, dt;     /* INSNS (ip also for MARK) */
-    uint64_t offset;        /* MARK: trace offset */
-    int code;               /* MARK error: its code */
-    uint64_t tsc;           /* the time so far (0 without timing packets) */
-    uint64_t insns;         /* instructions before this event */
+    uint8_t type;         /* enum ptd_sum_obs_type */
+    uint8_t fkind;        /* PUSH: enum ptd_sum_fkind */
+    uint32_t mark;        /* MARK: PTD_SUM_TR_* */
+    uint32_t depth;       /* frames on the stack after the event (untracked deep ones too) */
+    uint64_t entry, from; /* PUSH */
+    uint64_t ip, n, dt;   /* INSNS (ip also for MARK) */
+    uint64_t offset;      /* MARK: trace offset */
+    int code;             /* MARK error: its code */
+    uint64_t tsc;         /* the time so far (0 without timing packets) */
+    uint64_t insns;       /* instructions before this event */
 };
 typedef void (*ptd_sum_obs_fn)(void *ctx, const struct ptd_sum_obs *ev);
 
@@ -113,7 +113,7 @@ typedef void (*ptd_sum_obs_fn)(void *ctx, const struct ptd_sum_obs *ev);
 struct ptd_sum_config {
     const struct ptd_sum_module *modules;
     size_t nmodules;
-    void *arena;            /* 8-byte aligned is best; any alignment works */
+    void *arena; /* 8-byte aligned is best; any alignment works */
     size_t arena_size;
     ptd_sum_line_fn line;
     void *ctx;
@@ -126,15 +126,15 @@ struct ptd_sum_config {
     unsigned flags;         /* PTD_SUM_F_* */
     ptd_sum_name_fn name;   /* NULL: module+0xOFF */
     void *name_ctx;
-    ptd_sum_obs_fn obs;     /* NULL: none */
+    ptd_sum_obs_fn obs; /* NULL: none */
     void *obs_ctx;
 };
 
 enum {
-    PTD_SUM_F_NO_TREE = 1u << 0,    /* leave sections out of the text */
+    PTD_SUM_F_NO_TREE = 1u << 0, /* leave sections out of the text */
     PTD_SUM_F_NO_BLOCKS = 1u << 1,
     PTD_SUM_F_NO_LAST = 1u << 2,
-    PTD_SUM_F_TREE_ALL = 1u << 3,   /* every node (no permille folding) */
+    PTD_SUM_F_TREE_ALL = 1u << 3, /* every node (no permille folding) */
     /* the static tail after the trace's end (decoder/ptd_tail.h): its
      * branches close the last transitions, marked "(tail)", and a last
      * line says where it ends ("spins at module+offset" for an endless
@@ -156,26 +156,26 @@ struct ptd_sum_stats {
     uint64_t errors;            /* decode and sync errors */
     uint64_t bytes_skipped;     /* trace bytes skipped resyncing after errors */
     uint64_t overflows, enables, disables;
-    uint64_t max_depth;         /* deepest shadow stack seen */
-    uint64_t depth_exceeded;    /* calls deeper than the shadow stack */
-    uint64_t functions, nodes;  /* distinct functions, call tree nodes */
-    uint64_t untracked;         /* table entries that did not fit (all tables) */
+    uint64_t max_depth;           /* deepest shadow stack seen */
+    uint64_t depth_exceeded;      /* calls deeper than the shadow stack */
+    uint64_t functions, nodes;    /* distinct functions, call tree nodes */
+    uint64_t untracked;           /* table entries that did not fit (all tables) */
     uint64_t tsc_first, tsc_last; /* time span (has_time) */
-    uint64_t time_steps;        /* times the clock moved on between blocks */
-    uint64_t lines, text_bytes; /* what ptd_sum_print wrote (newlines included) */
+    uint64_t time_steps;          /* times the clock moved on between blocks */
+    uint64_t lines, text_bytes;   /* what ptd_sum_print wrote (newlines included) */
     uint8_t has_time;
-    uint8_t time_coarse;        /* time too coarse to rank by (see docs/summary.md) */
+    uint8_t time_coarse; /* time too coarse to rank by (see docs/summary.md) */
 };
 
 /* ---- internal state (plain data; callers only allocate it) ------------- */
 
 struct ptd_sum_err {
-    uint64_t offset, ip, resync;    /* resync: offset decoding went on from */
+    uint64_t offset, ip, resync; /* resync: offset decoding went on from */
     int code;
     uint8_t sync, has_resync;
 };
 
-struct ptd_sum_tab {        /* one table in the arena */
+struct ptd_sum_tab { /* one table in the arena */
     void *p;
     uint32_t cap, used;
     uint64_t dropped;
@@ -184,7 +184,7 @@ struct ptd_sum_tab {        /* one table in the arena */
 /* Blocks since the clock last moved, by function/node/image: the next
  * clock step is shared among them by instructions (weights saturate at
  * PTD_SUM_SPREAD_WEIGHT_MAX; more than PTD_SUM_SPREAD runs go to the last). */
-#define PTD_SUM_SPREAD 16
+#define PTD_SUM_SPREAD            16
 #define PTD_SUM_SPREAD_WEIGHT_MAX (1u << 24)
 struct ptd_sum_spread {
     uint32_t func, node, mod, insns;
@@ -193,32 +193,32 @@ struct ptd_sum_spread {
 struct ptd_sum {
     struct ptd_sum_config cfg;
     struct ptd_sum_tab funcs, nodes, blocks, edges, frames, ring, mods, top;
-    uint32_t depth;             /* frames in use */
-    uint32_t lost_frames;       /* calls past the stack depth, not yet returned */
-    uint32_t ring_pos;          /* next ring slot */
-    uint32_t mod_hint;          /* last module found */
+    uint32_t depth;       /* frames in use */
+    uint32_t lost_frames; /* calls past the stack depth, not yet returned */
+    uint32_t ring_pos;    /* next ring slot */
+    uint32_t mod_hint;    /* last module found */
     uint64_t ring_count;
     /* the open basic block and the branch that ended the last one */
     uint64_t lb_ip, lb_insns, pend_from;
     uint8_t lb_open, pend, pend_iclass, gap;
     uint8_t phase, have_sync, in_err;
-    uint8_t synced;         /* a sync succeeded once (else: no PSB decoded) */
-    uint64_t first_sync;    /* where: the bytes before it were skipped */
+    uint8_t synced;      /* a sync succeeded once (else: no PSB decoded) */
+    uint64_t first_sync; /* where: the bytes before it were skipped */
     uint64_t sync_off, last_ip, err_off;
     int st;
     uint64_t cur_tsc;
     struct ptd_sum_stats stats;
     uint32_t nerr;
     struct ptd_sum_err err[PTD_SUM_ERRORS_KEPT];
-    uint64_t gap_offset[4];     /* the first overflows' offsets */
-    uint32_t obs_depth;         /* the depth the observer was last told */
+    uint64_t gap_offset[4]; /* the first overflows' offsets */
+    uint32_t obs_depth;     /* the depth the observer was last told */
     uint32_t nspread;
     struct ptd_sum_spread spread[PTD_SUM_SPREAD];
     /* PTD_SUM_F_TAIL: the tail (ptd_sum_tail.c) */
     uint64_t tail_insns, tail_last, spin_lo, spin_hi;
     uint8_t tail_end, tail_last_iclass, tail_ran;
 };
-#define PTD_SUM_STATE_SIZE 1536     /* bound on sizeof(struct ptd_sum): 1440 on x86-64 */
+#define PTD_SUM_STATE_SIZE 1536 /* bound on sizeof(struct ptd_sum): 1440 on x86-64 */
 
 /* Resets s and lays out the tables in cfg->arena. */
 void ptd_sum_init(struct ptd_sum *s, const struct ptd_sum_config *cfg);
@@ -241,19 +241,19 @@ const struct ptd_sum_stats *ptd_sum_run(struct ptd_sum *s, const struct ptd_sum_
 /* ---- shared by ptd_sum.c and ptd_sum_fmt.c ----------------------------- */
 
 enum ptd_sum_fkind {
-    PTD_SUM_FN_CALL = 0,    /* entered by a near call: key is its entry */
-    PTD_SUM_FN_ROOT,        /* entry unknown: key is where it was entered */
-    PTD_SUM_FN_IRQ,         /* entered by an asynchronous branch */
-    PTD_SUM_FN_OUT,         /* called, but outside the trace (no IP) */
-    PTD_SUM_FN_ENTERED,     /* entered from code outside the trace while
-                             * a call or interrupt had left it (a
-                             * callback, an event notification) */
+    PTD_SUM_FN_CALL = 0, /* entered by a near call: key is its entry */
+    PTD_SUM_FN_ROOT,     /* entry unknown: key is where it was entered */
+    PTD_SUM_FN_IRQ,      /* entered by an asynchronous branch */
+    PTD_SUM_FN_OUT,      /* called, but outside the trace (no IP) */
+    PTD_SUM_FN_ENTERED,  /* entered from code outside the trace while
+                            * a call or interrupt had left it (a
+                            * callback, an event notification) */
 };
 
 struct ptd_sum_func {
     uint64_t entry;
-    uint64_t calls, insns, tsc;     /* insns, tsc: exclusive */
-    uint32_t module;                /* index, or UINT32_MAX */
+    uint64_t calls, insns, tsc; /* insns, tsc: exclusive */
+    uint32_t module;            /* index, or UINT32_MAX */
     uint8_t kind, used;
     uint16_t pad_;
 };
@@ -263,8 +263,8 @@ struct ptd_sum_func {
 struct ptd_sum_node {
     uint32_t func, parent, child, last_child, sibling;
     uint16_t depth, used;
-    uint64_t calls, insns, tsc;     /* exclusive */
-    uint64_t incl, tsc_incl;        /* filled in by ptd_sum_print */
+    uint64_t calls, insns, tsc; /* exclusive */
+    uint64_t incl, tsc_incl;    /* filled in by ptd_sum_print */
 };
 
 struct ptd_sum_block {
@@ -274,16 +274,16 @@ struct ptd_sum_block {
 
 struct ptd_sum_edge {
     uint64_t from, to, count;
-    uint32_t kind, used;            /* kind: enum ptd_iclass of the branch */
+    uint32_t kind, used; /* kind: enum ptd_iclass of the branch */
 };
 
 struct ptd_sum_frame {
-    uint64_t from;                  /* call: the call's IP; irq: interrupted IP */
+    uint64_t from; /* call: the call's IP; irq: interrupted IP */
     uint32_t func, node;
     uint8_t irq;
-    uint8_t left;                   /* tracing left at this frame (a call or
-                                     * an interrupt to code outside) */
-    uint8_t entered;                /* entered from outside (ENTERED) */
+    uint8_t left;    /* tracing left at this frame (a call or
+                        * an interrupt to code outside) */
+    uint8_t entered; /* entered from outside (ENTERED) */
     uint8_t pad_[5];
 };
 
@@ -294,7 +294,7 @@ enum {
     PTD_SUM_TR_ENABLE,
     PTD_SUM_TR_OVERFLOW,
     PTD_SUM_TR_ERROR,
-    PTD_SUM_TR_END,                 /* the trace ended after this branch */
+    PTD_SUM_TR_END, /* the trace ended after this branch */
 };
 struct ptd_sum_tr {
     uint64_t from, to;

@@ -137,16 +137,12 @@ static void put_func(struct ptd_sum *s, struct line *l, uint32_t fi)
         put_s(l, "irq> ", 8);
         put_addr(s, l, fn->entry, fn->module);
         break;
-    case PTD_SUM_FN_OUT:
-        put_s(l, "(outside the trace)", 24);
-        break;
+    case PTD_SUM_FN_OUT: put_s(l, "(outside the trace)", 24); break;
     case PTD_SUM_FN_ENTERED:
         put_s(l, "in> ", 8);
         put_addr(s, l, fn->entry, fn->module);
         break;
-    default:
-        put_addr(s, l, fn->entry, fn->module);
-        break;
+    default: put_addr(s, l, fn->entry, fn->module); break;
     }
 }
 
@@ -193,8 +189,7 @@ static int before(const struct ptd_sum *s, key_fn key, key_fn key2, uint32_t i, 
 /* The indices of the (at most s->top.cap) entries that come first by
  * before(), in that order; returns how many, and in *all how many had a
  * key (0: not an entry). */
-static uint32_t select_top2(struct ptd_sum *s, uint32_t n, key_fn key, key_fn key2,
-                            uint64_t *all)
+static uint32_t select_top2(struct ptd_sum *s, uint32_t n, key_fn key, key_fn key2, uint64_t *all)
 {
     uint32_t *t = s->top.p, k = s->top.cap, got = 0;
     *all = 0;
@@ -400,8 +395,9 @@ static void sec_functions(struct ptd_sum *s)
                          : select_top(s, s->funcs.cap, key_func_insns, &all);
     emit_heading(s, "== functions (top ", n, all,
                  by_time ? " by self time): calls self-insns % self-ticks % function"
-                 : st->has_time ? " by self insns, time too coarse): calls self-insns % self-ticks % function"
-                                : " by self insns): calls self-insns % function");
+                 : st->has_time
+                     ? " by self insns, time too coarse): calls self-insns % self-ticks % function"
+                     : " by self insns): calls self-insns % function");
     const uint32_t *t = s->top.p;
     for (uint32_t i = 0; i < n; i++) {
         const struct ptd_sum_func *f = &((const struct ptd_sum_func *)s->funcs.p)[t[i]];
@@ -458,8 +454,8 @@ static int shown(const struct ptd_sum *s, const struct ptd_sum_node *n)
         return 1;
     uint64_t total = s->stats.insns;
     /* incl / total >= permille / 1000 */
-    return n->incl >= total / 1000 * s->cfg.tree_permille +
-                          total % 1000 * s->cfg.tree_permille / 1000;
+    return n->incl >=
+           total / 1000 * s->cfg.tree_permille + total % 1000 * s->cfg.tree_permille / 1000;
 }
 
 static uint32_t next_shown(const struct ptd_sum *s, uint32_t n)
@@ -523,8 +519,10 @@ static void sec_tree(struct ptd_sum *s)
     put_s(&l, "== call tree (", 14);
     put_count(&l, s->nodes.used, " node", ", depth <= ");
     put_dec(&l, s->cfg.tree_depth, 0);
-    put_s(&l, s->stats.has_time ? "): calls incl-insns self-insns incl-ticks function"
-                                : "): calls incl-insns self-insns function", 60);
+    put_s(&l,
+          s->stats.has_time ? "): calls incl-insns self-insns incl-ticks function"
+                            : "): calls incl-insns self-insns function",
+          60);
     emit(s, &l);
     for (uint32_t r = 0; r < s->nodes.cap; r++) {
         if (!t[r].used || t[r].parent != PTD_SUM_NONE)
@@ -644,15 +642,9 @@ static void sec_tail(struct ptd_sum *s)
         return;
     uint64_t at = s->tail_end == PTD_TAIL_END_SPIN ? s->spin_lo : s->tail_last;
     switch (s->tail_end) {
-    case PTD_TAIL_END_SPIN:
-        put_s(&l, "spins at ", 10);
-        break;
-    case PTD_TAIL_END_HALT:
-        put_s(&l, "halts at ", 10);
-        break;
-    default:
-        put_s(&l, "tail ends at ", 14);
-        break;
+    case PTD_TAIL_END_SPIN: put_s(&l, "spins at ", 10); break;
+    case PTD_TAIL_END_HALT: put_s(&l, "halts at ", 10); break;
+    default: put_s(&l, "tail ends at ", 14); break;
     }
     put_addr(s, &l, at, PTD_SUM_NONE);
     switch (s->tail_end) {
@@ -668,18 +660,10 @@ static void sec_tail(struct ptd_sum *s)
         put_s(&l, kind_name(s->tail_last_iclass), 10);
         put_s(&l, " needs trace (", 16);
         break;
-    case PTD_TAIL_END_FILTER:
-        put_s(&l, ": leaves the traced range (", 30);
-        break;
-    case PTD_TAIL_END_NOCODE:
-        put_s(&l, ": no code after it (", 22);
-        break;
-    case PTD_TAIL_END_BOUND:
-        put_s(&l, ": bound reached (", 20);
-        break;
-    default:
-        put_s(&l, " (", 2);
-        break;
+    case PTD_TAIL_END_FILTER: put_s(&l, ": leaves the traced range (", 30); break;
+    case PTD_TAIL_END_NOCODE: put_s(&l, ": no code after it (", 22); break;
+    case PTD_TAIL_END_BOUND: put_s(&l, ": bound reached (", 20); break;
+    default: put_s(&l, " (", 2); break;
     }
     if (s->tail_end == PTD_TAIL_END_SPIN)
         put_c(&l, ' ');
@@ -739,6 +723,6 @@ uint64_t ptd_sum_text_bound(const struct ptd_sum_config *cfg)
     uint64_t lines = 2 + (1 + PTD_SUM_ERRORS_KEPT + 1 + 4 + 1 + 1) + 4 * (1 + top) +
                      (1 + tree + 1 + 2) + (1 + last) + 1;
     if (cfg->flags & PTD_SUM_F_TAIL)
-        lines++;    /* where the tail ends */
-    return lines * PTD_SUM_LINE_MAX;    /* PTD_SUM_LINE_MAX - 1 chars + newline */
+        lines++;                     /* where the tail ends */
+    return lines * PTD_SUM_LINE_MAX; /* PTD_SUM_LINE_MAX - 1 chars + newline */
 }

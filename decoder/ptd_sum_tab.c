@@ -39,8 +39,8 @@ void ptd_sum_tab_layout(struct ptd_sum *s)
 
     /* the fixed parts first, each shrunk to what fits */
     s->frames.p = carve(&p, end, s->cfg.stack_depth, sizeof(struct ptd_sum_frame), &s->frames.cap);
-    s->mods.p = carve(&p, end, (uint64_t)s->cfg.nmodules + 1, sizeof(struct ptd_sum_modstat),
-                      &s->mods.cap);
+    s->mods.p =
+        carve(&p, end, (uint64_t)s->cfg.nmodules + 1, sizeof(struct ptd_sum_modstat), &s->mods.cap);
     s->top.p = carve(&p, end, s->cfg.top, sizeof(uint32_t), &s->top.cap);
     s->ring.p = carve(&p, end, s->cfg.last, sizeof(struct ptd_sum_tr), &s->ring.cap);
     /* the rest in shares: blocks 30%, edges 30%, nodes 22%, funcs 18% */
@@ -71,7 +71,6 @@ void ptd_sum_tab_layout(struct ptd_sum *s)
         m[i].insns = 0;
         m[i].tsc = 0;
     }
-
 }
 
 /* ---- lookups ------------------------------------------------------------ */

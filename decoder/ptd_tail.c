@@ -5,7 +5,7 @@
  * HLT (F4) stops the CPU until an interrupt, whose trace would say where
  * it went (SDM Vol. 2 HLT); UD0 (0F FF), UD1 (0F B9) and UD2 (0F 0B)
  * raise #UD (SDM Vol. 2 UD). */
-#define OPC_HLT 0xf4
+#define OPC_HLT    0xf4
 #define OPC_0F_UD0 0xff
 #define OPC_0F_UD1 0xb9
 #define OPC_0F_UD2 0x0b
@@ -76,7 +76,7 @@ static void push(struct ptd_tail *t, uint64_t ret)
     if (t->nown < PTD_TAIL_STACK)
         t->nown++;
     else
-        t->own_lost = 1;    /* the oldest own call is gone: below is unknown */
+        t->own_lost = 1; /* the oldest own call is gone: below is unknown */
     t->depth++;
 }
 
@@ -276,9 +276,7 @@ bool ptd_tail_next(struct ptd_tail *t, struct ptd_flow_insn *out)
         else
             t->ip = next;
         break;
-    case PTD_ICLASS_DIRECT_JUMP:
-        land(t, target);
-        break;
+    case PTD_ICLASS_DIRECT_JUMP: land(t, target); break;
     case PTD_ICLASS_DIRECT_CALL:
         /* call +0 (getting the IP) is no call, as for the flow */
         if (in.disp != 0)

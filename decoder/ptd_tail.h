@@ -51,20 +51,20 @@
 
 #include "decoder/ptd_flow.h"
 
-#define PTD_TAIL_MAX_DEFAULT 256    /* instructions, when the caller gives 0 */
-#define PTD_TAIL_STACK 16           /* the tail's own calls */
-#define PTD_TAIL_RUNS 16            /* straight runs remembered (spins) */
+#define PTD_TAIL_MAX_DEFAULT 256 /* instructions, when the caller gives 0 */
+#define PTD_TAIL_STACK       16  /* the tail's own calls */
+#define PTD_TAIL_RUNS        16  /* straight runs remembered (spins) */
 
 /* Why the tail ended. */
 enum ptd_tail_end {
-    PTD_TAIL_END_NONE = 0,  /* no tail: tracing was off, the trace ended
-                             * inside an event, or the decode failed */
-    PTD_TAIL_END_TRACE,     /* the last instruction's next IP needs trace */
-    PTD_TAIL_END_SPIN,      /* an endless loop: spin_lo..spin_hi */
-    PTD_TAIL_END_HALT,      /* HLT or UD2 */
-    PTD_TAIL_END_FILTER,    /* a branch left the FilterEn ranges */
-    PTD_TAIL_END_NOCODE,    /* no code at the IP, or not an instruction */
-    PTD_TAIL_END_BOUND,     /* the caller's bound on instructions */
+    PTD_TAIL_END_NONE = 0, /* no tail: tracing was off, the trace ended
+                              * inside an event, or the decode failed */
+    PTD_TAIL_END_TRACE,    /* the last instruction's next IP needs trace */
+    PTD_TAIL_END_SPIN,     /* an endless loop: spin_lo..spin_hi */
+    PTD_TAIL_END_HALT,     /* HLT or UD2 */
+    PTD_TAIL_END_FILTER,   /* a branch left the FilterEn ranges */
+    PTD_TAIL_END_NOCODE,   /* no code at the IP, or not an instruction */
+    PTD_TAIL_END_BOUND,    /* the caller's bound on instructions */
 };
 
 /* A straight run of the tail: from start, fall-through up to last (the
@@ -76,19 +76,19 @@ struct ptd_tail_run {
 };
 
 struct ptd_tail {
-    const struct ptd_flow *f;   /* code, mode, filter, call stack */
-    uint64_t ip;                /* the next instruction (after the tail
+    const struct ptd_flow *f; /* code, mode, filter, call stack */
+    uint64_t ip;              /* the next instruction (after the tail
                                  * ended at a spin or the filter: where
                                  * its last branch went) */
-    uint32_t max, count;        /* bound; instructions given */
-    int32_t depth;              /* call stack depth, relative */
+    uint32_t max, count;      /* bound; instructions given */
+    int32_t depth;            /* call stack depth, relative */
     uint8_t active, end, mode, speculative;
-    uint8_t flow_known, flow_left; /* owed flow stack entries; not popped yet */
+    uint8_t flow_known, flow_left;   /* owed flow stack entries; not popped yet */
     uint8_t nown, own_top, own_lost; /* own calls; lost: some dropped */
-    uint8_t nruns, run_next, cur; /* remembered runs (a ring), the current */
-    uint8_t last_iclass;        /* class of the last instruction given */
-    uint64_t last_ip;           /* the last instruction given */
-    uint64_t spin_lo, spin_hi;  /* END_SPIN: lowest IP, last byte of the loop */
+    uint8_t nruns, run_next, cur;    /* remembered runs (a ring), the current */
+    uint8_t last_iclass;             /* class of the last instruction given */
+    uint64_t last_ip;                /* the last instruction given */
+    uint64_t spin_lo, spin_hi;       /* END_SPIN: lowest IP, last byte of the loop */
     uint64_t own[PTD_TAIL_STACK];
     struct ptd_tail_run runs[PTD_TAIL_RUNS];
 };

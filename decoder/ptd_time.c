@@ -39,7 +39,11 @@ enum {
  * byte 1 bits 7:1). */
 bool ptd_time_skd007_cyc(const struct ptd_pkt *cyc, const uint8_t *at, const uint8_t *end)
 {
-    enum { SKD007_CYC_SIZE = 2, CYC_LOW_BITS = 5, CYC_AS_EXT = 0x20 };
+    enum {
+        SKD007_CYC_SIZE = 2,
+        CYC_LOW_BITS = 5,
+        CYC_AS_EXT = 0x20
+    };
 
     if (cyc->kind != PTD_PKT_CYC || cyc->size != SKD007_CYC_SIZE)
         return false;
@@ -145,7 +149,7 @@ static int cal_tsc(struct ptd_time_cal *c, uint64_t tsc, bool in_psb)
     }
     delta = tsc - last;
     if (delta >> (64 - FCR_SHIFT))
-        return -PTD_ERR_INTERNAL;   /* the shift below would overflow */
+        return -PTD_ERR_INTERNAL; /* the shift below would overflow */
     cal_set(c, (delta << FCR_SHIFT) / cycles);
     return 0;
 }
@@ -160,7 +164,7 @@ static int cal_mtc(struct ptd_time_cal *c, uint8_t payload, const struct ptd_tim
     c->check_skl168 = 0;
     ctc = (uint32_t)payload << cfg->mtc_freq;
 
-    if (!c->have_mtc) {   /* the first MTC only starts a measurement */
+    if (!c->have_mtc) { /* the first MTC only starts a measurement */
         c->cyc_mtc = 0;
         c->ctc = ctc;
         c->have_mtc = 1;
@@ -173,7 +177,7 @@ static int cal_mtc(struct ptd_time_cal *c, uint8_t payload, const struct ptd_tim
     c->have_mtc = 1;
     c->cyc_mtc = 0;
     c->ctc = ctc;
-    c->lost_mtc++;        /* undone below if this MTC calibrates */
+    c->lost_mtc++; /* undone below if this MTC calibrates */
 
     r = ctc_distance(&delta, ctc, last, cfg->mtc_freq);
     if (r < 0)
@@ -212,7 +216,7 @@ static void est_tsc(struct ptd_time *t, uint64_t tsc)
     t->base = tsc;
     t->ctc = 0;
     t->fc = 0;
-    t->lost_mtc = 0;   /* a full timestamp: earlier losses no longer matter */
+    t->lost_mtc = 0; /* a full timestamp: earlier losses no longer matter */
     t->lost_cyc = 0;
 }
 
@@ -220,7 +224,7 @@ static int est_tma(struct ptd_time *t, uint32_t ctc, uint32_t fc)
 {
     unsigned mtc_bits = t->cfg.mtc_freq + MTC_CTC_BITS;
 
-    if (!t->have_tsc || t->have_tma)   /* TMA follows its TSC, once */
+    if (!t->have_tsc || t->have_tma) /* TMA follows its TSC, once */
         return -PTD_ERR_BAD_CONTEXT;
     if (t->have_mtc)
         return -PTD_ERR_INTERNAL;
@@ -324,7 +328,7 @@ static int est_cyc(struct ptd_time *t, uint64_t cycles, uint64_t fcr)
         t->lost_cyc++;
         return 0;
     }
-    if (!fc) {   /* the first CYC since the last MTC */
+    if (!fc) { /* the first CYC since the last MTC */
         int r = cyc_this_period(&cycles, t, fcr);
         if (r < 0)
             return r;
@@ -393,7 +397,7 @@ int ptd_time_tsc(struct ptd_time *t, uint64_t tsc, int *cal_err)
 
 int ptd_time_tma(struct ptd_time *t, uint32_t ctc, uint32_t fc, int *cal_err)
 {
-    set_err(cal_err, 0);   /* TMA is no calibration point */
+    set_err(cal_err, 0); /* TMA is no calibration point */
     return est_tma(t, ctc, fc);
 }
 
@@ -476,8 +480,7 @@ int ptd_time_packet(struct ptd_time *t, const struct ptd_pkt *p)
     return cal < 0 ? cal : r;
 }
 
-int ptd_time_now(const struct ptd_time *t, uint64_t *tsc, uint32_t *lost_mtc,
-                 uint32_t *lost_cyc)
+int ptd_time_now(const struct ptd_time *t, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
 {
     *tsc = t->tsc;
     if (lost_mtc)

@@ -82,7 +82,6 @@ enum {
     PTD_TIME_KEEP_TCAL_ON_OVF = 1u << 1,
 };
 
-
 /* SKD007 (Skylake and Kaby Lake clients; ptd_pkt.h's PTD_ERRATUM_SKD007):
  * an OVF can come after the first byte of a multi-byte CYC instead of the
  * rest of it. A 2-byte CYC whose second byte is OVF's 0x02 (a CYC value of
@@ -93,18 +92,17 @@ enum {
  * (the query layer); the packet layer decodes the bytes as they are. */
 bool ptd_time_skd007_cyc(const struct ptd_pkt *cyc, const uint8_t *at, const uint8_t *end);
 
-
 /* What the decoder must know about the capture (ptdump's options of the same
  * names). All zero is valid: TSC packets alone then give time; MTC needs
  * cpuid_0x15_eax/ebx (else each MTC is reported as -PTD_ERR_BAD_CONFIG
  * and time stays at the last TSC), and mtc_freq as programmed. */
 struct ptd_time_config {
-    uint8_t mtc_freq;          /* IA32_RTIT_CTL.MTCFreq (bits 17:14), 0..15 */
-    uint8_t nom_freq;          /* MSR_PLATFORM_INFO[15:8]; 0: unknown, CBR does not calibrate */
-    uint32_t cpuid_0x15_eax;   /* CPUID 0x15 EAX: TSC/crystal ratio denominator */
-    uint32_t cpuid_0x15_ebx;   /* CPUID 0x15 EBX: TSC/crystal ratio numerator */
-    uint32_t flags;            /* PTD_TIME_* */
-    uint32_t errata;           /* PTD_ERRATUM_* */
+    uint8_t mtc_freq;        /* IA32_RTIT_CTL.MTCFreq (bits 17:14), 0..15 */
+    uint8_t nom_freq;        /* MSR_PLATFORM_INFO[15:8]; 0: unknown, CBR does not calibrate */
+    uint32_t cpuid_0x15_eax; /* CPUID 0x15 EAX: TSC/crystal ratio denominator */
+    uint32_t cpuid_0x15_ebx; /* CPUID 0x15 EBX: TSC/crystal ratio numerator */
+    uint32_t flags;          /* PTD_TIME_* */
+    uint32_t errata;         /* PTD_ERRATUM_* */
 };
 
 /* Largest accepted mtc_freq (a 4-bit field of IA32_RTIT_CTL). */
@@ -113,34 +111,34 @@ struct ptd_time_config {
 /* Calibration state (ptdump's "tcal"). Internal; read it through
  * ptd_time_fcr(). */
 struct ptd_time_cal {
-    uint64_t fcr;          /* last FCR */
-    uint64_t min_fcr;      /* smallest FCR since reset (> max_fcr: none yet) */
+    uint64_t fcr;     /* last FCR */
+    uint64_t min_fcr; /* smallest FCR since reset (> max_fcr: none yet) */
     uint64_t max_fcr;
-    uint64_t tsc;          /* last TSC, for TSC-to-TSC calibration in PSB+ */
-    uint64_t cyc_tsc;      /* cycles since that TSC */
-    uint64_t cyc_mtc;      /* cycles since the last MTC */
-    uint32_t ctc;          /* CTC of the last MTC */
-    uint32_t lost_mtc;     /* MTCs that could not calibrate */
+    uint64_t tsc;      /* last TSC, for TSC-to-TSC calibration in PSB+ */
+    uint64_t cyc_tsc;  /* cycles since that TSC */
+    uint64_t cyc_mtc;  /* cycles since the last MTC */
+    uint32_t ctc;      /* CTC of the last MTC */
+    uint32_t lost_mtc; /* MTCs that could not calibrate */
     uint8_t have_mtc;
-    uint8_t check_skl168;  /* the next MTC is the first after a PSB */
+    uint8_t check_skl168; /* the next MTC is the first after a PSB */
 };
 
 /* The time state. Plain data; initialise with ptd_time_init(). */
 struct ptd_time {
     struct ptd_time_config cfg;
-    uint64_t tsc;          /* the current estimate */
-    uint64_t base;         /* TSC at the last MTC (or TSC, less TMA's FastCounter) */
-    uint64_t fc;           /* TSC ticks since base from TMA's FastCounter and CYCs */
-    uint32_t ctc;          /* CTC at the last MTC/TMA, bits below MTCFreq+8 */
-    uint32_t ctc_cyc;      /* CTC at the MTC where the current CYC count started */
-    uint32_t lost_mtc;     /* MTCs that could not be used since the last TSC */
-    uint32_t lost_cyc;     /* CYCs that could not be used since the last TSC/MTC */
-    uint8_t cbr;           /* last core:bus ratio */
+    uint64_t tsc;      /* the current estimate */
+    uint64_t base;     /* TSC at the last MTC (or TSC, less TMA's FastCounter) */
+    uint64_t fc;       /* TSC ticks since base from TMA's FastCounter and CYCs */
+    uint32_t ctc;      /* CTC at the last MTC/TMA, bits below MTCFreq+8 */
+    uint32_t ctc_cyc;  /* CTC at the MTC where the current CYC count started */
+    uint32_t lost_mtc; /* MTCs that could not be used since the last TSC */
+    uint32_t lost_cyc; /* CYCs that could not be used since the last TSC/MTC */
+    uint8_t cbr;       /* last core:bus ratio */
     uint8_t have_tsc;
     uint8_t have_tma;
     uint8_t have_mtc;
     uint8_t have_cbr;
-    uint8_t in_psb;        /* between PSB and PSBEND */
+    uint8_t in_psb; /* between PSB and PSBEND */
     struct ptd_time_cal cal;
 };
 
@@ -163,8 +161,7 @@ int ptd_time_packet(struct ptd_time *t, const struct ptd_pkt *p);
  * --no-wall-clock prints it). lost_mtc/lost_cyc (may be NULL) receive how
  * many MTC/CYC packets could not be used since the last TSC/MTC: a measure
  * of how rough the estimate is. */
-int ptd_time_now(const struct ptd_time *t, uint64_t *tsc, uint32_t *lost_mtc,
-                 uint32_t *lost_cyc);
+int ptd_time_now(const struct ptd_time *t, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
 /* The core:bus ratio of the last CBR, or -PTD_ERR_NO_CBR. */
 int ptd_time_cbr(const struct ptd_time *t, uint32_t *cbr);
 /* The calibration: TSC ticks per core cycle << PTD_TIME_FCR_SHIFT, or

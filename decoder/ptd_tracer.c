@@ -14,7 +14,7 @@
 /* MTC carries CTC[MTCFreq+7:MTCFreq]; TMA carries CTC[15:0] (SDM "MTC
  * Packet", "TMA Packet"). */
 #define MTC_PAYLOAD_MASK 0xffu
-#define TMA_CTC_MASK 0xffffu
+#define TMA_CTC_MASK     0xffffu
 /* A run of MTCs never spans more periods than its 8 bits tell apart. */
 #define MTC_WRAP 256u
 
@@ -72,7 +72,7 @@ int ptd_tracer_init(struct ptd_tracer *t, const struct ptd_tracer_config *cfg)
     t->ret_n = 0;
     t->tnt_bits = 0;
     t->tnt_n = 0;
-    t->mode = 0xff;   /* nothing told yet */
+    t->mode = 0xff; /* nothing told yet */
     t->have_last = false;
     t->on = false;
     t->enabled = false;
@@ -227,11 +227,11 @@ static void clock_to(struct ptd_tracer *t, uint64_t tsc)
 static void psb_plus(struct ptd_tracer *t, unsigned mode, uint64_t ip)
 {
     flush_tnt(t);
-    t->since_psb = 0;   /* the period runs from PSB to PSB */
+    t->since_psb = 0; /* the period runs from PSB to PSB */
     put(t, PTD_PKT_PSB, 0, 0, 0);
     t->have_last = false;
     t->ret_n = 0;
-    t->tsc_told = false;    /* PSB+ always has its TSC */
+    t->tsc_told = false; /* PSB+ always has its TSC */
     tsc_packet(t);
     mode_exec(t, mode, true);
     if (t->enabled)
@@ -342,9 +342,7 @@ static int branch(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint64
         return PTD_TRACER_LEFT;
     }
     switch (in->iclass) {
-    case PTD_ICLASS_COND_JUMP:
-        tnt(t, true);
-        break;
+    case PTD_ICLASS_COND_JUMP: tnt(t, true); break;
     case PTD_ICLASS_DIRECT_CALL:
         /* a call to the next instruction (displacement 0, the "get IP"
          * idiom) is no call for RET compression (36.4.2.2: the decoder's
@@ -356,9 +354,7 @@ static int branch(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint64
         push(t, end);
         ip_packet(t, PTD_PKT_TIP, next);
         break;
-    case PTD_ICLASS_INDIRECT_JUMP:
-        ip_packet(t, PTD_PKT_TIP, next);
-        break;
+    case PTD_ICLASS_INDIRECT_JUMP: ip_packet(t, PTD_PKT_TIP, next); break;
     case PTD_ICLASS_NEAR_RET:
         /* 36.4.2.2 "Indirect Transfer Compression for Returns" */
         if (!t->cfg.dis_retc && t->ret_n && t->ret[t->ret_top] == next) {
@@ -374,8 +370,7 @@ static int branch(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint64
         mode_exec(t, next_mode, false);
         ip_packet(t, PTD_PKT_TIP, next);
         break;
-    default: /* direct jump: no packet */
-        break;
+    default: /* direct jump: no packet */ break;
     }
     return 0;
 }
@@ -431,11 +426,9 @@ int ptd_tracer_insn(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint
     clock_to(t, tsc);
     end = in->ip + in->length;
     if (in->mode != PTD_EXEC_MODE_64)
-        end &= 0xffffffffull;   /* EIP wraps in 16/32-bit code */
+        end &= 0xffffffffull; /* EIP wraps in 16/32-bit code */
     switch (in->iclass) {
-    case PTD_ICLASS_OTHER:
-        succ = end;
-        break;
+    case PTD_ICLASS_OTHER: succ = end; break;
     case PTD_ICLASS_COND_JUMP:
         /* a Jcc to its own fall-through is reported taken: both decode */
         if (in->next_ip == in->target) {
@@ -461,8 +454,8 @@ int ptd_tracer_insn(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint
     if (!known) {
         /* the Jcc's outcome is unknown: the gap starts before it */
         bits = PTD_TRACER_GAP | gap(t, in->ip, in->next_ip, in->next_mode);
-    } else if (succ != in->next_ip || (in->iclass != PTD_ICLASS_FAR_TRANSFER &&
-                                       in->next_mode != in->mode)) {
+    } else if (succ != in->next_ip ||
+               (in->iclass != PTD_ICLASS_FAR_TRANSFER && in->next_mode != in->mode)) {
         /* the instruction completed (the caller saw it finish), then
          * something unseen happened before next_ip */
         bits = apply(t, in, end, succ, in->mode, taken);
@@ -512,8 +505,7 @@ int ptd_tracer_event(struct ptd_tracer *t, uint64_t from, uint64_t to, unsigned 
     return result(t, bits);
 }
 
-int ptd_tracer_gap(struct ptd_tracer *t, uint64_t at, uint64_t to, unsigned to_mode,
-                   uint64_t tsc)
+int ptd_tracer_gap(struct ptd_tracer *t, uint64_t at, uint64_t to, unsigned to_mode, uint64_t tsc)
 {
     int bits;
     if (!t || to_mode > PTD_EXEC_MODE_64)

@@ -68,10 +68,10 @@
 
 #include "decoder/ptd_ild.h"
 
-#define PTD_TRACER_MAX_RANGES 4   /* IA32_RTIT_ADDR0..3 */
+#define PTD_TRACER_MAX_RANGES    4  /* IA32_RTIT_ADDR0..3 */
 #define PTD_TRACER_CTC_SHIFT_MAX 9  /* TMA's FastCounter: 9 bits */
-#define PTD_TRACER_MTC_BURST 8    /* more MTCs at once: TSC + TMA instead */
-#define PTD_TRACER_RETSTACK 64    /* SDM: the CPU's RET compression stack */
+#define PTD_TRACER_MTC_BURST     8  /* more MTCs at once: TSC + TMA instead */
+#define PTD_TRACER_RETSTACK      64 /* SDM: the CPU's RET compression stack */
 
 /* Receives one encoded packet (size 1..16). Returns 0, or a negative value
  * when the packet cannot be stored: the model stops (stop-when-full). */
@@ -84,12 +84,12 @@ struct ptd_tracer_config {
     /* TraceStop ranges, inclusive */
     uint8_t nstop;
     uint64_t stop_lo[PTD_TRACER_MAX_RANGES], stop_hi[PTD_TRACER_MAX_RANGES];
-    bool dis_retc;          /* IA32_RTIT_CTL.DisRETC */
-    bool tsc_en;            /* IA32_RTIT_CTL.TSCEn */
-    bool mtc_en;            /* IA32_RTIT_CTL.MTCEn */
-    uint8_t mtc_freq;       /* IA32_RTIT_CTL.MTCFreq (0..15) */
-    uint8_t ctc_shift;      /* TSC ticks per CTC tick: 2^ctc_shift (<= 9) */
-    uint64_t psb_period;    /* bytes between PSB+; 0: only at the start */
+    bool dis_retc;       /* IA32_RTIT_CTL.DisRETC */
+    bool tsc_en;         /* IA32_RTIT_CTL.TSCEn */
+    bool mtc_en;         /* IA32_RTIT_CTL.MTCEn */
+    uint8_t mtc_freq;    /* IA32_RTIT_CTL.MTCFreq (0..15) */
+    uint8_t ctc_shift;   /* TSC ticks per CTC tick: 2^ctc_shift (<= 9) */
+    uint64_t psb_period; /* bytes between PSB+; 0: only at the start */
     ptd_tracer_sink_fn sink;
     void *sink_ctx;
 };
@@ -102,45 +102,45 @@ struct ptd_tracer_insn {
     uint64_t target;
     uint64_t next_ip;
     uint8_t length;
-    uint8_t iclass;         /* enum ptd_iclass */
+    uint8_t iclass; /* enum ptd_iclass */
     uint8_t mode, next_mode;
 };
 
 /* Result bits of the calls below (>= 0), or a negative -PTD_ERR_*. */
 enum {
-    PTD_TRACER_ENTERED = 0x01,  /* PacketEn went to 1 (TIP.PGE) */
-    PTD_TRACER_LEFT = 0x02,     /* PacketEn went to 0 (TIP.PGD) */
-    PTD_TRACER_STOPPED = 0x04,  /* TraceStop or the sink refused a packet */
-    PTD_TRACER_GAP = 0x08,      /* next_ip fits no outcome of the insn:
-                                 * written as a gap (ptd_tracer_gap) */
-    PTD_TRACER_TRACED = 0x10,   /* the instruction was traced (PacketEn) */
-    PTD_TRACER_MODE = 0x20,     /* a MODE.Exec told a new mode (outside
-                                 * PSB+; with ENTERED: before the TIP.PGE,
-                                 * else before a far transfer's or an
-                                 * event's TIP: decoders report it) */
+    PTD_TRACER_ENTERED = 0x01, /* PacketEn went to 1 (TIP.PGE) */
+    PTD_TRACER_LEFT = 0x02,    /* PacketEn went to 0 (TIP.PGD) */
+    PTD_TRACER_STOPPED = 0x04, /* TraceStop or the sink refused a packet */
+    PTD_TRACER_GAP = 0x08,     /* next_ip fits no outcome of the insn:
+                                  * written as a gap (ptd_tracer_gap) */
+    PTD_TRACER_TRACED = 0x10,  /* the instruction was traced (PacketEn) */
+    PTD_TRACER_MODE = 0x20,    /* a MODE.Exec told a new mode (outside
+                                  * PSB+; with ENTERED: before the TIP.PGE,
+                                  * else before a far transfer's or an
+                                  * event's TIP: decoders report it) */
 };
 
 struct ptd_tracer {
     struct ptd_tracer_config cfg;
     uint64_t last_ip;
-    uint64_t since_psb;     /* bytes since the last PSB */
-    uint64_t bytes;         /* bytes written */
+    uint64_t since_psb; /* bytes since the last PSB */
+    uint64_t bytes;     /* bytes written */
     uint64_t tsc;
-    uint64_t mtc_period;    /* MTC period (CTC >> mtc_freq) told last */
-    bool mtc_have;          /* mtc_period is set */
-    uint64_t tsc_last;      /* the TSC packet written last since the PSB */
-    bool tsc_told;          /* tsc_last is set (a TSC of the same time is
-                             * not written again) */
+    uint64_t mtc_period; /* MTC period (CTC >> mtc_freq) told last */
+    bool mtc_have;       /* mtc_period is set */
+    uint64_t tsc_last;   /* the TSC packet written last since the PSB */
+    bool tsc_told;       /* tsc_last is set (a TSC of the same time is
+                            * not written again) */
     uint64_t ret[PTD_TRACER_RETSTACK];
     uint8_t ret_top, ret_n;
     uint8_t tnt_bits, tnt_n;
-    uint8_t mode;           /* the mode decoders were last told */
+    uint8_t mode; /* the mode decoders were last told */
     bool have_last;
-    bool on;                /* TraceEn (and TriggerEn) */
-    bool enabled;           /* PacketEn: on and FilterEn */
-    bool stopped;           /* TraceStop hit or the sink full */
-    bool full;              /* the stop was the sink refusing */
-    bool mode_told;         /* this call wrote a MODE.Exec (PTD_TRACER_MODE) */
+    bool on;        /* TraceEn (and TriggerEn) */
+    bool enabled;   /* PacketEn: on and FilterEn */
+    bool stopped;   /* TraceStop hit or the sink full */
+    bool full;      /* the stop was the sink refusing */
+    bool mode_told; /* this call wrote a MODE.Exec (PTD_TRACER_MODE) */
     int sink_err;
 };
 
@@ -164,16 +164,15 @@ int ptd_tracer_insn(struct ptd_tracer *t, const struct ptd_tracer_insn *in, uint
  * continues at to. FUP + [MODE.Exec] + TIP(to), or FUP + TIP.PGD(to) when
  * to is outside the ranges (TraceStop after it when to is in a TraceStop
  * range), or TIP.PGE(to) when packets were disabled and to is inside. */
-int ptd_tracer_event(struct ptd_tracer *t, uint64_t from, uint64_t to,
-                     unsigned to_mode, uint64_t tsc);
+int ptd_tracer_event(struct ptd_tracer *t, uint64_t from, uint64_t to, unsigned to_mode,
+                     uint64_t tsc);
 
 /* Unknown execution between at and to (code the caller did not see):
  * tracing is disabled at at (FUP + TIP.PGD, IP suppressed, as for an
  * asynchronous disable) and FilterEn evaluated at to as for an event
  * landing there (TIP.PGE if inside). Decoders show [disabled] [enabled]
  * and never invent the missing instructions. */
-int ptd_tracer_gap(struct ptd_tracer *t, uint64_t at, uint64_t to,
-                   unsigned to_mode, uint64_t tsc);
+int ptd_tracer_gap(struct ptd_tracer *t, uint64_t at, uint64_t to, unsigned to_mode, uint64_t tsc);
 
 /* Execution from the instruction at at on is not seen (the caller lets it
  * run without watching it): if packets were enabled, an asynchronous

@@ -215,11 +215,13 @@ const char *code_image_strerror(int err)
 {
     switch (err) {
     case CODE_IMAGE_OK: return "ok";
-    case CODE_IMAGE_E_SIZES: return "page dump and address list do not match (4 KiB pages, 8-byte addresses)";
+    case CODE_IMAGE_E_SIZES:
+        return "page dump and address list do not match (4 KiB pages, 8-byte addresses)";
     case CODE_IMAGE_E_FULL: return "too many pages";
     case CODE_IMAGE_E_ALIGN: return "a page address is not 4 KiB aligned";
     case CODE_IMAGE_E_DUP: return "the same page address twice";
-    case CODE_IMAGE_E_ZERO: return "every page address is 0 (not an address list: a file of zeros?)";
+    case CODE_IMAGE_E_ZERO:
+        return "every page address is 0 (not an address list: a file of zeros?)";
     }
     return "unknown error";
 }

@@ -3,25 +3,54 @@
 #include "format/text.h"
 
 /* EFI_FFS_FILE_HEADER field offsets */
-#define FH_NAME 0
+#define FH_NAME            0
 #define FH_CHECKSUM_HEADER 16
-#define FH_CHECKSUM_FILE 17
-#define FH_TYPE 18
-#define FH_ATTRIBUTES 19
-#define FH_SIZE 20
-#define FH_STATE 23
-#define FH_EXTENDED_SIZE 24 /* EFI_FFS_FILE_HEADER2 */
+#define FH_CHECKSUM_FILE   17
+#define FH_TYPE            18
+#define FH_ATTRIBUTES      19
+#define FH_SIZE            20
+#define FH_STATE           23
+#define FH_EXTENDED_SIZE   24 /* EFI_FFS_FILE_HEADER2 */
 /* The two reserved high state bits: no writer sets them. */
 #define FFS_STATE_RESERVED 0xc0
 
-static uint32_t rd24(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16; }
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t rd32(const uint8_t *p) { return rd16(p) | (uint32_t)rd16(p + 2) << 16; }
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-static void wr24(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); }
-static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void wr32(uint8_t *p, uint32_t v) { wr16(p, (uint16_t)v); wr16(p + 2, (uint16_t)(v >> 16)); }
-static void wr64(uint8_t *p, uint64_t v) { wr32(p, (uint32_t)v); wr32(p + 4, (uint32_t)(v >> 32)); }
+static uint32_t rd24(const uint8_t *p)
+{
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static uint32_t rd32(const uint8_t *p)
+{
+    return rd16(p) | (uint32_t)rd16(p + 2) << 16;
+}
+static uint64_t rd64(const uint8_t *p)
+{
+    return rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+static void wr24(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+}
+static void wr16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static void wr32(uint8_t *p, uint32_t v)
+{
+    wr16(p, (uint16_t)v);
+    wr16(p + 2, (uint16_t)(v >> 16));
+}
+static void wr64(uint8_t *p, uint64_t v)
+{
+    wr32(p, (uint32_t)v);
+    wr32(p + 4, (uint32_t)(v >> 32));
+}
 
 const char *fv_strerror(int err)
 {
@@ -158,7 +187,8 @@ int ffs_file_parse(const uint8_t *p, uint64_t avail, uint8_t erased, bool ffs3, 
 
 uint32_t ffs_header_bytes_for(uint64_t data_bytes)
 {
-    return data_bytes + FFS_HEADER_BYTES > FFS_SIZE_SMALL_MAX ? FFS_HEADER2_BYTES : FFS_HEADER_BYTES;
+    return data_bytes + FFS_HEADER_BYTES > FFS_SIZE_SMALL_MAX ? FFS_HEADER2_BYTES
+                                                              : FFS_HEADER_BYTES;
 }
 
 int ffs_file_finish(uint8_t *file, uint64_t size, const struct pi_guid *name, uint8_t type,
@@ -214,9 +244,22 @@ int ffs_pad_write(uint8_t *out, uint64_t size, uint8_t erased, bool large_ok)
 const char *ffs_type_name(uint8_t type)
 {
     static const char *const names[] = {
-        "ALL", "RAW", "FREEFORM", "SECURITY_CORE", "PEI_CORE", "DXE_CORE", "PEIM", "DRIVER",
-        "COMBINED_PEIM_DRIVER", "APPLICATION", "MM", "FIRMWARE_VOLUME_IMAGE", "COMBINED_MM_DXE",
-        "MM_CORE", "MM_STANDALONE", "MM_CORE_STANDALONE",
+        "ALL",
+        "RAW",
+        "FREEFORM",
+        "SECURITY_CORE",
+        "PEI_CORE",
+        "DXE_CORE",
+        "PEIM",
+        "DRIVER",
+        "COMBINED_PEIM_DRIVER",
+        "APPLICATION",
+        "MM",
+        "FIRMWARE_VOLUME_IMAGE",
+        "COMBINED_MM_DXE",
+        "MM_CORE",
+        "MM_STANDALONE",
+        "MM_CORE_STANDALONE",
     };
     if (type < sizeof names / sizeof names[0])
         return names[type];
@@ -234,7 +277,10 @@ const char *ffs_type_name(uint8_t type)
 
 /* ---- sections ---- */
 
-static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) & ~(a - 1);
+}
 
 int ffs_section_next(const uint8_t *list, uint64_t len, uint64_t *pos, struct ffs_section *s,
                      uint64_t *err_off)
@@ -290,8 +336,7 @@ int ffs_section_next(const uint8_t *list, uint64_t len, uint64_t *pos, struct ff
         bytes_copy(s->guid.b, h, PI_GUID_BYTES);
         s->data_offset = s->header_bytes + PI_GUID_BYTES;
         break;
-    default:
-        break;
+    default: break;
     }
     *pos = at + s->size;
     return 1;
@@ -362,7 +407,8 @@ long ffs_guided_section_write(uint8_t *out, size_t cap, size_t pos, const struct
                               uint16_t attributes, const uint8_t *data, size_t len)
 {
     size_t hb;
-    long at = section_header(out, cap, pos, FFS_SECTION_GUID_DEFINED, FFS_GUIDED_HEADER_EXTRA, len, &hb);
+    long at =
+        section_header(out, cap, pos, FFS_SECTION_GUID_DEFINED, FFS_GUIDED_HEADER_EXTRA, len, &hb);
     if (at < 0)
         return at;
     uint8_t *h = out + at + hb;

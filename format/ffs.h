@@ -35,20 +35,20 @@ enum fv_err {
     FV_E_FILE_SIZE = -8,       /* a file smaller than its header or past the volume */
     FV_E_FILE_HEADER_CHECKSUM = -9,
     FV_E_FILE_DATA_CHECKSUM = -10,
-    FV_E_FILE_STATE = -11,     /* a state no writer leaves a file in */
-    FV_E_FREE_SPACE = -12,     /* bytes other than the erase value after the last file */
-    FV_E_SECTION_SIZE = -13,   /* a section smaller than its header or past its container */
-    FV_E_SPACE = -14,          /* the caller's output buffer is too small */
-    FV_E_NO_ROOM = -15,        /* the files do not fit the volume */
-    FV_E_FIXED = -16,          /* a file marked FFS_ATTR_FIXED would move */
-    FV_E_TOO_LARGE = -17,      /* a file or section larger than its format allows */
-    FV_E_LARGE_FILE = -18,     /* FFS_ATTR_LARGE_FILE outside an FFS3 volume */
+    FV_E_FILE_STATE = -11,   /* a state no writer leaves a file in */
+    FV_E_FREE_SPACE = -12,   /* bytes other than the erase value after the last file */
+    FV_E_SECTION_SIZE = -13, /* a section smaller than its header or past its container */
+    FV_E_SPACE = -14,        /* the caller's output buffer is too small */
+    FV_E_NO_ROOM = -15,      /* the files do not fit the volume */
+    FV_E_FIXED = -16,        /* a file marked FFS_ATTR_FIXED would move */
+    FV_E_TOO_LARGE = -17,    /* a file or section larger than its format allows */
+    FV_E_LARGE_FILE = -18,   /* FFS_ATTR_LARGE_FILE outside an FFS3 volume */
 };
 const char *fv_strerror(int err);
 
 /* ---- files (PI 1.8 Vol. 3 section 2.2.3) ---- */
 
-#define FFS_HEADER_BYTES 24
+#define FFS_HEADER_BYTES  24
 #define FFS_HEADER2_BYTES 32
 /* Largest size the 3-byte Size field holds; larger files use HEADER2. */
 #define FFS_SIZE_SMALL_MAX 0xffffffu
@@ -56,22 +56,22 @@ const char *fv_strerror(int err);
 #define FFS_FILE_ALIGN 8
 
 /* EFI_FFS_FILE_ATTRIBUTES */
-#define FFS_ATTR_LARGE_FILE 0x01
+#define FFS_ATTR_LARGE_FILE       0x01
 #define FFS_ATTR_DATA_ALIGNMENT_2 0x02
-#define FFS_ATTR_FIXED 0x04
-#define FFS_ATTR_DATA_ALIGNMENT 0x38
-#define FFS_ATTR_CHECKSUM 0x40
+#define FFS_ATTR_FIXED            0x04
+#define FFS_ATTR_DATA_ALIGNMENT   0x38
+#define FFS_ATTR_CHECKSUM         0x40
 /* IntegrityCheck.Checksum.File when FFS_ATTR_CHECKSUM is clear */
 #define FFS_FIXED_CHECKSUM 0xaa
 
 /* EFI_FFS_FILE_STATE bits, as set with erase polarity 0 (inverted in a
  * volume whose erased bytes are 0xff). */
 #define FFS_STATE_HEADER_CONSTRUCTION 0x01
-#define FFS_STATE_HEADER_VALID 0x02
-#define FFS_STATE_DATA_VALID 0x04
-#define FFS_STATE_MARKED_FOR_UPDATE 0x08
-#define FFS_STATE_DELETED 0x10
-#define FFS_STATE_HEADER_INVALID 0x20
+#define FFS_STATE_HEADER_VALID        0x02
+#define FFS_STATE_DATA_VALID          0x04
+#define FFS_STATE_MARKED_FOR_UPDATE   0x08
+#define FFS_STATE_DELETED             0x10
+#define FFS_STATE_HEADER_INVALID      0x20
 
 /* EFI_FV_FILETYPE */
 enum ffs_type {
@@ -96,21 +96,21 @@ enum ffs_type {
 /* What the state byte says (the highest valid bit wins, as firmware
  * reads it). */
 enum ffs_state {
-    FFS_FILE_VALID,       /* header and data valid (or marked for update) */
-    FFS_FILE_DELETED,     /* valid once, deleted since: skipped */
-    FFS_FILE_INCOMPLETE,  /* header valid, data never completed */
-    FFS_FILE_UNWRITTEN,   /* header under construction or never started */
-    FFS_FILE_BAD_HEADER,  /* header marked invalid */
+    FFS_FILE_VALID,      /* header and data valid (or marked for update) */
+    FFS_FILE_DELETED,    /* valid once, deleted since: skipped */
+    FFS_FILE_INCOMPLETE, /* header valid, data never completed */
+    FFS_FILE_UNWRITTEN,  /* header under construction or never started */
+    FFS_FILE_BAD_HEADER, /* header marked invalid */
 };
 
 struct ffs_file {
-    uint64_t offset;        /* of its header, from the volume's start */
+    uint64_t offset; /* of its header, from the volume's start */
     struct pi_guid name;
     uint8_t type, attributes, state_byte;
     enum ffs_state state;
-    uint32_t header_bytes;  /* 24 or 32 */
-    uint64_t size;          /* header and data */
-    uint32_t data_align;    /* bytes the data must be aligned to in the volume */
+    uint32_t header_bytes; /* 24 or 32 */
+    uint64_t size;         /* header and data */
+    uint32_t data_align;   /* bytes the data must be aligned to in the volume */
 };
 
 /* Reads the file header at p (avail bytes to the volume's end; the file
@@ -144,16 +144,16 @@ int ffs_pad_write(uint8_t *out, uint64_t size, uint8_t erased, bool large_ok);
 
 /* ---- sections (PI 1.8 Vol. 3 sections 2.2.4, 3.2.5) ---- */
 
-#define FFS_SECTION_HEADER_BYTES 4
+#define FFS_SECTION_HEADER_BYTES  4
 #define FFS_SECTION_HEADER2_BYTES 8
-#define FFS_SECTION_ALIGN 4
+#define FFS_SECTION_ALIGN         4
 /* the 3-byte size meaning "see ExtendedSize" */
 #define FFS_SECTION_SIZE_ESCAPE 0xffffffu
 /* EFI_GUID_DEFINED_SECTION: common header, SectionDefinitionGuid,
  * DataOffset, Attributes */
-#define FFS_GUIDED_HEADER_EXTRA 20
+#define FFS_GUIDED_HEADER_EXTRA        20
 #define FFS_GUIDED_PROCESSING_REQUIRED 0x01
-#define FFS_GUIDED_AUTH_STATUS_VALID 0x02
+#define FFS_GUIDED_AUTH_STATUS_VALID   0x02
 
 enum ffs_section_type {
     FFS_SECTION_COMPRESSION = 0x01,
@@ -174,11 +174,11 @@ enum ffs_section_type {
 };
 
 struct ffs_section {
-    uint64_t offset;        /* of its header, in the section list's bytes */
+    uint64_t offset; /* of its header, in the section list's bytes */
     uint8_t type;
-    uint32_t header_bytes;  /* 4 or 8 */
-    uint64_t size;          /* header and data */
-    uint64_t data_offset;   /* from the section's start: its data */
+    uint32_t header_bytes; /* 4 or 8 */
+    uint64_t size;         /* header and data */
+    uint64_t data_offset;  /* from the section's start: its data */
     /* GUID_DEFINED: the encoding and its attributes; FREEFORM_SUBTYPE_GUID:
      * the subtype */
     struct pi_guid guid;

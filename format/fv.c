@@ -3,22 +3,34 @@
 #include "format/text.h"
 
 /* EFI_FIRMWARE_VOLUME_HEADER field offsets */
-#define FVH_FS_GUID 16
-#define FVH_LENGTH 32
-#define FVH_ATTRIBUTES 44
-#define FVH_HEADER_LENGTH 48
-#define FVH_EXT_OFFSET 52
-#define FVH_REVISION 55
-#define FVH_BLOCK_MAP 56
+#define FVH_FS_GUID          16
+#define FVH_LENGTH           32
+#define FVH_ATTRIBUTES       44
+#define FVH_HEADER_LENGTH    48
+#define FVH_EXT_OFFSET       52
+#define FVH_REVISION         55
+#define FVH_BLOCK_MAP        56
 #define FV_BLOCK_ENTRY_BYTES 8
-#define FV_REVISION_MAX 2
+#define FV_REVISION_MAX      2
 /* EFI_FIRMWARE_VOLUME_EXT_HEADER: FvName then ExtHeaderSize */
 #define FVX_SIZE 16
 
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t rd32(const uint8_t *p) { return rd16(p) | (uint32_t)rd16(p + 2) << 16; }
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static uint32_t rd32(const uint8_t *p)
+{
+    return rd16(p) | (uint32_t)rd16(p + 2) << 16;
+}
+static uint64_t rd64(const uint8_t *p)
+{
+    return rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) & ~(a - 1);
+}
 
 uint16_t fv_header_sum(const uint8_t *vol, uint16_t header_length)
 {
@@ -75,7 +87,8 @@ int fv_volume_parse(const uint8_t *p, uint64_t avail, struct fv_volume *v)
     bytes_zero(v->name.b, PI_GUID_BYTES);
     v->files_offset = align_up(v->header_length, FFS_FILE_ALIGN);
     if (v->ext_offset) {
-        if (v->ext_offset < v->header_length || v->ext_offset + (uint64_t)FV_EXT_HEADER_MIN_BYTES > v->length)
+        if (v->ext_offset < v->header_length ||
+            v->ext_offset + (uint64_t)FV_EXT_HEADER_MIN_BYTES > v->length)
             return FV_E_EXT_HEADER;
         uint32_t ext_size = rd32(p + v->ext_offset + FVX_SIZE);
         if (ext_size < FV_EXT_HEADER_MIN_BYTES || v->ext_offset + (uint64_t)ext_size > v->length)

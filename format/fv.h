@@ -24,10 +24,10 @@
 /* EFI_FIRMWARE_VOLUME_HEADER without its block map, and the smallest
  * header: one block-map entry and the {0,0} terminator. */
 #define FV_HEADER_FIXED_BYTES 56
-#define FV_HEADER_MIN_BYTES 72
-#define FV_SIGNATURE_OFFSET 40
-#define FV_SIGNATURE 0x4856465fu /* "_FVH" */
-#define FV_CHECKSUM_OFFSET 50
+#define FV_HEADER_MIN_BYTES   72
+#define FV_SIGNATURE_OFFSET   40
+#define FV_SIGNATURE          0x4856465fu /* "_FVH" */
+#define FV_CHECKSUM_OFFSET    50
 /* EFI_FIRMWARE_VOLUME_EXT_HEADER: FvName, ExtHeaderSize */
 #define FV_EXT_HEADER_MIN_BYTES 20
 /* EFI_FVB_ATTRIBUTES_2: erased bytes read as 1s */
@@ -41,17 +41,17 @@ enum fv_fs {
 };
 
 struct fv_volume {
-    uint64_t length;         /* FvLength */
+    uint64_t length; /* FvLength */
     struct pi_guid fs_guid;
     enum fv_fs fs;
     uint32_t attributes;
     uint16_t header_length, ext_offset;
     uint8_t revision;
-    uint8_t erased;          /* 0xff with FV_ATTR_ERASE_POLARITY, else 0x00 */
-    uint64_t block_bytes;    /* the block map's total (normally == length) */
-    bool has_name;           /* the extended header's FvName */
+    uint8_t erased;       /* 0xff with FV_ATTR_ERASE_POLARITY, else 0x00 */
+    uint64_t block_bytes; /* the block map's total (normally == length) */
+    bool has_name;        /* the extended header's FvName */
     struct pi_guid name;
-    uint64_t files_offset;   /* where the first file may start */
+    uint64_t files_offset; /* where the first file may start */
 };
 
 /* Reads the volume header at p, avail bytes to the end of what the caller
@@ -84,14 +84,14 @@ uint64_t fv_place(uint64_t pos, uint32_t header_bytes, uint32_t align, uint64_t 
 struct fv_layout_file {
     const uint8_t *bytes;
     uint64_t size;
-    uint64_t offset;  /* where it was (a file marked FFS_ATTR_FIXED must stay) */
+    uint64_t offset; /* where it was (a file marked FFS_ATTR_FIXED must stay) */
 };
 
 struct fv_layout_result {
-    uint64_t end;      /* first byte after the last file */
-    uint64_t missing;  /* FV_E_NO_ROOM: bytes the volume would need more */
-    size_t pads;       /* pad files written */
-    size_t failed;     /* FV_E_FIXED / FV_E_TOO_LARGE: the file's index */
+    uint64_t end;     /* first byte after the last file */
+    uint64_t missing; /* FV_E_NO_ROOM: bytes the volume would need more */
+    size_t pads;      /* pad files written */
+    size_t failed;    /* FV_E_FIXED / FV_E_TOO_LARGE: the file's index */
 };
 
 /* Writes files[0..n) into vol from offset from (an 8-byte boundary after

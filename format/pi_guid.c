@@ -1,10 +1,14 @@
 #include "format/pi_guid.h"
 
 /* The stored form of a GUID written d1-d2-d3-d4[0..1]-d4[2..7]. */
-#define PI_GUID_INIT(d1, d2, d3, a, b, c, d, e, f, g, h)                                      \
-    { { (uint8_t)(d1), (uint8_t)((d1) >> 8), (uint8_t)((d1) >> 16), (uint8_t)((d1) >> 24),     \
-        (uint8_t)(d2), (uint8_t)((d2) >> 8), (uint8_t)(d3), (uint8_t)((d3) >> 8), a, b, c, d, e, \
-        f, g, h } }
+#define PI_GUID_INIT(d1, d2, d3, a, b, c, d, e, f, g, h)                                           \
+    {                                                                                              \
+        {                                                                                          \
+            (uint8_t)(d1), (uint8_t)((d1) >> 8), (uint8_t)((d1) >> 16), (uint8_t)((d1) >> 24),     \
+                (uint8_t)(d2), (uint8_t)((d2) >> 8), (uint8_t)(d3), (uint8_t)((d3) >> 8), a, b, c, \
+                d, e, f, g, h                                                                      \
+        }                                                                                          \
+    }
 
 const struct pi_guid PI_GUID_FFS2 =
     PI_GUID_INIT(0x8c8ce578, 0x8a3d, 0x4f1c, 0x99, 0x35, 0x89, 0x61, 0x85, 0xc3, 0x2d, 0xd3);
@@ -42,10 +46,13 @@ bool pi_guid_is_filled(const struct pi_guid *g, uint8_t fill)
 }
 
 /* The text form's byte order: d1 and d2, d3 reversed, d4 in order. */
-static const uint8_t text_order[PI_GUID_BYTES] = { 3, 2, 1, 0, 5, 4, 7, 6,
+static const uint8_t text_order[PI_GUID_BYTES] = { 3, 2, 1,  0,  5,  4,  7,  6,
                                                    8, 9, 10, 11, 12, 13, 14, 15 };
 /* Text positions after which a '-' follows (in stored-byte count). */
-static bool dash_after(size_t i) { return i == 3 || i == 5 || i == 7 || i == 9; }
+static bool dash_after(size_t i)
+{
+    return i == 3 || i == 5 || i == 7 || i == 9;
+}
 
 void pi_guid_format(const struct pi_guid *g, char out[PI_GUID_TEXT_BYTES])
 {
@@ -95,10 +102,14 @@ const char *pi_guid_name(const struct pi_guid *g)
         const struct pi_guid *g;
         const char *name;
     } known[] = {
-        { &PI_GUID_FFS2, "ffs2" },       { &PI_GUID_FFS3, "ffs3" },
-        { &PI_GUID_NV_DATA, "nvram" },   { &PI_GUID_LZMA, "lzma" },
-        { &PI_GUID_LZMAF86, "lzmaf86" }, { &PI_GUID_APRIORI_DXE, "apriori-dxe" },
-        { &PI_GUID_APRIORI_PEI, "apriori-pei" }, { &PI_GUID_VTF, "volume-top-file" },
+        { &PI_GUID_FFS2, "ffs2" },
+        { &PI_GUID_FFS3, "ffs3" },
+        { &PI_GUID_NV_DATA, "nvram" },
+        { &PI_GUID_LZMA, "lzma" },
+        { &PI_GUID_LZMAF86, "lzmaf86" },
+        { &PI_GUID_APRIORI_DXE, "apriori-dxe" },
+        { &PI_GUID_APRIORI_PEI, "apriori-pei" },
+        { &PI_GUID_VTF, "volume-top-file" },
         { &PI_GUID_CPU_ARCH, "cpu-arch-protocol" },
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)

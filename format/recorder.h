@@ -80,8 +80,8 @@ enum recorder_pos_source {
     RECORDER_POS_NONE = 0,    /* nothing written yet */
     RECORDER_POS_UNIT = 1,    /* the software unit, after every step: exact */
     RECORDER_POS_SAVED = 2,   /* hw: IA32_RTIT_OUTPUT_MASK_PTRS read by the
-                                * periodic save (bytes written since are
-                                * not counted: recovery looks past it) */
+                                 * periodic save (bytes written since are
+                                 * not counted: recovery looks past it) */
     RECORDER_POS_STOPPED = 3, /* hw: read with tracing stopped for good */
 };
 
@@ -123,7 +123,7 @@ struct recorder_live {
     uint64_t bytes;       /* bytes written, all laps (soft unit) */
     uint32_t wrapped;     /* the output wrapped at least once */
     uint32_t linear;      /* the area holds [0, write_pos) oldest first
-                                  * (after an in-place report) */
+                             * (after an in-place report) */
     uint32_t pos_source;  /* enum recorder_pos_source */
     uint32_t hang_reports;
     uint64_t insns, steps;   /* soft unit counters */
@@ -158,7 +158,7 @@ struct recorder_request {
     uint64_t trace_bytes;  /* the output area */
     uint64_t table_bytes;  /* hw ToPA tables, 0 for soft */
     uint64_t trace_align;  /* alignment of the trace area (hw: the
-                                  * region size, SDM 36.2.6.2), 0/1: a page */
+                              * region size, SDM 36.2.6.2), 0/1: a page */
 };
 
 /* Fills f's layout fields for a region at phys (header first, then
@@ -188,7 +188,7 @@ enum recorder_result {
     RECORDER_E_CRC = -3,     /* the fixed part's CRC does not hold */
     RECORDER_E_PLACE = -4,   /* it says it was written elsewhere */
     RECORDER_E_LAYOUT = -5,  /* areas outside the region, overlapping,
-                                  * misaligned, or sizes out of range */
+                                * misaligned, or sizes out of range */
     RECORDER_E_LIVE = -6,    /* no live slot with a good CRC */
     RECORDER_E_POS = -7,     /* the write position or counts make no sense */
     RECORDER_E_SHORT = -8,   /* fewer bytes readable than the region */

@@ -11,7 +11,8 @@
 #include "format/code_image.h"
 #include "host/capture.h"
 
-static int failf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int failf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int failf(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
@@ -69,12 +70,14 @@ static void load_manifest(const char *dir, struct host_capture *cap)
     if (manifest_parse(&cap->man, (const char *)text, len, &line, &msg) == MANIFEST_OK)
         cap->have_manifest = 1;
     else
-        snprintf(cap->manifest_error, sizeof cap->manifest_error, "%s:%u: %s", MANIFEST_FILE_NAME, line, msg);
+        snprintf(cap->manifest_error, sizeof cap->manifest_error, "%s:%u: %s", MANIFEST_FILE_NAME,
+                 line, msg);
     free(text);
 }
 
 /* The manifest's reason when it lists name as missing: " (missing: WHY)". */
-static const char *missing_why(const struct host_capture *cap, const char *name, char *buf, size_t cap_len)
+static const char *missing_why(const struct host_capture *cap, const char *name, char *buf,
+                               size_t cap_len)
 {
     const struct manifest_file *f = cap->have_manifest ? manifest_find(&cap->man, name) : NULL;
     buf[0] = '\0';
@@ -91,8 +94,10 @@ int host_capture_warn(const char *dir, struct host_capture *cap, const char *pro
         fprintf(to, "%s: warning: %s/%s\n", prog, dir, cap->manifest_error);
         n++;
     } else if (!cap->have_manifest) {
-        fprintf(to, "%s: warning: %s has no %s: the capture may be incomplete (the app writes it last) "
-                "or come from an older ptboot\n", prog, dir, MANIFEST_FILE_NAME);
+        fprintf(to,
+                "%s: warning: %s has no %s: the capture may be incomplete (the app writes it last) "
+                "or come from an older ptboot\n",
+                prog, dir, MANIFEST_FILE_NAME);
         n++;
     } else {
         for (uint32_t i = 0; i < cap->man.nfiles; i++) {
@@ -104,13 +109,16 @@ int host_capture_warn(const char *dir, struct host_capture *cap, const char *pro
                 cap->incomplete = 1;
                 n++;
             } else if (path_in(path, sizeof path, dir, f->name) == 0 && stat(path, &st) != 0) {
-                fprintf(to, "%s: warning: %s: missing, though %s lists it (%llu bytes)\n", prog, path,
-                        MANIFEST_FILE_NAME, (unsigned long long)f->bytes);
+                fprintf(to, "%s: warning: %s: missing, though %s lists it (%llu bytes)\n", prog,
+                        path, MANIFEST_FILE_NAME, (unsigned long long)f->bytes);
                 cap->incomplete = 1;
                 n++;
             } else if ((uint64_t)st.st_size != f->bytes) {
-                fprintf(to, "%s: warning: %s: %llu bytes, %s says %llu: the file is not the one the app wrote "
-                        "(cut when copied?)\n", prog, path, (unsigned long long)st.st_size, MANIFEST_FILE_NAME,
+                fprintf(to,
+                        "%s: warning: %s: %llu bytes, %s says %llu: the file is not the one the "
+                        "app wrote "
+                        "(cut when copied?)\n",
+                        prog, path, (unsigned long long)st.st_size, MANIFEST_FILE_NAME,
                         (unsigned long long)f->bytes);
                 cap->incomplete = 1;
                 n++;
@@ -118,10 +126,15 @@ int host_capture_warn(const char *dir, struct host_capture *cap, const char *pro
         }
     }
     if (!cap->have_code) {
-        fprintf(to, "%s: warning: %s has no code snapshot (code.dump, code.addr): instructions cannot be "
-                "decoded%s\n", prog, dir,
-                cap->have_manifest && manifest_find(&cap->man, "code.dump") &&
-                        !manifest_find(&cap->man, "code.dump")->present ? " (the app could not write it)" : "");
+        fprintf(
+            to,
+            "%s: warning: %s has no code snapshot (code.dump, code.addr): instructions cannot be "
+            "decoded%s\n",
+            prog, dir,
+            cap->have_manifest && manifest_find(&cap->man, "code.dump") &&
+                    !manifest_find(&cap->man, "code.dump")->present
+                ? " (the app could not write it)"
+                : "");
         n++;
     }
     return n;
@@ -140,7 +153,8 @@ static int load_sideband(const char *dir, struct host_capture *cap, char *err, s
         return failf(err, errlen, "%s: path too long", dir);
     if (flow_read_file(path, &text, &len, why, sizeof why) < 0) {
         char m[MANIFEST_WHY_MAX + 80];
-        return failf(err, errlen, "%s%s", why, missing_why(cap, HOST_CAPTURE_SIDEBAND, m, sizeof m));
+        return failf(err, errlen, "%s%s", why,
+                     missing_why(cap, HOST_CAPTURE_SIDEBAND, m, sizeof m));
     }
     cap->sb = malloc(sizeof *cap->sb);
     if (!cap->sb) {
@@ -256,8 +270,8 @@ static int print_raw_args(const struct host_capture *cap, FILE *to, char *err, s
         size_t j = i + 1;
         while (j < n && code_dump_addr(addr, j) == base + (uint64_t)(j - i) * CODE_PAGE_BYTES)
             j++;
-        fprintf(to, " --raw %s:0x%zx-0x%zx:0x%llx", dump, i * CODE_PAGE_BYTES,
-                j * CODE_PAGE_BYTES, (unsigned long long)base);
+        fprintf(to, " --raw %s:0x%zx-0x%zx:0x%llx", dump, i * CODE_PAGE_BYTES, j * CODE_PAGE_BYTES,
+                (unsigned long long)base);
         i = j;
     }
     free(addr);
@@ -289,8 +303,8 @@ int host_capture_print_libipt_args(const char *dir, const struct host_capture *c
         sep = " ";
     }
     for (uint32_t i = 0; i < sb->config.nfilter && i < 4; i++) {
-        fprintf(to, "%s--filter:addr%u_cfg %u --filter:addr%u_a 0x%llx --filter:addr%u_b 0x%llx", sep,
-                (unsigned)i, (unsigned)sb->config.filter[i].kind, (unsigned)i,
+        fprintf(to, "%s--filter:addr%u_cfg %u --filter:addr%u_a 0x%llx --filter:addr%u_b 0x%llx",
+                sep, (unsigned)i, (unsigned)sb->config.filter[i].kind, (unsigned)i,
                 (unsigned long long)sb->config.filter[i].a, (unsigned)i,
                 (unsigned long long)sb->config.filter[i].b);
         sep = " ";

@@ -17,9 +17,9 @@
 #include "format/sideband.h"
 #include "host/flow_opts.h"
 
-#define HOST_CAPTURE_TRACE "trace.pt"
+#define HOST_CAPTURE_TRACE    "trace.pt"
 #define HOST_CAPTURE_SIDEBAND "sideband.txt"
-#define HOST_CAPTURE_CODE "code" /* code.dump + code.addr */
+#define HOST_CAPTURE_CODE     "code" /* code.dump + code.addr */
 
 struct host_capture_module {
     uint64_t base, size;
@@ -29,15 +29,15 @@ struct host_capture_module {
 struct host_capture {
     char trace_path[4096];
     char code_prefix[4096];
-    int have_code;             /* code.dump/code.addr were there and loaded */
-    struct sideband *sb;       /* malloc'd; the parsed sideband.txt */
+    int have_code;                       /* code.dump/code.addr were there and loaded */
+    struct sideband *sb;                 /* malloc'd; the parsed sideband.txt */
     struct host_capture_module *modules; /* one per image row, in file order */
     size_t nmodules;
     /* manifest.txt (format/manifest.h): whether it was there and parsed,
      * and what host_capture_warn found wrong (a file missing, cut, or
      * different from its line) */
     int have_manifest;
-    char manifest_error[160];   /* "manifest.txt:3: ..." when it did not parse */
+    char manifest_error[160]; /* "manifest.txt:3: ..." when it did not parse */
     struct manifest man;
     int incomplete;
 };

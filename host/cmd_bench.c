@@ -28,8 +28,10 @@ int host_cmd_bench(int argc, char **argv)
     strcpy(slash + 1, BENCH_PROGRAM);
     execv(path, argv);
     if (errno == ENOENT)
-        fprintf(stderr, "ptboot bench: the benchmarks are a separate program, %s, which is not "
-                        "built: `make bench` (or `make build/ptboot-bench`) builds it\n", path);
+        fprintf(stderr,
+                "ptboot bench: the benchmarks are a separate program, %s, which is not "
+                "built: `make bench` (or `make build/ptboot-bench`) builds it\n",
+                path);
     else
         fprintf(stderr, "ptboot bench: cannot run %s: %s\n", path, strerror(errno));
     return 1;

@@ -17,7 +17,8 @@
 
 static void dump_usage(FILE *out)
 {
-    fprintf(out,
+    fprintf(
+        out,
         "usage: ptboot dump [<options>] <ptfile>[:<from>[-<to>]]\n"
         "\n"
         "Prints the packets of an Intel PT trace, one per line, in the format of\n"
@@ -60,7 +61,8 @@ static void dump_usage(FILE *out)
         "  <ptfile>[:<from>[-<to>]]  the trace; an optional byte offset or range.\n");
 }
 
-static int parse_u64(const char *prog, const char *opt, const char *arg, uint64_t max, uint64_t *out)
+static int parse_u64(const char *prog, const char *opt, const char *arg, uint64_t max,
+                     uint64_t *out)
 {
     if (!arg || !*arg || (arg[0] == '-' && arg[1] == '-')) {
         fprintf(stderr, "%s: %s: missing argument.\n", prog, opt);
@@ -116,7 +118,7 @@ int host_cmd_dump(int argc, char **argv)
         uint32_t flag;
         const char *why;
         int r;
-        if (ptd_opts_dump_flag(a, &flag))   /* the option words the UEFI app takes */
+        if (ptd_opts_dump_flag(a, &flag)) /* the option words the UEFI app takes */
             opt.flags |= flag;
         else if ((r = ptd_opts_dump_value(a, i + 1 < argc ? argv[i + 1] : NULL, &opt, &why)) != 0) {
             if (r < 0) {
@@ -126,7 +128,8 @@ int host_cmd_dump(int argc, char **argv)
                 return 2;
             }
             i++;
-        } else if (!strcmp(a, "--stats")) stats = 1;
+        } else if (!strcmp(a, "--stats"))
+            stats = 1;
         else if (!strcmp(a, "--cpu")) {
             /* ptdump: decode with the errata workarounds of that CPU */
             const char *c = i + 1 < argc ? argv[++i] : NULL;
@@ -175,8 +178,9 @@ int host_cmd_dump(int argc, char **argv)
     }
     buf = in.data;
     size = in.size;
-    if (from >= size && (from || size) ) {
-        fprintf(stderr, "%s: bad offset 0x%llx into %s (%zu bytes)\n", prog, (unsigned long long)from, file, size);
+    if (from >= size && (from || size)) {
+        fprintf(stderr, "%s: bad offset 0x%llx into %s (%zu bytes)\n", prog,
+                (unsigned long long)from, file, size);
         input_file_close(&in);
         return 1;
     }
@@ -207,13 +211,17 @@ int host_cmd_dump(int argc, char **argv)
     progress_end(&pr);
     if (d->no_psb) {
         unsigned long long n = (unsigned long long)((has_to ? to : size) - from);
-        fprintf(stderr, "%s: no PSB found in %llu byte%s: nothing decoded (--no-sync decodes from the first "
-                "byte)\n", prog, n, n == 1 ? "" : "s");
+        fprintf(
+            stderr,
+            "%s: no PSB found in %llu byte%s: nothing decoded (--no-sync decodes from the first "
+            "byte)\n",
+            prog, n, n == 1 ? "" : "s");
     }
     if (stats)
         fprintf(stderr, "%s: %llu packet%s, %llu error%s, %llu byte%s skipped\n", prog,
-                (unsigned long long)d->packets, d->packets == 1 ? "" : "s", (unsigned long long)d->errors,
-                d->errors == 1 ? "" : "s", (unsigned long long)d->skipped, d->skipped == 1 ? "" : "s");
+                (unsigned long long)d->packets, d->packets == 1 ? "" : "s",
+                (unsigned long long)d->errors, d->errors == 1 ? "" : "s",
+                (unsigned long long)d->skipped, d->skipped == 1 ? "" : "s");
     free(d);
     input_file_close(&in);
     if (n < 0) {

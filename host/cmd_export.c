@@ -18,42 +18,42 @@
 #include "host/export/export.h"
 #include "host/sym/names_opts.h"
 
-#define PROG "ptboot export"
-#define MAX_MODULES 4096
-#define MAX_CPUS 256
+#define PROG               "ptboot export"
+#define MAX_MODULES        4096
+#define MAX_CPUS           256
 #define EXPORT_STACK_DEPTH 1024 /* the summary's shadow stack for an export */
 
 static void usage(FILE *to)
 {
     fprintf(to,
-        "usage: ptboot export --capture DIR --format chrome|folded|html -o FILE [options]\n"
-        "       ptboot export --pt FILE [code options] --format F -o FILE [options]\n"
-        "A trace's calls for timeline and flame-graph viewers (docs/export.md):\n"
-        "  chrome   Chrome Trace Event JSON (Perfetto UI, chrome://tracing): a track per\n"
-        "           CPU, a nested slice per call, instants for errors, overflows,\n"
-        "           enables/disables and image loads\n"
-        "  folded   folded stacks \"a;b;c N\" (flamegraph.pl, inferno, speedscope)\n"
-        "  html     one self-contained page: flame graph, time per image, functions,\n"
-        "           call tree, errors and gaps, the capture's facts\n"
-        "Trace and code (as ptboot flow): --capture DIR, or --pt FILE with --pages PREFIX,\n"
-        "  --raw FILE[:FROM[-TO]]:BASE, --elf FILE[:BASE], --pe FILE[:BASE], --filter LO-HI,\n"
-        "  --filter:addrN_cfg/_a/_b V, --cpu F/M[/S]|none, --mode 16|32|64, --no-cache;\n"
-        "  timing: --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
-        "  (a capture's trace-cpuN.pt files, listed in its cpus.txt, are exported too)\n"
-        "Names:\n"
-        "  --symbols PATH             debug files (a file, or a directory searched)\n"
-        "  --module BASE:SIZE:NAME    an image (hex base and size), repeatable\n"
-        "Output:\n"
-        "  --format chrome|folded|html\n"
-        "  -o FILE, --output FILE     where to write (- for stdout)\n"
-        "  --weight insns|ticks       folded and html weights (insns)\n"
-        "  --clock auto|tsc|insns     chrome timestamps: the TSC when the trace has time\n"
-        "                             (auto), or instruction counts\n"
-        "  --tsc-hz N                 the TSC's frequency (else from the sideband's CPUID 15h\n"
-        "                             or nominal ratio; unknown: timestamps in ticks)\n"
-        "  --title TEXT               the report's and timeline's title\n"
-        "Exit status: 0 written (decode errors are in the export), 1 bad input or output\n"
-        "file, 2 bad usage.\n");
+            "usage: ptboot export --capture DIR --format chrome|folded|html -o FILE [options]\n"
+            "       ptboot export --pt FILE [code options] --format F -o FILE [options]\n"
+            "A trace's calls for timeline and flame-graph viewers (docs/export.md):\n"
+            "  chrome   Chrome Trace Event JSON (Perfetto UI, chrome://tracing): a track per\n"
+            "           CPU, a nested slice per call, instants for errors, overflows,\n"
+            "           enables/disables and image loads\n"
+            "  folded   folded stacks \"a;b;c N\" (flamegraph.pl, inferno, speedscope)\n"
+            "  html     one self-contained page: flame graph, time per image, functions,\n"
+            "           call tree, errors and gaps, the capture's facts\n"
+            "Trace and code (as ptboot flow): --capture DIR, or --pt FILE with --pages PREFIX,\n"
+            "  --raw FILE[:FROM[-TO]]:BASE, --elf FILE[:BASE], --pe FILE[:BASE], --filter LO-HI,\n"
+            "  --filter:addrN_cfg/_a/_b V, --cpu F/M[/S]|none, --mode 16|32|64, --no-cache;\n"
+            "  timing: --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
+            "  (a capture's trace-cpuN.pt files, listed in its cpus.txt, are exported too)\n"
+            "Names:\n"
+            "  --symbols PATH             debug files (a file, or a directory searched)\n"
+            "  --module BASE:SIZE:NAME    an image (hex base and size), repeatable\n"
+            "Output:\n"
+            "  --format chrome|folded|html\n"
+            "  -o FILE, --output FILE     where to write (- for stdout)\n"
+            "  --weight insns|ticks       folded and html weights (insns)\n"
+            "  --clock auto|tsc|insns     chrome timestamps: the TSC when the trace has time\n"
+            "                             (auto), or instruction counts\n"
+            "  --tsc-hz N                 the TSC's frequency (else from the sideband's CPUID 15h\n"
+            "                             or nominal ratio; unknown: timestamps in ticks)\n"
+            "  --title TEXT               the report's and timeline's title\n"
+            "Exit status: 0 written (decode errors are in the export), 1 bad input or output\n"
+            "file, 2 bad usage.\n");
 }
 
 struct cpu_trace {
@@ -83,7 +83,8 @@ static unsigned capture_cpus(const struct host_capture *cap, struct cpu_trace *c
     while (fgets(line, sizeof line, f) && k < MAX_CPUS) {
         unsigned n, bsp, traced;
         char file[256];
-        if (sscanf(line, "cpu n=%u bsp=%u traced=%u file=%255s", &n, &bsp, &traced, file) == 4 && traced) {
+        if (sscanf(line, "cpu n=%u bsp=%u traced=%u file=%255s", &n, &bsp, &traced, file) == 4 &&
+            traced) {
             if (bsp) {
                 cpus[0].n = n;
                 continue;
@@ -144,8 +145,9 @@ int host_cmd_export(int argc, char **argv)
             usage(stdout);
             goto out;
         }
-        if (strcmp(a, "--format") && strcmp(a, "-o") && strcmp(a, "--output") && strcmp(a, "--weight") &&
-            strcmp(a, "--clock") && strcmp(a, "--tsc-hz") && strcmp(a, "--title") && strcmp(a, "--module")) {
+        if (strcmp(a, "--format") && strcmp(a, "-o") && strcmp(a, "--output") &&
+            strcmp(a, "--weight") && strcmp(a, "--clock") && strcmp(a, "--tsc-hz") &&
+            strcmp(a, "--title") && strcmp(a, "--module")) {
             fprintf(stderr, PROG ": unknown option '%s' (see ptboot export --help)\n", a);
             rc = 2;
             goto out;
@@ -203,7 +205,8 @@ int host_cmd_export(int argc, char **argv)
             x.title = v;
         } else { /* --module */
             if (c.nmodules >= MAX_MODULES || host_summary_parse_module(v, &mods[c.nmodules]) < 0) {
-                fprintf(stderr, PROG ": --module wants BASE:SIZE:NAME (hex, up to %d)\n", MAX_MODULES);
+                fprintf(stderr, PROG ": --module wants BASE:SIZE:NAME (hex, up to %d)\n",
+                        MAX_MODULES);
                 rc = 2;
                 goto out;
             }
@@ -212,7 +215,9 @@ int host_cmd_export(int argc, char **argv)
     }
     if (!fo.pt || !x.format || !outpath) {
         fprintf(stderr, PROG ": %s is required (see ptboot export --help)\n",
-                !fo.pt ? "--pt FILE or --capture DIR" : !format ? "--format chrome|folded|html" : "-o FILE");
+                !fo.pt    ? "--pt FILE or --capture DIR"
+                : !format ? "--format chrome|folded|html"
+                          : "-o FILE");
         rc = 2;
         goto out;
     }
@@ -328,7 +333,9 @@ int host_cmd_export(int argc, char **argv)
     if (x.out != stdout)
         fclose(x.out);
     if (rc == 0)
-        fprintf(stderr, PROG ": %s: %s, %" PRIu64 " instruction%s, %" PRIu64 " call%s, %u stack%s, %u CPU%s\n",
+        fprintf(stderr,
+                PROG ": %s: %s, %" PRIu64 " instruction%s, %" PRIu64
+                     " call%s, %u stack%s, %u CPU%s\n",
                 outpath, format, x.insns, x.insns == 1 ? "" : "s", x.calls, x.calls == 1 ? "" : "s",
                 x.stacks.n, x.stacks.n == 1 ? "" : "s", x.ncpus, x.ncpus == 1 ? "" : "s");
     names_report(&names, stderr, PROG);

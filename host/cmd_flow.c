@@ -27,17 +27,17 @@
 
 struct out {
     int no_inst, att, cpu_unknown;
-    struct ptd_flow_opts fo;        /* ptxed's words (decoder/ptd_opts.h), --tail */
-    struct names *names;    /* --sym: a func+0xOFF column (host/sym/names.h) */
+    struct ptd_flow_opts fo; /* ptxed's words (decoder/ptd_opts.h), --tail */
+    struct names *names;     /* --sym: a func+0xOFF column (host/sym/names.h) */
 };
 
 /* Output: lines are formatted straight into this buffer and written in
  * chunks (one fwrite per line cost as much as formatting the line). 64 KiB:
  * a larger buffer writes no faster, and each of its pages costs a page
  * fault the first time it is filled. */
-#define OUT_BUF_BYTES (64u << 10)
+#define OUT_BUF_BYTES    (64u << 10)
 #define NAMES_COLUMN_MAX 320 /* --sym's column */
-#define OUT_LINE_MAX (PTD_FMT_FLOW_LINE_MAX + NAMES_COLUMN_MAX + 192)
+#define OUT_LINE_MAX     (PTD_FMT_FLOW_LINE_MAX + NAMES_COLUMN_MAX + 192)
 
 /* ptxed's loop, through the same driver the UEFI app runs
  * (decoder/ptd_fmt_flow.h), so the two print the same lines; the host only
@@ -52,7 +52,8 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
     struct progress pr;
     ptd_flow_lines_init(L, f, o->fo.fmt);
     L->cpu_unknown = (uint8_t)o->cpu_unknown;
-    progress_start(&pr, "ptboot flow", f->q.pkt.end > f->q.pkt.begin ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : 0);
+    progress_start(&pr, "ptboot flow",
+                   f->q.pkt.end > f->q.pkt.begin ? (uint64_t)(f->q.pkt.end - f->q.pkt.begin) : 0);
     while ((n = ptd_flow_lines_next(L, buf + pos, PTD_FMT_FLOW_LINE_MAX, &kind)) > 0) {
         char *line = buf + pos, *p = line + n;
         if (pr.tty) /* the offset only for a terminal's progress line */
@@ -74,7 +75,8 @@ static void run(struct ptd_flow *f, struct out *o, struct ptd_flow_lines *L)
 
 static void usage(FILE *to)
 {
-    fprintf(to,
+    fprintf(
+        to,
         "usage: ptboot flow [options] --pt FILE\n"
         "       ptboot flow [options] --capture DIR\n"
         "Instruction flow of an Intel PT trace, as libipt's ptxed prints it.\n"
@@ -100,7 +102,8 @@ static void usage(FILE *to)
         "                             where trace is needed, as libipt's without one)\n"
         "  --libipt-pwre              PWRE's HW flag from bit 3, as libipt (SDM: bit 7)\n"
         "Decoder (as ptxed; docs/flow.md):\n"
-        "  --block-decoder            blocks (the default), --insn-decoder one instruction at a time\n"
+        "  --block-decoder            blocks (the default), --insn-decoder one instruction at a "
+        "time\n"
         "  --block:end-on-call        a block also ends after a direct call\n"
         "  --block:end-on-jump        ... after a direct jump\n"
         "  --block:keep-tcal-on-ovf, --insn:keep-tcal-on-ovf  keep the time calibration over OVF\n"
@@ -184,14 +187,16 @@ int host_cmd_flow(int argc, char **argv)
         }
     }
     if (!fo.pt) {
-        fprintf(stderr, "ptboot flow: --pt FILE is required, or --capture DIR (see ptboot flow --help)\n");
+        fprintf(stderr,
+                "ptboot flow: --pt FILE is required, or --capture DIR (see ptboot flow --help)\n");
         flow_opts_free(&fo);
         return 2;
     }
     if (libipt_args) {
         int r = cap.sb ? host_capture_print_libipt_args(NULL, &cap, stdout, cerr, sizeof cerr) : -1;
         if (r < 0)
-            fprintf(stderr, "ptboot flow: --libipt-args: %s\n", cap.sb ? cerr : "needs --capture DIR");
+            fprintf(stderr, "ptboot flow: --libipt-args: %s\n",
+                    cap.sb ? cerr : "needs --capture DIR");
         host_capture_free(&cap);
         flow_opts_free(&fo);
         return r < 0 ? 1 : 0;
@@ -253,7 +258,8 @@ int host_cmd_flow(int argc, char **argv)
         if (blocks)
             printf("blocks:\t%" PRIu64 ".\n", lines.blocks);
         if (o.fo.fmt & PTD_FMT_FLOW_TAIL)
-            printf("tail: %" PRIu64 " (%s).\n", lines.tail_insns, ptd_tail_end_name(lines.tail.end));
+            printf("tail: %" PRIu64 " (%s).\n", lines.tail_insns,
+                   ptd_tail_end_name(lines.tail.end));
     }
     fflush(stdout);
     flow_hint_outside(&fo, lines.insns, "ptboot flow", stderr);

@@ -22,58 +22,57 @@
  * unpack to 13 MB; a header claiming gigabytes is not a firmware image. */
 #define FV_MAX_UNPACKED (512u << 20)
 /* PE machine and subsystems (Microsoft PE format; UEFI 2.10 section 2.1.1) */
-#define PE_MACHINE_X64 0x8664
-#define PE_SUBSYSTEM_EFI_APPLICATION 10
-#define PE_SUBSYSTEM_EFI_BOOT_DRIVER 11
+#define PE_MACHINE_X64                  0x8664
+#define PE_SUBSYSTEM_EFI_APPLICATION    10
+#define PE_SUBSYSTEM_EFI_BOOT_DRIVER    11
 #define PE_SUBSYSTEM_EFI_RUNTIME_DRIVER 12
 /* DXE dependency expression opcodes (PI 1.8 Vol. 2 section 10.7) */
 #define DEPEX_BEFORE 0x00
-#define DEPEX_AFTER 0x01
-#define DEPEX_PUSH 0x02
-#define DEPEX_AND 0x03
-#define DEPEX_OR 0x04
-#define DEPEX_NOT 0x05
-#define DEPEX_TRUE 0x06
-#define DEPEX_FALSE 0x07
-#define DEPEX_END 0x08
-#define DEPEX_SOR 0x09
+#define DEPEX_AFTER  0x01
+#define DEPEX_PUSH   0x02
+#define DEPEX_AND    0x03
+#define DEPEX_OR     0x04
+#define DEPEX_NOT    0x05
+#define DEPEX_TRUE   0x06
+#define DEPEX_FALSE  0x07
+#define DEPEX_END    0x08
+#define DEPEX_SOR    0x09
 
 static const char *const prog_list = "ptboot fv list";
 static const char *const prog_inject = "ptboot fv inject";
 
 static void fv_usage(FILE *out)
 {
-    fprintf(out,
-        "usage: ptboot fv list IMAGE [--sections] [--pads] [--depex]\n"
-        "       ptboot fv inject IMAGE -o OUT [--driver FILE] [--config WORDS]\n"
-        "                        [--after GUID|NAME | --apriori] [--volume N]\n"
-        "\n"
-        "list: the firmware volumes of a flash image (PI specification FV/FFS), the\n"
-        "files in each (GUID, type, size, offset, user-interface name), and the\n"
-        "volumes inside LZMA-compressed and volume-image sections, as OVMF nests\n"
-        "its DXE volume. Ends with 'ptboot: fv list ... errors=<n>'; exit 1 when a\n"
-        "volume, file or section is corrupt.\n"
-        "  --sections   every section of every file, not only the encapsulating ones\n"
-        "  --pads       the pad files too\n"
-        "  --depex      each file's dependency expression (drivers and PEIMs)\n"
-        "\n"
-        "inject: adds ptboot's boot-service driver (a DRIVER file named \"ptboot\",\n"
-        "GUID " PTBOOT_FV_FILE_GUID_TEXT ") to the DXE volume (the one holding\n"
-        "the DXE core), compresses what held it again, fixes sizes, alignment and\n"
-        "checksums, and writes OUT. An image that already has the file gets it\n"
-        "replaced. The file goes right after the DXE core, so that the dispatcher\n"
-        "starts it first of the drivers that become ready with it; it traces the\n"
-        "rest of the boot (docs/early-boot.md).\n"
-        "  -o OUT          the new image (required)\n"
-        "  --driver FILE   the driver (default: ptbootdrv.efi next to this program)\n"
-        "  --config WORDS  the driver's words, as `install` takes them (e.g.\n"
-        "                  '--unit soft --image PciBusDxe'), in the file's RAW section\n"
-        "  --after GUID|NAME  dispatch right after that file of the volume (a DXE\n"
-        "                  AFTER dependency) instead of after the CPU architectural\n"
-        "                  protocol (the default: the soft unit's #DB handler needs it)\n"
-        "  --apriori       first in the volume's APRIORI list: before every other\n"
-        "                  driver (the driver waits for the CPU protocol itself)\n"
-        "  --volume N      the volume to add it to (as numbered by `list`)\n");
+    fprintf(out, "usage: ptboot fv list IMAGE [--sections] [--pads] [--depex]\n"
+                 "       ptboot fv inject IMAGE -o OUT [--driver FILE] [--config WORDS]\n"
+                 "                        [--after GUID|NAME | --apriori] [--volume N]\n"
+                 "\n"
+                 "list: the firmware volumes of a flash image (PI specification FV/FFS), the\n"
+                 "files in each (GUID, type, size, offset, user-interface name), and the\n"
+                 "volumes inside LZMA-compressed and volume-image sections, as OVMF nests\n"
+                 "its DXE volume. Ends with 'ptboot: fv list ... errors=<n>'; exit 1 when a\n"
+                 "volume, file or section is corrupt.\n"
+                 "  --sections   every section of every file, not only the encapsulating ones\n"
+                 "  --pads       the pad files too\n"
+                 "  --depex      each file's dependency expression (drivers and PEIMs)\n"
+                 "\n"
+                 "inject: adds ptboot's boot-service driver (a DRIVER file named \"ptboot\",\n"
+                 "GUID " PTBOOT_FV_FILE_GUID_TEXT ") to the DXE volume (the one holding\n"
+                 "the DXE core), compresses what held it again, fixes sizes, alignment and\n"
+                 "checksums, and writes OUT. An image that already has the file gets it\n"
+                 "replaced. The file goes right after the DXE core, so that the dispatcher\n"
+                 "starts it first of the drivers that become ready with it; it traces the\n"
+                 "rest of the boot (docs/early-boot.md).\n"
+                 "  -o OUT          the new image (required)\n"
+                 "  --driver FILE   the driver (default: ptbootdrv.efi next to this program)\n"
+                 "  --config WORDS  the driver's words, as `install` takes them (e.g.\n"
+                 "                  '--unit soft --image PciBusDxe'), in the file's RAW section\n"
+                 "  --after GUID|NAME  dispatch right after that file of the volume (a DXE\n"
+                 "                  AFTER dependency) instead of after the CPU architectural\n"
+                 "                  protocol (the default: the soft unit's #DB handler needs it)\n"
+                 "  --apriori       first in the volume's APRIORI list: before every other\n"
+                 "                  driver (the driver waits for the CPU protocol itself)\n"
+                 "  --volume N      the volume to add it to (as numbered by `list`)\n");
 }
 
 /* ---- list ---- */
@@ -104,8 +103,8 @@ static void guid_label(struct fv_node *vol, const struct pi_guid *g, char *out, 
  * Vol. 2 section 10.7), bounded by its section. */
 static void depex_text(struct fv_node *vol, const uint8_t *d, size_t len, char *out, size_t cap)
 {
-    static const char *const ops[] = { "before", "after", "push", "and", "or", "not",
-                                       "true", "false", "end", "sor" };
+    static const char *const ops[] = { "before", "after", "push",  "and", "or",
+                                       "not",    "true",  "false", "end", "sor" };
     size_t n = 0;
     out[0] = '\0';
     for (size_t i = 0; i < len && n + 1 < cap;) {
@@ -171,7 +170,8 @@ static void list_nodes(struct fv_node *n, unsigned level, const struct list_opts
                 const char *fs = pi_guid_name(&n->vol.fs_guid);
                 pi_guid_format(&n->vol.fs_guid, g);
                 printf("%*svolume %d at=0x%llx size=0x%llx fs=%s", (int)(2 * level), "", n->index,
-                       (unsigned long long)n->offset, (unsigned long long)n->vol.length, fs ? fs : g);
+                       (unsigned long long)n->offset, (unsigned long long)n->vol.length,
+                       fs ? fs : g);
                 if (n->vol.has_name) {
                     pi_guid_format(&n->vol.name, g);
                     printf(" name=%s", g);
@@ -208,7 +208,8 @@ static void list_nodes(struct fv_node *n, unsigned level, const struct list_opts
                 for (size_t i = 0; i < k; i++) {
                     struct pi_guid e;
                     char label[PI_GUID_TEXT_BYTES + 32];
-                    memcpy(e.b, raw->bytes + raw->sec.data_offset + i * PI_GUID_BYTES, PI_GUID_BYTES);
+                    memcpy(e.b, raw->bytes + raw->sec.data_offset + i * PI_GUID_BYTES,
+                           PI_GUID_BYTES);
                     guid_label(fv_node_volume(n), &e, label, sizeof label);
                     printf("%s%s", i ? "," : "", label);
                 }
@@ -292,7 +293,9 @@ static int fv_list(int argc, char **argv)
             path = argv[i];
     }
     if (!path) {
-        fprintf(stderr, "%s: no image given\nusage: ptboot fv list IMAGE [--sections] [--pads] [--depex]\n", prog_list);
+        fprintf(stderr,
+                "%s: no image given\nusage: ptboot fv list IMAGE [--sections] [--pads] [--depex]\n",
+                prog_list);
         return 2;
     }
     uint8_t *data;
@@ -501,26 +504,29 @@ static int inject_parse(int argc, char **argv, struct inject_opts *o)
             i++;
     }
     if (!o->image || !o->out) {
-        fprintf(stderr, "%s: %s\nusage: ptboot fv inject IMAGE -o OUT [--driver FILE] [--config WORDS] "
-                        "[--after GUID|NAME | --apriori] [--volume N]\n",
+        fprintf(stderr,
+                "%s: %s\nusage: ptboot fv inject IMAGE -o OUT [--driver FILE] [--config WORDS] "
+                "[--after GUID|NAME | --apriori] [--volume N]\n",
                 prog_inject, !o->image ? "no image given" : "no output given (-o OUT)");
         return 2;
     }
     if (o->after && o->apriori) {
-        fprintf(stderr, "%s: --after and --apriori exclude each other (one place in the dispatch order)\n",
+        fprintf(stderr,
+                "%s: --after and --apriori exclude each other (one place in the dispatch order)\n",
                 prog_inject);
         return 2;
     }
     if (o->config) {
         size_t n = strlen(o->config);
         if (n > PTBOOT_FV_CONFIG_MAX) {
-            fprintf(stderr, "%s: --config: %zu characters, the driver keeps at most %d\n", prog_inject,
-                    n, PTBOOT_FV_CONFIG_MAX);
+            fprintf(stderr, "%s: --config: %zu characters, the driver keeps at most %d\n",
+                    prog_inject, n, PTBOOT_FV_CONFIG_MAX);
             return 2;
         }
         for (size_t i = 0; i < n; i++)
             if (o->config[i] < 0x20 || o->config[i] > 0x7e) {
-                fprintf(stderr, "%s: --config: character %zu is not printable ASCII\n", prog_inject, i + 1);
+                fprintf(stderr, "%s: --config: character %zu is not printable ASCII\n", prog_inject,
+                        i + 1);
                 return 2;
             }
     }
@@ -547,20 +553,24 @@ static int check_driver(const char *path, const uint8_t *d, size_t len)
     struct pe_info pi;
     int rc = pe_info_parse(d, len, PE_LAYOUT_FILE, &pi);
     if (rc) {
-        fprintf(stderr, "%s: %s: not a PE/COFF image (%s)\n", prog_inject, path, pe_info_strerror(rc));
+        fprintf(stderr, "%s: %s: not a PE/COFF image (%s)\n", prog_inject, path,
+                pe_info_strerror(rc));
         return -1;
     }
     if (pi.machine != PE_MACHINE_X64) {
-        fprintf(stderr, "%s: %s: machine 0x%04x, not x64 (0x8664)\n", prog_inject, path, pi.machine);
+        fprintf(stderr, "%s: %s: machine 0x%04x, not x64 (0x8664)\n", prog_inject, path,
+                pi.machine);
         return -1;
     }
     if (pi.subsystem == PE_SUBSYSTEM_EFI_APPLICATION) {
-        fprintf(stderr, "%s: %s: an EFI application (subsystem 10): the DXE dispatcher starts "
-                        "drivers (build/ptbootdrv.efi is ptboot as a boot-service driver)\n",
+        fprintf(stderr,
+                "%s: %s: an EFI application (subsystem 10): the DXE dispatcher starts "
+                "drivers (build/ptbootdrv.efi is ptboot as a boot-service driver)\n",
                 prog_inject, path);
         return -1;
     }
-    if (pi.subsystem != PE_SUBSYSTEM_EFI_BOOT_DRIVER && pi.subsystem != PE_SUBSYSTEM_EFI_RUNTIME_DRIVER) {
+    if (pi.subsystem != PE_SUBSYSTEM_EFI_BOOT_DRIVER &&
+        pi.subsystem != PE_SUBSYSTEM_EFI_RUNTIME_DRIVER) {
         fprintf(stderr, "%s: %s: subsystem %u is not an EFI driver (11 or 12)\n", prog_inject, path,
                 pi.subsystem);
         return -1;
@@ -585,8 +595,10 @@ static int make_depex(struct fv_node *vol, const struct inject_opts *o, uint8_t 
         else
             f = fv_volume_find(vol, NULL, o->after);
         if (!f) {
-            fprintf(stderr, "%s: --after %s: no such file in volume %d (by GUID or name): the driver "
-                            "would never be dispatched\n", prog_inject, o->after, vol->index);
+            fprintf(stderr,
+                    "%s: --after %s: no such file in volume %d (by GUID or name): the driver "
+                    "would never be dispatched\n",
+                    prog_inject, o->after, vol->index);
             return -1;
         }
         dx[at++] = DEPEX_AFTER;
@@ -653,9 +665,11 @@ static int fv_inject(int argc, char **argv)
     if (im.errors) {
         char where[200];
         fv_node_where(im.first_error, where, sizeof where);
-        fprintf(stderr, "%s: %s is corrupt: %s: %s (%zu problem%s; `ptboot fv list` shows them): "
-                        "not changed\n",
-                prog_inject, o.image, where, im.first_error->error, im.errors, im.errors == 1 ? "" : "s");
+        fprintf(stderr,
+                "%s: %s is corrupt: %s: %s (%zu problem%s; `ptboot fv list` shows them): "
+                "not changed\n",
+                prog_inject, o.image, where, im.first_error->error, im.errors,
+                im.errors == 1 ? "" : "s");
         goto out;
     }
     struct fv_node *vol = NULL;
@@ -665,7 +679,8 @@ static int fv_inject(int argc, char **argv)
             vol = p;
         if (!vol || !fv_has_files(&vol->vol)) {
             fprintf(stderr, "%s: --volume %d: %s\n", prog_inject, o.volume,
-                    vol ? "not a volume of files" : "no such volume (`ptboot fv list` numbers them)");
+                    vol ? "not a volume of files"
+                        : "no such volume (`ptboot fv list` numbers them)");
             goto out;
         }
     } else {
@@ -673,8 +688,10 @@ static int fv_inject(int argc, char **argv)
         fv_image_walk(&im, find_dxe, &f);
         vol = f.core ? f.core : f.driver;
         if (!vol) {
-            fprintf(stderr, "%s: %s: no DXE volume (no volume holds the DXE core or a driver): "
-                            "name one with --volume N\n", prog_inject, o.image);
+            fprintf(stderr,
+                    "%s: %s: no DXE volume (no volume holds the DXE core or a driver): "
+                    "name one with --volume N\n",
+                    prog_inject, o.image);
             goto out;
         }
     }
@@ -685,7 +702,8 @@ static int fv_inject(int argc, char **argv)
         goto out;
     bool ffs3 = vol->vol.fs == FV_FS_FFS3;
     const char *words = o.config ? o.config : "";
-    long flen = build_ptboot_file(driver, driver_len, depex, depex_len, words, vol->vol.erased, ffs3, &file);
+    long flen = build_ptboot_file(driver, driver_len, depex, depex_len, words, vol->vol.erased,
+                                  ffs3, &file);
     if (flen < 0) {
         fprintf(stderr, "%s: the driver's file: %s\n", prog_inject, fv_strerror((int)flen));
         goto out;
@@ -716,8 +734,8 @@ static int fv_inject(int argc, char **argv)
            vol->index, gt, flen, driver_path, driver_len, old ? "replaced" : "added", desc, words);
     for (size_t i = 0; i < b.nnotes; i++) {
         const struct fv_build_note *n = &b.notes[i];
-        printf("ptboot: fv volume %d free=%llu->%llu", n->volume, (unsigned long long)n->free_before,
-               (unsigned long long)n->free_after);
+        printf("ptboot: fv volume %d free=%llu->%llu", n->volume,
+               (unsigned long long)n->free_before, (unsigned long long)n->free_after);
         if (n->packed_before)
             printf(" lzma-section=%llu->%llu", (unsigned long long)n->packed_before,
                    (unsigned long long)n->packed_after);
@@ -736,7 +754,8 @@ out:
 
 int host_cmd_fv(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+        !strcmp(argv[1], "help")) {
         fv_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }

@@ -40,33 +40,34 @@
 static void serial_usage(FILE *out)
 {
     fprintf(out,
-        "usage: ptboot serial LOG [--out DIR | --next-to-log] [--force] [--quiet] [--strict]\n"
-        "                         [--max-segments N]\n"
-        "\n"
-        "Recovers the files of a serial dump (ptboot.efi serial-dump, docs/serial.md)\n"
-        "from a captured serial log (LOG, or - for standard input; a pipe works too),\n"
-        "reports every lost or damaged line, writes what survives and decodes the\n"
-        "traces among it. Frame lines cut by the console (a wrap at N columns, a\n"
-        "firmware message in the middle) are joined again when their CRC proves it;\n"
-        "duplicated lines are dropped.\n"
-        "\n"
-        "  --out DIR        write the files into DIR, made if missing (one level).\n"
-        "  --next-to-log    write them in the log's directory.\n"
-        "                   Without either, only the reports (nothing is written).\n"
-        "  --force          overwrite files that exist in DIR (else they are kept).\n"
-        "  --quiet          print only damage reports and errors, at most %d lines per file.\n"
-        "  --strict         exit 3 when any file came back incomplete.\n"
-        "  --max-segments N write at most N segments per damaged trace (default %d, 0: all).\n"
-        "\n"
-        "Written: DIR/NAME for a file that came back whole (CRC32 checked);\n"
-        "DIR/NAME.seg-FROM-TO for each PSB-aligned part of an incomplete trace;\n"
-        "DIR/NAME.partial (lost bytes as zeros) for another incomplete file; an\n"
-        "incomplete capture's sideband.txt and code snapshot rebuilt from what came;\n"
-        "DIR/manifest.txt for each capture (which files are whole).\n"
-        "More than one dump of a name in the log: the k-th dump's files (k >= 2)\n"
-        "go into DIR/dump<k>/, each a capture directory of its own.\n"
-        "Exit: 0 something recovered, 1 nothing recovered or a file not written,\n"
-        "2 bad usage, 3 (--strict) a file incomplete.\n", SERIAL_QUIET_LINES, SERIAL_MAX_SEGMENTS);
+            "usage: ptboot serial LOG [--out DIR | --next-to-log] [--force] [--quiet] [--strict]\n"
+            "                         [--max-segments N]\n"
+            "\n"
+            "Recovers the files of a serial dump (ptboot.efi serial-dump, docs/serial.md)\n"
+            "from a captured serial log (LOG, or - for standard input; a pipe works too),\n"
+            "reports every lost or damaged line, writes what survives and decodes the\n"
+            "traces among it. Frame lines cut by the console (a wrap at N columns, a\n"
+            "firmware message in the middle) are joined again when their CRC proves it;\n"
+            "duplicated lines are dropped.\n"
+            "\n"
+            "  --out DIR        write the files into DIR, made if missing (one level).\n"
+            "  --next-to-log    write them in the log's directory.\n"
+            "                   Without either, only the reports (nothing is written).\n"
+            "  --force          overwrite files that exist in DIR (else they are kept).\n"
+            "  --quiet          print only damage reports and errors, at most %d lines per file.\n"
+            "  --strict         exit 3 when any file came back incomplete.\n"
+            "  --max-segments N write at most N segments per damaged trace (default %d, 0: all).\n"
+            "\n"
+            "Written: DIR/NAME for a file that came back whole (CRC32 checked);\n"
+            "DIR/NAME.seg-FROM-TO for each PSB-aligned part of an incomplete trace;\n"
+            "DIR/NAME.partial (lost bytes as zeros) for another incomplete file; an\n"
+            "incomplete capture's sideband.txt and code snapshot rebuilt from what came;\n"
+            "DIR/manifest.txt for each capture (which files are whole).\n"
+            "More than one dump of a name in the log: the k-th dump's files (k >= 2)\n"
+            "go into DIR/dump<k>/, each a capture directory of its own.\n"
+            "Exit: 0 something recovered, 1 nothing recovered or a file not written,\n"
+            "2 bad usage, 3 (--strict) a file incomplete.\n",
+            SERIAL_QUIET_LINES, SERIAL_MAX_SEGMENTS);
 }
 
 /* The whole log from path (mapped: a long log is not copied), or
@@ -75,8 +76,9 @@ static void serial_usage(FILE *out)
 static int read_log(const char *prog, const char *path, struct input_file *in)
 {
     char err[4400];
-    int rc = strcmp(path, "-") ? input_file_open(in, path, input_file_how(), err, sizeof err)
-                               : input_file_from_fd(in, 0, "standard input", INPUT_READ, err, sizeof err);
+    int rc = strcmp(path, "-")
+                 ? input_file_open(in, path, input_file_how(), err, sizeof err)
+                 : input_file_from_fd(in, 0, "standard input", INPUT_READ, err, sizeof err);
     if (rc < 0)
         fprintf(stderr, "%s: %s\n", prog, err);
     return rc;
@@ -117,13 +119,15 @@ static void log_facts(const struct serial_ctx *c)
     uint32_t w = serial_wrap_width(j);
     size_t wrapped = j->joined - j->joined_split;
     if (w)
-        printf("serial: lines look wrapped at %u columns: %zu frame line(s) joined from their pieces "
-               "(their CRCs prove them)%s\n", w, wrapped,
-               j->fragments ? ", some pieces would not join (damaged)" : "");
+        printf(
+            "serial: lines look wrapped at %u columns: %zu frame line(s) joined from their pieces "
+            "(their CRCs prove them)%s\n",
+            w, wrapped, j->fragments ? ", some pieces would not join (damaged)" : "");
     else if (wrapped && !c->quiet)
         printf("serial: %zu frame line(s) joined from pieces (their CRCs prove them)\n", wrapped);
     if (c->duplicates && !c->quiet)
-        printf("serial: %zu duplicate frame line(s) dropped (the same line came before: id, fields and CRC)\n",
+        printf("serial: %zu duplicate frame line(s) dropped (the same line came before: id, fields "
+               "and CRC)\n",
                c->duplicates);
 }
 
@@ -172,8 +176,11 @@ int host_cmd_serial(int argc, char **argv)
         }
     }
     if (!log) {
-        fprintf(stderr, "%s: no serial log given (- reads standard input)\n"
-                "usage: ptboot serial LOG [--out DIR | --next-to-log] [--force] [--quiet] [--strict]\n", c.prog);
+        fprintf(
+            stderr,
+            "%s: no serial log given (- reads standard input)\n"
+            "usage: ptboot serial LOG [--out DIR | --next-to-log] [--force] [--quiet] [--strict]\n",
+            c.prog);
         return 2;
     }
     if (c.dir && next_to_log) {
@@ -183,11 +190,13 @@ int host_cmd_serial(int argc, char **argv)
     if (next_to_log) {
         const char *slash = strrchr(log, '/');
         if (!strcmp(log, "-")) {
-            fprintf(stderr, "%s: --next-to-log: standard input has no directory; give --out DIR\n", c.prog);
+            fprintf(stderr, "%s: --next-to-log: standard input has no directory; give --out DIR\n",
+                    c.prog);
             return 2;
         }
         if (slash)
-            snprintf(dirbuf, sizeof dirbuf, "%.*s", (int)(slash - log) ? (int)(slash - log) : 1, log);
+            snprintf(dirbuf, sizeof dirbuf, "%.*s", (int)(slash - log) ? (int)(slash - log) : 1,
+                     log);
         else
             snprintf(dirbuf, sizeof dirbuf, ".");
         c.dir = dirbuf;
@@ -209,8 +218,9 @@ int host_cmd_serial(int argc, char **argv)
     if (!c.nfiles) {
         uint32_t w = serial_wrap_width(&c.join);
         fprintf(stderr, "%s: %s: no serial dump found (no intact frame line%s)\n", c.prog, log,
-                c.join.fragments ? (w ? "; lines look wrapped and did not join" : "; only damaged ones")
-                                 : "");
+                c.join.fragments
+                    ? (w ? "; lines look wrapped and did not join" : "; only damaged ones")
+                    : "");
         return 1;
     }
     if (!c.dir && !c.quiet)

@@ -26,7 +26,7 @@
 /* the host's default arena: HOST_SUM_ARENA_PER_BYTE bytes per trace byte,
  * between PTD_SUM_ARENA_SUGGESTED and HOST_SUM_ARENA_MAX */
 #define HOST_SUM_ARENA_PER_BYTE 16
-#define HOST_SUM_ARENA_MAX (1ull << 30)
+#define HOST_SUM_ARENA_MAX      (1ull << 30)
 
 static void to_file(void *ctx, const char *line, size_t len)
 {
@@ -55,7 +55,7 @@ int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
         c.line = to_file;
         c.ctx = out;
     }
-    struct ptd_flow_config fcfg = fo->cfg;     /* with its caches */
+    struct ptd_flow_config fcfg = fo->cfg; /* with its caches */
     fcfg.time = tcfg;
     ptd_flow_init(f, &fcfg);
     /* ptd_sum_run's steps, with progress on a terminal */
@@ -84,49 +84,50 @@ int host_summary_write(struct flow_opts *fo, const struct ptd_time_config *tcfg,
 static void usage(FILE *to)
 {
     fprintf(to,
-        "usage: ptboot summary [options] --pt FILE\n"
-        "       ptboot summary [options] --capture DIR\n"
-        "Decode summary of an Intel PT trace, as ptboot.efi prints it over serial\n"
-        "(docs/summary.md): call tree, time and instructions per image and function,\n"
-        "hot blocks and edges, the last transitions, errors and gaps.\n"
-        "Trace and code (as ptboot flow):\n"
-        "  --pt FILE --pages PREFIX --raw FILE[:FROM[-TO]]:BASE --filter LO-HI\n"
-        "  --filter:addrN_cfg/_a/_b V --cpu F/M[/S]|none --mode 16|32|64 --no-cache\n"
-        "Timing: --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
-        "Capture (docs/capture-files.md):\n"
-        "  --capture DIR              DIR/trace.pt, its code snapshot, CPU, timing, filters\n"
-        "                             and its image table (options after it override)\n"
-        "  --elf FILE[:BASE] --pe FILE[:BASE]  code from an ELF's segments or a PE's sections\n"
-        "Images:\n"
-        "  --module BASE:SIZE:NAME    an image (hex base and size), repeatable; looked up\n"
-        "                             before the capture's images\n"
-        "  --symbols PATH             debug files (a file, or a directory searched): names\n"
-        "                             as function+0xOFF (file:line) (docs/symbols.md)\n"
-        "Limits:\n"
-        "  --top N                    top N images, functions, blocks, edges (20; at least 1)\n"
-        "  --last N                   last N transitions (32; 0: none)\n"
-        "  --depth N                  shadow stack depth (256; at least 1, at most a quarter\n"
-        "                             of the arena)\n"
-        "  --tree-depth N             call tree depth (24; 0: no call tree)\n"
-        "  --tree-lines N             call tree lines (400; 0: no call tree)\n"
-        "  --tree-permille N          fold tree nodes under N/1000 of the insns (2; 0: none)\n"
-        "  --tree-all                 every tree node (up to --tree-lines)\n"
-        "  --arena BYTES              table memory (K/M/G taken; default 16 bytes per trace\n"
-        "                             byte, 1M to 1G; the target uses 1M)\n"
-        "  --tail                     the static path after the trace's end closes the last\n"
-        "                             transitions, marked (tail), with where it ends\n"
-        "                             (\"spins at X\" for an endless loop)\n"
-        "  --stat                     a last line \"summary: bytes N insns N ...\"\n"
-        "Exit status: 0 decoded (decode errors are in the summary), 1 bad input,\n"
-        "2 bad usage.\n");
+            "usage: ptboot summary [options] --pt FILE\n"
+            "       ptboot summary [options] --capture DIR\n"
+            "Decode summary of an Intel PT trace, as ptboot.efi prints it over serial\n"
+            "(docs/summary.md): call tree, time and instructions per image and function,\n"
+            "hot blocks and edges, the last transitions, errors and gaps.\n"
+            "Trace and code (as ptboot flow):\n"
+            "  --pt FILE --pages PREFIX --raw FILE[:FROM[-TO]]:BASE --filter LO-HI\n"
+            "  --filter:addrN_cfg/_a/_b V --cpu F/M[/S]|none --mode 16|32|64 --no-cache\n"
+            "Timing: --mtc-freq N --nom-freq N --cpuid-0x15.eax N --cpuid-0x15.ebx N\n"
+            "Capture (docs/capture-files.md):\n"
+            "  --capture DIR              DIR/trace.pt, its code snapshot, CPU, timing, filters\n"
+            "                             and its image table (options after it override)\n"
+            "  --elf FILE[:BASE] --pe FILE[:BASE]  code from an ELF's segments or a PE's sections\n"
+            "Images:\n"
+            "  --module BASE:SIZE:NAME    an image (hex base and size), repeatable; looked up\n"
+            "                             before the capture's images\n"
+            "  --symbols PATH             debug files (a file, or a directory searched): names\n"
+            "                             as function+0xOFF (file:line) (docs/symbols.md)\n"
+            "Limits:\n"
+            "  --top N                    top N images, functions, blocks, edges (20; at least 1)\n"
+            "  --last N                   last N transitions (32; 0: none)\n"
+            "  --depth N                  shadow stack depth (256; at least 1, at most a quarter\n"
+            "                             of the arena)\n"
+            "  --tree-depth N             call tree depth (24; 0: no call tree)\n"
+            "  --tree-lines N             call tree lines (400; 0: no call tree)\n"
+            "  --tree-permille N          fold tree nodes under N/1000 of the insns (2; 0: none)\n"
+            "  --tree-all                 every tree node (up to --tree-lines)\n"
+            "  --arena BYTES              table memory (K/M/G taken; default 16 bytes per trace\n"
+            "                             byte, 1M to 1G; the target uses 1M)\n"
+            "  --tail                     the static path after the trace's end closes the last\n"
+            "                             transitions, marked (tail), with where it ends\n"
+            "                             (\"spins at X\" for an endless loop)\n"
+            "  --stat                     a last line \"summary: bytes N insns N ...\"\n"
+            "Exit status: 0 decoded (decode errors are in the summary), 1 bad input,\n"
+            "2 bad usage.\n");
 }
 
 size_t host_summary_arena_bytes(uint64_t trace_bytes)
 {
     uint64_t t = trace_bytes * HOST_SUM_ARENA_PER_BYTE;
-    return (size_t)(t < PTD_SUM_ARENA_SUGGESTED ? PTD_SUM_ARENA_SUGGESTED : t > HOST_SUM_ARENA_MAX ? HOST_SUM_ARENA_MAX : t);
+    return (size_t)(t < PTD_SUM_ARENA_SUGGESTED ? PTD_SUM_ARENA_SUGGESTED
+                    : t > HOST_SUM_ARENA_MAX    ? HOST_SUM_ARENA_MAX
+                                                : t);
 }
-
 
 int host_summary_parse_module(const char *v, struct ptd_sum_module *m)
 {
@@ -193,16 +194,21 @@ int host_cmd_summary(int argc, char **argv)
                    !strcmp(a, "--tree-permille") || !strcmp(a, "--arena")) {
             uint64_t v, max = !strcmp(a, "--arena") ? (1ull << 32) : 0xffffffffu;
             if (i + 1 >= argc || !ptd_opts_parse_u64(argv[i + 1], &v) || v > max) {
-                fprintf(stderr, "ptboot summary: %s needs a number up to %" PRIu64 " (K/M/G taken)\n", a, max);
+                fprintf(stderr,
+                        "ptboot summary: %s needs a number up to %" PRIu64 " (K/M/G taken)\n", a,
+                        max);
                 flow_opts_free(&fo);
                 return 2;
             }
             i++;
             /* 0 means what it says (no such section) or is refused; it
              * never silently means the default (docs/summary.md) */
-            const char *zero = !strcmp(a, "--top") ? "would leave every table empty (the default is 20)"
-                             : !strcmp(a, "--depth") ? "leaves no shadow stack to follow calls with (the default is 256)"
-                             : !strcmp(a, "--arena") ? "leaves no memory for the tables" : NULL;
+            const char *zero =
+                !strcmp(a, "--top") ? "would leave every table empty (the default is 20)"
+                : !strcmp(a, "--depth")
+                    ? "leaves no shadow stack to follow calls with (the default is 256)"
+                : !strcmp(a, "--arena") ? "leaves no memory for the tables"
+                                        : NULL;
             if (!v && zero) {
                 fprintf(stderr, "ptboot summary: %s 0 %s\n", a, zero);
                 flow_opts_free(&fo);
@@ -235,7 +241,9 @@ int host_cmd_summary(int argc, char **argv)
         }
     }
     if (!fo.pt) {
-        fprintf(stderr, "ptboot summary: --pt FILE or --capture DIR is required (see ptboot summary --help)\n");
+        fprintf(
+            stderr,
+            "ptboot summary: --pt FILE or --capture DIR is required (see ptboot summary --help)\n");
         flow_opts_free(&fo);
         host_capture_free(&cap);
         return 2;
@@ -250,11 +258,13 @@ int host_cmd_summary(int argc, char **argv)
     /* what the capture's sideband says of the trace's ends, before the
      * summary (which cannot tell from the packets) */
     if (cap.sb && cap.sb->trace.wrapped)
-        printf("note: trace.wrapped 1: the ring buffer wrapped, the trace holds its newest bytes only "
-               "(from the first PSB among them); the start of the run is missing\n");
+        printf(
+            "note: trace.wrapped 1: the ring buffer wrapped, the trace holds its newest bytes only "
+            "(from the first PSB among them); the start of the run is missing\n");
     if (cap.sb && cap.sb->trace.stopped)
-        printf("note: trace.stopped 1: tracing stopped before the run ended (buffer full, a TraceStop "
-               "range, or ExitBootServices); the rest of the run is missing\n");
+        printf(
+            "note: trace.stopped 1: tracing stopped before the run ended (buffer full, a TraceStop "
+            "range, or ExitBootServices); the rest of the run is missing\n");
     /* the capture's images after the explicit ones */
     size_t given = c.nmodules;
     for (size_t k = 0; k < cap.nmodules && c.nmodules < MAX_MODULES; k++) {
@@ -280,9 +290,13 @@ int host_cmd_summary(int argc, char **argv)
             arena_size = 4 * frames;
     }
     if (frames > arena_size / 4) {
-        fprintf(stderr, "ptboot summary: --depth %" PRIu64 " needs %" PRIu64 " bytes of shadow stack, more than a "
-                "quarter of the %" PRIu64 "-byte arena: at most --depth %" PRIu64 ", or a larger --arena\n", depth,
-                frames, arena_size, (uint64_t)(arena_size / 4 / sizeof(struct ptd_sum_frame)));
+        fprintf(stderr,
+                "ptboot summary: --depth %" PRIu64 " needs %" PRIu64
+                " bytes of shadow stack, more than a "
+                "quarter of the %" PRIu64 "-byte arena: at most --depth %" PRIu64
+                ", or a larger --arena\n",
+                depth, frames, arena_size,
+                (uint64_t)(arena_size / 4 / sizeof(struct ptd_sum_frame)));
         flow_opts_free(&fo);
         host_capture_free(&cap);
         return 2;

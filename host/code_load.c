@@ -14,7 +14,8 @@
 #include "format/pe_info.h"
 #include "host/code_load.h"
 
-static int failf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int failf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int failf(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
@@ -191,7 +192,8 @@ int code_load_pe(struct flow_image *img, struct code_modules *m, const char *spe
     unsigned optsize = buf[pe + 20] | buf[pe + 21] << 8;
     const uint8_t *sec = buf + pe + 24 + optsize;
     for (unsigned i = 0; i < nsec; i++, sec += 40) {
-        uint32_t vsize = rd32(sec + 8), va = rd32(sec + 12), raw = rd32(sec + 16), ptr = rd32(sec + 20);
+        uint32_t vsize = rd32(sec + 8), va = rd32(sec + 12), raw = rd32(sec + 16),
+                 ptr = rd32(sec + 20);
         uint32_t n = raw < vsize || !vsize ? raw : vsize;
         if ((uint64_t)va + n > pi.size_of_image || (uint64_t)ptr + n > len) {
             rc = failf(err, errlen, "--pe %s: section %u outside the image or the file", path, i);

@@ -14,7 +14,10 @@
 
 #include "host/flow_image.h"
 
-enum code_kind { CODE_ELF = 1, CODE_PE };
+enum code_kind {
+    CODE_ELF = 1,
+    CODE_PE
+};
 
 struct code_module {
     enum code_kind kind;

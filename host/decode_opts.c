@@ -6,8 +6,7 @@
 #include "host/decode_opts.h"
 
 static int parse_capture(struct flow_opts *fo, struct ptd_time_config *tcfg,
-                         struct host_capture *cap, int argc, char **argv, int *i,
-                         const char *prog)
+                         struct host_capture *cap, int argc, char **argv, int *i, const char *prog)
 {
     static char err[4096 + 600]; /* a path and a reason */
     if (*i + 1 >= argc) {
@@ -52,14 +51,15 @@ int host_decode_opts_parse(struct flow_opts *fo, struct ptd_time_config *tcfg,
 }
 
 int host_decode_opts_take(struct flow_opts *fo, struct ptd_time_config *tcfg,
-                          struct host_capture *cap, int argc, char **argv, int *i,
-                          const char *prog)
+                          struct host_capture *cap, int argc, char **argv, int *i, const char *prog)
 {
     const char *a = argv[*i];
     int r = flow_opts_parse(fo, argc, argv, i, prog);
     if (r < 0) /* a --pages/--raw/--elf/--pe file that does not load, else usage */
         return strncmp(a, "--pages", 7) && strncmp(a, "--raw", 5) && strcmp(a, "--elf") &&
-                       strcmp(a, "--pe") ? -2 : -1;
+                       strcmp(a, "--pe")
+                   ? -2
+                   : -1;
     if (r == 0)
         r = host_decode_opts_parse(fo, tcfg, cap, argc, argv, i, prog);
     return r;

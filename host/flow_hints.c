@@ -7,16 +7,19 @@
 #include "decoder/ptd_pkt.h"
 #include "host/flow_hints.h"
 
-#define HINT_IPS 4               /* first IPs named */
-#define HINT_SECTIONS 4          /* sections named */
+#define HINT_IPS         4          /* first IPs named */
+#define HINT_SECTIONS    4          /* sections named */
 #define HINT_TRACE_BYTES (1u << 20) /* the first IPs come from the first MiB */
 
 void flow_hint_no_code(const struct flow_opts *fo, const char *prog, FILE *to)
 {
     if (fo->img.nsegs)
         return;
-    fprintf(to, "%s: no code given: --pages PREFIX, --raw FILE:BASE, --elf FILE, --pe FILE or --capture DIR "
-            "(every instruction would be 'no memory mapped')\n", prog);
+    fprintf(to,
+            "%s: no code given: --pages PREFIX, --raw FILE:BASE, --elf FILE, --pe FILE or "
+            "--capture DIR "
+            "(every instruction would be 'no memory mapped')\n",
+            prog);
 }
 
 /* The first distinct IPs of the trace's TIP, TIP.PGE and FUP packets. */
@@ -36,9 +39,11 @@ static size_t first_ips(const char *path, uint64_t *ips, size_t max)
         struct ptd_pkt p;
         for (size_t k = 0; n < max && k < len; k++) {
             int r = ptd_pkt_next(&d, &p);
-            if (r < 0 && (r == -PTD_ERR_EOS || r == -PTD_ERR_TRUNCATED || ptd_pkt_resync(&d, NULL) < 0))
+            if (r < 0 &&
+                (r == -PTD_ERR_EOS || r == -PTD_ERR_TRUNCATED || ptd_pkt_resync(&d, NULL) < 0))
                 break;
-            if (r < 0 || (p.kind != PTD_PKT_TIP && p.kind != PTD_PKT_TIP_PGE && p.kind != PTD_PKT_FUP))
+            if (r < 0 ||
+                (p.kind != PTD_PKT_TIP && p.kind != PTD_PKT_TIP_PGE && p.kind != PTD_PKT_FUP))
                 continue;
             uint64_t ip;
             if (ptd_last_ip_update(&last, p.a, p.payload) < 0 || ptd_last_ip_query(&last, &ip) < 0)
@@ -82,7 +87,9 @@ int flow_hint_outside(const struct flow_opts *fo, uint64_t insns, const char *pr
     fprintf(to, "; the trace's first IP%s", n == 1 ? "" : "s");
     for (size_t i = 0; i < n; i++)
         fprintf(to, " 0x%llx", (unsigned long long)ips[i]);
-    fprintf(to, " (--raw FILE:BASE reads BASE as ptxed does: 0x hex, else decimal; --filter and --module "
-            "take hex)\n");
+    fprintf(
+        to,
+        " (--raw FILE:BASE reads BASE as ptxed does: 0x hex, else decimal; --filter and --module "
+        "take hex)\n");
     return 1;
 }

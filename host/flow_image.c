@@ -23,8 +23,7 @@ static int fail(struct flow_image *img, const char *fmt, ...)
 
 /* Both through the one input helper (host/input_file.h): small files
  * (sideband, addresses, ELF and PE files) read, traces mapped. */
-int flow_read_file(const char *path, uint8_t **buf, size_t *size, char *err,
-                   size_t errsize)
+int flow_read_file(const char *path, uint8_t **buf, size_t *size, char *err, size_t errsize)
 {
     struct input_file f;
     int rc = input_file_open(&f, path, INPUT_READ, err, errsize);
@@ -81,15 +80,19 @@ static int seg_cmp(const void *a, const void *b)
  * borrowed (a mapping of the image's, valid as long as the image); or taken
  * (a malloc'd buffer the image then owns and frees). A segment that touches
  * no other uses borrowed or taken bytes in place. */
-enum src_kind { SRC_COPY, SRC_BORROW, SRC_TAKE };
+enum src_kind {
+    SRC_COPY,
+    SRC_BORROW,
+    SRC_TAKE
+};
 
-static int insert_bytes(struct flow_image *img, uint64_t base, const uint8_t *src,
-                        size_t size, enum src_kind kind);
+static int insert_bytes(struct flow_image *img, uint64_t base, const uint8_t *src, size_t size,
+                        enum src_kind kind);
 
 /* Keep segments sorted; merge overlapping/adjacent ones (a later segment's
  * bytes win where they overlap an earlier one). */
-static int insert_src(struct flow_image *img, uint64_t base, const uint8_t *src,
-                      size_t size, enum src_kind kind)
+static int insert_src(struct flow_image *img, uint64_t base, const uint8_t *src, size_t size,
+                      enum src_kind kind)
 {
     int rc = insert_bytes(img, base, src, size, kind);
     if (kind == SRC_TAKE && rc < 0)
@@ -97,8 +100,8 @@ static int insert_src(struct flow_image *img, uint64_t base, const uint8_t *src,
     return rc;
 }
 
-static int insert_bytes(struct flow_image *img, uint64_t base, const uint8_t *src,
-                        size_t size, enum src_kind kind)
+static int insert_bytes(struct flow_image *img, uint64_t base, const uint8_t *src, size_t size,
+                        enum src_kind kind)
 {
     struct flow_seg *s;
     uint64_t lo = base, hi = base + size;
@@ -182,8 +185,7 @@ static int insert(struct flow_image *img, uint64_t base, const uint8_t *src, siz
     return insert_src(img, base, src, size, SRC_COPY);
 }
 
-int flow_image_add_buf(struct flow_image *img, uint64_t base, const uint8_t *buf,
-                       size_t size)
+int flow_image_add_buf(struct flow_image *img, uint64_t base, const uint8_t *buf, size_t size)
 {
     return insert(img, base, buf, size);
 }
@@ -208,7 +210,7 @@ static struct input_file *keep_file(struct flow_image *img, const char *path)
 static int overlaps(const struct flow_image *img, uint64_t lo, uint64_t hi)
 {
     size_t l = 0, h = img->nsegs;
-    while (l < h) {     /* the first segment ending after lo */
+    while (l < h) { /* the first segment ending after lo */
         size_t m = l + (h - l) / 2;
         if (img->segs[m].base + img->segs[m].size <= lo)
             l = m + 1;
@@ -350,9 +352,10 @@ int flow_image_add_raw(struct flow_image *img, const char *spec)
         uint64_t lo = s->base > base ? s->base : base;
         uint64_t hi = s->base + s->size < base + len ? s->base + s->size : base + len;
         if (lo < hi) {
-            snprintf(img->warn, sizeof img->warn, "--raw %s: 0x%llx-0x%llx overlaps code loaded before "
-                     "(0x%llx-0x%llx): the later bytes are used there, as ptxed does", spec,
-                     (unsigned long long)base, (unsigned long long)(base + len - 1),
+            snprintf(img->warn, sizeof img->warn,
+                     "--raw %s: 0x%llx-0x%llx overlaps code loaded before "
+                     "(0x%llx-0x%llx): the later bytes are used there, as ptxed does",
+                     spec, (unsigned long long)base, (unsigned long long)(base + len - 1),
                      (unsigned long long)s->base, (unsigned long long)(s->base + s->size - 1));
             break;
         }
@@ -460,12 +463,14 @@ const uint8_t *flow_image_map(struct flow_image *img, uint64_t ip, uint64_t *bas
         const struct flow_seg *s = &img->segs[i];
         if (ip - s->base >= s->size || s->data + (ip - s->base) != p)
             return NULL;
-        while (first > 0 && img->segs[first - 1].base + img->segs[first - 1].size == img->segs[first].base)
+        while (first > 0 &&
+               img->segs[first - 1].base + img->segs[first - 1].size == img->segs[first].base)
             first--;
-        while (last + 1 < img->nsegs && img->segs[last].base + img->segs[last].size == img->segs[last + 1].base)
+        while (last + 1 < img->nsegs &&
+               img->segs[last].base + img->segs[last].size == img->segs[last + 1].base)
             last++;
         j = first == last ? s : join(img, first, last, at);
-        if (!j)         /* no memory for the copy: the segment alone */
+        if (!j) /* no memory for the copy: the segment alone */
             j = s;
     }
     *base = j->base;

@@ -17,23 +17,23 @@ struct flow_seg {
     uint64_t base;
     uint64_t size;
     uint8_t *data;
-    uint8_t *owned;       /* what to free: data, or NULL (in a mapping) */
+    uint8_t *owned; /* what to free: data, or NULL (in a mapping) */
 };
 
 struct flow_image {
     struct flow_seg *segs;
     size_t nsegs, cap;
-    struct input_file *files;   /* page dumps and raw files segments point into */
+    struct input_file *files; /* page dumps and raw files segments point into */
     size_t nfiles;
-    size_t last;          /* segment of the last hit (locality) */
+    size_t last; /* segment of the last hit (locality) */
     /* segments that touch (a dump's pages out of file order, code next to
      * a --raw section) joined into one copy the first time the map
      * callback is asked for them, sorted by base: the decoder sees one
      * region there, as if the code had been loaded as one piece */
     struct flow_seg *joined;
     size_t njoined;
-    char err[512];        /* why the last load failed */
-    char warn[512];       /* what the last load overrode ("" when nothing) */
+    char err[512];  /* why the last load failed */
+    char warn[512]; /* what the last load overrode ("" when nothing) */
 };
 
 void flow_image_init(struct flow_image *img);
@@ -44,18 +44,15 @@ int flow_image_add_pages(struct flow_image *img, const char *prefix);
 /* spec: FILE[:FROM[-TO]]:BASE (numbers in C notation: 0x.. hex, else
  * decimal, as ptxed's strtoull(.., 0)). */
 int flow_image_add_raw(struct flow_image *img, const char *spec);
-int flow_image_add_buf(struct flow_image *img, uint64_t base,
-                       const uint8_t *buf, size_t size);
+int flow_image_add_buf(struct flow_image *img, uint64_t base, const uint8_t *buf, size_t size);
 
 /* Bytes readable at ip, copied into buf (at most size): 0 if unmapped.
  * A read goes on across segments that touch, so it never stops early at
  * a segment boundary unless the next byte is unmapped. */
-size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf,
-                       size_t size);
+size_t flow_image_read(struct flow_image *img, uint64_t ip, uint8_t *buf, size_t size);
 
 /* Direct pointer to the bytes at ip and how many follow, or NULL. */
-const uint8_t *flow_image_ptr(struct flow_image *img, uint64_t ip,
-                              size_t *avail);
+const uint8_t *flow_image_ptr(struct flow_image *img, uint64_t ip, size_t *avail);
 
 /* The whole region holding ip: its first byte, with *base and *size set;
  * NULL if unmapped. A segment is given in place; segments that touch are
@@ -66,8 +63,7 @@ const uint8_t *flow_image_map(struct flow_image *img, uint64_t ip, uint64_t *bas
 
 /* Read a whole file into a malloc'd buffer (one zero byte after it; pipes
  * too); -1 with err set on failure. */
-int flow_read_file(const char *path, uint8_t **buf, size_t *size,
-                   char *err, size_t errsize);
+int flow_read_file(const char *path, uint8_t **buf, size_t *size, char *err, size_t errsize);
 
 /* The whole file in memory without a copy where it can be: a private
  * read-only mapping (1; its pages are read as they are touched, no zeroed

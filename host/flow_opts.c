@@ -56,9 +56,8 @@ int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const ch
         o->no_cache = 1;
         return 1;
     }
-    if (strcmp(a, "--pt") && strcmp(a, "--pages") && strcmp(a, "--raw") &&
-        strcmp(a, "--elf") && strcmp(a, "--pe") &&
-        strcmp(a, "--filter") && strcmp(a, "--cpu") && strcmp(a, "--mode") &&
+    if (strcmp(a, "--pt") && strcmp(a, "--pages") && strcmp(a, "--raw") && strcmp(a, "--elf") &&
+        strcmp(a, "--pe") && strcmp(a, "--filter") && strcmp(a, "--cpu") && strcmp(a, "--mode") &&
         strncmp(a, "--filter:addr", 13))
         return 0;
     if (!v) {
@@ -82,7 +81,8 @@ int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const ch
             fprintf(stderr, "%s: warning: %s\n", prog, o->img.warn);
     } else if (!strcmp(a, "--elf") || !strcmp(a, "--pe")) {
         char err[4096 + 256];
-        if ((a[3] == 'l' ? code_load_elf : code_load_pe)(&o->img, &o->code, v, err, sizeof err) < 0) {
+        if ((a[3] == 'l' ? code_load_elf : code_load_pe)(&o->img, &o->code, v, err, sizeof err) <
+            0) {
             fprintf(stderr, "%s: %s\n", prog, err);
             return -1;
         }
@@ -110,7 +110,8 @@ int flow_opts_parse(struct flow_opts *o, int argc, char **argv, int *i, const ch
     } else if (!strcmp(a, "--cpu")) {
         bool has_cpu;
         if (!ptd_opts_parse_cpu(v, &has_cpu, &o->family, &o->model)) {
-            fprintf(stderr, "%s: --cpu %s: want FAMILY/MODEL[/STEPPING] (e.g. 6/142) or none\n", prog, v);
+            fprintf(stderr, "%s: --cpu %s: want FAMILY/MODEL[/STEPPING] (e.g. 6/142) or none\n",
+                    prog, v);
             return -1;
         }
         o->have_cpu = has_cpu;

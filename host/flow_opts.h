@@ -16,9 +16,9 @@ struct flow_opts {
     struct ptd_flow_config cfg;
     uint8_t *trace;
     size_t tsize;
-    struct input_file trace_file;   /* the trace: mapped, or read (host/input_file.h) */
+    struct input_file trace_file; /* the trace: mapped, or read (host/input_file.h) */
     int have_cpu;
-    int cpu_unknown;        /* --cpu names a CPU the errata table lacks */
+    int cpu_unknown; /* --cpu names a CPU the errata table lacks */
     unsigned family, model;
     /* --filter:addrN_cfg/_a/_b */
     uint64_t addr_cfg[4], addr_a[4], addr_b[4];
@@ -26,7 +26,7 @@ struct flow_opts {
     int no_cache;
     void *cache;
     void *bcache;
-    struct code_modules code;   /* --elf / --pe files (host/code_load.h) */
+    struct code_modules code; /* --elf / --pe files (host/code_load.h) */
 };
 
 #define FLOW_CACHE_BYTES (1u << 20)

@@ -8,8 +8,14 @@
 #include "host/fv_image.h"
 #include "host/fv_lzma.h"
 
-static uint32_t rd32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+static uint32_t rd32(const uint8_t *p)
+{
+    return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) & ~(a - 1);
+}
 
 static struct fv_node *node_new(struct fv_image *im, enum fv_node_kind kind, struct fv_node *parent)
 {
@@ -145,8 +151,7 @@ static void load_sections(struct fv_image *im, struct fv_node *parent, const uin
             if (file && !file->ui[0])
                 ffs_ui_text(data, data_len, file->ui, sizeof file->ui);
             break;
-        default:
-            break;
+        default: break;
         }
     }
 }
@@ -268,7 +273,8 @@ int fv_image_walk(struct fv_image *im, fv_node_fn fn, void *ctx)
 void fv_node_where(const struct fv_node *n, char *out, size_t cap)
 {
     /* a volume is named by itself, anything else by its file and volume */
-    const struct fv_node *file = n->kind == FV_NODE_VOLUME ? NULL : fv_node_file((struct fv_node *)n);
+    const struct fv_node *file =
+        n->kind == FV_NODE_VOLUME ? NULL : fv_node_file((struct fv_node *)n);
     const struct fv_node *vol = fv_node_volume((struct fv_node *)(file ? file : n));
     char vpart[96] = "";
     if (vol && vol->index >= 0)
@@ -462,7 +468,8 @@ static int build_section(struct build_ctx *c, struct fv_node *sn, uint8_t **out,
         *len = sn->size;
         return 0;
     }
-    if (s->type == FFS_SECTION_GUID_DEFINED && pi_guid_equal(&s->guid, &PI_GUID_LZMA) && sn->unpacked) {
+    if (s->type == FFS_SECTION_GUID_DEFINED && pi_guid_equal(&s->guid, &PI_GUID_LZMA) &&
+        sn->unpacked) {
         struct buf inner = { 0 };
         if (build_list(c, sn, &inner)) {
             free(inner.p);
@@ -473,16 +480,17 @@ static int build_section(struct build_ctx *c, struct fv_node *sn, uint8_t **out,
              * size; the volumes inside keep their lengths, so this means
              * a bug here, not a user error */
             fv_node_where(sn, where, sizeof where);
-            snprintf(c->err, c->err_len, "%s: the LZMA section's contents changed size (%zu to %zu bytes)",
-                     where, sn->unpacked_len, inner.len);
+            snprintf(c->err, c->err_len,
+                     "%s: the LZMA section's contents changed size (%zu to %zu bytes)", where,
+                     sn->unpacked_len, inner.len);
             free(inner.p);
             return -1;
         }
         uint8_t *packed;
         size_t packed_len;
         char lerr[160];
-        int rc = fv_lzma_encode(sn->bytes + s->data_offset, inner.p, inner.len, &packed, &packed_len,
-                                lerr, sizeof lerr);
+        int rc = fv_lzma_encode(sn->bytes + s->data_offset, inner.p, inner.len, &packed,
+                                &packed_len, lerr, sizeof lerr);
         free(inner.p);
         if (rc) {
             snprintf(c->err, c->err_len, "%s", lerr);
@@ -494,7 +502,8 @@ static int build_section(struct build_ctx *c, struct fv_node *sn, uint8_t **out,
             free(packed);
             return -1;
         }
-        long end = ffs_guided_section_write(*out, cap, 0, &s->guid, s->guid_attributes, packed, packed_len);
+        long end = ffs_guided_section_write(*out, cap, 0, &s->guid, s->guid_attributes, packed,
+                                            packed_len);
         free(packed);
         if (end < 0) {
             snprintf(c->err, c->err_len, "LZMA section: %s", fv_strerror((int)end));
@@ -645,7 +654,8 @@ static int build_volume(struct build_ctx *c, struct fv_node *vn, uint8_t **out)
 /* The new image must read back whole: every volume, file and section
  * checked again by the same readers (a bug here must not reach a flash
  * chip or a firmware). */
-static int check_again(const uint8_t *data, size_t len, size_t max_unpacked, char *err, size_t err_len)
+static int check_again(const uint8_t *data, size_t len, size_t max_unpacked, char *err,
+                       size_t err_len)
 {
     struct fv_image again;
     int n = fv_image_load(&again, data, len, max_unpacked);

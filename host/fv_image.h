@@ -37,33 +37,37 @@
 
 /* Nesting deeper than this is refused (volumes in sections in files in
  * volumes...): OVMF needs 2. */
-#define FV_IMAGE_DEPTH_MAX 8
+#define FV_IMAGE_DEPTH_MAX   8
 #define FV_IMAGE_ERROR_BYTES 200
-#define FV_IMAGE_NAME_BYTES 64
+#define FV_IMAGE_NAME_BYTES  64
 
-enum fv_node_kind { FV_NODE_VOLUME, FV_NODE_FILE, FV_NODE_SECTION };
+enum fv_node_kind {
+    FV_NODE_VOLUME,
+    FV_NODE_FILE,
+    FV_NODE_SECTION
+};
 
 struct fv_node {
     enum fv_node_kind kind;
     struct fv_node *parent, *child, *last_child, *next;
-    const uint8_t *bytes;  /* the node's bytes as read (NULL for a new node) */
+    const uint8_t *bytes; /* the node's bytes as read (NULL for a new node) */
     uint64_t size;
-    uint64_t offset;       /* in its container: the image, a volume, a section list */
-    unsigned depth;        /* volumes nested above it */
+    uint64_t offset; /* in its container: the image, a volume, a section list */
+    unsigned depth;  /* volumes nested above it */
     /* FV_NODE_VOLUME */
     struct fv_volume vol;
-    int index;             /* volumes numbered in the order found (depth first) */
-    uint64_t free_offset;  /* where the free space begins */
+    int index;            /* volumes numbered in the order found (depth first) */
+    uint64_t free_offset; /* where the free space begins */
     unsigned files, pads;
-    bool parsed;           /* its header was read (else: error says why) */
+    bool parsed; /* its header was read (else: error says why) */
     /* FV_NODE_FILE */
     struct ffs_file file;
     char ui[FV_IMAGE_NAME_BYTES]; /* its USER_INTERFACE section, "" if none */
     /* FV_NODE_SECTION */
     struct ffs_section sec;
-    uint8_t *unpacked;     /* an LZMA section's contents (owned) */
+    uint8_t *unpacked; /* an LZMA section's contents (owned) */
     size_t unpacked_len;
-    char note[80];         /* what was not looked into, and why */
+    char note[80]; /* what was not looked into, and why */
     /* changes: replacement bytes of the whole node (owned), or a new
      * node (bytes NULL); dirty: it or something inside it changed */
     uint8_t *new_bytes;
@@ -75,14 +79,14 @@ struct fv_node {
 };
 
 struct fv_image {
-    const uint8_t *data;   /* the image file (the caller's) */
+    const uint8_t *data; /* the image file (the caller's) */
     size_t len;
     struct fv_node *first, *last; /* top-level volumes in file order */
-    int volumes;           /* all volumes, nested ones too */
+    int volumes;                  /* all volumes, nested ones too */
     size_t files;
     size_t errors;
     struct fv_node *first_error;
-    size_t max_unpacked;   /* bytes all LZMA sections may unpack to together */
+    size_t max_unpacked; /* bytes all LZMA sections may unpack to together */
     size_t unpacked;
 };
 
@@ -126,7 +130,7 @@ struct fv_build_note {
 #define FV_BUILD_NOTES 8
 
 struct fv_build {
-    uint8_t *out;           /* the new image (malloc'd, len bytes) */
+    uint8_t *out; /* the new image (malloc'd, len bytes) */
     size_t len;
     struct fv_build_note notes[FV_BUILD_NOTES];
     size_t nnotes;

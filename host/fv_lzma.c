@@ -9,13 +9,19 @@
 /* The properties byte is (pb * 5 + lp) * 9 + lc (LZMA's own encoding). */
 #define LZMA_PROPS_BYTE_MAX (9 * 5 * 5)
 /* EDK2's LzmaCompress defaults: lc=3, lp=0, pb=2, 16 MiB dictionary. */
-#define EDK2_LC 3
-#define EDK2_LP 0
-#define EDK2_PB 2
+#define EDK2_LC   3
+#define EDK2_LP   0
+#define EDK2_PB   2
 #define EDK2_DICT (1u << 24)
 
-static uint32_t rd32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+static uint32_t rd32(const uint8_t *p)
+{
+    return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t rd64(const uint8_t *p)
+{
+    return rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
 
 static int props_decode(const uint8_t *p, lzma_options_lzma *o, char *err, size_t err_len)
 {
@@ -86,7 +92,9 @@ int fv_lzma_decode(const uint8_t *in, size_t len, size_t max_out, uint8_t **out,
     lzma_end(&s);
     if (r != LZMA_STREAM_END || got != size) {
         snprintf(err, err_len, "LZMA data is corrupt (%s after %zu of %llu bytes)",
-                 r == LZMA_DATA_ERROR ? "data error" : r == LZMA_BUF_ERROR ? "input ends early" : "stopped",
+                 r == LZMA_DATA_ERROR  ? "data error"
+                 : r == LZMA_BUF_ERROR ? "input ends early"
+                                       : "stopped",
                  got, (unsigned long long)size);
         free(buf);
         return -1;
@@ -100,8 +108,11 @@ int fv_lzma_encode(const uint8_t *props, const uint8_t *in, size_t len, uint8_t 
                    size_t *out_len, char *err, size_t err_len)
 {
     static const uint8_t edk2[FV_LZMA_PROPS_BYTES] = {
-        (EDK2_PB * 5 + EDK2_LP) * 9 + EDK2_LC, (uint8_t)EDK2_DICT, (uint8_t)(EDK2_DICT >> 8),
-        (uint8_t)(EDK2_DICT >> 16), (uint8_t)(EDK2_DICT >> 24),
+        (EDK2_PB * 5 + EDK2_LP) * 9 + EDK2_LC,
+        (uint8_t)EDK2_DICT,
+        (uint8_t)(EDK2_DICT >> 8),
+        (uint8_t)(EDK2_DICT >> 16),
+        (uint8_t)(EDK2_DICT >> 24),
     };
     *out = NULL;
     *out_len = 0;

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FV_LZMA_PROPS_BYTES 5
+#define FV_LZMA_PROPS_BYTES  5
 #define FV_LZMA_HEADER_BYTES 13
 
 /* Decodes a section's data; *out (malloc'd, the caller frees) gets the

@@ -13,7 +13,7 @@
 /* input_file_done keeps this much behind the reader resident (a decoder
  * resynchronising or a summary's look back stays in memory) and gives the
  * rest back in steps of INPUT_RELEASE_STEP (few system calls). */
-#define INPUT_KEEP_BEHIND (16u << 20)
+#define INPUT_KEEP_BEHIND  (16u << 20)
 #define INPUT_RELEASE_STEP (32u << 20)
 
 enum input_how input_file_how(void)
@@ -65,8 +65,8 @@ static int read_all(struct input_file *f, int fd, const char *name, char *err, s
     return 0;
 }
 
-int input_file_from_fd(struct input_file *f, int fd, const char *name, enum input_how how, char *err,
-                       size_t errsize)
+int input_file_from_fd(struct input_file *f, int fd, const char *name, enum input_how how,
+                       char *err, size_t errsize)
 {
     struct stat st;
 
@@ -120,7 +120,8 @@ void input_file_close(struct input_file *f)
 
 void input_file_done(struct input_file *f, uint64_t offset)
 {
-    if (!f->mapped || offset > f->size || offset < (uint64_t)f->released + INPUT_KEEP_BEHIND + INPUT_RELEASE_STEP)
+    if (!f->mapped || offset > f->size ||
+        offset < (uint64_t)f->released + INPUT_KEEP_BEHIND + INPUT_RELEASE_STEP)
         return;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t upto = (size_t)(offset - INPUT_KEEP_BEHIND) & ~(page - 1);

@@ -15,15 +15,18 @@
 #include <stdint.h>
 
 struct input_file {
-    uint8_t *data;        /* the bytes (read-only when mapped) */
+    uint8_t *data; /* the bytes (read-only when mapped) */
     size_t size;
-    int mapped;           /* 1 a mapping, 0 a malloc'd buffer */
-    size_t released;      /* bytes at the start given back (input_file_done) */
+    int mapped;      /* 1 a mapping, 0 a malloc'd buffer */
+    size_t released; /* bytes at the start given back (input_file_done) */
 };
 
 /* How the bytes are had: map where possible, or read always (the fallback,
  * chosen by tests to compare the two and by callers that keep the buffer). */
-enum input_how { INPUT_MAP, INPUT_READ };
+enum input_how {
+    INPUT_MAP,
+    INPUT_READ
+};
 
 /* 0, or -1 with err "cannot open PATH: why" / "cannot read PATH: why".
  * A read buffer has one byte more, zero, after the data (text parsers). */
@@ -31,8 +34,8 @@ int input_file_open(struct input_file *f, const char *path, enum input_how how, 
                     size_t errsize);
 /* The same from an open descriptor (not closed; "-" for standard input
  * is the caller's word); name is used in messages. */
-int input_file_from_fd(struct input_file *f, int fd, const char *name, enum input_how how, char *err,
-                       size_t errsize);
+int input_file_from_fd(struct input_file *f, int fd, const char *name, enum input_how how,
+                       char *err, size_t errsize);
 void input_file_close(struct input_file *f);
 
 /* A sequential reader is past offset: the mapped pages well behind it go

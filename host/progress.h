@@ -15,7 +15,7 @@ struct progress {
     double t0, last;
     int tty, shown;
     uint32_t calls;
-    struct input_file *input;   /* progress_input's: released behind done */
+    struct input_file *input; /* progress_input's: released behind done */
     uint64_t input_base;
 };
 

@@ -44,7 +44,8 @@ static int run_flow(const char *dir)
  * capture directory of symbolic links (trace.pt -> the segment) and a
  * manifest naming the segment as its trace (so no warning says the scratch
  * directory is incomplete: the segment is all there is of its range). */
-static void segment_flow(const struct serial_ctx *c, unsigned dump, const char *dir, const char *seg)
+static void segment_flow(const struct serial_ctx *c, unsigned dump, const char *dir,
+                         const char *seg)
 {
     static const char *const other[] = { HOST_CAPTURE_SIDEBAND, HOST_CAPTURE_CODE ".dump",
                                          HOST_CAPTURE_CODE ".addr" };
@@ -58,7 +59,8 @@ static void segment_flow(const struct serial_ctx *c, unsigned dump, const char *
         struct input_file in;
         char err[4400];
         snprintf(link, sizeof link, "%s/%s", tmpl, HOST_CAPTURE_TRACE);
-        ok = symlink(abs_seg, link) == 0 && input_file_open(&in, seg, input_file_how(), err, sizeof err) == 0;
+        ok = symlink(abs_seg, link) == 0 &&
+             input_file_open(&in, seg, input_file_how(), err, sizeof err) == 0;
         if (ok) {
             manifest_add_file(&m, HOST_CAPTURE_TRACE, in.size, ptd_crc32(0, in.data, in.size));
             input_file_close(&in);
@@ -114,8 +116,8 @@ static bool repairable(const struct sfile *f)
 
 /* Writes a rebuilt file as DIR/NAME: over the file this run wrote for a
  * whole one, else as any new file (host_serial_create's rules). */
-static bool write_rebuilt(struct serial_ctx *c, const struct sfile *f, const char *dir, const void *data,
-                          size_t len)
+static bool write_rebuilt(struct serial_ctx *c, const struct sfile *f, const char *dir,
+                          const void *data, size_t len)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, f->out_name + f->sub_len);
@@ -157,12 +159,14 @@ static void repair_capture(struct serial_ctx *c, unsigned dump, const char *dir)
         char *t = serial_repair_sideband(data, sb->size, r, nr, &len, &rep);
         if (t && write_rebuilt(c, sb, dir, t, len)) {
             sb->rebuilt = true;
-            printf("serial: %s: rebuilt from the text lines that came whole -> %s/%s: %zu line(s) kept, %zu cut "
-                   "by the loss and %zu refused dropped%s%s; it names %u image(s)\n", sb->out_name, dir,
-                   HOST_CAPTURE_SIDEBAND, rep.lines_kept, rep.lines_cut, rep.lines_refused,
-                   rep.version_added ? ", version line given back" : "", rep.end_added ? ", end line given back" : "",
-                   rep.images);
-            snprintf(text, sizeof text, "rebuilt: %zu whole text lines, %u images", rep.lines_kept, rep.images);
+            printf("serial: %s: rebuilt from the text lines that came whole -> %s/%s: %zu line(s) "
+                   "kept, %zu cut "
+                   "by the loss and %zu refused dropped%s%s; it names %u image(s)\n",
+                   sb->out_name, dir, HOST_CAPTURE_SIDEBAND, rep.lines_kept, rep.lines_cut,
+                   rep.lines_refused, rep.version_added ? ", version line given back" : "",
+                   rep.end_added ? ", end line given back" : "", rep.images);
+            snprintf(text, sizeof text, "rebuilt: %zu whole text lines, %u images", rep.lines_kept,
+                     rep.images);
             append_why(sb, text);
         } else if (!t) {
             printf("serial: %s: too little came to rebuild it\n", sb->out_name);
@@ -175,11 +179,15 @@ static void repair_capture(struct serial_ctx *c, unsigned dump, const char *dir)
         struct serial_range *dr, *ar;
         size_t ndr = host_serial_ranges(cd, &dr), nar = host_serial_ranges(ca, &ar), of = 0;
         uint8_t *dd = host_serial_bytes(cd), *ad = host_serial_bytes(ca), *od, *oa;
-        size_t kept = serial_repair_code(dd, cd->size, dr, ndr, ad, ca->size, ar, nar, &od, &oa, &of);
-        if (write_rebuilt(c, cd, dir, od, kept * CODE_PAGE_BYTES) && write_rebuilt(c, ca, dir, oa, kept * 8)) {
+        size_t kept =
+            serial_repair_code(dd, cd->size, dr, ndr, ad, ca->size, ar, nar, &od, &oa, &of);
+        if (write_rebuilt(c, cd, dir, od, kept * CODE_PAGE_BYTES) &&
+            write_rebuilt(c, ca, dir, oa, kept * 8)) {
             cd->rebuilt = ca->rebuilt = true;
-            printf("serial: %s, %s: rebuilt with the %zu of %zu page(s) whose bytes and address came whole -> "
-                   "%s/%s.dump, %s/%s.addr\n", cd->out_name, ca->out_name, kept, of, dir, HOST_CAPTURE_CODE, dir,
+            printf("serial: %s, %s: rebuilt with the %zu of %zu page(s) whose bytes and address "
+                   "came whole -> "
+                   "%s/%s.dump, %s/%s.addr\n",
+                   cd->out_name, ca->out_name, kept, of, dir, HOST_CAPTURE_CODE, dir,
                    HOST_CAPTURE_CODE);
             snprintf(text, sizeof text, "rebuilt: %zu of %zu pages", kept, of);
             append_why(cd, text);
@@ -212,13 +220,16 @@ static void decode_capture(struct serial_ctx *c, unsigned dump, const char *dir)
         const struct sfile *f = recovered(c, dump, need[i]);
         if (!f || (!f->whole && !f->rebuilt)) {
             printf("serial: no whole capture (%s %s): packets only; give ptboot flow the code "
-                   "for the instruction flow\n", need[i], f ? "incomplete" : "not in the log");
+                   "for the instruction flow\n",
+                   need[i], f ? "incomplete" : "not in the log");
             return;
         }
     }
     if (t->whole) {
         printf("serial: capture in %s%s: ptboot flow --capture %s --quiet --stat\n", dir,
-               recovered(c, dump, need[0])->rebuilt || recovered(c, dump, need[1])->rebuilt ? " (rebuilt parts)" : "",
+               recovered(c, dump, need[0])->rebuilt || recovered(c, dump, need[1])->rebuilt
+                   ? " (rebuilt parts)"
+                   : "",
                dir);
         int rc = run_flow(dir);
         if (rc)
@@ -297,4 +308,3 @@ void host_serial_captures(struct serial_ctx *c)
         decode_capture(c, k, dir);
     }
 }
-

@@ -72,7 +72,8 @@ size_t serial_join(const uint8_t *text, const struct serial_log_line *lines, siz
         return 0;
     for (size_t skip = 0; skip <= SERIAL_JOIN_SKIP; skip++) {
         /* the skipped lines are other text: never a frame line */
-        if (skip && (i + skip >= n || serial_has_prefix(t + lines[i + skip].start, lines[i + skip].len)))
+        if (skip &&
+            (i + skip >= n || serial_has_prefix(t + lines[i + skip].start, lines[i + skip].len)))
             break;
         for (int spaced = 0; spaced < 2; spaced++) {
             size_t len = first->len;

@@ -21,21 +21,21 @@
 
 #include "decoder/ptd_frame.h"
 
-#define SERIAL_JOIN_PIECES 8      /* 400-character lines wrapped at 50 columns */
-#define SERIAL_JOIN_SKIP 3        /* lines of other text inside one frame line */
-#define SERIAL_WRAP_WIDTHS 8      /* distinct piece widths tallied */
+#define SERIAL_JOIN_PIECES 8 /* 400-character lines wrapped at 50 columns */
+#define SERIAL_JOIN_SKIP   3 /* lines of other text inside one frame line */
+#define SERIAL_WRAP_WIDTHS 8 /* distinct piece widths tallied */
 
 struct serial_log_line {
-    size_t start, len;            /* in the log's text, without CR/LF */
+    size_t start, len; /* in the log's text, without CR/LF */
     size_t log_line;
 };
 
 /* What the joins found, for the report. */
 struct serial_join_stats {
-    size_t joined;                /* frame lines made whole from pieces */
-    size_t joined_split;          /* of them, with other text between pieces */
-    size_t first_split_log;       /* log line of the first such, 0: none */
-    size_t fragments;             /* frame pieces that joined with nothing */
+    size_t joined;          /* frame lines made whole from pieces */
+    size_t joined_split;    /* of them, with other text between pieces */
+    size_t first_split_log; /* log line of the first such, 0: none */
+    size_t fragments;       /* frame pieces that joined with nothing */
     /* widths of the pieces before the last one of each join and of the
      * fragments that joined with nothing: the console's wrap column */
     uint32_t width[SERIAL_WRAP_WIDTHS];

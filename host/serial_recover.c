@@ -27,18 +27,20 @@ static void *xrealloc(void *p, size_t n)
     return q;
 }
 
-#define GROW(arr, n, cap) do { \
-        if ((n) == (cap)) { \
-            (cap) = (cap) ? 2 * (cap) : 64; \
+#define GROW(arr, n, cap)                                   \
+    do {                                                    \
+        if ((n) == (cap)) {                                 \
+            (cap) = (cap) ? 2 * (cap) : 64;                 \
             (arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
-        } \
+        }                                                   \
     } while (0)
 
 /* A report line about file f (NULL: the log). Under --quiet only the first
  * SERIAL_QUIET_LINES of each file (and of the log) are printed, the others
  * counted and summed up in one line at the end of the file: thousands of
  * lost lines must not make thousands of lines of output. */
-static void say(struct serial_ctx *c, struct sfile *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(struct serial_ctx *c, struct sfile *f, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void say(struct serial_ctx *c, struct sfile *f, const char *fmt, ...)
 {
     size_t *said = f ? &f->said : &c->said, *hidden = f ? &f->hidden : &c->hidden;
@@ -145,14 +147,14 @@ static void add_data(struct sfile *f, size_t log_line, const struct ptd_frame_re
 
 static bool same_begin(const struct ptd_frame_rec *a, const struct ptd_frame_rec *b)
 {
-    return a->id == b->id && a->size == b->size && a->file_crc == b->file_crc && a->kind == b->kind &&
-           !strcmp(a->name, b->name);
+    return a->id == b->id && a->size == b->size && a->file_crc == b->file_crc &&
+           a->kind == b->kind && !strcmp(a->name, b->name);
 }
 
 static bool same_end(const struct ptd_frame_rec *a, const struct ptd_frame_rec *b)
 {
-    return a->id == b->id && a->size == b->size && a->file_crc == b->file_crc && a->lines == b->lines &&
-           !strcmp(a->name, b->name);
+    return a->id == b->id && a->size == b->size && a->file_crc == b->file_crc &&
+           a->lines == b->lines && !strcmp(a->name, b->name);
 }
 
 /* A data line f already has: same sequence, offset and payload (a log
@@ -168,7 +170,8 @@ static bool has_line(const struct sfile *f, const struct ptd_frame_rec *r)
     return false;
 }
 
-static void take_rec(struct serial_ctx *c, struct ptd_frame_rec *r, size_t log_line, struct sfile **cur);
+static void take_rec(struct serial_ctx *c, struct ptd_frame_rec *r, size_t log_line,
+                     struct sfile **cur);
 
 /* One line of the log. cur is the file the last frame line belonged to. */
 static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t log_line,
@@ -185,12 +188,12 @@ static void take_line(struct serial_ctx *c, const char *s, size_t len, size_t lo
 /* One frame record (parsed, or joined from pieces). Duplicates of a line
  * already taken (same id, fields and CRC) are counted and dropped: they do
  * not start a new file or dump. */
-static void take_rec(struct serial_ctx *c, struct ptd_frame_rec *r, size_t log_line, struct sfile **cur)
+static void take_rec(struct serial_ctx *c, struct ptd_frame_rec *r, size_t log_line,
+                     struct sfile **cur)
 {
     struct sfile *f;
     switch (r->type) {
-    case PTD_FRAME_NONE:
-        return;
+    case PTD_FRAME_NONE: return;
     case PTD_FRAME_BEGIN:
         f = c->marker ? NULL : find_file(c, r->id);
         if (f && f->dump == c->ndumps && f->have_begin && same_begin(&f->begin, r)) {
@@ -238,8 +241,8 @@ static void take_rec(struct serial_ctx *c, struct ptd_frame_rec *r, size_t log_l
         if (!f || (f->have_end && *cur && *cur != f))
             f = *cur;
         if (!f) {
-            say(c, NULL, "serial: log line %zu: damaged frame line before any file (%s)\n", log_line,
-                   r->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed");
+            say(c, NULL, "serial: log line %zu: damaged frame line before any file (%s)\n",
+                log_line, r->damage == PTD_FRAME_BAD_CRC ? "crc mismatch" : "malformed");
             return;
         }
         add_damage(f, log_line, r);
@@ -362,7 +365,7 @@ static bool close_written(struct serial_ctx *c, FILE *o, bool ok, const char *pa
 static int write_file(struct serial_ctx *c, const char *name, const uint8_t *data, uint64_t len,
                       char *path, size_t cap)
 {
-    if (!c->dir) {           /* dry run */
+    if (!c->dir) { /* dry run */
         snprintf(path, cap, "%s", name);
         c->written++;
         return 0;
@@ -379,7 +382,8 @@ static int write_file(struct serial_ctx *c, const char *name, const uint8_t *dat
 }
 
 /* Packet-level decode of a recovered trace, as `ptboot dump` would. */
-static void decode_summary(struct serial_ctx *c, const char *path, const uint8_t *data, uint64_t len)
+static void decode_summary(struct serial_ctx *c, const char *path, const uint8_t *data,
+                           uint64_t len)
 {
     static struct ptd_dump dump;
     struct ptd_fmt_options opt = { .flags = PTD_FMT_QUIET };
@@ -420,8 +424,10 @@ static void sort_lines(struct serial_ctx *c, struct sfile *f)
             const struct sline *a = &f->lines[out - 1], *b = &f->lines[i];
             if (a->off != b->off || a->len != b->len ||
                 memcmp(f->pool + a->pool, f->pool + b->pool, a->len))
-                say(c, f, "serial: %s: line %u on log line %zu differs from its copy on log line %zu: "
-                       "the first is used\n", f->out_name, b->seq, b->log_line, a->log_line);
+                say(c, f,
+                    "serial: %s: line %u on log line %zu differs from its copy on log line %zu: "
+                    "the first is used\n",
+                    f->out_name, b->seq, b->log_line, a->log_line);
             else
                 c->duplicates++;
             continue;
@@ -455,13 +461,13 @@ static void attribute(struct sfile *f, uint32_t a, uint32_t b, size_t lo_log, si
             d->at = d->seq;
         }
     }
-    uint64_t next = a;   /* the lowest lost line that may still be free */
+    uint64_t next = a; /* the lowest lost line that may still be free */
     for (size_t i = i0; i < i1 && next <= b; i++) {
         struct sdamage *d = &f->dmg[i];
         if (d->used || (d->type && d->type != 'D'))
             continue;
         if (d->has_seq && d->seq >= a && d->seq <= b)
-            continue;    /* reads as a lost line already taken: a second copy */
+            continue; /* reads as a lost line already taken: a second copy */
         for (;;) {
             bool taken = false;
             for (size_t k = i0; k < i1 && !taken; k++)
@@ -493,8 +499,8 @@ static struct sdamage *damage_of_kind(struct sfile *f, char type)
     return NULL;
 }
 
-static void print_run(struct serial_ctx *c, struct sfile *f, uint32_t from, uint32_t to, uint64_t lo,
-                      uint64_t hi, bool exact)
+static void print_run(struct serial_ctx *c, struct sfile *f, uint32_t from, uint32_t to,
+                      uint64_t lo, uint64_t hi, bool exact)
 {
     const char *n = f->out_name;
     char lines[32];
@@ -504,10 +510,10 @@ static void print_run(struct serial_ctx *c, struct sfile *f, uint32_t from, uint
         snprintf(lines, sizeof lines, "line %u", from);
     if (exact)
         say(c, f, "serial: %s: %s (offset 0x%llx-0x%llx) missing\n", n, lines,
-               (unsigned long long)lo, (unsigned long long)hi - 1);
+            (unsigned long long)lo, (unsigned long long)hi - 1);
     else
         say(c, f, "serial: %s: %s missing (within offset 0x%llx-0x%llx)\n", n, lines,
-               (unsigned long long)lo, (unsigned long long)hi - 1);
+            (unsigned long long)lo, (unsigned long long)hi - 1);
 }
 
 /* Reports one gap of lost data lines [a, b] covering bytes [lo, hi),
@@ -515,8 +521,9 @@ static void print_run(struct serial_ctx *c, struct sfile *f, uint32_t from, uint
  * the line's own offset field when it is plausible), the rest in runs, with
  * their exact byte range when both ends are known. Returns the lines lost;
  * *corrupt counts the damaged ones. */
-static uint64_t report_gap(struct serial_ctx *c, struct sfile *f, uint32_t a, uint32_t b, uint64_t lo, uint64_t hi,
-                           size_t lo_log, size_t hi_log, uint64_t *corrupt)
+static uint64_t report_gap(struct serial_ctx *c, struct sfile *f, uint32_t a, uint32_t b,
+                           uint64_t lo, uint64_t hi, size_t lo_log, size_t hi_log,
+                           uint64_t *corrupt)
 {
     const char *n = f->out_name;
     struct sdamage **ds = NULL;
@@ -534,8 +541,8 @@ static uint64_t report_gap(struct serial_ctx *c, struct sfile *f, uint32_t a, ui
     if (nd)
         qsort(ds, nd, sizeof *ds, cmp_damage_at);
 
-    uint64_t run = a;        /* first seq of the current run of plainly missing lines */
-    uint64_t run_lo = lo;    /* where that run starts, if run_exact */
+    uint64_t run = a;     /* first seq of the current run of plainly missing lines */
+    uint64_t run_lo = lo; /* where that run starts, if run_exact */
     bool run_exact = true;
     for (size_t i = 0; i < nd; i++) {
         struct sdamage *d = ds[i];
@@ -543,23 +550,23 @@ static uint64_t report_gap(struct serial_ctx *c, struct sfile *f, uint32_t a, ui
         /* the damaged line's own offset field, if it is plausible: the
          * lost lines before it hold between one byte and a full line each */
         uint64_t k = s - run;
-        bool known = d->has_off && d->off < hi &&
-                     (run_exact ? d->off >= run_lo + k && d->off <= run_lo + k * f->maxlen
-                                : d->off > lo);
+        bool known =
+            d->has_off && d->off < hi &&
+            (run_exact ? d->off >= run_lo + k && d->off <= run_lo + k * f->maxlen : d->off > lo);
         uint64_t off = known ? d->off : run == s && run_exact ? run_lo : UINT64_MAX;
         if (run < s)
             print_run(c, f, (uint32_t)run, (uint32_t)s - 1, run_exact ? run_lo : lo,
                       known && run_exact ? off : hi, known && run_exact);
         if (off != UINT64_MAX)
             say(c, f, "serial: %s: line %u (offset 0x%llx) %s (log line %zu)\n", n, (unsigned)s,
-                   (unsigned long long)off, damage_word(d), d->log_line);
+                (unsigned long long)off, damage_word(d), d->log_line);
         else
             say(c, f, "serial: %s: line %u (within offset 0x%llx-0x%llx) %s (log line %zu)\n", n,
-                   (unsigned)s, (unsigned long long)lo, (unsigned long long)hi - 1, damage_word(d),
-                   d->log_line);
+                (unsigned)s, (unsigned long long)lo, (unsigned long long)hi - 1, damage_word(d),
+                d->log_line);
         (*corrupt)++;
         run = s + 1;
-        run_exact = false;   /* a damaged line's length is not known */
+        run_exact = false; /* a damaged line's length is not known */
     }
     if (run <= b)
         print_run(c, f, (uint32_t)run, b, run_exact ? run_lo : lo, hi, run_exact);
@@ -577,7 +584,8 @@ static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
     uint64_t over_bytes = 0;
     for (size_t s = 0, e; s < nl; s = e) {
         for (e = s + 1; e < nl && f->lines[e].seq == f->lines[e - 1].seq + 1 &&
-                        f->lines[e].off == f->lines[e - 1].off + f->lines[e - 1].len; e++)
+                        f->lines[e].off == f->lines[e - 1].off + f->lines[e - 1].len;
+             e++)
             ;
         size_t start = s;
         if (!(f->lines[s].seq == 0 && f->lines[s].off == 0))
@@ -586,7 +594,7 @@ static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
         uint64_t lo = f->lines[s].off, hi = f->lines[e - 1].off + f->lines[e - 1].len;
         if (start == e) {
             say(c, f, "serial: %s: bytes 0x%llx-0x%llx survive but hold no PSB: not written\n",
-                   f->out_name, (unsigned long long)lo, (unsigned long long)hi - 1);
+                f->out_name, (unsigned long long)lo, (unsigned long long)hi - 1);
             continue;
         }
         uint64_t from = f->lines[start].off, len;
@@ -597,16 +605,18 @@ static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
             continue;
         }
         if (from > lo)
-            say(c, f, "serial: %s: bytes 0x%llx-0x%llx before the PSB at 0x%llx cannot be decoded: "
-                   "not written\n", f->out_name, (unsigned long long)lo, (unsigned long long)from - 1,
-                   (unsigned long long)from);
+            say(c, f,
+                "serial: %s: bytes 0x%llx-0x%llx before the PSB at 0x%llx cannot be decoded: "
+                "not written\n",
+                f->out_name, (unsigned long long)lo, (unsigned long long)from - 1,
+                (unsigned long long)from);
         snprintf(name, sizeof name, "%s.seg-%llx-%llx", f->out_name, (unsigned long long)from,
                  (unsigned long long)hi);
         uint8_t *data = assemble(f, start, e, &len);
         if (write_file(c, name, data, len, path, sizeof path) == 0) {
             say(c, f, "serial: %s: bytes 0x%llx-0x%llx (%s) -> %s\n", f->out_name,
-                   (unsigned long long)from, (unsigned long long)hi - 1,
-                   from ? "from a PSB" : "from the file's start", path);
+                (unsigned long long)from, (unsigned long long)hi - 1,
+                from ? "from a PSB" : "from the file's start", path);
             GROW(f->segs, f->nsegs, f->segs_cap);
             f->segs[f->nsegs] = xrealloc(NULL, strlen(path) + 1);
             strcpy(f->segs[f->nsegs++], path);
@@ -616,8 +626,8 @@ static void write_segments(struct serial_ctx *c, struct sfile *f, size_t nl)
     }
     if (over)
         printf("serial: %s: %zu more segment(s) (%llu bytes) not written: at most %zu per file "
-               "(--max-segments N, 0: all)\n", f->out_name, over, (unsigned long long)over_bytes,
-               c->max_segments);
+               "(--max-segments N, 0: all)\n",
+               f->out_name, over, (unsigned long long)over_bytes, c->max_segments);
 }
 
 /* An incomplete raw file: DIR/NAME.partial, lost ranges as zeros (a
@@ -627,7 +637,7 @@ static void write_partial(struct serial_ctx *c, struct sfile *f, size_t nl, uint
     char name[PTD_FRAME_NAME_MAX + 64], path[4096];
     uint64_t len = size > f->extent ? f->extent : size;
     snprintf(name, sizeof name, "%s.partial", f->out_name);
-    if (!c->dir) {           /* dry run */
+    if (!c->dir) { /* dry run */
         c->written++;
         return;
     }
@@ -715,7 +725,7 @@ static bool finish_file_reports(struct serial_ctx *c, struct sfile *f)
         if (seq > expect) {
             uint64_t hi = i < nl ? f->lines[i].off : size;
             size_t hi_log = i < nl ? f->lines[i].log_line : f->have_end ? f->end_log : SIZE_MAX;
-            if (hi <= prev_end)  /* inconsistent offsets (forged lines): no range */
+            if (hi <= prev_end) /* inconsistent offsets (forged lines): no range */
                 hi = prev_end + 1;
             lost += report_gap(c, f, (uint32_t)expect, (uint32_t)(seq - 1), prev_end, hi, prev_log,
                                hi_log, &corrupt);
@@ -730,14 +740,16 @@ static bool finish_file_reports(struct serial_ctx *c, struct sfile *f)
     if (!count_known && prev_end < size) {
         /* the end line and the lines before it are gone */
         printf("serial: %s: lines %u and on (offset 0x%llx-0x%llx) missing (their count went "
-               "with the end line)\n", n, total, (unsigned long long)prev_end,
-               (unsigned long long)size - 1);
+               "with the end line)\n",
+               n, total, (unsigned long long)prev_end, (unsigned long long)size - 1);
         lost++;
     }
     for (size_t i = 0; i < f->ndmg; i++)
         if (!f->dmg[i].used)
-            say(c, f, "serial: %s: log line %zu: damaged frame line (%s), no line of this file is "
-                   "missing for it\n", n, f->dmg[i].log_line, damage_word(&f->dmg[i]));
+            say(c, f,
+                "serial: %s: log line %zu: damaged frame line (%s), no line of this file is "
+                "missing for it\n",
+                n, f->dmg[i].log_line, damage_word(&f->dmg[i]));
 
     /* whole: every line, bytes following each other up to the size, which
      * with its CRC comes from the begin or the end line (either one is
@@ -753,14 +765,15 @@ static bool finish_file_reports(struct serial_ctx *c, struct sfile *f)
         uint8_t *data = assemble(f, 0, nl, &len);
         bool ok = ptd_crc32(0, data, (size_t)len) == crc;
         if (!ok) {
-            printf("serial: %s: all lines present but the file CRC32 differs (expected %08x)\n", n, crc);
+            printf("serial: %s: all lines present but the file CRC32 differs (expected %08x)\n", n,
+                   crc);
             snprintf(f->why, sizeof f->why, "serial log: every line came, the file CRC-32 differs");
-        }
-        else if (write_file(c, n, data, len, path, sizeof path) == 0) {
+        } else if (write_file(c, n, data, len, path, sizeof path) == 0) {
             f->whole = true;
             if (!c->quiet)
                 printf("serial: %s: complete, %llu byte%s in %u line%s, crc32 %08x ok -> %s\n", n,
-                       (unsigned long long)size, size == 1 ? "" : "s", total, total == 1 ? "" : "s", crc, path);
+                       (unsigned long long)size, size == 1 ? "" : "s", total, total == 1 ? "" : "s",
+                       crc, path);
             if (kind == PTD_FRAME_KIND_PT)
                 decode_summary(c, path, data, len);
         }
@@ -773,8 +786,8 @@ static bool finish_file_reports(struct serial_ctx *c, struct sfile *f)
            (unsigned long long)have, f->have_begin || f->have_end ? "" : "at least ",
            (unsigned long long)size);
     if (!f->why[0])
-        snprintf(f->why, sizeof f->why, "serial log: %zu of %s%u lines, %llu of %s%llu bytes came", nl,
-                 count_known ? "" : "at least ", total, (unsigned long long)have,
+        snprintf(f->why, sizeof f->why, "serial log: %zu of %s%u lines, %llu of %s%llu bytes came",
+                 nl, count_known ? "" : "at least ", total, (unsigned long long)have,
                  f->have_begin || f->have_end ? "" : "at least ", (unsigned long long)size);
     if (!nl)
         return false;
@@ -785,13 +798,12 @@ static bool finish_file_reports(struct serial_ctx *c, struct sfile *f)
     return false;
 }
 
-
 static bool finish_file(struct serial_ctx *c, struct sfile *f)
 {
     bool whole = finish_file_reports(c, f);
     if (f->hidden)
-        printf("serial: %s: %zu more report line(s) not shown (--quiet shows %d per file)\n", f->out_name,
-               f->hidden, SERIAL_QUIET_LINES);
+        printf("serial: %s: %zu more report line(s) not shown (--quiet shows %d per file)\n",
+               f->out_name, f->hidden, SERIAL_QUIET_LINES);
     return whole;
 }
 
@@ -819,10 +831,13 @@ void host_serial_take_log(struct serial_ctx *c, const uint8_t *text, size_t size
         /* the other text inside the frame line: as any other line */
         static struct ptd_frame_rec other;
         for (size_t k = 1; k <= skipped; k++)
-            take_line(c, t + lines[i + k].start, lines[i + k].len, lines[i + k].log_line, &cur, &other);
+            take_line(c, t + lines[i + k].start, lines[i + k].len, lines[i + k].log_line, &cur,
+                      &other);
         if (skipped && !c->quiet)
-            printf("serial: log line %zu: a frame line cut by other text (log lines %zu-%zu) joined "
-                   "again (its CRC is right)\n", l->log_line, l->log_line, lines[i + took].log_line);
+            printf(
+                "serial: log line %zu: a frame line cut by other text (log lines %zu-%zu) joined "
+                "again (its CRC is right)\n",
+                l->log_line, l->log_line, lines[i + took].log_line);
         take_rec(c, &rec, l->log_line, &cur);
         i += took;
     }
@@ -837,13 +852,13 @@ size_t host_serial_finish(struct serial_ctx *c)
     c->split = false;
     for (size_t i = 0; i < c->nfiles && !c->split; i++)
         for (size_t j = i + 1; j < c->nfiles && !c->split; j++)
-            c->split = c->files[i].dump != c->files[j].dump &&
-                       !strcmp(c->files[i].base, c->files[j].base);
+            c->split =
+                c->files[i].dump != c->files[j].dump && !strcmp(c->files[i].base, c->files[j].base);
     for (size_t i = 0; i < c->nfiles; i++)
         whole += finish_file(c, &c->files[i]);
     if (c->hidden)
-        printf("serial: %zu more report line(s) about the log not shown (--quiet shows %d)\n", c->hidden,
-               SERIAL_QUIET_LINES);
+        printf("serial: %zu more report line(s) about the log not shown (--quiet shows %d)\n",
+               c->hidden, SERIAL_QUIET_LINES);
     return whole;
 }
 

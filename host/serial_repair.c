@@ -13,7 +13,7 @@
 #define REPAIR_PARSE_TRIES 256
 
 struct text_line {
-    size_t start, len;        /* in the rebuilt text, the newline included */
+    size_t start, len; /* in the rebuilt text, the newline included */
 };
 
 static void *must(void *p)
@@ -97,8 +97,8 @@ static size_t split(const char *t, size_t n, struct text_line **out)
     return cnt;
 }
 
-char *serial_repair_sideband(const uint8_t *data, uint64_t size, const struct serial_range *r, size_t nr,
-                             size_t *len, struct serial_sideband_repair *rep)
+char *serial_repair_sideband(const uint8_t *data, uint64_t size, const struct serial_range *r,
+                             size_t nr, size_t *len, struct serial_sideband_repair *rep)
 {
     static struct sideband sb;
     char *body = NULL, *t = NULL;
@@ -167,9 +167,10 @@ static bool came(const struct serial_range *r, size_t nr, uint64_t off, uint64_t
     return lo > 0 && off + len <= r[lo - 1].off + r[lo - 1].len;
 }
 
-size_t serial_repair_code(const uint8_t *dump, uint64_t dump_size, const struct serial_range *dr, size_t ndr,
-                          const uint8_t *addr, uint64_t addr_size, const struct serial_range *ar, size_t nar,
-                          uint8_t **out_dump, uint8_t **out_addr, size_t *of)
+size_t serial_repair_code(const uint8_t *dump, uint64_t dump_size, const struct serial_range *dr,
+                          size_t ndr, const uint8_t *addr, uint64_t addr_size,
+                          const struct serial_range *ar, size_t nar, uint8_t **out_dump,
+                          uint8_t **out_addr, size_t *of)
 {
     size_t pages = (size_t)(dump_size / CODE_PAGE_BYTES);
     if (addr_size / 8 < pages)
@@ -179,7 +180,8 @@ size_t serial_repair_code(const uint8_t *dump, uint64_t dump_size, const struct 
     *out_addr = must(malloc(pages ? pages * 8 : 1));
     size_t kept = 0;
     for (size_t i = 0; i < pages; i++) {
-        if (!came(dr, ndr, (uint64_t)i * CODE_PAGE_BYTES, CODE_PAGE_BYTES) || !came(ar, nar, (uint64_t)i * 8, 8))
+        if (!came(dr, ndr, (uint64_t)i * CODE_PAGE_BYTES, CODE_PAGE_BYTES) ||
+            !came(ar, nar, (uint64_t)i * 8, 8))
             continue;
         memcpy(*out_dump + kept * CODE_PAGE_BYTES, dump + i * CODE_PAGE_BYTES, CODE_PAGE_BYTES);
         memcpy(*out_addr + kept * 8, addr + i * 8, 8);

@@ -23,25 +23,26 @@
 #include "host/serial_recover.h"
 
 struct serial_sideband_repair {
-    size_t lines_kept;        /* text lines in the rebuilt sideband (from the log) */
-    size_t lines_cut;         /* text lines touched by a loss */
-    size_t lines_refused;     /* whole lines the parser refused, dropped */
-    unsigned images;          /* images the rebuilt sideband names */
+    size_t lines_kept;    /* text lines in the rebuilt sideband (from the log) */
+    size_t lines_cut;     /* text lines touched by a loss */
+    size_t lines_refused; /* whole lines the parser refused, dropped */
+    unsigned images;      /* images the rebuilt sideband names */
     int version_added, end_added;
 };
 
 /* Rebuilds sideband text from size bytes (lost ones anything) and the
  * runs that came. Returns the text (malloc'd, *len bytes) or NULL when
  * nothing parseable is left; *rep says what was kept and dropped. */
-char *serial_repair_sideband(const uint8_t *data, uint64_t size, const struct serial_range *r, size_t nr,
-                             size_t *len, struct serial_sideband_repair *rep);
+char *serial_repair_sideband(const uint8_t *data, uint64_t size, const struct serial_range *r,
+                             size_t nr, size_t *len, struct serial_sideband_repair *rep);
 
 /* Rebuilds a code snapshot from code.dump's and code.addr's bytes and
  * runs: the whole pages with whole addresses. Returns the number of pages
  * kept (*dump and *addr malloc'd, 4096 and 8 bytes per page), *of the
  * pages there were. */
-size_t serial_repair_code(const uint8_t *dump, uint64_t dump_size, const struct serial_range *dr, size_t ndr,
-                          const uint8_t *addr, uint64_t addr_size, const struct serial_range *ar, size_t nar,
-                          uint8_t **out_dump, uint8_t **out_addr, size_t *of);
+size_t serial_repair_code(const uint8_t *dump, uint64_t dump_size, const struct serial_range *dr,
+                          size_t ndr, const uint8_t *addr, uint64_t addr_size,
+                          const struct serial_range *ar, size_t nar, uint8_t **out_dump,
+                          uint8_t **out_addr, size_t *of);
 
 #endif

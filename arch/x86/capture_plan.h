@@ -76,8 +76,8 @@ struct capture_request {
     const char *const *words; /* option words, "name" or "name=value" */
     size_t n_words;
     unsigned cpus; /* CPUs requested by the caller (0 or 1:
-				   * the BSP, CAPTURE_CPUS_ALL: all); the
-				   * word cpus=... wins */
+                      * the BSP, CAPTURE_CPUS_ALL: all); the
+                      * word cpus=... wins */
 };
 
 enum capture_plan_status {
@@ -93,7 +93,7 @@ struct capture_plan {
     enum capture_unit unit;
     unsigned cpus;                /* CPUs to trace (CAPTURE_CPUS_ALL = all) */
     struct rtit_config cfg;       /* checked; addresses at illustrative
-				      * defaults until capture_plan_place() */
+                                     * defaults until capture_plan_place() */
     struct rtit_memory_need need; /* per CPU */
     uint64_t buffer_bytes;        /* trace output per CPU */
     bool reserved_memory;         /* EfiReservedMemoryType (resident) */
@@ -104,7 +104,7 @@ struct capture_plan {
     struct rtit_violation violation;
     const char *rule_name;
     const char *rule_kind; /* "#GP", "operational error", ...,
-				      * "soft-unit" */
+                              * "soft-unit" */
     const char *rule_text;
     char error[160]; /* E_WORD: "mtc=x: expected a number" */
     /* one line per decision or downgrade, in the order taken */

@@ -15,9 +15,9 @@ enum rtit_pt_reason {
     RTIT_PT_NO_LEAF7,  /* "no-leaf7": max basic leaf < 7 */
     RTIT_PT_NO_PT_BIT, /* "no-pt-bit": CPUID.(7,0).EBX[25] = 0 */
     RTIT_PT_NO_LEAF14, /* "no-leaf14": max basic leaf < 14h; leaf 14h data
-			     * would be the highest basic leaf (e.g. QEMU) */
+                          * would be the highest basic leaf (e.g. QEMU) */
     RTIT_PT_NO_OUTPUT, /* "no-output": neither ToPA nor single range, so
-			     * no trace into memory (Trace Transport only) */
+                          * no trace into memory (Trace Transport only) */
 };
 
 const char *rtit_pt_reason_name(enum rtit_pt_reason r);
@@ -50,11 +50,11 @@ struct rtit_caps {
     bool hypervisor;                  /* CPUID.1:ECX[31] */
     bool leaf7_pt;                    /* CPUID.(7,0):EBX[25] */
     bool hybrid;                      /* CPUID.(7,0):EDX[15] on Intel: core
-				   * types differ, so do their PT caps */
+                                         * types differ, so do their PT caps */
     uint32_t leaf7_ecx;               /* raw CPUID.(7,0):ECX */
     bool la57;                        /* CPUID.(7,0):ECX[16]: 5-level paging; then
-				   * linear addresses in MSRs are checked for
-				   * 57-bit canonical form (rtit_config.h) */
+                                         * linear addresses in MSRs are checked for
+                                         * 57-bit canonical form (rtit_config.h) */
     /* Not CPUID: CR4.LA57 of the code being traced, i.e. whether the
 	 * firmware runs with 5-level paging. rtit_caps_read() reads CR4 only
 	 * in the UEFI app for the CPU it runs on (x86_paging.h); elsewhere it

@@ -35,10 +35,10 @@ struct rtit_config {
     unsigned region_size_code; /* ToPA: each region is 4 KiB << code */
     unsigned regions;          /* ToPA: number of regions */
     uint64_t buffer_phys;      /* ToPA: regions back to back from here;
-				    * single range: the range base */
+                                  * single range: the range base */
     uint64_t single_size;      /* single range: bytes (power of two) */
     uint64_t table_phys;       /* ToPA: first table; tables are 4 KiB
-				    * pages back to back (rtit_topa.h) */
+                                  * pages back to back (rtit_topa.h) */
     /* packet generation (IA32_RTIT_CTL) */
     bool os, user, branch_en, dis_retc, tsc_en;
     bool mtc_en, cyc_en, ptw_en, fup_on_ptw, pwr_evt_en, event_en;
@@ -78,7 +78,7 @@ enum rtit_rule {
     RTIT_RULE_RANGE_UNSUPPORTED,    /* ADDRn with n >= RANGECNT */
     RTIT_RULE_RANGE_CFG_RESERVED,   /* ADDRn_CFG 3..15 */
     RTIT_RULE_RANGE_NONCANONICAL,   /* ADDRn_A/B not canonical at the
-					   * CPU's linear-address width */
+                                       * CPU's linear-address width */
     /* the output MSRs: #GP at WRMSR */
     RTIT_RULE_OUTPUT_BASE_RESERVED, /* OUTPUT_BASE bits 6:0 set */
     RTIT_RULE_ABOVE_MAXPHYADDR,     /* OUTPUT_BASE beyond MAXPHYADDR */
@@ -111,8 +111,8 @@ enum rtit_rule_kind {
     RTIT_KIND_UNSAFE,     /* accepted, but trace data may be wrong */
     RTIT_KIND_INVALID,    /* not expressible in the MSRs at all */
     RTIT_KIND_UNHONOURED, /* accepted, but the CPU would not do what was
-				* asked: a range that never matches, a stop
-				* that wraps, tables overwritten by trace */
+                             * asked: a range that never matches, a stop
+                             * that wraps, tables overwritten by trace */
 };
 
 struct rtit_violation {

@@ -15,12 +15,12 @@ struct rtit_memory_need {
     uint64_t buffer_bytes; /* output regions / single range */
     uint64_t buffer_align; /* alignment the buffer needs */
     uint64_t block_bytes;  /* a 4 KiB-aligned block this big always
-				 * holds both, whatever its address */
+                              * holds both, whatever its address */
 };
 
 enum rtit_memory_error {
     RTIT_MEMORY_E_CONFIG = -1, /* no output memory in cfg (regions 0,
-				    * bad sizes, FabricEn) */
+                                  * bad sizes, FabricEn) */
     RTIT_MEMORY_E_SPACE = -2,  /* the block is too small */
 };
 

@@ -68,7 +68,7 @@ struct rtit_stop_info {
     bool was_tracing;    /* TraceEn was 1 when stop ran */
     bool error, stopped; /* STATUS.Error, STATUS.Stopped */
     int64_t write_pos;   /* buffer offset of the next byte, or -1 if
-				  * the pointers are outside the buffer */
+                            * the pointers are outside the buffer */
     uint32_t failed_msr;
     int msr_err;
 };

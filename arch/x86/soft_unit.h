@@ -57,20 +57,20 @@ typedef int (*soft_unit_read_fn)(void *ctx, uint64_t ip, uint8_t *buf, size_t si
 enum soft_unit_action {
     SOFT_UNIT_CONTINUE = 0,  /* keep single-stepping */
     SOFT_UNIT_SKIP_CALL = 1, /* the flow left the filter ranges through a
-				  * CALL: nothing is traced until execution is
-				  * back at soft_unit_resume_ip(); the glue may
-				  * run free until then (a breakpoint there) */
+                                * CALL: nothing is traced until execution is
+                                * back at soft_unit_resume_ip(); the glue may
+                                * run free until then (a breakpoint there) */
     SOFT_UNIT_STOPPED = 2,   /* TraceStop hit or stop-when-full: tracing
-				  * is off (STATUS.Stopped); stop stepping */
+                                * is off (STATUS.Stopped); stop stepping */
     SOFT_UNIT_FREE = 3,      /* packets are off here (outside the FilterEn
-				  * ranges, or an interrupt handler outside
-				  * them was entered): nothing is written
-				  * until a taken branch or an event lands in
-				  * the ranges. A glue that can watch for
-				  * landings (docs/soft-unit.md) may call
-				  * soft_unit_unseen() and run free until
-				  * execution reaches the ranges again; else
-				  * it keeps stepping (as for CONTINUE) */
+                                * ranges, or an interrupt handler outside
+                                * them was entered): nothing is written
+                                * until a taken branch or an event lands in
+                                * the ranges. A glue that can watch for
+                                * landings (docs/soft-unit.md) may call
+                                * soft_unit_unseen() and run free until
+                                * execution reaches the ranges again; else
+                                * it keeps stepping (as for CONTINUE) */
 };
 
 struct soft_unit_status {
@@ -85,12 +85,12 @@ struct soft_unit_status {
     bool tracing;            /* PacketEn now (inside the FilterEn ranges) */
     bool skipping;           /* a SKIP_CALL free run is under way */
     uint64_t gaps;           /* steps no outcome of the previous
-				* instruction explains (written as gaps) */
+                                * instruction explains (written as gaps) */
     uint64_t undecodable;    /* previous instructions the ILD could not
-				* read or decode (written as gaps) */
+                                * read or decode (written as gaps) */
     uint64_t skips;          /* SKIP_CALL answers */
     uint64_t rep_iterations; /* steps that were one more iteration of a
-				  * REP string instruction (traced once) */
+                                * REP string instruction (traced once) */
     int error;               /* 0, or the negative error that stopped it */
     uint64_t interrupts;     /* soft_unit_interrupt() events recorded */
     uint64_t unseen;         /* soft_unit_unseen() free runs */
@@ -100,9 +100,9 @@ struct soft_unit_status {
 enum soft_unit_error {
     SOFT_UNIT_E_INVALID = -1,   /* NULL unit, config, buffer or reader */
     SOFT_UNIT_E_OUTPUT = -2,    /* no regions, a size code > 15, a
-				       * single range not a power of two
-				       * >= 128, or a buffer smaller than
-				       * the configured output */
+                                   * single range not a power of two
+                                   * >= 128, or a buffer smaller than
+                                   * the configured output */
     SOFT_UNIT_E_RANGE = -3,     /* ADDRn_CFG other than 0, 1, 2 */
     SOFT_UNIT_E_BRANCH_EN = -4, /* BranchEn=0: nothing to model */
     SOFT_UNIT_E_MODE = -5,      /* exec_mode not 16, 32 or 64 */

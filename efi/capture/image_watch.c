@@ -82,7 +82,8 @@ int efi_image_describe(EFI_HANDLE handle, struct efi_image_desc *d)
      * only within ImageSize. */
     struct pe_info pi;
     if (d->base && d->size &&
-        pe_info_parse((const uint8_t *)(UINTN)d->base, (size_t)d->size, PE_LAYOUT_MEMORY, &pi) == 0) {
+        pe_info_parse((const uint8_t *)(UINTN)d->base, (size_t)d->size, PE_LAYOUT_MEMORY, &pi) ==
+            0) {
         if (pi.entry_rva && pi.entry_rva < d->size)
             d->entry = d->base + pi.entry_rva;
         if (pi.codeview) {
@@ -94,7 +95,8 @@ int efi_image_describe(EFI_HANDLE handle, struct efi_image_desc *d)
             d->cv_path[sizeof d->cv_path - 1] = '\0';
         }
         if (pi.name[0]) {
-            memcpy(d->name, pi.name, sizeof d->name < sizeof pi.name ? sizeof d->name : sizeof pi.name);
+            memcpy(d->name, pi.name,
+                   sizeof d->name < sizeof pi.name ? sizeof d->name : sizeof pi.name);
             d->name[sizeof d->name - 1] = '\0';
             d->source = "pdb";
             return 0;
@@ -238,7 +240,8 @@ int efi_image_watch_start(struct efi_image_watch *w, struct sideband *sb, size_t
         size_t pages = (snapshot_bytes + CODE_PAGE_BYTES - 1) / CODE_PAGE_BYTES;
         size_t addr_pages = (pages * sizeof(uint64_t) + CODE_PAGE_BYTES - 1) / CODE_PAGE_BYTES;
         w->snap_mem_pages = pages + addr_pages;
-        if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, mem_type, w->snap_mem_pages, &w->snap_mem)))
+        if (EFI_ERROR(
+                BS->AllocatePages(AllocateAnyPages, mem_type, w->snap_mem_pages, &w->snap_mem)))
             return -1;
         code_dump_init(&w->snap, (uint8_t *)(UINTN)w->snap_mem,
                        (uint64_t *)(UINTN)(w->snap_mem + pages * CODE_PAGE_BYTES), pages);
@@ -291,8 +294,7 @@ void efi_image_watch_stop(struct efi_image_watch *w)
     w->active = false;
     for (uint32_t i = 0; i < w->sb->nimages; i++) {
         void *li = NULL;
-        if (w->handle[i] &&
-            EFI_ERROR(BS->HandleProtocol(w->handle[i], &LoadedImageProtocol, &li)))
+        if (w->handle[i] && EFI_ERROR(BS->HandleProtocol(w->handle[i], &LoadedImageProtocol, &li)))
             w->sb->images[i].flags |= SIDEBAND_IMG_UNLOADED;
     }
 }

@@ -118,7 +118,7 @@ struct efi_soft_step_config {
     bool step_all;                   /* report ptboot's own steps too */
     uint64_t max_steps;              /* 0: no bound; else stop stepping after */
     uint64_t entry_ip;               /* 0: step from the call on (run only);
-                                 * else from here until its return */
+                                        * else from here until its return */
     efi_soft_interrupt_fn interrupt; /* NULL: interrupts not seen */
     efi_soft_unseen_fn unseen;       /* needed with interrupt and for FREE */
     /* The ranges whose entry ends a free run (FilterEn and TraceStop

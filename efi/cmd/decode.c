@@ -33,9 +33,9 @@
 #include "format/manifest.h"
 
 #define DECODE_MAX_TRACE_BYTES (512ull << 20)
-#define DECODE_MAX_DUMP_BYTES (1ull << 30)
-#define DECODE_MAX_TEXT_BYTES (1ull << 20)
-#define DECODE_PATH_MAX 96
+#define DECODE_MAX_DUMP_BYTES  (1ull << 30)
+#define DECODE_MAX_TEXT_BYTES  (1ull << 20)
+#define DECODE_PATH_MAX        96
 
 /* The capture's parts: files loaded from DIR, or the resident tracer's
  * (its trace and sideband stay where the driver left them; rc holds a copy
@@ -99,10 +99,13 @@ static bool check_manifest(struct efi_app *app, const char *dir)
     const char *msg;
     have_man = false;
     snprintf(path, sizeof path, "%s\\%s", dir, MANIFEST_FILE_NAME);
-    enum efi_volume_result r = efi_volume_load(app->image, path, DECODE_MAX_TEXT_BYTES, &text, &len);
+    enum efi_volume_result r =
+        efi_volume_load(app->image, path, DECODE_MAX_TEXT_BYTES, &text, &len);
     if (r == PTB_VOLUME_NOT_FOUND) {
-        efi_con_printf("ptboot: decode: warning: %s has no %s: the capture may be incomplete (written "
-                       "last) or come from an older ptboot\n", dir, MANIFEST_FILE_NAME);
+        efi_con_printf(
+            "ptboot: decode: warning: %s has no %s: the capture may be incomplete (written "
+            "last) or come from an older ptboot\n",
+            dir, MANIFEST_FILE_NAME);
         return false;
     }
     if (r != PTB_VOLUME_OK) {
@@ -118,15 +121,17 @@ static bool check_manifest(struct efi_app *app, const char *dir)
     have_man = true;
     for (uint32_t i = 0; i < man.nfiles; i++)
         if (!man.files[i].present)
-            efi_con_printf("ptboot: decode: warning: capture %s is incomplete: %s (%llu bytes) missing: "
-                           "%s\n", dir, man.files[i].name, (unsigned long long)man.files[i].bytes,
-                           man.files[i].why);
+            efi_con_printf(
+                "ptboot: decode: warning: capture %s is incomplete: %s (%llu bytes) missing: "
+                "%s\n",
+                dir, man.files[i].name, (unsigned long long)man.files[i].bytes, man.files[i].why);
     const struct manifest_file *code = manifest_find(&man, "code.dump");
     return code && !code->present;
 }
 
 /* DIR's four files into c (trace, sideband, code). */
-static int from_dir(struct efi_app *app, const char *dir, struct decode_src *s, struct efi_capture *c)
+static int from_dir(struct efi_app *app, const char *dir, struct decode_src *s,
+                    struct efi_capture *c)
 {
     struct sideband_error serr;
     bool no_code = check_manifest(app, dir);
@@ -134,13 +139,17 @@ static int from_dir(struct efi_app *app, const char *dir, struct decode_src *s, 
         load(app, dir, "sideband.txt", DECODE_MAX_TEXT_BYTES, &s->sideband, &s->sideband_len))
         return -1;
     if (no_code)
-        efi_con_printf("ptboot: decode: warning: %s: no code snapshot: decoded without code (only what "
-                       "needs none)\n", dir);
+        efi_con_printf(
+            "ptboot: decode: warning: %s: no code snapshot: decoded without code (only what "
+            "needs none)\n",
+            dir);
     else if (load(app, dir, "code.dump", DECODE_MAX_DUMP_BYTES, &s->dump, &s->dump_len) ||
-             load(app, dir, "code.addr", DECODE_MAX_DUMP_BYTES / CODE_PAGE_BYTES * 8, &s->addr, &s->addr_len))
+             load(app, dir, "code.addr", DECODE_MAX_DUMP_BYTES / CODE_PAGE_BYTES * 8, &s->addr,
+                  &s->addr_len))
         return -1;
     if (sideband_parse(&c->sb, s->sideband, s->sideband_len, &serr)) {
-        efi_con_printf("ptboot: error: decode: %s\\sideband.txt line %u: %s\n", dir, serr.line, serr.msg);
+        efi_con_printf("ptboot: error: decode: %s\\sideband.txt line %u: %s\n", dir, serr.line,
+                       serr.msg);
         return -1;
     }
     c->trace = s->trace;
@@ -155,7 +164,8 @@ static int from_dir(struct efi_app *app, const char *dir, struct decode_src *s, 
 static int from_resident(struct resident_header *h, struct decode_src *s, struct efi_capture *c)
 {
     resident_stop_if_tracing(h);
-    if (resident_capture_sideband(h, &c->sb, "decode") || resident_capture_open(&s->rc, h, "decode"))
+    if (resident_capture_sideband(h, &c->sb, "decode") ||
+        resident_capture_open(&s->rc, h, "decode"))
         return -1;
     c->trace = s->rc.trace;
     c->trace_bytes = s->rc.trace_len;
@@ -213,9 +223,10 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
         } else if (argv[i][0] != '-' && !path && strlen(argv[i]) < sizeof dir) {
             path = argv[i];
         } else {
-            efi_con_printf("ptboot: error: decode: unexpected '%s'\n"
-                           "usage: ptboot.efi decode [--last N] [--no-summary] [--tail] [--resident | DIR]\n",
-                           argv[i]);
+            efi_con_printf(
+                "ptboot: error: decode: unexpected '%s'\n"
+                "usage: ptboot.efi decode [--last N] [--no-summary] [--tail] [--resident | DIR]\n",
+                argv[i]);
             return PTB_APP_USAGE;
         }
     }
@@ -253,12 +264,14 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
     size_t pages = s.code_addr_len / sizeof(uint64_t);
     table_pages = (pages * sizeof(struct code_page) + 4095) / 4096 + 1;
     if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, table_pages, &table))) {
-        efi_con_printf("ptboot: error: decode: no memory for %llu pages\n", (unsigned long long)pages);
+        efi_con_printf("ptboot: error: decode: no memory for %llu pages\n",
+                       (unsigned long long)pages);
         table_pages = 0;
         goto out;
     }
     code_image_init(&c.code, (struct code_page *)(UINTN)table, pages);
-    int err = pages ? code_image_add_dump(&c.code, s.code, s.code_len, s.code_addr, s.code_addr_len) : 0;
+    int err =
+        pages ? code_image_add_dump(&c.code, s.code, s.code_len, s.code_addr, s.code_addr_len) : 0;
     if (!err)
         err = code_image_finish(&c.code);
     if (err) {
@@ -266,7 +279,8 @@ int efi_cmd_decode(struct efi_app *app, int argc, char **argv)
         goto out;
     }
     efi_con_printf("ptboot: decode source=%s bytes=%llu pages=%llu images=%u\n", source,
-                   (unsigned long long)c.trace_bytes, (unsigned long long)pages, (unsigned)c.sb.nimages);
+                   (unsigned long long)c.trace_bytes, (unsigned long long)pages,
+                   (unsigned)c.sb.nimages);
     struct efi_capture_totals t;
     efi_capture_decode(&c, last, &t);
     if (!no_summary) {

@@ -45,7 +45,8 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
         int r;
         if (ptd_opts_dump_flag(argv[i], &flag)) {
             opt.flags |= flag;
-        } else if ((r = ptd_opts_dump_value(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &opt, &why))) {
+        } else if ((r = ptd_opts_dump_value(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &opt,
+                                            &why))) {
             /* ptdump's --mtc-freq, --nom-freq, --cpuid-0x15.eax/.ebx (time) */
             if (r < 0) {
                 efi_con_printf("ptboot: error: dump: %s: %s\n", argv[i], why);
@@ -63,7 +64,8 @@ int efi_cmd_dump(struct efi_app *app, int argc, char **argv)
         } else if (!strncmp(argv[i], "--resident", 10) && (!argv[i][10] || argv[i][10] == ':')) {
             /* the resident tracer's trace: a "file" named resident */
             if (file) {
-                efi_con_printf("ptboot: error: dump: more than one trace ('%s', '%s')\n", file, argv[i]);
+                efi_con_printf("ptboot: error: dump: more than one trace ('%s', '%s')\n", file,
+                               argv[i]);
                 return PTB_APP_USAGE;
             }
             file = argv[i];

@@ -41,14 +41,14 @@
 #include "efi/resident/capture.h"
 #include "efi/platform/volume.h"
 
-#define FLOW_MAX_TRACE_BYTES (512ull << 20)
-#define FLOW_MAX_DUMP_BYTES (1ull << 30)
-#define FLOW_MAX_PAGE_SETS 4
-#define FLOW_MAX_LIVE_RANGES 512
-#define PATH_MAX_CHARS 200
+#define FLOW_MAX_TRACE_BYTES      (512ull << 20)
+#define FLOW_MAX_DUMP_BYTES       (1ull << 30)
+#define FLOW_MAX_PAGE_SETS        4
+#define FLOW_MAX_LIVE_RANGES      512
+#define PATH_MAX_CHARS            200
 #define FLOW_BENCH_ROUNDS_DEFAULT 3
-#define FLOW_BENCH_ROUNDS_MAX 100
-#define FLOW_BENCH_STALL_US 100000u   /* calibration: 100 ms */
+#define FLOW_BENCH_ROUNDS_MAX     100
+#define FLOW_BENCH_STALL_US       100000u /* calibration: 100 ms */
 /* The block cache (decoder/ptd_flow.h) for at most this much memory: with
  * it blocks end where libipt's do (the host's --stat and --block:show-blocks
  * lines); without it only where trace is needed. */
@@ -64,16 +64,17 @@ struct flow_args {
     const char *pages[FLOW_MAX_PAGE_SETS];
     int npages;
     int live, resident, no_cache;
-    unsigned bench;                   /* --bench rounds, 0: no bench */
-    struct ptd_flow_opts fo;          /* ptxed's words (decoder/ptd_opts.h) */
-    bool cpu_unknown;                 /* --cpu names a CPU the table lacks */
+    unsigned bench;          /* --bench rounds, 0: no bench */
+    struct ptd_flow_opts fo; /* ptxed's words (decoder/ptd_opts.h) */
+    bool cpu_unknown;        /* --cpu names a CPU the table lacks */
     struct ptd_flow_config cfg;
     struct ptd_time_config tcfg; /* --mtc-freq, --nom-freq, --cpuid-0x15.* */
 };
 
 static void flow_usage(void)
 {
-    efi_con_puts("usage: ptboot.efi flow (--pt FILE (--pages PREFIX | --live) | --resident) [--filter LO-HI]\n"
+    efi_con_puts("usage: ptboot.efi flow (--pt FILE (--pages PREFIX | --live) | --resident) "
+                 "[--filter LO-HI]\n"
                  "                      [--cpu f/m] [--mode 16|32|64] [--no-inst] [--tail]\n"
                  "                      [--mtc-freq N] [--nom-freq N] [--cpuid-0x15.eax N]\n"
                  "                      [--cpuid-0x15.ebx N] [--no-cache] [--bench [N]]\n"
@@ -153,8 +154,9 @@ static int parse(struct flow_args *a, int argc, char **argv)
         } else if (!strcmp(o, "--mtc-freq") || !strcmp(o, "--nom-freq") ||
                    !strcmp(o, "--cpuid-0x15.eax") || !strcmp(o, "--cpuid-0x15.ebx")) {
             uint64_t n;
-            uint64_t max = !strcmp(o, "--mtc-freq") ? PTD_TIME_MTC_FREQ_MAX
-                           : !strcmp(o, "--nom-freq") ? 0xff : 0xffffffffu;
+            uint64_t max = !strcmp(o, "--mtc-freq")   ? PTD_TIME_MTC_FREQ_MAX
+                           : !strcmp(o, "--nom-freq") ? 0xff
+                                                      : 0xffffffffu;
             if (!ptd_opts_parse_u64(v, &n) || n > max)
                 return usage_error("bad number for", o);
             if (!strcmp(o, "--mtc-freq"))
@@ -238,7 +240,8 @@ static int flow_bench(struct flow_args *a, struct ptd_flow *flow, struct ptd_flo
         errors = lines->errors;
     }
     if (n < 0 || !best || !hz) {
-        efi_con_printf("ptboot: error: flow: --bench: %s\n", n < 0 ? "the decode failed" : "no TSC rate");
+        efi_con_printf("ptboot: error: flow: --bench: %s\n",
+                       n < 0 ? "the decode failed" : "no TSC rate");
         return PTB_APP_FAILED;
     }
     /* millions of instructions per second, to 3 decimals, in integers:
@@ -258,11 +261,12 @@ static int flow_bench(struct flow_args *a, struct ptd_flow *flow, struct ptd_flo
         len = sizeof name - 1;
     memcpy(name, b, len);
     name[len] = 0;
-    efi_con_printf("bench: target-flow file=%s insns=%llu minsn_per_s=%llu.%03llu tsc_hz=%llu tsc_src=%s "
-                   "rounds=%u best_ticks=%llu errors=%llu\n", name, (unsigned long long)insns,
-                   (unsigned long long)(milli / 1000), (unsigned long long)(milli % 1000),
-                   (unsigned long long)hz, src, a->bench, (unsigned long long)best,
-                   (unsigned long long)errors);
+    efi_con_printf(
+        "bench: target-flow file=%s insns=%llu minsn_per_s=%llu.%03llu tsc_hz=%llu tsc_src=%s "
+        "rounds=%u best_ticks=%llu errors=%llu\n",
+        name, (unsigned long long)insns, (unsigned long long)(milli / 1000),
+        (unsigned long long)(milli % 1000), (unsigned long long)hz, src, a->bench,
+        (unsigned long long)best, (unsigned long long)errors);
     return PTB_APP_OK;
 }
 
@@ -336,21 +340,26 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
     }
     /* The page table from the firmware's pages, sized to the dumps. */
     page_table_pages = (npages * sizeof(struct code_page) + 4095) / 4096 + 1;
-    if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, page_table_pages, &page_table))) {
-        efi_con_printf("ptboot: error: flow: no memory for %llu pages\n", (unsigned long long)npages);
+    if (EFI_ERROR(
+            BS->AllocatePages(AllocateAnyPages, EfiLoaderData, page_table_pages, &page_table))) {
+        efi_con_printf("ptboot: error: flow: no memory for %llu pages\n",
+                       (unsigned long long)npages);
         page_table_pages = 0;
         goto out;
     }
     code_image_init(&image, (struct code_page *)(UINTN)page_table, npages);
-    if (rc.pages && code_image_add_dump(&image, rc.code_dump, rc.pages * CODE_PAGE_BYTES,
-                                        (const uint8_t *)rc.code_addr, rc.pages * sizeof *rc.code_addr)) {
+    if (rc.pages &&
+        code_image_add_dump(&image, rc.code_dump, rc.pages * CODE_PAGE_BYTES,
+                            (const uint8_t *)rc.code_addr, rc.pages * sizeof *rc.code_addr)) {
         efi_con_puts("ptboot: error: flow: --resident: the capture's code does not fit\n");
         goto out;
     }
     for (int i = 0; i < a.npages; i++) {
-        int err = code_image_add_dump(&image, dumps[i].data, dumps[i].len, addrs[i].data, addrs[i].len);
+        int err =
+            code_image_add_dump(&image, dumps[i].data, dumps[i].len, addrs[i].data, addrs[i].len);
         if (err) {
-            efi_con_printf("ptboot: error: flow: --pages %s: %s\n", a.pages[i], code_image_strerror(err));
+            efi_con_printf("ptboot: error: flow: --pages %s: %s\n", a.pages[i],
+                           code_image_strerror(err));
             goto out;
         }
     }
@@ -364,7 +373,8 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
         mem_ranges_init(&live, live_storage, FLOW_MAX_LIVE_RANGES);
         EFI_STATUS s = efi_memmap_readable(&live, &descriptors);
         if (EFI_ERROR(s) && s != EFI_BUFFER_TOO_SMALL) {
-            efi_con_printf("ptboot: error: flow: no memory map (status 0x%llx)\n", (unsigned long long)s);
+            efi_con_printf("ptboot: error: flow: no memory map (status 0x%llx)\n",
+                           (unsigned long long)s);
             goto out;
         }
         image.live = &live;
@@ -379,9 +389,11 @@ int efi_cmd_flow(struct efi_app *app, int argc, char **argv)
         /* the block cache (blocks end where libipt's do; --no-cache: only
          * where trace is needed); every page its own section at worst,
          * entries made only where code runs */
-        uint64_t bytes = PTD_FLOW_BCACHE_BYTES((uint64_t)image.count * CODE_PAGE_BYTES, image.count);
+        uint64_t bytes =
+            PTD_FLOW_BCACHE_BYTES((uint64_t)image.count * CODE_PAGE_BYTES, image.count);
         if (bytes <= FLOW_MAX_BCACHE_BYTES &&
-            !EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, (bytes + 4095) / 4096, &bcache))) {
+            !EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, (bytes + 4095) / 4096,
+                                         &bcache))) {
             bcache_pages = (UINTN)((bytes + 4095) / 4096);
             a.cfg.bcache = (void *)(UINTN)bcache;
             a.cfg.bcache_size = (size_t)bytes;

@@ -31,7 +31,7 @@
 
 /* The snapshot of --save: this app's image and a loaded file fit. */
 #define IMAGES_SNAPSHOT_BYTES (4u << 20)
-#define IMAGES_PATH_MAX 128
+#define IMAGES_PATH_MAX       128
 
 typedef unsigned long long ull;
 
@@ -80,21 +80,23 @@ static int load_and_unload(struct efi_app *app, const char *file)
     if (EFI_ERROR(s)) {
         char sn[32];
         const char *hint = efi_load_image_hint(s);
-        efi_con_printf("ptboot: error: images: LoadImage %s: %s%s%s%s\n", file, efi_status_name(s, sn, sizeof sn),
-                       hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
+        efi_con_printf("ptboot: error: images: LoadImage %s: %s%s%s%s\n", file,
+                       efi_status_name(s, sn, sizeof sn), hint[0] ? " (" : "", hint,
+                       hint[0] ? ")" : "");
         return -1;
     }
     s = BS->UnloadImage(h);
     if (EFI_ERROR(s)) {
         char sn[32];
-        efi_con_printf("ptboot: error: images: UnloadImage %s: %s\n", file, efi_status_name(s, sn, sizeof sn));
+        efi_con_printf("ptboot: error: images: UnloadImage %s: %s\n", file,
+                       efi_status_name(s, sn, sizeof sn));
     }
     return EFI_ERROR(s) ? -1 : 0;
 }
 
 static int save(struct efi_app *app, const char *load)
 {
-    static struct sideband sb;       /* ~60 KiB: off the stack */
+    static struct sideband sb; /* ~60 KiB: off the stack */
     static struct efi_image_watch w;
     struct rtit_caps caps;
     struct efi_image_desc self;
@@ -124,14 +126,18 @@ static int save(struct efi_app *app, const char *load)
                            sb.images[i].name);
     /* the watcher's snapshot is a code dump already */
     struct capture_files_in in = {
-        .sb = &sb, .code_dump = w.snap.pages, .code_dump_len = code_dump_pages_bytes(&w.snap),
-        .code_addr = (const uint8_t *)w.snap.addr, .code_addr_len = code_dump_addr_bytes(&w.snap),
+        .sb = &sb,
+        .code_dump = w.snap.pages,
+        .code_dump_len = code_dump_pages_bytes(&w.snap),
+        .code_addr = (const uint8_t *)w.snap.addr,
+        .code_addr_len = code_dump_addr_bytes(&w.snap),
     };
     if (efi_capture_files_write(app->image, &in, "images", dir)) {
         status = PTB_APP_FAILED;
     } else {
-        efi_con_printf("ptboot: capture dir=%s images=%u notified=%u snapshot_pages=%u skipped=%u\n",
-                       dir, (unsigned)sb.nimages, w.notified, (unsigned)w.snap.count, w.snap_skipped);
+        efi_con_printf(
+            "ptboot: capture dir=%s images=%u notified=%u snapshot_pages=%u skipped=%u\n", dir,
+            (unsigned)sb.nimages, w.notified, (unsigned)w.snap.count, w.snap_skipped);
     }
     efi_image_watch_free(&w);
     return status;
@@ -147,7 +153,8 @@ int efi_cmd_images(struct efi_app *app, int argc, char **argv)
         } else if (!strcmp(argv[i], "--load") && i + 1 < argc) {
             load = argv[++i];
         } else {
-            efi_con_printf("ptboot: error: images: unknown argument '%s' (usage: images [--save] [--load FILE])\n",
+            efi_con_printf("ptboot: error: images: unknown argument '%s' (usage: images [--save] "
+                           "[--load FILE])\n",
                            argv[i]);
             return PTB_APP_USAGE;
         }

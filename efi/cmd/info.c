@@ -46,7 +46,8 @@ int efi_cmd_info(struct efi_app *app, int argc, char **argv)
             /* each processor's own CPUID, through MP services (efi/capture/mp_info.c) */
             return efi_mp_info_cpus(app);
         } else {
-            efi_con_printf("ptboot: error: info: unknown argument '%s' (usage: info [--cpuid FILE | --cpus])\n",
+            efi_con_printf("ptboot: error: info: unknown argument '%s' (usage: info [--cpuid FILE "
+                           "| --cpus])\n",
                            argv[i]);
             return PTB_APP_USAGE;
         }

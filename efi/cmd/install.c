@@ -27,14 +27,14 @@
 #include "efi/platform/volume.h"
 
 #define OPTION_MAX_BYTES 2048
-#define ORDER_MAX 256
-#define NAME_CHARS 64
-#define SCAN_MAX 64
-#define DP_MAX_BYTES 1024
-#define WORDS_MAX_CHARS (RESIDENT_TEXT_BYTES - 1)
+#define ORDER_MAX        256
+#define NAME_CHARS       64
+#define SCAN_MAX         64
+#define DP_MAX_BYTES     1024
+#define WORDS_MAX_CHARS  (RESIDENT_TEXT_BYTES - 1)
 
-#define VAR_ATTRS (EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS | \
-                   EFI_VARIABLE_RUNTIME_ACCESS)
+#define VAR_ATTRS \
+    (EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS | EFI_VARIABLE_RUNTIME_ACCESS)
 
 static CHAR16 *wide(const char *s)
 {
@@ -193,10 +193,11 @@ static int install_early(int argc, char **argv)
         return PTB_APP_USAGE;
     EFI_GUID vendor = PTBOOT_RESIDENT_GUID_INIT;
     UINTN len = strlen(words);
-    EFI_STATUS s = RT->SetVariable(PTBOOT_EARLY_VARIABLE, &vendor, PTBOOT_EARLY_VARIABLE_ATTRS, len,
-                                   words);
+    EFI_STATUS s =
+        RT->SetVariable(PTBOOT_EARLY_VARIABLE, &vendor, PTBOOT_EARLY_VARIABLE_ATTRS, len, words);
     UINTN blen = sizeof back;
-    if (EFI_ERROR(s) || EFI_ERROR(RT->GetVariable(PTBOOT_EARLY_VARIABLE, &vendor, NULL, &blen, back)) ||
+    if (EFI_ERROR(s) ||
+        EFI_ERROR(RT->GetVariable(PTBOOT_EARLY_VARIABLE, &vendor, NULL, &blen, back)) ||
         blen != len || memcmp(back, words, len)) {
         efi_con_printf("ptboot: error: install --early: PtbootEarly: %s (status 0x%llx)\n",
                        EFI_ERROR(s) ? "SetVariable failed" : "did not read back as written",
@@ -211,7 +212,8 @@ static int install_early(int argc, char **argv)
 static int uninstall_early(void)
 {
     EFI_GUID vendor = PTBOOT_RESIDENT_GUID_INIT;
-    EFI_STATUS s = RT->SetVariable(PTBOOT_EARLY_VARIABLE, &vendor, PTBOOT_EARLY_VARIABLE_ATTRS, 0, NULL);
+    EFI_STATUS s =
+        RT->SetVariable(PTBOOT_EARLY_VARIABLE, &vendor, PTBOOT_EARLY_VARIABLE_ATTRS, 0, NULL);
     if (EFI_ERROR(s) && s != EFI_NOT_FOUND) {
         efi_con_printf("ptboot: error: uninstall --early: PtbootEarly: status 0x%llx\n",
                        (unsigned long long)s);
@@ -245,7 +247,8 @@ int efi_cmd_install(struct efi_app *app, int argc, char **argv)
         efi_con_printf("ptboot: error: install: %s: %s%s\n", driver,
                        vr == PTB_VOLUME_OK ? "empty file" : efi_volume_result_name(vr),
                        vr == PTB_VOLUME_NOT_FOUND && !strcmp(driver, RESIDENT_DRIVER_PATH)
-                           ? " on the boot volume: copy build/ptbootdrv.efi there (make image puts it on the stick)"
+                           ? " on the boot volume: copy build/ptbootdrv.efi there (make image puts "
+                             "it on the stick)"
                            : "");
         return PTB_APP_FAILED;
     }
@@ -259,13 +262,12 @@ int efi_cmd_install(struct efi_app *app, int argc, char **argv)
     long dev_len = device_path_size((const uint8_t *)dev, DP_MAX_BYTES);
     long dp_len = dev_len < 0 ? dev_len
                               : device_path_append_file(dp, sizeof dp, (const uint8_t *)dev,
-                                                   (size_t)dev_len, driver);
+                                                        (size_t)dev_len, driver);
     long opt_len = ucs2_from_ascii(optional, sizeof optional, words);
     long len = dp_len < 0 || opt_len < 0
                    ? (dp_len < 0 ? dp_len : opt_len)
-                   : load_option_encode(option, sizeof option, PTB_LO_ACTIVE,
-                                            RESIDENT_DESCRIPTION, dp, (size_t)dp_len, optional,
-                                            (size_t)opt_len);
+                   : load_option_encode(option, sizeof option, PTB_LO_ACTIVE, RESIDENT_DESCRIPTION,
+                                        dp, (size_t)dp_len, optional, (size_t)opt_len);
     if (len < 0) {
         efi_con_printf("ptboot: error: install: %s\n", load_option_strerror((int)len));
         return PTB_APP_FAILED;
@@ -290,15 +292,18 @@ int efi_cmd_install(struct efi_app *app, int argc, char **argv)
     if (!EFI_ERROR(s))
         s = write_order(order, (size_t)n);
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: install: SetVariable: status 0x%llx\n", (unsigned long long)s);
+        efi_con_printf("ptboot: error: install: SetVariable: status 0x%llx\n",
+                       (unsigned long long)s);
         return PTB_APP_FAILED;
     }
     /* Read back: the firmware keeps what it was given. */
     UINTN bsize = sizeof back;
     uint16_t check[ORDER_MAX];
-    if (EFI_ERROR(get_var(name, back, &bsize)) || bsize != (UINTN)len || memcmp(back, option, bsize) ||
-        read_order(check) != (size_t)n || check[0] != (uint16_t)number) {
-        efi_con_printf("ptboot: error: install: %s or DriverOrder did not read back as written\n", name);
+    if (EFI_ERROR(get_var(name, back, &bsize)) || bsize != (UINTN)len ||
+        memcmp(back, option, bsize) || read_order(check) != (size_t)n ||
+        check[0] != (uint16_t)number) {
+        efi_con_printf("ptboot: error: install: %s or DriverOrder did not read back as written\n",
+                       name);
         return PTB_APP_FAILED;
     }
     char path_text[DP_MAX_BYTES / 2];
@@ -326,7 +331,8 @@ int efi_cmd_uninstall(struct efi_app *app, int argc, char **argv)
         return PTB_APP_FAILED;
     EFI_STATUS s = write_order(order, norder);
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: uninstall: DriverOrder: status 0x%llx\n", (unsigned long long)s);
+        efi_con_printf("ptboot: error: uninstall: DriverOrder: status 0x%llx\n",
+                       (unsigned long long)s);
         return PTB_APP_FAILED;
     }
     efi_con_printf("ptboot: uninstall removed=%ld ", removed);

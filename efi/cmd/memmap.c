@@ -42,9 +42,10 @@ int efi_cmd_memmap(struct efi_app *app, int argc, char **argv)
         if (!strcmp(argv[i], "--ranges")) {
             verbose = 1;
         } else {
-            efi_con_printf("ptboot: error: memmap: unknown argument '%s' (usage: memmap [--ranges | "
-                           "--mark [--also BASE:SIZE] | --survived])\n",
-                           argv[i]);
+            efi_con_printf(
+                "ptboot: error: memmap: unknown argument '%s' (usage: memmap [--ranges | "
+                "--mark [--also BASE:SIZE] | --survived])\n",
+                argv[i]);
             return PTB_APP_USAGE;
         }
     }

@@ -8,12 +8,12 @@
 #include "efi/platform/memmap.h"
 #include "efi/platform/nvvar.h"
 
-#define PAGE_BYTES 4096ull
-#define SURVEY_VAR "PtbootMark"
-#define SURVEY_MAGIC 0x314b52414d425450ull /* "PTBMARK1" */
-#define SURVEY_CHECK 0x9e3779b97f4a7c15ull
+#define PAGE_BYTES        4096ull
+#define SURVEY_VAR        "PtbootMark"
+#define SURVEY_MAGIC      0x314b52414d425450ull /* "PTBMARK1" */
+#define SURVEY_CHECK      0x9e3779b97f4a7c15ull
 #define SURVEY_MAX_RANGES 96
-#define SURVEY_MAX_DESCS 512
+#define SURVEY_MAX_DESCS  512
 /* Pages below 1 MiB are the legacy BIOS area and real-mode stacks: not
  * candidates for anything, left alone. */
 #define SURVEY_LOW_LIMIT 0x100000ull
@@ -27,7 +27,9 @@ struct survey_tag {
 struct survey_var {
     uint64_t nonce;
     uint32_t count, reserved;
-    struct { uint64_t base, pages; } r[SURVEY_MAX_RANGES];
+    struct {
+        uint64_t base, pages;
+    } r[SURVEY_MAX_RANGES];
 };
 
 static struct efi_mem_desc descs[SURVEY_MAX_DESCS];
@@ -67,7 +69,8 @@ int efi_memsurvey_mark(uint64_t also_base, uint64_t also_bytes)
     size_t n;
     EFI_STATUS s = efi_memmap_get(descs, SURVEY_MAX_DESCS, &n);
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: memmap --mark: GetMemoryMap: status 0x%llx\n", (unsigned long long)s);
+        efi_con_printf("ptboot: error: memmap --mark: GetMemoryMap: status 0x%llx\n",
+                       (unsigned long long)s);
         return PTB_APP_FAILED;
     }
     memset(&var, 0, sizeof var);
@@ -100,9 +103,10 @@ int efi_memsurvey_mark(uint64_t also_base, uint64_t also_bytes)
          * anything in the map belongs to someone */
         if ((also_base | also_bytes) & (PAGE_BYTES - 1) || in_map(also_base, also_bytes, n) ||
             var.count == SURVEY_MAX_RANGES) {
-            efi_con_printf("ptboot: error: memmap --mark --also: 0x%llx+0x%llx is not page-aligned memory "
-                           "outside the firmware's map\n", (unsigned long long)also_base,
-                           (unsigned long long)also_bytes);
+            efi_con_printf(
+                "ptboot: error: memmap --mark --also: 0x%llx+0x%llx is not page-aligned memory "
+                "outside the firmware's map\n",
+                (unsigned long long)also_base, (unsigned long long)also_bytes);
             return PTB_APP_USAGE;
         }
         tag_pages(also_base, also_bytes / PAGE_BYTES);
@@ -117,8 +121,8 @@ int efi_memsurvey_mark(uint64_t also_base, uint64_t also_bytes)
                        (unsigned long long)s);
         return PTB_APP_FAILED;
     }
-    efi_con_printf("ptboot: memmap mark pages=%llu ranges=%u nonce=0x%llx\n", (unsigned long long)pages,
-                   var.count, (unsigned long long)var.nonce);
+    efi_con_printf("ptboot: memmap mark pages=%llu ranges=%u nonce=0x%llx\n",
+                   (unsigned long long)pages, var.count, (unsigned long long)var.nonce);
     return PTB_APP_OK;
 }
 
@@ -156,13 +160,15 @@ int efi_memsurvey_survived(void)
     EFI_STATUS s = efi_nvvar_get(SURVEY_VAR, &var, sizeof var, &len);
     if (EFI_ERROR(s) || len < 16 || var.count > SURVEY_MAX_RANGES ||
         len != sizeof var - (SURVEY_MAX_RANGES - var.count) * sizeof var.r[0]) {
-        efi_con_printf("ptboot: error: memmap --survived: no marks (run `memmap --mark`, then reset)\n");
+        efi_con_printf(
+            "ptboot: error: memmap --survived: no marks (run `memmap --mark`, then reset)\n");
         return PTB_APP_FAILED;
     }
     size_t n;
     s = efi_memmap_get(descs, SURVEY_MAX_DESCS, &n);
     if (EFI_ERROR(s)) {
-        efi_con_printf("ptboot: error: memmap --survived: GetMemoryMap: status 0x%llx\n", (unsigned long long)s);
+        efi_con_printf("ptboot: error: memmap --survived: GetMemoryMap: status 0x%llx\n",
+                       (unsigned long long)s);
         return PTB_APP_FAILED;
     }
     uint64_t marked = 0, kept = 0, free_now = 0, best_base = 0, best_pages = 0;
@@ -179,7 +185,8 @@ int efi_memsurvey_survived(void)
                 /* only RAM is read: what the map calls RAM, or what is
                  * outside the map (marked with --also: the user named it) */
                 if ((t >= 0 && efi_memmap_type_is_ram((UINT32)t)) || t == -1) {
-                    const volatile struct survey_tag *g = (const volatile struct survey_tag *)(UINTN)at;
+                    const volatile struct survey_tag *g =
+                        (const volatile struct survey_tag *)(UINTN)at;
                     k = g->magic == SURVEY_MAGIC && g->addr == at && g->nonce == var.nonce &&
                         g->check == (SURVEY_MAGIC ^ at ^ var.nonce ^ SURVEY_CHECK);
                 } else {
@@ -222,8 +229,9 @@ int efi_memsurvey_survived(void)
     if (lines > SURVEY_MAX_LINES)
         efi_con_printf("ptboot: memmap runs-cut printed=%u of=%u\n", SURVEY_MAX_LINES, runs);
     efi_nvvar_set(SURVEY_VAR, NULL, 0);
-    efi_con_printf("ptboot: memmap survived pages=%llu of=%llu free_now=%llu largest_free=0x%llx+0x%llx\n",
-                   (unsigned long long)kept, (unsigned long long)marked, (unsigned long long)free_now,
-                   (unsigned long long)best_base, (unsigned long long)(best_pages * PAGE_BYTES));
+    efi_con_printf(
+        "ptboot: memmap survived pages=%llu of=%llu free_now=%llu largest_free=0x%llx+0x%llx\n",
+        (unsigned long long)kept, (unsigned long long)marked, (unsigned long long)free_now,
+        (unsigned long long)best_base, (unsigned long long)(best_pages * PAGE_BYTES));
     return PTB_APP_OK;
 }

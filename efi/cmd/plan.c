@@ -39,7 +39,8 @@ static void emit(void *ctx, const char *line)
 static int usage(const char *why, const char *arg)
 {
     efi_con_printf("ptboot: error: plan: %s '%s' (usage: plan [trace|resident] [--unit hw|soft] "
-                   "[--image BASE:SIZE]... [--cpuid FILE] [--check-cpus] [words])\n", why, arg);
+                   "[--image BASE:SIZE]... [--cpuid FILE] [--check-cpus] [words])\n",
+                   why, arg);
     return PTB_APP_USAGE;
 }
 
@@ -51,8 +52,8 @@ static int parse_image(const char *s, struct capture_image *im)
         return -1;
     memcpy(buf, s, (size_t)(colon - s));
     buf[colon - s] = '\0';
-    return rtit_parse_u64(buf, &im->base, false) || rtit_parse_u64(colon + 1, &im->size, true)
-               ? -1 : 0;
+    return rtit_parse_u64(buf, &im->base, false) || rtit_parse_u64(colon + 1, &im->size, true) ? -1
+                                                                                               : 0;
 }
 
 static struct efi_mp_trace mp_trace;
@@ -118,8 +119,7 @@ int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
             return usage("too many words at", a);
         } else {
             /* the host's spellings: --cpus, --name=value */
-            words[nw++] = !strcmp(a, "--cpus") ? "cpus=all"
-                        : !strncmp(a, "--", 2) ? a + 2 : a;
+            words[nw++] = !strcmp(a, "--cpus") ? "cpus=all" : !strncmp(a, "--", 2) ? a + 2 : a;
         }
     }
 
@@ -148,12 +148,11 @@ int efi_cmd_plan(struct efi_app *app, int argc, char **argv)
         /* what cpus=N|all means on this machine */
         struct efi_mp mp;
         int m = efi_mp_init(&mp, app->st->BootServices);
-        efi_con_printf("ptboot: plan cpus: %u processor(s), %u enabled (mp=%s)\n",
-                       mp.count, mp.enabled, efi_mp_result_name(m));
+        efi_con_printf("ptboot: plan cpus: %u processor(s), %u enabled (mp=%s)\n", mp.count,
+                       mp.enabled, efi_mp_result_name(m));
     }
     if (st == CAPTURE_PLAN_OK && check_cpus && plan.unit == CAPTURE_UNIT_HW)
         check_per_cpu(app);
-    efi_con_printf("ptboot: plan end status=%s\n",
-                   st == CAPTURE_PLAN_OK ? "ok" : "refused");
+    efi_con_printf("ptboot: plan end status=%s\n", st == CAPTURE_PLAN_OK ? "ok" : "refused");
     return st == CAPTURE_PLAN_OK ? PTB_APP_OK : PTB_APP_FAILED;
 }

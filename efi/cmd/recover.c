@@ -38,7 +38,7 @@
 #include "efi/resident/previous.h"
 #include "efi/resident/recover.h"
 
-#define PAGE_BYTES 4096ull
+#define PAGE_BYTES       4096ull
 #define RECOVER_TEXT_MAX 1024
 
 struct recover_opts {
@@ -47,13 +47,13 @@ struct recover_opts {
 
 /* Where the recorder is and what may be done with it. */
 struct recover_source {
-    struct resident_kept *kept;      /* 1: the driver's copy */
-    struct recorder_var var;         /* 2: the variable's region */
+    struct resident_kept *kept; /* 1: the driver's copy */
+    struct recorder_var var;    /* 2: the variable's region */
     bool have_var;
     const uint8_t *mem;
     uint64_t phys, bytes;
-    EFI_PHYSICAL_ADDRESS taken;      /* pages we allocated over it, 0: none */
-    bool writable;                   /* ours to clear (taken, or outside the map) */
+    EFI_PHYSICAL_ADDRESS taken; /* pages we allocated over it, 0: none */
+    bool writable;              /* ours to clear (taken, or outside the map) */
 };
 
 static struct sideband sb;
@@ -66,7 +66,8 @@ static UINTN pages_of(uint64_t bytes)
 static void *alloc(uint64_t bytes)
 {
     EFI_PHYSICAL_ADDRESS a;
-    if (!bytes || EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages_of(bytes), &a)))
+    if (!bytes ||
+        EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiLoaderData, pages_of(bytes), &a)))
         return NULL;
     return (void *)(UINTN)a;
 }
@@ -77,7 +78,8 @@ static void release(void *p, uint64_t bytes)
         BS->FreePages((EFI_PHYSICAL_ADDRESS)(UINTN)p, pages_of(bytes));
 }
 
-static void say_none(const struct recover_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say_none(const struct recover_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void say_none(const struct recover_opts *o, const char *fmt, ...)
 {
     if (o->quiet_none)
@@ -109,7 +111,8 @@ static int find_source(struct efi_app *app, const struct recover_opts *o, struct
         return -1;
     }
     if (recorder_var_decode(raw, len, &s->var)) {
-        say_none(o, "the variable %s is damaged (magic, version, CRC or alignment)", RECORDER_VAR_NAME);
+        say_none(o, "the variable %s is damaged (magic, version, CRC or alignment)",
+                 RECORDER_VAR_NAME);
         return -1;
     }
     s->have_var = true;
@@ -124,8 +127,8 @@ static int find_source(struct efi_app *app, const struct recover_opts *o, struct
     }
     int where = resident_region_readable(s->phys, s->bytes);
     if (where < 0) {
-        say_none(o, "the region 0x%llx+0x%llx is not RAM in this boot's memory map", (unsigned long long)s->phys,
-                 (unsigned long long)s->bytes);
+        say_none(o, "the region 0x%llx+0x%llx is not RAM in this boot's memory map",
+                 (unsigned long long)s->phys, (unsigned long long)s->bytes);
         return -1;
     }
     s->mem = (const uint8_t *)(UINTN)s->phys;
@@ -138,9 +141,10 @@ static int find_source(struct efi_app *app, const struct recover_opts *o, struct
         s->taken = a;
         s->writable = true;
     } else if (!o->quiet_none) {
-        efi_con_printf("ptboot: recover warning: the firmware uses part of 0x%llx+0x%llx in this boot: "
-                       "what it wrote there is not ours (it is read, not written)\n",
-                       (unsigned long long)s->phys, (unsigned long long)s->bytes);
+        efi_con_printf(
+            "ptboot: recover warning: the firmware uses part of 0x%llx+0x%llx in this boot: "
+            "what it wrote there is not ours (it is read, not written)\n",
+            (unsigned long long)s->phys, (unsigned long long)s->bytes);
     }
     return 0;
 }
@@ -169,9 +173,13 @@ static int write_files(struct efi_app *app, const struct resident_recover *r)
 {
     static char text[RECOVER_TEXT_MAX];
     struct capture_files_in in = {
-        .sb = r->sb, .trace = r->trace, .trace_len = r->trace_len,
-        .code_dump = r->pages ? r->code_dump : NULL, .code_dump_len = r->pages * PAGE_BYTES,
-        .code_addr = r->pages ? r->code_addr : NULL, .code_addr_len = r->pages * 8,
+        .sb = r->sb,
+        .trace = r->trace,
+        .trace_len = r->trace_len,
+        .code_dump = r->pages ? r->code_dump : NULL,
+        .code_dump_len = r->pages * PAGE_BYTES,
+        .code_addr = r->pages ? r->code_addr : NULL,
+        .code_addr_len = r->pages * 8,
     };
     char dir[CAPTURE_FILES_DIR_MAX];
     /* the capture's files, each read back; what is missing is said there */
@@ -201,8 +209,10 @@ static void serial_files(const struct resident_recover *r)
     size_t n = 0;
     files[n++] = (struct efi_dump_file){ "trace.pt", r->trace, r->trace_len, PTD_FRAME_KIND_PT };
     if (r->pages) {
-        files[n++] = (struct efi_dump_file){ "code.dump", r->code_dump, r->pages * PAGE_BYTES, PTD_FRAME_KIND_RAW };
-        files[n++] = (struct efi_dump_file){ "code.addr", r->code_addr, r->pages * 8, PTD_FRAME_KIND_RAW };
+        files[n++] = (struct efi_dump_file){ "code.dump", r->code_dump, r->pages * PAGE_BYTES,
+                                             PTD_FRAME_KIND_RAW };
+        files[n++] =
+            (struct efi_dump_file){ "code.addr", r->code_addr, r->pages * 8, PTD_FRAME_KIND_RAW };
     }
     if (sb_len < sizeof sb_text)
         files[n++] = (struct efi_dump_file){ "sideband.txt", sb_text, sb_len, PTD_FRAME_KIND_RAW };
@@ -273,8 +283,10 @@ int efi_cmd_recover(struct efi_app *app, int argc, char **argv)
         else if (!strcmp(argv[i], "--keep"))
             o.keep = true;
         else {
-            efi_con_printf("ptboot: error: recover: unknown argument '%s' (usage: recover [--serial-dump] "
-                           "[--no-files] [--keep])\n", argv[i]);
+            efi_con_printf(
+                "ptboot: error: recover: unknown argument '%s' (usage: recover [--serial-dump] "
+                "[--no-files] [--keep])\n",
+                argv[i]);
             return PTB_APP_USAGE;
         }
     }
@@ -298,9 +310,10 @@ void efi_recover_auto(struct efi_app *app)
     release_source(&src, true);
     if (!found) {
         if (src.have_var && !src.kept) {
-            efi_con_printf("ptboot: recover none reason=no recorder header at 0x%llx (a power cycle or the "
-                           "firmware cleared it); the variable %s is deleted\n", (unsigned long long)src.phys,
-                           RECORDER_VAR_NAME);
+            efi_con_printf(
+                "ptboot: recover none reason=no recorder header at 0x%llx (a power cycle or the "
+                "firmware cleared it); the variable %s is deleted\n",
+                (unsigned long long)src.phys, RECORDER_VAR_NAME);
             efi_nvvar_set(RECORDER_VAR_NAME, NULL, 0);
         }
         return;

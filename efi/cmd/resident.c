@@ -36,7 +36,7 @@
 
 #define CHAIN_PATH_CHARS 256
 #define CHAIN_ARGS_CHARS 256
-#define PAGE_BYTES 4096ull
+#define PAGE_BYTES       4096ull
 
 static int save(struct efi_app *app, const struct resident_header *h)
 {
@@ -46,9 +46,13 @@ static int save(struct efi_app *app, const struct resident_header *h)
         resident_capture_open(&rc, h, "resident: save"))
         return PTB_APP_FAILED;
     struct capture_files_in in = {
-        .sb = &sb, .trace = rc.trace, .trace_len = rc.trace_len,
-        .code_dump = rc.code_dump, .code_dump_len = rc.pages * PAGE_BYTES,
-        .code_addr = (const uint8_t *)rc.code_addr, .code_addr_len = rc.pages * sizeof *rc.code_addr,
+        .sb = &sb,
+        .trace = rc.trace,
+        .trace_len = rc.trace_len,
+        .code_dump = rc.code_dump,
+        .code_dump_len = rc.pages * PAGE_BYTES,
+        .code_addr = (const uint8_t *)rc.code_addr,
+        .code_addr_len = rc.pages * sizeof *rc.code_addr,
     };
     char dir[CAPTURE_FILES_DIR_MAX];
     int r = efi_capture_files_write(app->image, &in, "resident: save", dir);
@@ -83,14 +87,16 @@ static int chain(struct efi_app *app, const char *path, const char *args)
         return PTB_APP_FAILED;
     EFI_DEVICE_PATH *dp = FileDevicePath(li->DeviceHandle, wpath);
     EFI_HANDLE child = NULL;
-    EFI_STATUS s = dp ? BS->LoadImage(FALSE, app->image, dp, NULL, 0, &child) : EFI_OUT_OF_RESOURCES;
+    EFI_STATUS s =
+        dp ? BS->LoadImage(FALSE, app->image, dp, NULL, 0, &child) : EFI_OUT_OF_RESOURCES;
     if (dp)
         FreePool(dp);
     if (EFI_ERROR(s)) {
         char sn[32];
         const char *hint = efi_load_image_hint(s);
         efi_con_printf("ptboot: error: resident: chain: LoadImage %s: %s%s%s%s\n", path,
-                       efi_status_name(s, sn, sizeof sn), hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
+                       efi_status_name(s, sn, sizeof sn), hint[0] ? " (" : "", hint,
+                       hint[0] ? ")" : "");
         return PTB_APP_FAILED;
     }
     if (args_bytes) {
@@ -107,7 +113,8 @@ static int chain(struct efi_app *app, const char *path, const char *args)
     efi_watchdog_boot_manager();
     s = BS->StartImage(child, NULL, NULL);
     efi_watchdog_off();
-    efi_con_printf("ptboot: resident chain returned %s status=0x%llx\n", path, (unsigned long long)s);
+    efi_con_printf("ptboot: resident chain returned %s status=0x%llx\n", path,
+                   (unsigned long long)s);
     return EFI_ERROR(s) ? PTB_APP_FAILED : PTB_APP_OK;
 }
 
@@ -137,13 +144,15 @@ int efi_cmd_resident(struct efi_app *app, int argc, char **argv)
         if (strcmp(a, "status") && strcmp(a, "stop") && strcmp(a, "flow") && strcmp(a, "dump") &&
             strcmp(a, "report") && strcmp(a, "save")) {
             efi_con_printf("ptboot: error: resident: unknown action '%s' (status, stop, flow, "
-                           "dump, report, save, chain FILE)\n", a);
+                           "dump, report, save, chain FILE)\n",
+                           a);
             return PTB_APP_USAGE;
         }
         struct resident_header *h = resident_find(app->st);
         if (!h) {
             /* a fact for `status`, a failure for what needs a trace */
-            efi_con_puts("ptboot: resident none (no resident tracer in this boot; see `install`)\n");
+            efi_con_puts(
+                "ptboot: resident none (no resident tracer in this boot; see `install`)\n");
             return strcmp(a, "status") ? PTB_APP_FAILED : PTB_APP_OK;
         }
         if (!strcmp(a, "status")) {

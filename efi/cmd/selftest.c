@@ -19,7 +19,7 @@
  * missing MSR where it does not. It is also the one MSR write that QEMU's
  * TCG faults on (it accepts the RTIT and unknown MSRs silently), so the same
  * test proves the handler in QEMU and on hardware. */
-#define MSR_IA32_PKRS 0x6e1
+#define MSR_IA32_PKRS       0x6e1
 #define PKRS_RESERVED_BIT32 (1ull << 32)
 
 int efi_cmd_selftest(struct efi_app *app, int argc, char **argv)

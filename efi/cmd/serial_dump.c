@@ -42,10 +42,12 @@ int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv)
             i++;
         } else if (argv[i][0] == '-') {
             efi_con_printf("ptboot: error: serial-dump: unknown option '%s'\n"
-                           "usage: ptboot.efi serial-dump [--line-bytes N] FILE...\n", argv[i]);
+                           "usage: ptboot.efi serial-dump [--line-bytes N] FILE...\n",
+                           argv[i]);
             return PTB_APP_USAGE;
         } else if (nfiles == SERIAL_DUMP_MAX_FILES) {
-            efi_con_printf("ptboot: error: serial-dump: more than %d files\n", SERIAL_DUMP_MAX_FILES);
+            efi_con_printf("ptboot: error: serial-dump: more than %d files\n",
+                           SERIAL_DUMP_MAX_FILES);
             return PTB_APP_USAGE;
         } else {
             files[nfiles].name = argv[i]; /* the path for now; loaded below */
@@ -63,7 +65,8 @@ int efi_cmd_serial_dump(struct efi_app *app, int argc, char **argv)
         const char *path = files[i].name;
         void *data;
         size_t len;
-        enum efi_volume_result r = efi_volume_load(app->image, path, SERIAL_DUMP_MAX_BYTES, &data, &len);
+        enum efi_volume_result r =
+            efi_volume_load(app->image, path, SERIAL_DUMP_MAX_BYTES, &data, &len);
         if (r != PTB_VOLUME_OK) {
             efi_con_printf("ptboot: error: serial-dump: %s: %s\n", path, efi_volume_result_name(r));
             status = PTB_APP_FAILED;

@@ -64,9 +64,9 @@
 #include "format/load_option.h"
 
 #define TRACE_MAX_WORDS 32
-#define PATH_CHARS 256
-#define OPTION_BYTES 4096
-#define ORDER_MAX 128
+#define PATH_CHARS      256
+#define OPTION_BYTES    4096
+#define ORDER_MAX       128
 
 struct trace_args {
     const char *path;
@@ -79,7 +79,7 @@ struct trace_args {
     unsigned last;
     uint64_t max_steps;
     bool step_all;
-    unsigned cpus;          /* 0: not given (the BSP); CAPTURE_CPUS_ALL */
+    unsigned cpus;           /* 0: not given (the BSP); CAPTURE_CPUS_ALL */
     uint32_t hang_timeout_s; /* --hang-timeout (docs/hang.md), 0: none */
     bool hang_repeat;
     const char *words[TRACE_MAX_WORDS];
@@ -88,15 +88,16 @@ struct trace_args {
 
 static void trace_usage(void)
 {
-    efi_con_puts("usage: ptboot.efi trace [--unit auto|hw|soft] [--cpus [N|all]] [--last N] [--step-all]\n"
-                 "                        [--max-steps N] [--stop-at OFFSET] [--no-decode]\n"
-                 "                        [--no-summary]\n"
-                 "                        [--serial-dump [--line-bytes N]] [--no-files] [--snapshot SIZE]\n"
-                 "                        [--hang-timeout SECONDS [--hang-repeat]]\n"
-                 "                        [WORD...]\n"
-                 "                        (PATH | fsN:PATH | --boot-next)\n"
-                 "  WORD: buffer=SIZE mode=ring|stop filter=N:START:END trace-stop=N:START:END\n"
-                 "        no-filter no-tsc psb=N ... (see docs/trace.md)\n");
+    efi_con_puts(
+        "usage: ptboot.efi trace [--unit auto|hw|soft] [--cpus [N|all]] [--last N] [--step-all]\n"
+        "                        [--max-steps N] [--stop-at OFFSET] [--no-decode]\n"
+        "                        [--no-summary]\n"
+        "                        [--serial-dump [--line-bytes N]] [--no-files] [--snapshot SIZE]\n"
+        "                        [--hang-timeout SECONDS [--hang-repeat]]\n"
+        "                        [WORD...]\n"
+        "                        (PATH | fsN:PATH | --boot-next)\n"
+        "  WORD: buffer=SIZE mode=ring|stop filter=N:START:END trace-stop=N:START:END\n"
+        "        no-filter no-tsc psb=N ... (see docs/trace.md)\n");
 }
 
 static int usage_error(const char *what, const char *arg)
@@ -153,7 +154,8 @@ static int parse(struct trace_args *a, int argc, char **argv)
             a->hang_repeat = true;
         } else if (!strcmp(o, "--hang-timeout")) {
             if (!v || rtit_parse_u64(v, &n, false) || n == 0 || n > PTB_CAPTURE_HANG_MAX_S)
-                return usage_error("--hang-timeout wants seconds, 1 to 86400, not", v ? v : "nothing");
+                return usage_error("--hang-timeout wants seconds, 1 to 86400, not",
+                                   v ? v : "nothing");
             a->hang_timeout_s = (uint32_t)n;
             i++;
         } else if (!strcmp(o, "--unit")) {
@@ -162,7 +164,8 @@ static int parse(struct trace_args *a, int argc, char **argv)
             a->unit = v, i++;
         } else if (!strcmp(o, "--stop-at")) {
             if (!v || rtit_parse_u64(v, &a->stop_at, false))
-                return usage_error("--stop-at wants an offset into the target, not", v ? v : "nothing");
+                return usage_error("--stop-at wants an offset into the target, not",
+                                   v ? v : "nothing");
             a->have_stop_at = true;
             i++;
         } else if (!strcmp(o, "--last") || !strcmp(o, "--max-steps")) {
@@ -238,7 +241,8 @@ static EFI_DEVICE_PATH *path_device_path(struct efi_app *app, const char *path)
         UINTN count = 0;
         EFI_HANDLE *handles = NULL;
         EFI_GUID fs = SIMPLE_FILE_SYSTEM_PROTOCOL;
-        if (EFI_ERROR(BS->LocateHandleBuffer(ByProtocol, &fs, NULL, &count, &handles)) || idx >= count) {
+        if (EFI_ERROR(BS->LocateHandleBuffer(ByProtocol, &fs, NULL, &count, &handles)) ||
+            idx >= count) {
             efi_con_printf("ptboot: error: trace: %s: no file system %u (%llu found)\n", path, idx,
                            (unsigned long long)count);
             if (handles)
@@ -297,7 +301,7 @@ static int read_var(const char *name, void *buf, UINTN *size)
  * USB WWID/Class and URI short forms are refused with a message. */
 
 #define BOOT_DEFAULT_FILE L"\\EFI\\BOOT\\BOOTX64.EFI" /* 3.5.1.1, x64 */
-#define DP_TEXT_CHARS 160
+#define DP_TEXT_CHARS     160
 
 /* The device path as UEFI text (gnu-efi's DevicePathToStr), narrowed to
  * ASCII for the console; "?" if it cannot be made. */
@@ -368,8 +372,8 @@ static EFI_DEVICE_PATH *expand_file_path(EFI_DEVICE_PATH *dp)
     for (int removable = 1; removable >= 0 && !full; removable--)
         for (UINTN i = 0; i < count && !full; i++) {
             EFI_BLOCK_IO *bio = NULL;
-            bool rm = !EFI_ERROR(BS->HandleProtocol(h[i], &BlockIoProtocol, (void **)&bio)) && bio &&
-                      bio->Media && bio->Media->RemovableMedia;
+            bool rm = !EFI_ERROR(BS->HandleProtocol(h[i], &BlockIoProtocol, (void **)&bio)) &&
+                      bio && bio->Media && bio->Media->RemovableMedia;
             EFI_DEVICE_PATH *dev = DevicePathFromHandle(h[i]);
             if (rm == (removable == 1) && dev && file_on(h[i], path))
                 full = AppendDevicePath(dev, dp);
@@ -453,14 +457,16 @@ static EFI_DEVICE_PATH *boot_next_path(char *desc, size_t desc_cap, unsigned *nu
     if (have_current)
         snprintf(cur_s, sizeof cur_s, "%04X", current);
     size = sizeof next;
-    if (!read_var("BootNext", &next, &size) && size == sizeof next && (!have_current || next != current)) {
+    if (!read_var("BootNext", &next, &size) && size == sizeof next &&
+        (!have_current || next != current)) {
         order[0] = next;
         count = 1;
         from = "BootNext";
     } else {
         size = sizeof order;
         if (read_var("BootOrder", order, &size)) {
-            efi_con_puts("ptboot: error: trace: --boot-next: no BootNext and no BootOrder variable\n");
+            efi_con_puts(
+                "ptboot: error: trace: --boot-next: no BootNext and no BootOrder variable\n");
             return NULL;
         }
         count = size / sizeof order[0];
@@ -471,7 +477,8 @@ static EFI_DEVICE_PATH *boot_next_path(char *desc, size_t desc_cap, unsigned *nu
         char name[16];
         load_option_name(name, sizeof name, "Boot", order[i]);
         if (have_current && order[i] == current) {
-            efi_con_printf("ptboot: trace: --boot-next: %s skipped: BootCurrent (it started ptboot)\n", name);
+            efi_con_printf(
+                "ptboot: trace: --boot-next: %s skipped: BootCurrent (it started ptboot)\n", name);
             continue;
         }
         size = sizeof opt;
@@ -515,17 +522,20 @@ static EFI_DEVICE_PATH *boot_next_path(char *desc, size_t desc_cap, unsigned *nu
         EFI_DEVICE_PATH *full = boot_full_path(dp, &form);
         FreePool(dp);
         if (!full) {
-            efi_con_printf("ptboot: error: trace: --boot-next: %s \"%s\" path %s (%s): no device has it\n",
-                           name, desc, text, form);
+            efi_con_printf(
+                "ptboot: error: trace: --boot-next: %s \"%s\" path %s (%s): no device has it\n",
+                name, desc, text, form);
             return NULL;
         }
         dp_text(full, full_text, sizeof full_text);
-        efi_con_printf("ptboot: trace: --boot-next: %s \"%s\" path %s (%s) -> %s\n", name, desc, text,
-                       form, full_text);
+        efi_con_printf("ptboot: trace: --boot-next: %s \"%s\" path %s (%s) -> %s\n", name, desc,
+                       text, form, full_text);
         return full;
     }
-    efi_con_printf("ptboot: error: trace: --boot-next: no active, visible boot option in %s %s other than "
-                   "BootCurrent %s\n", from, order_s, cur_s);
+    efi_con_printf(
+        "ptboot: error: trace: --boot-next: no active, visible boot option in %s %s other than "
+        "BootCurrent %s\n",
+        from, order_s, cur_s);
     return NULL;
 }
 
@@ -575,12 +585,14 @@ static EFI_STATUS start_image(void *p)
 }
 
 /* The on-target decode (and summary) of the trace in use. */
-static void decode_one(struct efi_capture *c, const struct trace_args *a, struct efi_capture_totals *t)
+static void decode_one(struct efi_capture *c, const struct trace_args *a,
+                       struct efi_capture_totals *t)
 {
     efi_capture_decode(c, a->last, t);
     if (!a->no_summary) {
         struct efi_capture_totals st;
-        if (!efi_capture_summary(c, a->last, &st) && (st.insns != t->insns || st.errors != t->errors))
+        if (!efi_capture_summary(c, a->last, &st) &&
+            (st.insns != t->insns || st.errors != t->errors))
             efi_con_printf("ptboot: trace: the summary counted insns=%llu errors=%llu\n",
                            (unsigned long long)st.insns, (unsigned long long)st.errors);
     }
@@ -643,7 +655,8 @@ static int setup(struct efi_capture *cap, const struct trace_args *a, const stru
  * and loaded image, *self the app's. Frees t->dp. On failure the capture
  * is freed. */
 static int load_target(struct efi_app *app, struct efi_capture *cap, const struct trace_args *a,
-                       struct target *t, EFI_HANDLE *h, EFI_LOADED_IMAGE **li, EFI_LOADED_IMAGE **self)
+                       struct target *t, EFI_HANDLE *h, EFI_LOADED_IMAGE **li,
+                       EFI_LOADED_IMAGE **self)
 {
     if (efi_capture_watch(cap, (size_t)a->snapshot)) {
         FreePool(t->dp);
@@ -655,8 +668,9 @@ static int load_target(struct efi_app *app, struct efi_capture *cap, const struc
     if (EFI_ERROR(s)) {
         char sn[32];
         const char *hint = efi_load_image_hint(s);
-        efi_con_printf("ptboot: error: trace: LoadImage %s: %s%s%s%s\n", t->text, efi_status_name(s, sn, sizeof sn),
-                       hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
+        efi_con_printf("ptboot: error: trace: LoadImage %s: %s%s%s%s\n", t->text,
+                       efi_status_name(s, sn, sizeof sn), hint[0] ? " (" : "", hint,
+                       hint[0] ? ")" : "");
         efi_capture_free(cap);
         return -1;
     }
@@ -682,14 +696,15 @@ static int plan_target(struct efi_app *app, struct efi_capture *cap, struct trac
     if (efi_capture_add_target(cap, base, size) < 0)
         return -1;
     const struct sideband_image *row = efi_capture_module(cap, base);
-    efi_con_printf("ptboot: trace: target %s loaded at 0x%llx size 0x%llx entry 0x%llx as %s\n", t->text,
-                   (unsigned long long)base, (unsigned long long)size, (unsigned long long)entry,
-                   row ? row->name : t->name);
+    efi_con_printf("ptboot: trace: target %s loaded at 0x%llx size 0x%llx entry 0x%llx as %s\n",
+                   t->text, (unsigned long long)base, (unsigned long long)size,
+                   (unsigned long long)entry, row ? row->name : t->name);
     if (a->have_stop_at) {
         static char stop_word[64];
         if (a->stop_at >= size || a->nwords == TRACE_MAX_WORDS) {
-            efi_con_printf("ptboot: error: trace: --stop-at 0x%llx is outside the target (size 0x%llx)\n",
-                           (unsigned long long)a->stop_at, (unsigned long long)size);
+            efi_con_printf(
+                "ptboot: error: trace: --stop-at 0x%llx is outside the target (size 0x%llx)\n",
+                (unsigned long long)a->stop_at, (unsigned long long)size);
             return -1;
         }
         snprintf(stop_word, sizeof stop_word, "trace-stop=1:0x%llx:0x%llx",
@@ -697,11 +712,13 @@ static int plan_target(struct efi_app *app, struct efi_capture *cap, struct trac
         a->words[a->nwords++] = stop_word;
     }
     /* Stage 3a: the files must fit the volume (efi/capture/fit_volume.h) */
-    if (!a->no_files && efi_capture_fit_volume(app->image, cap, a->words, &a->nwords, TRACE_MAX_WORDS))
+    if (!a->no_files &&
+        efi_capture_fit_volume(app->image, cap, a->words, &a->nwords, TRACE_MAX_WORDS))
         return -1;
     if (efi_capture_plan(cap, a->words, a->nwords))
         return -1;
-    efi_con_printf("ptboot: trace: buffer=%llu mode=%s filter=%s\n", (unsigned long long)cap->buffer_bytes,
+    efi_con_printf("ptboot: trace: buffer=%llu mode=%s filter=%s\n",
+                   (unsigned long long)cap->buffer_bytes,
                    cap->plan.cfg.when_full == RTIT_FULL_STOP ? "stop" : "ring",
                    cap->plan.filtered ? "image" : "words/off");
     efi_con_flush();
@@ -711,7 +728,8 @@ static int plan_target(struct efi_app *app, struct efi_capture *cap, struct trac
 /* Stage 5: the on-target decode of every CPU's trace: the APs' first
  * (--cpus), each between its own decode lines, the BSP's last, as
  * without --cpus; t: the BSP's totals. */
-static void decode_all(struct efi_capture *cap, const struct trace_args *a, struct efi_capture_totals *t)
+static void decode_all(struct efi_capture *cap, const struct trace_args *a,
+                       struct efi_capture_totals *t)
 {
     if (efi_capture_code(cap))
         efi_con_puts("ptboot: trace: no memory for the code table; decoding without code\n");
@@ -767,7 +785,8 @@ int efi_cmd_trace(struct efi_app *app, int argc, char **argv)
         return PTB_APP_OK;
     if (sa.exit_data)
         FreePool(sa.exit_data);
-    efi_con_printf("ptboot: trace: target returned status 0x%llx\n", (unsigned long long)target_status);
+    efi_con_printf("ptboot: trace: target returned status 0x%llx\n",
+                   (unsigned long long)target_status);
 
     /* Stages 5 and 6: decode, then files, serial dump, the CPUs' lines. */
     struct efi_capture_totals tot = { 0 };

@@ -6,8 +6,8 @@
 
 struct pi_fv2;
 typedef EFI_STATUS(EFIAPI *pi_fv2_read_section)(struct pi_fv2 *self, const EFI_GUID *name,
-                                                 UINT8 type, UINTN instance, VOID **buffer,
-                                                 UINTN *size, UINT32 *auth);
+                                                UINT8 type, UINTN instance, VOID **buffer,
+                                                UINTN *size, UINT32 *auth);
 struct pi_fv2 {
     VOID *get_volume_attributes, *set_volume_attributes, *read_file;
     pi_fv2_read_section read_section;
@@ -20,7 +20,8 @@ const EFI_GUID *efi_fv_file_of(EFI_DEVICE_PATH *dp)
         UINTN len = DevicePathNodeLength(dp);
         if (len < sizeof(EFI_DEVICE_PATH))
             break;
-        if (DevicePathType(dp) == MEDIA_DEVICE_PATH && DevicePathSubType(dp) == MEDIA_PIWG_FW_FILE_DP &&
+        if (DevicePathType(dp) == MEDIA_DEVICE_PATH &&
+            DevicePathSubType(dp) == MEDIA_PIWG_FW_FILE_DP &&
             len >= sizeof(MEDIA_FW_VOL_FILEPATH_DEVICE_PATH))
             return &((MEDIA_FW_VOL_FILEPATH_DEVICE_PATH *)dp)->FvFileName;
         dp = NextDevicePathNode(dp);

@@ -14,8 +14,13 @@
 #include <stddef.h>
 #include <efi.h>
 
-#define PTB_FV2_PROTOCOL_GUID \
-    { 0x220e73b6, 0x6bdb, 0x4413, { 0x84, 0x05, 0xb9, 0x74, 0xb1, 0x08, 0x61, 0x9a } }
+#define PTB_FV2_PROTOCOL_GUID                              \
+    {                                                      \
+        0x220e73b6, 0x6bdb, 0x4413,                        \
+        {                                                  \
+            0x84, 0x05, 0xb9, 0x74, 0xb1, 0x08, 0x61, 0x9a \
+        }                                                  \
+    }
 
 /* The firmware file GUID of a device path's PIWG firmware-file node (the
  * FilePath of an image the dispatcher loaded from a volume), or NULL.

@@ -62,13 +62,15 @@ static void add_pages(struct code_dump *d, uint64_t lo, const uint8_t *src, uint
             code_dump_add(d, lo + off, src + off);
 }
 
-int resident_capture_open(struct resident_capture *rc, const struct resident_header *h, const char *who)
+int resident_capture_open(struct resident_capture *rc, const struct resident_header *h,
+                          const char *who)
 {
     memset(rc, 0, sizeof *rc);
     resident_trace_bytes(h, &rc->trace, &rc->trace_len);
     /* the code: a --follow session's pages (efi/resident/touched.h), the
      * target's snapshot, then (hw) live images */
-    uint64_t want = (uint64_t)h->code_pages * PAGE_BYTES + (h->snapshot_taken ? h->snapshot_bytes : 0);
+    uint64_t want =
+        (uint64_t)h->code_pages * PAGE_BYTES + (h->snapshot_taken ? h->snapshot_bytes : 0);
     uint32_t n = h->image_count < RESIDENT_IMAGES_MAX ? h->image_count : RESIDENT_IMAGES_MAX;
     if (h->unit == RESIDENT_UNIT_HW)
         for (uint32_t i = 0; i < n; i++)
@@ -90,8 +92,8 @@ int resident_capture_open(struct resident_capture *rc, const struct resident_hea
     code_dump_init(&d, rc->code_dump, rc->code_addr, cap);
     const uint64_t *followed = (const uint64_t *)(uintptr_t)h->code_addr;
     for (uint32_t i = 0; i < h->code_pages; i++)
-        add_pages(&d, followed[i], (const uint8_t *)(uintptr_t)h->code_dump + (uint64_t)i * PAGE_BYTES,
-                  PAGE_BYTES);
+        add_pages(&d, followed[i],
+                  (const uint8_t *)(uintptr_t)h->code_dump + (uint64_t)i * PAGE_BYTES, PAGE_BYTES);
     if (h->snapshot_taken)
         add_pages(&d, h->target.base & ~(PAGE_BYTES - 1), (const uint8_t *)(uintptr_t)h->snapshot,
                   h->snapshot_bytes);
@@ -118,8 +120,8 @@ void resident_capture_close(struct resident_capture *rc)
 int resident_capture_sideband(const struct resident_header *h, struct sideband *sb, const char *who)
 {
     struct sideband_error serr;
-    if (!h->sideband_text_bytes ||
-        sideband_parse(sb, (const char *)(uintptr_t)h->sideband_text, h->sideband_text_bytes, &serr)) {
+    if (!h->sideband_text_bytes || sideband_parse(sb, (const char *)(uintptr_t)h->sideband_text,
+                                                  h->sideband_text_bytes, &serr)) {
         efi_con_printf("ptboot: error: %s: no sideband from the resident driver\n", who);
         return -1;
     }
@@ -138,9 +140,10 @@ bool resident_release_db(bool *said)
     if (!h || h->unit != RESIDENT_UNIT_SOFT || !h->stop)
         return false;
     if (h->state == RESIDENT_ARMED || h->state == RESIDENT_TRACING) {
-        efi_con_printf("ptboot: error: trace: soft unit: the resident tracer of this boot holds the #DB "
-                       "vector (state=%s image=%s): `resident stop` ends its trace and frees it\n",
-                       resident_state_name(h->state), h->image_filter);
+        efi_con_printf(
+            "ptboot: error: trace: soft unit: the resident tracer of this boot holds the #DB "
+            "vector (state=%s image=%s): `resident stop` ends its trace and frees it\n",
+            resident_state_name(h->state), h->image_filter);
         *said = true;
         return false;
     }

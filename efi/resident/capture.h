@@ -18,12 +18,12 @@
 #include "format/sideband.h"
 
 struct resident_capture {
-    const uint8_t *trace;       /* the trace, from the buffer's start */
+    const uint8_t *trace; /* the trace, from the buffer's start */
     size_t trace_len;
-    uint8_t *code_dump;         /* pages * 4 KiB */
-    uint64_t *code_addr;        /* one address per page */
+    uint8_t *code_dump;  /* pages * 4 KiB */
+    uint64_t *code_addr; /* one address per page */
     size_t pages;
-    EFI_PHYSICAL_ADDRESS mem;   /* code_dump and code_addr */
+    EFI_PHYSICAL_ADDRESS mem; /* code_dump and code_addr */
     UINTN mem_pages;
 };
 
@@ -34,7 +34,8 @@ struct resident_header *resident_find(EFI_SYSTEM_TABLE *st);
 void resident_stop_if_tracing(struct resident_header *h);
 /* The trace and the code of h (who: the command, for messages). Returns
  * 0, or -1 after saying why (no memory). Free with resident_capture_close. */
-int resident_capture_open(struct resident_capture *rc, const struct resident_header *h, const char *who);
+int resident_capture_open(struct resident_capture *rc, const struct resident_header *h,
+                          const char *who);
 void resident_capture_close(struct resident_capture *rc);
 /* Gives the #DB vector back to the app when this boot's resident tracer
  * (soft unit) holds it and its session is over; true when it did. While
@@ -43,6 +44,7 @@ void resident_capture_close(struct resident_capture *rc);
 bool resident_release_db(bool *said);
 /* The driver's sideband text parsed into sb. Returns 0, or -1 after saying
  * why (none written, or not parsed). */
-int resident_capture_sideband(const struct resident_header *h, struct sideband *sb, const char *who);
+int resident_capture_sideband(const struct resident_header *h, struct sideband *sb,
+                              const char *who);
 
 #endif

@@ -53,7 +53,7 @@ static void *load_registration;
 static char words_text[RESIDENT_TEXT_BYTES];
 /* the sideband, in reserved pages with its text (efi/resident/resident.h) */
 static struct sideband *sb;
-static uint32_t images_before;     /* images recorded before tracing began */
+static uint32_t images_before; /* images recorded before tracing began */
 static bool first_batch_done;
 static char *words[PTB_ARGS_MAX_TOKENS];
 /* The driver's words (efi/resident/words.h): --verbose (a COM1 line per
@@ -157,16 +157,19 @@ static void record_image(EFI_HANDLE handle)
     uint64_t base = d.base, size = d.size, entry = d.entry;
     /* A file's name keeps its extension, as --image gives it. */
     char path[RESIDENT_NAME_BYTES * 2];
-    long n = li->FilePath ? device_path_file_text((const uint8_t *)li->FilePath, RESIDENT_DP_MAX, path,
-                                             sizeof path)
+    long n = li->FilePath ? device_path_file_text((const uint8_t *)li->FilePath, RESIDENT_DP_MAX,
+                                                  path, sizeof path)
                           : 0;
     if (n <= 0)
         snprintf(path, sizeof path, "%s", d.name[0] && strcmp(d.name, "?") ? d.name : "?");
     const char *name = strrchr(path, '\\');
     name = name ? name + 1 : path;
-    struct resident_image im = { .base = base, .size = size, .entry = entry, .cv = d.cv, .cv_age = d.cv_age };
+    struct resident_image im = {
+        .base = base, .size = size, .entry = entry, .cv = d.cv, .cv_age = d.cv_age
+    };
     snprintf(im.name, sizeof im.name, "%s", name);
-    memcpy(im.cv_guid, d.cv_guid, sizeof im.cv_guid < sizeof d.cv_guid ? sizeof im.cv_guid : sizeof d.cv_guid);
+    memcpy(im.cv_guid, d.cv_guid,
+           sizeof im.cv_guid < sizeof d.cv_guid ? sizeof im.cv_guid : sizeof d.cv_guid);
     snprintf(im.cv_path, sizeof im.cv_path, "%s", d.cv_path);
     int row = -1; /* its row in images[] */
     if (hdr->image_count == RESIDENT_IMAGES_MAX)
@@ -177,8 +180,8 @@ static void record_image(EFI_HANDLE handle)
         record_hw_image(&im);
     if (W.verbose)
         efi_uart_printf("ptboot: resident image base=0x%llx size=0x%llx entry=0x%llx name=%s\n",
-                             (unsigned long long)base, (unsigned long long)size,
-                             (unsigned long long)entry, im.name);
+                        (unsigned long long)base, (unsigned long long)size,
+                        (unsigned long long)entry, im.name);
     if (!hdr->image_filter[0] || !matches(im.name, d.name))
         return;
     if (hdr->unit == RESIDENT_UNIT_SOFT && hdr->has_target) {
@@ -189,8 +192,9 @@ static void record_image(EFI_HANDLE handle)
                 publish_sideband();
             }
         } else if (hdr->state == RESIDENT_TRACING || hdr->state == RESIDENT_ARMED)
-            efi_uart_printf("ptboot: resident note: %s loaded while another session is on: not traced\n",
-                            im.name);
+            efi_uart_printf(
+                "ptboot: resident note: %s loaded while another session is on: not traced\n",
+                im.name);
         return;
     }
     if ((hdr->state != RESIDENT_ARMED && hdr->state != RESIDENT_TRACING) || hdr->has_target)
@@ -202,13 +206,14 @@ static void record_image(EFI_HANDLE handle)
         hdr->has_target = 1;
         mark_traced(row);
         efi_uart_printf("ptboot: resident target image=%s base=0x%llx\n", im.name,
-                             (unsigned long long)base);
+                        (unsigned long long)base);
         return;
     }
     if (was_loaded_before(handle)) {
-        efi_uart_printf("ptboot: resident note: %s was loaded before ptboot (its entry point has run): "
-                        "not traced; a later one is (docs/early-boot.md: dispatch ptboot earlier)\n",
-                        im.name);
+        efi_uart_printf(
+            "ptboot: resident note: %s was loaded before ptboot (its entry point has run): "
+            "not traced; a later one is (docs/early-boot.md: dispatch ptboot earlier)\n",
+            im.name);
         return;
     }
     images_before = hdr->image_count - 1;
@@ -308,7 +313,7 @@ static VOID EFIAPI on_exit_boot_services(EFI_EVENT e, VOID *ctx)
         resident_soft_stop(RESIDENT_STOP_EBS);
     publish_sideband();
     efi_uart_printf("ptboot: resident exit-boot-services state=%s reason=%s\n",
-                         resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
+                    resident_state_name(hdr->state), resident_stop_reason_name(hdr->stop_reason));
     if (early.from_fv)
         efi_uart_printf("ptboot: resident started from a firmware volume file=%s words=%s\n",
                         early.file, early_source_name(early.source));
@@ -368,10 +373,13 @@ static void hang_stop_unit(void)
 
 static void hang_report(unsigned n, uint32_t after_s, bool at_notify)
 {
-    efi_uart_printf("ptboot: hang report begin n=%u after=%us unit=%s image=%s tpl=%s watchdog=%s\n", n, after_s,
-                    hdr->unit == RESIDENT_UNIT_HW ? "hw" : "soft",
-                    hdr->has_target ? hdr->target.name : hdr->image_filter[0] ? hdr->image_filter : "-",
-                    at_notify ? "notify" : "callback", at_notify ? "untouched" : "off");
+    efi_uart_printf(
+        "ptboot: hang report begin n=%u after=%us unit=%s image=%s tpl=%s watchdog=%s\n", n,
+        after_s, hdr->unit == RESIDENT_UNIT_HW ? "hw" : "soft",
+        hdr->has_target        ? hdr->target.name
+        : hdr->image_filter[0] ? hdr->image_filter
+                               : "-",
+        at_notify ? "notify" : "callback", at_notify ? "untouched" : "off");
     hang_stop_unit();
     hdr->hang_reports = n;
     resident_recorder_live(&rec, hdr, rec.live.pos_source, rec.live.linear);
@@ -392,7 +400,10 @@ static void hang_restart(void)
 }
 
 static const struct efi_hang_ops hang_ops = {
-    .tracing = hang_tracing, .save = hang_save, .report = hang_report, .restart = hang_restart,
+    .tracing = hang_tracing,
+    .save = hang_save,
+    .report = hang_report,
+    .restart = hang_restart,
 };
 
 /* The recorder's variable could not be written when the driver started
@@ -410,7 +421,8 @@ static void recorder_variable_when_up(void)
     }
     hdr->recorder_generation = rec.generation;
     efi_uart_printf("ptboot: resident recorder variable written generation=%llu (Variable Write "
-                    "Architectural Protocol)\n", (unsigned long long)rec.generation);
+                    "Architectural Protocol)\n",
+                    (unsigned long long)rec.generation);
 }
 
 /* Both units: hook ExitBootServices, watch image loads, publish. */
@@ -423,43 +435,46 @@ static EFI_STATUS finish_setup(void)
         fail("cannot hook ExitBootServices");
         return EFI_SUCCESS;
     }
-    if (EFI_ERROR(BS->CreateEvent(EVT_NOTIFY_SIGNAL, TPL_CALLBACK, on_image_loaded, NULL,
-                                  &load_event)) ||
-        EFI_ERROR(BS->RegisterProtocolNotify(&LoadedImageProtocol, load_event,
-                                             &load_registration)))
+    if (EFI_ERROR(
+            BS->CreateEvent(EVT_NOTIFY_SIGNAL, TPL_CALLBACK, on_image_loaded, NULL, &load_event)) ||
+        EFI_ERROR(BS->RegisterProtocolNotify(&LoadedImageProtocol, load_event, &load_registration)))
         efi_uart_printf("ptboot: resident warning: cannot watch image loads (no sideband)\n");
     /* the hang timeout, and the hardware unit's periodic save into the
      * recorder (efi/capture/hang.h) */
     if (W.hang_timeout_s || (rec.on && hdr->unit == RESIDENT_UNIT_HW)) {
         struct efi_hang_config hc = { .timeout_s = W.hang_timeout_s, .repeat = W.hang_repeat };
         if (efi_hang_start(&hc, &hang_ops))
-            efi_uart_printf("ptboot: resident warning: no timer event: no hang timeout, no periodic save\n");
+            efi_uart_printf(
+                "ptboot: resident warning: no timer event: no hang timeout, no periodic save\n");
     }
     if (rec.on && rec.variable_pending && early.from_fv) {
         EFI_GUID vw = PTB_VARIABLE_WRITE_ARCH_PROTOCOL_GUID;
         if (early_when_protocol(&vw, recorder_variable_when_up) == 0)
-            efi_uart_printf("ptboot: resident recorder variable waits for the Variable Write Architectural "
-                            "Protocol\n");
+            efi_uart_printf(
+                "ptboot: resident recorder variable waits for the Variable Write Architectural "
+                "Protocol\n");
     }
     hdr->stop = stop_now;
     if (hdr->state != RESIDENT_TRACING)
         hdr->state = RESIDENT_ARMED;
     efi_uart_printf("ptboot: resident driver ready unit=%s image=%s buffer=0x%llx bytes=%llu "
-                         "header=0x%llx\n",
-                         hdr->unit == RESIDENT_UNIT_HW ? "hw" : "soft",
-                         hdr->image_filter[0] ? hdr->image_filter : "-",
-                         (unsigned long long)hdr->buffer, (unsigned long long)hdr->buffer_bytes,
-                         (unsigned long long)(uintptr_t)hdr);
+                    "header=0x%llx\n",
+                    hdr->unit == RESIDENT_UNIT_HW ? "hw" : "soft",
+                    hdr->image_filter[0] ? hdr->image_filter : "-", (unsigned long long)hdr->buffer,
+                    (unsigned long long)hdr->buffer_bytes, (unsigned long long)(uintptr_t)hdr);
     if (rec.on)
-        efi_uart_printf("ptboot: resident recorder at=0x%llx bytes=%llu generation=%llu place=%s trace=0x%llx "
-                        "sideband=0x%llx code=0x%llx hang_timeout=%u repeat=%u ring=%u\n",
-                        (unsigned long long)rec.phys, (unsigned long long)rec.bytes,
-                        (unsigned long long)rec.generation,
-                        rec.outside_map ? "outside-map" : W.recorder_at_given ? "given" : "lowest-free",
-                        (unsigned long long)(rec.phys + rec.fixed.trace_off),
-                        (unsigned long long)(rec.phys + rec.fixed.sideband_off),
-                        (unsigned long long)(rec.phys + rec.fixed.code_off), W.hang_timeout_s, W.hang_repeat ? 1u : 0u,
-                        hdr->ring);
+        efi_uart_printf(
+            "ptboot: resident recorder at=0x%llx bytes=%llu generation=%llu place=%s trace=0x%llx "
+            "sideband=0x%llx code=0x%llx hang_timeout=%u repeat=%u ring=%u\n",
+            (unsigned long long)rec.phys, (unsigned long long)rec.bytes,
+            (unsigned long long)rec.generation,
+            rec.outside_map       ? "outside-map"
+            : W.recorder_at_given ? "given"
+                                  : "lowest-free",
+            (unsigned long long)(rec.phys + rec.fixed.trace_off),
+            (unsigned long long)(rec.phys + rec.fixed.sideband_off),
+            (unsigned long long)(rec.phys + rec.fixed.code_off), W.hang_timeout_s,
+            W.hang_repeat ? 1u : 0u, hdr->ring);
     return EFI_SUCCESS;
 }
 
@@ -487,7 +502,8 @@ static int recorder_open(uint64_t trace_bytes, uint64_t align, char *err, size_t
 {
     if (resident_recorder_open(&rec, hdr, sb != NULL, &W, trace_bytes, align, err, err_len)) {
         if (!W.recorder_at_given)
-            efi_uart_printf("ptboot: resident warning: %s; this boot is not recorded for after a reset\n", err);
+            efi_uart_printf(
+                "ptboot: resident warning: %s; this boot is not recorded for after a reset\n", err);
         return -1;
     }
     return 0;
@@ -513,7 +529,7 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     /* LoadOptions, or the RAW section of our firmware file, or PtbootEarly */
     early_start_read(li, words_text, sizeof words_text, &early);
     efi_uart_printf("ptboot: resident driver start base=0x%llx options='%s'\n",
-                         li ? (unsigned long long)(uintptr_t)li->ImageBase : 0ull, words_text);
+                    li ? (unsigned long long)(uintptr_t)li->ImageBase : 0ull, words_text);
     if (early.from_fv)
         efi_uart_printf("ptboot: resident dispatched from a firmware volume file=%s words=%s\n",
                         early.file, early_source_name(early.source));
@@ -578,7 +594,9 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     hdr->ring = W.ring;
     uint64_t buffer_bytes = W.buffer_bytes;
     enum resident_unit_choice unit = W.unit;
-    struct resident_soft_ctx sc = { .h = hdr, .rec = &rec, .w = &W, .sb = sb, .publish_sideband = publish_sideband };
+    struct resident_soft_ctx sc = {
+        .h = hdr, .rec = &rec, .w = &W, .sb = sb, .publish_sideband = publish_sideband
+    };
     if (li) {
         sc.self_lo = (uint64_t)(uintptr_t)li->ImageBase;
         sc.self_hi = sc.self_lo + li->ImageSize;
@@ -591,7 +609,8 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiBootServicesData, arena_pages, &a)))
         sum_arena = (void *)(uintptr_t)a;
     else
-        efi_uart_printf("ptboot: resident warning: no memory for the summaries' tables (no summaries)\n");
+        efi_uart_printf(
+            "ptboot: resident warning: no memory for the summaries' tables (no summaries)\n");
     /* before this boot's recorder takes the place (docs/hang.md) */
     resident_previous(sum_arena);
     if (unit == RESIDENT_CHOOSE_AUTO)

@@ -26,24 +26,29 @@
  * firmware volume takes them instead of its RAW section's when the
  * variable service is up when it starts, so the words of a firmware with
  * ptboot built in change without building it again. */
-#define PTBOOT_EARLY_VARIABLE L"PtbootEarly"
+#define PTBOOT_EARLY_VARIABLE       L"PtbootEarly"
 #define PTBOOT_EARLY_VARIABLE_ATTRS (EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS)
 
 /* EFI_VARIABLE_WRITE_ARCH_PROTOCOL (PI 1.8 Vol. 2, DXE Architectural
  * Protocols): installed once SetVariable works. */
-#define PTB_VARIABLE_WRITE_ARCH_PROTOCOL_GUID \
-    { 0x6441f818, 0x6362, 0x4e44, { 0xb5, 0x70, 0x7d, 0xba, 0x31, 0xdd, 0x24, 0x53 } }
+#define PTB_VARIABLE_WRITE_ARCH_PROTOCOL_GUID              \
+    {                                                      \
+        0x6441f818, 0x6362, 0x4e44,                        \
+        {                                                  \
+            0xb5, 0x70, 0x7d, 0xba, 0x31, 0xdd, 0x24, 0x53 \
+        }                                                  \
+    }
 
 enum early_source {
-    EARLY_WORDS_NONE,          /* no words anywhere: defaults */
-    EARLY_WORDS_LOAD_OPTIONS,  /* a Driver#### option's OptionalData */
-    EARLY_WORDS_FV,            /* the RAW section of its firmware file */
-    EARLY_WORDS_VARIABLE,      /* PtbootEarly */
+    EARLY_WORDS_NONE,         /* no words anywhere: defaults */
+    EARLY_WORDS_LOAD_OPTIONS, /* a Driver#### option's OptionalData */
+    EARLY_WORDS_FV,           /* the RAW section of its firmware file */
+    EARLY_WORDS_VARIABLE,     /* PtbootEarly */
 };
 
 struct early_start {
-    bool from_fv;                     /* loaded by the dispatcher from a volume */
-    char file[PI_GUID_TEXT_BYTES];    /* its firmware file's GUID ("" if not) */
+    bool from_fv;                  /* loaded by the dispatcher from a volume */
+    char file[PI_GUID_TEXT_BYTES]; /* its firmware file's GUID ("" if not) */
     enum early_source source;
     /* from a volume: the variable service was not up yet (the status of
      * GetVariable, which EDK2 answers EFI_UNSUPPORTED then) */

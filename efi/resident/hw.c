@@ -30,16 +30,21 @@ bool resident_hw_available(void)
     return hw.caps.pt && hw.msr_ready;
 }
 
-int resident_hw_plan(const char *const *words, size_t n, uint64_t *block_bytes, char *err, size_t err_len)
+int resident_hw_plan(const char *const *words, size_t n, uint64_t *block_bytes, char *err,
+                     size_t err_len)
 {
     if (!resident_hw_available()) {
         snprintf(err, err_len, "--unit hw: %s",
-                 !hw.caps.pt ? "no usable Intel PT on this CPU" : "the #GP-safe MSR path is not ready");
+                 !hw.caps.pt ? "no usable Intel PT on this CPU"
+                             : "the #GP-safe MSR path is not ready");
         return -1;
     }
     struct capture_request req = {
-        .mode = CAPTURE_RESIDENT, .unit = CAPTURE_UNIT_HW,
-        .words = words, .n_words = n, .cpus = 1,
+        .mode = CAPTURE_RESIDENT,
+        .unit = CAPTURE_UNIT_HW,
+        .words = words,
+        .n_words = n,
+        .cpus = 1,
     };
     int st = capture_plan_make(&hw.plan, &hw.caps, &req);
     if (st != CAPTURE_PLAN_OK) {
@@ -94,7 +99,8 @@ static int start_now(const struct rtit_msr_ops *ops, char *err, size_t err_len)
     return 0;
 }
 
-int resident_hw_start(struct resident_header *h, uint64_t block, uint64_t block_bytes, char *err, size_t err_len)
+int resident_hw_start(struct resident_header *h, uint64_t block, uint64_t block_bytes, char *err,
+                      size_t err_len)
 {
     hw.h = h;
     UINTN pages = (UINTN)(block_bytes / PAGE_BYTES);
@@ -148,8 +154,10 @@ bool resident_hw_save(uint64_t *pos)
     /* the raw MSR path: the start has shown the MSRs exist, and this runs
      * in a timer event, where no protocol should be called */
     struct rtit_stop_info info;
-    if (rtit_recorder_save(&efi_msr_raw_ops, &hw.plan.cfg, (uint8_t *)(uintptr_t)hw.plan.cfg.buffer_phys,
-                           RTIT_RECORDER_ZERO_BAND, &info) != RTIT_SEQ_OK || info.write_pos < 0)
+    if (rtit_recorder_save(&efi_msr_raw_ops, &hw.plan.cfg,
+                           (uint8_t *)(uintptr_t)hw.plan.cfg.buffer_phys, RTIT_RECORDER_ZERO_BAND,
+                           &info) != RTIT_SEQ_OK ||
+        info.write_pos < 0)
         return false;
     if (info.stopped || info.error)
         hw.running = false; /* stays off: TraceStop, STOP region or an error */

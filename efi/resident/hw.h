@@ -23,7 +23,8 @@ bool resident_hw_available(void);
 /* Plans with the option words (capture_plan.h's, e.g. buffer=8M): *block_bytes
  * the memory it needs (buffer and ToPA tables, alignment slack included).
  * Returns 0, or -1 with a message in err. */
-int resident_hw_plan(const char *const *words, size_t n, uint64_t *block_bytes, char *err, size_t err_len);
+int resident_hw_plan(const char *const *words, size_t n, uint64_t *block_bytes, char *err,
+                     size_t err_len);
 /* Places the plan in [block, block + block_bytes) (block 0: allocates it,
  * EfiReservedMemoryType) and starts. Returns 0, or -1 with a message in
  * err. Boot services only. */

@@ -10,7 +10,7 @@
 #include "efi/resident/recover.h"
 
 #define PAGE_BYTES 4096ull
-#define MAP_MAX 512
+#define MAP_MAX    512
 
 static struct efi_mem_desc map[MAP_MAX];
 static struct sideband sb;
@@ -65,16 +65,20 @@ void resident_previous(void *arena)
     if (EFI_ERROR(s) && s != EFI_BUFFER_TOO_SMALL) {
         /* a driver dispatched from a firmware volume before the variable
          * service (docs/early-boot.md) */
-        efi_uart_printf("ptboot: recover none reason=the variable service is not up yet (status 0x%llx): "
-                        "the previous boot's recorder cannot be looked for\n", (unsigned long long)s);
+        efi_uart_printf(
+            "ptboot: recover none reason=the variable service is not up yet (status 0x%llx): "
+            "the previous boot's recorder cannot be looked for\n",
+            (unsigned long long)s);
         return;
     }
     if (EFI_ERROR(s) || recorder_var_decode(raw, len, &v)) {
-        efi_uart_printf("ptboot: recover none reason=the variable %s is damaged\n", RECORDER_VAR_NAME);
+        efi_uart_printf("ptboot: recover none reason=the variable %s is damaged\n",
+                        RECORDER_VAR_NAME);
         return;
     }
     if (resident_region_readable(v.region_phys, v.region_bytes) < 0) {
-        efi_uart_printf("ptboot: recover none at=0x%llx reason=the region is not RAM in this boot's memory map\n",
+        efi_uart_printf("ptboot: recover none at=0x%llx reason=the region is not RAM in this "
+                        "boot's memory map\n",
                         (unsigned long long)v.region_phys);
         return;
     }
@@ -82,8 +86,9 @@ void resident_previous(void *arena)
     uint8_t *copy = alloc(v.region_bytes);
     struct resident_kept *k = alloc(sizeof *k);
     if (!copy || !k) {
-        efi_uart_printf("ptboot: recover none at=0x%llx reason=no memory for a copy of %llu bytes\n",
-                        (unsigned long long)v.region_phys, (unsigned long long)v.region_bytes);
+        efi_uart_printf(
+            "ptboot: recover none at=0x%llx reason=no memory for a copy of %llu bytes\n",
+            (unsigned long long)v.region_phys, (unsigned long long)v.region_bytes);
         release(copy, v.region_bytes);
         release(k, sizeof *k);
         return;
@@ -103,7 +108,8 @@ void resident_previous(void *arena)
     if (resident_recover_open(&r, out, out ? (size_t)cap : 0, scratch, &sb)) {
         efi_uart_printf("ptboot: recover none at=0x%llx generation=%llu reason=%s\n",
                         (unsigned long long)v.region_phys, (unsigned long long)v.generation,
-                        r.check != RECORDER_OK ? recorder_strerror(r.check) : "no memory for the trace");
+                        r.check != RECORDER_OK ? recorder_strerror(r.check)
+                                               : "no memory for the trace");
         release(out, cap);
         release(scratch, cap);
         release(copy, v.region_bytes);

@@ -15,8 +15,13 @@
 #include <efi.h>
 
 /* 0bbb006e-cfa7-457a-b9da-161519502b90 */
-#define PTBOOT_RECORDER_KEPT_GUID_INIT \
-    { 0x0bbb006e, 0xcfa7, 0x457a, { 0xb9, 0xda, 0x16, 0x15, 0x19, 0x50, 0x2b, 0x90 } }
+#define PTBOOT_RECORDER_KEPT_GUID_INIT                     \
+    {                                                      \
+        0x0bbb006e, 0xcfa7, 0x457a,                        \
+        {                                                  \
+            0xb9, 0xda, 0x16, 0x15, 0x19, 0x50, 0x2b, 0x90 \
+        }                                                  \
+    }
 #define RESIDENT_KEPT_MAGIC 0x5450454b43455250ull /* "PRECKEPT" */
 
 struct resident_kept {
@@ -26,7 +31,7 @@ struct resident_kept {
     uint64_t bytes;      /* of the region and of the copy */
     uint64_t self_pages; /* pages of this struct's own allocation */
     int64_t msr_pos;     /* hw: the RTIT pointers' position the driver read
-                          * before its own start reprogrammed them, -1 */
+                            * before its own start reprogrammed them, -1 */
 };
 
 /* The driver at load: arena for the summaries (EBS_REPORT_SUM_ARENA

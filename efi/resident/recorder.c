@@ -14,7 +14,7 @@
 #include "format/sideband.h"
 
 #define PAGE_BYTES 4096ull
-#define MAP_MAX 512
+#define MAP_MAX    512
 /* The probe's word, written and read back at each page outside the map. */
 #define PROBE_WORD 0x5052424f52505450ull
 
@@ -55,8 +55,8 @@ static bool probe(uint64_t base, uint64_t bytes)
     return true;
 }
 
-static int take(struct resident_recorder *r, uint64_t base, const struct recorder_request *req, size_t n,
-                bool fixed_place, char *err, size_t err_len)
+static int take(struct resident_recorder *r, uint64_t base, const struct recorder_request *req,
+                size_t n, bool fixed_place, char *err, size_t err_len)
 {
     memset(&r->fixed, 0, sizeof r->fixed);
     uint64_t bytes = recorder_plan(&r->fixed, base, req);
@@ -68,15 +68,19 @@ static int take(struct resident_recorder *r, uint64_t base, const struct recorde
     int rel = relation(base, bytes, n);
     if (rel == 1) {
         EFI_PHYSICAL_ADDRESS a = base;
-        if (EFI_ERROR(BS->AllocatePages(AllocateAddress, EfiReservedMemoryType, bytes / PAGE_BYTES, &a))) {
-            snprintf(err, err_len, "recorder: AllocatePages at 0x%llx failed", (unsigned long long)base);
+        if (EFI_ERROR(BS->AllocatePages(AllocateAddress, EfiReservedMemoryType, bytes / PAGE_BYTES,
+                                        &a))) {
+            snprintf(err, err_len, "recorder: AllocatePages at 0x%llx failed",
+                     (unsigned long long)base);
             return -1;
         }
         r->outside_map = false;
     } else if (rel == 0 && fixed_place) {
         if (!probe(base, bytes)) {
-            snprintf(err, err_len, "recorder: 0x%llx+0x%llx is outside the memory map and does not hold "
-                     "what is written (not RAM)", (unsigned long long)base, (unsigned long long)bytes);
+            snprintf(err, err_len,
+                     "recorder: 0x%llx+0x%llx is outside the memory map and does not hold "
+                     "what is written (not RAM)",
+                     (unsigned long long)base, (unsigned long long)bytes);
             return -1;
         }
         r->outside_map = true;
@@ -92,8 +96,8 @@ static int take(struct resident_recorder *r, uint64_t base, const struct recorde
     return 0;
 }
 
-int resident_recorder_place(struct resident_recorder *r, const struct recorder_request *req, bool at_given,
-                            uint64_t at, char *err, size_t err_len)
+int resident_recorder_place(struct resident_recorder *r, const struct recorder_request *req,
+                            bool at_given, uint64_t at, char *err, size_t err_len)
 {
     size_t n;
     r->on = false;
@@ -103,7 +107,8 @@ int resident_recorder_place(struct resident_recorder *r, const struct recorder_r
     }
     if (at_given) {
         if (at % PAGE_BYTES) {
-            snprintf(err, err_len, "recorder: --recorder-at 0x%llx is not page aligned", (unsigned long long)at);
+            snprintf(err, err_len, "recorder: --recorder-at 0x%llx is not page aligned",
+                     (unsigned long long)at);
             return -1;
         }
         return take(r, at, req, n, true, err, err_len);
@@ -149,7 +154,8 @@ int resident_recorder_begin(struct resident_recorder *r, char *err, size_t err_l
     EFI_STATUS s = efi_nvvar_set(RECORDER_VAR_NAME, &v, sizeof v);
     r->variable_pending = EFI_ERROR(s);
     if (EFI_ERROR(s)) {
-        snprintf(err, err_len, "recorder: SetVariable %s failed (status 0x%llx): the next boot will not find it",
+        snprintf(err, err_len,
+                 "recorder: SetVariable %s failed (status 0x%llx): the next boot will not find it",
                  RECORDER_VAR_NAME, (unsigned long long)s);
         return -1;
     }
@@ -175,8 +181,10 @@ int resident_recorder_begin_variable(struct resident_recorder *r, char *err, siz
     recorder_var_encode(&v, r->fixed.unit, r->generation, r->phys, r->bytes);
     EFI_STATUS s = efi_nvvar_set(RECORDER_VAR_NAME, &v, sizeof v);
     if (EFI_ERROR(s)) {
-        snprintf(err, err_len, "recorder: SetVariable %s failed again (status 0x%llx): the next boot will not "
-                 "find it", RECORDER_VAR_NAME, (unsigned long long)s);
+        snprintf(err, err_len,
+                 "recorder: SetVariable %s failed again (status 0x%llx): the next boot will not "
+                 "find it",
+                 RECORDER_VAR_NAME, (unsigned long long)s);
         return -1;
     }
     r->variable_pending = false;
@@ -191,8 +199,8 @@ void resident_recorder_update(struct resident_recorder *r)
     recorder_write_live(&r->w, &r->live);
 }
 
-void resident_recorder_live(struct resident_recorder *r, const struct resident_header *h, uint32_t source,
-                            bool linear)
+void resident_recorder_live(struct resident_recorder *r, const struct resident_header *h,
+                            uint32_t source, bool linear)
 {
     if (!r->on)
         return;
@@ -228,12 +236,14 @@ void resident_recorder_code_changed(struct resident_recorder *r)
     if (!r->on)
         return;
     r->live.code_pages = (uint32_t)r->code_pages;
-    r->live.code_crc = ptd_crc32(0, r->mem + r->fixed.code_off, (size_t)(r->code_pages * PAGE_BYTES));
+    r->live.code_crc =
+        ptd_crc32(0, r->mem + r->fixed.code_off, (size_t)(r->code_pages * PAGE_BYTES));
     r->live.addr_crc = ptd_crc32(0, r->mem + r->fixed.addr_off, (size_t)(r->code_pages * 8));
     resident_recorder_update(r);
 }
 
-uint64_t resident_recorder_add_code(struct resident_recorder *r, const void *src, uint64_t base, uint64_t pages)
+uint64_t resident_recorder_add_code(struct resident_recorder *r, const void *src, uint64_t base,
+                                    uint64_t pages)
 {
     if (!r->on)
         return 0;
@@ -257,8 +267,8 @@ uint64_t resident_recorder_add_code(struct resident_recorder *r, const void *src
 #define SIDEBAND_TEXT_BYTES ((uint64_t)SIDEBAND_MAX_IMAGES * SIDEBAND_LINE_MAX)
 
 int resident_recorder_open(struct resident_recorder *r, struct resident_header *h, bool with_text,
-                           const struct resident_words *w, uint64_t trace_bytes, uint64_t align, char *err,
-                           size_t err_len)
+                           const struct resident_words *w, uint64_t trace_bytes, uint64_t align,
+                           char *err, size_t err_len)
 {
     struct recorder_request req = {
         .sideband_cap = SIDEBAND_TEXT_BYTES,
@@ -276,7 +286,8 @@ int resident_recorder_open(struct resident_recorder *r, struct resident_header *
 }
 
 /* The fixed part's words, image and timeout (both units), sealed. */
-static void begin_common(struct resident_recorder *r, struct resident_header *h, const struct resident_words *w)
+static void begin_common(struct resident_recorder *r, struct resident_header *h,
+                         const struct resident_words *w)
 {
     struct recorder_fixed *f = &r->fixed;
     snprintf(f->options, sizeof f->options, "%s", h->options);

@@ -40,14 +40,14 @@
 
 struct resident_recorder {
     bool on;
-    bool outside_map;         /* placed outside the firmware's memory map */
+    bool outside_map; /* placed outside the firmware's memory map */
     uint64_t phys, bytes;
-    uint8_t *mem;             /* == phys (identity mapping) */
+    uint8_t *mem; /* == phys (identity mapping) */
     uint64_t generation;
     struct recorder_fixed fixed;
     struct recorder_writer w;
     struct recorder_live live;
-    uint64_t code_pages;      /* pages appended so far */
+    uint64_t code_pages; /* pages appended so far */
     /* the variable could not be written at begin (a driver dispatched from
      * a firmware volume before the variable service): see
      * resident_recorder_begin_variable */
@@ -58,8 +58,8 @@ struct resident_recorder {
  * at (when at_given) or the default. On success r->mem/phys/bytes/fixed
  * hold the layout (not yet written). Returns 0, or -1 with a message in
  * err. Boot services. */
-int resident_recorder_place(struct resident_recorder *r, const struct recorder_request *req, bool at_given,
-                            uint64_t at, char *err, size_t err_len);
+int resident_recorder_place(struct resident_recorder *r, const struct recorder_request *req,
+                            bool at_given, uint64_t at, char *err, size_t err_len);
 /* Seals the fixed part (the caller filled unit, flags, output layout,
  * options...), writes the header and the first live slot (the output
  * area is left alone), and the variable with the next generation. Boot services (SetVariable). Returns 0
@@ -77,14 +77,15 @@ void resident_recorder_update(struct resident_recorder *r);
  * (no boot services): source says where write_pos came from, linear that
  * the output holds [0, write_pos) oldest first (linearised after a stop). */
 struct resident_header;
-void resident_recorder_live(struct resident_recorder *r, const struct resident_header *h, uint32_t source,
-                            bool linear);
+void resident_recorder_live(struct resident_recorder *r, const struct resident_header *h,
+                            uint32_t source, bool linear);
 /* The sideband area holds len bytes of text now: its length and CRC into
  * the live slot (and the slot written). */
 void resident_recorder_sideband(struct resident_recorder *r, size_t len);
 /* Appends the pages [base, base + pages * 4 KiB) from src to the code area
  * (as many as fit); returns how many went in. CRCs into the live slot. */
-uint64_t resident_recorder_add_code(struct resident_recorder *r, const void *src, uint64_t base, uint64_t pages);
+uint64_t resident_recorder_add_code(struct resident_recorder *r, const void *src, uint64_t base,
+                                    uint64_t pages);
 /* The code pages changed in place (a snapshot taken again): new CRCs. */
 void resident_recorder_code_changed(struct resident_recorder *r);
 struct resident_header;
@@ -94,8 +95,8 @@ struct resident_hw_layout;
  * for trace_bytes of output aligned to align; with_text: the header's
  * sideband text goes into it. Returns 0, or -1 with a message in err. */
 int resident_recorder_open(struct resident_recorder *r, struct resident_header *h, bool with_text,
-                           const struct resident_words *w, uint64_t trace_bytes, uint64_t align, char *err,
-                           size_t err_len);
+                           const struct resident_words *w, uint64_t trace_bytes, uint64_t align,
+                           char *err, size_t err_len);
 /* Describes the soft unit's output (one region, the buffer h names) or the
  * hardware unit's (as the capture plan placed it in the trace area: l),
  * then resident_recorder_begin; the header learns where the recorder is.

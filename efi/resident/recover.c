@@ -46,7 +46,8 @@ static int soft_trace(struct resident_recover *r, const uint8_t *area, uint8_t *
 }
 
 /* The hardware unit's: arch/x86/rtit_recorder.h finds the end. */
-static int hw_trace(struct resident_recover *r, const uint8_t *area, uint8_t *out, size_t cap, uint8_t *scratch)
+static int hw_trace(struct resident_recover *r, const uint8_t *area, uint8_t *out, size_t cap,
+                    uint8_t *scratch)
 {
     const struct recorder_live *l = &r->v.live;
     struct rtit_recorder_hint h = {
@@ -95,7 +96,8 @@ int resident_recover_open(struct resident_recover *r, uint8_t *out, size_t cap, 
     if (cap < f->trace_bytes)
         return -1;
     const uint8_t *area = r->mem + f->trace_off;
-    int e = f->unit == RECORDER_UNIT_SOFT ? soft_trace(r, area, out, cap) : hw_trace(r, area, out, cap, scratch);
+    int e = f->unit == RECORDER_UNIT_SOFT ? soft_trace(r, area, out, cap)
+                                          : hw_trace(r, area, out, cap, scratch);
     if (e)
         return -1;
     size_t len;
@@ -123,7 +125,9 @@ static void quiet_sink(const char *s, size_t len)
     uint64_t v = 0;
     for (size_t i = 0; i < 16; i++) {
         char c = s[i];
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                            : 16;
         if (d == 16)
             return;
         v = v << 4 | d;
@@ -139,26 +143,33 @@ void resident_recover_report(struct resident_recover *r, ebs_report_sink out, vo
     static struct code_image ci;
     const struct recorder_fixed *f = &r->v.fixed;
     const struct recorder_live *l = &r->v.live;
-    ebs_report_say(out, "ptboot: recover found generation=%llu unit=%s region=0x%llx+0x%llx state=%s reason=%s "
-                   "image=%s hang_reports=%u saves=%llu\n",
-                   (unsigned long long)f->generation, f->unit == RECORDER_UNIT_SOFT ? "soft" : "hw",
-                   (unsigned long long)f->region_phys, (unsigned long long)f->region_bytes,
-                   recorder_state_name(l->state), resident_recover_reason_name(l->stop_reason),
-                   f->image[0] ? f->image : "-", l->hang_reports, (unsigned long long)l->saves);
+    ebs_report_say(
+        out,
+        "ptboot: recover found generation=%llu unit=%s region=0x%llx+0x%llx state=%s reason=%s "
+        "image=%s hang_reports=%u saves=%llu\n",
+        (unsigned long long)f->generation, f->unit == RECORDER_UNIT_SOFT ? "soft" : "hw",
+        (unsigned long long)f->region_phys, (unsigned long long)f->region_bytes,
+        recorder_state_name(l->state), resident_recover_reason_name(l->stop_reason),
+        f->image[0] ? f->image : "-", l->hang_reports, (unsigned long long)l->saves);
     ebs_report_say(out, "ptboot: recover trace source=%s end=%s bytes=%llu wrapped=%u\n", r->source,
-                   r->end_exact ? "exact" : "approx", (unsigned long long)r->trace_len, r->wrapped ? 1u : 0u);
+                   r->end_exact ? "exact" : "approx", (unsigned long long)r->trace_len,
+                   r->wrapped ? 1u : 0u);
     if (r->sb_ok)
         ebs_report_say(out, "ptboot: recover sideband images=%u\n", r->sb->nimages);
     else
-        ebs_report_say(out, "ptboot: recover warning: the sideband is damaged or missing (its CRC does not "
-                       "hold): no module names\n");
+        ebs_report_say(
+            out, "ptboot: recover warning: the sideband is damaged or missing (its CRC does not "
+                 "hold): no module names\n");
     code_image_init(&ci, pages, r->pages);
-    bool code = r->pages && !code_image_add_dump(&ci, r->code_dump, r->pages * PAGE_BYTES, r->code_addr,
-                                                 r->pages * 8) && !code_image_finish(&ci);
+    bool code = r->pages &&
+                !code_image_add_dump(&ci, r->code_dump, r->pages * PAGE_BYTES, r->code_addr,
+                                     r->pages * 8) &&
+                !code_image_finish(&ci);
     if (code)
         ebs_report_say(out, "ptboot: recover code pages=%llu\n", (unsigned long long)r->pages);
     else
-        ebs_report_say(out, "ptboot: recover warning: no intact code pages (CRC or addresses): nothing "
+        ebs_report_say(out,
+                       "ptboot: recover warning: no intact code pages (CRC or addresses): nothing "
                        "decodes past the trace's packets\n");
     memset(&rep, 0, sizeof rep);
     rep.unit = f->unit == RECORDER_UNIT_SOFT ? "soft" : "hw";
@@ -172,7 +183,8 @@ void resident_recover_report(struct resident_recover *r, ebs_report_sink out, vo
         rep.read = code_image_read;
     }
     /* the soft unit traced one image: its filter range, as it ran */
-    for (uint32_t i = 0; r->sb_ok && i < r->sb->config.nfilter && rep.nfilter < EBS_REPORT_FILTERS; i++) {
+    for (uint32_t i = 0; r->sb_ok && i < r->sb->config.nfilter && rep.nfilter < EBS_REPORT_FILTERS;
+         i++) {
         if (r->sb->config.filter[i].kind != SIDEBAND_FILTER_EN)
             continue;
         rep.filter_lo[rep.nfilter] = r->sb->config.filter[i].a;
@@ -212,32 +224,36 @@ void resident_recover_report(struct resident_recover *r, ebs_report_sink out, vo
 void resident_recover_final(const struct resident_recover *r, ebs_report_sink out)
 {
     char last[SIDEBAND_NAME_MAX + 24];
-    const struct sideband_image *im = r->have_last && r->sb_ok ? sideband_find_image(r->sb, r->last_ip) : NULL;
+    const struct sideband_image *im =
+        r->have_last && r->sb_ok ? sideband_find_image(r->sb, r->last_ip) : NULL;
     if (!r->have_last)
         snprintf(last, sizeof last, "none");
     else if (im)
-        snprintf(last, sizeof last, "%s+0x%llx", im->name, (unsigned long long)(r->last_ip - im->base));
+        snprintf(last, sizeof last, "%s+0x%llx", im->name,
+                 (unsigned long long)(r->last_ip - im->base));
     else
         snprintf(last, sizeof last, "0x%llx", (unsigned long long)r->last_ip);
-    ebs_report_say(out, "ptboot: recover unit=%s bytes=%llu insns=%llu errors=%llu reset=1 last=%s\n",
-                   r->v.fixed.unit == RECORDER_UNIT_SOFT ? "soft" : "hw", (unsigned long long)r->trace_len,
-                   (unsigned long long)r->insns, (unsigned long long)r->errors, last);
+    ebs_report_say(
+        out, "ptboot: recover unit=%s bytes=%llu insns=%llu errors=%llu reset=1 last=%s\n",
+        r->v.fixed.unit == RECORDER_UNIT_SOFT ? "soft" : "hw", (unsigned long long)r->trace_len,
+        (unsigned long long)r->insns, (unsigned long long)r->errors, last);
 }
 
 size_t resident_recover_text(const struct resident_recover *r, char *buf, size_t cap)
 {
     const struct recorder_fixed *f = &r->v.fixed;
     const struct recorder_live *l = &r->v.live;
-    int n = snprintf(buf, cap,
-                     "ptboot-recover 1\nreset=1\ngeneration=%llu\nunit=%s\nregion=0x%llx+0x%llx\nstate=%s\n"
-                     "reason=%s\nimage=%s\noptions=%s\nsource=%s\nend=%s\nwrapped=%u\nhang_reports=%u\n"
-                     "saves=%llu\nsideband=%s\ncode_pages=%llu\n",
-                     (unsigned long long)f->generation, f->unit == RECORDER_UNIT_SOFT ? "soft" : "hw",
-                     (unsigned long long)f->region_phys, (unsigned long long)f->region_bytes,
-                     recorder_state_name(l->state), resident_recover_reason_name(l->stop_reason),
-                     f->image[0] ? f->image : "-", f->options, r->source, r->end_exact ? "exact" : "approx",
-                     r->wrapped ? 1u : 0u, l->hang_reports, (unsigned long long)l->saves,
-                     r->sb_ok ? "ok" : "damaged", (unsigned long long)r->pages);
+    int n = snprintf(
+        buf, cap,
+        "ptboot-recover 1\nreset=1\ngeneration=%llu\nunit=%s\nregion=0x%llx+0x%llx\nstate=%s\n"
+        "reason=%s\nimage=%s\noptions=%s\nsource=%s\nend=%s\nwrapped=%u\nhang_reports=%u\n"
+        "saves=%llu\nsideband=%s\ncode_pages=%llu\n",
+        (unsigned long long)f->generation, f->unit == RECORDER_UNIT_SOFT ? "soft" : "hw",
+        (unsigned long long)f->region_phys, (unsigned long long)f->region_bytes,
+        recorder_state_name(l->state), resident_recover_reason_name(l->stop_reason),
+        f->image[0] ? f->image : "-", f->options, r->source, r->end_exact ? "exact" : "approx",
+        r->wrapped ? 1u : 0u, l->hang_reports, (unsigned long long)l->saves,
+        r->sb_ok ? "ok" : "damaged", (unsigned long long)r->pages);
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
@@ -250,7 +266,8 @@ int64_t resident_recover_msr_pos(const struct recorder_fixed *f)
     const struct rtit_msr_ops *ops = &efi_msr_safe_ops;
     uint64_t ctl, base, ptrs;
     if (ops->rd(ops->ctx, RTIT_MSR_CTL, &ctl) || (ctl & RTIT_CTL_TRACEEN) ||
-        ops->rd(ops->ctx, RTIT_MSR_OUTPUT_BASE, &base) || ops->rd(ops->ctx, RTIT_MSR_OUTPUT_MASK_PTRS, &ptrs))
+        ops->rd(ops->ctx, RTIT_MSR_OUTPUT_BASE, &base) ||
+        ops->rd(ops->ctx, RTIT_MSR_OUTPUT_MASK_PTRS, &ptrs))
         return -1;
     struct rtit_config cfg;
     memset(&cfg, 0, sizeof cfg);

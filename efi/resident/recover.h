@@ -41,18 +41,18 @@
 struct resident_recover {
     /* in: the region as it can be read now (the original place or a copy) */
     const uint8_t *mem;
-    uint64_t bytes;             /* readable at mem */
-    uint64_t phys;              /* where it was written */
-    int64_t msr_pos;            /* hw: position from the RTIT MSRs now, -1 */
+    uint64_t bytes;  /* readable at mem */
+    uint64_t phys;   /* where it was written */
+    int64_t msr_pos; /* hw: position from the RTIT MSRs now, -1 */
     /* out */
-    int check;                  /* recorder_check()'s enum recorder_result */
+    int check; /* recorder_check()'s enum recorder_result */
     struct recorder_view v;
-    const char *source;         /* how the end was found */
+    const char *source; /* how the end was found */
     bool end_exact;
-    const uint8_t *trace;       /* linear from its first PSB */
+    const uint8_t *trace; /* linear from its first PSB */
     size_t trace_len;
     bool wrapped;
-    struct sideband *sb;        /* caller's; parsed when sb_ok */
+    struct sideband *sb; /* caller's; parsed when sb_ok */
     bool sb_ok;
     const uint8_t *code_dump, *code_addr;
     size_t pages;

@@ -23,14 +23,15 @@ static const char *traced_name(const struct resident_header *h)
 
 void resident_report_status(const struct resident_header *h, resident_sink out)
 {
-    ebs_report_say(out,
+    ebs_report_say(
+        out,
         "ptboot: resident status state=%s reason=%s unit=%s image=%s buffer=0x%llx size=%llu "
         "bytes=%llu steps=%llu insns=%llu images=%u\n",
         resident_state_name(h->state), resident_stop_reason_name(h->stop_reason),
         h->unit == RESIDENT_UNIT_SOFT ? "soft" : "hw", traced_name(h),
         (unsigned long long)h->buffer, (unsigned long long)h->buffer_bytes,
-        (unsigned long long)h->bytes, (unsigned long long)h->steps,
-        (unsigned long long)h->insns, h->image_count);
+        (unsigned long long)h->bytes, (unsigned long long)h->steps, (unsigned long long)h->insns,
+        h->image_count);
     if (h->state == RESIDENT_FAILED)
         ebs_report_say(out, "ptboot: resident failed: %s\n", h->message);
 }
@@ -174,7 +175,8 @@ void resident_report_summaries(const struct resident_header *h, void *arena, siz
     report_all(h, arena, arena_bytes, out, true);
 }
 
-void resident_report_hang(const struct resident_header *h, void *arena, size_t arena_bytes, resident_sink out)
+void resident_report_hang(const struct resident_header *h, void *arena, size_t arena_bytes,
+                          resident_sink out)
 {
     report_all(h, arena, arena_bytes, out, false);
 }
@@ -190,10 +192,11 @@ static void report_all(const struct resident_header *h, void *arena, size_t aren
     uint32_t n = h->image_count < RESIDENT_IMAGES_MAX ? h->image_count : RESIDENT_IMAGES_MAX;
     for (uint32_t i = 0; i < n; i++) {
         const struct resident_image *im = &h->images[i];
-        ebs_report_say(out, "ptboot: resident image %u base=0x%llx size=0x%llx entry=0x%llx name=%s%s\n", i,
-            (unsigned long long)im->base, (unsigned long long)im->size,
-            (unsigned long long)im->entry, im->name,
-            (h->traced[i / 32] >> (i % 32)) & 1 ? " traced" : "");
+        ebs_report_say(out,
+                       "ptboot: resident image %u base=0x%llx size=0x%llx entry=0x%llx name=%s%s\n",
+                       i, (unsigned long long)im->base, (unsigned long long)im->size,
+                       (unsigned long long)im->entry, im->name,
+                       (h->traced[i / 32] >> (i % 32)) & 1 ? " traced" : "");
     }
     report_of(h, &r);
     /* the soft unit traced its --image (nothing without one); the

@@ -48,7 +48,8 @@ void resident_report_summaries(const struct resident_header *h, void *arena, siz
 /* A hang report (efi/capture/hang.h): the same without the flow lines
  * (the summaries' last transitions show where it spins; the flow of a
  * spinning loop is thousands of identical lines). */
-void resident_report_hang(const struct resident_header *h, void *arena, size_t arena_bytes, resident_sink out);
+void resident_report_hang(const struct resident_header *h, void *arena, size_t arena_bytes,
+                          resident_sink out);
 /* The flow lines alone (between the begin/end markers); returns the
  * decode errors, or -1 when the trace could not be decoded at all. */
 long resident_report_flow(const struct resident_header *h, resident_sink out);

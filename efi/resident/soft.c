@@ -234,7 +234,8 @@ static void keep_touched(void)
             memcpy(&b, have + k * 8, 8);
             dup = a == b;
         }
-        if (!dup && !resident_recorder_add_code(rec, touched.pages + (uint64_t)i * PAGE_BYTES, a, 1))
+        if (!dup &&
+            !resident_recorder_add_code(rec, touched.pages + (uint64_t)i * PAGE_BYTES, a, 1))
             break; /* full */
     }
 }
@@ -252,8 +253,8 @@ static void on_end(void *ctx, uint64_t ip, uint64_t tsc, int why)
     }
     hdr->stop_tsc = tsc;
     hdr->state = RESIDENT_STOPPED;
-    hdr->stop_reason = why == PTB_SOFT_STEP_END_RETURNED ? RESIDENT_STOP_RETURNED
-                       : why == PTB_SOFT_STEP_END_CALLER ? caller_reason
+    hdr->stop_reason = why == PTB_SOFT_STEP_END_RETURNED  ? RESIDENT_STOP_RETURNED
+                       : why == PTB_SOFT_STEP_END_CALLER  ? caller_reason
                        : why == PTB_SOFT_STEP_END_BOUNDED ? RESIDENT_STOP_BOUND
                                                           : RESIDENT_STOP_UNIT;
     publish();
@@ -274,7 +275,6 @@ void resident_soft_stop(uint32_t reason)
         drv.publish_sideband();
     }
 }
-
 
 static uint64_t rdtsc_now(void)
 {
@@ -310,8 +310,10 @@ int resident_soft_arm(const struct resident_image *im, char *err, size_t err_len
     } else if (!EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
                                             snap_bytes / PAGE_BYTES, &snap))) {
         if (rec->on)
-            efi_uart_printf("ptboot: resident warning: %s (%llu bytes) does not fit the recorder's code area "
-                            "(--recorder-code): a reset loses its code\n", im->name, (unsigned long long)snap_bytes);
+            efi_uart_printf(
+                "ptboot: resident warning: %s (%llu bytes) does not fit the recorder's code area "
+                "(--recorder-code): a reset loses its code\n",
+                im->name, (unsigned long long)snap_bytes);
         hdr->snapshot = snap;
         hdr->snapshot_bytes = snap_bytes;
     }
@@ -319,9 +321,15 @@ int resident_soft_arm(const struct resident_image *im, char *err, size_t err_len
     hdr->has_target = 1;
     hdr->sessions = 1;
     step_cfg = (struct efi_soft_step_config){
-        .step = on_step, .resume = on_resume, .end = on_end, .entry_ip = entry,
-        .interrupt = on_interrupt, .unseen = on_unseen,
-        .max_steps = drv.w->max_insns, .self_lo = drv.self_lo, .self_hi = drv.self_hi,
+        .step = on_step,
+        .resume = on_resume,
+        .end = on_end,
+        .entry_ip = entry,
+        .interrupt = on_interrupt,
+        .unseen = on_unseen,
+        .max_steps = drv.w->max_insns,
+        .self_lo = drv.self_lo,
+        .self_hi = drv.self_hi,
     };
     efi_soft_step_watch_ranges(&step_cfg, &unit_cfg);
     e = efi_soft_step_arm(&step_cfg, &step_stats);
@@ -346,7 +354,8 @@ void resident_soft_pause(void)
 void resident_soft_restart(void)
 {
     /* this session's part of the buffer (earlier sessions stay) */
-    memset((uint8_t *)(uintptr_t)hdr->buffer + session_base, 0, (size_t)(hdr->buffer_bytes - session_base));
+    memset((uint8_t *)(uintptr_t)hdr->buffer + session_base, 0,
+           (size_t)(hdr->buffer_bytes - session_base));
     soft_unit_init(&unit_state, &unit_cfg, (uint8_t *)(uintptr_t)hdr->buffer + session_base,
                    (size_t)(hdr->buffer_bytes - session_base), read_code, NULL);
     hdr->state = RESIDENT_TRACING;
@@ -361,7 +370,8 @@ int resident_soft_follow_pages(char *err, size_t err_len)
     EFI_PHYSICAL_ADDRESS a;
     if (EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiReservedMemoryType,
                                     (bytes + PAGE_BYTES - 1) / PAGE_BYTES, &a))) {
-        snprintf(err, err_len, "no memory for the code pages (%llu bytes)", (unsigned long long)bytes);
+        snprintf(err, err_len, "no memory for the code pages (%llu bytes)",
+                 (unsigned long long)bytes);
         return -1;
     }
     uint8_t *pages = (uint8_t *)(uintptr_t)a;
@@ -400,7 +410,8 @@ int resident_soft_arm_again(const struct resident_image *im)
     sessions++;
     int e = soft_configure(im->base, im->size);
     if (e) {
-        efi_uart_printf("ptboot: resident note: %s: soft unit: %s, not traced\n", im->name, soft_unit_strerror(e));
+        efi_uart_printf("ptboot: resident note: %s: soft unit: %s, not traced\n", im->name,
+                        soft_unit_strerror(e));
         return -1;
     }
     hdr->state = RESIDENT_ARMED;

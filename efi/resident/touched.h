@@ -20,15 +20,15 @@
 #define TOUCHED_INSN_MAX 15u
 
 struct touched_pages {
-    uint64_t *slots;   /* the set: page addresses + 1 (0: empty), nslots of them */
-    uint32_t nslots;   /* 2 * cap: the set stays at most half full */
-    uint64_t *addr;    /* the dump's page addresses (cap), sorted by touched_copy */
-    uint8_t *pages;    /* the dump's pages (cap * 4 KiB) */
+    uint64_t *slots; /* the set: page addresses + 1 (0: empty), nslots of them */
+    uint32_t nslots; /* 2 * cap: the set stays at most half full */
+    uint64_t *addr;  /* the dump's page addresses (cap), sorted by touched_copy */
+    uint8_t *pages;  /* the dump's pages (cap * 4 KiB) */
     uint32_t cap;
-    uint32_t marked;   /* distinct pages in the set */
-    uint32_t dropped;  /* pages marked while the set was full */
-    uint32_t n;        /* pages in the dump */
-    uint64_t last;     /* the page marked last, + 1 (a cache: steps stay on a page) */
+    uint32_t marked;  /* distinct pages in the set */
+    uint32_t dropped; /* pages marked while the set was full */
+    uint32_t n;       /* pages in the dump */
+    uint64_t last;    /* the page marked last, + 1 (a cache: steps stay on a page) */
 };
 
 /* slots: 2 * cap entries; addr: cap; pages: cap * 4 KiB. */

@@ -10,7 +10,8 @@
 
 /* A number: all of v (the project's one number parser, decoder/ptd_num.h),
  * in [lo, hi], a multiple of align. */
-static bool number(const char *v, enum ptd_num_base base, uint64_t lo, uint64_t hi, uint64_t align, uint64_t *out)
+static bool number(const char *v, enum ptd_num_base base, uint64_t lo, uint64_t hi, uint64_t align,
+                   uint64_t *out)
 {
     uint64_t x;
     if (!ptd_num_parse(v, base, &x) || x < lo || x > hi || x % align)
@@ -19,7 +20,8 @@ static bool number(const char *v, enum ptd_num_base base, uint64_t lo, uint64_t 
     return true;
 }
 
-int resident_words_parse(struct resident_words *w, char *const *words, int n, char *err, size_t err_len)
+int resident_words_parse(struct resident_words *w, char *const *words, int n, char *err,
+                         size_t err_len)
 {
     memset(w, 0, sizeof *w);
     w->buffer_bytes = RESIDENT_BUFFER_DEFAULT;
@@ -63,7 +65,8 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
                 return -1;
             }
         } else if (!strcmp(o, "--buffer")) {
-            if (!number(v, PTD_NUM_AUTO, RESIDENT_BUFFER_MIN, RESIDENT_BUFFER_MAX, 1, &x) || (x & (x - 1))) {
+            if (!number(v, PTD_NUM_AUTO, RESIDENT_BUFFER_MIN, RESIDENT_BUFFER_MAX, 1, &x) ||
+                (x & (x - 1))) {
                 snprintf(err, err_len, "--buffer %s: a power of two from 4096 to 1 GiB", v);
                 return -1;
             }
@@ -76,7 +79,8 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
             w->have_trace_stop = true;
         } else if (!strcmp(o, "--hang-timeout")) {
             if (!number(v, PTD_NUM_AUTO, 1, RESIDENT_HANG_MAX_S, 1, &x)) {
-                snprintf(err, err_len, "--hang-timeout %s: seconds, 1 to %u", v, RESIDENT_HANG_MAX_S);
+                snprintf(err, err_len, "--hang-timeout %s: seconds, 1 to %u", v,
+                         RESIDENT_HANG_MAX_S);
                 return -1;
             }
             w->hang_timeout_s = (uint32_t)x;
@@ -88,8 +92,10 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
             }
             w->recorder_at_given = true;
         } else if (!strcmp(o, "--recorder-code")) {
-            if (!number(v, PTD_NUM_AUTO, 0, RESIDENT_RECORDER_CODE_MAX, PAGE_BYTES, &w->recorder_code)) {
-                snprintf(err, err_len, "--recorder-code %s: bytes, a multiple of 4096, at most 64 MiB", v);
+            if (!number(v, PTD_NUM_AUTO, 0, RESIDENT_RECORDER_CODE_MAX, PAGE_BYTES,
+                        &w->recorder_code)) {
+                snprintf(err, err_len,
+                         "--recorder-code %s: bytes, a multiple of 4096, at most 64 MiB", v);
                 return -1;
             }
         } else if (!strcmp(o, "--max-insns")) {
@@ -112,7 +118,8 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
             char name[32];
             bool takes_value;
             size_t k = strcspn(o, "=");
-            snprintf(name, sizeof name, "%.*s", (int)(k < sizeof name - 1 ? k : sizeof name - 1), o);
+            snprintf(name, sizeof name, "%.*s", (int)(k < sizeof name - 1 ? k : sizeof name - 1),
+                     o);
             if (!capture_word_known(name, &takes_value)) {
                 snprintf(err, err_len, "unknown capture word '%s'", o);
                 return -1;
@@ -124,9 +131,12 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
             w->plan_words[w->n_plan_words++] = o;
             continue;
         } else {
-            snprintf(err, err_len, "unknown option '%s' (--image NAME, --unit hw|soft|auto, --buffer BYTES, "
-                     "--trace-stop OFFSET, --verbose, --follow, --max-insns N, --hang-timeout SECONDS, --hang-repeat, --ring, "
-                     "--recorder-at ADDR, --recorder-code BYTES, --no-recorder, capture words)", o);
+            snprintf(err, err_len,
+                     "unknown option '%s' (--image NAME, --unit hw|soft|auto, --buffer BYTES, "
+                     "--trace-stop OFFSET, --verbose, --follow, --max-insns N, --hang-timeout "
+                     "SECONDS, --hang-repeat, --ring, "
+                     "--recorder-at ADDR, --recorder-code BYTES, --no-recorder, capture words)",
+                     o);
             return -1;
         }
         if (value)

@@ -30,12 +30,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RESIDENT_WORDS_MAX 64
-#define RESIDENT_WORDS_NAME 64
-#define RESIDENT_BUFFER_DEFAULT (1ull << 20)
-#define RESIDENT_BUFFER_MIN (1ull << 12)
-#define RESIDENT_BUFFER_MAX (1ull << 30)
-#define RESIDENT_HANG_MAX_S 86400u
+#define RESIDENT_WORDS_MAX         64
+#define RESIDENT_WORDS_NAME        64
+#define RESIDENT_BUFFER_DEFAULT    (1ull << 20)
+#define RESIDENT_BUFFER_MIN        (1ull << 12)
+#define RESIDENT_BUFFER_MAX        (1ull << 30)
+#define RESIDENT_HANG_MAX_S        86400u
 #define RESIDENT_RECORDER_CODE_MAX (64ull << 20)
 /* Default room for code pages in the recorder (efi/resident/recorder.h). */
 #define RESIDENT_RECORDER_CODE_DEFAULT (2ull << 20)
@@ -44,18 +44,22 @@
  * (docs/early-boot.md), so minutes at most. */
 #define RESIDENT_FOLLOW_MAX_INSNS 2000000ull
 
-enum resident_unit_choice { RESIDENT_CHOOSE_AUTO, RESIDENT_CHOOSE_HW, RESIDENT_CHOOSE_SOFT };
+enum resident_unit_choice {
+    RESIDENT_CHOOSE_AUTO,
+    RESIDENT_CHOOSE_HW,
+    RESIDENT_CHOOSE_SOFT
+};
 
 struct resident_words {
-    char image[RESIDENT_WORDS_NAME];   /* "" when not given; "a,b": several */
+    char image[RESIDENT_WORDS_NAME]; /* "" when not given; "a,b": several */
     enum resident_unit_choice unit;
     uint64_t buffer_bytes;
     bool verbose;
     bool follow;
-    uint64_t max_insns;                /* 0: no bound */
+    uint64_t max_insns; /* 0: no bound */
     bool have_trace_stop;
     uint64_t trace_stop_offset;
-    uint32_t hang_timeout_s;           /* 0: none */
+    uint32_t hang_timeout_s; /* 0: none */
     bool hang_repeat, ring;
     bool no_recorder, recorder_at_given;
     uint64_t recorder_at, recorder_code;
@@ -65,6 +69,7 @@ struct resident_words {
 
 /* Parses words[0..n) into w (defaults first). Returns 0, or -1 with a
  * message in err (the word and what it wants). */
-int resident_words_parse(struct resident_words *w, char *const *words, int n, char *err, size_t err_len);
+int resident_words_parse(struct resident_words *w, char *const *words, int n, char *err,
+                         size_t err_len);
 
 #endif

@@ -23,23 +23,34 @@
 #include "format/sideband.h"
 #include "host/sym/names.h"
 
-enum export_format { EXPORT_CHROME = 1, EXPORT_FOLDED, EXPORT_HTML };
-enum export_weight { EXPORT_W_INSNS = 0, EXPORT_W_TICKS };
-enum export_clock { EXPORT_CLOCK_AUTO = 0, EXPORT_CLOCK_TSC, EXPORT_CLOCK_INSNS };
+enum export_format {
+    EXPORT_CHROME = 1,
+    EXPORT_FOLDED,
+    EXPORT_HTML
+};
+enum export_weight {
+    EXPORT_W_INSNS = 0,
+    EXPORT_W_TICKS
+};
+enum export_clock {
+    EXPORT_CLOCK_AUTO = 0,
+    EXPORT_CLOCK_TSC,
+    EXPORT_CLOCK_INSNS
+};
 
 /* ---- the call stacks, each once (export_stacks.c) ------------------------ */
 
 #define EXPORT_NONE 0xffffffffu
 
 struct export_node {
-    uint32_t parent;        /* EXPORT_NONE: a root */
+    uint32_t parent;         /* EXPORT_NONE: a root */
     uint32_t child, sibling; /* first child, next sibling (EXPORT_NONE: none) */
     uint32_t last_child;
     uint32_t depth;
-    uint64_t entry;         /* the frame's function entry (ptd_sum's key) */
-    uint8_t kind;           /* enum ptd_sum_fkind */
+    uint64_t entry; /* the frame's function entry (ptd_sum's key) */
+    uint8_t kind;   /* enum ptd_sum_fkind */
     uint32_t cpu;
-    uint64_t calls;         /* times this stack was entered */
+    uint64_t calls; /* times this stack was entered */
     uint64_t self_insns, self_ticks;
     uint64_t incl_insns, incl_ticks; /* filled by export_stacks_totals */
 };
@@ -47,8 +58,8 @@ struct export_node {
 struct export_stacks {
     struct export_node *v;
     uint32_t n, cap;
-    uint32_t *hash;         /* open addressing: node index + 1, 0 empty */
-    uint32_t hcap;          /* a power of two */
+    uint32_t *hash; /* open addressing: node index + 1, 0 empty */
+    uint32_t hcap;  /* a power of two */
 };
 
 void export_stacks_init(struct export_stacks *s);
@@ -70,7 +81,7 @@ struct export_image_stat {
 };
 
 struct export_mark {
-    uint32_t cpu, kind;     /* PTD_SUM_TR_* */
+    uint32_t cpu, kind; /* PTD_SUM_TR_* */
     uint64_t offset, ip, tsc, insns;
     int code;
 };
@@ -78,28 +89,29 @@ struct export_mark {
 
 struct input_file;
 
-struct export {
+struct export
+{
     /* what to do */
     enum export_format format;
     enum export_weight weight;
     enum export_clock clock;
-    uint64_t tsc_hz;        /* 0: unknown (timestamps in ticks) */
+    uint64_t tsc_hz; /* 0: unknown (timestamps in ticks) */
     const char *title;
     FILE *out;
     struct names *names;
-    const struct sideband *sb;  /* the capture's, or NULL */
+    const struct sideband *sb; /* the capture's, or NULL */
     unsigned ncpus;
 
     /* the walk over one CPU's trace */
     uint32_t cpu;
-    struct input_file *trace_in;    /* its trace (pages behind the walk given back) */
-    unsigned walks;         /* traces walked so far */
-    uint32_t *stack;        /* node index per frame */
+    struct input_file *trace_in; /* its trace (pages behind the walk given back) */
+    unsigned walks;              /* traces walked so far */
+    uint32_t *stack;             /* node index per frame */
     uint32_t depth, stack_cap;
     int clock_decided, use_tsc;
-    uint64_t tsc0;          /* first time stamp */
-    uint64_t events;        /* chrome events written */
-    uint32_t chrome_depth;  /* slices open on the current CPU's track */
+    uint64_t tsc0;         /* first time stamp */
+    uint64_t events;       /* chrome events written */
+    uint32_t chrome_depth; /* slices open on the current CPU's track */
     uint64_t chrome_last_ts_tsc, chrome_last_ts_insns;
 
     /* what the walk gathered, over all CPUs */
@@ -109,10 +121,10 @@ struct export {
     int has_time;
     struct export_mark marks[EXPORT_MARKS_KEPT];
     uint32_t nmarks;
-    struct export_image_stat *img;  /* per sideband image (+1: none) */
-    struct ptd_sum_stats sum;       /* the last CPU's summary totals */
+    struct export_image_stat *img; /* per sideband image (+1: none) */
+    struct ptd_sum_stats sum;      /* the last CPU's summary totals */
     uint64_t trace_bytes;
-    char *summary_text;             /* html: the summary's text (names and all) */
+    char *summary_text; /* html: the summary's text (names and all) */
     size_t summary_len, summary_cap;
 
     /* names of frames, cached by (entry, kind) */

@@ -49,7 +49,8 @@ static void sep(struct export *x)
     fputs(x->events++ ? ",\n" : "\n", x->out);
 }
 
-static void begin_event(struct export *x, const char *ph, const char *name, uint64_t tsc, uint64_t insns)
+static void begin_event(struct export *x, const char *ph, const char *name, uint64_t tsc,
+                        uint64_t insns)
 {
     FILE *o = x->out;
     sep(x);
@@ -82,7 +83,9 @@ void export_chrome_begin(struct export *x)
     fputs("}}", o);
     for (unsigned c = 0; c < x->ncpus; c++) {
         sep(x);
-        fprintf(o, "{\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"cpu %u\"}}",
+        fprintf(o,
+                "{\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":"
+                "\"cpu %u\"}}",
                 c, c);
     }
 }
@@ -93,8 +96,10 @@ void export_chrome_event(struct export *x, const struct ptd_sum_obs *ev)
     switch (ev->type) {
     case PTD_SUM_OBS_PUSH:
         begin_event(x, "B", export_frame_name(x, ev->entry, ev->fkind), ev->tsc, ev->insns);
-        fprintf(o, ",\"cat\":\"%s\"}", ev->fkind == PTD_SUM_FN_IRQ ? "irq"
-                                       : ev->fkind == PTD_SUM_FN_ROOT ? "root" : "call");
+        fprintf(o, ",\"cat\":\"%s\"}",
+                ev->fkind == PTD_SUM_FN_IRQ    ? "irq"
+                : ev->fkind == PTD_SUM_FN_ROOT ? "root"
+                                               : "call");
         x->chrome_depth++;
         break;
     case PTD_SUM_OBS_POP:
@@ -110,12 +115,13 @@ void export_chrome_event(struct export *x, const struct ptd_sum_obs *ev)
         else
             snprintf(name, sizeof name, "%s", mark_name(ev->mark));
         begin_event(x, "i", name, ev->tsc, ev->insns);
-        fprintf(o, ",\"s\":\"t\",\"cat\":\"%s\",\"args\":{\"offset\":\"0x%" PRIx64 "\",\"ip\":\"0x%" PRIx64
-                   "\"}}", mark_name(ev->mark), ev->offset, ev->ip);
+        fprintf(o,
+                ",\"s\":\"t\",\"cat\":\"%s\",\"args\":{\"offset\":\"0x%" PRIx64
+                "\",\"ip\":\"0x%" PRIx64 "\"}}",
+                mark_name(ev->mark), ev->offset, ev->ip);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -137,15 +143,19 @@ void export_chrome_end(struct export *x)
             char name[SIDEBAND_NAME_MAX + 16];
             snprintf(name, sizeof name, "load %s", im->name);
             x->cpu = 0;
-            begin_event(x, "i", name, at_load ? im->load_tsc : is->first_tsc, at_load ? 0 : is->first_insns);
-            fprintf(o, ",\"s\":\"p\",\"cat\":\"image\",\"args\":{\"base\":\"0x%" PRIx64 "\",\"size\":\"0x%" PRIx64
-                       "\",\"when\":\"%s\"}}",
-                    im->base, im->size, at_load ? "loaded (sideband TSC)" : "first instruction run in it");
+            begin_event(x, "i", name, at_load ? im->load_tsc : is->first_tsc,
+                        at_load ? 0 : is->first_insns);
+            fprintf(o,
+                    ",\"s\":\"p\",\"cat\":\"image\",\"args\":{\"base\":\"0x%" PRIx64
+                    "\",\"size\":\"0x%" PRIx64 "\",\"when\":\"%s\"}}",
+                    im->base, im->size,
+                    at_load ? "loaded (sideband TSC)" : "first instruction run in it");
         }
     fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"ptboot export\"", o);
     const char *unit = !x->use_tsc ? "instructions (the trace has no time)"
-                       : x->tsc_hz ? "microseconds (from the TSC)"
-                                   : "TSC ticks, not microseconds (TSC frequency unknown: --tsc-hz)";
+                       : x->tsc_hz
+                           ? "microseconds (from the TSC)"
+                           : "TSC ticks, not microseconds (TSC frequency unknown: --tsc-hz)";
     fputs(",\"ts_unit\":", o);
     export_json_str(o, unit);
     if (x->use_tsc && x->tsc_hz)
@@ -153,11 +163,13 @@ void export_chrome_end(struct export *x)
     if (x->sb) {
         fprintf(o, ",\"unit\":\"%s\",\"cpu\":", sideband_unit_name(x->sb->unit));
         char cpu[64];
-        snprintf(cpu, sizeof cpu, "%s %u/%u/%u", x->sb->cpu.vendor[0] ? x->sb->cpu.vendor : "unknown",
-                 (unsigned)x->sb->cpu.family, (unsigned)x->sb->cpu.model, (unsigned)x->sb->cpu.stepping);
+        snprintf(cpu, sizeof cpu, "%s %u/%u/%u",
+                 x->sb->cpu.vendor[0] ? x->sb->cpu.vendor : "unknown", (unsigned)x->sb->cpu.family,
+                 (unsigned)x->sb->cpu.model, (unsigned)x->sb->cpu.stepping);
         export_json_str(o, cpu);
     }
-    fprintf(o, ",\"trace_bytes\":%" PRIu64 ",\"instructions\":%" PRIu64 ",\"calls\":%" PRIu64
-               ",\"errors\":%" PRIu64 ",\"overflows\":%" PRIu64 "}}\n",
+    fprintf(o,
+            ",\"trace_bytes\":%" PRIu64 ",\"instructions\":%" PRIu64 ",\"calls\":%" PRIu64
+            ",\"errors\":%" PRIu64 ",\"overflows\":%" PRIu64 "}}\n",
             x->trace_bytes, x->insns, x->calls, x->errors, x->overflows);
 }

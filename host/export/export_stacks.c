@@ -27,7 +27,8 @@ static uint64_t mix(uint32_t parent, uint64_t entry, uint8_t kind, uint32_t cpu)
     return h * 0xbf58476d1ce4e5b9ull;
 }
 
-static int same(const struct export_node *n, uint32_t parent, uint64_t entry, uint8_t kind, uint32_t cpu)
+static int same(const struct export_node *n, uint32_t parent, uint64_t entry, uint8_t kind,
+                uint32_t cpu)
 {
     return n->parent == parent && n->entry == entry && n->kind == kind && n->cpu == cpu;
 }

@@ -13,7 +13,6 @@
 #include "host/export/export.h"
 #include "host/progress.h"
 
-
 /* An address as the summary names it, without the line. */
 static void addr_text(struct export *x, uint64_t ip, char *buf, size_t cap)
 {
@@ -33,12 +32,8 @@ static char *make_name(struct export *x, uint64_t entry, uint8_t kind)
         addr_text(x, entry, a, sizeof a);
         snprintf(b, sizeof b, "irq> %s", a);
         break;
-    case PTD_SUM_FN_OUT:
-        snprintf(b, sizeof b, "(outside the trace)");
-        break;
-    default:
-        addr_text(x, entry, b, sizeof b);
-        break;
+    case PTD_SUM_FN_OUT: snprintf(b, sizeof b, "(outside the trace)"); break;
+    default: addr_text(x, entry, b, sizeof b); break;
     }
     return strdup(b);
 }
@@ -176,7 +171,7 @@ static void observe(void *ctx, const struct ptd_sum_obs *ev)
         case PTD_SUM_TR_DISABLE: x->disables++; break;
         }
         if (x->nmarks < EXPORT_MARKS_KEPT)
-            x->marks[x->nmarks++] = (struct export_mark){ x->cpu, ev->mark, ev->offset, ev->ip,
+            x->marks[x->nmarks++] = (struct export_mark){ x->cpu,  ev->mark,  ev->offset, ev->ip,
                                                           ev->tsc, ev->insns, ev->code };
         break;
     }
@@ -242,7 +237,8 @@ int export_walk(struct export *x, uint32_t cpu, struct ptd_flow *f, struct ptd_s
     x->trace_bytes += x->sum.bytes;
     /* frames still open when the trace ended */
     if (x->format == EXPORT_CHROME && x->depth) {
-        struct ptd_sum_obs end = { .type = PTD_SUM_OBS_POP, .depth = 0,
+        struct ptd_sum_obs end = { .type = PTD_SUM_OBS_POP,
+                                   .depth = 0,
                                    .tsc = x->sum.has_time ? x->sum.tsc_last : 0,
                                    .insns = x->sum.insns };
         export_chrome_event(x, &end);

@@ -209,14 +209,14 @@ void names_report(const struct names *n, FILE *f, const char *prog)
         used++;
         if (m->tab) {
             named++;
-            fprintf(f, "%s: symbols: %s: %s (by %s; %zu functions%s)\n", prog, m->name, m->tab->path,
-                    m->how, m->tab->nfuncs, m->tab->has_dwarf ? ", DWARF lines" : "");
+            fprintf(f, "%s: symbols: %s: %s (by %s; %zu functions%s)\n", prog, m->name,
+                    m->tab->path, m->how, m->tab->nfuncs, m->tab->has_dwarf ? ", DWARF lines" : "");
         } else {
             fprintf(f, "%s: symbols: %s: no debug file found%s\n", prog, m->name,
                     n->have_search ? "" : " (no --symbols)");
         }
     }
     if (n->have_search)
-        fprintf(f, "%s: symbols: %zu of %zu images that ran have names (%zu candidate files)\n", prog,
-                named, used, n->search.n);
+        fprintf(f, "%s: symbols: %zu of %zu images that ran have names (%zu candidate files)\n",
+                prog, named, used, n->search.n);
 }

@@ -23,34 +23,34 @@
 
 struct names_module {
     uint64_t base, size;
-    uint64_t bias;              /* trace address - bias = the debug file's address */
+    uint64_t bias; /* trace address - bias = the debug file's address */
     char name[SIDEBAND_NAME_MAX];
     /* what the image says about its debug file */
     uint32_t cv;
     uint8_t cv_guid[SIDEBAND_GUID_BYTES];
     char cv_path[SIDEBAND_PATH_MAX];
-    char *own_file;             /* --elf/--pe: the file itself */
+    char *own_file; /* --elf/--pe: the file itself */
     /* resolved on first use */
     int tried, used;
     struct sym_table *tab;
-    const char *how;            /* "guid", "path", "name", "file" */
+    const char *how; /* "guid", "path", "name", "file" */
 };
 
 struct names {
     struct names_module *m;
     size_t n, cap;
     int sorted;
-    size_t last;                /* module of the last lookup */
+    size_t last; /* module of the last lookup */
     struct sym_search search;
-    int have_search;            /* --symbols given */
+    int have_search; /* --symbols given */
 };
 
 struct names_hit {
-    const struct names_module *module;  /* NULL: outside every module */
+    const struct names_module *module; /* NULL: outside every module */
     uint64_t module_off;
-    const char *func;           /* NULL: no symbol */
-    uint64_t func_off, func_addr;       /* func_addr: the function's entry (trace address) */
-    const char *file;           /* NULL: no line */
+    const char *func;             /* NULL: no symbol */
+    uint64_t func_off, func_addr; /* func_addr: the function's entry (trace address) */
+    const char *file;             /* NULL: no line */
     unsigned line;
 };
 
@@ -69,7 +69,7 @@ long names_module_index(struct names *n, uint64_t addr);
 void names_lookup(struct names *n, uint64_t addr, int want_line, struct names_hit *h);
 
 enum {
-    NAMES_F_LINE = 1u << 0,     /* " (file.c:31)" after the function */
+    NAMES_F_LINE = 1u << 0,      /* " (file.c:31)" after the function */
     NAMES_F_NO_MODULE = 1u << 1, /* nothing (0) when there is no symbol, not module+off */
 };
 /* addr as text into buf: "func+0xOFF" ("func" at its entry), with the line

@@ -26,7 +26,8 @@ int names_opts_finish(struct names *n, const struct host_capture *cap, const str
                       const struct ptd_sum_module *given, size_t ngiven)
 {
     for (size_t k = 0; k < ngiven; k++)
-        if (names_add_module(n, given[k].base, given[k].size, given[k].base, given[k].name, NULL, NULL) < 0)
+        if (names_add_module(n, given[k].base, given[k].size, given[k].base, given[k].name, NULL,
+                             NULL) < 0)
             return -1;
     /* a capture's image: the debug file's addresses are its RVAs (an EDK2
      * or ptboot ELF is linked at 0 with the PE's layout) */

@@ -14,7 +14,8 @@
 /* Linker-script markers that sit on code without being code of their own. */
 static int is_marker(const char *n)
 {
-    static const char *const m[] = { "_text", "_etext", "_data", "_edata", "_end", "__bss_start",
+    static const char *const m[] = { "_text",     "_etext",      "_data",
+                                     "_edata",    "_end",        "__bss_start",
                                      "ImageBase", "__ImageBase", "__executable_start" };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         if (!strcmp(n, m[i]))
@@ -124,7 +125,8 @@ static int has_section(Elf *e, const char *name)
     return 0;
 }
 
-int sym_elf_load(struct sym_table *t, const uint8_t *buf, size_t len, int symbols, char *err, size_t errlen)
+int sym_elf_load(struct sym_table *t, const uint8_t *buf, size_t len, int symbols, char *err,
+                 size_t errlen)
 {
     if (elf_version(EV_CURRENT) == EV_NONE) {
         snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));

@@ -11,16 +11,22 @@
 #include "format/pe_info.h"
 #include "host/sym/sym_table.h"
 
-#define COFF_SYMBOL_BYTES 18
+#define COFF_SYMBOL_BYTES  18
 #define COFF_SECTION_BYTES 40
-#define SCN_CNT_CODE 0x00000020u
-#define SCN_MEM_EXECUTE 0x20000000u
-#define CLASS_EXTERNAL 2
-#define CLASS_STATIC 3
-#define DTYPE_FUNCTION 2 /* Type's high byte: complex type */
+#define SCN_CNT_CODE       0x00000020u
+#define SCN_MEM_EXECUTE    0x20000000u
+#define CLASS_EXTERNAL     2
+#define CLASS_STATIC       3
+#define DTYPE_FUNCTION     2 /* Type's high byte: complex type */
 
-static uint32_t rd32(const uint8_t *p) { return p[0] | p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t rd32(const uint8_t *p)
+{
+    return p[0] | p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
 
 static int is_marker(const char *n)
 {
@@ -28,7 +34,8 @@ static int is_marker(const char *n)
            !strcmp(n, "_edata") || !strcmp(n, "ImageBase") || !strcmp(n, "__ImageBase");
 }
 
-int sym_pe_load(struct sym_table *t, const uint8_t *buf, size_t len, int symbols, char *err, size_t errlen)
+int sym_pe_load(struct sym_table *t, const uint8_t *buf, size_t len, int symbols, char *err,
+                size_t errlen)
 {
     struct pe_info pi;
     int r = pe_info_parse(buf, len, PE_LAYOUT_FILE, &pi);
@@ -77,16 +84,18 @@ int sym_pe_load(struct sym_table *t, const uint8_t *buf, size_t len, int symbols
                 name[k] = '\0';
             }
             i += aux; /* auxiliary records follow their symbol */
-            if (secno <= 0 || (unsigned)secno > nsec || (cls != CLASS_EXTERNAL && cls != CLASS_STATIC) ||
-                !name[0] || name[0] == '.')
+            if (secno <= 0 || (unsigned)secno > nsec ||
+                (cls != CLASS_EXTERNAL && cls != CLASS_STATIC) || !name[0] || name[0] == '.')
                 continue;
             const uint8_t *sh = sec + (size_t)(secno - 1) * COFF_SECTION_BYTES;
             uint32_t flags = rd32(sh + 36), va = rd32(sh + 12), vsize = rd32(sh + 8);
             uint32_t value = rd32(s + 8);
-            if (!(flags & (SCN_CNT_CODE | SCN_MEM_EXECUTE)) || value >= (vsize ? vsize : rd32(sh + 16)))
+            if (!(flags & (SCN_CNT_CODE | SCN_MEM_EXECUTE)) ||
+                value >= (vsize ? vsize : rd32(sh + 16)))
                 continue;
             int rank = (cls == CLASS_EXTERNAL ? 0 : 2) + (strchr(name, '.') ? 4 : 0) +
-                       ((rd16(s + 14) >> 4 & 3) == DTYPE_FUNCTION ? 0 : 1) + (is_marker(name) ? 16 : 0);
+                       ((rd16(s + 14) >> 4 & 3) == DTYPE_FUNCTION ? 0 : 1) +
+                       (is_marker(name) ? 16 : 0);
             if (sym_builder_add(&b, (uint64_t)va + value, 0, name, rank) < 0) {
                 snprintf(err, errlen, "out of memory");
                 return -1;

@@ -40,7 +40,10 @@ static int consider(struct sym_search *s, const char *path)
     size_t n = fread(magic, 1, sizeof magic, f);
     fclose(f);
     s->files_seen++;
-    int elf = n == sizeof magic && !memcmp(magic, "\x7f" "ELF", 4);
+    int elf = n == sizeof magic && !memcmp(magic,
+                                           "\x7f"
+                                           "ELF",
+                                           4);
     if (!elf && !(n >= 2 && magic[0] == 'M' && magic[1] == 'Z'))
         return 0;
     /* e_type (little-endian, at 16): only executables and shared objects
@@ -127,8 +130,9 @@ int sym_search_add(struct sym_search *s, const char *path, char *err, size_t err
     }
     int r = consider(s, path);
     if (r <= 0) {
-        snprintf(err, errlen, r < 0 ? "out of memory"
-                                    : "--symbols %s: not a linked ELF file or PE/COFF image", path);
+        snprintf(err, errlen,
+                 r < 0 ? "out of memory" : "--symbols %s: not a linked ELF file or PE/COFF image",
+                 path);
         return -1;
     }
     return 0;
@@ -212,10 +216,13 @@ int sym_search_match(const struct sym_search *s, const struct sym_want *w, const
             const struct sym_cand *c = &s->v[i];
             int hit = 0;
             if (w->cv == SIDEBAND_CV_RSDS)
-                hit = (c->kind == SYM_FILE_ELF && c->build_id_len >= 16 && !memcmp(c->build_id, w->guid, 16)) ||
-                      (c->kind == SYM_FILE_PE && c->cv == PE_CV_RSDS && !memcmp(c->cv_guid, w->guid, 16));
+                hit = (c->kind == SYM_FILE_ELF && c->build_id_len >= 16 &&
+                       !memcmp(c->build_id, w->guid, 16)) ||
+                      (c->kind == SYM_FILE_PE && c->cv == PE_CV_RSDS &&
+                       !memcmp(c->cv_guid, w->guid, 16));
             else
-                hit = c->kind == SYM_FILE_PE && c->cv == PE_CV_NB10 && !memcmp(c->cv_guid, w->guid, 4);
+                hit = c->kind == SYM_FILE_PE && c->cv == PE_CV_NB10 &&
+                      !memcmp(c->cv_guid, w->guid, 4);
             if (hit && quality(c) > best_score) {
                 best = (int)i;
                 best_score = quality(c);

@@ -22,11 +22,11 @@
 
 struct sym_cand {
     char *path;
-    int kind;                   /* enum sym_kind */
-    int dwarf;                  /* has DWARF sections */
+    int kind;  /* enum sym_kind */
+    int dwarf; /* has DWARF sections */
     uint8_t build_id[20];
     size_t build_id_len;
-    uint32_t cv;                /* PE: its own CodeView signature, else 0 */
+    uint32_t cv; /* PE: its own CodeView signature, else 0 */
     uint8_t cv_guid[16];
     uint32_t cv_age;
 };
@@ -34,14 +34,14 @@ struct sym_cand {
 struct sym_search {
     struct sym_cand *v;
     size_t n, cap;
-    size_t files_seen;          /* regular files looked at */
+    size_t files_seen; /* regular files looked at */
 };
 
 /* What an image says about its debug file (any field may be empty). */
 struct sym_want {
-    const char *name;           /* the image's name, e.g. "PcdDxe" */
-    uint32_t cv;                /* 0, or 1 RSDS / 2 NB10 (enum sideband_cv) */
-    const uint8_t *guid;        /* 16 bytes (NB10: signature in 0..3) */
+    const char *name;    /* the image's name, e.g. "PcdDxe" */
+    uint32_t cv;         /* 0, or 1 RSDS / 2 NB10 (enum sideband_cv) */
+    const uint8_t *guid; /* 16 bytes (NB10: signature in 0..3) */
     const char *cv_path;
 };
 

@@ -105,7 +105,10 @@ static struct sym_table *open_table(const char *path, int symbols, char *err, si
     t->fd = -1;
     snprintf(t->path, sizeof t->path, "%s", path);
     int r;
-    if (len >= 4 && !memcmp(buf, "\x7f" "ELF", 4)) {
+    if (len >= 4 && !memcmp(buf,
+                            "\x7f"
+                            "ELF",
+                            4)) {
         t->kind = SYM_FILE_ELF;
         r = sym_elf_load(t, buf, len, symbols, err, errlen);
     } else if (len >= 2 && buf[0] == 'M' && buf[1] == 'Z') {

@@ -11,11 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sym_kind { SYM_FILE_ELF = 1, SYM_FILE_PE };
+enum sym_kind {
+    SYM_FILE_ELF = 1,
+    SYM_FILE_PE
+};
 
 struct sym_func {
-    uint64_t addr, size;    /* size 0: up to the next function */
-    const char *name;       /* into the table's string store */
+    uint64_t addr, size; /* size 0: up to the next function */
+    const char *name;    /* into the table's string store */
 };
 
 struct sym_table {
@@ -23,16 +26,16 @@ struct sym_table {
     char path[4096];
     struct sym_func *funcs; /* sorted by addr, one per address */
     size_t nfuncs;
-    char *strings;          /* the names, owned */
+    char *strings; /* the names, owned */
     /* identity */
     uint8_t build_id[20];
-    size_t build_id_len;    /* 0: none */
-    uint32_t cv;            /* PE: 'RSDS'/'NB10' signature of its own CodeView record, else 0 */
+    size_t build_id_len; /* 0: none */
+    uint32_t cv;         /* PE: 'RSDS'/'NB10' signature of its own CodeView record, else 0 */
     uint8_t cv_guid[16];
     uint32_t cv_age;
-    int has_dwarf;          /* line tables present and opened (sym_table_load) */
-    int dwarf_sections;     /* .debug_info and .debug_line are there */
-    int linked;             /* an executable or shared object (not a .o), or a PE image */
+    int has_dwarf;      /* line tables present and opened (sym_table_load) */
+    int dwarf_sections; /* .debug_info and .debug_line are there */
+    int linked;         /* an executable or shared object (not a .o), or a PE image */
     /* libdw's handle and the ELF under it (NULL without DWARF) */
     void *dwarf, *elf;
     int fd;
@@ -62,13 +65,16 @@ struct sym_builder {
     size_t n, cap;
     char *str;
     size_t slen, scap;
-    int *rank;              /* per entry: lower wins at one address */
+    int *rank; /* per entry: lower wins at one address */
 };
-int sym_builder_add(struct sym_builder *b, uint64_t addr, uint64_t size, const char *name, int rank);
+int sym_builder_add(struct sym_builder *b, uint64_t addr, uint64_t size, const char *name,
+                    int rank);
 /* Sorts, keeps the best symbol per address, moves the result into t. */
 int sym_builder_finish(struct sym_builder *b, struct sym_table *t);
-int sym_elf_load(struct sym_table *t, const uint8_t *buf, size_t len, int symbols, char *err, size_t errlen);
-int sym_pe_load(struct sym_table *t, const uint8_t *buf, size_t len, int symbols, char *err, size_t errlen);
+int sym_elf_load(struct sym_table *t, const uint8_t *buf, size_t len, int symbols, char *err,
+                 size_t errlen);
+int sym_pe_load(struct sym_table *t, const uint8_t *buf, size_t len, int symbols, char *err,
+                size_t errlen);
 void sym_elf_close(struct sym_table *t);
 int sym_elf_line(struct sym_table *t, uint64_t addr, const char **file, unsigned *line);
 

@@ -64,30 +64,52 @@ static uint64_t rnd(void)
     rs ^= rs << 17;
     return rs;
 }
-static unsigned rn(unsigned n) { return (unsigned)(rnd() % n); }
+static unsigned rn(unsigned n)
+{
+    return (unsigned)(rnd() % n);
+}
 
 /* ---- program ------------------------------------------------------------ */
-enum kind { K_FILL, K_JCC, K_JMP, K_CALL, K_ICALL, K_IJMP, K_RET, K_IRET, K_FARJMP, K_CALLOUT,
-            K_XBEGIN, K_XEND, K_ICALLOUT, K_JMPABS };
+enum kind {
+    K_FILL,
+    K_JCC,
+    K_JMP,
+    K_CALL,
+    K_ICALL,
+    K_IJMP,
+    K_RET,
+    K_IRET,
+    K_FARJMP,
+    K_CALLOUT,
+    K_XBEGIN,
+    K_XEND,
+    K_ICALLOUT,
+    K_JMPABS
+};
 
 struct insn {
     uint64_t ip;
-    uint8_t len, kind, mode;   /* mode: 1 = 32-bit, 2 = 64-bit */
-    uint64_t target;           /* JCC/JMP/CALL/CALLOUT */
-    int func;                  /* owning function */
+    uint8_t len, kind, mode; /* mode: 1 = 32-bit, 2 = 64-bit */
+    uint64_t target;         /* JCC/JMP/CALL/CALLOUT */
+    int func;                /* owning function */
 };
 
 #define MAXI 20000
 #define MAXF 64
 static struct insn prog[MAXI];
 static int nprog;
-struct func { int first, count; uint64_t entry; int outside; int mode; };
+struct func {
+    int first, count;
+    uint64_t entry;
+    int outside;
+    int mode;
+};
 static struct func funcs[MAXF];
 static int nfuncs, ninside, handler, region32;
 
-#define BASE_A   0x400000ull   /* traced 64-bit code */
-#define BASE_32  0x600000ull   /* traced 32-bit code */
-#define BASE_OUT 0x900000ull   /* outside the filter */
+#define BASE_A    0x400000ull /* traced 64-bit code */
+#define BASE_32   0x600000ull /* traced 32-bit code */
+#define BASE_OUT  0x900000ull /* outside the filter */
 #define FILTER_LO 0x400000ull
 #define FILTER_HI 0x7fffffull
 
@@ -98,9 +120,12 @@ static int tsx;
 
 static uint8_t *memp(uint64_t ip)
 {
-    if (ip >= BASE_A && ip < BASE_A + sizeof(mem_a)) return mem_a + (ip - BASE_A);
-    if (ip >= BASE_32 && ip < BASE_32 + sizeof(mem_32)) return mem_32 + (ip - BASE_32);
-    if (ip >= BASE_OUT && ip < BASE_OUT + sizeof(mem_out)) return mem_out + (ip - BASE_OUT);
+    if (ip >= BASE_A && ip < BASE_A + sizeof(mem_a))
+        return mem_a + (ip - BASE_A);
+    if (ip >= BASE_32 && ip < BASE_32 + sizeof(mem_32))
+        return mem_32 + (ip - BASE_32);
+    if (ip >= BASE_OUT && ip < BASE_OUT + sizeof(mem_out))
+        return mem_out + (ip - BASE_OUT);
     return NULL;
 }
 
@@ -109,17 +134,26 @@ static int find_insn(uint64_t ip)
     int lo = 0, hi = nprog;
     while (lo < hi) {
         int m = (lo + hi) / 2;
-        if (prog[m].ip < ip) lo = m + 1; else hi = m;
+        if (prog[m].ip < ip)
+            lo = m + 1;
+        else
+            hi = m;
     }
     return (lo < nprog && prog[lo].ip == ip) ? lo : -1;
 }
 
 static const uint8_t fills64[][11] = {
-    {1, 0x90}, {3, 0x48, 0x89, 0xc3}, {5, 0x48, 0x8d, 0x44, 0x24, 0x08},
-    {5, 0x0f, 0x1f, 0x44, 0x00, 0x00}, {10, 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8},
+    { 1, 0x90 },
+    { 3, 0x48, 0x89, 0xc3 },
+    { 5, 0x48, 0x8d, 0x44, 0x24, 0x08 },
+    { 5, 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+    { 10, 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 },
 };
 static const uint8_t fills32[][11] = {
-    {1, 0x90}, {2, 0x89, 0xc3}, {4, 0x8d, 0x44, 0x24, 0x08}, {5, 0x0f, 0x1f, 0x44, 0x00, 0x00},
+    { 1, 0x90 },
+    { 2, 0x89, 0xc3 },
+    { 4, 0x8d, 0x44, 0x24, 0x08 },
+    { 5, 0x0f, 0x1f, 0x44, 0x00, 0x00 },
 };
 
 /* ---- APX, FRED, UIRET ----------------------------------------------------
@@ -138,15 +172,15 @@ static const uint8_t fills32[][11] = {
 static int apx, uiret;
 static uint64_t n_rex2, n_jmpabs, n_eret, n_uiret;
 static const uint8_t fills64_rex2[][12] = {
-    {4, 0xd5, 0x48, 0x89, 0xc3},              /* mov rbx, r16 */
-    {4, 0xd5, 0x19, 0x89, 0xc3},              /* mov r27, rax */
-    {4, 0xd5, 0xc8, 0xaf, 0xc0},              /* imul r16, rax (map 1) */
-    {4, 0xd5, 0x10, 0xff, 0xc0},              /* inc r16d */
-    {11, 0xd5, 0x08, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8},   /* mov rax, imm64 */
+    { 4, 0xd5, 0x48, 0x89, 0xc3 },                    /* mov rbx, r16 */
+    { 4, 0xd5, 0x19, 0x89, 0xc3 },                    /* mov r27, rax */
+    { 4, 0xd5, 0xc8, 0xaf, 0xc0 },                    /* imul r16, rax (map 1) */
+    { 4, 0xd5, 0x10, 0xff, 0xc0 },                    /* inc r16d */
+    { 11, 0xd5, 0x08, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 }, /* mov rax, imm64 */
 };
-#define REX2_JMPABS_LEN 11      /* D5 00 A1 imm64 */
-static const uint8_t eret_u[4] = { 0xf3, 0x0f, 0x01, 0xca };   /* ERETU */
-static const uint8_t eret_s[4] = { 0xf2, 0x0f, 0x01, 0xca };   /* ERETS */
+#define REX2_JMPABS_LEN 11                                   /* D5 00 A1 imm64 */
+static const uint8_t eret_u[4] = { 0xf3, 0x0f, 0x01, 0xca }; /* ERETU */
+static const uint8_t eret_s[4] = { 0xf2, 0x0f, 0x01, 0xca }; /* ERETS */
 static const uint8_t uiret_insn[4] = { 0xf3, 0x0f, 0x01, 0xec };
 
 /* The encoding of slot in (kind and length chosen), for the apx/uiret
@@ -170,7 +204,9 @@ static int apx_encode(struct insn *in, uint8_t *p)
             return 1;
         }
         return 0;
-    case K_ICALL: case K_IJMP: case K_RET:      /* the REX2 forms */
+    case K_ICALL:
+    case K_IJMP:
+    case K_RET: /* the REX2 forms */
         if (apx && rn(2)) {
             in->len = in->kind == K_RET ? 3 : 4;
             n_rex2++;
@@ -201,12 +237,12 @@ static void gen_func(int f, uint64_t *at, int mode, int outside, int is_handler,
         in->target = 0;
         in->len = 0;
         if (i == n - 1 && f == 0) {
-            in->kind = K_JMP;            /* main loops forever */
+            in->kind = K_JMP; /* main loops forever */
             in->target = funcs[0].entry;
         } else if (i == n - 1) {
             in->kind = is_handler ? K_IRET : (mode == 1 ? K_FARJMP : K_RET);
         } else if (i == 0 && f == 0) {
-            in->kind = K_JCC;            /* main's loop shows in the trace */
+            in->kind = K_JCC; /* main's loop shows in the trace */
         } else if (r < 40) {
             in->kind = K_FILL;
         } else if (r < 62) {
@@ -257,13 +293,27 @@ static void gen_func(int f, uint64_t *at, int mode, int outside, int is_handler,
         }
         case K_JCC: in->len = rn(2) ? 2 : 6; break;
         case K_JMP: in->len = 5; break;
-        case K_CALL: case K_CALLOUT: in->len = 5; break;
-        case K_ICALL: case K_IJMP: case K_ICALLOUT: in->len = 2; break;
-        case K_RET: in->len = 1; memp(*at)[0] = 0xc3; break;
-        case K_IRET: in->len = 2; memp(*at)[0] = 0x48; memp(*at)[1] = 0xcf; break;
-        case K_FARJMP: in->len = 2; memp(*at)[0] = 0xff; memp(*at)[1] = 0x28; break;
-        case K_XBEGIN: in->len = 6; break;          /* C7 F8 rel32 */
-        case K_XEND:                                /* 0F 01 D5 */
+        case K_CALL:
+        case K_CALLOUT: in->len = 5; break;
+        case K_ICALL:
+        case K_IJMP:
+        case K_ICALLOUT: in->len = 2; break;
+        case K_RET:
+            in->len = 1;
+            memp(*at)[0] = 0xc3;
+            break;
+        case K_IRET:
+            in->len = 2;
+            memp(*at)[0] = 0x48;
+            memp(*at)[1] = 0xcf;
+            break;
+        case K_FARJMP:
+            in->len = 2;
+            memp(*at)[0] = 0xff;
+            memp(*at)[1] = 0x28;
+            break;
+        case K_XBEGIN: in->len = 6; break; /* C7 F8 rel32 */
+        case K_XEND:                       /* 0F 01 D5 */
             in->len = 3;
             memcpy(memp(*at), "\x0f\x01\xd5", 3);
             break;
@@ -328,7 +378,9 @@ static void fix_targets(void)
         case K_CALLOUT:
         case K_ICALLOUT: {
             int f;
-            do f = (int)rn((unsigned)nfuncs); while (!funcs[f].outside);
+            do
+                f = (int)rn((unsigned)nfuncs);
+            while (!funcs[f].outside);
             in->target = funcs[f].entry;
             if (in->kind == K_ICALLOUT) {
                 p[0] = 0xff;
@@ -341,7 +393,7 @@ static void fix_targets(void)
         }
         case K_ICALL:
         case K_IJMP:
-            if (in->len == 4) {         /* REX2 (apx) */
+            if (in->len == 4) { /* REX2 (apx) */
                 *p++ = 0xd5;
                 *p++ = 0x00;
             }
@@ -349,7 +401,7 @@ static void fix_targets(void)
             p[1] = in->kind == K_ICALL ? 0xd0 : 0xe0;
             break;
         case K_RET:
-            if (in->len == 3)           /* REX2 (apx) */
+            if (in->len == 3) /* REX2 (apx) */
                 memcpy(p, "\xd5\x00\xc3", 3);
             break;
         case K_JMPABS: {
@@ -406,17 +458,23 @@ static void gen_program(void)
 /* ---- trace writer (the CPU's side) -------------------------------------- */
 static uint64_t n_comp, n_far, n_irq, n_out, n_psb, n_txbegin, n_txcommit, n_txabort, n_resumed;
 static uint64_t n_trig, n_cfe, n_evd;
-static int et;       /* Event Trace: CFE/EVD at interrupts and IRET */
-static int trig;     /* TRIG packets with ICNT */
+static int et;   /* Event Trace: CFE/EVD at interrupts and IRET */
+static int trig; /* TRIG packets with ICNT */
 /* The CPU the Skylake programs decode as (current libipt's table): with
  * SKL014, or with it fixed. */
-static const struct { unsigned family, model; int skl014; } skl_cpus[] = {
+static const struct {
+    unsigned family, model;
+    int skl014;
+} skl_cpus[] = {
     { 6, 0x4e, 1 }, { 6, 0x55, 1 }, { 6, 0x7e, 1 }, { 6, 0x97, 0 }, { 6, 0x8f, 0 }, { 19, 0x01, 0 },
 };
 static unsigned skl_cpu;
 /* The events of Event Trace and TRIG the program took, in order: where
  * (instructions executed before it is reported) and what. */
-struct newev { uint8_t type; uint64_t pos, w; };
+struct newev {
+    uint8_t type;
+    uint64_t pos, w;
+};
 static struct newev *newevs;
 static size_t nnewevs, newevs_cap;
 static void newev_add(uint8_t type, uint64_t pos, uint64_t w)
@@ -436,28 +494,28 @@ static uint64_t newev_word(uint8_t type, unsigned a, uint64_t cr2)
 {
     return type == PTD_EV_TRIG ? a : (uint64_t)a | cr2 << 8;
 }
-static int bdw;      /* simulate a Broadwell (errata BDM64, BDM70) */
-static int skl014;   /* simulate a Skylake with erratum SKL014 */
-static int timing;   /* write TSC/TMA/MTC/CYC and compare the flows' times */
+static int bdw;    /* simulate a Broadwell (errata BDM64, BDM70) */
+static int skl014; /* simulate a Skylake with erratum SKL014 */
+static int timing; /* write TSC/TMA/MTC/CYC and compare the flows' times */
 static uint64_t vclock;
-static struct ptd_time_config time_cfg = {3, 0, 2, 168, 0, 0};
+static struct ptd_time_config time_cfg = { 3, 0, 2, 168, 0, 0 };
 static int max_depth;
 struct writer {
     struct ptd_encoder e;
-    struct ptd_encoder plain;  /* the same without CFE/EVD/TRIG (et, trig) */
+    struct ptd_encoder plain; /* the same without CFE/EVD/TRIG (et, trig) */
     int has_plain;
     /* instructions since TRIG's anchor (the last IP packet, or the branch
      * that took the last bit of a TNT packet) and since the last TNT bit */
     uint32_t cnt_anchor, cnt_bit;
-    uint8_t tnt;           /* bits, oldest first in the high positions */
+    uint8_t tnt; /* bits, oldest first in the high positions */
     int ntnt;
     uint64_t last_ip;
     int have_last;
     uint64_t since_psb;
     int retcomp, psb_period;
     uint64_t stack[64];
-    int sp, cnt;           /* model of the CPU's return-compression stack */
-    int in_tx;             /* in a TSX transaction (MODE.TSX in PSB+) */
+    int sp, cnt; /* model of the CPU's return-compression stack */
+    int in_tx;   /* in a TSX transaction (MODE.TSX in PSB+) */
 };
 
 static void w_pkt(struct writer *w, uint8_t kind, uint64_t payload, uint8_t a, uint8_t flags)
@@ -472,7 +530,8 @@ static void w_pkt(struct writer *w, uint8_t kind, uint64_t payload, uint8_t a, u
 }
 
 /* A packet libipt 2.0.5 does not know: in the full trace only. */
-static void w_new(struct writer *w, uint8_t kind, uint64_t payload, uint8_t a, uint32_t aux, uint8_t flags)
+static void w_new(struct writer *w, uint8_t kind, uint64_t payload, uint8_t a, uint32_t aux,
+                  uint8_t flags)
 {
     struct ptd_pkt p = ptd_pkt_make(kind, payload, a, aux, flags);
     uint64_t before = ptd_enc_offset(&w->e);
@@ -531,7 +590,8 @@ static void w_psb(struct writer *w, int mode, int enabled, uint64_t ip)
     if (timing) {
         w_pkt(w, PTD_PKT_TSC, vclock & 0xffffffffffffffull, 0, 0);
         {
-            struct ptd_pkt p = ptd_pkt_make(PTD_PKT_TMA, (vclock / 84) & 0xffff, 0, (uint32_t)(vclock % 84), 0);
+            struct ptd_pkt p =
+                ptd_pkt_make(PTD_PKT_TMA, (vclock / 84) & 0xffff, 0, (uint32_t)(vclock % 84), 0);
             if (ptd_enc_next(&w->e, &p) < 0)
                 exit(2);
         }
@@ -557,7 +617,7 @@ struct run {
     size_t ntruth;
     uint8_t *trace;
     size_t tsize;
-    uint8_t *plain;     /* without CFE/EVD/TRIG: trace itself when none */
+    uint8_t *plain; /* without CFE/EVD/TRIG: trace itself when none */
     size_t psize;
 };
 /* Per truth entry: executed inside a TSX transaction (as decoders mark
@@ -618,8 +678,8 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
          * state as at XBEGIN): now and then, and where the flow would
          * leave the traced 64-bit code, take an interrupt or return past
          * XBEGIN's frame (so the call stack below it is as it was) */
-        if (w.in_tx && (rn(150) == 0 || in->kind == K_CALLOUT || in->kind == K_ICALLOUT || in->kind == K_FARJMP ||
-                        (in->kind == K_RET && sp <= tx_sp) ||
+        if (w.in_tx && (rn(150) == 0 || in->kind == K_CALLOUT || in->kind == K_ICALLOUT ||
+                        in->kind == K_FARJMP || (in->kind == K_RET && sp <= tx_sp) ||
                         (interrupts && !in_handler && rn(150) == 0))) {
             w_flush(&w);
             w_pkt(&w, PTD_PKT_MODE_TSX, 0, 0, PTD_PKTF_ABRT);
@@ -627,7 +687,7 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
             w_ip(&w, PTD_PKT_TIP, tx_handler, 0);
             w.in_tx = 0;
             sp = tx_sp;
-            w.cnt = 0;      /* the CPU's return stack is not the decoder's now */
+            w.cnt = 0; /* the CPU's return stack is not the decoder's now */
             n_txabort++;
             ip = tx_handler;
             step--;
@@ -693,7 +753,7 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
                 w_new(&w, PTD_PKT_TRIG, 0, (uint8_t)trbv, w.cnt_anchor, PTD_PKTF_ICNTV);
                 n_trig++;
                 newev_add(PTD_EV_TRIG, r->ntruth, newev_word(PTD_EV_TRIG, trbv, 0));
-                w.cnt_anchor = 0;   /* TRIG is the next one's anchor */
+                w.cnt_anchor = 0; /* TRIG is the next one's anchor */
             }
         }
         if (enabled) {
@@ -716,9 +776,7 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
         switch (in->kind) {
         case K_FILL:
         case K_XBEGIN:
-        case K_XEND:
-            ip = next;
-            break;
+        case K_XEND: ip = next; break;
         case K_JCC: {
             int t = rn(2);
             if (enabled)
@@ -726,15 +784,15 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
             ip = t ? in->target : next;
             break;
         }
-        case K_JMP:
-            ip = in->target;
-            break;
+        case K_JMP: ip = in->target; break;
         case K_CALL:
         case K_ICALL: {
             uint64_t t = in->target;
             if (in->kind == K_ICALL) {
                 int f;
-                do f = (int)rn((unsigned)nfuncs); while (funcs[f].outside || funcs[f].mode != 2 || f == handler || f == 0);
+                do
+                    f = (int)rn((unsigned)nfuncs);
+                while (funcs[f].outside || funcs[f].mode != 2 || f == handler || f == 0);
                 t = funcs[f].entry;
                 w_flush(&w);
                 w_ip(&w, PTD_PKT_TIP, t, 0);
@@ -759,7 +817,7 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
             ip = t;
             break;
         }
-        case K_JMPABS:      /* its own target, reported with a TIP */
+        case K_JMPABS: /* its own target, reported with a TIP */
             w_flush(&w);
             w_ip(&w, PTD_PKT_TIP, in->target, 0);
             ip = in->target;
@@ -801,7 +859,7 @@ static void execute(struct run *r, size_t budget, int retcomp, int psb_period, i
             n_out++;
             ip = in->target;
             break;
-        case K_IRET:        /* IRETQ, ERETU/ERETS (apx), UIRET (uiret) */
+        case K_IRET: /* IRETQ, ERETU/ERETS (apx), UIRET (uiret) */
             w_flush(&w);
             if (et) {
                 /* reported after the IRET (ERETU/ERETS are IRETs too), or
@@ -847,8 +905,16 @@ end:
 
 /* ---- decoding ----------------------------------------------------------- */
 /* A decoder's output as items: instruction IPs, events, errors. */
-struct item { uint8_t kind; uint64_t v; uint64_t w; uint8_t spec; };  /* 0 insn, 1 event, 2 error */
-struct items { struct item *it; size_t n, cap; };
+struct item {
+    uint8_t kind;
+    uint64_t v;
+    uint64_t w;
+    uint8_t spec;
+}; /* 0 insn, 1 event, 2 error */
+struct items {
+    struct item *it;
+    size_t n, cap;
+};
 
 static void add(struct items *l, uint8_t kind, uint64_t v, uint64_t w)
 {
@@ -908,7 +974,7 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
     struct ptd_flow_config cfg;
     memset(&cfg, 0, sizeof(cfg));
     if (use_cache) {
-        cfg.cache = (uint8_t *)cache_mem + (use_cache & 7);   /* unaligned on purpose */
+        cfg.cache = (uint8_t *)cache_mem + (use_cache & 7); /* unaligned on purpose */
         cfg.cache_size = sizeof(cache_mem) - 8;
     }
     if (use_blocks && (use_blocks & 4)) {
@@ -962,8 +1028,9 @@ static void decode_ptboot(const uint8_t *trace, size_t size, struct items *out, 
                 else if (ev.type == PTD_EV_IRET || ev.type == PTD_EV_UIRET)
                     add(out, 4, ev.type, 0);
                 else
-                    add(out, 1, ev.type, ev_word((ev.flags & PTD_EVF_RESUMED) != 0, ev.tsc,
-                                                 (ev.flags & PTD_EVF_HAS_TSC) != 0));
+                    add(out, 1, ev.type,
+                        ev_word((ev.flags & PTD_EVF_RESUMED) != 0, ev.tsc,
+                                (ev.flags & PTD_EVF_HAS_TSC) != 0));
             }
             if (st < 0)
                 break;
@@ -1074,7 +1141,8 @@ static void decode_libipt(const uint8_t *trace, size_t size, struct items *out)
                 }
                 if (!ev.status_update)
                     add(out, 1, (uint64_t)ev.type,
-                        ev_word(ev.type == ptev_enabled && ev.variant.enabled.resumed, ev.tsc, ev.has_tsc));
+                        ev_word(ev.type == ptev_enabled && ev.variant.enabled.resumed, ev.tsc,
+                                ev.has_tsc));
             }
             if (st < 0)
                 break;
@@ -1116,14 +1184,14 @@ static int apx_blocks_from_truth(struct items *a, const struct run *r, unsigned 
         if (it->kind != 0 && it->kind != 3)
             continue;
         if (ti >= r->ntruth)
-            return 0;           /* the truth check reports it */
+            return 0; /* the truth check reports it */
         if (it->kind == 3) {
             it->kind = 0;
             it->v = r->truth[ti];
         }
         if (it->w && it->w != r->truth[ti]) {
-            printf("flowgen: seed %u: block ends at %" PRIx64 ", executed %" PRIx64 "\n", seed, it->w,
-                   r->truth[ti]);
+            printf("flowgen: seed %u: block ends at %" PRIx64 ", executed %" PRIx64 "\n", seed,
+                   it->w, r->truth[ti]);
             return 1;
         }
         it->w = 0;
@@ -1137,7 +1205,8 @@ static const char *item_str(const struct item *it, char *buf, size_t n)
     if (it->kind == 0)
         snprintf(buf, n, "insn %" PRIx64, it->v);
     else if (it->kind == 1)
-        snprintf(buf, n, "event %" PRIu64 "%s time %" PRIx64, it->v, (it->w & 1) ? " (resumed)" : "", it->w >> 1);
+        snprintf(buf, n, "event %" PRIu64 "%s time %" PRIx64, it->v,
+                 (it->w & 1) ? " (resumed)" : "", it->w >> 1);
     else if (it->kind == 4)
         snprintf(buf, n, "event %" PRIu64 " (%" PRIx64 ")", it->v, it->w);
     else
@@ -1154,20 +1223,27 @@ int main(int argc, char **argv)
     uint64_t total_insns = 0, total_errors = 0;
 
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--first") && i + 1 < argc) first = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--insns") && i + 1 < argc) insns = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--corrupt")) corrupt = 1;
-        else if (!strcmp(argv[i], "--write") && i + 1 < argc) wdir = argv[++i];
-        else if (!strcmp(argv[i], "-v")) verbose = 1;
+        if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+            seeds = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--first") && i + 1 < argc)
+            first = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--insns") && i + 1 < argc)
+            insns = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--corrupt"))
+            corrupt = 1;
+        else if (!strcmp(argv[i], "--write") && i + 1 < argc)
+            wdir = argv[++i];
+        else if (!strcmp(argv[i], "-v"))
+            verbose = 1;
         else {
-            fprintf(stderr, "usage: flowgen [--seeds N] [--first S] [--insns N] [--corrupt] [--write DIR] [-v]\n");
+            fprintf(stderr, "usage: flowgen [--seeds N] [--first S] [--insns N] [--corrupt] "
+                            "[--write DIR] [-v]\n");
             return 2;
         }
     }
     for (unsigned s = first; s < first + seeds; s++) {
         struct run r;
-        struct items a = {0}, b = {0};
+        struct items a = { 0 }, b = { 0 };
         int retcomp = (int)(s & 1), psb = (s & 2) ? 0 : 64 + (int)(s % 7) * 100, irq = (s % 5) != 0;
         size_t ti = 0;
         int bad = 0;
@@ -1190,7 +1266,8 @@ int main(int argc, char **argv)
         if (timing)
             use_blocks = 0;
         /* the CPU's timing errata too (SKL168), as libipt takes them from --cpu */
-        time_cfg.errata = skl014 ? ptd_errata_cpu(skl_cpus[skl_cpu].family, skl_cpus[skl_cpu].model) : 0;
+        time_cfg.errata =
+            skl014 ? ptd_errata_cpu(skl_cpus[skl_cpu].family, skl_cpus[skl_cpu].model) : 0;
         rs = 0x9e3779b97f4a7c15ull * (s + 1);
         vclock = 0x100000 + rnd() % 0x100000;
         gen_program();
@@ -1204,16 +1281,26 @@ int main(int argc, char **argv)
             FILE *f;
             mkdir(wdir, 0755);
             snprintf(p, sizeof(p), "%s/seed%u.pt", wdir, s);
-            f = fopen(p, "wb"); fwrite(r.trace, 1, r.tsize, f); fclose(f);
+            f = fopen(p, "wb");
+            fwrite(r.trace, 1, r.tsize, f);
+            fclose(f);
             /* what libipt 2.0.5 reads (without CFE/EVD/TRIG) */
             snprintf(p, sizeof(p), "%s/seed%u.plain.pt", wdir, s);
-            f = fopen(p, "wb"); fwrite(r.plain, 1, r.psize, f); fclose(f);
+            f = fopen(p, "wb");
+            fwrite(r.plain, 1, r.psize, f);
+            fclose(f);
             snprintf(p, sizeof(p), "%s/seed%u.a.bin", wdir, s);
-            f = fopen(p, "wb"); fwrite(mem_a, 1, sizeof(mem_a), f); fclose(f);
+            f = fopen(p, "wb");
+            fwrite(mem_a, 1, sizeof(mem_a), f);
+            fclose(f);
             snprintf(p, sizeof(p), "%s/seed%u.32.bin", wdir, s);
-            f = fopen(p, "wb"); fwrite(mem_32, 1, sizeof(mem_32), f); fclose(f);
+            f = fopen(p, "wb");
+            fwrite(mem_32, 1, sizeof(mem_32), f);
+            fclose(f);
             snprintf(p, sizeof(p), "%s/seed%u.out.bin", wdir, s);
-            f = fopen(p, "wb"); fwrite(mem_out, 1, sizeof(mem_out), f); fclose(f);
+            f = fopen(p, "wb");
+            fwrite(mem_out, 1, sizeof(mem_out), f);
+            fclose(f);
         }
         if (getenv("FLOWGEN_TRUTH"))
             for (size_t i = 0; i < r.ntruth && i < 40; i++)
@@ -1228,10 +1315,12 @@ int main(int argc, char **argv)
             decode_ptboot(r.trace, r.tsize, &b, (size_t)-1);
             skl014 = 1;
             for (size_t i = 0; (i < a.n || i < b.n) && !bad; i++)
-                if (i >= a.n || i >= b.n || a.it[i].kind != b.it[i].kind || a.it[i].v != b.it[i].v ||
-                    a.it[i].w != b.it[i].w || a.it[i].spec != b.it[i].spec) {
-                    printf("flowgen: seed %u: ptboot as %u/%u and without a CPU differ at item %zu: %s, %s\n", s,
-                           skl_cpus[skl_cpu].family, skl_cpus[skl_cpu].model, i,
+                if (i >= a.n || i >= b.n || a.it[i].kind != b.it[i].kind ||
+                    a.it[i].v != b.it[i].v || a.it[i].w != b.it[i].w ||
+                    a.it[i].spec != b.it[i].spec) {
+                    printf("flowgen: seed %u: ptboot as %u/%u and without a CPU differ at item "
+                           "%zu: %s, %s\n",
+                           s, skl_cpus[skl_cpu].family, skl_cpus[skl_cpu].model, i,
                            i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
                            i < b.n ? item_str(&b.it[i], y, sizeof(y)) : "(end)");
                     bad = 1;
@@ -1247,13 +1336,16 @@ int main(int argc, char **argv)
             size_t k = 0, pos = 0, o = 0;
             for (size_t i = 0; i < a.n; i++) {
                 if (a.it[i].kind == 4) {
-                    if (!bad && (k >= nnewevs || newevs[k].type != a.it[i].v || newevs[k].pos != pos ||
-                                 newevs[k].w != a.it[i].w)) {
-                        printf("flowgen: seed %u: event %zu of Event Trace/TRIG: ptboot %s after %zu instructions,"
-                               " the program took %s\n", s, k, item_str(&a.it[i], x, sizeof(x)), pos,
+                    if (!bad && (k >= nnewevs || newevs[k].type != a.it[i].v ||
+                                 newevs[k].pos != pos || newevs[k].w != a.it[i].w)) {
+                        printf("flowgen: seed %u: event %zu of Event Trace/TRIG: ptboot %s after "
+                               "%zu instructions,"
+                               " the program took %s\n",
+                               s, k, item_str(&a.it[i], x, sizeof(x)), pos,
                                k < nnewevs ? "another" : "none");
                         if (k < nnewevs)
-                            printf("flowgen:   the program's: event %u (%" PRIx64 ") after %" PRIu64 " instructions\n",
+                            printf("flowgen:   the program's: event %u (%" PRIx64 ") after %" PRIu64
+                                   " instructions\n",
                                    newevs[k].type, newevs[k].w, newevs[k].pos);
                         bad = 1;
                     }
@@ -1266,7 +1358,9 @@ int main(int argc, char **argv)
             }
             a.n = o;
             if (!bad && k != nnewevs && !fixed) {
-                printf("flowgen: seed %u: %zu Event Trace/TRIG events decoded, the program took %zu\n", s, k, nnewevs);
+                printf(
+                    "flowgen: seed %u: %zu Event Trace/TRIG events decoded, the program took %zu\n",
+                    s, k, nnewevs);
                 bad = 1;
             }
         }
@@ -1274,23 +1368,27 @@ int main(int argc, char **argv)
             bad |= apx_blocks_from_truth(&a, &r, s);
         /* ptboot == libipt, item by item (apx: the ground truth only) */
         for (size_t i = 0; !apx && (i < a.n || i < b.n); i++) {
-            if (i < a.n && i < b.n && b.it[i].kind == 0 && (a.it[i].kind == 3 || a.it[i].kind == 0) &&
-                (a.it[i].kind == 3 || a.it[i].v == b.it[i].v) && (!a.it[i].w || a.it[i].w == b.it[i].v)) {
+            if (i < a.n && i < b.n && b.it[i].kind == 0 &&
+                (a.it[i].kind == 3 || a.it[i].kind == 0) &&
+                (a.it[i].kind == 3 || a.it[i].v == b.it[i].v) &&
+                (!a.it[i].w || a.it[i].w == b.it[i].v)) {
                 if (a.it[i].spec != b.it[i].spec) {
-                    printf("flowgen: seed %u: item %zu (%" PRIx64 "): speculative %u in ptboot, %u in libipt\n", s,
-                           i, b.it[i].v, a.it[i].spec, b.it[i].spec);
+                    printf("flowgen: seed %u: item %zu (%" PRIx64
+                           "): speculative %u in ptboot, %u in libipt\n",
+                           s, i, b.it[i].v, a.it[i].spec, b.it[i].spec);
                     bad = 1;
                     break;
                 }
-                a.it[i].kind = 0;        /* block placeholder: take libipt's (checked vs truth below) */
+                a.it[i].kind = 0; /* block placeholder: take libipt's (checked vs truth below) */
                 a.it[i].v = b.it[i].v;
                 a.it[i].w = 0;
                 continue;
             }
             if (i >= a.n || i >= b.n || a.it[i].kind != b.it[i].kind || a.it[i].v != b.it[i].v ||
                 a.it[i].w != b.it[i].w || a.it[i].spec != b.it[i].spec) {
-                printf("flowgen: seed %u: ptboot and libipt differ at item %zu: ptboot %s, libipt %s\n", s, i,
-                       i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
+                printf("flowgen: seed %u: ptboot and libipt differ at item %zu: ptboot %s, libipt "
+                       "%s\n",
+                       s, i, i < a.n ? item_str(&a.it[i], x, sizeof(x)) : "(end)",
                        i < b.n ? item_str(&b.it[i], y, sizeof(y)) : "(end)");
                 bad = 1;
                 break;
@@ -1303,15 +1401,18 @@ int main(int argc, char **argv)
         int truth = !fixed;
         for (size_t i = 0; i < a.n && !bad && truth; i++) {
             if (a.it[i].kind == 2) {
-                printf("flowgen: seed %u: error on a clean trace: %s\n", s, item_str(&a.it[i], x, sizeof(x)));
+                printf("flowgen: seed %u: error on a clean trace: %s\n", s,
+                       item_str(&a.it[i], x, sizeof(x)));
                 bad = 1;
             } else if (a.it[i].kind == 0) {
                 if (ti >= r.ntruth || a.it[i].v != r.truth[ti]) {
-                    printf("flowgen: seed %u: instruction %zu is %" PRIx64 ", executed %" PRIx64 "\n", s, ti,
-                           a.it[i].v, ti < r.ntruth ? r.truth[ti] : 0);
+                    printf("flowgen: seed %u: instruction %zu is %" PRIx64 ", executed %" PRIx64
+                           "\n",
+                           s, ti, a.it[i].v, ti < r.ntruth ? r.truth[ti] : 0);
                     bad = 1;
                 } else if (a.it[i].spec != truth_spec[ti]) {
-                    printf("flowgen: seed %u: instruction %zu (%" PRIx64 ") speculative %u, executed %s a transaction\n",
+                    printf("flowgen: seed %u: instruction %zu (%" PRIx64
+                           ") speculative %u, executed %s a transaction\n",
                            s, ti, a.it[i].v, a.it[i].spec, truth_spec[ti] ? "in" : "outside");
                     bad = 1;
                 }
@@ -1324,18 +1425,21 @@ int main(int argc, char **argv)
         }
         if (bad) {
             fails++;
-            printf("flowgen: seed %u (retcomp %d, psb %d, interrupts %d, skl014 %d (cpu %u/%u), tsx %d, bdw %d, et %d, trig %d):"
+            printf("flowgen: seed %u (retcomp %d, psb %d, interrupts %d, skl014 %d (cpu %u/%u), "
+                   "tsx %d, bdw %d, et %d, trig %d):"
                    " reproduce with --first %u --seeds 1 --write DIR\n",
-                   s, retcomp, psb, irq, skl014, skl_cpus[skl_cpu].family, skl_cpus[skl_cpu].model, tsx, bdw, et, trig, s);
+                   s, retcomp, psb, irq, skl014, skl_cpus[skl_cpu].family, skl_cpus[skl_cpu].model,
+                   tsx, bdw, et, trig, s);
         } else if (verbose) {
-            printf("flowgen: seed %u ok: %zu instructions, %zu trace bytes\n", s, r.ntruth, r.tsize);
+            printf("flowgen: seed %u ok: %zu instructions, %zu trace bytes\n", s, r.ntruth,
+                   r.tsize);
         }
         total_insns += r.ntruth;
         checked++;
         if (corrupt) {
             /* flip bytes: decoding must end, report errors, keep going */
             for (int c = 0; c < 4; c++) {
-                struct items e = {0};
+                struct items e = { 0 };
                 uint8_t *t = malloc(r.tsize + 1);
                 memcpy(t, r.trace, r.tsize);
                 for (int k = 0; k < 1 + c * 3; k++)
@@ -1357,21 +1461,28 @@ int main(int argc, char **argv)
         free(r.truth);
         flow_image_free(&img);
     }
-    printf("flowgen: %u programs, %" PRIu64 " instructions: %u failed\n", checked, total_insns, fails);
-    printf("flowgen: covered %" PRIu64 " compressed returns, %" PRIu64 " far jumps switching modes, %" PRIu64
-           " interrupts, %" PRIu64 " calls out of the traced range, %" PRIu64 " PSB+, call depth up to %d\n",
+    printf("flowgen: %u programs, %" PRIu64 " instructions: %u failed\n", checked, total_insns,
+           fails);
+    printf("flowgen: covered %" PRIu64 " compressed returns, %" PRIu64
+           " far jumps switching modes, %" PRIu64 " interrupts, %" PRIu64
+           " calls out of the traced range, %" PRIu64 " PSB+, call depth up to %d\n",
            n_comp, n_far, n_irq, n_out, n_psb, max_depth);
-    printf("flowgen: covered %" PRIu64 " transactions begun, %" PRIu64 " committed, %" PRIu64 " aborted\n", n_txbegin,
-           n_txcommit, n_txabort);
-    printf("flowgen: covered %" PRIu64 " resumed TIP.PGE (after indirect calls out), equal in both decoders\n",
+    printf("flowgen: covered %" PRIu64 " transactions begun, %" PRIu64 " committed, %" PRIu64
+           " aborted\n",
+           n_txbegin, n_txcommit, n_txabort);
+    printf("flowgen: covered %" PRIu64
+           " resumed TIP.PGE (after indirect calls out), equal in both decoders\n",
            n_resumed);
-    printf("flowgen: covered %" PRIu64 " TRIG, %" PRIu64 " CFE, %" PRIu64 " EVD, at the instructions taken\n", n_trig,
-           n_cfe, n_evd);
-    printf("flowgen: covered %" PRIu64 " REX2 instructions laid out; executed %" PRIu64 " JMPABS, %" PRIu64
-           " ERETU/ERETS (ground truth), %" PRIu64 " UIRET (libipt and ground truth)\n", n_rex2, n_jmpabs, n_eret,
-           n_uiret);
+    printf("flowgen: covered %" PRIu64 " TRIG, %" PRIu64 " CFE, %" PRIu64
+           " EVD, at the instructions taken\n",
+           n_trig, n_cfe, n_evd);
+    printf("flowgen: covered %" PRIu64 " REX2 instructions laid out; executed %" PRIu64
+           " JMPABS, %" PRIu64 " ERETU/ERETS (ground truth), %" PRIu64
+           " UIRET (libipt and ground truth)\n",
+           n_rex2, n_jmpabs, n_eret, n_uiret);
     if (corrupt)
-        printf("flowgen: %u corrupted traces decoded, %" PRIu64 " errors reported and resynchronised\n", corrupted_runs,
-               total_errors);
+        printf("flowgen: %u corrupted traces decoded, %" PRIu64
+               " errors reported and resynchronised\n",
+               corrupted_runs, total_errors);
     return fails ? 1 : 0;
 }

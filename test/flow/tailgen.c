@@ -79,9 +79,9 @@ static void flow_cfg(struct ptd_flow_config *cfg, const uint8_t *trace, size_t s
 }
 
 struct out {
-    char *text;                 /* every line, '\n' after each */
+    char *text; /* every line, '\n' after each */
     size_t len, cap;
-    uint64_t *ips;              /* instruction IPs: the flow's, then the tail's */
+    uint64_t *ips; /* instruction IPs: the flow's, then the tail's */
     size_t n, ncap, ntail, tail_line_at;
     int errors, tail_end;
     uint64_t insns, tail_last;
@@ -126,7 +126,7 @@ static void decode_lines(const uint8_t *trace, size_t size, uint32_t flags, stru
     flow_cfg(&cfg, trace, size);
     ptd_flow_init(&fl, &cfg);
     ptd_flow_lines_init(&L, &fl, flags);
-    L.tail_max = 100000;     /* no bound: the tail must end by itself */
+    L.tail_max = 100000; /* no bound: the tail must end by itself */
     out_reset(o);
     while ((n = ptd_flow_lines_next(&L, line, sizeof line, &kind)) > 0) {
         if (!strcmp(line, "[tail]")) {
@@ -203,17 +203,23 @@ int main(int argc, char **argv)
     unsigned seeds = 60, first = 1, insns = 400, verbose = 0, fails = 0, corrupt = 0;
     uint64_t corrupted = 0, corrupted_tails = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--first") && i + 1 < argc) first = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--insns") && i + 1 < argc) insns = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "-v")) verbose = 1;
-        else if (!strcmp(argv[i], "--corrupt")) corrupt = 1;
+        if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+            seeds = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--first") && i + 1 < argc)
+            first = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--insns") && i + 1 < argc)
+            insns = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-v"))
+            verbose = 1;
+        else if (!strcmp(argv[i], "--corrupt"))
+            corrupt = 1;
         else {
-            fprintf(stderr, "usage: tailgen [--seeds N] [--first S] [--insns N] [--corrupt] [-v]\n");
+            fprintf(stderr,
+                    "usage: tailgen [--seeds N] [--first S] [--insns N] [--corrupt] [-v]\n");
             return 2;
         }
     }
-    struct out a = {0}, b = {0}, c = {0};
+    struct out a = { 0 }, b = { 0 }, c = { 0 };
     for (unsigned s = first; s < first + seeds; s++) {
         struct run r;
         /* the same configurations as flowgen's seeds */
@@ -234,7 +240,8 @@ int main(int argc, char **argv)
         flow_image_add_buf(&img, BASE_OUT, mem_out, sizeof(mem_out));
         async_before = calloc(r.ntruth + 1, 1);
         decode_lines(r.trace, r.tsize, 0, &a);
-        for (size_t i = 0, n = 0; i < a.len; i = (size_t)((char *)memchr(a.text + i, '\n', a.len - i) - a.text) + 1) {
+        for (size_t i = 0, n = 0; i < a.len;
+             i = (size_t)((char *)memchr(a.text + i, '\n', a.len - i) - a.text) + 1) {
             const char *l = a.text + i;
             if (l[0] != '[')
                 n++;
@@ -267,7 +274,8 @@ int main(int argc, char **argv)
             /* the flow's instructions: the truth's first ones */
             for (size_t i = 0; i < k && !bad; i++)
                 if (i >= r.ntruth || a.ips[i] != r.truth[i]) {
-                    printf("tailgen: seed %u cut %" PRIu64 ": instruction %zu is %" PRIx64 ", executed %" PRIx64 "\n",
+                    printf("tailgen: seed %u cut %" PRIu64 ": instruction %zu is %" PRIx64
+                           ", executed %" PRIx64 "\n",
                            s, cut, i, a.ips[i], i < r.ntruth ? r.truth[i] : 0);
                     bad = 1;
                 }
@@ -283,14 +291,15 @@ int main(int argc, char **argv)
                 }
                 if (async_before[ti]) {
                     if (getenv("TAILGEN_ASYNC"))
-                        printf("async stop: seed %u cut %" PRIu64 " j %zu k %zu\n%.*s", s, cut, j, k, (int)a.len, a.text);
+                        printf("async stop: seed %u cut %" PRIu64 " j %zu k %zu\n%.*s", s, cut, j,
+                               k, (int)a.len, a.text);
                     n_async++;
                     stopped = 1;
                     break;
                 }
                 if (a.ips[ti] != r.truth[ti]) {
-                    printf("tailgen: seed %u cut %" PRIu64 ": tail instruction %zu is %" PRIx64 ", executed %" PRIx64
-                           " (after %" PRIx64 ", kind %d)\n",
+                    printf("tailgen: seed %u cut %" PRIu64 ": tail instruction %zu is %" PRIx64
+                           ", executed %" PRIx64 " (after %" PRIx64 ", kind %d)\n",
                            s, cut, j, a.ips[ti], r.truth[ti], ti ? r.truth[ti - 1] : 0,
                            ti ? kind_at(r.truth[ti - 1]) : -1);
                     bad = 1;
@@ -302,8 +311,9 @@ int main(int argc, char **argv)
                     if (kd == K_RET)
                         n_ret_followed++;
                     else if (needs_trace(kd) || kd == K_CALLOUT) {
-                        printf("tailgen: seed %u cut %" PRIu64 ": tail went past %" PRIx64 " (kind %d)\n", s,
-                               cut, a.ips[ti], kd);
+                        printf("tailgen: seed %u cut %" PRIu64 ": tail went past %" PRIx64
+                               " (kind %d)\n",
+                               s, cut, a.ips[ti], kd);
                         bad = 1;
                     }
                 }
@@ -314,7 +324,8 @@ int main(int argc, char **argv)
                 switch (a.tail_end) {
                 case PTD_TAIL_END_TRACE:
                     if (!needs_trace(last)) {
-                        printf("tailgen: seed %u cut %" PRIu64 ": tail ends (trace) at kind %d\n", s, cut, last);
+                        printf("tailgen: seed %u cut %" PRIu64 ": tail ends (trace) at kind %d\n",
+                               s, cut, last);
                         bad = 1;
                     }
                     if (a.ntail && last == K_RET)
@@ -325,7 +336,8 @@ int main(int argc, char **argv)
                     break;
                 case PTD_TAIL_END_FILTER:
                     if (!a.ntail || last != K_CALLOUT) {
-                        printf("tailgen: seed %u cut %" PRIu64 ": tail ends (filter) at kind %d\n", s, cut, last);
+                        printf("tailgen: seed %u cut %" PRIu64 ": tail ends (filter) at kind %d\n",
+                               s, cut, last);
                         bad = 1;
                     }
                     n_filter++;
@@ -357,7 +369,8 @@ int main(int argc, char **argv)
                 decode_lines(r.trace, (size_t)cut, 0, &b);
                 size_t want = a.tail_line_at == (size_t)-1 ? a.len : a.tail_line_at;
                 if (b.len != want || (want && memcmp(a.text, b.text, want)) || b.insns != a.insns) {
-                    printf("tailgen: seed %u cut %" PRIu64 ": without --tail the lines differ\n", s, cut);
+                    printf("tailgen: seed %u cut %" PRIu64 ": without --tail the lines differ\n", s,
+                           cut);
                     bad = 1;
                 }
             }
@@ -365,9 +378,11 @@ int main(int argc, char **argv)
             if (!bad) {
                 decode_blocks_tail(r.trace, (size_t)cut, &c);
                 if (c.ntail != a.ntail || c.tail_end != a.tail_end ||
-                    (a.ntail && memcmp(c.ips + c.n - c.ntail, a.ips + k, a.ntail * sizeof(uint64_t)))) {
-                    printf("tailgen: seed %u cut %" PRIu64 ": block API tail %zu (%s), lines %zu (%s)\n", s, cut,
-                           c.ntail, ptd_tail_end_name((unsigned)c.tail_end), a.ntail,
+                    (a.ntail &&
+                     memcmp(c.ips + c.n - c.ntail, a.ips + k, a.ntail * sizeof(uint64_t)))) {
+                    printf("tailgen: seed %u cut %" PRIu64
+                           ": block API tail %zu (%s), lines %zu (%s)\n",
+                           s, cut, c.ntail, ptd_tail_end_name((unsigned)c.tail_end), a.ntail,
                            ptd_tail_end_name((unsigned)a.tail_end));
                     bad = 1;
                 }
@@ -379,10 +394,12 @@ int main(int argc, char **argv)
         }
         if (bad) {
             fails++;
-            printf("tailgen: seed %u (retcomp %d, psb %d, interrupts %d, skl014 %d, tsx %d, bdw %d) failed\n", s,
-                   retcomp, psb, irq, skl014, tsx, bdw);
+            printf("tailgen: seed %u (retcomp %d, psb %d, interrupts %d, skl014 %d, tsx %d, bdw "
+                   "%d) failed\n",
+                   s, retcomp, psb, irq, skl014, tsx, bdw);
         } else if (verbose) {
-            printf("tailgen: seed %u ok: %zu instructions, %zu trace bytes\n", s, r.ntruth, r.tsize);
+            printf("tailgen: seed %u ok: %zu instructions, %zu trace bytes\n", s, r.ntruth,
+                   r.tsize);
         }
         /* flipped bytes in the trace and in the code: the tail walks what
          * it finds and ends within its bound */
@@ -414,20 +431,27 @@ int main(int argc, char **argv)
         free(r.truth);
         flow_image_free(&img);
     }
-    printf("tailgen: %u programs, %" PRIu64 " cuts at packet boundaries: %u failed\n", seeds, n_cuts, fails);
-    printf("tailgen: %" PRIu64 " tails, %" PRIu64 " instructions inferred (longest %" PRIu64 "); ends: %" PRIu64
-           " at an instruction that needs trace (%" PRIu64 " at a return with no address owed, %" PRIu64
-           " with no tail), %" PRIu64 " at a call out of the range, %" PRIu64 " no tail (tracing off or inside an event)\n",
-           n_tails, n_tail_insns, max_tail, n_trace_end, n_ret_stop, n_no_tail_trace, n_filter, n_none);
-    printf("tailgen: %" PRIu64 " returns followed from the call stack; compared up to an interrupt or abort %" PRIu64
-           " times, to the truth's end %" PRIu64 " times; %" PRIu64 " cuts inside PSB+ (sync error)\n",
+    printf("tailgen: %u programs, %" PRIu64 " cuts at packet boundaries: %u failed\n", seeds,
+           n_cuts, fails);
+    printf("tailgen: %" PRIu64 " tails, %" PRIu64 " instructions inferred (longest %" PRIu64
+           "); ends: %" PRIu64 " at an instruction that needs trace (%" PRIu64
+           " at a return with no address owed, %" PRIu64 " with no tail), %" PRIu64
+           " at a call out of the range, %" PRIu64 " no tail (tracing off or inside an event)\n",
+           n_tails, n_tail_insns, max_tail, n_trace_end, n_ret_stop, n_no_tail_trace, n_filter,
+           n_none);
+    printf("tailgen: %" PRIu64
+           " returns followed from the call stack; compared up to an interrupt or abort %" PRIu64
+           " times, to the truth's end %" PRIu64 " times; %" PRIu64
+           " cuts inside PSB+ (sync error)\n",
            n_ret_followed, n_async, n_truth_end, n_cut_errors);
     if (corrupt)
-        printf("tailgen: %" PRIu64 " corrupted traces/code decoded with --tail, %" PRIu64 " with a tail\n", corrupted,
-               corrupted_tails);
+        printf("tailgen: %" PRIu64 " corrupted traces/code decoded with --tail, %" PRIu64
+               " with a tail\n",
+               corrupted, corrupted_tails);
     /* the test must have seen what it is about */
     if (!fails && seeds >= 20 && (!n_tails || !n_ret_followed || !n_filter || !n_ret_stop)) {
-        printf("tailgen: coverage too small (tails, returns followed, calls out, returns stopped at)\n");
+        printf("tailgen: coverage too small (tails, returns followed, calls out, returns stopped "
+               "at)\n");
         fails++;
     }
     free(a.text);

@@ -41,13 +41,15 @@ static void walk_sections(const uint8_t *list, uint64_t len, int depth)
             check(rc == 0 || (err <= len && fv_strerror(rc)));
             return;
         }
-        check(guard < (int)len && s.offset >= last && s.offset + s.size <= len && s.size >= s.header_bytes);
+        check(guard < (int)len && s.offset >= last && s.offset + s.size <= len &&
+              s.size >= s.header_bytes);
         check(s.data_offset >= s.header_bytes && s.data_offset <= s.size);
         check(pos == s.offset + s.size);
         last = pos;
         if (s.type == FFS_SECTION_USER_INTERFACE) {
             char t[32];
-            size_t n = ffs_ui_text(list + s.offset + s.data_offset, s.size - s.data_offset, t, sizeof t);
+            size_t n =
+                ffs_ui_text(list + s.offset + s.data_offset, s.size - s.data_offset, t, sizeof t);
             check(n < sizeof t && strlen(t) == n);
         }
         if (depth < 4 && (s.type == FFS_SECTION_COMPRESSION ||
@@ -137,7 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fv_node *vol = NULL;
     if (!im.errors && fv_image_walk(&im, first_files_volume, &vol)) {
         uint8_t file[64];
-        static const struct pi_guid name = { { 0x5a, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 } };
+        static const struct pi_guid name = { { 0x5a, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+                                               15 } };
         long end = ffs_section_write(file + FFS_HEADER_BYTES, sizeof file - FFS_HEADER_BYTES, 0,
                                      FFS_SECTION_RAW, (const uint8_t *)"fuzz", 4);
         check(end > 0);
@@ -160,8 +163,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* ---- seeds ---- */
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, (uint16_t)v);
+    put16(p + 2, (uint16_t)(v >> 16));
+}
 
 /* A volume header (PI 1.8 Vol. 3 section 3.2.1) over len erased bytes. */
 static void seed_volume(uint8_t *v, uint32_t len, const struct pi_guid *fs)
@@ -201,8 +212,10 @@ static void seed_write(const char *dir, const char *name, const uint8_t *p, size
  * file after a pad. */
 static size_t seed_inner(uint8_t *v)
 {
-    static const struct pi_guid a = { { 0xa1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } };
-    static const struct pi_guid b = { { 0xb1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } };
+    static const struct pi_guid a = { { 0xa1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                        16 } };
+    static const struct pi_guid b = { { 0xb1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                        16 } };
     uint8_t list[512], f1[600], f2[600];
     static const uint8_t depex[] = { 0x06, 0x08 };
     uint8_t code[64];
@@ -210,7 +223,8 @@ static size_t seed_inner(uint8_t *v)
     long e = ffs_section_write(list, sizeof list, 0, FFS_SECTION_DXE_DEPEX, depex, sizeof depex);
     e = ffs_section_write(list, sizeof list, (size_t)e, FFS_SECTION_PE32, code, sizeof code);
     e = ffs_ui_section_write(list, sizeof list, (size_t)e, "SeedDxe");
-    e = ffs_section_write(list, sizeof list, (size_t)e, FFS_SECTION_RAW, (const uint8_t *)"words", 5);
+    e = ffs_section_write(list, sizeof list, (size_t)e, FFS_SECTION_RAW, (const uint8_t *)"words",
+                          5);
     size_t n1 = seed_file(f1, &a, FFS_TYPE_DRIVER, FFS_ATTR_CHECKSUM, list, (size_t)e);
     e = ffs_section_write(list, sizeof list, 0, FFS_SECTION_RAW, code, 40);
     size_t n2 = seed_file(f2, &b, FFS_TYPE_FREEFORM, 0x18, list, (size_t)e);
@@ -241,10 +255,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     char err[160];
     if (fv_lzma_encode(NULL, list, (size_t)e, &packed, &packed_len, err, sizeof err))
         exit(1);
-    long g = ffs_guided_section_write(file, sizeof file, 0, &PI_GUID_LZMA, FFS_GUIDED_PROCESSING_REQUIRED,
-                                      packed, packed_len);
+    long g = ffs_guided_section_write(file, sizeof file, 0, &PI_GUID_LZMA,
+                                      FFS_GUIDED_PROCESSING_REQUIRED, packed, packed_len);
     free(packed);
-    static const struct pi_guid fvf = { { 0xf1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } };
+    static const struct pi_guid fvf = { { 0xf1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                          16 } };
     uint8_t whole[16384];
     size_t fl = seed_file(whole, &fvf, FFS_TYPE_FIRMWARE_VOLUME_IMAGE, 0, file, (size_t)g);
     seed_volume(outer, sizeof outer, &PI_GUID_FFS2);

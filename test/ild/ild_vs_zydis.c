@@ -123,7 +123,7 @@ static bool real_mode_ud(const struct facts *f)
     switch (f->map) {
     case PTD_ILD_MAP_PRIMARY: /* ARPL */ return f->opcode == 0x63;
     case PTD_ILD_MAP_0F: /* group 6, LAR, LSL, SYSRET, SYSENTER,
-                                   SYSEXIT, GETSEC, VMREAD, VMWRITE */
+                            SYSEXIT, GETSEC, VMREAD, VMWRITE */
         return f->opcode == 0x00 || f->opcode == 0x02 || f->opcode == 0x03 || f->opcode == 0x07 ||
                f->opcode == 0x34 || f->opcode == 0x35 || f->opcode == 0x37 || f->opcode == 0x78 ||
                f->opcode == 0x79;

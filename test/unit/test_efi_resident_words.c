@@ -43,8 +43,10 @@ static void test_defaults(void **state)
 static void test_words(void **state)
 {
     (void)state;
-    assert_int_equal(parse(12, "--image", "ptbhang.efi", "--hang-timeout", "5", "--hang-repeat", "--buffer",
-                           "16384", "--recorder-at", "0x100000000", "--unit", "soft", "--verbose"), 0);
+    assert_int_equal(parse(12, "--image", "ptbhang.efi", "--hang-timeout", "5", "--hang-repeat",
+                           "--buffer", "16384", "--recorder-at", "0x100000000", "--unit", "soft",
+                           "--verbose"),
+                     0);
     assert_string_equal(w.image, "ptbhang.efi");
     assert_int_equal(w.hang_timeout_s, 5);
     assert_true(w.hang_repeat);
@@ -54,9 +56,11 @@ static void test_words(void **state)
     assert_int_equal(w.recorder_at, 0x100000000ull);
     assert_int_equal(w.unit, RESIDENT_CHOOSE_SOFT);
     assert_true(w.verbose);
-    assert_int_equal(parse(5, "--ring", "--no-recorder", "--recorder-code", "8192", "--trace-stop"), -1);
+    assert_int_equal(parse(5, "--ring", "--no-recorder", "--recorder-code", "8192", "--trace-stop"),
+                     -1);
     assert_string_equal(err, "--trace-stop needs a value");
-    assert_int_equal(parse(6, "--ring", "--no-recorder", "--recorder-code", "8192", "--trace-stop", "1a0"), 0);
+    assert_int_equal(
+        parse(6, "--ring", "--no-recorder", "--recorder-code", "8192", "--trace-stop", "1a0"), 0);
     assert_true(w.ring && w.no_recorder && w.have_trace_stop);
     assert_int_equal(w.recorder_code, 8192);
     assert_int_equal(w.trace_stop_offset, 0x1a0);
@@ -75,7 +79,8 @@ static void test_early_words(void **state)
     assert_int_equal(parse(3, "--image", "PciBusDxe", "--follow"), 0);
     assert_true(w.follow);
     assert_int_equal(w.max_insns, RESIDENT_FOLLOW_MAX_INSNS);
-    assert_int_equal(parse(6, "--follow", "--max-insns", "0x100000", "--image", "A.efi", "--verbose"), 0);
+    assert_int_equal(
+        parse(6, "--follow", "--max-insns", "0x100000", "--image", "A.efi", "--verbose"), 0);
     assert_int_equal(w.max_insns, 0x100000);
     assert_string_equal(w.image, "A.efi");
     assert_int_equal(parse(2, "--max-insns", "5000"), 0);
@@ -84,10 +89,15 @@ static void test_early_words(void **state)
     assert_int_equal(parse(4, "--image", "SmbiosPlatformDxe", "--image", "PciBusDxe"), 0);
     assert_string_equal(w.image, "SmbiosPlatformDxe,PciBusDxe");
     /* 63 characters in all, and one more */
-    assert_int_equal(parse(4, "--image", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "--image", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"), 0);
+    assert_int_equal(parse(4, "--image", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "--image",
+                           "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"),
+                     0);
     assert_int_equal(strlen(w.image), 63);
-    assert_int_equal(parse(4, "--image", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "--image", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"), -1);
-    assert_string_equal(err, "--image bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb: the names take more than 63 characters");
+    assert_int_equal(parse(4, "--image", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "--image",
+                           "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"),
+                     -1);
+    assert_string_equal(
+        err, "--image bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb: the names take more than 63 characters");
     assert_int_equal(parse(1, "--max-insns"), -1);
     assert_string_equal(err, "--max-insns needs a value");
 }
@@ -95,15 +105,19 @@ static void test_early_words(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    static const struct { const char *o, *v, *msg; } bad[] = {
+    static const struct {
+        const char *o, *v, *msg;
+    } bad[] = {
         { "--hang-timeout", "0", "--hang-timeout 0: seconds, 1 to 86400" },
         { "--hang-timeout", "86401", "--hang-timeout 86401: seconds, 1 to 86400" },
         { "--hang-timeout", "5s", "--hang-timeout 5s: seconds, 1 to 86400" },
         { "--hang-timeout", "-1", "--hang-timeout -1: seconds, 1 to 86400" },
         { "--recorder-at", "0x1001", "--recorder-at 0x1001: a page-aligned physical address" },
         { "--recorder-at", "0", "--recorder-at 0: a page-aligned physical address" },
-        { "--recorder-code", "4097", "--recorder-code 4097: bytes, a multiple of 4096, at most 64 MiB" },
-        { "--recorder-code", "0x8000000", "--recorder-code 0x8000000: bytes, a multiple of 4096, at most 64 MiB" },
+        { "--recorder-code", "4097",
+          "--recorder-code 4097: bytes, a multiple of 4096, at most 64 MiB" },
+        { "--recorder-code", "0x8000000",
+          "--recorder-code 0x8000000: bytes, a multiple of 4096, at most 64 MiB" },
         { "--buffer", "12288", "--buffer 12288: a power of two from 4096 to 1 GiB" },
         { "--buffer", "2048", "--buffer 2048: a power of two from 4096 to 1 GiB" },
         { "--unit", "pt", "--unit pt: hw, soft or auto" },

@@ -34,10 +34,10 @@ static void marks_and_copies(void **state)
     struct touched_pages t;
     touched_init(&t, slots, addr, pages, CAP);
     touched_mark(&t, 0x9010);
-    touched_mark(&t, 0x9020);       /* same page: nothing new */
-    touched_mark(&t, 0x3ff8);       /* may cross into 0x4000: both */
-    touched_mark(&t, 0x3ff0);       /* 0x3ff0 + 14 = 0x3ffe: no crossing */
-    touched_mark(&t, 0x9010);       /* again, after another page */
+    touched_mark(&t, 0x9020); /* same page: nothing new */
+    touched_mark(&t, 0x3ff8); /* may cross into 0x4000: both */
+    touched_mark(&t, 0x3ff0); /* 0x3ff0 + 14 = 0x3ffe: no crossing */
+    touched_mark(&t, 0x9010); /* again, after another page */
     touched_mark(&t, 0x5123);
     touched_mark(&t, 0x1000);
     assert_int_equal(t.marked, 5); /* 0x1000 0x3000 0x4000 0x5000 0x9000 */
@@ -51,7 +51,8 @@ static void marks_and_copies(void **state)
         uint64_t v;
         memcpy(&v, t.pages + (size_t)i * TOUCHED_PAGE_BYTES + 4088, 8);
         assert_int_equal(v, want[i]);
-        assert_ptr_equal(touched_find(&t, want[i] + 0x123), t.pages + (size_t)i * TOUCHED_PAGE_BYTES);
+        assert_ptr_equal(touched_find(&t, want[i] + 0x123),
+                         t.pages + (size_t)i * TOUCHED_PAGE_BYTES);
     }
     assert_null(touched_find(&t, 0x5000));
     assert_null(touched_find(&t, 0x2fff));

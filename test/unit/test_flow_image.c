@@ -36,7 +36,7 @@ static void write_dump(const char *prefix, const uint64_t *addr, const uint8_t *
     assert_non_null(a);
     for (size_t k = 0; k < n; k++) {
         memset(page, fill[k], sizeof page);
-        page[0] = (uint8_t)k;    /* which page of the file */
+        page[0] = (uint8_t)k; /* which page of the file */
         assert_int_equal(fwrite(page, 1, PAGE, d), PAGE);
         for (unsigned j = 0; j < 8; j++)
             fputc((int)(addr[k] >> (8 * j)) & 0xff, a);
@@ -98,7 +98,8 @@ static void test_orders(void **state)
     assert_int_equal(img.njoined, 0);
     assert_non_null(p = flow_image_map(&img, 0x21000, &base, &size));
     assert_true(base == 0x20000 && size == 3 * PAGE);
-    assert_true(p[0] == 4 && p[1] == 0xa4 && p[PAGE] == 3 && p[PAGE + 1] == 0xa3 && p[2 * PAGE] == 5);
+    assert_true(p[0] == 4 && p[1] == 0xa4 && p[PAGE] == 3 && p[PAGE + 1] == 0xa3 &&
+                p[2 * PAGE] == 5);
     assert_true(flow_image_map(&img, 0x22fff, &base, &size) == p && base == 0x20000);
     assert_int_equal(img.njoined, 1);
     assert_non_null(flow_image_map(&img, 0x30000, &base, &size));
@@ -250,7 +251,7 @@ static void test_done(void **state)
     assert_int_equal(input_file_open(&f, path, INPUT_MAP, err, sizeof err), 0);
     assert_int_equal(f.mapped, 1);
     assert_int_equal(f.data[0x123], 0x5a);
-    input_file_done(&f, 1u << 20);      /* too close to the start: kept */
+    input_file_done(&f, 1u << 20); /* too close to the start: kept */
     assert_int_equal(f.released, 0);
     input_file_done(&f, size - 1);
     assert_true(f.released > 0 && f.released <= size - (16u << 20));
@@ -271,12 +272,9 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_orders),
-        cmocka_unit_test(test_raw_over_mapped),
-        cmocka_unit_test(test_map_file),
-        cmocka_unit_test(test_orders_read),
-        cmocka_unit_test(test_fifo),
-        cmocka_unit_test(test_done),
+        cmocka_unit_test(test_orders),   cmocka_unit_test(test_raw_over_mapped),
+        cmocka_unit_test(test_map_file), cmocka_unit_test(test_orders_read),
+        cmocka_unit_test(test_fifo),     cmocka_unit_test(test_done),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[96];

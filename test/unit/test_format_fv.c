@@ -18,9 +18,21 @@
 
 #define VOL_BYTES 0x4000
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, (uint16_t)v);
+    put16(p + 2, (uint16_t)(v >> 16));
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
+}
 
 /* A volume of len bytes: the header of PI 1.8 Vol. 3 section 3.2.1
  * (ZeroVector 0..15, FileSystemGuid 16, FvLength 32, Signature 40,
@@ -28,7 +40,8 @@ static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, 
  * Reserved 54, Revision 55, BlockMap 56), one block-map entry and the
  * terminator (HeaderLength 72), optionally an extended header at 72
  * (FvName, ExtHeaderSize 20), the rest erased. */
-static void make_volume(uint8_t *v, uint64_t len, const struct pi_guid *fs, uint8_t erased, bool ext)
+static void make_volume(uint8_t *v, uint64_t len, const struct pi_guid *fs, uint8_t erased,
+                        bool ext)
 {
     memset(v, erased, len);
     memset(v, 0, 72);
@@ -50,8 +63,8 @@ static void make_volume(uint8_t *v, uint64_t len, const struct pi_guid *fs, uint
 }
 
 static const struct pi_guid G1 = { { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } };
-static const struct pi_guid G2 = { { 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28,
-                                     0x29, 0x2a, 0x2b, 0x2c, 0x2d, 0x2e, 0x2f, 0x30 } };
+static const struct pi_guid G2 = { { 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2a,
+                                     0x2b, 0x2c, 0x2d, 0x2e, 0x2f, 0x30 } };
 
 /* A file of type DRIVER with a RAW section of n bytes of pattern and a UI
  * section, into out; returns its size. */
@@ -61,7 +74,8 @@ static size_t make_file(uint8_t *out, size_t cap, const struct pi_guid *name, ui
     uint8_t *raw = malloc(n ? n : 1);
     for (size_t i = 0; i < n; i++)
         raw[i] = (uint8_t)(i * 7 + 1);
-    long end = ffs_section_write(out + FFS_HEADER_BYTES, cap - FFS_HEADER_BYTES, 0, FFS_SECTION_RAW, raw, n);
+    long end = ffs_section_write(out + FFS_HEADER_BYTES, cap - FFS_HEADER_BYTES, 0, FFS_SECTION_RAW,
+                                 raw, n);
     assert_true(end > 0);
     end = ffs_ui_section_write(out + FFS_HEADER_BYTES, cap - FFS_HEADER_BYTES, (size_t)end, ui);
     assert_true(end > 0);
@@ -207,7 +221,8 @@ static void files_and_sections(void **state)
         assert_int_equal(s.offset, 12);
         assert_int_equal(s.type, FFS_SECTION_USER_INTERFACE);
         char ui[16];
-        assert_int_equal(ffs_ui_text(data + s.offset + s.data_offset, s.size - s.data_offset, ui, sizeof ui), 5);
+        assert_int_equal(
+            ffs_ui_text(data + s.offset + s.data_offset, s.size - s.data_offset, ui, sizeof ui), 5);
         assert_string_equal(ui, "First");
         assert_int_equal(ffs_section_next(data, len, &sp, &s, &serr), 0);
 
@@ -245,7 +260,8 @@ static void files_and_sections(void **state)
         memcpy(v + at2 + 20, keep, 3);
         /* deleted: still walked over, with its state */
         uint8_t st = v[fv.files_offset + 23];
-        v[fv.files_offset + 23] = erased ? (uint8_t)(st & ~FFS_STATE_DELETED) : (uint8_t)(st | FFS_STATE_DELETED);
+        v[fv.files_offset + 23] =
+            erased ? (uint8_t)(st & ~FFS_STATE_DELETED) : (uint8_t)(st | FFS_STATE_DELETED);
         pos = fv.files_offset;
         assert_int_equal(fv_file_next(v, &fv, &pos, &f, &err), 1);
         assert_int_equal(f.state, FFS_FILE_DELETED);
@@ -337,7 +353,8 @@ static void layout_refusals(void **state)
     items[0].size = exact;
     assert_int_equal(fv_layout(v, &fv, fv.files_offset, items, 1, &r), FV_OK);
     assert_int_equal(r.end, VOL_BYTES);
-    size_t over = make_file(f1, sizeof f1, &G1, 0, VOL_BYTES - 72 - 24 - 4 - 4 - 2 * 2 + 1, "x", 0xff);
+    size_t over =
+        make_file(f1, sizeof f1, &G1, 0, VOL_BYTES - 72 - 24 - 4 - 4 - 2 * 2 + 1, "x", 0xff);
     items[0].size = over;
     /* (one more data byte: 4 more with the next section's alignment) */
     assert_int_equal(fv_layout(v, &fv, fv.files_offset, items, 1, &r), FV_E_NO_ROOM);
@@ -414,8 +431,8 @@ static void guided_sections(void **state)
     (void)state;
     uint8_t b[128];
     static const uint8_t payload[5] = { 9, 8, 7, 6, 5 };
-    long end = ffs_guided_section_write(b, sizeof b, 0, &PI_GUID_LZMA, FFS_GUIDED_PROCESSING_REQUIRED,
-                                        payload, sizeof payload);
+    long end = ffs_guided_section_write(b, sizeof b, 0, &PI_GUID_LZMA,
+                                        FFS_GUIDED_PROCESSING_REQUIRED, payload, sizeof payload);
     /* common header, GUID, DataOffset = 24, Attributes = 1, data */
     assert_int_equal(end, 29);
     assert_int_equal(b[0], 29);

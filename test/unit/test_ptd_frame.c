@@ -311,25 +311,24 @@ static void every_corruption(void **state)
 static void bad_fields_good_crc(void **state)
 {
     (void)state;
-    static const char
-        *bodies[] = {
-            "@PTF1 D 1 0 0 - QUJD=",          /* base64 length not a multiple of 4 */
-            "@PTF1 D 1 0 0 - QU=D",           /* data after padding */
-            "@PTF1 D 1 0 0 - QU*D",           /* not the alphabet */
-            "@PTF1 D 1 00 0 - QUJD",          /* leading zero in a decimal */
-            "@PTF1 D 1 0 0 X QUJD",           /* unknown flag */
-            "@PTF1 D 1 0 0x0 - QUJD",         /* 0x in the offset */
-            "@PTF1 D 1 4294967296 0 - QUJD",  /* seq beyond 32 bits */
-            "@PTF1 D 1 0 0 -  QUJD",          /* two spaces */
-            "@PTF1 D 1 0 0 -",                /* a field missing */
-            "@PTF1 D 1 0 0 - QUJD x",         /* a field too many */
-            "@PTF1 X 1 0 0 - QUJD",           /* unknown type */
-            "@PTF1 B 1 a.pt 10 0000000g pt",  /* bad file crc */
-            "@PTF1 B 1 a.pt 10 00000000 elf", /* unknown kind */
-            "@PTF1 B 1 a234567890123456789012345678901234567890123456789012345678901234X 1 "
-            "00000000 pt",                   /* 65 chars */
-            "@PTF1 E 1 a.pt -1 10 00000000", /* negative count */
-        };
+    static const char *bodies[] = {
+        "@PTF1 D 1 0 0 - QUJD=",          /* base64 length not a multiple of 4 */
+        "@PTF1 D 1 0 0 - QU=D",           /* data after padding */
+        "@PTF1 D 1 0 0 - QU*D",           /* not the alphabet */
+        "@PTF1 D 1 00 0 - QUJD",          /* leading zero in a decimal */
+        "@PTF1 D 1 0 0 X QUJD",           /* unknown flag */
+        "@PTF1 D 1 0 0x0 - QUJD",         /* 0x in the offset */
+        "@PTF1 D 1 4294967296 0 - QUJD",  /* seq beyond 32 bits */
+        "@PTF1 D 1 0 0 -  QUJD",          /* two spaces */
+        "@PTF1 D 1 0 0 -",                /* a field missing */
+        "@PTF1 D 1 0 0 - QUJD x",         /* a field too many */
+        "@PTF1 X 1 0 0 - QUJD",           /* unknown type */
+        "@PTF1 B 1 a.pt 10 0000000g pt",  /* bad file crc */
+        "@PTF1 B 1 a.pt 10 00000000 elf", /* unknown kind */
+        "@PTF1 B 1 a234567890123456789012345678901234567890123456789012345678901234X 1 "
+        "00000000 pt",                   /* 65 chars */
+        "@PTF1 E 1 a.pt -1 10 00000000", /* negative count */
+    };
     struct ptd_frame_rec r;
     for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
         char line[PTD_FRAME_LINE_MAX];

@@ -58,21 +58,21 @@ static void one_number_parser(void **state)
         bool ok;
         uint64_t v;
     } cases[] = {
-        { "64M", PTD_NUM_AUTO, true, 64ull << 20 },       /* --arena 64M */
-        { "64m", PTD_NUM_DEC_HEX, true, 64ull << 20 },    /* buffer=64m */
+        { "64M", PTD_NUM_AUTO, true, 64ull << 20 },    /* --arena 64M */
+        { "64m", PTD_NUM_DEC_HEX, true, 64ull << 20 }, /* buffer=64m */
         { "4K", PTD_NUM_AUTO, true, 4096 },
         { "1G", PTD_NUM_AUTO, true, 1ull << 30 },
         { "0x10K", PTD_NUM_AUTO, true, 16ull << 10 },
-        { "400000", PTD_NUM_AUTO, true, 400000 },         /* ptxed: --raw FILE:400000 is decimal */
-        { "400000", PTD_NUM_HEX, true, 0x400000 },        /* --filter, --module */
+        { "400000", PTD_NUM_AUTO, true, 400000 },  /* ptxed: --raw FILE:400000 is decimal */
+        { "400000", PTD_NUM_HEX, true, 0x400000 }, /* --filter, --module */
         { "0x400000", PTD_NUM_HEX, true, 0x400000 },
-        { "010", PTD_NUM_AUTO, true, 8 },                 /* strtoull's base 0 */
-        { "010", PTD_NUM_DEC_HEX, true, 10 },             /* option words */
+        { "010", PTD_NUM_AUTO, true, 8 },     /* strtoull's base 0 */
+        { "010", PTD_NUM_DEC_HEX, true, 10 }, /* option words */
         { "0", PTD_NUM_AUTO, true, 0 },
         { "0K", PTD_NUM_AUTO, true, 0 },
         { "18446744073709551615", PTD_NUM_AUTO, true, UINT64_MAX },
         { "18446744073709551616", PTD_NUM_AUTO, false, 0 },
-        { "17179869184G", PTD_NUM_AUTO, false, 0 },       /* 2^34 GiB overflows */
+        { "17179869184G", PTD_NUM_AUTO, false, 0 }, /* 2^34 GiB overflows */
         { "17179869183G", PTD_NUM_AUTO, true, 17179869183ull << 30 },
         { "", PTD_NUM_AUTO, false, 0 },
         { "0x", PTD_NUM_AUTO, false, 0 },
@@ -81,7 +81,7 @@ static void one_number_parser(void **state)
         { "1T", PTD_NUM_AUTO, false, 0 },
         { "-1", PTD_NUM_AUTO, false, 0 },
         { " 1", PTD_NUM_AUTO, false, 0 },
-        { "08", PTD_NUM_AUTO, false, 0 },                 /* not octal */
+        { "08", PTD_NUM_AUTO, false, 0 }, /* not octal */
         { "12g3", PTD_NUM_AUTO, false, 0 },
         { "abc", PTD_NUM_DEC_HEX, false, 0 },
         { "abc", PTD_NUM_HEX, true, 0xabc },
@@ -90,7 +90,8 @@ static void one_number_parser(void **state)
         uint64_t v = 12345;
         bool ok = ptd_num_parse(cases[i].s, cases[i].base, &v);
         if (ok != cases[i].ok || (ok && v != cases[i].v))
-            fail_msg("'%s' (base %d): %d %llu", cases[i].s, cases[i].base, ok, (unsigned long long)v);
+            fail_msg("'%s' (base %d): %d %llu", cases[i].s, cases[i].base, ok,
+                     (unsigned long long)v);
     }
     /* exactly len bytes: a field inside a longer text */
     uint64_t v;
@@ -110,7 +111,7 @@ static void number_pairs(void **state)
     assert_true(ptd_num_parse_pair("1000:200:name:x", PTD_NUM_HEX, &a, &b, &rest));
     assert_true(a == 0x1000 && b == 0x200 && !strcmp(rest, ":name:x"));
     assert_true(ptd_num_parse_pair("10:010", PTD_NUM_AUTO, &a, &b, NULL));
-    assert_true(a == 10 && b == 8);   /* strtoull's base 0: a leading 0 is octal */
+    assert_true(a == 10 && b == 8); /* strtoull's base 0: a leading 0 is octal */
     /* what strtoull took silently: trailing junk, a missing number, a sign,
      * overflow, no colon */
     assert_false(ptd_num_parse_pair("0x1000x:10", PTD_NUM_AUTO, &a, &b, &rest));

@@ -27,9 +27,9 @@
 #include "decoder/ptd_sum.h"
 #include "decoder/ptd_tracer.h"
 
-#define F 0x1000u
-#define G 0x1100u
-#define CB 0x1200u
+#define F       0x1000u
+#define G       0x1100u
+#define CB      0x1200u
 #define HANDLER 0x9000u
 #define OUTSIDE 0x9100u
 
@@ -47,9 +47,9 @@ static int read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 
 static void code(void)
 {
-    static const uint8_t f[] = {0x90, 0x90, 0xe8, 0xf9, 0x00, 0x00, 0x00, 0x90, 0xeb, 0xf6};
-    static const uint8_t g[] = {0x90, 0xc3};
-    static const uint8_t cb[] = {0x90, 0x90, 0x90, 0xc3};
+    static const uint8_t f[] = { 0x90, 0x90, 0xe8, 0xf9, 0x00, 0x00, 0x00, 0x90, 0xeb, 0xf6 };
+    static const uint8_t g[] = { 0x90, 0xc3 };
+    static const uint8_t cb[] = { 0x90, 0x90, 0x90, 0xc3 };
     memset(mem, 0xcc, sizeof mem);
     memcpy(&mem[F - 0x1000], f, sizeof f);
     memcpy(&mem[G - 0x1000], g, sizeof g);
@@ -82,7 +82,7 @@ static void start(bool mtc)
     c.tsc_en = true;
     c.mtc_en = mtc;
     c.mtc_freq = 0;
-    c.ctc_shift = 0;     /* an MTC every tick: the clock moves at every step */
+    c.ctc_shift = 0; /* an MTC every tick: the clock moves at every step */
     c.sink = sink;
     ntrace = 0;
     code();
@@ -92,7 +92,8 @@ static void start(bool mtc)
 }
 
 /* the instruction at ip completed (dt ticks later) and went to next */
-static void step(uint64_t ip, unsigned len, unsigned iclass, uint64_t target, uint64_t next, uint64_t dt)
+static void step(uint64_t ip, unsigned len, unsigned iclass, uint64_t target, uint64_t next,
+                 uint64_t dt)
 {
     struct ptd_tracer_insn in;
     in.ip = ip;
@@ -147,7 +148,7 @@ static void line(void *ctx, const char *l, size_t n)
 
 static const struct ptd_sum_stats *summarize(void)
 {
-    static const struct ptd_time_config tc = {0, 0, 1, 1, 0, 0};   /* CTC = TSC */
+    static const struct ptd_time_config tc = { 0, 0, 1, 1, 0, 0 }; /* CTC = TSC */
     struct ptd_flow_config fc;
     memset(&fc, 0, sizeof fc);
     fc.trace = trace;
@@ -278,7 +279,7 @@ static void test_callback(void **state)
     /* f calls out (its call to g patched to go outside): the call leaves
      * the filter; code outside calls cb; cb returns outside; the call
      * returns to f */
-    mem[F + 2 - 0x1000] = 0xe8;  /* call OUTSIDE: rel32 = 0x9100 - 0x1007 */
+    mem[F + 2 - 0x1000] = 0xe8; /* call OUTSIDE: rel32 = 0x9100 - 0x1007 */
     mem[F + 3 - 0x1000] = 0xf9;
     mem[F + 4 - 0x1000] = 0x80;
     mem[F + 5 - 0x1000] = 0x00;
@@ -304,7 +305,8 @@ static void test_callback(void **state)
     step(F + 8, 2, PTD_ICLASS_DIRECT_JUMP, F, F, 10);
     ptd_tracer_stop(&T, F);
     const struct ptd_sum_stats *st = summarize();
-    if (getenv("SUMTEXT")) fputs(text, stderr);
+    if (getenv("SUMTEXT"))
+        fputs(text, stderr);
     assert_int_equal(st->irqs, 0);
     assert_int_equal(st->unmatched_returns, 0);
     /* cb: entered twice from outside, its 4 instructions each time */
@@ -333,11 +335,14 @@ static void test_time_shared(void **state)
     }
     ptd_tracer_stop(&T, F);
     const struct ptd_sum_stats *st = summarize();
-    if (getenv("SUMTEXT")) fputs(text, stderr);
+    if (getenv("SUMTEXT"))
+        fputs(text, stderr);
     assert_true(st->time_coarse);
     assert_int_equal(st->irqs, 2);
-    assert_non_null(strstr(text, "time too coarse to rank by: the clock moved 2 times in 120 blocks"));
-    assert_non_null(strstr(text, "by self insns, time too coarse): calls self-insns % self-ticks % function"));
+    assert_non_null(
+        strstr(text, "time too coarse to rank by: the clock moved 2 times in 120 blocks"));
+    assert_non_null(
+        strstr(text, "by self insns, time too coarse): calls self-insns % self-ticks % function"));
     /* with MTC every tick: fine, and f (5 of 7 insns a round) has about
      * 5/7 of the ticks: shared by instructions, not given to whichever
      * block comes when the clock moves */
