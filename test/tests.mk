@@ -13,7 +13,7 @@ TESTS_unit       = $(UNIT_TEST_BINS)
 TEST_NEEDS_unit  = $(UNIT_TEST_BINS)
 
 # the layering and the freestanding layers
-TESTS_layers     := test/scripts/check_layers.sh test/scripts/freestanding.sh \
+TESTS_layers     := test/scripts/check_layers.sh test/scripts/freestanding.sh test/scripts/format_check.sh \
                     test/arch_x86_freestanding.sh
 TEST_NEEDS_layers := $(B)/decoder-fs/libptd.o $(B)/format-fs/format.o $(B)/host/libptboot.a
 
