@@ -25,6 +25,7 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
 {
     memset(w, 0, sizeof *w);
     w->buffer_bytes = RESIDENT_BUFFER_DEFAULT;
+    w->mtc_freq = -1;
     w->recorder_code = RESIDENT_RECORDER_CODE_DEFAULT;
     for (int i = 0; i < n; i++) {
         const char *o = words[i];
@@ -127,6 +128,20 @@ int resident_words_parse(struct resident_words *w, char *const *words, int n, ch
             if (w->n_plan_words == RESIDENT_WORDS_MAX) {
                 snprintf(err, err_len, "too many capture words");
                 return -1;
+            }
+            /* the two the soft unit takes as well: its MTCs (RTIT_CTL
+             * MTCEn and the 4-bit MTCFreq field, SDM 36.2.7.2) */
+            if (!strcmp(name, "no-mtc")) {
+                w->no_mtc = true;
+                w->n_soft_words++;
+            } else if (!strcmp(name, "mtc")) {
+                uint64_t f;
+                if (!o[k] || !number(o + k + 1, PTD_NUM_AUTO, 0, 15, 1, &f)) {
+                    snprintf(err, err_len, "%s: mtc=N wants an MTC frequency from 0 to 15", o);
+                    return -1;
+                }
+                w->mtc_freq = (int)f;
+                w->n_soft_words++;
             }
             w->plan_words[w->n_plan_words++] = o;
             continue;

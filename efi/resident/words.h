@@ -22,7 +22,8 @@
  *   --recorder-code BYTES a multiple of 4096, at most 64 MiB
  *   --no-recorder
  *   name[=value]          capture words (arch/x86/capture_plan.h) for the
- *                         hardware unit */
+ *                         hardware unit; of them the soft unit takes no-mtc
+ *                         and mtc=N (its time packets: docs/soft-unit.md) */
 #ifndef PTBOOT_EFI_RESIDENT_WORDS_H
 #define PTBOOT_EFI_RESIDENT_WORDS_H
 
@@ -65,6 +66,10 @@ struct resident_words {
     uint64_t recorder_at, recorder_code;
     const char *plan_words[RESIDENT_WORDS_MAX]; /* point into the words */
     size_t n_plan_words;
+    /* the capture words the soft unit takes too (also in plan_words) */
+    bool no_mtc;                       /* no-mtc: no MTC packets */
+    int mtc_freq;                      /* mtc=N: MTCFreq; -1: the unit's default */
+    size_t n_soft_words;               /* how many of plan_words these are */
 };
 
 /* Parses words[0..n) into w (defaults first). Returns 0, or -1 with a

@@ -100,6 +100,19 @@ static void test_early_words(void **state)
         err, "--image bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb: the names take more than 63 characters");
     assert_int_equal(parse(1, "--max-insns"), -1);
     assert_string_equal(err, "--max-insns needs a value");
+    /* the capture words the soft unit takes too: its MTCs */
+    assert_int_equal(parse(0), 0);
+    assert_false(w.no_mtc);
+    assert_int_equal(w.mtc_freq, -1);
+    assert_int_equal(parse(3, "buffer=8M", "no-mtc", "mtc=12"), 0);
+    assert_true(w.no_mtc);
+    assert_int_equal(w.mtc_freq, 12);
+    assert_int_equal(w.n_plan_words, 3);
+    assert_int_equal(w.n_soft_words, 2);
+    assert_int_equal(parse(1, "mtc=16"), -1);
+    assert_string_equal(err, "mtc=16: mtc=N wants an MTC frequency from 0 to 15");
+    assert_int_equal(parse(1, "mtc"), -1);
+    assert_string_equal(err, "mtc: mtc=N wants an MTC frequency from 0 to 15");
 }
 
 static void test_refusals(void **state)
