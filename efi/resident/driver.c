@@ -646,7 +646,8 @@ EFI_STATUS efi_resident_driver_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
     }
     if (W.n_plan_words > W.n_soft_words) {
         use_own_text();
-        fail("capture words are for the hardware unit (the soft unit takes --buffer, no-mtc, mtc=N)");
+        fail("capture words are for the hardware unit (the soft unit takes --buffer, no-mtc, "
+             "mtc=N)");
         return EFI_SUCCESS;
     }
     if (W.have_trace_stop && W.trace_stop_offset >= 0x100000000ull) {

@@ -75,7 +75,8 @@ static int soft_configure(uint64_t base, uint64_t size)
     unit_cfg.tsc_en = true;
     /* time as a CPU writes it, on the soft unit's clock (soft_unit.h) */
     unit_cfg.mtc_en = !drv.w->no_mtc;
-    unit_cfg.mtc_freq = drv.w->mtc_freq >= 0 ? (unsigned)drv.w->mtc_freq : SOFT_UNIT_MTC_FREQ_DEFAULT;
+    unit_cfg.mtc_freq =
+        drv.w->mtc_freq >= 0 ? (unsigned)drv.w->mtc_freq : SOFT_UNIT_MTC_FREQ_DEFAULT;
     if (!drv.w->follow) {
         /* --follow: no FilterEn range, all the entry point runs */
         unit_cfg.range[0].cfg = RTIT_ADDR_CFG_FILTER;

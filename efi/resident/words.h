@@ -67,9 +67,9 @@ struct resident_words {
     const char *plan_words[RESIDENT_WORDS_MAX]; /* point into the words */
     size_t n_plan_words;
     /* the capture words the soft unit takes too (also in plan_words) */
-    bool no_mtc;                       /* no-mtc: no MTC packets */
-    int mtc_freq;                      /* mtc=N: MTCFreq; -1: the unit's default */
-    size_t n_soft_words;               /* how many of plan_words these are */
+    bool no_mtc;         /* no-mtc: no MTC packets */
+    int mtc_freq;        /* mtc=N: MTCFreq; -1: the unit's default */
+    size_t n_soft_words; /* how many of plan_words these are */
 };
 
 /* Parses words[0..n) into w (defaults first). Returns 0, or -1 with a
