@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "decoder/ptd_num.h"
 #include "decoder/ptd_opts.h"
@@ -22,10 +23,33 @@ void flow_opts_free(struct flow_opts *o)
     if (o->trace)
         input_file_close(&o->trace_file);
     free(o->cache);
-    free(o->bcache);
+    if (o->bcache)
+        munmap(o->bcache_map, o->bcache_map_size);
     o->trace = NULL;
     o->cache = NULL;
     o->bcache = NULL;
+}
+
+/* The block cache's memory: fresh pages, in 2 MiB pages where the kernel
+ * gives them (transparent huge pages) and the cache spans whole ones: the
+ * cache fills its memory from the start on, so a decode that touches many
+ * pages of it (a big image: foo's 150) takes one huge page instead, each
+ * small page a page fault (about 1.5 us here, a huge page about 65 us;
+ * a cache under 2 MiB, a small image, touches too few to gain). */
+#define BCACHE_HUGE (2u << 20)
+static void *bcache_alloc(struct flow_opts *o, size_t bytes)
+{
+    size_t size = bytes + BCACHE_HUGE;
+    uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    o->bcache_map = m;
+    o->bcache_map_size = size;
+    uint8_t *a = (uint8_t *)(((uintptr_t)m + BCACHE_HUGE - 1) & ~(uintptr_t)(BCACHE_HUGE - 1));
+#ifdef MADV_HUGEPAGE
+    (void)madvise(a, bytes, MADV_HUGEPAGE);
+#endif
+    return a;
 }
 
 int flow_image_read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
@@ -184,7 +208,7 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
         for (size_t k = 0; k < o->img.nsegs; k++)
             code += o->img.segs[k].size;
         size_t bytes = PTD_FLOW_BCACHE_BYTES(code, o->img.nsegs);
-        o->bcache = malloc(bytes);
+        o->bcache = bcache_alloc(o, bytes);
         o->cfg.bcache = o->bcache;
         o->cfg.bcache_size = o->bcache ? bytes : 0;
     }

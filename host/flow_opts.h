@@ -26,6 +26,8 @@ struct flow_opts {
     int no_cache;
     void *cache;
     void *bcache;
+    void *bcache_map; /* the mapping bcache lies in */
+    size_t bcache_map_size;
     struct code_modules code; /* --elf / --pe files (host/code_load.h) */
 };
 
