@@ -48,7 +48,9 @@ static size_t first_ips(const char *path, uint64_t *ips, size_t max)
             uint64_t ip;
             if (ptd_last_ip_update(&last, p.a, p.payload) < 0 || ptd_last_ip_query(&last, &ip) < 0)
                 continue;
-            bool seen = false;
+            /* IP 0: no code at all (a PSB+ with tracing never enabled
+             * carries FUP 0), not a section loaded at the wrong base */
+            bool seen = ip == 0;
             for (size_t i = 0; i < n; i++)
                 seen |= ips[i] == ip;
             if (!seen)

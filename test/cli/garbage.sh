@@ -72,6 +72,11 @@ if grep -q "^ptboot flow: no decoded IP falls in a loaded section: sections 0x61
 else not_ok "decimal --raw base: $(cat "$tmp/err" | tail -2) (first IP $first)"; fi
 $P flow --pt "$g.pt" "${raw[@]}" --quiet --stat > /dev/null 2> "$tmp/err"
 [ ! -s "$tmp/err" ] && ok "the same with the right bases: no hint, no warning" || not_ok "right bases: $(head -2 "$tmp/err")"
+# a PSB+ whose FUP carries IP 0 (tracing never enabled): nothing decodes,
+# and no section is blamed
+printf '\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x7d\0\0\0\0\0\0\x02\x23' > "$tmp/fup0.pt"
+$P flow --pt "$tmp/fup0.pt" "${raw[@]}" > /dev/null 2> "$tmp/err"
+[ ! -s "$tmp/err" ] && ok "a trace whose only IP is 0 (FUP in PSB+): no 'loaded section' hint" || not_ok "FUP 0: $(head -2 "$tmp/err")"
 # overlapping --raw sections: the later bytes win (as ptxed) and it is said
 $P flow --pt "$g.pt" "${raw[@]}" --raw "$g.32.bin:0x400800" --quiet --stat > /dev/null 2> "$tmp/err"
 grep -q "^ptboot flow: warning: --raw $g.32.bin:0x400800: 0x400800-0x[0-9a-f]* overlaps code loaded before (0x400000-0x[0-9a-f]*): the later bytes are used there, as ptxed does" "$tmp/err" \
