@@ -374,22 +374,9 @@ static int decode_timing(struct ptd_qry *q)
     return 1;
 }
 
-/* The time and IP of an event published at a FUP, by type; 0, or
- * -PTD_ERR_BAD_CONTEXT for a type that cannot bind to a FUP. */
-static int fup_bound(struct ptd_qry *q, struct ptd_event *ev)
+bool ptd_qry_ev_takes_fup_ip(enum ptd_ev_type type)
 {
-    switch (ev->type) {
-    case PTD_EV_OVERFLOW:
-        /* the time stays the OVF's: with the next event's it tells how
-         * long the overflow lasted */
-        ptd_qry_ev_ip(q, ev);
-        q->enabled = 1;
-        return 0;
-    case PTD_EV_RSM:
-    case PTD_EV_SIPI:
-        /* they take the FUP without its IP (queued suppressed) */
-        ptd_qry_ev_time(q, ev);
-        return (ev->flags & PTD_EVF_IP_SUPPRESSED) ? 0 : -PTD_ERR_INTERNAL;
+    switch (type) {
     case PTD_EV_TSX:
     case PTD_EV_EXSTOP:
     case PTD_EV_MWAIT:
@@ -407,11 +394,33 @@ static int fup_bound(struct ptd_qry *q, struct ptd_event *ev)
     case PTD_EV_UIRET:
     case PTD_EV_TRIG:
     case PTD_EV_SWINTR:
-    case PTD_EV_SYSCALL:
+    case PTD_EV_SYSCALL: return true;
+    default: return false;
+    }
+}
+
+/* The time and IP of an event published at a FUP, by type; 0, or
+ * -PTD_ERR_BAD_CONTEXT for a type that cannot bind to a FUP. */
+static int fup_bound(struct ptd_qry *q, struct ptd_event *ev)
+{
+    switch (ev->type) {
+    case PTD_EV_OVERFLOW:
+        /* the time stays the OVF's: with the next event's it tells how
+         * long the overflow lasted */
+        ptd_qry_ev_ip(q, ev);
+        q->enabled = 1;
+        return 0;
+    case PTD_EV_RSM:
+    case PTD_EV_SIPI:
+        /* they take the FUP without its IP (queued suppressed) */
+        ptd_qry_ev_time(q, ev);
+        return (ev->flags & PTD_EVF_IP_SUPPRESSED) ? 0 : -PTD_ERR_INTERNAL;
+    default:
+        if (!ptd_qry_ev_takes_fup_ip(ev->type))
+            return -PTD_ERR_BAD_CONTEXT;
         ptd_qry_ev_time(q, ev);
         ptd_qry_ev_ip(q, ev);
         return 0;
-    default: return -PTD_ERR_BAD_CONTEXT;
     }
 }
 

@@ -33,6 +33,9 @@ int ptd_qry_fetch(struct ptd_qry *q);
 void ptd_qry_ev_time(const struct ptd_qry *q, struct ptd_event *ev);
 /* The event's IP from last-IP, or PTD_EVF_IP_SUPPRESSED. */
 void ptd_qry_ev_ip(const struct ptd_qry *q, struct ptd_event *ev);
+/* The events that take the IP of the FUP they are bound to (and its
+ * time): the one list the FUP binding and the OVF flush go by. */
+bool ptd_qry_ev_takes_fup_ip(enum ptd_ev_type type);
 /* A timing packet into a time state (q's or a look-ahead's copy): 0, or
  * the error libipt's decoders report for it (a bad configuration is not
  * one). */

@@ -340,31 +340,16 @@ static int flush_pending(struct ptd_qry *q)
         if (!ev)
             break;
         switch (ev->type) {
-        case PTD_EV_EXSTOP:
-        case PTD_EV_MWAIT:
-        case PTD_EV_PTWRITE:
-        case PTD_EV_TSX:
-        case PTD_EV_EXEC_MODE:
-        case PTD_EV_IFLAGS:
-        case PTD_EV_INTERRUPT:
-        case PTD_EV_IRET:
-        case PTD_EV_SMI:
-        case PTD_EV_INIT:
-        case PTD_EV_VMENTRY:
-        case PTD_EV_VMEXIT:
-        case PTD_EV_SHUTDOWN:
-        case PTD_EV_UINTR:
-        case PTD_EV_UIRET:
-        case PTD_EV_TRIG:
-        case PTD_EV_SWINTR:
-        case PTD_EV_SYSCALL:
-            ev->flags |= PTD_EVF_IP_SUPPRESSED;
-            ptd_qry_publish(q, ev);
-            return 0;
         case PTD_EV_PWRE:
         case PTD_EV_RSM:
         case PTD_EV_SIPI: ptd_qry_publish(q, ev); return 0;
-        default: continue;
+        default:
+            if (!ptd_qry_ev_takes_fup_ip(ev->type))
+                continue;
+            /* the FUP that would have given its IP is lost */
+            ev->flags |= PTD_EVF_IP_SUPPRESSED;
+            ptd_qry_publish(q, ev);
+            return 0;
         }
     }
     return 1;
