@@ -35,29 +35,7 @@ for t in $REAL_TRACES; do
             continue
         fi
         # the check: awk over the whole flow, then the cut one with its tail
-        r=$(awk -v name="$name" -v cut="$cut" '
-            FNR == NR {
-                if ($0 ~ /^[0-9a-f]+$/) { n++; ip[n] = $0 }
-                else if ($0 != "[end of trace]") ev[n + 1] = 1   # before instruction n+1
-                next
-            }
-            /^\[tail\]$/ { intail = 1; next }
-            !/^[0-9a-f]+$/ { next }
-            !intail {
-                k++
-                if (k > n || $0 != ip[k]) { print "FAIL flow instruction " k " is " $0 ", whole trace " ip[k]; exit }
-                next
-            }
-            {
-                j++
-                if (stop) next
-                if (k + j > n) { stop = 1; next }
-                if (ev[k + j]) { stop = 1; evs++; next }
-                if ($0 != ip[k + j]) { print "FAIL tail instruction " j " is " $0 ", whole trace " ip[k + j]; exit }
-                same++
-            }
-            END { printf "ok %d %d %d\n", j, same, evs }
-        ' "$tmp/whole.txt" "$tmp/tail.txt")
+        r=$(awk -v run="whole trace" -f test/flow/tail_cmp.awk "$tmp/whole.txt" "$tmp/tail.txt")
         # --quiet --stat:insn: the counts alone, the same
         q=$(build/ptboot flow --no-inst "${args[@]:2}" --pt "$tmp/cut.pt" --tail --quiet --stat:insn | grep -v '^\[' | tr '\n' ' ')
         want="insn: $(grep -c '^[0-9a-f]' "$tmp/before.txt"). tail: $(sed -n '/^\[tail\]$/,$p' "$tmp/tail.txt" | grep -c '^[0-9a-f]') ("

@@ -42,29 +42,7 @@ for p in "$fx"/*.pt; do
             fail=1
             continue
         fi
-        r=$(awk '
-            FNR == NR {
-                if ($0 ~ /^[0-9a-f]+$/) { n++; ip[n] = $0 }
-                else ev[n + 1] = 1      # an event before instruction n+1
-                next
-            }
-            /^\[tail\]$/ { intail = 1; next }
-            !/^[0-9a-f]+$/ { next }
-            !intail {
-                k++
-                if (k > n || $0 != ip[k]) { print "FAIL flow instruction " k " is " $0 ", ran " ip[k]; exit }
-                next
-            }
-            {
-                j++
-                if (stop) next
-                if (k + j > n) { stop = 1; next }
-                if (ev[k + j]) { stop = 1; evs++; next }
-                if ($0 != ip[k + j]) { print "FAIL tail instruction " j " is " $0 ", ran " ip[k + j]; exit }
-                same++
-            }
-            END { printf "ok %d %d %d\n", j, same, evs }
-        ' "$tmp/truth.txt" "$tmp/tail.txt")
+        r=$(awk -v run="ran" -f test/flow/tail_cmp.awk "$tmp/truth.txt" "$tmp/tail.txt")
         case "$r" in
         ok*)
             read -r _ n s e <<< "$r"
