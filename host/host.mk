@@ -1,13 +1,25 @@
 # host/: build/host/libptboot.a (the layers, LIB_SRCS, compiled for Linux; the
 # unit tests and test programs link it too) and the CLI build/ptboot, which
 # does not link libipt (the benchmarks against it are bench/: bench/bench.mk).
-# libdw/libelf (elfutils): ELF symbol tables and DWARF lines (host/sym),
-# linked statically with the zlib they use (all three from libdw-dev and its
-# dependencies): as shared objects they were five more libraries loaded by
-# every ptboot process, 0.3 ms of a `ptboot --help` (0.91 -> 0.61 ms CPU)
-# and of every decode (docs/performance.md). Zydis is loaded when a flow
-# disassembles (host/disasm.c).
+# build/ptboot is linked statically (static-pie: still placed at a random
+# address): libdw/libelf (elfutils: ELF symbol tables and DWARF lines,
+# host/sym) with the zlib they use, liblzma (host/fv_lzma.c) and the C
+# library. Each shared object costs every process its loading: as shared
+# objects, elfutils' were 0.3 ms of a `ptboot --help` (0.91 -> 0.61 ms
+# CPU), and the C library and liblzma another 0.2 ms of every decode
+# (Unzip's `flow --quiet --stat` 1.48 -> 1.28 ms; docs/performance.md).
+# Zydis is loaded when a flow disassembles (host/disasm.c): glibc's dlopen
+# in a static program needs the same glibc at run time as at link time,
+# so the program is linked again whenever the C library changes (libc.a
+# is a prerequisite), and the linker's warning that says so is not
+# repeated at every link.
+# (Programs that link these libraries with a shared one, build/ptboot-bench
+# with libipt, take HOST_LDLIBS: the same libraries but the C library and
+# liblzma shared.)
 HOST_LDLIBS := -Wl,-Bstatic -ldw -lelf -lz -Wl,-Bdynamic
+PTBOOT_LDLIBS := -static-pie -ldw -lelf -lz -llzma
+HOST_LIBC_A := $(shell $(HOST_CC) -print-file-name=libc.a)
+STATIC_DLOPEN_WARNING := Using 'dlopen' in statically linked|in function .host_disasm_open
 
 # The text --version prints, here and in the app (efi/efi.mk): git describe
 # of the tree (scripts/version.sh rewrites the file only when it changes).
@@ -28,8 +40,10 @@ $(B)/host/%.o: %.c | $(B)/.setup-done
 $(B)/host/libptboot.a: $(LIB_OBJS)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(B)/ptboot: $(HOST_OBJS) $(B)/host/libptboot.a
-	$(call say,LD,$@)$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_OBJS) $(B)/host/libptboot.a $(HOST_LDLIBS)
+$(B)/ptboot: $(HOST_OBJS) $(B)/host/libptboot.a $(wildcard $(HOST_LIBC_A))
+	$(call say,LD,$@)$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_OBJS) $(B)/host/libptboot.a \
+	    $(PTBOOT_LDLIBS) 2>&1 | { grep -Ev "$(STATIC_DLOPEN_WARNING)" >&2 || true; }; \
+	    test "$${PIPESTATUS[0]}" = 0
 
 -include $(LIB_OBJS:.o=.d) $(HOST_OBJS:.o=.d)
 
