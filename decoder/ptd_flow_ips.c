@@ -32,49 +32,74 @@ static unsigned step_at(const struct ptd_flow *f, uint64_t ip, unsigned mode, co
     return (unsigned)len;
 }
 
-int ptd_flow_ip_after(const struct ptd_flow *f, uint64_t ip, unsigned mode, uint64_t *next)
+/* The bytes at ip: the flow's code window when it holds ip, else the
+ * region the map callback gave last (*m, kept across calls so that a walk
+ * asks once per region), else the one it gives now. NULL: neither has it. */
+struct mapped {
+    const uint8_t *p;
+    uint64_t base;
+    size_t size;
+};
+static const uint8_t *code_at(const struct ptd_flow *f, uint64_t ip, struct mapped *m,
+                              size_t *avail)
 {
-    struct ptd_ild_step s;
-    const uint8_t *code = NULL;
-    size_t avail = 0;
-    unsigned len = 0;
-
-    if (mode > PTD_EXEC_MODE_64)
-        return -PTD_ERR_INTERNAL;
-    /* the flow's code window (a mapped region, or its own copy of the
-     * bytes) usually holds it, else the region the map callback gives */
     if (ip - f->win_base < f->win_len) {
-        code = f->code + (ip - f->win_base);
-        avail = f->win_len - (size_t)(ip - f->win_base);
-    } else if (f->map) {
-        uint64_t base = 0;
-        size_t size = 0;
-        const uint8_t *p = f->map(f->ctx, ip, &base, &size);
-        if (p && ip - base < size) {
-            code = p + (ip - base);
-            avail = size - (size_t)(ip - base);
+        *avail = f->win_len - (size_t)(ip - f->win_base);
+        return f->code + (ip - f->win_base);
+    }
+    if (!m->p || ip - m->base >= m->size) {
+        m->p = f->map ? f->map(f->ctx, ip, &m->base, &m->size) : NULL;
+        if (!m->p || ip - m->base >= m->size) {
+            m->p = NULL;
+            return NULL;
         }
     }
-    if (code && avail >= PTD_ILD_MAX_LEN)
-        len = ptd_ild_step(code, PTD_ILD_MAX_LEN, mode, &s);
-    if (!len)
-        len = step_at(f, ip, mode, code, avail, &s);
-    if (!len)
+    *avail = m->size - (size_t)(ip - m->base);
+    return m->p + (ip - m->base);
+}
+
+uint32_t ptd_flow_ips_after(const struct ptd_flow *f, uint64_t ip, unsigned mode, uint64_t *next,
+                            uint32_t n)
+{
+    struct mapped m = { NULL, 0, 0 };
+    uint32_t k;
+
+    if (mode > PTD_EXEC_MODE_64)
+        return 0;
+    /* bounded by n */
+    for (k = 0; k < n; k++) {
+        struct ptd_ild_step s;
+        size_t avail = 0;
+        const uint8_t *code = code_at(f, ip, &m, &avail);
+        unsigned len = 0;
+        if (code && avail >= PTD_ILD_MAX_LEN)
+            len = ptd_ild_step(code, PTD_ILD_MAX_LEN, mode, &s);
+        if (!len)
+            len = step_at(f, ip, mode, code, avail, &s);
+        if (!len)
+            break;
+        /* a block goes on over direct calls and jumps (libipt's block
+         * decoder without --block:end-on-call/-jump): to their target, as
+         * the flow computes it (linear: ip + length + displacement) */
+        ip += len;
+        if (s.rel && (s.iclass == PTD_ICLASS_DIRECT_JUMP || s.iclass == PTD_ICLASS_DIRECT_CALL))
+            ip += (uint64_t)(int64_t)s.disp;
+        next[k] = ip;
+    }
+    return k;
+}
+
+int ptd_flow_ip_after(const struct ptd_flow *f, uint64_t ip, unsigned mode, uint64_t *next)
+{
+    if (mode > PTD_EXEC_MODE_64)
         return -PTD_ERR_INTERNAL;
-    /* a block goes on over direct calls and jumps (libipt's block decoder
-     * without --block:end-on-call/-jump): to their target, as the flow
-     * computes it (linear: ip + length + displacement) */
-    *next = ip + len;
-    if (s.rel && (s.iclass == PTD_ICLASS_DIRECT_JUMP || s.iclass == PTD_ICLASS_DIRECT_CALL))
-        *next += (uint64_t)(int64_t)s.disp;
-    return 0;
+    return ptd_flow_ips_after(f, ip, mode, next, 1) == 1 ? 0 : -PTD_ERR_INTERNAL;
 }
 
 int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *blk, uint64_t *ips,
                        size_t cap)
 {
     uint32_t n = blk->ninsn;
-    uint64_t ip = blk->ip;
 
     if (n > cap)
         return -PTD_ERR_NOSPC;
@@ -82,13 +107,9 @@ int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *bl
         return 0;
     if (blk->mode > PTD_EXEC_MODE_64)
         return -PTD_ERR_INTERNAL;
-    for (uint32_t k = 0; k + 1 < n; k++) {
-        ips[k] = ip;
-        if (ptd_flow_ip_after(f, ip, blk->mode, &ip) < 0)
-            return -PTD_ERR_INTERNAL;
-    }
-    if (ip != blk->last_ip)
+    ips[0] = blk->ip;
+    if (ptd_flow_ips_after(f, blk->ip, blk->mode, ips + 1, n - 1) != n - 1 ||
+        ips[n - 1] != blk->last_ip)
         return -PTD_ERR_INTERNAL;
-    ips[n - 1] = ip;
     return (int)n;
 }

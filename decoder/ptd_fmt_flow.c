@@ -24,20 +24,45 @@ static void put_s(struct w *w, const char *s)
 
 static const char hexdigits[] = "0123456789abcdef";
 
-/* "00" .. "ff": a byte's two hex digits */
-#define HEX_ROW(h)                                                                          \
-    { h, '0' }, { h, '1' }, { h, '2' }, { h, '3' }, { h, '4' }, { h, '5' }, { h, '6' },     \
-        { h, '7' }, { h, '8' }, { h, '9' }, { h, 'a' }, { h, 'b' }, { h, 'c' }, { h, 'd' }, \
-        { h, 'e' },                                                                         \
-    {                                                                                       \
-        h, 'f'                                                                              \
-    }
-static const char hexpairs[256][2] = {
-    HEX_ROW('0'), HEX_ROW('1'), HEX_ROW('2'), HEX_ROW('3'), HEX_ROW('4'), HEX_ROW('5'),
-    HEX_ROW('6'), HEX_ROW('7'), HEX_ROW('8'), HEX_ROW('9'), HEX_ROW('a'), HEX_ROW('b'),
-    HEX_ROW('c'), HEX_ROW('d'), HEX_ROW('e'), HEX_ROW('f'),
-};
+/* The 8 hex digits of x, the first in the lowest byte: each nibble spread
+ * to a byte (nibble k to byte k), put into printing order, and each byte
+ * 0..15 turned into '0'..'9', 'a'..'f' at once (the bytes that are 10 or
+ * more get 'a' - '0' - 10 more). An IP per line is most of what `flow
+ * --no-inst` prints. */
+static inline uint64_t hex8(uint32_t x)
+{
+    uint64_t v = x;
+    v = (v | (v << 16)) & 0x0000ffff0000ffffull;
+    v = (v | (v << 8)) & 0x00ff00ff00ff00ffull;
+    v = (v | (v << 4)) & 0x0f0f0f0f0f0f0f0full;
+    /* nibble 7 first: the bytes reversed */
+    v = ((v & 0x00ff00ff00ff00ffull) << 8) | ((v >> 8) & 0x00ff00ff00ff00ffull);
+    v = ((v & 0x0000ffff0000ffffull) << 16) | ((v >> 16) & 0x0000ffff0000ffffull);
+    v = (v << 32) | (v >> 32);
+    uint64_t letters = ((v + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+    return v + 0x3030303030303030ull + letters * (uint64_t)('a' - '0' - 10);
+}
 
+/* 8 bytes of v at p, the lowest first: one store where the byte order
+ * allows it */
+static inline void put8(char *p, uint64_t v)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    __builtin_memcpy(p, &v, 8);
+#else
+    for (int i = 0; i < 8; i++)
+        p[i] = (char)(v >> (8 * i));
+#endif
+}
+
+/* 16 hex digits at p (no bound: the caller has room) */
+static inline void hex16_at(char *p, uint64_t v)
+{
+    put8(p, hex8((uint32_t)(v >> 32)));
+    put8(p + 8, hex8((uint32_t)v));
+}
+
+/* 16 hex digits, leading zeros kept (ptxed's %016llx). */
 static void put_hex16(struct w *w, uint64_t v)
 {
     if (w->end - w->p < 16) {
@@ -45,13 +70,7 @@ static void put_hex16(struct w *w, uint64_t v)
             put_c(w, hexdigits[(v >> shift) & 15]);
         return;
     }
-    /* room for all 16 digits (the common case): no check per digit, two
-     * digits per step; an IP per line is most of what `flow --no-inst`
-     * prints */
-    for (int i = 14; i >= 0; i -= 2, v >>= 8) {
-        w->p[i] = hexpairs[v & 0xff][0];
-        w->p[i + 1] = hexpairs[v & 0xff][1];
-    }
+    hex16_at(w->p, v);
     w->p += 16;
 }
 
@@ -404,6 +423,9 @@ void ptd_flow_lines_init(struct ptd_flow_lines *L, struct ptd_flow *f, uint32_t 
     L->blk.ninsn = 0;
     L->walk_ip = 0;
     L->walk_left = 0;
+    L->ips_k = L->ips_n = 0;
+    L->hex_hi_of = 0;
+    L->hex_hi = hex8(0);
     L->insn.ip = 0;
     L->insn.iclass = PTD_FLOW_ICLASS_ERROR;
     L->insns = 0;
@@ -477,6 +499,21 @@ static int event_line(struct ptd_flow_lines *L, char *line, size_t cap,
     return ptd_fmt_flow_event(line, cap, L->flags, &ev, off);
 }
 
+/* The IP after walk_ip from the batch (refilled when used up), 0 when the
+ * code does not give it (the caller decodes the instruction then). */
+static int next_ip(struct ptd_flow_lines *L, uint64_t *next)
+{
+    if (L->ips_k == L->ips_n) {
+        uint32_t want = L->walk_left < PTD_FMT_FLOW_IPS ? L->walk_left : PTD_FMT_FLOW_IPS;
+        L->ips_k = 0;
+        L->ips_n = (uint8_t)ptd_flow_ips_after(L->f, L->walk_ip, L->blk.mode, L->ips, want);
+        if (!L->ips_n)
+            return 0;
+    }
+    *next = L->ips[L->ips_k++];
+    return 1;
+}
+
 /* The next instruction of the block being printed. */
 static int insn_line(struct ptd_flow_lines *L, char *line, size_t cap,
                      enum ptd_flow_line_kind *kind)
@@ -485,7 +522,7 @@ static int insn_line(struct ptd_flow_lines *L, char *line, size_t cap,
     if (L->f->flags & PTD_FLOW_F_RAW) {
         /* the bytes for a disassembler: the whole decode */
         (void)ptd_flow_insn_at(L->f, L->walk_ip, L->blk.mode, &L->insn, &next);
-    } else if (ptd_flow_ip_after(L->f, L->walk_ip, L->blk.mode, &next) == 0) {
+    } else if (next_ip(L, &next)) {
         /* the IP alone: the length step (docs/flow.md, Decode paths) */
         L->insn.size = 0;
         L->insn.mode = L->blk.mode;
@@ -498,7 +535,26 @@ static int insn_line(struct ptd_flow_lines *L, char *line, size_t cap,
     L->walk_left--;
     L->walk_ip = next;
     *kind = PTD_FLOW_LINE_INSN;
-    return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->offset, L->time);
+    if (L->flags & (PTD_FMT_FLOW_OFFSET | PTD_FMT_FLOW_TIME))
+        return ptd_fmt_flow_insn(line, cap, L->flags, &L->insn, L->offset, L->time);
+    /* the common line, "[? ]<ip>", written straight (cap is at least
+     * PTD_FMT_FLOW_LINE_MAX): ptd_fmt_flow_insn's bytes without its
+     * checks */
+    char *p = line;
+    if (L->insn.speculative) {
+        *p++ = '?';
+        *p++ = ' ';
+    }
+    /* the upper half of an IP seldom changes: its digits are kept */
+    uint32_t hi = (uint32_t)(L->insn.ip >> 32);
+    if (hi != L->hex_hi_of) {
+        L->hex_hi_of = hi;
+        L->hex_hi = hex8(hi);
+    }
+    put8(p, L->hex_hi);
+    put8(p + 8, hex8((uint32_t)L->insn.ip));
+    p[16] = '\0';
+    return (int)(p + 16 - line);
 }
 
 /* The trace ended with st: the tail (PTD_FMT_FLOW_TAIL) starts after the
@@ -576,6 +632,7 @@ static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap,
         return 0;
     L->walk_ip = L->blk.ip;
     L->walk_left = L->blk.ninsn;
+    L->ips_k = L->ips_n = 0;
     L->phase = PH_INSNS;
     if (L->flags & PTD_FMT_FLOW_SHOW_BLOCKS) {
         struct w w;
@@ -592,11 +649,16 @@ static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap,
     return 0;
 }
 
-int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
-                        enum ptd_flow_line_kind *kind)
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+/* ptd_flow_lines_next but for an instruction line inside a block */
+static NOINLINE int lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
+                               enum ptd_flow_line_kind *kind)
 {
-    if (cap < PTD_FMT_FLOW_LINE_MAX)
-        return -PTD_ERR_NOSPC;
     if (L->cpu_unknown) {
         L->cpu_unknown = 0;
         *kind = PTD_FLOW_LINE_ERROR;
@@ -680,4 +742,16 @@ int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
             continue;
         }
     }
+}
+
+int ptd_flow_lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
+                        enum ptd_flow_line_kind *kind)
+{
+    if (cap < PTD_FMT_FLOW_LINE_MAX)
+        return -PTD_ERR_NOSPC;
+    /* most lines: the next instruction of a block (apart, so that this
+     * call costs no more than the line) */
+    if (L->phase == PH_INSNS && L->walk_left)
+        return insn_line(L, line, cap, kind);
+    return lines_next(L, line, cap, kind);
 }

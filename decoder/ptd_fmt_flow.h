@@ -73,6 +73,9 @@ enum ptd_flow_line_kind {
     PTD_FLOW_LINE_BLOCK, /* "[block]" */
 };
 
+/* IPs of a block found per batch when its instructions are printed */
+#define PTD_FMT_FLOW_IPS 32
+
 struct ptd_flow_lines {
     struct ptd_flow *f;
     uint32_t flags;
@@ -88,6 +91,12 @@ struct ptd_flow_lines {
     struct ptd_flow_block blk; /* the last block (error IPs refer to it) */
     uint64_t walk_ip;          /* the block's next instruction to print */
     uint32_t walk_left;
+    /* the IPs after walk_ip, found a batch at a time (ptd_flow_ips_after):
+     * ips[ips_k .. ips_n) */
+    uint8_t ips_k, ips_n;
+    uint64_t ips[PTD_FMT_FLOW_IPS];
+    uint32_t hex_hi_of; /* hex_hi: the hex digits of this upper half of an IP */
+    uint64_t hex_hi;
     struct ptd_flow_insn insn; /* the last instruction */
     uint64_t insns;            /* instructions decoded */
     uint64_t blocks;           /* blocks decoded (the block decoder's calls) */

@@ -2,7 +2,7 @@
  * lines of the block path come from: on hand-assembled code, mapped in
  * place, mapped only in part (the rest through the read callback), not
  * mapped at all; the errors when the block does not fit or the code does
- * not lead to its last instruction. */
+ * not lead to its last instruction; the walk a batch at a time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,7 +31,7 @@ static const uint64_t want[] = { BASE, BASE + 3, BASE + 4, BASE + 9, BASE + 11, 
 struct image {
     uint8_t bytes[64];
     size_t mapped; /* bytes the map callback hands out (0: no map) */
-    int reads;
+    int reads, maps;
 };
 
 static int read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
@@ -50,6 +50,7 @@ static int read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
 static const uint8_t *map_cb(void *ctx, uint64_t ip, uint64_t *base, size_t *size)
 {
     struct image *im = ctx;
+    im->maps++;
     if (!im->mapped || ip < BASE || ip - BASE >= im->mapped)
         return NULL;
     *base = BASE;
@@ -63,6 +64,7 @@ static void setup_flow(struct ptd_flow *f, struct image *im, size_t mapped)
     memcpy(im->bytes, code, sizeof code);
     im->mapped = mapped;
     im->reads = 0;
+    im->maps = 0;
     memset(f, 0, sizeof *f);
     f->read = read_cb;
     f->map = mapped ? map_cb : NULL;
@@ -179,12 +181,38 @@ static void test_errors(void **state)
     assert_int_equal(ptd_flow_block_ips(&f, &b, ips, PTD_FLOW_BLOCK_MAX), -PTD_ERR_INTERNAL);
 }
 
+/* the IPs after an IP a batch at a time, as the --no-inst lines take
+ * them: the region asked for once, the walk's end where the code ends */
+static void test_batch(void **state)
+{
+    struct ptd_flow f;
+    struct image im;
+    uint64_t next[100];
+    (void)state;
+    setup_flow(&f, &im, sizeof im.bytes);
+    assert_int_equal(ptd_flow_ips_after(&f, BASE, PTD_EXEC_MODE_64, next, NINSN - 1), NINSN - 1);
+    assert_memory_equal(next, want + 1, (NINSN - 1) * sizeof next[0]);
+    assert_int_equal(im.maps, 1);
+    assert_int_equal(im.reads, 0);
+    /* on over the NOPs after the code to the image's end: the last ones
+     * (fewer than an instruction's worth of bytes left in the region)
+     * through the read callback, then nothing */
+    uint32_t n = ptd_flow_ips_after(&f, BASE, PTD_EXEC_MODE_64, next, 100);
+    assert_int_equal(n, NINSN + (sizeof im.bytes - sizeof code));
+    assert_true(next[n - 1] == BASE + sizeof im.bytes);
+    for (uint32_t k = NINSN; k < n; k++)
+        assert_true(next[k] == next[k - 1] + 1);
+    /* a mode the flow never hands out: none */
+    assert_int_equal(ptd_flow_ips_after(&f, BASE, PTD_FLOW_MODE_UNKNOWN, next, 4), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mapped),    cmocka_unit_test(test_partly_mapped),
         cmocka_unit_test(test_read_only), cmocka_unit_test(test_window),
         cmocka_unit_test(test_one_insn),  cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
