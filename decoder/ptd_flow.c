@@ -762,19 +762,24 @@ int ptd_flow_next_block(struct ptd_flow *f, struct ptd_flow_block *blk)
     case PTD_EV_TIP:
         if (!f->enabled)
             return -PTD_ERR_NO_ENABLE;
-        st = ptd_flow_proceed_no_event(f, blk);
-        if (st < 0)
-            return st;
-        /* the common end: TNT bits left or a TIP ahead, nothing held and
-         * no tick to make: no event binds here (ptd_flow_trailing's first
-         * cases, without the call) */
-        if (f->status >= 0 && !f->process_insn &&
-            ((f->ev.type == PTD_EV_TNT && f->ev.a && !(f->flags & PTD_FLOW_F_TICK)) ||
-             f->ev.type == PTD_EV_TIP))
-            return 0;
-        return ptd_flow_trailing(f, blk);
+        return ptd_flow_block_walk(f, blk);
     default: return ptd_flow_proceed_event(f, blk);
     }
+}
+
+int ptd_flow_block_walk(struct ptd_flow *f, struct ptd_flow_block *blk)
+{
+    int st = ptd_flow_proceed_no_event(f, blk);
+    if (st < 0)
+        return st;
+    /* the common end: TNT bits left or a TIP ahead, nothing held and no
+     * tick to make: no event binds here (ptd_flow_trailing's first cases,
+     * without the call) */
+    if (f->status >= 0 && !f->process_insn &&
+        ((f->ev.type == PTD_EV_TNT && f->ev.a && !(f->flags & PTD_FLOW_F_TICK)) ||
+         f->ev.type == PTD_EV_TIP))
+        return 0;
+    return ptd_flow_trailing(f, blk);
 }
 
 /* ---- blocks counted (callers that print no instruction) ---------------- */
@@ -785,6 +790,14 @@ int ptd_flow_run_blocks(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t m
     int st = 0;
 
     for (uint32_t k = 0; k < max_blocks; k++) {
+        /* the common blocks (cached, ended by a TNT bit) the quick way,
+         * as many as come in a row; the block that stopped it below */
+        if (f->bce && f->ev.type == PTD_EV_TNT && f->status >= 0 && f->enabled &&
+            !f->process_insn && !(f->flags & PTD_FLOW_F_TICK)) {
+            k += ptd_flow_bcache_run(f, run, max_blocks - k, &st);
+            if (st < 0 || (st & (PTD_ST_EVENT | PTD_ST_EOS)) || k >= max_blocks)
+                break;
+        }
         st = ptd_flow_next_block(f, blk);
         run->blocks++;
         if (blk->ninsn) {

@@ -513,3 +513,195 @@ int ptd_flow_proceed_cached(struct ptd_flow *f, struct ptd_flow_block *blk)
     }
     return st;
 }
+
+/* ---- the counting loop ------------------------------------------------------ */
+
+/* Whether the quick loop can start a round: a TNT with bits left ahead,
+ * tracing on, nothing held, no ticks (ptd_flow_block_walk's common end),
+ * and room in the TRIG count for every instruction the round can add
+ * (a block per bit and the one after, each PTD_FLOW_BLOCK_MAX at most),
+ * so the round needs no overflow check per step. */
+static bool run_ok(const struct ptd_flow *f)
+{
+    return f->bce && f->ev.type == PTD_EV_TNT && f->ev.a && f->status >= 0 && f->enabled &&
+           !f->process_insn && !(f->flags & PTD_FLOW_F_TICK) &&
+           (!f->has_icnt || f->icnt <= UINT32_MAX - (f->ev.a + 1u) * PTD_FLOW_BLOCK_MAX);
+}
+
+/* The next TNT, for the quick loop whose TNT's bits are used up, when
+ * the query layer has one at hand: what ptd_flow_trailing does then
+ * (ptd_flow_fetch_event: the TNT done is the time and the TRIG anchor;
+ * the next event), without its general cases. false: nothing done. */
+static bool run_next_tnt(struct ptd_flow *f)
+{
+    struct ptd_event *ev = &f->ev;
+    if (!ptd_qry_tnt_ahead(&f->q) || (ev->flags & PTD_EVF_IP_SUPPRESSED))
+        return false;
+    f->tsc = ev->tsc;
+    f->has_tsc = (ev->flags & PTD_EVF_HAS_TSC) != 0;
+    f->lost_mtc = ev->lost_mtc;
+    f->lost_cyc = ev->lost_cyc;
+    f->has_icnt = 1;
+    f->icnt = 0;
+    /* a TNT ahead: an event, no error */
+    return ptd_qry_next(&f->q, ev) == 0;
+}
+
+/* What ptd_flow_run_blocks counts of a block. */
+static void run_count(struct ptd_flow_run *run, const struct ptd_flow_block *blk)
+{
+    run->blocks++;
+    if (blk->ninsn) {
+        run->insns += blk->ninsn;
+        run->last_ip = blk->last_ip;
+        run->last_iclass = blk->last_iclass;
+    }
+}
+
+/* The entry at a section offset (in the section; 0: none), from the
+ * round's copies of the directory and the memory. */
+static inline bce_t run_entry(const uint32_t *dir, const uint8_t *arena, uint64_t off)
+{
+    uint32_t c = dir[off >> CHUNK_SHIFT];
+    return c ? ((const bce_t *)(const void *)(arena + ((size_t)c << 3)))[off & (CHUNK - 1)] : 0;
+}
+
+/* An entry that leads to a conditional branch whose length it holds. */
+static inline bool bce_is_cond(bce_t e)
+{
+    return bce_qual(e) == BQ_COND && bce_isize(e);
+}
+
+uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t max, int *st)
+{
+    struct ptd_flow_block *blk = &run->blk;
+    uint32_t done = 0;
+
+    *st = 0;
+    /* bounded: every round counts a block, at most max */
+    while (done < max && run_ok(f)) {
+        /* A round keeps what the steps touch in locals: cached_step's
+         * work for an entry that leads on (BQ_AGAIN) or to a conditional
+         * branch with its length, a TNT bit taken, and block_start's and
+         * ptd_flow_run_blocks's bookkeeping once per block instead of per
+         * step. It stops where a step needs more (the general walk then
+         * goes on from there, as if it had made the steps), where the
+         * TNT's bits are used up and no TNT follows at once (the trailing
+         * events), and where the next block cannot start here (another
+         * section, no entry). */
+        const uint64_t lo = f->sec_lo, size = f->sec_hi - f->sec_lo;
+        const uint32_t *dir = f->bce;
+        const uint8_t *arena = f->barena;
+        uint64_t value = f->ev.value, ip = f->ip, start = ip, blast = ip, insns = 0;
+        unsigned a = f->ev.a;
+        uint32_t n = 0, added = 0, left = max - done, blocks = 0;
+        bce_t e, last = 0; /* the last step's entry */
+        bool mid = false, trail = false;
+
+        /* bounded: a block per round, at most left */
+        while (blocks < left) {
+            uint64_t off = ip - lo, nip;
+            if (off >= size)
+                break;
+            e = run_entry(dir, arena, off);
+            if (!bce_valid(e))
+                break;
+            start = ip;
+            n = 0;
+            /* entries that lead on: bounded, each adds instructions to
+             * the block (PTD_FLOW_BLOCK_MAX at most) */
+            while (!bce_is_cond(e)) {
+                nip = ip + (uint64_t)(int64_t)bce_disp(e);
+                /* the step's own checks (cached_step) left to it, and a
+                 * block near its size limit: two more entries fit */
+                if (bce_qual(e) != BQ_AGAIN || nip - lo >= size ||
+                    n > PTD_FLOW_BLOCK_MAX - 2u * BCE_NINSN_MAX) {
+                    mid = true;
+                    break;
+                }
+                n += bce_ninsn(e);
+                last = e;
+                ip = nip;
+                e = run_entry(dir, arena, nip - lo);
+                if (!bce_valid(e)) {
+                    mid = true;
+                    break;
+                }
+            }
+            if (mid)
+                break;
+            nip = ip + (uint64_t)(int64_t)bce_disp(e);
+            if (nip - lo >= size) {
+                mid = true;
+                break;
+            }
+            n += bce_ninsn(e);
+            last = e;
+            blast = nip;
+            a--;
+            ip = nip + bce_isize(e);
+            if ((value >> a) & 1)
+                ip += (uint64_t)bce_cond_disp(e); /* taken */
+            insns += n;
+            added += n;
+            blocks++;
+            if (!a) {
+                /* the trailing events: only the next TNT goes on here
+                 * (it restarts the TRIG count) */
+                if (!run_next_tnt(f)) {
+                    trail = true;
+                    break;
+                }
+                added = 0;
+                value = f->ev.value;
+                a = f->ev.a;
+                if (!a) {
+                    trail = true;
+                    break;
+                }
+            }
+        }
+
+        /* back into the flow: the blocks done as the general walk leaves
+         * them, the last in run->blk */
+        f->ip = ip;
+        f->ev.a = (uint8_t)a;
+        if (f->has_icnt)
+            f->icnt += added + (mid ? n : 0);
+        done += blocks;
+        run->blocks += blocks;
+        run->insns += insns;
+        if (blocks) {
+            run->last_ip = blast;
+            run->last_iclass = PTD_ICLASS_COND_JUMP;
+            *st = 0;
+        }
+        if (mid) {
+            /* the block begun: block_start's fields and the steps' */
+            blk->ip = start;
+            blk->ninsn = n;
+            blk->last_ip = n ? ip : start;
+            blk->mode = n ? (uint8_t)bce_mode(last) : f->mode;
+            blk->speculative = f->speculative;
+            blk->last_iclass = n ? PTD_ICLASS_OTHER : PTD_FLOW_ICLASS_ERROR;
+            *st = ptd_flow_block_walk(f, blk);
+            run_count(run, blk);
+            done++;
+        } else if (blocks) {
+            blk->ip = start;
+            blk->ninsn = n;
+            blk->last_ip = blast;
+            blk->mode = (uint8_t)bce_mode(last);
+            blk->speculative = f->speculative;
+            blk->last_iclass = PTD_ICLASS_COND_JUMP;
+            if (trail)
+                *st = ptd_flow_trailing(f, blk);
+        }
+        /* the next block the general way (or max reached) */
+        if (!mid && !trail)
+            break;
+        if (*st < 0 || (*st & (PTD_ST_EVENT | PTD_ST_EOS)))
+            break;
+    }
+    return done;
+}

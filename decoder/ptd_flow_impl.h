@@ -145,6 +145,17 @@ void ptd_flow_bcache_section(struct ptd_flow *f);
 int ptd_flow_proceed_with_trace(struct ptd_flow *f, const struct ptd_flow_pinsn *p);
 /* Start a block at f->ip (its section). */
 void ptd_flow_block_start(struct ptd_flow *f, struct ptd_flow_block *blk);
+/* The rest of ptd_flow_next_block once the block is started, tracing is
+ * on and a TNT or TIP is ahead: the walk (from where blk stands) and the
+ * trailing events. Status flags or an error. */
+int ptd_flow_block_walk(struct ptd_flow *f, struct ptd_flow_block *blk);
+/* ptd_flow_run_blocks's common blocks (ptd_flow_bcache.c): with a TNT
+ * ahead, tracing on, nothing held and no ticks, the blocks whose entries
+ * lead to a conditional branch, counted into run; a block that needs
+ * more is finished the general way (ptd_flow_block_walk), counted too.
+ * The blocks counted (at most max, each as ptd_flow_next_block counts
+ * it), *st the last one's status (0 when none). */
+uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t max, int *st);
 
 /* ---- events (ptd_flow_event.c) ---- */
 /* Take the next event from the query layer (the last one's time is the

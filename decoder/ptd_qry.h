@@ -205,6 +205,12 @@ int ptd_qry_sync_set(struct ptd_qry *q, uint64_t offset);
 /* The next event into *ev: 0, or a negative error (-PTD_ERR_EOS at the end
  * of the trace). */
 int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev);
+/* Whether ptd_qry_next's next event is a TNT (its packet is at hand,
+ * tracing on): then it cannot fail. */
+static inline bool ptd_qry_tnt_ahead(const struct ptd_qry *q)
+{
+    return (q->cur.kind == PTD_PKT_TNT8 || q->cur.kind == PTD_PKT_TNT64) && q->enabled;
+}
 
 /* The trace offset of the packet being processed (libipt's
  * pt_evt_get_offset). */
