@@ -313,25 +313,34 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
     int r;
 
     /* The common case inline: an instruction that falls through to one in
-     * the section whose entry is not there yet (what ptd_flow_one_insn and
-     * the general case below do for it, in that order). */
+     * the section (what ptd_flow_one_insn and the general case below do
+     * for it, in that order). */
     uint64_t ip = f->ip, woff = ip - f->win_base;
     struct ptd_ild_step s;
     unsigned sl;
-    if (blk->ninsn < PTD_FLOW_BLOCK_MAX && !f->has_icnt && f->mode != PTD_FLOW_MODE_UNKNOWN &&
-        woff < f->win_len && f->win_len - woff >= PTD_ILD_MAX_LEN &&
+    if (blk->ninsn < PTD_FLOW_BLOCK_MAX && (!f->has_icnt || f->icnt != UINT32_MAX) &&
+        f->mode != PTD_FLOW_MODE_UNKNOWN && woff < f->win_len &&
+        f->win_len - woff >= PTD_ILD_MAX_LEN &&
         (sl = ptd_ild_step(f->code + woff, PTD_ILD_MAX_LEN, f->mode, &s)) != 0 &&
         s.iclass == PTD_ICLASS_OTHER && in_sec(f, ip + sl)) {
+        ioff = (uint32_t)(ip - f->sec_lo);
         noff = (uint32_t)(ip + sl - f->sec_lo);
-        if (!bce_valid(bce_get(f, noff)) && *steps > 1) {
-            blk->last_iclass = PTD_ICLASS_OTHER;
-            blk->last_ip = ip;
-            blk->ninsn++;
-            --*steps;
-            stack[(*sp)++] = (struct bframe){ (uint32_t)(ip - f->sec_lo), noff };
-            f->ip = ip + sl;
-            return 1;
+        blk->last_iclass = PTD_ICLASS_OTHER;
+        blk->last_ip = ip;
+        blk->ninsn++;
+        if (f->has_icnt)
+            f->icnt++; /* ptd_flow_add_icnt: room checked above */
+        f->ip = ip + sl;
+        if (bce_valid(bce_get(f, noff))) {
+            r = add_from_next(f, ioff, noff);
+            return r < 0 ? r : r == 2 ? 2 : 0;
         }
+        if (!--*steps) {
+            add_trampoline(f, ioff, noff, f->mode);
+            return 0;
+        }
+        stack[(*sp)++] = (struct bframe){ ioff, noff };
+        return 1;
     }
 
     r = ptd_flow_one_insn(f, blk, &p);

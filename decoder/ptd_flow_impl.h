@@ -74,6 +74,13 @@ bool ptd_flow_in_filter(const struct ptd_flow *f, uint64_t ip);
  * call stack, the TRIG count): 1 added (in *p), 0 the block ends before
  * it (full, or another section), or an error. */
 int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p);
+/* Walk the instructions that need no trace and end no block (no branch,
+ * direct jumps and calls without END_ON_*) from f->ip, up to stop (not
+ * past it), as ptd_flow_one_insn, ptd_flow_next_ip and the block's end
+ * check would one at a time: *p the last one walked (kept when none).
+ * Stops short of anything else, leaving it to those. */
+void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
+                         uint64_t stop);
 /* Walk as far as the code alone goes, then take the trace's step for the
  * instruction that needs it. 0 or an error. With the block cache
  * (ptd_flow_bcache.c) or without (the same flow; blocks may end earlier
