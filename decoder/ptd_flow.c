@@ -130,16 +130,6 @@ bool ptd_flow_in_filter(const struct ptd_flow *f, uint64_t ip)
 
 /* ---- call stack (SDM "Indirect Transfer Compression for Returns") ------- */
 
-void ptd_flow_ret_push(struct ptd_flow *f, uint64_t ip)
-{
-    f->retstack[f->ret_top] = ip;
-    f->ret_top = (uint8_t)((f->ret_top + 1) % PTD_FLOW_RETSTACK);
-    if (f->ret_count < PTD_FLOW_RETSTACK)
-        f->ret_count++;
-    if (f->ret_known < PTD_FLOW_RETSTACK)
-        f->ret_known++;
-}
-
 int ptd_flow_ret_pop(struct ptd_flow *f, uint64_t *ip)
 {
     if (!f->ret_count)
