@@ -130,16 +130,6 @@ bool ptd_flow_in_filter(const struct ptd_flow *f, uint64_t ip)
 
 /* ---- call stack (SDM "Indirect Transfer Compression for Returns") ------- */
 
-void ptd_flow_ret_push(struct ptd_flow *f, uint64_t ip)
-{
-    f->retstack[f->ret_top] = ip;
-    f->ret_top = (uint8_t)((f->ret_top + 1) % PTD_FLOW_RETSTACK);
-    if (f->ret_count < PTD_FLOW_RETSTACK)
-        f->ret_count++;
-    if (f->ret_known < PTD_FLOW_RETSTACK)
-        f->ret_known++;
-}
-
 int ptd_flow_ret_pop(struct ptd_flow *f, uint64_t *ip)
 {
     if (!f->ret_count)
@@ -482,6 +472,55 @@ int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd
     blk->ninsn++;
     r = ptd_flow_add_icnt(f, 1);
     return r < 0 ? r : 1;
+}
+
+void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
+                         uint64_t stop)
+{
+    uint64_t ip = f->ip;
+    uint32_t n = blk->ninsn;
+    /* direct branches only where they end no block */
+    bool branches = !(f->flags & (PTD_FLOW_F_END_ON_CALL | PTD_FLOW_F_END_ON_JUMP));
+    /* bounded: each step adds an instruction to the block, which holds
+     * at most PTD_FLOW_BLOCK_MAX; the checks are ptd_flow_one_insn's and
+     * ptd_flow_decode_step's lean case, whatever fails them is left to
+     * those */
+    while (ip != stop && n < PTD_FLOW_BLOCK_MAX && (!f->has_icnt || f->icnt != UINT32_MAX) &&
+           f->mode != PTD_FLOW_MODE_UNKNOWN && (!n || in_section(f, ip))) {
+        uint64_t off = ip - f->win_base, next;
+        struct ptd_ild_step st;
+        unsigned sl;
+        if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN ||
+            !(sl = ptd_ild_step(f->code + off, PTD_ILD_MAX_LEN, f->mode, &st)))
+            break;
+        next = ip + sl;
+        if (st.iclass != PTD_ICLASS_OTHER) {
+            /* a direct jump or call: its target (ptd_flow_next_ip), a
+             * call's return address (ptd_flow_log_call) */
+            if (!branches || !st.rel ||
+                (st.iclass != PTD_ICLASS_DIRECT_JUMP && st.iclass != PTD_ICLASS_DIRECT_CALL))
+                break;
+            if (st.iclass == PTD_ICLASS_DIRECT_CALL && st.disp)
+                ptd_flow_ret_push(f, next);
+            next += (uint64_t)(int64_t)st.disp;
+        }
+        p->ip = ip;
+        p->size = (uint8_t)sl;
+        p->iclass = st.iclass;
+        p->target = st.rel ? ip + sl + (uint64_t)(int64_t)st.disp : 0;
+        p->direct = st.rel;
+        p->zero_disp = st.rel && st.disp == 0;
+        p->kind = 0;
+        p->kind_known = 0;
+        blk->last_iclass = st.iclass;
+        blk->last_ip = ip;
+        n++;
+        if (f->has_icnt)
+            f->icnt++;
+        ip = next;
+    }
+    blk->ninsn = n;
+    f->ip = ip;
 }
 
 /* Decodes the straight-line run at the IP into *e: instructions that fall

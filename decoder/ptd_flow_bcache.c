@@ -28,8 +28,9 @@
  * decision point (the instruction that ends the run), the instructions to
  * it (the decision point's own included), the execution mode (0: no
  * entry), what to do there, and the decision point's length when it fits;
- * in the upper 32 bits of ours, a conditional branch's displacement, so a
- * taken one needs no second look at the instruction. */
+ * in the upper 32 bits of ours, what a second look at the instruction
+ * would find: a conditional branch's or a direct call's or jump's
+ * displacement, an indirect branch's class. */
 #define BCE_DISP_MASK   0xffffu
 #define BCE_NINSN_SHIFT 16
 #define BCE_MODE_SHIFT  24
@@ -47,6 +48,10 @@ enum bce_qualifier {
     BQ_INDIRECT, /* an indirect jump or far transfer: a TIP */
     BQ_DECODE,   /* look at the instruction: a direct call (the call
                     * stack), a backward jump, the section's end */
+    /* BQ_DECODE's direct calls and jumps whose length fits: the look
+     * done, its displacement in the upper bits */
+    BQ_DCALL,
+    BQ_DJUMP,
 };
 
 /* The fill's steps before it stops with an entry that leads on. */
@@ -109,6 +114,10 @@ static inline unsigned bce_isize(bce_t e)
 static inline int64_t bce_cond_disp(bce_t e)
 {
     return (int32_t)(uint32_t)(e >> 32);
+}
+static inline unsigned bce_iclass(bce_t e)
+{
+    return (unsigned)(e >> 32) & 0xffu;
 }
 
 /* ---- memory --------------------------------------------------------------- */
@@ -256,8 +265,22 @@ static int add_decision(struct ptd_flow *f, uint32_t ioff, const struct ptd_flow
     bce_t e = bce_make(0, 1, f->mode, q, p->size <= BCE_ISIZE_MAX ? p->size : 0);
     if (q == BQ_COND)
         e |= (bce_t)(uint32_t)(int32_t)(p->target - (p->ip + p->size)) << 32;
+    else if (q == BQ_INDIRECT)
+        e |= (bce_t)p->iclass << 32;
     bce_set(f, ioff, e);
     return 0;
+}
+
+/* The entry of an instruction the walk stops to look at (BQ_DECODE), or
+ * for a direct call or jump whose length fits what the look finds. */
+static bce_t decode_entry(const struct ptd_flow *f, const struct ptd_flow_pinsn *p)
+{
+    if (p->direct && p->size <= BCE_ISIZE_MAX &&
+        (p->iclass == PTD_ICLASS_DIRECT_CALL || p->iclass == PTD_ICLASS_DIRECT_JUMP))
+        return bce_make(0, 1, f->mode, p->iclass == PTD_ICLASS_DIRECT_CALL ? BQ_DCALL : BQ_DJUMP,
+                        p->size) |
+               (bce_t)(uint32_t)(int32_t)(p->target - (p->ip + p->size)) << 32;
+    return bce_make(0, 1, f->mode, BQ_DECODE, 0);
 }
 
 /* The entry at ioff from the one at its next instruction (noff), if that
@@ -313,25 +336,34 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
     int r;
 
     /* The common case inline: an instruction that falls through to one in
-     * the section whose entry is not there yet (what ptd_flow_one_insn and
-     * the general case below do for it, in that order). */
+     * the section (what ptd_flow_one_insn and the general case below do
+     * for it, in that order). */
     uint64_t ip = f->ip, woff = ip - f->win_base;
     struct ptd_ild_step s;
     unsigned sl;
-    if (blk->ninsn < PTD_FLOW_BLOCK_MAX && !f->has_icnt && f->mode != PTD_FLOW_MODE_UNKNOWN &&
-        woff < f->win_len && f->win_len - woff >= PTD_ILD_MAX_LEN &&
+    if (blk->ninsn < PTD_FLOW_BLOCK_MAX && (!f->has_icnt || f->icnt != UINT32_MAX) &&
+        f->mode != PTD_FLOW_MODE_UNKNOWN && woff < f->win_len &&
+        f->win_len - woff >= PTD_ILD_MAX_LEN &&
         (sl = ptd_ild_step(f->code + woff, PTD_ILD_MAX_LEN, f->mode, &s)) != 0 &&
         s.iclass == PTD_ICLASS_OTHER && in_sec(f, ip + sl)) {
+        ioff = (uint32_t)(ip - f->sec_lo);
         noff = (uint32_t)(ip + sl - f->sec_lo);
-        if (!bce_valid(bce_get(f, noff)) && *steps > 1) {
-            blk->last_iclass = PTD_ICLASS_OTHER;
-            blk->last_ip = ip;
-            blk->ninsn++;
-            --*steps;
-            stack[(*sp)++] = (struct bframe){ (uint32_t)(ip - f->sec_lo), noff };
-            f->ip = ip + sl;
-            return 1;
+        blk->last_iclass = PTD_ICLASS_OTHER;
+        blk->last_ip = ip;
+        blk->ninsn++;
+        if (f->has_icnt)
+            f->icnt++; /* ptd_flow_add_icnt: room checked above */
+        f->ip = ip + sl;
+        if (bce_valid(bce_get(f, noff))) {
+            r = add_from_next(f, ioff, noff);
+            return r < 0 ? r : r == 2 ? 2 : 0;
         }
+        if (!--*steps) {
+            add_trampoline(f, ioff, noff, f->mode);
+            return 0;
+        }
+        stack[(*sp)++] = (struct bframe){ ioff, noff };
+        return 1;
     }
 
     r = ptd_flow_one_insn(f, blk, &p);
@@ -352,7 +384,7 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
         (p.iclass == PTD_ICLASS_DIRECT_JUMP &&
          (nip < p.ip + p.size || (f->flags & PTD_FLOW_F_END_ON_JUMP))) ||
         !in_sec(f, nip)) {
-        bce_set(f, ioff, bce_make(0, 1, f->mode, BQ_DECODE, 0));
+        bce_set(f, ioff, decode_entry(f, &p));
         return 0;
     }
     noff = (uint32_t)(nip - f->sec_lo);
@@ -464,14 +496,24 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
         if (!r)
             return -PTD_ERR_BAD_RETCOMP;
         return ptd_flow_ret_pop(f, &f->ip);
-    case BQ_INDIRECT:
-        /* the exact class for the block's users (the decode is cached) */
-        {
-            const struct ptd_flow_centry *c = ptd_flow_centry_hit(f, nip, mode);
-            blk->last_iclass = c                            ? c->iclass
-                               : decode_as(f, mode, &p) < 0 ? PTD_ICLASS_FAR_TRANSFER
-                                                            : p.iclass;
+    case BQ_DCALL:
+    case BQ_DJUMP:
+        /* BQ_DECODE's path for them, with what its decode would give */
+        ip = nip + bce_isize(e);
+        if (bce_qual(e) == BQ_DCALL) {
+            blk->last_iclass = PTD_ICLASS_DIRECT_CALL;
+            if (bce_cond_disp(e))
+                ptd_flow_ret_push(f, ip); /* not a call to the next insn */
+        } else {
+            blk->last_iclass = PTD_ICLASS_DIRECT_JUMP;
         }
+        f->ip = ip + (uint64_t)bce_cond_disp(e);
+        if (f->flags & (bce_qual(e) == BQ_DCALL ? PTD_FLOW_F_END_ON_CALL : PTD_FLOW_F_END_ON_JUMP))
+            return 0;
+        return in_sec(f, f->ip) ? 1 : 0;
+    case BQ_INDIRECT:
+        /* the exact class for the block's users (kept in the entry) */
+        blk->last_iclass = (uint8_t)bce_iclass(e);
         return ptd_flow_indirect(f);
     default: return -PTD_ERR_INTERNAL;
     }
@@ -516,35 +558,47 @@ int ptd_flow_proceed_cached(struct ptd_flow *f, struct ptd_flow_block *blk)
 
 /* ---- the counting loop ------------------------------------------------------ */
 
-/* Whether the quick loop can start a round: a TNT with bits left ahead,
- * tracing on, nothing held, no ticks (ptd_flow_block_walk's common end),
- * and room in the TRIG count for every instruction the round can add
- * (a block per bit and the one after, each PTD_FLOW_BLOCK_MAX at most),
- * so the round needs no overflow check per step. */
+/* Whether the quick loop can start a round: a TNT with bits left or a TIP
+ * ahead, tracing on, nothing held, no ticks (ptd_flow_block_walk's common
+ * end), and room in the TRIG count for every instruction the round adds
+ * before the next event restarts it (a block per TNT bit and one more,
+ * each PTD_FLOW_BLOCK_MAX at most), so it needs no overflow check per
+ * step. */
 static bool run_ok(const struct ptd_flow *f)
 {
-    return f->bce && f->ev.type == PTD_EV_TNT && f->ev.a && f->status >= 0 && f->enabled &&
-           !f->process_insn && !(f->flags & PTD_FLOW_F_TICK) &&
-           (!f->has_icnt || f->icnt <= UINT32_MAX - (f->ev.a + 1u) * PTD_FLOW_BLOCK_MAX);
+    unsigned bits = f->ev.type == PTD_EV_TNT ? f->ev.a : 0;
+    return f->bce && ((f->ev.type == PTD_EV_TNT && bits) || f->ev.type == PTD_EV_TIP) &&
+           f->status >= 0 && f->enabled && !f->process_insn && !(f->flags & PTD_FLOW_F_TICK) &&
+           (!f->has_icnt || f->icnt <= UINT32_MAX - (bits + 1u) * PTD_FLOW_BLOCK_MAX);
 }
 
-/* The next TNT, for the quick loop whose TNT's bits are used up, when
- * the query layer has one at hand: what ptd_flow_trailing does then
- * (ptd_flow_fetch_event: the TNT done is the time and the TRIG anchor;
- * the next event), without its general cases. false: nothing done. */
-static bool run_next_tnt(struct ptd_flow *f)
+/* After the event ahead was used up by the block just walked: the next
+ * one (ptd_flow_fetch_event; the TRIG count restarts). true when the
+ * next block is the quick loop's too, as the event ahead leaves nothing
+ * to report here (ptd_flow_block_walk's common end); false: the trailing
+ * events are the general walk's (*r an error, or 0). */
+static bool run_next_event(struct ptd_flow *f, int *r)
 {
     struct ptd_event *ev = &f->ev;
-    if (!ptd_qry_tnt_ahead(&f->q) || (ev->flags & PTD_EVF_IP_SUPPRESSED))
-        return false;
-    f->tsc = ev->tsc;
-    f->has_tsc = (ev->flags & PTD_EVF_HAS_TSC) != 0;
-    f->lost_mtc = ev->lost_mtc;
-    f->lost_cyc = ev->lost_cyc;
-    f->has_icnt = 1;
-    f->icnt = 0;
-    /* a TNT ahead: an event, no error */
-    return ptd_qry_next(&f->q, ev) == 0;
+    if (ev->type == PTD_EV_TNT && !(ev->flags & PTD_EVF_IP_SUPPRESSED) &&
+        ptd_qry_tnt_ahead(&f->q)) {
+        /* a TNT after a TNT, the common case: ptd_flow_fetch_event's
+         * work for it (the TNT done is the time and the TRIG anchor),
+         * and the query layer's next event cannot fail */
+        f->tsc = ev->tsc;
+        f->has_tsc = (ev->flags & PTD_EVF_HAS_TSC) != 0;
+        f->lost_mtc = ev->lost_mtc;
+        f->lost_cyc = ev->lost_cyc;
+        f->has_icnt = 1;
+        f->icnt = 0;
+        *r = 0;
+        if (ptd_qry_next(&f->q, ev) != 0)
+            return false; /* not reached: the query layer's TNT */
+        return ev->a != 0;
+    }
+    *r = ptd_flow_fetch_event(f);
+    return *r == 0 && f->status >= 0 &&
+           ((ev->type == PTD_EV_TNT && ev->a) || ev->type == PTD_EV_TIP);
 }
 
 /* What ptd_flow_run_blocks counts of a block. */
@@ -566,140 +620,212 @@ static inline bce_t run_entry(const uint32_t *dir, const uint8_t *arena, uint64_
     return c ? ((const bce_t *)(const void *)(arena + ((size_t)c << 3)))[off & (CHUNK - 1)] : 0;
 }
 
-/* An entry that leads to a conditional branch whose length it holds. */
+/* An entry that leads to a conditional branch whose length it holds: its
+ * qualifier and length (bits 26-31) in one test. */
+#define COND_ENTRIES                                                                           \
+    (((1ull << 8) | (1ull << 16) | (1ull << 24) | (1ull << 32) | (1ull << 40) | (1ull << 48) | \
+      (1ull << 56))                                                                            \
+     << BQ_COND)
 static inline bool bce_is_cond(bce_t e)
 {
-    return bce_qual(e) == BQ_COND && bce_isize(e);
+    return (COND_ENTRIES >> ((uint32_t)e >> BCE_QUAL_SHIFT)) & 1;
 }
+
+/* The class of the instruction an entry's step ends at (blk->last_iclass
+ * after it). */
+static unsigned run_class(bce_t e)
+{
+    switch (bce_qual(e)) {
+    case BQ_AGAIN: return PTD_ICLASS_OTHER;
+    case BQ_COND: return PTD_ICLASS_COND_JUMP;
+    case BQ_DCALL: return PTD_ICLASS_DIRECT_CALL;
+    case BQ_DJUMP: return PTD_ICLASS_DIRECT_JUMP;
+    case BQ_RETURN: return PTD_ICLASS_NEAR_RET;
+    case BQ_IND_CALL: return PTD_ICLASS_INDIRECT_CALL;
+    default: return bce_iclass(e); /* BQ_INDIRECT */
+    }
+}
+
+/* How a round's block ended. */
+enum run_end {
+    RE_NONE,  /* it did not: a step for the general walk */
+    RE_OWN,   /* by itself (a direct branch out of the section) */
+    RE_TNT,   /* with a TNT bit */
+    RE_EVENT, /* with the TIP ahead, used up */
+};
 
 uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t max, int *st)
 {
     struct ptd_flow_block *blk = &run->blk;
+    /* the entries whose step the loop takes besides BQ_COND and BQ_AGAIN:
+     * a direct call or jump that ends a block by itself (the options) is
+     * the general walk's */
+    const unsigned direct = (f->flags & PTD_FLOW_F_END_ON_CALL ? 0 : 1u << BQ_DCALL) |
+                            (f->flags & PTD_FLOW_F_END_ON_JUMP ? 0 : 1u << BQ_DJUMP);
     uint32_t done = 0;
 
     *st = 0;
     /* bounded: every round counts a block, at most max */
     while (done < max && run_ok(f)) {
         /* A round keeps what the steps touch in locals: cached_step's
-         * work for an entry that leads on (BQ_AGAIN) or to a conditional
-         * branch with its length, a TNT bit taken, and block_start's and
+         * work for the entries whose step needs no more than the entry
+         * and the event ahead (a TNT bit, a TIP), and block_start's and
          * ptd_flow_run_blocks's bookkeeping once per block instead of per
          * step. It stops where a step needs more (the general walk then
          * goes on from there, as if it had made the steps), where the
-         * TNT's bits are used up and no TNT follows at once (the trailing
-         * events), and where the next block cannot start here (another
-         * section, no entry). */
+         * next event is more than a TNT or TIP (the trailing events), and
+         * where the next block cannot start here (another section, no
+         * entry). A TIP ahead is a = 0: a TNT with no bits left is never
+         * kept. */
         const uint64_t lo = f->sec_lo, size = f->sec_hi - f->sec_lo;
         const uint32_t *dir = f->bce;
         const uint8_t *arena = f->barena;
-        uint64_t value = f->ev.value, ip = f->ip, start = ip, blast = ip, insns = 0;
-        unsigned a = f->ev.a;
-        uint32_t n = 0, added = 0, left = max - done, blocks = 0;
+        uint64_t value = f->ev.value, ip = f->ip, start = ip, lip = ip;
+        /* instructions: of the round's blocks, when the TRIG count last
+         * restarted */
+        uint64_t insns = 0, mark = 0;
+        unsigned a = f->ev.type == PTD_EV_TNT ? f->ev.a : 0;
+        uint32_t n = 0, left = max - done, blocks;
         bce_t e, last = 0; /* the last step's entry */
-        bool mid = false, trail = false;
+        enum run_end end = RE_NONE;
+        int r = 0;
+        bool trail = false;
 
         /* bounded: a block per round, at most left */
-        while (blocks < left) {
+        for (blocks = 0; blocks < left; blocks++) {
             uint64_t off = ip - lo, nip;
+            unsigned q;
             if (off >= size)
                 break;
             e = run_entry(dir, arena, off);
+            if (a && bce_is_cond(e)) {
+                /* the common block: one entry that leads to a
+                 * conditional branch (its decision point is in the
+                 * section: no entry leads out of its own, see
+                 * add_from_next) */
+                start = ip;
+                nip = ip + (uint64_t)(int64_t)bce_disp(e);
+                a--;
+                ip = nip + bce_isize(e);
+                if ((value >> a) & 1)
+                    ip += (uint64_t)bce_cond_disp(e); /* taken */
+                n = bce_ninsn(e);
+                insns += n;
+                last = e;
+                lip = nip;
+                end = RE_TNT;
+                if (a)
+                    continue;
+                goto used_up;
+            }
             if (!bce_valid(e))
                 break;
             start = ip;
             n = 0;
-            /* entries that lead on: bounded, each adds instructions to
-             * the block (PTD_FLOW_BLOCK_MAX at most) */
-            while (!bce_is_cond(e)) {
+            /* bounded: each step adds instructions to the block, at most
+             * PTD_FLOW_BLOCK_MAX (the step near the limit is the general
+             * walk's) */
+            for (end = RE_NONE;;) {
                 nip = ip + (uint64_t)(int64_t)bce_disp(e);
+                q = bce_qual(e);
                 /* the step's own checks (cached_step) left to it, and a
                  * block near its size limit: two more entries fit */
-                if (bce_qual(e) != BQ_AGAIN || nip - lo >= size ||
-                    n > PTD_FLOW_BLOCK_MAX - 2u * BCE_NINSN_MAX) {
-                    mid = true;
+                if (nip - lo >= size || n > PTD_FLOW_BLOCK_MAX - 2u * BCE_NINSN_MAX)
+                    break;
+                if (q == BQ_COND && a && bce_isize(e)) {
+                    a--;
+                    ip = nip + bce_isize(e);
+                    if ((value >> a) & 1)
+                        ip += (uint64_t)bce_cond_disp(e); /* taken */
+                    end = RE_TNT;
+                } else if (q == BQ_AGAIN) {
+                    ip = nip;
+                } else if ((direct >> q) & 1) {
+                    ip = nip + bce_isize(e);
+                    /* a call to the next instruction pushes nothing */
+                    if (q == BQ_DCALL && bce_cond_disp(e))
+                        ptd_flow_ret_push(f, ip);
+                    ip += (uint64_t)bce_cond_disp(e);
+                    if (ip - lo >= size)
+                        end = RE_OWN;
+                } else if (!a && !(f->ev.flags & PTD_EVF_IP_SUPPRESSED) &&
+                           (q == BQ_RETURN || q == BQ_INDIRECT ||
+                            (q == BQ_IND_CALL && bce_isize(e)))) {
+                    /* the TIP's branch: a return the trace did not
+                     * compress (the call stack stops following), a call
+                     * (with its length for the stack) */
+                    if (q == BQ_IND_CALL)
+                        ptd_flow_ret_push(f, nip + bce_isize(e));
+                    else if (q == BQ_RETURN)
+                        f->ret_known = 0;
+                    ip = f->ev.ip;
+                    end = RE_EVENT;
+                } else {
                     break;
                 }
                 n += bce_ninsn(e);
                 last = e;
-                ip = nip;
-                e = run_entry(dir, arena, nip - lo);
-                if (!bce_valid(e)) {
-                    mid = true;
+                lip = nip;
+                if (end != RE_NONE)
                     break;
-                }
+                e = run_entry(dir, arena, ip - lo);
+                if (!bce_valid(e))
+                    break;
             }
-            if (mid)
+            if (end == RE_NONE)
                 break;
-            nip = ip + (uint64_t)(int64_t)bce_disp(e);
-            if (nip - lo >= size) {
-                mid = true;
-                break;
-            }
-            n += bce_ninsn(e);
-            last = e;
-            blast = nip;
-            a--;
-            ip = nip + bce_isize(e);
-            if ((value >> a) & 1)
-                ip += (uint64_t)bce_cond_disp(e); /* taken */
             insns += n;
-            added += n;
-            blocks++;
-            if (!a) {
-                /* the trailing events: only the next TNT goes on here
-                 * (it restarts the TRIG count) */
-                if (!run_next_tnt(f)) {
-                    trail = true;
+            if (end == RE_EVENT || (end == RE_TNT && !a)) {
+            used_up:
+                /* the event used up: the next one (0: the TRIG count
+                 * restarted) */
+                f->ip = ip;
+                trail = !run_next_event(f, &r);
+                if (r == 0)
+                    mark = insns;
+                if (trail) {
+                    blocks++;
                     break;
                 }
-                added = 0;
                 value = f->ev.value;
-                a = f->ev.a;
-                if (!a) {
-                    trail = true;
-                    break;
-                }
+                a = f->ev.type == PTD_EV_TNT ? f->ev.a : 0;
             }
         }
 
         /* back into the flow: the blocks done as the general walk leaves
          * them, the last in run->blk */
         f->ip = ip;
-        f->ev.a = (uint8_t)a;
+        if (a && !trail)
+            f->ev.a = (uint8_t)a;
         if (f->has_icnt)
-            f->icnt += added + (mid ? n : 0);
+            f->icnt += (uint32_t)(insns - mark) + (end == RE_NONE ? n : 0);
         done += blocks;
         run->blocks += blocks;
         run->insns += insns;
         if (blocks) {
-            run->last_ip = blast;
-            run->last_iclass = PTD_ICLASS_COND_JUMP;
+            run->last_ip = lip;
+            run->last_iclass = (uint8_t)run_class(last);
             *st = 0;
         }
-        if (mid) {
-            /* the block begun: block_start's fields and the steps' */
-            blk->ip = start;
-            blk->ninsn = n;
-            blk->last_ip = n ? ip : start;
-            blk->mode = n ? (uint8_t)bce_mode(last) : f->mode;
-            blk->speculative = f->speculative;
-            blk->last_iclass = n ? PTD_ICLASS_OTHER : PTD_FLOW_ICLASS_ERROR;
+        blk->ip = start;
+        blk->ninsn = n;
+        blk->last_ip = n ? lip : start;
+        blk->mode = n ? (uint8_t)bce_mode(last) : f->mode;
+        blk->speculative = f->speculative;
+        blk->last_iclass = n ? (uint8_t)run_class(last) : PTD_FLOW_ICLASS_ERROR;
+        if (end == RE_NONE && (n || blocks < left)) {
+            /* a block begun (or about to be) whose step is the general
+             * walk's: from here, as block_start and the steps left it */
+            if (!n && (ip - lo >= size || !bce_valid(run_entry(dir, arena, ip - lo))))
+                break; /* not begun: the next block the general way */
             *st = ptd_flow_block_walk(f, blk);
             run_count(run, blk);
             done++;
-        } else if (blocks) {
-            blk->ip = start;
-            blk->ninsn = n;
-            blk->last_ip = blast;
-            blk->mode = (uint8_t)bce_mode(last);
-            blk->speculative = f->speculative;
-            blk->last_iclass = PTD_ICLASS_COND_JUMP;
-            if (trail)
-                *st = ptd_flow_trailing(f, blk);
+        } else if (trail) {
+            *st = r < 0 ? r : ptd_flow_trailing(f, blk);
+        } else {
+            break; /* max reached, or the next block the general way */
         }
-        /* the next block the general way (or max reached) */
-        if (!mid && !trail)
-            break;
         if (*st < 0 || (*st & (PTD_ST_EVENT | PTD_ST_EOS)))
             break;
     }

@@ -228,6 +228,8 @@ static int to_ip(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow
 {
     for (;;) {
         int r;
+        /* the instructions that need nothing the quick way */
+        ptd_flow_walk_plain(f, blk, p, ip);
         if (f->ip == ip)
             return 1;
         r = ptd_flow_one_insn(f, blk, p);

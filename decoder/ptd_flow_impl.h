@@ -74,6 +74,13 @@ bool ptd_flow_in_filter(const struct ptd_flow *f, uint64_t ip);
  * call stack, the TRIG count): 1 added (in *p), 0 the block ends before
  * it (full, or another section), or an error. */
 int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p);
+/* Walk the instructions that need no trace and end no block (no branch,
+ * direct jumps and calls without END_ON_*) from f->ip, up to stop (not
+ * past it), as ptd_flow_one_insn, ptd_flow_next_ip and the block's end
+ * check would one at a time: *p the last one walked (kept when none).
+ * Stops short of anything else, leaving it to those. */
+void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
+                         uint64_t stop);
 /* Walk as far as the code alone goes, then take the trace's step for the
  * instruction that needs it. 0 or an error. With the block cache
  * (ptd_flow_bcache.c) or without (the same flow; blocks may end earlier
@@ -84,7 +91,6 @@ int ptd_flow_proceed_cached(struct ptd_flow *f, struct ptd_flow_block *blk);
 /* An indirect branch's target (a TIP, or a deferred one behind the TNT
  * ahead): 0 or an error. */
 int ptd_flow_indirect(struct ptd_flow *f);
-void ptd_flow_ret_push(struct ptd_flow *f, uint64_t ip);
 int ptd_flow_ret_pop(struct ptd_flow *f, uint64_t *ip);
 
 /* A TNT bit for a conditional branch or compressed return: 1 taken, 0
@@ -100,6 +106,19 @@ static inline int ptd_flow_cond_branch(struct ptd_flow *f)
         return -PTD_ERR_INTERNAL;
     ev->a--;
     return (int)((ev->value >> ev->a) & 1);
+}
+
+/* A call's return address onto the call stack (SDM "Indirect Transfer
+ * Compression for Returns"): inline, as the block cache's counting loop
+ * pushes without leaving its registers. */
+static inline void ptd_flow_ret_push(struct ptd_flow *f, uint64_t ip)
+{
+    f->retstack[f->ret_top] = ip;
+    f->ret_top = (uint8_t)((f->ret_top + 1) % PTD_FLOW_RETSTACK);
+    if (f->ret_count < PTD_FLOW_RETSTACK)
+        f->ret_count++;
+    if (f->ret_known < PTD_FLOW_RETSTACK)
+        f->ret_known++;
 }
 
 /* The TRIG count: n more instructions since the anchor. */
