@@ -576,8 +576,9 @@ static bool run_ok(const struct ptd_flow *f)
  * one (ptd_flow_fetch_event; the TRIG count restarts). true when the
  * next block is the quick loop's too, as the event ahead leaves nothing
  * to report here (ptd_flow_block_walk's common end); false: the trailing
- * events are the general walk's (*r an error, or 0). */
-static bool run_next_event(struct ptd_flow *f, int *r)
+ * events are the general walk's (*r an error, or 0). fresh: the event
+ * used up, a TNT, came from the query layer's last call. */
+static bool run_next_event(struct ptd_flow *f, int *r, bool fresh)
 {
     struct ptd_event *ev = &f->ev;
     if (ev->type == PTD_EV_TNT && !(ev->flags & PTD_EVF_IP_SUPPRESSED) &&
@@ -592,7 +593,9 @@ static bool run_next_event(struct ptd_flow *f, int *r)
         f->has_icnt = 1;
         f->icnt = 0;
         *r = 0;
-        if (ptd_qry_next(&f->q, ev) != 0)
+        if (fresh)
+            ptd_qry_next_tnt(&f->q, ev);
+        else if (ptd_qry_next(&f->q, ev) != 0)
             return false; /* not reached: the query layer's TNT */
         return ev->a != 0;
     }
@@ -689,7 +692,9 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
         bce_t e, last = 0; /* the last step's entry */
         enum run_end end = RE_NONE;
         int r = 0;
-        bool trail = false;
+        /* fresh: the event ahead came from the query layer's last call
+         * (this round's) */
+        bool trail = false, fresh = false;
 
         /* bounded: a block per round, at most left */
         for (blocks = 0; blocks < left; blocks++) {
@@ -780,7 +785,8 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                 /* the event used up: the next one (0: the TRIG count
                  * restarted) */
                 f->ip = ip;
-                trail = !run_next_event(f, &r);
+                trail = !run_next_event(f, &r, fresh);
+                fresh = true;
                 if (r == 0)
                     mark = insns;
                 if (trail) {

@@ -180,8 +180,9 @@ int ptd_qry_fetch(struct ptd_qry *q)
         return 0;
     }
     /* the offset the packet's size back from where decoding stopped (an
-     * OVF that SKD007 put in a CYC's place is reported one byte in) */
-    q->cur_off = ptd_pkt_offset(d) - q->cur.size;
+     * OVF that SKD007 put in a CYC's place is reported one byte in);
+     * ptd_pkt_offset's, without the call (once per packet) */
+    q->cur_off = (uint64_t)(d->pos - d->begin) - q->cur.size;
     return 0;
 }
 
@@ -869,6 +870,16 @@ static int decode_packet(struct ptd_qry *q)
         /* PAD; BBP/BIP/BEP (PEBS via PT) carry nothing for the flow */
         return 1;
     }
+}
+
+void ptd_qry_next_tnt(struct ptd_qry *q, struct ptd_event *ev)
+{
+    /* ptd_qry_next's TNT case without what *ev holds already: cleared
+     * fields, the type, the time */
+    ev->value = q->cur.payload;
+    ev->a = q->cur.a;
+    ev->offset = q->cur_off;
+    ptd_qry_fetch(q);
 }
 
 int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)

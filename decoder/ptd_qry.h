@@ -211,6 +211,11 @@ static inline bool ptd_qry_tnt_ahead(const struct ptd_qry *q)
 {
     return (q->cur.kind == PTD_PKT_TNT8 || q->cur.kind == PTD_PKT_TNT64) && q->enabled;
 }
+/* ptd_qry_next with a TNT ahead (ptd_qry_tnt_ahead) right after the call
+ * that gave *ev, a TNT (no other call between): only what differs. The
+ * time stays (it moves at timing packets, which only the decode loop
+ * takes, never between a TNT and the packet after it). */
+void ptd_qry_next_tnt(struct ptd_qry *q, struct ptd_event *ev);
 
 /* The trace offset of the packet being processed (libipt's
  * pt_evt_get_offset). */
