@@ -477,49 +477,63 @@ int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd
 void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
                          uint64_t stop)
 {
-    uint64_t ip = f->ip;
-    uint32_t n = blk->ninsn;
+    const uint64_t start = f->ip;
+    uint64_t ip = start, last = 0;
+    uint32_t n = blk->ninsn, n0 = n, room;
+    struct ptd_ild_step st = { 0, 0, 0 };
+    unsigned sl = 0;
     /* direct branches only where they end no block */
-    bool branches = !(f->flags & (PTD_FLOW_F_END_ON_CALL | PTD_FLOW_F_END_ON_JUMP));
-    /* bounded: each step adds an instruction to the block, which holds
-     * at most PTD_FLOW_BLOCK_MAX; the checks are ptd_flow_one_insn's and
-     * ptd_flow_decode_step's lean case, whatever fails them is left to
-     * those */
-    while (ip != stop && n < PTD_FLOW_BLOCK_MAX && (!f->has_icnt || f->icnt != UINT32_MAX) &&
-           f->mode != PTD_FLOW_MODE_UNKNOWN && (!n || in_section(f, ip))) {
+    const bool branches = !(f->flags & (PTD_FLOW_F_END_ON_CALL | PTD_FLOW_F_END_ON_JUMP));
+
+    if (f->mode == PTD_FLOW_MODE_UNKNOWN)
+        return;
+    /* the block's and the TRIG count's room (ptd_flow_one_insn's checks) */
+    room = PTD_FLOW_BLOCK_MAX - n;
+    if (f->has_icnt && UINT32_MAX - f->icnt < room)
+        room = UINT32_MAX - f->icnt;
+    /* bounded: each step adds an instruction to the block, at most room;
+     * the checks are ptd_flow_one_insn's and ptd_flow_decode_step's lean
+     * case, whatever fails them is left to those */
+    while (ip != stop && n - n0 < room && (!n || in_section(f, ip))) {
         uint64_t off = ip - f->win_base, next;
-        struct ptd_ild_step st;
-        unsigned sl;
+        unsigned len;
+        struct ptd_ild_step s;
         if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN ||
-            !(sl = ptd_ild_step(f->code + off, PTD_ILD_MAX_LEN, f->mode, &st)))
+            !(len = ptd_ild_step(f->code + off, PTD_ILD_MAX_LEN, f->mode, &s)))
             break;
-        next = ip + sl;
-        if (st.iclass != PTD_ICLASS_OTHER) {
+        next = ip + len;
+        if (s.iclass != PTD_ICLASS_OTHER) {
             /* a direct jump or call: its target (ptd_flow_next_ip), a
              * call's return address (ptd_flow_log_call) */
-            if (!branches || !st.rel ||
-                (st.iclass != PTD_ICLASS_DIRECT_JUMP && st.iclass != PTD_ICLASS_DIRECT_CALL))
+            if (!branches || !s.rel ||
+                (s.iclass != PTD_ICLASS_DIRECT_JUMP && s.iclass != PTD_ICLASS_DIRECT_CALL))
                 break;
-            if (st.iclass == PTD_ICLASS_DIRECT_CALL && st.disp)
+            if (s.iclass == PTD_ICLASS_DIRECT_CALL && s.disp)
                 ptd_flow_ret_push(f, next);
-            next += (uint64_t)(int64_t)st.disp;
+            next += (uint64_t)(int64_t)s.disp;
         }
-        p->ip = ip;
-        p->size = (uint8_t)sl;
-        p->iclass = st.iclass;
-        p->target = st.rel ? ip + sl + (uint64_t)(int64_t)st.disp : 0;
-        p->direct = st.rel;
-        p->zero_disp = st.rel && st.disp == 0;
-        p->kind = 0;
-        p->kind_known = 0;
-        blk->last_iclass = st.iclass;
-        blk->last_ip = ip;
+        st = s;
+        sl = len;
+        last = ip;
         n++;
-        if (f->has_icnt)
-            f->icnt++;
         ip = next;
     }
+    if (n == n0)
+        return;
+    /* the last one walked, as ptd_flow_decode_step leaves it */
+    p->ip = last;
+    p->size = (uint8_t)sl;
+    p->iclass = st.iclass;
+    p->target = st.rel ? last + sl + (uint64_t)(int64_t)st.disp : 0;
+    p->direct = st.rel;
+    p->zero_disp = st.rel && st.disp == 0;
+    p->kind = 0;
+    p->kind_known = 0;
+    blk->last_iclass = st.iclass;
+    blk->last_ip = last;
     blk->ninsn = n;
+    if (f->has_icnt)
+        f->icnt += n - n0;
     f->ip = ip;
 }
 

@@ -217,6 +217,7 @@ struct ptd_flow {
     /* the block cache: its memory, and the current section's entries */
     uint8_t *barena;
     size_t barena_size, barena_used;
+    size_t bsec_head; /* the sections' list (its first's offset; 0: none) */
     uint32_t *bce;
     uint64_t filter_lo[4], filter_hi[4];
     struct ptd_flow_pinsn pinsn; /* the postponed instruction */

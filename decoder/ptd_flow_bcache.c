@@ -59,7 +59,9 @@ enum bce_qualifier {
 
 /* A section's entries: a directory of chunks (CHUNK entries each, made
  * and cleared when first written, so a big section costs only what runs
- * in it), after a header; the sections are a list in the cache's memory. */
+ * in it), after a header; the sections are a list in the cache's memory,
+ * the one entered last first (code that calls into another section comes
+ * back: its search is short). */
 struct bsec {
     uint64_t base, size;
     uint64_t next; /* offset of the next section's header, 0: last */
@@ -129,6 +131,7 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
     f->barena_size = 0;
     f->barena_used = 0;
     f->bce = NULL;
+    f->bsec_head = 0;
     if (!mem || size < (b - a) + PTD_FLOW_BCACHE_STACK + PTD_FLOW_BCACHE_SECTION)
         return;
     f->barena = (uint8_t *)b;
@@ -142,6 +145,7 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
 void ptd_flow_bcache_reset(struct ptd_flow *f)
 {
     f->bce = NULL;
+    f->bsec_head = 0;
     if (f->barena)
         f->barena_used = PTD_FLOW_BCACHE_STACK;
 }
@@ -162,14 +166,21 @@ void ptd_flow_bcache_section(struct ptd_flow *f)
 {
     uint64_t size = f->sec_hi - f->sec_lo;
     struct bsec *s;
-    size_t at = PTD_FLOW_BCACHE_STACK, last = 0;
+    size_t at = f->bsec_head, last = 0;
 
     f->bce = NULL;
     if (!f->barena || !size || size >= BSEC_MAX_SIZE)
         return;
-    while (at && at < f->barena_used) {
+    /* bounded: the list holds each section once */
+    while (at) {
         s = (struct bsec *)(void *)(f->barena + at);
         if (s->base == f->sec_lo && s->size == size) {
+            if (last) {
+                /* to the front */
+                ((struct bsec *)(void *)(f->barena + last))->next = s->next;
+                s->next = f->bsec_head;
+                f->bsec_head = at;
+            }
             f->bce = (uint32_t *)(void *)(s + 1);
             return;
         }
@@ -182,9 +193,8 @@ void ptd_flow_bcache_section(struct ptd_flow *f)
         return;
     s->base = f->sec_lo;
     s->size = size;
-    s->next = 0;
-    if (last)
-        ((struct bsec *)(void *)(f->barena + last))->next = (uint64_t)((uint8_t *)s - f->barena);
+    s->next = f->bsec_head;
+    f->bsec_head = (size_t)((uint8_t *)s - f->barena);
     f->bce = (uint32_t *)(void *)(s + 1);
     for (size_t i = 0; i < chunks; i++)
         f->bce[i] = 0;
@@ -704,25 +714,57 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                 break;
             e = run_entry(dir, arena, off);
             if (a && bce_is_cond(e)) {
-                /* the common block: one entry that leads to a
-                 * conditional branch (its decision point is in the
-                 * section: no entry leads out of its own, see
-                 * add_from_next) */
-                start = ip;
-                nip = ip + (uint64_t)(int64_t)bce_disp(e);
-                a--;
-                ip = nip + bce_isize(e);
-                if ((value >> a) & 1)
-                    ip += (uint64_t)bce_cond_disp(e); /* taken */
-                n = bce_ninsn(e);
-                insns += n;
-                last = e;
-                lip = nip;
+                /* common blocks: one entry each that leads to a
+                 * conditional branch, one after the other while the
+                 * TNT has bits (a loop of their own, so that its few
+                 * values stay in registers). Their decision points are in
+                 * the section: no entry leads out of its own
+                 * (add_from_next). */
+                uint64_t hip = ip, hsip, hins = insns;
+                uint32_t hleft = left - blocks;
+                unsigned ha = a;
+                bce_t he = e, hlast;
+                bool more;
+                /* bounded: a block per TNT bit */
+                for (;;) {
+                    hsip = hip;
+                    hlast = he;
+                    ha--;
+                    hip += (uint64_t)(int64_t)bce_disp(he) + bce_isize(he);
+                    if ((value >> ha) & 1)
+                        hip += (uint64_t)bce_cond_disp(he); /* taken */
+                    hins += bce_ninsn(he);
+                    more = ha && --hleft && hip - lo < size;
+                    if (!more)
+                        break;
+                    he = run_entry(dir, arena, hip - lo);
+                    if (!bce_is_cond(he))
+                        break;
+                }
+                start = hsip;
+                lip = hsip + (uint64_t)(int64_t)bce_disp(hlast);
+                n = bce_ninsn(hlast);
+                last = hlast;
+                insns = hins;
+                blocks += a - ha;
+                a = ha;
+                ip = hip;
                 end = RE_TNT;
-                if (a)
-                    continue;
-                goto used_up;
+                if (!a) {
+                    blocks--; /* counted below */
+                    goto used_up;
+                }
+                if (more) {
+                    /* another block, he its entry (the general steps) */
+                    if (blocks >= left)
+                        break;
+                    e = he;
+                    goto general;
+                }
+                blocks--; /* the loop counts one */
+                continue;
             }
+        general:
             if (!bce_valid(e))
                 break;
             start = ip;

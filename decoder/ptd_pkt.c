@@ -171,11 +171,12 @@ static const uint8_t ptd_ipc_bytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
  * (PAD, TNT-8, TIP/TIP.PGE/TIP.PGD/FUP, TSC, MTC, CYC without extension),
  * everything but the payload bytes is known from that byte alone. Three
  * tables, indexed by the first byte:
- *   ptd_fast_pkt   the packet as far as that byte tells: meta complete, and
- *                  the payload bits the byte itself holds (TNT-8, short CYC);
- *                  for PAD and TNT-8 (the 1-byte packets) the whole packet
- *   ptd_fast_mask  which bits of the 8 bytes after the opcode are payload
- *   ptd_fast_size  the packet's size; 0: not a fast packet (decode_one())
+ *   ptd_pkt_fast_pkt   the packet as far as that byte tells: meta complete,
+ *                      and the payload bits the byte itself holds (TNT-8,
+ *                      short CYC); for PAD and TNT-8 (the 1-byte packets)
+ *                      the whole packet
+ *   ptd_pkt_fast_mask  which bits of the 8 bytes after the opcode are payload
+ *   ptd_pkt_fast_size  the packet's size; 0: not a fast packet (decode_one())
  * Inside a BBP block an even byte may be a BIP: no fast path there. */
 #define MSB7(v) \
     ((v) >= 64 ? 6 : (v) >= 32 ? 5 : (v) >= 16 ? 4 : (v) >= 8 ? 3 : (v) >= 4 ? 2 : (v) >= 2 ? 1 : 0)
@@ -218,9 +219,10 @@ static const uint8_t ptd_ipc_bytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
     }
 #define FAST_SIZE8(b) ((uint8_t)FAST_SIZE(b))
 
-static const struct ptd_pkt ptd_fast_pkt[256] = { R256(FAST_PKT) };
-static const uint64_t ptd_fast_mask[256] = { R256(FAST_MASK) };
-static const uint8_t ptd_fast_size[256] = { R256(FAST_SIZE8) };
+/* exported for ptd_pkt_decode_fast (ptd_pkt.h), inline in the query layer */
+const struct ptd_pkt ptd_pkt_fast_pkt[256] = { R256(FAST_PKT) };
+const uint64_t ptd_pkt_fast_mask[256] = { R256(FAST_MASK) };
+const uint8_t ptd_pkt_fast_size[256] = { R256(FAST_SIZE8) };
 
 /* Little-endian load of n bytes (the caller checked the bounds). With a
  * constant n the compiler merges this into plain loads. */
@@ -726,33 +728,12 @@ PKT_INLINE int decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const u
     }
 }
 
-/* The fast path for one packet: returns its size, or 0 when decode_one()
- * must handle it (not a fast packet, inside a block, or too close to the
- * end of the buffer for the 8-byte payload load). */
-static inline __attribute__((always_inline)) unsigned decode_fast(const uint8_t *pos,
-                                                                  const uint8_t *end,
-                                                                  uint8_t in_block,
-                                                                  struct ptd_pkt *p)
-{
-    unsigned b, n;
-
-    if ((size_t)(end - pos) < 9 || in_block)
-        return 0;
-    b = pos[0];
-    n = ptd_fast_size[b];
-    if (!n)
-        return 0;
-    p->payload = ptd_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_fast_mask[b]);
-    p->meta = ptd_fast_pkt[b].meta;
-    return n;
-}
-
 int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p)
 {
     const uint8_t *pos = d->pos, *end = d->end;
     int n;
 
-    n = (int)decode_fast(pos, end, d->in_block, p);
+    n = (int)ptd_pkt_decode_fast(pos, end, d->in_block, p);
     if (n) {
         d->pos = pos + n;
         return n;
@@ -772,7 +753,7 @@ int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p)
 static __attribute__((noinline)) int decode_slow(struct ptd_pkt_decoder *d, const uint8_t *pos,
                                                  const uint8_t *end, struct ptd_pkt *p)
 {
-    int n = (int)decode_fast(pos, end, d->in_block, p);
+    int n = (int)ptd_pkt_decode_fast(pos, end, d->in_block, p);
 
     if (n)
         return n;
@@ -829,7 +810,7 @@ static inline __attribute__((always_inline)) size_t next_batch(struct ptd_pkt_de
 
 #define RUN_PKT(j)                                            \
     do {                                                      \
-        out[i + (j)] = ptd_fast_pkt[pos[j]];                  \
+        out[i + (j)] = ptd_pkt_fast_pkt[pos[j]];              \
         if (with_offsets)                                     \
             offsets[i + (j)] = (uint64_t)(pos - begin) + (j); \
     } while (0)
@@ -855,23 +836,24 @@ static inline __attribute__((always_inline)) size_t next_batch(struct ptd_pkt_de
                     /* out[i] and offsets[i] hold the packet at pos, but
                      * for the payload bytes after its first */
                     b = (uint8_t)(w >> k8);
-                    size = ptd_fast_size[b];
+                    size = ptd_pkt_fast_size[b];
                     if (!size)
                         goto slow;
                     out[i].payload =
-                        ptd_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_fast_mask[b]);
+                        ptd_pkt_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_pkt_fast_mask[b]);
                     pos += size;
                     i++;
                 }
             }
             /* the last few packets out[] takes */
             while (i < max && (size_t)(end - pos) >= 9) {
-                const unsigned b = pos[0], size = ptd_fast_size[b];
+                const unsigned b = pos[0], size = ptd_pkt_fast_size[b];
 
                 if (!size)
                     goto slow;
-                out[i].payload = ptd_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_fast_mask[b]);
-                out[i].meta = ptd_fast_pkt[b].meta;
+                out[i].payload =
+                    ptd_pkt_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_pkt_fast_mask[b]);
+                out[i].meta = ptd_pkt_fast_pkt[b].meta;
                 if (with_offsets)
                     offsets[i] = (uint64_t)(pos - begin);
                 pos += size;

@@ -304,6 +304,36 @@ void ptd_pkt_set_pwre_bit3(struct ptd_pkt_decoder *d, int on);
  * ptd_pkt_offset()). */
 int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p);
 
+/* ptd_pkt_next's fast path, inline for the query layer's packet loop: the
+ * packet at pos into *p, returning its size; 0 when the general decode
+ * must handle it (not a fast packet, inside a BBP block, or too close to
+ * the end of the buffer for the 8-byte payload load). Its tables (the
+ * packet, payload mask and size per first byte) are in ptd_pkt.c. */
+extern const struct ptd_pkt ptd_pkt_fast_pkt[256];
+extern const uint64_t ptd_pkt_fast_mask[256];
+extern const uint8_t ptd_pkt_fast_size[256];
+static inline __attribute__((always_inline)) unsigned ptd_pkt_decode_fast(const uint8_t *pos,
+                                                                          const uint8_t *end,
+                                                                          uint8_t in_block,
+                                                                          struct ptd_pkt *p)
+{
+    unsigned b, n;
+    uint64_t w;
+
+    if ((size_t)(end - pos) < 9 || in_block)
+        return 0;
+    b = pos[0];
+    n = ptd_pkt_fast_size[b];
+    if (!n)
+        return 0;
+    w = (uint64_t)pos[1] | (uint64_t)pos[2] << 8 | (uint64_t)pos[3] << 16 | (uint64_t)pos[4] << 24 |
+        (uint64_t)pos[5] << 32 | (uint64_t)pos[6] << 40 | (uint64_t)pos[7] << 48 |
+        (uint64_t)pos[8] << 56;
+    p->payload = ptd_pkt_fast_pkt[b].payload | (w & ptd_pkt_fast_mask[b]);
+    p->meta = ptd_pkt_fast_pkt[b].meta;
+    return n;
+}
+
 /* Decode up to max packets into out[]. Returns how many were decoded (>= 0)
  * and stores 0 or the error that stopped it (negative, -PTD_ERR_EOS at the
  * end) in *status. offsets, when not NULL, receives each packet's offset.

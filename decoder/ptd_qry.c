@@ -167,7 +167,12 @@ int ptd_qry_fetch(struct ptd_qry *q)
         if (!d->in_block)
             while (d->pos < d->end && *d->pos == PTD_OPC_PAD)
                 d->pos++;
-        r = ptd_pkt_next(d, &q->cur);
+        /* the fast packets inline (once per packet) */
+        r = (int)ptd_pkt_decode_fast(d->pos, d->end, d->in_block, &q->cur);
+        if (r)
+            d->pos += r;
+        else
+            r = ptd_pkt_next(d, &q->cur);
         if (r < 0 || q->cur.kind != PTD_PKT_PAD)
             break;
     }
