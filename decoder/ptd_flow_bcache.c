@@ -424,6 +424,18 @@ static int decode_as(struct ptd_flow *f, unsigned mode, struct ptd_flow_pinsn *p
     return r;
 }
 
+/* Where BQ_DECODE's look at the instruction at f->ip (a second decode)
+ * would have moved the code window: there. The walks that print a block
+ * (ptd_flow_ip_after) read its bytes through the window, else through the
+ * map callback per instruction. */
+static void touch_window(struct ptd_flow *f, unsigned mode)
+{
+    uint64_t off = f->ip - f->win_base;
+    struct ptd_flow_pinsn p;
+    if (off >= f->win_len || f->win_len - off < PTD_ILD_MAX_LEN)
+        (void)decode_as(f, mode, &p);
+}
+
 /* One step with the entry e at f->ip: 1 go on at f->ip, or the walk's end
  * (0, or an error). */
 static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
@@ -509,6 +521,7 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
     case BQ_DCALL:
     case BQ_DJUMP:
         /* BQ_DECODE's path for them, with what its decode would give */
+        touch_window(f, mode);
         ip = nip + bce_isize(e);
         if (bce_qual(e) == BQ_DCALL) {
             blk->last_iclass = PTD_ICLASS_DIRECT_CALL;
@@ -524,6 +537,7 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
     case BQ_INDIRECT:
         /* the exact class for the block's users (kept in the entry) */
         blk->last_iclass = (uint8_t)bce_iclass(e);
+        touch_window(f, mode);
         return ptd_flow_indirect(f);
     default: return -PTD_ERR_INTERNAL;
     }
