@@ -521,14 +521,7 @@ void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct 
     if (n == n0)
         return;
     /* the last one walked, as ptd_flow_decode_step leaves it */
-    p->ip = last;
-    p->size = (uint8_t)sl;
-    p->iclass = st.iclass;
-    p->target = st.rel ? last + sl + (uint64_t)(int64_t)st.disp : 0;
-    p->direct = st.rel;
-    p->zero_disp = st.rel && st.disp == 0;
-    p->kind = 0;
-    p->kind_known = 0;
+    ptd_flow_pinsn_of_step(p, last, sl, &st);
     blk->last_iclass = st.iclass;
     blk->last_ip = last;
     blk->ninsn = n;

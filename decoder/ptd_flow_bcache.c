@@ -330,6 +330,23 @@ static bool in_sec(const struct ptd_flow *f, uint64_t ip)
 
 /* ---- the walk --------------------------------------------------------------- */
 
+/* The fill after the instruction at ioff, whose next one (noff, in the
+ * section) runs next: fill_step's result (see there). */
+static inline int fill_on(struct ptd_flow *f, uint32_t ioff, uint32_t noff, struct bframe *stack,
+                          uint32_t *sp, uint32_t *steps)
+{
+    if (bce_valid(bce_get(f, noff))) {
+        int r = add_from_next(f, ioff, noff);
+        return r < 0 ? r : r == 2 ? 2 : 0;
+    }
+    if (!--*steps) {
+        add_trampoline(f, ioff, noff, f->mode);
+        return 0;
+    }
+    stack[(*sp)++] = (struct bframe){ ioff, noff };
+    return 1;
+}
+
 /* One step of the fill at f->ip (its entry empty): the instruction into
  * the block, then
  *   1   go on filling at the next instruction (this one's entry waits
@@ -364,16 +381,7 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
         if (f->has_icnt)
             f->icnt++; /* ptd_flow_add_icnt: room checked above */
         f->ip = ip + sl;
-        if (bce_valid(bce_get(f, noff))) {
-            r = add_from_next(f, ioff, noff);
-            return r < 0 ? r : r == 2 ? 2 : 0;
-        }
-        if (!--*steps) {
-            add_trampoline(f, ioff, noff, f->mode);
-            return 0;
-        }
-        stack[(*sp)++] = (struct bframe){ ioff, noff };
-        return 1;
+        return fill_on(f, ioff, noff, stack, sp, steps);
     }
 
     r = ptd_flow_one_insn(f, blk, &p);
@@ -398,16 +406,7 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
         return 0;
     }
     noff = (uint32_t)(nip - f->sec_lo);
-    if (bce_valid(bce_get(f, noff))) {
-        r = add_from_next(f, ioff, noff);
-        return r < 0 ? r : r == 2 ? 2 : 0;
-    }
-    if (!--*steps) {
-        add_trampoline(f, ioff, noff, f->mode);
-        return 0;
-    }
-    stack[(*sp)++] = (struct bframe){ ioff, noff };
-    return 1;
+    return fill_on(f, ioff, noff, stack, sp, steps);
 }
 
 /* The instruction at f->ip in the entry's mode. The entries are found by

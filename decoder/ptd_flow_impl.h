@@ -42,6 +42,20 @@ int ptd_flow_decode(struct ptd_flow *f, struct ptd_flow_pinsn *p);
 /* The same, the lean step first while the code window holds f->ip (for
  * instructions just run past: their bytes are at hand, the instruction
  * cache's line likely cold). */
+/* *p from the ILD's length step st of sl bytes at ip (its kind not yet
+ * known). */
+static inline void ptd_flow_pinsn_of_step(struct ptd_flow_pinsn *p, uint64_t ip, unsigned sl,
+                                          const struct ptd_ild_step *st)
+{
+    p->ip = ip;
+    p->size = (uint8_t)sl;
+    p->iclass = st->iclass;
+    p->target = st->rel ? ip + sl + (uint64_t)(int64_t)st->disp : 0;
+    p->direct = st->rel;
+    p->zero_disp = st->rel && st->disp == 0;
+    p->kind = 0;
+    p->kind_known = 0;
+}
 static inline int ptd_flow_decode_step(struct ptd_flow *f, struct ptd_flow_pinsn *p)
 {
     uint64_t ip = f->ip, off = ip - f->win_base;
@@ -50,14 +64,7 @@ static inline int ptd_flow_decode_step(struct ptd_flow *f, struct ptd_flow_pinsn
     if (off < f->win_len && f->win_len - off >= PTD_ILD_MAX_LEN &&
         f->mode != PTD_FLOW_MODE_UNKNOWN &&
         (sl = ptd_ild_step(f->code + off, PTD_ILD_MAX_LEN, f->mode, &st)) != 0) {
-        p->ip = ip;
-        p->size = (uint8_t)sl;
-        p->iclass = st.iclass;
-        p->target = st.rel ? ip + sl + (uint64_t)(int64_t)st.disp : 0;
-        p->direct = st.rel;
-        p->zero_disp = st.rel && st.disp == 0;
-        p->kind = 0;
-        p->kind_known = 0;
+        ptd_flow_pinsn_of_step(p, ip, sl, &st);
         return 0;
     }
     return ptd_flow_decode(f, p);
