@@ -5,6 +5,7 @@
 #
 #   bench: flow file=<name> insns=<n> ptboot_minsn=<x> libipt_insn_minsn=<y> libipt_blk_minsn=<z> libipt=<version> setup=iscache
 #   bench: flow-nocache file=<name> insns=<n> ptboot_minsn=<x>
+#   bench: flow-count file=<name> insns=<n> ptboot_minsn=<x>
 #       the decoders in one process (build/ptboot-bench: best round of
 #       BENCH_ROUNDS each, alternating); libipt with its image-section cache
 #   bench: flow-libipt-check file=<name> blk: bench=<x> plain=<y> insn: bench=<x> plain=<y> (plain/bench <a> <b>; within 30%: yes|NO)
