@@ -52,9 +52,15 @@ int bench_is_flow(int argc, char **argv)
 
 #define BENCH_BLOCKS 0x10000u /* a flag of ours in cfg.flags: use blocks */
 
-static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg)
+/* One decode of the whole trace; the instructions decoded. count: the
+ * counting loop `ptboot flow --quiet` takes (ptd_flow_run_blocks, as
+ * decoder/ptd_fmt_flow.c drives it: blocks counted, none handed out);
+ * else the block API (BENCH_BLOCKS) or the instruction API. */
+static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg, bool count)
 {
     uint64_t n = 0;
+    struct ptd_flow_run run;
+    memset(&run, 0, sizeof(run));
     ptd_flow_init(f, cfg);
     for (;;) {
         struct ptd_flow_insn insn;
@@ -69,7 +75,10 @@ static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg
                 st = ptd_flow_event(f, &ev);
             if (st < 0 || (st & PTD_ST_EOS))
                 break;
-            if (cfg->flags & BENCH_BLOCKS) {
+            if (count) {
+                st = ptd_flow_run_blocks(f, &run, 4096);
+                n = run.insns;
+            } else if (cfg->flags & BENCH_BLOCKS) {
                 struct ptd_flow_block blk;
                 st = ptd_flow_next_block(f, &blk);
                 n += blk.ninsn;
@@ -85,31 +94,6 @@ static uint64_t run_ptboot(struct ptd_flow *f, const struct ptd_flow_config *cfg
             break;
     }
     return n;
-}
-
-/* The counting loop `ptboot flow --quiet` takes (ptd_flow_run_blocks, as
- * decoder/ptd_fmt_flow.c drives it): blocks counted, none handed out. */
-static uint64_t run_ptboot_count(struct ptd_flow *f, const struct ptd_flow_config *cfg)
-{
-    struct ptd_flow_run run;
-    memset(&run, 0, sizeof(run));
-    ptd_flow_init(f, cfg);
-    for (;;) {
-        struct ptd_event ev;
-        int st = ptd_flow_sync_forward(f);
-        if (st < 0)
-            break;
-        for (;;) {
-            while (st >= 0 && (st & PTD_ST_EVENT))
-                st = ptd_flow_event(f, &ev);
-            if (st < 0 || (st & PTD_ST_EOS))
-                break;
-            st = ptd_flow_run_blocks(f, &run, 4096);
-        }
-        if (st == -PTD_ERR_EOS || (st >= 0 && (st & PTD_ST_EOS)))
-            break;
-    }
-    return run.insns;
 }
 
 /* The block API against the instruction API on the same trace: every
@@ -369,11 +353,11 @@ int bench_flow(int argc, char **argv)
         rounds = 0;
     for (long r = 0; r < rounds; r++) {
         double tn = now_s();
-        (void)run_ptboot(f, &nocache);
+        (void)run_ptboot(f, &nocache, false);
         double t0 = now_s();
         if (t0 - tn < best_nc)
             best_nc = t0 - tn;
-        n[0] = run_ptboot(f, &fo.cfg);
+        n[0] = run_ptboot(f, &fo.cfg, false);
         double t1 = now_s();
         n[1] = run_libipt_insn(&ls);
         double t2 = now_s();
@@ -390,7 +374,7 @@ int bench_flow(int argc, char **argv)
      * rounds it slowed those by a third on foo) */
     for (long r = 0; r < rounds; r++) {
         double t0 = now_s();
-        n_count = run_ptboot_count(f, &fo.cfg);
+        n_count = run_ptboot(f, &fo.cfg, true);
         double t1 = now_s();
         if (t1 - t0 < best_count)
             best_count = t1 - t0;
