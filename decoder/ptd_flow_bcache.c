@@ -425,8 +425,8 @@ static int decode_as(struct ptd_flow *f, unsigned mode, struct ptd_flow_pinsn *p
 
 /* Where BQ_DECODE's look at the instruction at f->ip (a second decode)
  * would have moved the code window: there. The walks that print a block
- * (ptd_flow_ip_after) read its bytes through the window, else through the
- * map callback per instruction. */
+ * (ptd_flow_ips_after) read its bytes through the window, else through the
+ * map callback once per batch. */
 static void touch_window(struct ptd_flow *f, unsigned mode)
 {
     uint64_t off = f->ip - f->win_base;

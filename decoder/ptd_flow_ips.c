@@ -89,13 +89,6 @@ uint32_t ptd_flow_ips_after(const struct ptd_flow *f, uint64_t ip, unsigned mode
     return k;
 }
 
-int ptd_flow_ip_after(const struct ptd_flow *f, uint64_t ip, unsigned mode, uint64_t *next)
-{
-    if (mode > PTD_EXEC_MODE_64)
-        return -PTD_ERR_INTERNAL;
-    return ptd_flow_ips_after(f, ip, mode, next, 1) == 1 ? 0 : -PTD_ERR_INTERNAL;
-}
-
 int ptd_flow_block_ips(const struct ptd_flow *f, const struct ptd_flow_block *blk, uint64_t *ips,
                        size_t cap)
 {

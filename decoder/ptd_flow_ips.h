@@ -15,16 +15,13 @@
 
 #include "decoder/ptd_flow.h"
 
-/* The IP after the instruction at ip in mode (enum ptd_exec_mode) inside a
- * block: the next one, or a direct call's or jump's target. Reads the code
- * as ptd_flow_block_ips does. 0, or -PTD_ERR_INTERNAL (no code there, or
- * not an instruction). */
-int ptd_flow_ip_after(const struct ptd_flow *f, uint64_t ip, unsigned mode, uint64_t *next);
-/* The same for n instructions in a row: next[0] after ip, next[k] after
- * next[k - 1]. Returns how many it found (n, or fewer where the code ends
- * or is not an instruction). A printer's walk over a block takes its IPs
- * this way, a batch at a time: one look for the code's region per batch
- * instead of per instruction. */
+/* The IPs after the instruction at ip in mode (enum ptd_exec_mode) inside
+ * a block, n in a row: next[0] after ip, next[k] after next[k - 1], each
+ * the next instruction or a direct call's or jump's target. Reads the code
+ * as ptd_flow_block_ips does. Returns how many it found (n, or fewer
+ * where there is no code or it is not an instruction). A printer's walk
+ * over a block takes its IPs this way, a batch at a time: one look for the
+ * code's region per batch instead of per instruction. */
 uint32_t ptd_flow_ips_after(const struct ptd_flow *f, uint64_t ip, unsigned mode, uint64_t *next,
                             uint32_t n);
 /* ips[0] = blk->ip, ..., ips[blk->ninsn - 1] = blk->last_ip: the IPs
