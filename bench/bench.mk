@@ -14,7 +14,7 @@ $(B)/bench/libhostcli.a: $(filter-out %/host/main.o,$(HOST_SRCS:%.c=$(B)/host/%.
 	@mkdir -p $(@D)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 $(B)/ptboot-bench: $(BENCH_OBJS) $(B)/bench/libhostcli.a $(B)/host/libptboot.a
-	$(call say,LD,$@)$(HOST_CC) $(HOST_CFLAGS) -o $@ $(BENCH_OBJS) $(B)/bench/libhostcli.a \
+	$(call say,LD,$@)$(HOST_CC) $(HOST_CFLAGS) $(HOST_LTO_LINK) -o $@ $(BENCH_OBJS) $(B)/bench/libhostcli.a \
 	  $(B)/host/libptboot.a -lipt $(HOST_LDLIBS)
 -include $(BENCH_OBJS:.o=.d)
 

@@ -199,7 +199,7 @@ static void sb_clear(struct sb *b)
 static void show_tcal(struct sb *tid, struct sb *tr, uint32_t f, struct ptd_fmt_state *st,
                       struct diags *dg)
 {
-    uint64_t fcr;
+    uint64_t fcr = 0; /* set when r is 0 (the optimizer cannot see it across files) */
     int r = ptd_time_fcr(&st->time, &fcr);
 
     sb_clear(tid);

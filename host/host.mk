@@ -16,6 +16,13 @@
 # (Programs that link these libraries with a shared one, build/ptboot-bench
 # with libipt, take HOST_LDLIBS: the same libraries but the C library and
 # liblzma shared.)
+# The host objects carry GCC's intermediate code besides their machine code
+# (fat LTO objects): build/ptboot and build/ptboot-bench are optimized
+# whole at their link, across the decoder's files (small functions of one
+# layer inlined into another's loops: 2-5% fewer instructions per decode,
+# docs/performance.md); the unit tests link the machine code as before.
+HOST_LTO_CFLAGS := -flto=auto -ffat-lto-objects
+HOST_LTO_LINK := -flto=auto
 HOST_LDLIBS := -Wl,-Bstatic -ldw -lelf -lz -Wl,-Bdynamic
 PTBOOT_LDLIBS := -static-pie -ldw -lelf -lz -llzma
 HOST_LIBC_A := $(shell $(HOST_CC) -print-file-name=libc.a)
@@ -35,14 +42,14 @@ HOST_OBJS := $(HOST_SRCS:%.c=$(B)/host/%.o)
 
 $(B)/host/%.o: %.c | $(B)/.setup-done
 	@mkdir -p $(@D)
-	$(call say,CC,$<)$(HOST_CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(HOST_CC) $(HOST_CFLAGS) $(HOST_LTO_CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/host/libptboot.a: $(LIB_OBJS)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 $(B)/ptboot: $(HOST_OBJS) $(B)/host/libptboot.a $(wildcard $(HOST_LIBC_A))
-	$(call say,LD,$@)$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_OBJS) $(B)/host/libptboot.a \
-	    $(PTBOOT_LDLIBS) 2>&1 | { grep -Ev "$(STATIC_DLOPEN_WARNING)" >&2 || true; }; \
+	$(call say,LD,$@)$(HOST_CC) $(HOST_CFLAGS) $(HOST_LTO_LINK) -o $@ $(HOST_OBJS) \
+	    $(B)/host/libptboot.a $(PTBOOT_LDLIBS) 2>&1 | { grep -Ev "$(STATIC_DLOPEN_WARNING)" >&2 || true; }; \
 	    test "$${PIPESTATUS[0]}" = 0
 
 -include $(LIB_OBJS:.o=.d) $(HOST_OBJS:.o=.d)
