@@ -47,7 +47,9 @@ static void *bcache_alloc(struct flow_opts *o, size_t bytes)
     o->bcache_map_size = size;
     uint8_t *a = (uint8_t *)(((uintptr_t)m + BCACHE_HUGE - 1) & ~(uintptr_t)(BCACHE_HUGE - 1));
 #ifdef MADV_HUGEPAGE
-    (void)madvise(a, bytes, MADV_HUGEPAGE);
+    /* under 2 MiB no huge page fits: the call would only split the mapping */
+    if (bytes >= BCACHE_HUGE)
+        (void)madvise(a, bytes, MADV_HUGEPAGE);
 #endif
     return a;
 }
