@@ -58,7 +58,7 @@ enum bce_qualifier {
 #define FILL_STEPS 0x400u
 
 /* A section's entries: a directory of chunks (CHUNK entries each, made
- * and cleared when first written, so a big section costs only what runs
+ * (zero) when first written, so a big section costs only what runs
  * in it), after a header; the sections are a list in the cache's memory,
  * the one entered last first (code that calls into another section comes
  * back: its search is short). */
@@ -76,6 +76,12 @@ struct bframe {
 };
 #define FRAME_DONE    0x80000000u /* in ioff: the frame's entry is written */
 #define BSTACK_FRAMES (PTD_FLOW_BLOCK_MAX + 1u)
+/* The stack's last frame, which no fill reaches (a frame per instruction
+ * of the block, at most PTD_FLOW_BLOCK_MAX): in memory that came zeroed
+ * (PTD_FLOW_F_BCACHE_ZEROED) its ioff keeps the most ever handed out, in
+ * 8-byte units (0: nothing yet), so that a flow initialised again on the
+ * same memory knows what is no longer zero. */
+#define BSTACK_MARK   (BSTACK_FRAMES - 1u)
 #define BSEC_MAX_SIZE 0x40000000u
 
 _Static_assert(PTD_FLOW_BCACHE_STACK == BSTACK_FRAMES * sizeof(struct bframe), "stack size");
@@ -132,6 +138,7 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
     f->barena_used = 0;
     f->bce = NULL;
     f->bsec_head = 0;
+    f->barena_dirty = 0;
     if (!mem || size < (b - a) + PTD_FLOW_BCACHE_STACK + PTD_FLOW_BCACHE_SECTION)
         return;
     f->barena = (uint8_t *)b;
@@ -140,6 +147,13 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
     if (f->barena_size > ((uint64_t)UINT32_MAX << 3))
         f->barena_size = (size_t)((uint64_t)UINT32_MAX << 3);
     f->barena_used = PTD_FLOW_BCACHE_STACK;
+    f->barena_dirty = f->barena_size;
+    if (f->flags & PTD_FLOW_F_BCACHE_ZEROED) {
+        size_t mark = (size_t)((struct bframe *)(void *)f->barena)[BSTACK_MARK].ioff << 3;
+        f->barena_dirty = mark < f->barena_used   ? f->barena_used
+                          : mark > f->barena_size ? f->barena_size
+                                                  : mark;
+    }
 }
 
 void ptd_flow_bcache_reset(struct ptd_flow *f)
@@ -150,14 +164,44 @@ void ptd_flow_bcache_reset(struct ptd_flow *f)
         f->barena_used = PTD_FLOW_BCACHE_STACK;
 }
 
-static void *take(struct ptd_flow *f, size_t bytes)
+/* bytes of the memory, all zero: what was handed out before (since the
+ * last reset, or by an earlier flow on the same memory) is cleared; what
+ * never was (from barena_dirty on) is zero in memory that came zeroed,
+ * else cleared too (barena_dirty is then the end). */
+__attribute__((noinline)) static void *take_zeroed(struct ptd_flow *f, size_t bytes)
 {
     bytes = (bytes + 7u) & ~(size_t)7;
     if (bytes > f->barena_size - f->barena_used)
         return NULL;
-    void *p = f->barena + f->barena_used;
-    f->barena_used += bytes;
+    size_t at = f->barena_used, end = at + bytes;
+    uint64_t *p = (uint64_t *)(void *)(f->barena + at);
+    if (at < f->barena_dirty) {
+        size_t n = ((end < f->barena_dirty ? end : f->barena_dirty) - at) >> 3;
+        for (size_t i = 0; i < n; i++)
+            p[i] = 0;
+    }
+    if (end > f->barena_dirty) {
+        /* only in memory that came zeroed (else the mark is the end) */
+        f->barena_dirty = end;
+        ((struct bframe *)(void *)f->barena)[BSTACK_MARK].ioff = (uint32_t)(end >> 3);
+    }
+    f->barena_used = end;
     return p;
+}
+
+/* A new section's header and empty directory, first in the list (out of
+ * line: once per section). */
+__attribute__((noinline)) static void section_new(struct ptd_flow *f, uint64_t size)
+{
+    size_t chunks = (size_t)((size + CHUNK - 1) >> CHUNK_SHIFT);
+    struct bsec *s = take_zeroed(f, sizeof(*s) + chunks * 4u);
+    if (!s)
+        return;
+    s->base = f->sec_lo;
+    s->size = size;
+    s->next = f->bsec_head;
+    f->bsec_head = (size_t)((uint8_t *)s - f->barena);
+    f->bce = (uint32_t *)(void *)(s + 1);
 }
 
 /* The section [lo, hi) (f->sec_lo/hi): its directory in f->bce, found or
@@ -187,17 +231,7 @@ void ptd_flow_bcache_section(struct ptd_flow *f)
         last = at;
         at = (size_t)s->next;
     }
-    size_t chunks = (size_t)((size + CHUNK - 1) >> CHUNK_SHIFT);
-    s = take(f, sizeof(*s) + chunks * 4u);
-    if (!s)
-        return;
-    s->base = f->sec_lo;
-    s->size = size;
-    s->next = f->bsec_head;
-    f->bsec_head = (size_t)((uint8_t *)s - f->barena);
-    f->bce = (uint32_t *)(void *)(s + 1);
-    for (size_t i = 0; i < chunks; i++)
-        f->bce[i] = 0;
+    section_new(f, size);
 }
 
 /* The entry at a section offset (0: none). */
@@ -224,17 +258,22 @@ static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
     }
 }
 
-static void bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
+/* A chunk for the directory slot *c: 0, or false when there is no room
+ * (PTD_FLOW_BCACHE_BYTES was not given). Out of line: once per chunk. */
+__attribute__((noinline)) static bool chunk_new(struct ptd_flow *f, uint32_t *c)
+{
+    bce_t *chunk = take_zeroed(f, CHUNK * sizeof(bce_t));
+    if (!chunk)
+        return false;
+    *c = (uint32_t)(((uint8_t *)chunk - f->barena) >> 3);
+    return true;
+}
+
+static inline void bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
 {
     uint32_t *c = &f->bce[off >> CHUNK_SHIFT];
-    if (!*c) {
-        bce_t *chunk = take(f, CHUNK * sizeof(bce_t));
-        if (!chunk)
-            return; /* no room: PTD_FLOW_BCACHE_BYTES was not given */
-        for (unsigned i = 0; i < CHUNK; i++)
-            chunk[i] = 0;
-        *c = (uint32_t)(((uint8_t *)chunk - f->barena) >> 3);
-    }
+    if (PTD_ILD_STEP_RARE(!*c) && !chunk_new(f, c))
+        return;
     ((bce_t *)(void *)(f->barena + ((size_t)*c << 3)))[off & (CHUNK - 1)] = e;
 }
 
