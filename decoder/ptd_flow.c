@@ -474,8 +474,8 @@ int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd
     return r < 0 ? r : 1;
 }
 
-void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
-                         uint64_t stop)
+int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
+                        uint64_t stop)
 {
     const uint64_t start = f->ip;
     uint64_t ip = start, last = 0;
@@ -486,7 +486,7 @@ void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct 
     const bool branches = !(f->flags & (PTD_FLOW_F_END_ON_CALL | PTD_FLOW_F_END_ON_JUMP));
 
     if (f->mode == PTD_FLOW_MODE_UNKNOWN)
-        return;
+        return 0;
     /* the block's and the TRIG count's room (ptd_flow_one_insn's checks) */
     room = PTD_FLOW_BLOCK_MAX - n;
     if (f->has_icnt && UINT32_MAX - f->icnt < room)
@@ -506,8 +506,20 @@ void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct 
             /* a direct jump or call: its target (ptd_flow_next_ip), a
              * call's return address (ptd_flow_log_call) */
             if (!branches || !s.rel ||
-                (s.iclass != PTD_ICLASS_DIRECT_JUMP && s.iclass != PTD_ICLASS_DIRECT_CALL))
-                break;
+                (s.iclass != PTD_ICLASS_DIRECT_JUMP && s.iclass != PTD_ICLASS_DIRECT_CALL)) {
+                /* the one it stops at, decoded: into the block as
+                 * ptd_flow_one_insn would add it (its checks are the
+                 * loop's), the flow at it */
+                ptd_flow_pinsn_of_step(p, ip, len, &s);
+                ptd_flow_log_call(f, p);
+                blk->last_iclass = s.iclass;
+                blk->last_ip = ip;
+                blk->ninsn = n + 1;
+                if (f->has_icnt)
+                    f->icnt += n + 1 - n0;
+                f->ip = ip;
+                return 1;
+            }
             if (s.iclass == PTD_ICLASS_DIRECT_CALL && s.disp)
                 ptd_flow_ret_push(f, next);
             next += (uint64_t)(int64_t)s.disp;
@@ -519,7 +531,7 @@ void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct 
         ip = next;
     }
     if (n == n0)
-        return;
+        return 0;
     /* the last one walked, as ptd_flow_decode_step leaves it */
     ptd_flow_pinsn_of_step(p, last, sl, &st);
     blk->last_iclass = st.iclass;
@@ -528,6 +540,7 @@ void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct 
     if (f->has_icnt)
         f->icnt += n - n0;
     f->ip = ip;
+    return 0;
 }
 
 /* Decodes the straight-line run at the IP into *e: instructions that fall

@@ -125,6 +125,11 @@ enum {
     PTD_FLOW_F_IFLAGS = 1u << 4,           /* iflags events (--event:iflags) */
     PTD_FLOW_F_KEEP_TCAL_ON_OVF = 1u << 5, /* keep the time calibration over OVF */
     PTD_FLOW_F_PWRE_BIT3 = 1u << 6,        /* PWRE's HW flag from bit 3 (libipt) */
+    /* the block cache's memory is all zero bytes (a host's fresh mmap:
+     * pages the kernel gives zeroed on first touch): what the cache takes
+     * of it for the first time is not cleared (ptd_flow_invalidate's
+     * reuse still is) */
+    PTD_FLOW_F_BCACHE_ZEROED = 1u << 7,
 };
 
 /* One decoded instruction in the cache. */
@@ -217,7 +222,8 @@ struct ptd_flow {
     /* the block cache: its memory, and the current section's entries */
     uint8_t *barena;
     size_t barena_size, barena_used;
-    size_t bsec_head; /* the sections' list (its first's offset; 0: none) */
+    size_t barena_dirty; /* from here on the memory is zero bytes */
+    size_t bsec_head;    /* the sections' list (its first's offset; 0: none) */
     uint32_t *bce;
     uint64_t filter_lo[4], filter_hi[4];
     struct ptd_flow_pinsn pinsn; /* the postponed instruction */

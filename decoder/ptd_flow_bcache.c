@@ -58,7 +58,7 @@ enum bce_qualifier {
 #define FILL_STEPS 0x400u
 
 /* A section's entries: a directory of chunks (CHUNK entries each, made
- * and cleared when first written, so a big section costs only what runs
+ * (zero) when first written, so a big section costs only what runs
  * in it), after a header; the sections are a list in the cache's memory,
  * the one entered last first (code that calls into another section comes
  * back: its search is short). */
@@ -76,6 +76,12 @@ struct bframe {
 };
 #define FRAME_DONE    0x80000000u /* in ioff: the frame's entry is written */
 #define BSTACK_FRAMES (PTD_FLOW_BLOCK_MAX + 1u)
+/* The stack's last frame, which no fill reaches (a frame per instruction
+ * of the block, at most PTD_FLOW_BLOCK_MAX): in memory that came zeroed
+ * (PTD_FLOW_F_BCACHE_ZEROED) its ioff keeps the most ever handed out, in
+ * 8-byte units (0: nothing yet), so that a flow initialised again on the
+ * same memory knows what is no longer zero. */
+#define BSTACK_MARK   (BSTACK_FRAMES - 1u)
 #define BSEC_MAX_SIZE 0x40000000u
 
 _Static_assert(PTD_FLOW_BCACHE_STACK == BSTACK_FRAMES * sizeof(struct bframe), "stack size");
@@ -132,6 +138,7 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
     f->barena_used = 0;
     f->bce = NULL;
     f->bsec_head = 0;
+    f->barena_dirty = 0;
     if (!mem || size < (b - a) + PTD_FLOW_BCACHE_STACK + PTD_FLOW_BCACHE_SECTION)
         return;
     f->barena = (uint8_t *)b;
@@ -140,6 +147,13 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
     if (f->barena_size > ((uint64_t)UINT32_MAX << 3))
         f->barena_size = (size_t)((uint64_t)UINT32_MAX << 3);
     f->barena_used = PTD_FLOW_BCACHE_STACK;
+    f->barena_dirty = f->barena_size;
+    if (f->flags & PTD_FLOW_F_BCACHE_ZEROED) {
+        size_t mark = (size_t)((struct bframe *)(void *)f->barena)[BSTACK_MARK].ioff << 3;
+        f->barena_dirty = mark < f->barena_used   ? f->barena_used
+                          : mark > f->barena_size ? f->barena_size
+                                                  : mark;
+    }
 }
 
 void ptd_flow_bcache_reset(struct ptd_flow *f)
@@ -150,14 +164,44 @@ void ptd_flow_bcache_reset(struct ptd_flow *f)
         f->barena_used = PTD_FLOW_BCACHE_STACK;
 }
 
-static void *take(struct ptd_flow *f, size_t bytes)
+/* bytes of the memory, all zero: what was handed out before (since the
+ * last reset, or by an earlier flow on the same memory) is cleared; what
+ * never was (from barena_dirty on) is zero in memory that came zeroed,
+ * else cleared too (barena_dirty is then the end). */
+__attribute__((noinline)) static void *take_zeroed(struct ptd_flow *f, size_t bytes)
 {
     bytes = (bytes + 7u) & ~(size_t)7;
     if (bytes > f->barena_size - f->barena_used)
         return NULL;
-    void *p = f->barena + f->barena_used;
-    f->barena_used += bytes;
+    size_t at = f->barena_used, end = at + bytes;
+    uint64_t *p = (uint64_t *)(void *)(f->barena + at);
+    if (at < f->barena_dirty) {
+        size_t n = ((end < f->barena_dirty ? end : f->barena_dirty) - at) >> 3;
+        for (size_t i = 0; i < n; i++)
+            p[i] = 0;
+    }
+    if (end > f->barena_dirty) {
+        /* only in memory that came zeroed (else the mark is the end) */
+        f->barena_dirty = end;
+        ((struct bframe *)(void *)f->barena)[BSTACK_MARK].ioff = (uint32_t)(end >> 3);
+    }
+    f->barena_used = end;
     return p;
+}
+
+/* A new section's header and empty directory, first in the list (out of
+ * line: once per section). */
+__attribute__((noinline)) static void section_new(struct ptd_flow *f, uint64_t size)
+{
+    size_t chunks = (size_t)((size + CHUNK - 1) >> CHUNK_SHIFT);
+    struct bsec *s = take_zeroed(f, sizeof(*s) + chunks * 4u);
+    if (!s)
+        return;
+    s->base = f->sec_lo;
+    s->size = size;
+    s->next = f->bsec_head;
+    f->bsec_head = (size_t)((uint8_t *)s - f->barena);
+    f->bce = (uint32_t *)(void *)(s + 1);
 }
 
 /* The section [lo, hi) (f->sec_lo/hi): its directory in f->bce, found or
@@ -187,17 +231,7 @@ void ptd_flow_bcache_section(struct ptd_flow *f)
         last = at;
         at = (size_t)s->next;
     }
-    size_t chunks = (size_t)((size + CHUNK - 1) >> CHUNK_SHIFT);
-    s = take(f, sizeof(*s) + chunks * 4u);
-    if (!s)
-        return;
-    s->base = f->sec_lo;
-    s->size = size;
-    s->next = f->bsec_head;
-    f->bsec_head = (size_t)((uint8_t *)s - f->barena);
-    f->bce = (uint32_t *)(void *)(s + 1);
-    for (size_t i = 0; i < chunks; i++)
-        f->bce[i] = 0;
+    section_new(f, size);
 }
 
 /* The entry at a section offset (0: none). */
@@ -224,31 +258,39 @@ static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
     }
 }
 
-static void bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
+/* A chunk for the directory slot *c: 0, or false when there is no room
+ * (PTD_FLOW_BCACHE_BYTES was not given). Out of line: once per chunk. */
+__attribute__((noinline)) static bool chunk_new(struct ptd_flow *f, uint32_t *c)
+{
+    bce_t *chunk = take_zeroed(f, CHUNK * sizeof(bce_t));
+    if (!chunk)
+        return false;
+    *c = (uint32_t)(((uint8_t *)chunk - f->barena) >> 3);
+    return true;
+}
+
+/* Write the entry at a section offset: false when there is no room for
+ * its chunk (the entry stays none). */
+static inline bool bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
 {
     uint32_t *c = &f->bce[off >> CHUNK_SHIFT];
-    if (!*c) {
-        bce_t *chunk = take(f, CHUNK * sizeof(bce_t));
-        if (!chunk)
-            return; /* no room: PTD_FLOW_BCACHE_BYTES was not given */
-        for (unsigned i = 0; i < CHUNK; i++)
-            chunk[i] = 0;
-        *c = (uint32_t)(((uint8_t *)chunk - f->barena) >> 3);
-    }
+    if (PTD_ILD_STEP_RARE(!*c) && !chunk_new(f, c))
+        return false;
     ((bce_t *)(void *)(f->barena + ((size_t)*c << 3)))[off & (CHUNK - 1)] = e;
+    return true;
 }
 
 /* ---- entries ---------------------------------------------------------------- */
 
 /* An entry that goes on at the next instruction (noff) from ioff, or, when
- * the displacement does not fit, one that looks at the instruction. */
-static void add_trampoline(struct ptd_flow *f, uint32_t ioff, uint32_t noff, unsigned mode)
+ * the displacement does not fit, one that looks at the instruction: the
+ * entry written (0: no room for it). */
+static bce_t add_trampoline(struct ptd_flow *f, uint32_t ioff, uint32_t noff, unsigned mode)
 {
     int64_t disp = (int64_t)noff - (int64_t)ioff;
-    if (disp == (int16_t)disp)
-        bce_set(f, ioff, bce_make((int32_t)disp, 1, mode, BQ_AGAIN, 0));
-    else
-        bce_set(f, ioff, bce_make(0, 1, mode, BQ_DECODE, 0));
+    bce_t e = disp == (int16_t)disp ? bce_make((int32_t)disp, 1, mode, BQ_AGAIN, 0)
+                                    : bce_make(0, 1, mode, BQ_DECODE, 0);
+    return bce_set(f, ioff, e) ? e : 0;
 }
 
 /* The entry of an instruction that needs trace. */
@@ -293,33 +335,35 @@ static bce_t decode_entry(const struct ptd_flow *f, const struct ptd_flow_pinsn 
     return bce_make(0, 1, f->mode, BQ_DECODE, 0);
 }
 
-/* The entry at ioff from the one at its next instruction (noff), if that
- * one is there and leads to a decision point in the section: 2 written, 1
- * a trampoline written instead (a field would overflow), 0 none, or an
- * error. */
-static int add_from_next(struct ptd_flow *f, uint32_t ioff, uint32_t noff)
+/* The entry at ioff from e, the one at its next instruction (noff), if
+ * that one is there and leads to a decision point in the section: 2
+ * written, 1 a trampoline written instead (a field would overflow), 0
+ * none, or an error; *w the entry now at ioff when one was written (0:
+ * none, or no room for it). */
+static inline int add_from_entry(struct ptd_flow *f, uint32_t ioff, uint32_t noff, bce_t e,
+                                 bce_t *w)
 {
-    bce_t e = bce_get(f, noff);
-    uint64_t nip = f->sec_lo + noff, ip = f->sec_lo + ioff, dip;
-    int64_t disp;
-    unsigned ninsn;
+    /* the decision point's and the displacement's offsets in the section
+     * (dip - sec_lo, dip - ip) */
+    int64_t doff = (int64_t)noff + bce_disp(e), disp = doff - (int64_t)ioff;
+    unsigned ninsn = (bce_ninsn(e) + 1u) & BCE_NINSN_MAX;
+    bce_t n;
 
+    *w = 0;
     if (!bce_valid(e))
         return 0;
     if (bce_mode(e) != f->mode)
         return -PTD_ERR_INTERNAL;
-    dip = nip + (uint64_t)(int64_t)bce_disp(e);
-    if (dip - f->sec_lo >= f->sec_hi - f->sec_lo)
+    if ((uint64_t)doff >= f->sec_hi - f->sec_lo)
         return 0;
-    ninsn = (bce_ninsn(e) + 1u) & BCE_NINSN_MAX;
-    disp = (int64_t)(dip - ip);
-    if (!ninsn || disp != (int16_t)disp) {
-        add_trampoline(f, ioff, noff, f->mode);
+    if (PTD_ILD_STEP_RARE(!ninsn || disp != (int16_t)disp)) {
+        *w = add_trampoline(f, ioff, noff, f->mode);
         return 1;
     }
-    bce_set(f, ioff,
-            (e & ~(bce_t)(BCE_DISP_MASK | (BCE_NINSN_MAX << BCE_NINSN_SHIFT))) |
-                ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT));
+    n = (e & ~(bce_t)(BCE_DISP_MASK | (BCE_NINSN_MAX << BCE_NINSN_SHIFT))) |
+        ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT);
+    if (bce_set(f, ioff, n))
+        *w = n;
     return 2;
 }
 
@@ -335,8 +379,9 @@ static bool in_sec(const struct ptd_flow *f, uint64_t ip)
 static inline int fill_on(struct ptd_flow *f, uint32_t ioff, uint32_t noff, struct bframe *stack,
                           uint32_t *sp, uint32_t *steps)
 {
-    if (bce_valid(bce_get(f, noff))) {
-        int r = add_from_next(f, ioff, noff);
+    bce_t e = bce_get(f, noff), w;
+    if (bce_valid(e)) {
+        int r = add_from_entry(f, ioff, noff, e, &w);
         return r < 0 ? r : r == 2 ? 2 : 0;
     }
     if (!--*steps) {
@@ -371,22 +416,34 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
     if (blk->ninsn < PTD_FLOW_BLOCK_MAX && (!f->has_icnt || f->icnt != UINT32_MAX) &&
         f->mode != PTD_FLOW_MODE_UNKNOWN && woff < f->win_len &&
         f->win_len - woff >= PTD_ILD_MAX_LEN &&
-        (sl = ptd_ild_step(f->code + woff, PTD_ILD_MAX_LEN, f->mode, &s)) != 0 &&
-        s.iclass == PTD_ICLASS_OTHER && in_sec(f, ip + sl)) {
-        ioff = (uint32_t)(ip - f->sec_lo);
-        noff = (uint32_t)(ip + sl - f->sec_lo);
-        blk->last_iclass = PTD_ICLASS_OTHER;
+        (sl = ptd_ild_step(f->code + woff, PTD_ILD_MAX_LEN, f->mode, &s)) != 0) {
+        if (s.iclass == PTD_ICLASS_OTHER && in_sec(f, ip + sl)) {
+            ioff = (uint32_t)(ip - f->sec_lo);
+            noff = (uint32_t)(ip + sl - f->sec_lo);
+            blk->last_iclass = PTD_ICLASS_OTHER;
+            blk->last_ip = ip;
+            blk->ninsn++;
+            if (f->has_icnt)
+                f->icnt++; /* ptd_flow_add_icnt: room checked above */
+            f->ip = ip + sl;
+            return fill_on(f, ioff, noff, stack, sp, steps);
+        }
+        /* anything else the step knows: ptd_flow_one_insn's work with
+         * the step's result (its decode would find the same) */
+        if (blk->ninsn && !in_sec(f, ip))
+            return 0;
+        ptd_flow_pinsn_of_step(&p, ip, sl, &s);
+        ptd_flow_log_call(f, &p);
+        blk->last_iclass = p.iclass;
         blk->last_ip = ip;
         blk->ninsn++;
         if (f->has_icnt)
-            f->icnt++; /* ptd_flow_add_icnt: room checked above */
-        f->ip = ip + sl;
-        return fill_on(f, ioff, noff, stack, sp, steps);
+            f->icnt++;
+    } else {
+        r = ptd_flow_one_insn(f, blk, &p);
+        if (r <= 0)
+            return r;
     }
-
-    r = ptd_flow_one_insn(f, blk, &p);
-    if (r <= 0)
-        return r;
     ioff = (uint32_t)(p.ip - f->sec_lo);
     if (ptd_flow_next_ip(&p, &nip) < 0) {
         r = add_decision(f, ioff, &p);
@@ -569,11 +626,18 @@ int ptd_flow_proceed_cached(struct ptd_flow *f, struct ptd_flow_block *blk)
      * an error, as libipt's recursion returns it untouched) */
     if (st < 0)
         return st;
+    /* A fill's frames chain (a frame's next instruction is the frame
+     * above it): the entry a frame needs is the one just written, kept
+     * here instead of read again (woff: where it was written). */
+    uint32_t woff = UINT32_MAX;
+    bce_t w = 0;
     while (sp) {
         sp--;
-        int r = add_from_next(f, stack[sp].ioff, stack[sp].noff);
+        uint32_t ioff = stack[sp].ioff, noff = stack[sp].noff;
+        int r = add_from_entry(f, ioff, noff, noff == woff ? w : bce_get(f, noff), &w);
         if (r < 0)
             return r;
+        woff = w ? ioff : UINT32_MAX;
         st = 0;
     }
     return st;
@@ -732,7 +796,7 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                  * TNT has bits (a loop of their own, so that its few
                  * values stay in registers). Their decision points are in
                  * the section: no entry leads out of its own
-                 * (add_from_next). */
+                 * (add_from_entry). */
                 uint64_t hip = ip, hsip, hins = insns;
                 uint32_t hleft = left - blocks;
                 unsigned ha = a;

@@ -228,13 +228,15 @@ static int to_ip(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow
 {
     for (;;) {
         int r;
-        /* the instructions that need nothing the quick way */
-        ptd_flow_walk_plain(f, blk, p, ip);
-        if (f->ip == ip)
-            return 1;
-        r = ptd_flow_one_insn(f, blk, p);
-        if (r <= 0)
-            return r;
+        /* the instructions that need nothing the quick way, and the one
+         * after them when it decoded it */
+        if (!ptd_flow_walk_plain(f, blk, p, ip)) {
+            if (f->ip == ip)
+                return 1;
+            r = ptd_flow_one_insn(f, blk, p);
+            if (r <= 0)
+                return r;
+        }
         r = ptd_flow_next_ip(p, &f->ip);
         if (r < 0)
             return r;

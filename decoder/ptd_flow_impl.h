@@ -85,9 +85,12 @@ int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd
  * direct jumps and calls without END_ON_*) from f->ip, up to stop (not
  * past it), as ptd_flow_one_insn, ptd_flow_next_ip and the block's end
  * check would one at a time: *p the last one walked (kept when none).
- * Stops short of anything else, leaving it to those. */
-void ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
-                         uint64_t stop);
+ * 1: it stopped at an instruction it decoded (a branch that needs trace
+ * or ends the block) and took it as ptd_flow_one_insn would (*p, f->ip
+ * at it: ptd_flow_next_ip's turn); 0: it stopped short of anything else
+ * (at stop, or where ptd_flow_one_insn must look), leaving it to those. */
+int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
+                        uint64_t stop);
 /* Walk as far as the code alone goes, then take the trace's step for the
  * instruction that needs it. 0 or an error. With the block cache
  * (ptd_flow_bcache.c) or without (the same flow; blocks may end earlier

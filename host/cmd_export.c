@@ -301,6 +301,7 @@ int host_cmd_export(int argc, char **argv)
         if (!fo.no_cache) {
             fcfg.bcache = bcache;
             fcfg.bcache_size = FLOW_CACHE_BYTES;
+            fcfg.flags &= ~(unsigned)PTD_FLOW_F_BCACHE_ZEROED; /* malloc'ed */
         }
         fcfg.time = &tcfg;
         ptd_flow_init(f, &fcfg);

@@ -213,6 +213,9 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
         o->bcache = bcache_alloc(o, bytes);
         o->cfg.bcache = o->bcache;
         o->cfg.bcache_size = o->bcache ? bytes : 0;
+        /* fresh anonymous pages: zero, not cleared again by the cache */
+        if (o->bcache)
+            o->cfg.flags |= PTD_FLOW_F_BCACHE_ZEROED;
     }
     return 0;
 }
