@@ -143,7 +143,8 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
         return;
     f->barena = (uint8_t *)b;
     f->barena_size = size - (b - a);
-    /* the chunk offsets in a directory are 32 bits, in 8-byte units */
+    /* the chunk offsets in a directory (from the directory, which is in
+     * the memory too) are 32 bits, in 8-byte units */
     if (f->barena_size > ((uint64_t)UINT32_MAX << 3))
         f->barena_size = (size_t)((uint64_t)UINT32_MAX << 3);
     f->barena_used = PTD_FLOW_BCACHE_STACK;
@@ -234,11 +235,19 @@ void ptd_flow_bcache_section(struct ptd_flow *f)
     section_new(f, size);
 }
 
-/* The entry at a section offset (0: none). */
+/* The entry at a section offset (in the section; 0: none) in the
+ * directory dir. A chunk's offset is from the directory (chunks are made
+ * after their section's directory), so that a lookup needs no more than
+ * the directory's address. */
+static inline bce_t dir_entry(const uint32_t *dir, uint64_t off)
+{
+    uint32_t c = dir[off >> CHUNK_SHIFT];
+    return c ? ((const bce_t *)(const void *)dir)[(size_t)c + (off & (CHUNK - 1))] : 0;
+}
+
 static inline bce_t bce_get(const struct ptd_flow *f, uint64_t off)
 {
-    uint32_t c = f->bce[off >> CHUNK_SHIFT];
-    return c ? ((const bce_t *)(const void *)(f->barena + ((size_t)c << 3)))[off & (CHUNK - 1)] : 0;
+    return dir_entry(f->bce, off);
 }
 
 #if defined(__GNUC__)
@@ -253,8 +262,7 @@ static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
     if (off < f->sec_hi - f->sec_lo) {
         uint32_t c = f->bce[off >> CHUNK_SHIFT];
         if (c)
-            BCE_PREFETCH(
-                &((const bce_t *)(const void *)(f->barena + ((size_t)c << 3)))[off & (CHUNK - 1)]);
+            BCE_PREFETCH(&((const bce_t *)(const void *)f->bce)[(size_t)c + (off & (CHUNK - 1))]);
     }
 }
 
@@ -265,7 +273,7 @@ __attribute__((noinline)) static bool chunk_new(struct ptd_flow *f, uint32_t *c)
     bce_t *chunk = take_zeroed(f, CHUNK * sizeof(bce_t));
     if (!chunk)
         return false;
-    *c = (uint32_t)(((uint8_t *)chunk - f->barena) >> 3);
+    *c = (uint32_t)(((uint8_t *)chunk - (uint8_t *)f->bce) >> 3);
     return true;
 }
 
@@ -276,7 +284,7 @@ static inline bool bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
     uint32_t *c = &f->bce[off >> CHUNK_SHIFT];
     if (PTD_ILD_STEP_RARE(!*c) && !chunk_new(f, c))
         return false;
-    ((bce_t *)(void *)(f->barena + ((size_t)*c << 3)))[off & (CHUNK - 1)] = e;
+    ((bce_t *)(void *)f->bce)[(size_t)*c + (off & (CHUNK - 1))] = e;
     return true;
 }
 
@@ -376,8 +384,8 @@ static bool in_sec(const struct ptd_flow *f, uint64_t ip)
 
 /* The fill after the instruction at ioff, whose next one (noff, in the
  * section) runs next: fill_step's result (see there). */
-static inline int fill_on(struct ptd_flow *f, uint32_t ioff, uint32_t noff, struct bframe *stack,
-                          uint32_t *sp, uint32_t *steps)
+static PTD_ILD_STEP_INLINE int fill_on(struct ptd_flow *f, uint32_t ioff, uint32_t noff,
+                                       struct bframe *stack, uint32_t *sp, uint32_t *steps)
 {
     bce_t e = bce_get(f, noff), w;
     if (bce_valid(e)) {
@@ -433,7 +441,12 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
         if (blk->ninsn && !in_sec(f, ip))
             return 0;
         ptd_flow_pinsn_of_step(&p, ip, sl, &s);
-        ptd_flow_log_call(f, &p);
+        /* ptd_flow_log_call from the step, not from p just written (gcc
+         * reads two of its bytes as one word: a store that cannot be
+         * forwarded, a stall per branch) */
+        if (s.iclass == PTD_ICLASS_INDIRECT_CALL ||
+            (s.iclass == PTD_ICLASS_DIRECT_CALL && !(s.rel && s.disp == 0)))
+            ptd_flow_ret_push(f, ip + sl);
         blk->last_iclass = p.iclass;
         blk->last_ip = ip;
         blk->ninsn++;
@@ -702,14 +715,6 @@ static void run_count(struct ptd_flow_run *run, const struct ptd_flow_block *blk
     }
 }
 
-/* The entry at a section offset (in the section; 0: none), from the
- * round's copies of the directory and the memory. */
-static inline bce_t run_entry(const uint32_t *dir, const uint8_t *arena, uint64_t off)
-{
-    uint32_t c = dir[off >> CHUNK_SHIFT];
-    return c ? ((const bce_t *)(const void *)(arena + ((size_t)c << 3)))[off & (CHUNK - 1)] : 0;
-}
-
 /* An entry that leads to a conditional branch whose length it holds: its
  * qualifier and length (bits 26-31) in one test. */
 #define COND_ENTRIES                                                                           \
@@ -769,13 +774,13 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
          * kept. */
         const uint64_t lo = f->sec_lo, size = f->sec_hi - f->sec_lo;
         const uint32_t *dir = f->bce;
-        const uint8_t *arena = f->barena;
         uint64_t value = f->ev.value, ip = f->ip, start = ip, lip = ip;
         /* instructions: of the round's blocks, when the TRIG count last
          * restarted */
         uint64_t insns = 0, mark = 0;
         unsigned a = f->ev.type == PTD_EV_TNT ? f->ev.a : 0;
-        uint32_t n = 0, left = max - done, blocks;
+        /* room: the blocks the round may still count */
+        uint32_t n = 0, left = max - done, room, blocks;
         bce_t e, last = 0; /* the last step's entry */
         enum run_end end = RE_NONE;
         int r = 0;
@@ -784,61 +789,83 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
         bool trail = false, fresh = false;
 
         /* bounded: a block per round, at most left */
-        for (blocks = 0; blocks < left; blocks++) {
+        for (room = left; room; room--) {
             uint64_t off = ip - lo, nip;
             unsigned q;
             if (off >= size)
                 break;
-            e = run_entry(dir, arena, off);
-            if (a && bce_is_cond(e)) {
+            e = dir_entry(dir, off);
+            if (a && a <= room && bce_is_cond(e)) {
                 /* common blocks: one entry each that leads to a
                  * conditional branch, one after the other while the
                  * TNT has bits (a loop of their own, so that its few
                  * values stay in registers). Their decision points are in
                  * the section: no entry leads out of its own
-                 * (add_from_entry). */
-                uint64_t hip = ip, hsip, hins = insns;
-                uint32_t hleft = left - blocks;
+                 * (add_from_entry). The loop works in section offsets
+                 * (lo is not in it) and counts with the TNT bit's index
+                 * alone: the round has room for a block per bit (else
+                 * the general steps take them). */
+                uint64_t hoff = off, hsoff, hins = insns;
                 unsigned ha = a;
-                bce_t he = e, hlast;
+                bce_t he = e;
                 bool more;
+                /* The chunk of the entry looked up last: the next block's
+                 * entry is most often in it too (a short branch), found
+                 * without the directory's load on the way from one
+                 * entry to the next (the loop waits on those loads). */
+                uint64_t hcix = off >> CHUNK_SHIFT;
+                const bce_t *hchunk = (const bce_t *)(const void *)dir + dir[hcix];
                 /* bounded: a block per TNT bit */
                 for (;;) {
-                    hsip = hip;
-                    hlast = he;
+                    hsoff = hoff;
                     ha--;
-                    hip += (uint64_t)(int64_t)bce_disp(he) + bce_isize(he);
+                    hoff += (uint64_t)(int64_t)bce_disp(he) + bce_isize(he);
                     if ((value >> ha) & 1)
-                        hip += (uint64_t)bce_cond_disp(he); /* taken */
+                        hoff += (uint64_t)bce_cond_disp(he); /* taken */
                     hins += bce_ninsn(he);
-                    more = ha && --hleft && hip - lo < size;
-                    if (!more)
+                    if (!ha || hoff >= size) {
+                        more = false;
                         break;
-                    he = run_entry(dir, arena, hip - lo);
-                    if (!bce_is_cond(he))
+                    }
+                    bce_t ne;
+                    if ((hoff >> CHUNK_SHIFT) == hcix) {
+                        ne = hchunk[hoff & (CHUNK - 1)];
+                    } else {
+                        uint32_t c = dir[hoff >> CHUNK_SHIFT];
+                        ne = 0;
+                        if (c) {
+                            hcix = hoff >> CHUNK_SHIFT;
+                            hchunk = (const bce_t *)(const void *)dir + c;
+                            ne = hchunk[hoff & (CHUNK - 1)];
+                        }
+                    }
+                    if (!bce_is_cond(ne)) {
+                        e = ne;
+                        more = true;
                         break;
+                    }
+                    he = ne;
                 }
-                start = hsip;
-                lip = hsip + (uint64_t)(int64_t)bce_disp(hlast);
+                bce_t hlast = he;
+                ip = lo + hoff;
+                start = lo + hsoff;
+                lip = start + (uint64_t)(int64_t)bce_disp(hlast);
                 n = bce_ninsn(hlast);
                 last = hlast;
                 insns = hins;
-                blocks += a - ha;
+                room -= a - ha;
                 a = ha;
-                ip = hip;
                 end = RE_TNT;
                 if (!a) {
-                    blocks--; /* counted below */
+                    room++; /* counted below */
                     goto used_up;
                 }
                 if (more) {
-                    /* another block, he its entry (the general steps) */
-                    if (blocks >= left)
-                        break;
-                    e = he;
+                    /* another block, e its entry (the general steps);
+                     * room for it: a bit is left */
                     goto general;
                 }
-                blocks--; /* the loop counts one */
+                room++; /* the loop counts one */
                 continue;
             }
         general:
@@ -892,7 +919,7 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                 lip = nip;
                 if (end != RE_NONE)
                     break;
-                e = run_entry(dir, arena, ip - lo);
+                e = dir_entry(dir, ip - lo);
                 if (!bce_valid(e))
                     break;
             }
@@ -909,7 +936,7 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                 if (r == 0)
                     mark = insns;
                 if (trail) {
-                    blocks++;
+                    room--;
                     break;
                 }
                 value = f->ev.value;
@@ -919,6 +946,7 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
 
         /* back into the flow: the blocks done as the general walk leaves
          * them, the last in run->blk */
+        blocks = left - room;
         f->ip = ip;
         if (a && !trail)
             f->ev.a = (uint8_t)a;
@@ -941,7 +969,7 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
         if (end == RE_NONE && (n || blocks < left)) {
             /* a block begun (or about to be) whose step is the general
              * walk's: from here, as block_start and the steps left it */
-            if (!n && (ip - lo >= size || !bce_valid(run_entry(dir, arena, ip - lo))))
+            if (!n && (ip - lo >= size || !bce_valid(dir_entry(dir, ip - lo))))
                 break; /* not begun: the next block the general way */
             *st = ptd_flow_block_walk(f, blk);
             run_count(run, blk);
