@@ -27,15 +27,19 @@
 /* An entry (libipt's 32 bits): the displacement from its IP to the
  * decision point (the instruction that ends the run), the instructions to
  * it (the decision point's own included), the execution mode (0: no
- * entry), what to do there, and the decision point's length when it fits;
- * in the upper 32 bits of ours, what a second look at the instruction
- * would find: a conditional branch's or a direct call's or jump's
- * displacement, an indirect branch's class. */
+ * entry), the decision point's length when it fits, and what to do there
+ * (the top bits: a conditional branch with its length is one range of
+ * the low 32 bits); in the upper 32 bits of ours, what a second look at
+ * the instruction would find: for a conditional branch or a direct call
+ * or jump, its target's displacement from the entry's IP (its own
+ * displacement plus the way to the decision point's end, modulo 2^32:
+ * bce_cond_disp takes that way off again), for an indirect branch its
+ * class. */
 #define BCE_DISP_MASK   0xffffu
 #define BCE_NINSN_SHIFT 16
 #define BCE_MODE_SHIFT  24
-#define BCE_QUAL_SHIFT  26
-#define BCE_ISIZE_SHIFT 29
+#define BCE_ISIZE_SHIFT 26
+#define BCE_QUAL_SHIFT  29
 #define BCE_ISIZE_MAX   7u
 #define BCE_NINSN_MAX   0xffu
 
@@ -119,9 +123,24 @@ static inline unsigned bce_isize(bce_t e)
 {
     return (unsigned)(e >> BCE_ISIZE_SHIFT) & 7u;
 }
+/* A conditional branch's or direct call's or jump's displacement (from
+ * the decision point's end). */
 static inline int64_t bce_cond_disp(bce_t e)
 {
+    return (int32_t)((uint32_t)(e >> 32) - (uint32_t)bce_disp(e) - bce_isize(e));
+}
+/* The same branch's target minus the entry's IP: exact when the target is
+ * in the section (a conditional branch with its length, add_decision). */
+static inline int64_t bce_target_disp(bce_t e)
+{
     return (int32_t)(uint32_t)(e >> 32);
+}
+/* The upper bits of a branch's entry at displacement disp from the
+ * decision point, from the branch's own displacement (cdisp) and the
+ * length the entry holds. */
+static inline bce_t bce_target_bits(int64_t cdisp, int32_t disp, unsigned isize)
+{
+    return (bce_t)((uint32_t)cdisp + (uint32_t)disp + isize) << 32;
 }
 static inline unsigned bce_iclass(bce_t e)
 {
@@ -255,6 +274,15 @@ static inline bce_t bce_get(const struct ptd_flow *f, uint64_t off)
 #else
 #define BCE_PREFETCH(p) ((void)(p))
 #endif
+/* Hide where a value came from: the counting loop's last entry, whose
+ * fields are taken from it again after the loop instead of in copies
+ * kept in registers through it (gcc keeps them, and spills others). */
+#if defined(__GNUC__)
+#define BCE_OPAQUE(x) __asm__("" : "+r"(x))
+#else
+#define BCE_OPAQUE(x) ((void)0)
+#endif
+
 /* Start loading the entry of ip (in the section) into the cache. */
 static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
 {
@@ -290,6 +318,11 @@ static inline bool bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
 
 /* ---- entries ---------------------------------------------------------------- */
 
+static bool in_sec(const struct ptd_flow *f, uint64_t ip)
+{
+    return ip - f->sec_lo < f->sec_hi - f->sec_lo;
+}
+
 /* An entry that goes on at the next instruction (noff) from ioff, or, when
  * the displacement does not fit, one that looks at the instruction: the
  * entry written (0: no room for it). */
@@ -322,9 +355,15 @@ static int add_decision(struct ptd_flow *f, uint32_t ioff, const struct ptd_flow
     case PTD_ICLASS_OTHER: return -PTD_ERR_INTERNAL;
     default: q = BQ_INDIRECT; break;
     }
-    bce_t e = bce_make(0, 1, f->mode, q, p->size <= BCE_ISIZE_MAX ? p->size : 0);
+    unsigned isize = p->size <= BCE_ISIZE_MAX ? p->size : 0;
+    /* A conditional branch with its length has both ways in the section
+     * (so the counting loop follows either without a check); one that
+     * leaves it is looked at, as one whose length does not fit. */
+    if (q == BQ_COND && isize && !(in_sec(f, p->ip + p->size) && in_sec(f, p->target)))
+        isize = 0;
+    bce_t e = bce_make(0, 1, f->mode, q, isize);
     if (q == BQ_COND)
-        e |= (bce_t)(uint32_t)(int32_t)(p->target - (p->ip + p->size)) << 32;
+        e |= bce_target_bits((int64_t)(p->target - (p->ip + p->size)), 0, isize);
     else if (q == BQ_INDIRECT)
         e |= (bce_t)p->iclass << 32;
     bce_set(f, ioff, e);
@@ -339,7 +378,7 @@ static bce_t decode_entry(const struct ptd_flow *f, const struct ptd_flow_pinsn 
         (p->iclass == PTD_ICLASS_DIRECT_CALL || p->iclass == PTD_ICLASS_DIRECT_JUMP))
         return bce_make(0, 1, f->mode, p->iclass == PTD_ICLASS_DIRECT_CALL ? BQ_DCALL : BQ_DJUMP,
                         p->size) |
-               (bce_t)(uint32_t)(int32_t)(p->target - (p->ip + p->size)) << 32;
+               bce_target_bits((int64_t)(p->target - (p->ip + p->size)), 0, p->size);
     return bce_make(0, 1, f->mode, BQ_DECODE, 0);
 }
 
@@ -370,14 +409,12 @@ static inline int add_from_entry(struct ptd_flow *f, uint32_t ioff, uint32_t nof
     }
     n = (e & ~(bce_t)(BCE_DISP_MASK | (BCE_NINSN_MAX << BCE_NINSN_SHIFT))) |
         ((uint32_t)disp & BCE_DISP_MASK) | (ninsn << BCE_NINSN_SHIFT);
+    /* a branch's target: from this entry's IP now */
+    if (bce_qual(e) == BQ_COND || bce_qual(e) == BQ_DCALL || bce_qual(e) == BQ_DJUMP)
+        n = (uint32_t)n | bce_target_bits(bce_cond_disp(e), (int32_t)disp, bce_isize(e));
     if (bce_set(f, ioff, n))
         *w = n;
     return 2;
-}
-
-static bool in_sec(const struct ptd_flow *f, uint64_t ip)
-{
-    return ip - f->sec_lo < f->sec_hi - f->sec_lo;
 }
 
 /* ---- the walk --------------------------------------------------------------- */
@@ -716,14 +753,11 @@ static void run_count(struct ptd_flow_run *run, const struct ptd_flow_block *blk
 }
 
 /* An entry that leads to a conditional branch whose length it holds: its
- * qualifier and length (bits 26-31) in one test. */
-#define COND_ENTRIES                                                                           \
-    (((1ull << 8) | (1ull << 16) | (1ull << 24) | (1ull << 32) | (1ull << 40) | (1ull << 48) | \
-      (1ull << 56))                                                                            \
-     << BQ_COND)
+ * qualifier and length (bits 26-31) in one range test. */
 static inline bool bce_is_cond(bce_t e)
 {
-    return (COND_ENTRIES >> ((uint32_t)e >> BCE_QUAL_SHIFT)) & 1;
+    return (uint32_t)e - (((uint32_t)BQ_COND << BCE_QUAL_SHIFT) | (1u << BCE_ISIZE_SHIFT)) <
+           (BCE_ISIZE_MAX << BCE_ISIZE_SHIFT);
 }
 
 /* The class of the instruction an entry's step ends at (blk->last_iclass
@@ -800,15 +834,15 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                  * conditional branch, one after the other while the
                  * TNT has bits (a loop of their own, so that its few
                  * values stay in registers). Their decision points are in
-                 * the section: no entry leads out of its own
-                 * (add_from_entry). The loop works in section offsets
+                 * the section (no entry leads out of its own,
+                 * add_from_entry), and so are both ways on from them
+                 * (add_decision): the loop needs no bounds check. It works in section offsets
                  * (lo is not in it) and counts with the TNT bit's index
                  * alone: the round has room for a block per bit (else
                  * the general steps take them). */
                 uint64_t hoff = off, hsoff, hins = insns;
                 unsigned ha = a;
                 bce_t he = e;
-                bool more;
                 /* The chunk of the entry looked up last: the next block's
                  * entry is most often in it too (a short branch), found
                  * without the directory's load on the way from one
@@ -819,14 +853,14 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                 for (;;) {
                     hsoff = hoff;
                     ha--;
-                    hoff += (uint64_t)(int64_t)bce_disp(he) + bce_isize(he);
                     if ((value >> ha) & 1)
-                        hoff += (uint64_t)bce_cond_disp(he); /* taken */
+                        hoff += (uint64_t)bce_target_disp(he); /* taken */
+                    else
+                        hoff += (uint64_t)(int64_t)bce_disp(he) + bce_isize(he);
                     hins += bce_ninsn(he);
-                    if (!ha || hoff >= size) {
-                        more = false;
+                    /* both ways in the section (add_decision) */
+                    if (!ha)
                         break;
-                    }
                     bce_t ne;
                     if ((hoff >> CHUNK_SHIFT) == hcix) {
                         ne = hchunk[hoff & (CHUNK - 1)];
@@ -841,12 +875,12 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                     }
                     if (!bce_is_cond(ne)) {
                         e = ne;
-                        more = true;
                         break;
                     }
                     he = ne;
                 }
                 bce_t hlast = he;
+                BCE_OPAQUE(hlast);
                 ip = lo + hoff;
                 start = lo + hsoff;
                 lip = start + (uint64_t)(int64_t)bce_disp(hlast);
@@ -860,13 +894,9 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                     room++; /* counted below */
                     goto used_up;
                 }
-                if (more) {
-                    /* another block, e its entry (the general steps);
-                     * room for it: a bit is left */
-                    goto general;
-                }
-                room++; /* the loop counts one */
-                continue;
+                /* another block, e its entry (the general steps); room
+                 * for it: a bit is left */
+                goto general;
             }
         general:
             if (!bce_valid(e))
