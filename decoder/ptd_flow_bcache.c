@@ -760,6 +760,20 @@ static inline bool bce_is_cond(bce_t e)
            (BCE_ISIZE_MAX << BCE_ISIZE_SHIFT);
 }
 
+/* The counting loop's handle on a chunk (c, the cix-th of the directory
+ * dir): its address less the size of the entries before it in the
+ * section, so that an offset in the chunk, scaled, added to it is its
+ * entry's address (one addressing mode; modulo 2^N, hence an integer). */
+static inline uintptr_t run_chunk_base(const uint32_t *dir, uint32_t c, uint64_t cix)
+{
+    return (uintptr_t)dir + (((uintptr_t)c - (uintptr_t)(cix << CHUNK_SHIFT)) << 3);
+}
+/* The entry at a section offset in the chunk whose handle is base. */
+static inline bce_t run_chunk_entry(uintptr_t base, uint64_t off)
+{
+    return *(const bce_t *)(base + ((uintptr_t)off << 3));
+}
+
 /* The class of the instruction an entry's step ends at (blk->last_iclass
  * after it). */
 static unsigned run_class(bce_t e)
@@ -848,7 +862,7 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                  * without the directory's load on the way from one
                  * entry to the next (the loop waits on those loads). */
                 uint64_t hcix = off >> CHUNK_SHIFT;
-                const bce_t *hchunk = (const bce_t *)(const void *)dir + dir[hcix];
+                uintptr_t hbase = run_chunk_base(dir, dir[hcix], hcix);
                 /* bounded: a block per TNT bit */
                 for (;;) {
                     hsoff = hoff;
@@ -863,14 +877,14 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                         break;
                     bce_t ne;
                     if ((hoff >> CHUNK_SHIFT) == hcix) {
-                        ne = hchunk[hoff & (CHUNK - 1)];
+                        ne = run_chunk_entry(hbase, hoff);
                     } else {
                         uint32_t c = dir[hoff >> CHUNK_SHIFT];
                         ne = 0;
                         if (c) {
                             hcix = hoff >> CHUNK_SHIFT;
-                            hchunk = (const bce_t *)(const void *)dir + c;
-                            ne = hchunk[hoff & (CHUNK - 1)];
+                            hbase = run_chunk_base(dir, c, hcix);
+                            ne = run_chunk_entry(hbase, hoff);
                         }
                     }
                     if (!bce_is_cond(ne)) {
