@@ -164,15 +164,22 @@ int ptd_qry_fetch(struct ptd_qry *q)
      * libipt does (offsets then name the packets that matter). Between BBP
      * and BEP a 00 byte could start a BIP: left to the packet layer. */
     for (;;) {
-        if (!d->in_block)
+        if (!d->in_block) {
             while (d->pos < d->end && *d->pos == PTD_OPC_PAD)
                 d->pos++;
-        /* the fast packets inline (once per packet) */
-        r = (int)ptd_pkt_decode_fast(d->pos, d->end, d->in_block, &q->cur);
-        if (r)
-            d->pos += r;
-        else
-            r = ptd_pkt_next(d, &q->cur);
+            /* the fast packets inline (once per packet): never a PAD (the
+             * run is behind), their size the table's. Nothing here reads
+             * the packet back from q->cur: a byte load from the 16 bytes
+             * just stored there waits for the store on some CPUs (no
+             * forwarding into a part of a wider store). */
+            r = (int)ptd_pkt_decode_fast(d->pos, d->end, 0, &q->cur);
+            if (r) {
+                d->pos += r;
+                q->cur_off = (uint64_t)(d->pos - d->begin) - (unsigned)r;
+                return 0;
+            }
+        }
+        r = ptd_pkt_next(d, &q->cur);
         if (r < 0 || q->cur.kind != PTD_PKT_PAD)
             break;
     }
@@ -186,7 +193,7 @@ int ptd_qry_fetch(struct ptd_qry *q)
     }
     /* the offset the packet's size back from where decoding stopped (an
      * OVF that SKD007 put in a CYC's place is reported one byte in);
-     * ptd_pkt_offset's, without the call (once per packet) */
+     * ptd_pkt_offset's, without the call */
     q->cur_off = (uint64_t)(d->pos - d->begin) - q->cur.size;
     return 0;
 }
