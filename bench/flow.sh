@@ -20,7 +20,8 @@
 # Options (environment):
 #   BENCH_ROUNDS=N        rounds of the in-process benchmark and of the plain
 #                         libipt program's check (default 10)
-#   BENCH_PROCESSES=N     runs of each whole process (default 20)
+#   BENCH_PROCESSES=N     runs of each whole process (default 100: the best
+#                         of fewer moved with the machine's load)
 #   PTBOOT_LIBIPT_LIB=DIR also run libipt's side with the libipt.so.2 in DIR
 #                         (e.g. a build of current libipt's sources): the
 #                         same lines again, tagged with that version
@@ -32,7 +33,7 @@ cd "$(dirname "$0")/.." || exit 1
 . test/lib/real_traces.sh
 real_traces_begin "bench: flow"
 rounds=${BENCH_ROUNDS:-10}
-procs=${BENCH_PROCESSES:-20}
+procs=${BENCH_PROCESSES:-100}
 for f in build/ptboot build/ptboot-bench build/bench/libipt_count build/bench/proc_time; do
     [ -x "$f" ] || { echo "bench-flow: $f missing (make bench-flow builds it)"; exit 1; }
 done
