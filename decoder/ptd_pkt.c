@@ -234,13 +234,6 @@ static inline uint64_t ld_le(const uint8_t *p, unsigned n)
     return v;
 }
 
-static inline uint64_t ld_le64(const uint8_t *p)
-{
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
-           (uint64_t)p[7] << 56;
-}
-
 /* Index of the most significant set bit (v != 0). */
 static inline unsigned msb64(uint64_t v)
 {
@@ -353,7 +346,8 @@ PKT_INLINE int read_ip(uint8_t kind, const uint8_t *pos, size_t left, struct ptd
         return -PTD_ERR_TRUNCATED;
     }
     set_pkt(p, kind, n + 1, ipc, 0, 0,
-            left >= 9 ? (n ? ld_le64(pos + 1) & (~0ull >> (64 - 8 * n)) : 0) : ld_le(pos + 1, n));
+            left >= 9 ? (n ? ptd_pkt_ld_le64(pos + 1) & (~0ull >> (64 - 8 * n)) : 0)
+                      : ld_le(pos + 1, n));
     return (int)(n + 1);
 }
 
@@ -409,7 +403,7 @@ PKT_INLINE int read_tsc(const uint8_t *pos, size_t left, struct ptd_pkt *p)
 {
     if (left < 8)
         return -PTD_ERR_TRUNCATED;
-    set_pkt(p, PTD_PKT_TSC, 8, 0, 0, 0, ld_le64(pos) >> 8);
+    set_pkt(p, PTD_PKT_TSC, 8, 0, 0, 0, ptd_pkt_ld_le64(pos) >> 8);
     return 8;
 }
 
@@ -562,7 +556,7 @@ PKT_INLINE int read_mnt(const uint8_t *pos, size_t left, struct ptd_pkt *p)
         return -PTD_ERR_BAD_OPC;
     if (left < 11)
         return -PTD_ERR_TRUNCATED;
-    set_pkt(p, PTD_PKT_MNT, 11, 0, 0, 0, ld_le64(pos + 3));
+    set_pkt(p, PTD_PKT_MNT, 11, 0, 0, 0, ptd_pkt_ld_le64(pos + 3));
     return 11;
 }
 
@@ -657,7 +651,7 @@ PKT_INLINE int read_evd(const struct ptd_pkt_decoder *d, const uint8_t *pos, siz
         return -PTD_ERR_BAD_OPC;
     if (left < 11)
         return -PTD_ERR_TRUNCATED;
-    set_pkt(p, PTD_PKT_EVD, 11, pos[2] & 0x3f, 0, 0, ld_le64(pos + 3));
+    set_pkt(p, PTD_PKT_EVD, 11, pos[2] & 0x3f, 0, 0, ptd_pkt_ld_le64(pos + 3));
     return 11;
 }
 
@@ -799,7 +793,7 @@ static inline __attribute__((always_inline)) size_t next_batch(struct ptd_pkt_de
                 if (rounds > (max - i - 8) / 8 + 1)
                     rounds = (max - i - 8) / 8 + 1;
                 for (; rounds; rounds--) {
-                    const uint64_t w = ld_le64(pos);
+                    const uint64_t w = ptd_pkt_ld_le64(pos);
                     /* 8 x the index of the first odd byte, at most 8 x 7 */
                     const unsigned k8 = (unsigned)__builtin_ctzll((w & BYTES_01) | 1ull << 56);
                     /* 0x02 bytes before it (bit 7 of the zero-byte test on
@@ -839,21 +833,18 @@ static inline __attribute__((always_inline)) size_t next_batch(struct ptd_pkt_de
                     size = ptd_pkt_fast_size[b];
                     if (!size)
                         goto slow;
-                    out[i].payload =
-                        ptd_pkt_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_pkt_fast_mask[b]);
+                    out[i].payload = ptd_pkt_fast_pkt[b].payload |
+                                     (ptd_pkt_ld_le64(pos + 1) & ptd_pkt_fast_mask[b]);
                     pos += size;
                     i++;
                 }
             }
             /* the last few packets out[] takes */
-            while (i < max && (size_t)(end - pos) >= 9) {
-                const unsigned b = pos[0], size = ptd_pkt_fast_size[b];
+            while (i < max) {
+                const unsigned size = ptd_pkt_decode_fast(pos, end, 0, &out[i]);
 
                 if (!size)
                     goto slow;
-                out[i].payload =
-                    ptd_pkt_fast_pkt[b].payload | (ld_le64(pos + 1) & ptd_pkt_fast_mask[b]);
-                out[i].meta = ptd_pkt_fast_pkt[b].meta;
                 if (with_offsets)
                     offsets[i] = (uint64_t)(pos - begin);
                 pos += size;
@@ -923,7 +914,7 @@ static int64_t psb_search(const uint8_t *begin, const uint8_t *end, size_t from,
     size_t w = (from + 7) & ~(size_t)7;
 
     while (w + 8 <= size) {
-        uint64_t v = ld_le64(begin + w);
+        uint64_t v = ptd_pkt_ld_le64(begin + w);
         const uint8_t *run_end;
         int64_t psb;
 

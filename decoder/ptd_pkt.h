@@ -310,6 +310,14 @@ int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p);
  * the end of the buffer for the 8-byte payload load). Its tables (the
  * packet, payload mask and size per first byte) are in ptd_pkt.c. */
 extern const struct ptd_pkt ptd_pkt_fast_pkt[256];
+/* Little-endian load of 8 bytes (the caller checked the bounds): plain
+ * loads once the compiler has merged them. */
+static inline uint64_t ptd_pkt_ld_le64(const uint8_t *p)
+{
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
+}
 extern const uint64_t ptd_pkt_fast_mask[256];
 extern const uint8_t ptd_pkt_fast_size[256];
 static inline __attribute__((always_inline)) unsigned ptd_pkt_decode_fast(const uint8_t *pos,
@@ -318,7 +326,6 @@ static inline __attribute__((always_inline)) unsigned ptd_pkt_decode_fast(const 
                                                                           struct ptd_pkt *p)
 {
     unsigned b, n;
-    uint64_t w;
 
     if ((size_t)(end - pos) < 9 || in_block)
         return 0;
@@ -326,10 +333,7 @@ static inline __attribute__((always_inline)) unsigned ptd_pkt_decode_fast(const 
     n = ptd_pkt_fast_size[b];
     if (!n)
         return 0;
-    w = (uint64_t)pos[1] | (uint64_t)pos[2] << 8 | (uint64_t)pos[3] << 16 | (uint64_t)pos[4] << 24 |
-        (uint64_t)pos[5] << 32 | (uint64_t)pos[6] << 40 | (uint64_t)pos[7] << 48 |
-        (uint64_t)pos[8] << 56;
-    p->payload = ptd_pkt_fast_pkt[b].payload | (w & ptd_pkt_fast_mask[b]);
+    p->payload = ptd_pkt_fast_pkt[b].payload | (ptd_pkt_ld_le64(pos + 1) & ptd_pkt_fast_mask[b]);
     p->meta = ptd_pkt_fast_pkt[b].meta;
     return n;
 }
