@@ -78,7 +78,6 @@ struct bsec {
 struct bframe {
     uint32_t ioff, noff;
 };
-#define FRAME_DONE    0x80000000u /* in ioff: the frame's entry is written */
 #define BSTACK_FRAMES (PTD_FLOW_BLOCK_MAX + 1u)
 /* The stack's last frame, which no fill reaches (a frame per instruction
  * of the block, at most PTD_FLOW_BLOCK_MAX): in memory that came zeroed
@@ -254,14 +253,21 @@ void ptd_flow_bcache_section(struct ptd_flow *f)
     section_new(f, size);
 }
 
+/* Where the entry of a section offset is in the chunk c (its directory
+ * slot, not 0), in entries from the directory: a chunk's offset is from
+ * the directory (chunks are made after their section's directory), so
+ * that a lookup needs no more than the directory's address. */
+static inline size_t chunk_index(uint32_t c, uint64_t off)
+{
+    return (size_t)c + (off & (CHUNK - 1));
+}
+
 /* The entry at a section offset (in the section; 0: none) in the
- * directory dir. A chunk's offset is from the directory (chunks are made
- * after their section's directory), so that a lookup needs no more than
- * the directory's address. */
+ * directory dir. */
 static inline bce_t dir_entry(const uint32_t *dir, uint64_t off)
 {
     uint32_t c = dir[off >> CHUNK_SHIFT];
-    return c ? ((const bce_t *)(const void *)dir)[(size_t)c + (off & (CHUNK - 1))] : 0;
+    return c ? ((const bce_t *)(const void *)dir)[chunk_index(c, off)] : 0;
 }
 
 static inline bce_t bce_get(const struct ptd_flow *f, uint64_t off)
@@ -290,7 +296,7 @@ static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
     if (off < f->sec_hi - f->sec_lo) {
         uint32_t c = f->bce[off >> CHUNK_SHIFT];
         if (c)
-            BCE_PREFETCH(&((const bce_t *)(const void *)f->bce)[(size_t)c + (off & (CHUNK - 1))]);
+            BCE_PREFETCH(&((const bce_t *)(const void *)f->bce)[chunk_index(c, off)]);
     }
 }
 
@@ -312,7 +318,7 @@ static inline bool bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
     uint32_t *c = &f->bce[off >> CHUNK_SHIFT];
     if (PTD_ILD_STEP_RARE(!*c) && !chunk_new(f, c))
         return false;
-    ((bce_t *)(void *)f->bce)[(size_t)*c + (off & (CHUNK - 1))] = e;
+    ((bce_t *)(void *)f->bce)[chunk_index(*c, off)] = e;
     return true;
 }
 
@@ -850,10 +856,10 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                  * values stay in registers). Their decision points are in
                  * the section (no entry leads out of its own,
                  * add_from_entry), and so are both ways on from them
-                 * (add_decision): the loop needs no bounds check. It works in section offsets
-                 * (lo is not in it) and counts with the TNT bit's index
-                 * alone: the round has room for a block per bit (else
-                 * the general steps take them). */
+                 * (add_decision): the loop needs no bounds check. It
+                 * works in section offsets (lo is not in it) and counts
+                 * with the TNT bit's index alone: the round has room for a
+                 * block per bit (else the general steps take them). */
                 uint64_t hoff = off, hsoff, hins = insns;
                 unsigned ha = a;
                 bce_t he = e;
@@ -908,11 +914,9 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                     room++; /* counted below */
                     goto used_up;
                 }
-                /* another block, e its entry (the general steps); room
-                 * for it: a bit is left */
-                goto general;
+                /* another block, e its entry (the general steps below);
+                 * room for it: a bit is left */
             }
-        general:
             if (!bce_valid(e))
                 break;
             start = ip;

@@ -39,9 +39,6 @@ enum {
 /* Decode the instruction at f->ip in f->mode into *p (its kind not yet
  * known); 0 or -PTD_ERR_NOMAP / -PTD_ERR_BAD_INSN. */
 int ptd_flow_decode(struct ptd_flow *f, struct ptd_flow_pinsn *p);
-/* The same, the lean step first while the code window holds f->ip (for
- * instructions just run past: their bytes are at hand, the instruction
- * cache's line likely cold). */
 /* *p from the ILD's length step st of sl bytes at ip (its kind not yet
  * known). */
 static inline void ptd_flow_pinsn_of_step(struct ptd_flow_pinsn *p, uint64_t ip, unsigned sl,
@@ -56,6 +53,9 @@ static inline void ptd_flow_pinsn_of_step(struct ptd_flow_pinsn *p, uint64_t ip,
     p->kind = 0;
     p->kind_known = 0;
 }
+/* ptd_flow_decode, the lean step first while the code window holds f->ip
+ * (for instructions just run past: their bytes are at hand, the
+ * instruction cache's line likely cold). */
 static inline int ptd_flow_decode_step(struct ptd_flow *f, struct ptd_flow_pinsn *p)
 {
     uint64_t ip = f->ip, off = ip - f->win_base;

@@ -655,7 +655,8 @@ static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap,
 #define NOINLINE
 #endif
 
-/* ptd_flow_lines_next but for an instruction line inside a block */
+/* ptd_flow_lines_next but for the common line (insn_line, taken there):
+ * the blocks, events, errors and the end */
 static NOINLINE int lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
                                enum ptd_flow_line_kind *kind)
 {
