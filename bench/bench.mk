@@ -15,14 +15,14 @@ $(B)/bench/libhostcli.a: $(filter-out %/host/main.o,$(HOST_SRCS:%.c=$(B)/host/%.
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 $(B)/ptboot-bench: $(BENCH_OBJS) $(B)/bench/libhostcli.a $(B)/host/libptboot.a
 	$(call say,LD,$@)$(HOST_CC) $(HOST_CFLAGS) $(HOST_LTO_LINK) -o $@ $(BENCH_OBJS) $(B)/bench/libhostcli.a \
-	  $(B)/host/libptboot.a -lipt $(HOST_LDLIBS)
+	  $(B)/host/libptboot.a -lipt $(HOST_LDLIBS) && $(call rewrite_whole,$@)
 -include $(BENCH_OBJS:.o=.d)
 
 # The plain libipt program `make bench-flow` times `ptboot flow` against
 # (bench/libipt_count.c: libc and libipt only).
 $(B)/bench/libipt_count: bench/libipt_count.c | $(B)/.setup-done
 	@mkdir -p $(@D)
-	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) $< -o $@ -lipt
+	$(call say,CCLD,$@)$(HOST_CC) $(HOST_CFLAGS) $< -o $@ -lipt && $(call rewrite_whole,$@)
 
 # Whole-process times, commands in turn (bench/proc_time.c).
 $(B)/bench/proc_time: bench/proc_time.c | $(B)/.setup-done

@@ -201,13 +201,16 @@ int host_cmd_flow(int argc, char **argv)
         flow_opts_free(&fo);
         return r < 0 ? 1 : 0;
     }
+    bool disasm = !o.no_inst && !(o.fo.fmt & PTD_FMT_FLOW_QUIET);
+    /* the block cache holds what the walk needs; a decoded-instruction
+     * cache would only cost its allocation here (docs/performance.md) */
+    fo.no_insn_cache = !disasm;
     if (flow_opts_finish(&fo, "ptboot flow") < 0) {
         flow_opts_free(&fo);
         return 1;
     }
     if (!cap.sb)
         flow_hint_no_code(&fo, "ptboot flow", stderr);
-    bool disasm = !o.no_inst && !(o.fo.fmt & PTD_FMT_FLOW_QUIET);
     if (disasm && host_disasm_open(o.att, cerr, sizeof cerr) < 0) {
         fprintf(stderr, "ptboot flow: %s\n", cerr);
         flow_opts_free(&fo);
@@ -228,14 +231,6 @@ int host_cmd_flow(int argc, char **argv)
         fprintf(stderr, "ptboot flow: out of memory\n");
         flow_opts_free(&fo);
         return 1;
-    }
-    if (!disasm) {
-        /* the block cache holds what the walk needs; a decoded-instruction
-         * cache would only cost its pages here (docs/performance.md) */
-        free(fo.cache);
-        fo.cache = NULL;
-        fo.cfg.cache = NULL;
-        fo.cfg.cache_size = 0;
     }
     fo.cfg.flags |= ptd_opts_flow_flags(&o.fo);
     /* the disassembler needs the bytes; without it the driver walks a

@@ -199,9 +199,10 @@ int flow_opts_finish(struct flow_opts *o, const char *prog)
     o->cfg.map = flow_image_map_cb;
     o->cfg.ctx = &o->img;
     o->cpu_unknown = o->have_cpu && !ptd_errata_of_cpu(o->family, o->model, false, &o->cfg.errata);
-    /* the decoded-instruction cache: 1 MiB (--no-cache: none) */
+    /* the decoded-instruction cache: 1 MiB (--no-cache or no_insn_cache:
+     * none) */
     if (!o->no_cache) {
-        o->cache = malloc(FLOW_CACHE_BYTES);
+        o->cache = o->no_insn_cache ? NULL : malloc(FLOW_CACHE_BYTES);
         o->cfg.cache = o->cache;
         o->cfg.cache_size = o->cache ? FLOW_CACHE_BYTES : 0;
         /* the block cache: room for every segment of the image (libipt's

@@ -24,6 +24,7 @@ struct flow_opts {
     uint64_t addr_cfg[4], addr_a[4], addr_b[4];
     int have_addr[4];
     int no_cache;
+    int no_insn_cache; /* set before flow_opts_finish: no decoded-instruction cache */
     void *cache;
     void *bcache;
     void *bcache_map; /* the mapping bcache lies in */
