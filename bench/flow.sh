@@ -19,7 +19,10 @@
 #
 # Options (environment):
 #   BENCH_ROUNDS=N        rounds of the in-process benchmark and of the plain
-#                         libipt program's check (default 10)
+#                         libipt program's check (default 30 for a trace of
+#                         under 2 M instructions, else 10: a short decode's
+#                         best of 10 moved with the machine's load, the
+#                         check's 30% once missed on foo)
 #   BENCH_PROCESSES=N     runs of each whole process (default 100: the best
 #                         of fewer moved with the machine's load)
 #   PTBOOT_LIBIPT_LIB=DIR also run libipt's side with the libipt.so.2 in DIR
@@ -32,7 +35,6 @@
 cd "$(dirname "$0")/.." || exit 1
 . test/lib/real_traces.sh
 real_traces_begin "bench: flow"
-rounds=${BENCH_ROUNDS:-10}
 procs=${BENCH_PROCESSES:-100}
 for f in build/ptboot build/ptboot-bench build/bench/libipt_count build/bench/proc_time; do
     [ -x "$f" ] || { echo "bench-flow: $f missing (make bench-flow builds it)"; exit 1; }
@@ -65,6 +67,7 @@ ptxed_raw() {
 one_trace() {
     local libenv=(${1:+"$1"})
     local line nc blk_b insn_b blk_p insn_p insns
+    local rounds=${BENCH_ROUNDS:-$((want < 2000000 ? 30 : 10))}
     line=$(env "${libenv[@]}" build/ptboot-bench "${args[@]}" --rounds "$rounds") || return 1
     echo "$line"
     line=$(head -1 <<< "$line")

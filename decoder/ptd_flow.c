@@ -484,6 +484,8 @@ int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct p
     unsigned sl = 0;
     /* direct branches only where they end no block */
     const bool branches = !(f->flags & (PTD_FLOW_F_END_ON_CALL | PTD_FLOW_F_END_ON_JUMP));
+    struct ptd_flow_walk_end end = { 0, 0, { 0, 0, 0 }, 0, 0, 0, 0 };
+    struct ptd_flow_walk *w;
 
     if (f->mode == PTD_FLOW_MODE_UNKNOWN)
         return 0;
@@ -491,6 +493,13 @@ int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct p
     room = PTD_FLOW_BLOCK_MAX - n;
     if (f->has_icnt && UINT32_MAX - f->icnt < room)
         room = UINT32_MAX - f->icnt;
+    /* the same walk taken before: its outcome again (ptd_flow_walks.c) */
+    w = ptd_flow_walk_slot(f, stop);
+    if (w) {
+        int r = ptd_flow_walk_replay(f, blk, p, w, stop, room);
+        if (r >= 0)
+            return r;
+    }
     /* bounded: each step adds an instruction to the block, at most room;
      * the checks are ptd_flow_one_insn's and ptd_flow_decode_step's lean
      * case, whatever fails them is left to those */
@@ -518,10 +527,21 @@ int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct p
                 if (f->has_icnt)
                     f->icnt += n + 1 - n0;
                 f->ip = ip;
+                if (w && end.pushed < 2) {
+                    end.last = ip;
+                    end.step = s;
+                    end.len = len;
+                    end.plain = n - n0;
+                    end.stopped = 1;
+                    ptd_flow_walk_keep(f, w, start, stop, &end);
+                }
                 return 1;
             }
-            if (s.iclass == PTD_ICLASS_DIRECT_CALL && s.disp)
+            if (s.iclass == PTD_ICLASS_DIRECT_CALL && s.disp) {
                 ptd_flow_ret_push(f, next);
+                end.push = next;
+                end.pushed++;
+            }
             next += (uint64_t)(int64_t)s.disp;
         }
         st = s;
@@ -540,6 +560,14 @@ int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct p
     if (f->has_icnt)
         f->icnt += n - n0;
     f->ip = ip;
+    /* kept unless the room ended it */
+    if (w && end.pushed < 2 && n - n0 < room) {
+        end.last = last;
+        end.step = st;
+        end.len = sl;
+        end.plain = n - n0;
+        ptd_flow_walk_keep(f, w, start, stop, &end);
+    }
     return 0;
 }
 

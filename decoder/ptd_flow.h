@@ -145,14 +145,17 @@ struct ptd_flow_centry {
  * directory (4 bytes per chunk), and the entries (8 bytes per code byte) in
  * chunks of PTD_FLOW_BCACHE_CHUNK_CODE code bytes, made when code there
  * first runs, one after the other: small chunks keep the pages a trace
- * touches few (each costs a page fault on a workstation). */
+ * touches few (each costs a page fault on a workstation); and, taken the
+ * first time an event's walk needs it, the walks' memo
+ * (decoder/ptd_flow_walks.c). */
 #define PTD_FLOW_BCACHE_STACK       ((PTD_FLOW_BLOCK_MAX + 1u) * 8u)
+#define PTD_FLOW_BCACHE_WALKS       (256u * 64u)
 #define PTD_FLOW_BCACHE_SECTION     24u
 #define PTD_FLOW_BCACHE_CHUNK_SHIFT 7u
 #define PTD_FLOW_BCACHE_CHUNK_CODE  (1u << PTD_FLOW_BCACHE_CHUNK_SHIFT)
 #define PTD_FLOW_BCACHE_CHUNK       (PTD_FLOW_BCACHE_CHUNK_CODE * 8u)
 #define PTD_FLOW_BCACHE_BYTES(code_bytes, sections)                                \
-    (PTD_FLOW_BCACHE_STACK +                                                       \
+    (PTD_FLOW_BCACHE_STACK + PTD_FLOW_BCACHE_WALKS +                               \
      (size_t)(sections) * (PTD_FLOW_BCACHE_SECTION + 8u + PTD_FLOW_BCACHE_CHUNK) + \
      (size_t)(code_bytes)*8u +                                                     \
      ((size_t)(code_bytes) / PTD_FLOW_BCACHE_CHUNK_CODE + (size_t)(sections)) * 4u)
@@ -225,6 +228,7 @@ struct ptd_flow {
     size_t barena_dirty; /* from here on the memory is zero bytes */
     size_t bsec_head;    /* the sections' list (its first's offset; 0: none) */
     uint32_t *bce;
+    struct ptd_flow_walk *walks; /* the walks' memo, in the block cache's memory */
     uint64_t filter_lo[4], filter_hi[4];
     struct ptd_flow_pinsn pinsn; /* the postponed instruction */
     /* the block ptd_flow_next hands out one instruction at a time */

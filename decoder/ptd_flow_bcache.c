@@ -155,6 +155,7 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
     f->barena_size = 0;
     f->barena_used = 0;
     f->bce = NULL;
+    f->walks = NULL;
     f->bsec_head = 0;
     f->barena_dirty = 0;
     if (!mem || size < (b - a) + PTD_FLOW_BCACHE_STACK + PTD_FLOW_BCACHE_SECTION)
@@ -178,6 +179,7 @@ void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size)
 void ptd_flow_bcache_reset(struct ptd_flow *f)
 {
     f->bce = NULL;
+    f->walks = NULL;
     f->bsec_head = 0;
     if (f->barena)
         f->barena_used = PTD_FLOW_BCACHE_STACK;
@@ -206,6 +208,11 @@ __attribute__((noinline)) static void *take_zeroed(struct ptd_flow *f, size_t by
     }
     f->barena_used = end;
     return p;
+}
+
+void *ptd_flow_bcache_take(struct ptd_flow *f, size_t bytes)
+{
+    return f->barena ? take_zeroed(f, bytes) : NULL;
 }
 
 /* A new section's header and empty directory, first in the list (out of

@@ -1,5 +1,6 @@
 /* Internal to libptd's flow layer (decoder/ptd_flow*.c): the pieces its
- * files share. Not an interface: only ptd_flow*.c include it. */
+ * files share. Not an interface: only ptd_flow*.c include it (and the
+ * unit test of the walks' memo, test/unit/test_ptd_flow_walks.c). */
 #ifndef PTD_FLOW_IMPL_H
 #define PTD_FLOW_IMPL_H
 
@@ -91,6 +92,31 @@ int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd
  * (at stop, or where ptd_flow_one_insn must look), leaving it to those. */
 int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
                         uint64_t stop);
+
+/* ---- the walks' memo (ptd_flow_walks.c) ---- */
+struct ptd_flow_walk;
+/* How a walk of ptd_flow_walk_plain ended: the last instruction walked or
+ * the one it stopped at (stopped), plain instructions before it, and the
+ * return address a direct call on the way pushed (pushed). */
+struct ptd_flow_walk_end {
+    uint64_t last, push;
+    struct ptd_ild_step step;
+    uint32_t plain;
+    unsigned len, stopped, pushed;
+};
+/* The memo's slot for a walk from f->ip to stop; NULL where no walk from
+ * there is kept (no block cache, a copied window, f->ip outside the
+ * section). */
+struct ptd_flow_walk *ptd_flow_walk_slot(struct ptd_flow *f, uint64_t stop);
+/* The walk kept in w, when it is the one from f->ip to stop and the room
+ * (block, TRIG count) is larger: its outcome, as ptd_flow_walk_plain
+ * returns it, taken again; -1: not that walk. */
+int ptd_flow_walk_replay(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
+                         const struct ptd_flow_walk *w, uint64_t stop, uint32_t room);
+/* Keep in w the walk from start to stop that ended as e says, f->ip after
+ * it. */
+void ptd_flow_walk_keep(struct ptd_flow *f, struct ptd_flow_walk *w, uint64_t start, uint64_t stop,
+                        const struct ptd_flow_walk_end *e);
 /* Walk as far as the code alone goes, then take the trace's step for the
  * instruction that needs it. 0 or an error. With the block cache
  * (ptd_flow_bcache.c) or without (the same flow; blocks may end earlier
@@ -166,6 +192,9 @@ static inline const struct ptd_flow_centry *ptd_flow_centry_hit(const struct ptd
 
 /* ---- the block cache (ptd_flow_bcache.c) ---- */
 void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size);
+/* bytes of the cache's memory, zero (NULL: no room), until the next
+ * reset. */
+void *ptd_flow_bcache_take(struct ptd_flow *f, size_t bytes);
 /* Forget every section's entries. */
 void ptd_flow_bcache_reset(struct ptd_flow *f);
 /* f->bce: the entries of the section f->sec_lo..sec_hi (NULL: none). */

@@ -31,7 +31,7 @@ HOST_LIBC_A := $(shell $(HOST_CC) -print-file-name=libc.a)
 # writes its output in pieces, and the kernel then keeps the file in 4 KiB
 # page-cache pages (593 of build/ptboot's 771 here); a copy is kept in
 # large folios, so each run maps its code with fewer, cheaper page faults
-# (about 40 us less per process, docs/performance.md).
+# (about 40 us less per process here, docs/performance.md).
 rewrite_whole = cp $(1) $(1).whole && mv -f $(1).whole $(1)
 STATIC_DLOPEN_WARNING := Using 'dlopen' in statically linked|in function .host_disasm_open
 
