@@ -146,7 +146,7 @@ int ptd_flow_ret_pop(struct ptd_flow *f, uint64_t *ip)
 
 /* Makes the window hold the IP and, where readable, PTD_ILD_MAX_LEN bytes
  * from it. */
-__attribute__((noinline)) static int window(struct ptd_flow *f)
+PTD_NOINLINE static int window(struct ptd_flow *f)
 {
     uint64_t off = f->ip - f->win_base;
 
@@ -415,7 +415,7 @@ static bool in_section(const struct ptd_flow *f, uint64_t ip)
 /* The section (mapped region) holding f->ip, when it left the last one: a
  * block stays in it, as libipt's stay in one image section. Without a map
  * callback, one. */
-__attribute__((noinline)) static void section_enter(struct ptd_flow *f)
+PTD_NOINLINE static void section_enter(struct ptd_flow *f)
 {
     f->sec_lo = 0;
     f->sec_hi = UINT64_MAX;
@@ -441,7 +441,7 @@ static inline void block_start(struct ptd_flow *f, struct ptd_flow_block *blk)
     blk->speculative = f->speculative;
     blk->last_iclass = PTD_FLOW_ICLASS_ERROR;
     blk->ip = ip;
-    if (PTD_ILD_STEP_RARE(!in_section(f, ip)))
+    if (PTD_RARE(!in_section(f, ip)))
         section_enter(f);
     /* apart from blk->ip: stored together, gcc loads f->ip as 16 bytes,
      * which cannot be forwarded from the 8-byte store that just wrote it
@@ -593,7 +593,7 @@ static int decode_run(struct ptd_flow *f, struct run *e)
         /* the common instructions: length and class (ptd_ild_fast.h) */
         struct ptd_ild_step s;
         unsigned sl;
-        if (PTD_ILD_STEP_RARE(!cur || (size_t)(lim - cur) < PTD_ILD_MAX_LEN)) {
+        if (PTD_RARE(!cur || (size_t)(lim - cur) < PTD_ILD_MAX_LEN)) {
             /* a block does not run on into another section */
             if (n && ip - f->sec_lo >= f->sec_hi - f->sec_lo) {
                 e->last_ip = prev;

@@ -189,7 +189,7 @@ void ptd_flow_bcache_reset(struct ptd_flow *f)
  * last reset, or by an earlier flow on the same memory) is cleared; what
  * never was (from barena_dirty on) is zero in memory that came zeroed,
  * else cleared too (barena_dirty is then the end). */
-__attribute__((noinline)) static void *take_zeroed(struct ptd_flow *f, size_t bytes)
+PTD_NOINLINE static void *take_zeroed(struct ptd_flow *f, size_t bytes)
 {
     bytes = (bytes + 7u) & ~(size_t)7;
     if (bytes > f->barena_size - f->barena_used)
@@ -217,7 +217,7 @@ void *ptd_flow_bcache_take(struct ptd_flow *f, size_t bytes)
 
 /* A new section's header and empty directory, first in the list (out of
  * line: once per section). */
-__attribute__((noinline)) static void section_new(struct ptd_flow *f, uint64_t size)
+PTD_NOINLINE static void section_new(struct ptd_flow *f, uint64_t size)
 {
     size_t chunks = (size_t)((size + CHUNK - 1) >> CHUNK_SHIFT);
     struct bsec *s = take_zeroed(f, sizeof(*s) + chunks * 4u);
@@ -282,20 +282,6 @@ static inline bce_t bce_get(const struct ptd_flow *f, uint64_t off)
     return dir_entry(f->bce, off);
 }
 
-#if defined(__GNUC__)
-#define BCE_PREFETCH(p) __builtin_prefetch((p))
-#else
-#define BCE_PREFETCH(p) ((void)(p))
-#endif
-/* Hide where a value came from: the counting loop's last entry, whose
- * fields are taken from it again after the loop instead of in copies
- * kept in registers through it (gcc keeps them, and spills others). */
-#if defined(__GNUC__)
-#define BCE_OPAQUE(x) __asm__("" : "+r"(x))
-#else
-#define BCE_OPAQUE(x) ((void)0)
-#endif
-
 /* Start loading the entry of ip (in the section) into the cache. */
 static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
 {
@@ -303,13 +289,13 @@ static inline void bce_prefetch(const struct ptd_flow *f, uint64_t ip)
     if (off < f->sec_hi - f->sec_lo) {
         uint32_t c = f->bce[off >> CHUNK_SHIFT];
         if (c)
-            BCE_PREFETCH(&((const bce_t *)(const void *)f->bce)[chunk_index(c, off)]);
+            PTD_PREFETCH(&((const bce_t *)(const void *)f->bce)[chunk_index(c, off)]);
     }
 }
 
 /* A chunk for the directory slot *c: 0, or false when there is no room
  * (PTD_FLOW_BCACHE_BYTES was not given). Out of line: once per chunk. */
-__attribute__((noinline)) static bool chunk_new(struct ptd_flow *f, uint32_t *c)
+PTD_NOINLINE static bool chunk_new(struct ptd_flow *f, uint32_t *c)
 {
     bce_t *chunk = take_zeroed(f, CHUNK * sizeof(bce_t));
     if (!chunk)
@@ -323,7 +309,7 @@ __attribute__((noinline)) static bool chunk_new(struct ptd_flow *f, uint32_t *c)
 static inline bool bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
 {
     uint32_t *c = &f->bce[off >> CHUNK_SHIFT];
-    if (PTD_ILD_STEP_RARE(!*c) && !chunk_new(f, c))
+    if (PTD_RARE(!*c) && !chunk_new(f, c))
         return false;
     ((bce_t *)(void *)f->bce)[chunk_index(*c, off)] = e;
     return true;
@@ -416,7 +402,7 @@ static inline int add_from_entry(struct ptd_flow *f, uint32_t ioff, uint32_t nof
         return -PTD_ERR_INTERNAL;
     if ((uint64_t)doff >= f->sec_hi - f->sec_lo)
         return 0;
-    if (PTD_ILD_STEP_RARE(!ninsn || disp != (int16_t)disp)) {
+    if (PTD_RARE(!ninsn || disp != (int16_t)disp)) {
         *w = add_trampoline(f, ioff, noff, f->mode);
         return 1;
     }
@@ -434,8 +420,8 @@ static inline int add_from_entry(struct ptd_flow *f, uint32_t ioff, uint32_t nof
 
 /* The fill after the instruction at ioff, whose next one (noff, in the
  * section) runs next: fill_step's result (see there). */
-static PTD_ILD_STEP_INLINE int fill_on(struct ptd_flow *f, uint32_t ioff, uint32_t noff,
-                                       struct bframe *stack, uint32_t *sp, uint32_t *steps)
+static PTD_ALWAYS_INLINE int fill_on(struct ptd_flow *f, uint32_t ioff, uint32_t noff,
+                                     struct bframe *stack, uint32_t *sp, uint32_t *steps)
 {
     bce_t e = bce_get(f, noff), w;
     if (bce_valid(e)) {
@@ -907,7 +893,10 @@ uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint3
                     he = ne;
                 }
                 bce_t hlast = he;
-                BCE_OPAQUE(hlast);
+                /* its fields taken from it again after the loop instead
+                 * of in copies kept in registers through it (gcc keeps
+                 * them, and spills others) */
+                PTD_OPAQUE(hlast);
                 ip = lo + hoff;
                 start = lo + hsoff;
                 lip = start + (uint64_t)(int64_t)bce_disp(hlast);

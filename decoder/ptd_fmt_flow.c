@@ -1,4 +1,5 @@
 #include "decoder/ptd_fmt_flow.h"
+#include "decoder/ptd_hints.h"
 #include "decoder/ptd_flow_ips.h"
 
 /* A bounded writer: every put stops at the end of the buffer, and the caller
@@ -649,16 +650,10 @@ static int loop_step(struct ptd_flow_lines *L, char *line, size_t cap,
     return 0;
 }
 
-#if defined(__GNUC__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
-
 /* ptd_flow_lines_next but for the common line (insn_line, taken there):
  * the blocks, events, errors and the end */
-static NOINLINE int lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
-                               enum ptd_flow_line_kind *kind)
+static PTD_NOINLINE int lines_next(struct ptd_flow_lines *L, char *line, size_t cap,
+                                   enum ptd_flow_line_kind *kind)
 {
     if (L->cpu_unknown) {
         L->cpu_unknown = 0;

@@ -25,8 +25,7 @@
 int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
                    enum ptd_exec_mode mode)
 {
-    if (ILD_UNLIKELY(size < PTD_ILD_MAX_LEN || !insn || !bytes ||
-                     (unsigned)mode > PTD_EXEC_MODE_64))
+    if (PTD_RARE(size < PTD_ILD_MAX_LEN || !insn || !bytes || (unsigned)mode > PTD_EXEC_MODE_64))
         return ptd_ild_decode_full(insn, bytes, size, mode);
 
     const bool m64 = mode == PTD_EXEC_MODE_64;
@@ -37,7 +36,7 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
     while ((k = pt[b]) != 0) {
         pf = (pf & ~(PF_REX | PF_W)) | k;
         rep = (k & PF_REP) ? b : rep;
-        if (ILD_UNLIKELY(++pos >= PTD_ILD_MAX_LEN))
+        if (PTD_RARE(++pos >= PTD_ILD_MAX_LEN))
             return -PTD_ILD_ERR_TOO_LONG;
         b = bytes[pos];
     }
@@ -46,7 +45,7 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
     unsigned map = PTD_ILD_MAP_PRIMARY, op = b;
     uint16_t e = ptd_ild_map_primary[b];
     pos++;
-    if (ILD_UNLIKELY(e & ILD_ESC)) {
+    if (PTD_RARE(e & ILD_ESC)) {
         if (b != OPC_ESC_0F || pos >= PTD_ILD_MAX_LEN)
             return ptd_ild_decode_full(insn, bytes, size, mode);
         op = bytes[pos++];
@@ -55,23 +54,23 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
         map = PTD_ILD_MAP_0F;
         e = ptd_ild_map_0f[op];
     }
-    if (ILD_UNLIKELY(e & (ILD_INV | ILD_I64 | ILD_REGONLY)))
+    if (PTD_RARE(e & (ILD_INV | ILD_I64 | ILD_REGONLY)))
         return ptd_ild_decode_full(insn, bytes, size, mode);
 
     const unsigned ctx = ILD_CTX_OF((unsigned)mode, pf);
     unsigned modrm = 0;
     if (e & ILD_M) {
-        if (ILD_UNLIKELY(pos >= PTD_ILD_MAX_LEN))
+        if (PTD_RARE(pos >= PTD_ILD_MAX_LEN))
             return -PTD_ILD_ERR_TOO_LONG;
         modrm = bytes[pos++];
-        if (ILD_UNLIKELY(e & ILD_GRP)) {
+        if (PTD_RARE(e & ILD_GRP)) {
             unsigned g = ptd_ild_group_of[map][op];
             uint16_t ge = ptd_ild_group_reg[g][MODRM_REG(modrm)];
             if (g == GR_NONE || (ge & (ILD_GRP | ILD_INV)))
                 return ptd_ild_decode_full(insn, bytes, size, mode);
             e = ge;
         }
-        if (ILD_UNLIKELY((e & ILD_NOREG) && MODRM_MOD(modrm) == MOD_REG))
+        if (PTD_RARE((e & ILD_NOREG) && MODRM_MOD(modrm) == MOD_REG))
             return -PTD_ILD_ERR_BAD_INSN;
         unsigned x = ptd_ild_modrm_extra[ptd_ild_addrsize[ctx] == 16][modrm];
         if (x & ILD_SIB0) {
@@ -86,14 +85,14 @@ int ptd_ild_decode(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
         if (!ptd_ild_sse_ok(ptd_ild_0f_sse[op], op, ptd_ild_mandatory(pf, rep), modrm))
             return -PTD_ILD_ERR_BAD_INSN;
     }
-    if (ILD_UNLIKELY((pf & PF_LOCK) && (!(e & ILD_LK) || MODRM_MOD(modrm) == MOD_REG)))
+    if (PTD_RARE((pf & PF_LOCK) && (!(e & ILD_LK) || MODRM_MOD(modrm) == MOD_REG)))
         return -PTD_ILD_ERR_BAD_INSN; /* SDM LOCK; see ild_prefix_rules() */
 
     const unsigned kind = e & ILD_IMM_MASK;
-    if (ILD_UNLIKELY(kind > I_RELZ))
+    if (PTD_RARE(kind > I_RELZ))
         return ptd_ild_decode_full(insn, bytes, size, mode);
     const size_t len = pos + ILD_IMM_SIZE(ctx, kind);
-    if (ILD_UNLIKELY(len > PTD_ILD_MAX_LEN))
+    if (PTD_RARE(len > PTD_ILD_MAX_LEN))
         return -PTD_ILD_ERR_TOO_LONG;
 
     unsigned iclass = ILD_CLASS_OF(e), opsz = ptd_ild_opsize[ctx];

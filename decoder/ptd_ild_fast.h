@@ -17,15 +17,8 @@
 #define PTD_ILD_FAST_H
 
 #include "decoder/ptd_ild.h"
+#include "decoder/ptd_hints.h"
 #include "decoder/ptd_ild_tables.h"
-
-#if defined(__GNUC__)
-#define PTD_ILD_STEP_RARE(x) __builtin_expect(!!(x), 0)
-#define PTD_ILD_STEP_INLINE  __attribute__((always_inline)) inline
-#else
-#define PTD_ILD_STEP_RARE(x) (x)
-#define PTD_ILD_STEP_INLINE  inline
-#endif
 
 struct ptd_ild_step {
     uint8_t iclass; /* enum ptd_iclass */
@@ -58,8 +51,8 @@ struct ptd_ild_step {
 extern const uint16_t ptd_ild_step_table[2][4][256];
 
 /* The table's answer, or 0 for the general path below. */
-static PTD_ILD_STEP_INLINE unsigned ptd_ild_step_tab(const uint8_t *bytes, unsigned mode,
-                                                     struct ptd_ild_step *s)
+static PTD_ALWAYS_INLINE unsigned ptd_ild_step_tab(const uint8_t *bytes, unsigned mode,
+                                                   struct ptd_ild_step *s)
 {
     unsigned b0 = bytes[0];
     unsigned rex = 0, ctx = mode;
@@ -80,12 +73,12 @@ static PTD_ILD_STEP_INLINE unsigned ptd_ild_step_tab(const uint8_t *bytes, unsig
         e = ptd_ild_step_table[1][ctx][p[1]];
         p++;
     }
-    if (PTD_ILD_STEP_RARE(e & PTD_STEP_SLOW))
+    if (PTD_RARE(e & PTD_STEP_SLOW))
         return 0;
     unsigned len = rex + (e & PTD_STEP_LEN);
     if (e & PTD_STEP_M) {
         unsigned modrm = p[1];
-        if (PTD_ILD_STEP_RARE((e & PTD_STEP_NOREG) && modrm >= 0xC0u))
+        if (PTD_RARE((e & PTD_STEP_NOREG) && modrm >= 0xC0u))
             return 0;
         unsigned x = ptd_ild_modrm_extra[mode == PTD_EXEC_MODE_16][modrm];
         if (x & ILD_SIB0)
@@ -106,10 +99,10 @@ static PTD_ILD_STEP_INLINE unsigned ptd_ild_step_tab(const uint8_t *bytes, unsig
     return len;
 }
 
-static PTD_ILD_STEP_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t size, unsigned mode,
-                                                 struct ptd_ild_step *s)
+static PTD_ALWAYS_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t size, unsigned mode,
+                                               struct ptd_ild_step *s)
 {
-    if (PTD_ILD_STEP_RARE(size < PTD_ILD_MAX_LEN || mode > PTD_EXEC_MODE_64))
+    if (PTD_RARE(size < PTD_ILD_MAX_LEN || mode > PTD_EXEC_MODE_64))
         return 0;
     unsigned t = ptd_ild_step_tab(bytes, mode, s);
     if (t)
@@ -117,13 +110,13 @@ static PTD_ILD_STEP_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t si
     const uint8_t *pt = ptd_ild_prefix_bits[mode == PTD_EXEC_MODE_64];
     unsigned pos = 0, pf = 0, b = bytes[0], k;
 
-    while (PTD_ILD_STEP_RARE((k = pt[b]) != 0)) {
+    while (PTD_RARE((k = pt[b]) != 0)) {
         pf = (pf & ~(PF_REX | PF_W)) | k;
         if (++pos >= PTD_ILD_MAX_LEN)
             return 0;
         b = bytes[pos];
     }
-    if (PTD_ILD_STEP_RARE(pf & (PF_LOCK | PF_REP)))
+    if (PTD_RARE(pf & (PF_LOCK | PF_REP)))
         return 0;
     unsigned map = PTD_ILD_MAP_PRIMARY, op = b;
     uint16_t e = ptd_ild_map_primary[b];
@@ -137,13 +130,13 @@ static PTD_ILD_STEP_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t si
         map = PTD_ILD_MAP_0F;
         e = ptd_ild_map_0f[op];
     }
-    if (PTD_ILD_STEP_RARE(e & (ILD_INV | ILD_I64 | ILD_REGONLY)))
+    if (PTD_RARE(e & (ILD_INV | ILD_I64 | ILD_REGONLY)))
         return 0;
     if (e & ILD_M) {
         if (pos >= PTD_ILD_MAX_LEN)
             return 0;
         unsigned modrm = bytes[pos++];
-        if (PTD_ILD_STEP_RARE(e & ILD_GRP)) {
+        if (PTD_RARE(e & ILD_GRP)) {
             unsigned g = ptd_ild_group_of[map][op];
             uint16_t ge = ptd_ild_group_reg[g][(modrm >> 3) & 7u];
             if (g == GR_NONE || (ge & (ILD_GRP | ILD_INV | ILD_REGONLY)))
@@ -161,10 +154,10 @@ static PTD_ILD_STEP_INLINE unsigned ptd_ild_step(const uint8_t *bytes, size_t si
         pos += x;
     }
     unsigned kind = e & ILD_IMM_MASK;
-    if (PTD_ILD_STEP_RARE(kind > I_RELZ))
+    if (PTD_RARE(kind > I_RELZ))
         return 0;
     unsigned len = pos + ILD_IMM_SIZE(ILD_CTX_OF(mode, pf), kind);
-    if (PTD_ILD_STEP_RARE(len > PTD_ILD_MAX_LEN))
+    if (PTD_RARE(len > PTD_ILD_MAX_LEN))
         return 0;
     s->iclass = (uint8_t)ILD_CLASS_OF(e);
     s->rel = kind >= I_REL8;

@@ -110,7 +110,7 @@ struct ild_esc {
  * and no 66/67/F2/F3 is JMPABS: a 64-bit absolute target that the CPU
  * still reports with a TIP, so it is an INDIRECT_JUMP here. pos is after
  * the D5; returns the position after the opcode, or an error. */
-ILD_NOINLINE static int ild_rex2(const uint8_t *bytes, size_t avail, size_t pos, unsigned pf,
+PTD_NOINLINE static int ild_rex2(const uint8_t *bytes, size_t avail, size_t pos, unsigned pf,
                                  struct ild_esc *x)
 {
     if (pf & PF_REX)
@@ -142,7 +142,7 @@ ILD_NOINLINE static int ild_rex2(const uint8_t *bytes, size_t avail, size_t pos,
  * 2.3.5 and 2.7.1; POP r/m when XOP.map_select < 8, AMD APM Vol. 3, 1.8).
  * pos is after the C4/C5/62/8F byte; returns the position after the
  * opcode (x filled), pos itself for the legacy instruction, or an error. */
-ILD_NOINLINE static int ild_vector(const uint8_t *bytes, size_t avail, size_t pos, unsigned pf,
+PTD_NOINLINE static int ild_vector(const uint8_t *bytes, size_t avail, size_t pos, unsigned pf,
                                    bool m64, struct ild_esc *x)
 {
     size_t op_pos = pos - 1;
@@ -351,7 +351,7 @@ _Static_assert(PF_LOCK == PTD_INSN_LOCK && PF_REP == PTD_INSN_REP && PF_REX == P
 _Static_assert((ILD_M >> 4) == PTD_INSN_MODRM && (ILD_PTW >> 11) == PTD_INSN_PTWRITE,
                "entry bits shift onto insn flags");
 
-ILD_NOINLINE int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
+PTD_NOINLINE int ptd_ild_decode_full(struct ptd_insn *insn, const uint8_t *bytes, size_t size,
                                      enum ptd_exec_mode mode)
 {
     if (!insn || (!bytes && size) || (unsigned)mode > PTD_EXEC_MODE_64)

@@ -5,18 +5,11 @@
 #define PTD_ILD_FULL_H
 
 #include "decoder/ptd_ild.h"
+#include "decoder/ptd_hints.h"
 #include "decoder/ptd_ild_tables.h"
 
-/* Branch hints for the rare cases (GCC and Clang). */
-#if defined(__GNUC__)
-#define ILD_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define ILD_NOINLINE    __attribute__((noinline))
-#define ILD_STAGE       static inline __attribute__((always_inline))
-#else
-#define ILD_UNLIKELY(x) (x)
-#define ILD_NOINLINE
-#define ILD_STAGE static inline
-#endif
+/* A stage of the complete decode: inlined into it */
+#define ILD_STAGE static PTD_ALWAYS_INLINE
 
 /* REX bits (SDM Vol. 2, 2.2.1.2); REX2 payload bits (APX spec, "REX2
  * prefix": M0 R4 X4 B4 W R3 X3 B3, the low four as in REX). */

@@ -300,7 +300,7 @@ static int psb_at(const uint8_t *pos, const uint8_t *end)
  * a negative error. Only the fields its kind uses are set besides kind,
  * size, a, flags, aux and payload, which every reader sets. */
 
-#define PKT_INLINE static inline __attribute__((always_inline))
+#define PKT_INLINE static PTD_ALWAYS_INLINE
 
 PKT_INLINE void set_pkt(struct ptd_pkt *p, uint8_t kind, unsigned size, unsigned a, unsigned flags,
                         uint32_t aux, uint64_t payload)
@@ -704,7 +704,7 @@ PKT_INLINE int decode_one(struct ptd_pkt_decoder *d, const uint8_t *pos, const u
 
     switch (ptd_fb_class[b]) {
     case FB_TNT8:
-        if (__builtin_expect(d->in_block, 0) && (b & PTD_OPC_BIP_MASK) == PTD_OPC_BIP)
+        if (PTD_RARE(d->in_block) && (b & PTD_OPC_BIP_MASK) == PTD_OPC_BIP)
             return read_bip(d, pos, left, p);
         return read_tnt8(pos, p);
     case FB_TIP: return read_ip(PTD_PKT_TIP, pos, left, p);
@@ -744,8 +744,8 @@ int ptd_pkt_next(struct ptd_pkt_decoder *d, struct ptd_pkt *p)
 
 /* One packet the general way, for the batch decoder: out of line, so the
  * batch loop keeps its state in registers. */
-static __attribute__((noinline)) int decode_slow(struct ptd_pkt_decoder *d, const uint8_t *pos,
-                                                 const uint8_t *end, struct ptd_pkt *p)
+static PTD_NOINLINE int decode_slow(struct ptd_pkt_decoder *d, const uint8_t *pos,
+                                    const uint8_t *end, struct ptd_pkt *p)
 {
     int n = (int)ptd_pkt_decode_fast(pos, end, d->in_block, p);
 
@@ -770,11 +770,9 @@ static __attribute__((noinline)) int decode_slow(struct ptd_pkt_decoder *d, cons
  * runs as many rounds as both bounds allow at least, then counts again.
  * Near the end of out[] and of the buffer, one fast packet at a time;
  * inside a BBP block and for the other packets, decode_slow(). */
-static inline __attribute__((always_inline)) size_t next_batch(struct ptd_pkt_decoder *d,
-                                                               struct ptd_pkt *out,
-                                                               uint64_t *offsets,
-                                                               const bool with_offsets, size_t max,
-                                                               int *status)
+static PTD_ALWAYS_INLINE size_t next_batch(struct ptd_pkt_decoder *d, struct ptd_pkt *out,
+                                           uint64_t *offsets, const bool with_offsets, size_t max,
+                                           int *status)
 {
     const uint8_t *pos = d->pos, *end = d->end, *begin = d->begin;
     size_t i = 0;
@@ -817,7 +815,7 @@ static inline __attribute__((always_inline)) size_t next_batch(struct ptd_pkt_de
                     RUN_PKT(6);
                     RUN_PKT(7);
 #undef RUN_PKT
-                    if (__builtin_expect(ext != 0, 0)) {
+                    if (PTD_RARE(ext != 0)) {
                         /* a 2-byte opcode ends the run */
                         k = (unsigned)__builtin_ctzll(ext) >> 3;
                         pos += k;

@@ -31,6 +31,7 @@
 
 #include "decoder/ptd_err.h"
 #include "decoder/ptd_errata.h"
+#include "decoder/ptd_hints.h"
 
 /* Packet kinds. One entry each in ptd_pkt_kinds[] below. */
 enum ptd_pkt_kind {
@@ -320,10 +321,8 @@ static inline uint64_t ptd_pkt_ld_le64(const uint8_t *p)
 }
 extern const uint64_t ptd_pkt_fast_mask[256];
 extern const uint8_t ptd_pkt_fast_size[256];
-static inline __attribute__((always_inline)) unsigned ptd_pkt_decode_fast(const uint8_t *pos,
-                                                                          const uint8_t *end,
-                                                                          uint8_t in_block,
-                                                                          struct ptd_pkt *p)
+static PTD_ALWAYS_INLINE unsigned ptd_pkt_decode_fast(const uint8_t *pos, const uint8_t *end,
+                                                      uint8_t in_block, struct ptd_pkt *p)
 {
     unsigned b, n;
 
