@@ -103,9 +103,7 @@ int host_plan_capture(int argc, char **argv)
         }
         if (!strcmp(a, "--cpus"))
             a = "cpus=all";
-        else if (!strncmp(a, "--", 2))
-            a += 2;
-        words[nw++] = a;
+        words[nw++] = a; /* --name[=value] as given (arch/x86/capture_plan.c) */
     }
     if (!file) {
         fprintf(stderr, "ptboot plan: --cpuid FILE is required\n");

@@ -147,6 +147,10 @@ struct explicit_words {
 /* Splits "name=value" into name (copied) and value. */
 static int split_word(const char *w, char *name, size_t cap, const char **value)
 {
+    /* as an option (--name[=value], the host's command line) or bare (the
+     * app's words); errors name the word as it was given */
+    if (w[0] == '-' && w[1] == '-')
+        w += 2;
     const char *eq = strchr(w, '=');
     size_t n = eq ? (size_t)(eq - w) : strlen(w);
     if (n == 0 || n >= cap)

@@ -72,7 +72,7 @@ for c in info dump flow summary serial bench; do
     run 2 "'?--no-such-option'?" $c --no-such-option
 done
 run 2 "'--no-such-option'" plan --cpuid $cpu --no-such-option
-run 2 "no-such-option: unknown option word" plan --cpuid $cpu --capture trace --no-such-option
+run 2 "plan: --no-such-option: unknown option word" plan --cpuid $cpu --capture trace --no-such-option
 
 # options without their value or with a bad one: exit 2, named
 run 2 "--cpuid needs" info --cpuid
