@@ -258,6 +258,48 @@ static uint64_t run_libipt_blk(struct lib_setup *ls)
     return n;
 }
 
+/* The trace's name in the lines: its file's, or its folder's when the
+ * file is the usual trace.pt. */
+static const char *trace_name(const char *path)
+{
+    static char nm[256];
+    const char *name = strrchr(path, '/'), *slash = name;
+    name = name ? name + 1 : path;
+    if (slash && !strcmp(name, "trace.pt")) {
+        const char *s = slash;
+        while (s > path && s[-1] != '/')
+            s--;
+        snprintf(nm, sizeof(nm), "%.*s", (int)(slash - s), s);
+        return nm;
+    }
+    return name;
+}
+
+/* libipt's decoders alone (--libipt-only), best of rounds each: the
+ * same figures as the flow line's, from another process (libipt's speed
+ * here differs from process to process: bench/flow.sh runs several). */
+static void libipt_only_rounds(struct lib_setup *ls, long rounds, const char *name, int setup)
+{
+    double best_insn = 1e30, best_blk = 1e30;
+    uint64_t n_insn = 0, n_blk = 0;
+    for (long r = 0; r < rounds; r++) {
+        double t0 = now_s();
+        n_insn = run_libipt_insn(ls);
+        double t1 = now_s();
+        n_blk = run_libipt_blk(ls);
+        double t2 = now_s();
+        if (t1 - t0 < best_insn)
+            best_insn = t1 - t0;
+        if (t2 - t1 < best_blk)
+            best_blk = t2 - t1;
+    }
+    printf("bench: flow-libipt file=%s insns=%llu libipt_insn_minsn=%.1f libipt_blk_minsn=%.1f "
+           "libipt=%s setup=%s\n",
+           name, (unsigned long long)n_blk, (double)n_insn / best_insn / 1e6,
+           (double)n_blk / best_blk / 1e6, lib_version(),
+           bench_lib_setup_name((enum bench_lib_setup)setup));
+}
+
 int bench_flow(int argc, char **argv)
 {
     const char *prog = "ptboot bench";
@@ -267,7 +309,7 @@ int bench_flow(int argc, char **argv)
     int setup = BENCH_LIB_ISCACHE;
     struct ptd_flow *f;
     long rounds = 5;
-    int verify_only = 0;
+    int verify_only = 0, libipt_only = 0;
     double best[3] = { 1e30, 1e30, 1e30 };
     uint64_t n[3] = { 0, 0, 0 };
     const char *name;
@@ -285,6 +327,8 @@ int bench_flow(int argc, char **argv)
             rounds = strtol(argv[++i], NULL, 0);
         } else if (!strcmp(argv[i], "--verify")) {
             verify_only = 1;
+        } else if (!strcmp(argv[i], "--libipt-only")) {
+            libipt_only = 1;
         } else if (!strcmp(argv[i], "--libipt-setup") && i + 1 < argc) {
             setup = bench_lib_setup_parse(argv[++i]);
             if (setup < 0) {
@@ -325,6 +369,12 @@ int bench_flow(int argc, char **argv)
         return 1;
     }
     ls.image = li.image;
+    if (libipt_only) {
+        libipt_only_rounds(&ls, rounds, trace_name(fo.pt), setup);
+        bench_lib_image_free(&li);
+        flow_opts_free(&fo);
+        return 0;
+    }
     f = malloc(sizeof(*f));
     /* code in place (flow_opts_finish set cfg.map), as ptboot flow and
      * summary read it */
@@ -386,20 +436,7 @@ int bench_flow(int argc, char **argv)
                 "%llu, blk %llu)\n",
                 prog, (unsigned long long)n[0], (unsigned long long)n_count,
                 (unsigned long long)n[1], (unsigned long long)n[2]);
-    name = strrchr(fo.pt, '/');
-    name = name ? name + 1 : fo.pt;
-    {
-        /* name the trace by its folder when the file is the usual trace.pt */
-        static char nm[256];
-        const char *slash = strrchr(fo.pt, '/');
-        if (slash && !strcmp(name, "trace.pt")) {
-            const char *s = slash;
-            while (s > fo.pt && s[-1] != '/')
-                s--;
-            snprintf(nm, sizeof(nm), "%.*s", (int)(slash - s), s);
-            name = nm;
-        }
-    }
+    name = trace_name(fo.pt);
     if (verify_only) {
         printf("bench: flow-verify file=%s ok (blocks with and without caches equal the "
                "instruction flow)\n",

@@ -84,7 +84,7 @@ static void bench_usage(FILE *out)
         out,
         "usage: ptboot bench --pt FILE [--rounds N] [--min-bytes N]\n"
         "       ptboot bench --pt FILE (--pages PREFIX | --raw FILE[:FROM[-TO]]:BASE)...\n"
-        "                    [--filter LO-HI] [--cpu f/m] [--rounds N] [--verify]\n"
+        "                    [--filter LO-HI] [--cpu f/m] [--rounds N] [--verify | --libipt-only]\n"
         "                    [--libipt-setup iscache|callback|file]\n"
         "(the program is build/ptboot-bench, built by `make bench`; it takes the same options)\n"
         "\n"
@@ -104,6 +104,8 @@ static void bench_usage(FILE *out)
         "  bench: flow-nocache file=<name> insns=<n> ptboot_minsn=<x>\n"
         "  --rounds N     rounds per decoder (default 5)\n"
         "  --verify       only the check: 'bench: flow-verify file=<name> ok (...)'\n"
+        "  --libipt-only  only libipt's decoders: 'bench: flow-libipt file=<name> insns=<n>\n"
+        "                 libipt_insn_minsn=<y> libipt_blk_minsn=<z> libipt=<version> setup=<setup>'\n"
         "  --libipt-setup how libipt gets the code: iscache (default, its fastest: an\n"
         "                 image-section cache), callback (a read-memory callback),\n"
         "                 file (file sections, no cache: the setup before issue 13)\n");
