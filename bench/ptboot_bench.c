@@ -105,7 +105,8 @@ static void bench_usage(FILE *out)
         "  --rounds N     rounds per decoder (default 5)\n"
         "  --verify       only the check: 'bench: flow-verify file=<name> ok (...)'\n"
         "  --libipt-only  only libipt's decoders: 'bench: flow-libipt file=<name> insns=<n>\n"
-        "                 libipt_insn_minsn=<y> libipt_blk_minsn=<z> libipt=<version> setup=<setup>'\n"
+        "                 libipt_insn_minsn=<y> libipt_blk_minsn=<z> libipt=<version> "
+        "setup=<setup>'\n"
         "  --libipt-setup how libipt gets the code: iscache (default, its fastest: an\n"
         "                 image-section cache), callback (a read-memory callback),\n"
         "                 file (file sections, no cache: the setup before issue 13)\n");
