@@ -12,8 +12,7 @@
 #include <cmocka.h>
 
 #include "decoder/ptd_flow_ips.h"
-
-#define BASE 0x401000u
+#include "test/unit/code_image_cb.h"
 
 /* 64-bit code: lengths 3, 1, 5, 2, 7, 1 */
 static const uint8_t code[] = {
@@ -26,37 +25,6 @@ static const uint8_t code[] = {
 };
 static const uint64_t want[] = { BASE, BASE + 3, BASE + 4, BASE + 9, BASE + 11, BASE + 18 };
 #define NINSN 6
-
-/* code at BASE, padded so an instruction's worth of bytes follows the last */
-struct image {
-    uint8_t bytes[64];
-    size_t mapped; /* bytes the map callback hands out (0: no map) */
-    int reads, maps;
-};
-
-static int read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
-{
-    struct image *im = ctx;
-    im->reads++;
-    if (ip < BASE || ip - BASE >= sizeof im->bytes)
-        return 0;
-    size_t n = sizeof im->bytes - (size_t)(ip - BASE);
-    if (n > size)
-        n = size;
-    memcpy(buf, im->bytes + (ip - BASE), n);
-    return (int)n;
-}
-
-static const uint8_t *map_cb(void *ctx, uint64_t ip, uint64_t *base, size_t *size)
-{
-    struct image *im = ctx;
-    im->maps++;
-    if (!im->mapped || ip < BASE || ip - BASE >= im->mapped)
-        return NULL;
-    *base = BASE;
-    *size = im->mapped;
-    return im->bytes;
-}
 
 static void setup_flow(struct ptd_flow *f, struct image *im, size_t mapped)
 {

@@ -18,8 +18,8 @@
 #include <cmocka.h>
 
 #include "decoder/ptd_flow_impl.h"
+#include "test/unit/code_image_cb.h"
 
-#define BASE 0x401000u
 #define AWAY 0x7000u /* a stop IP the walks never reach */
 
 /* 64-bit code: four instructions that need no trace (a direct call
@@ -32,33 +32,6 @@ static const uint8_t code[] = {
     0x31, 0xc0,                   /* +11 xor eax, eax */
     0xc3,                         /* +13 ret */
 };
-
-struct image {
-    uint8_t bytes[64];
-    size_t mapped; /* bytes the map callback hands out (0: no map) */
-};
-
-static int read_cb(void *ctx, uint64_t ip, uint8_t *buf, size_t size)
-{
-    struct image *im = ctx;
-    if (ip < BASE || ip - BASE >= sizeof im->bytes)
-        return 0;
-    size_t n = sizeof im->bytes - (size_t)(ip - BASE);
-    if (n > size)
-        n = size;
-    memcpy(buf, im->bytes + (ip - BASE), n);
-    return (int)n;
-}
-
-static const uint8_t *map_cb(void *ctx, uint64_t ip, uint64_t *base, size_t *size)
-{
-    struct image *im = ctx;
-    if (!im->mapped || ip < BASE || ip - BASE >= im->mapped)
-        return NULL;
-    *base = BASE;
-    *size = im->mapped;
-    return im->bytes;
-}
 
 static uint64_t bcache[PTD_FLOW_BCACHE_BYTES(sizeof(struct image), 1) / 8 + 1];
 
