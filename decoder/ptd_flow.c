@@ -407,11 +407,6 @@ int ptd_flow_next_ip(const struct ptd_flow_pinsn *p, uint64_t *ip)
 
 /* ---- sections -------------------------------------------------------------- */
 
-static bool in_section(const struct ptd_flow *f, uint64_t ip)
-{
-    return ip - f->sec_lo < f->sec_hi - f->sec_lo;
-}
-
 /* The section (mapped region) holding f->ip, when it left the last one: a
  * block stays in it, as libipt's stay in one image section. Without a map
  * callback, one. */
@@ -441,7 +436,7 @@ static inline void block_start(struct ptd_flow *f, struct ptd_flow_block *blk)
     blk->speculative = f->speculative;
     blk->last_iclass = PTD_FLOW_ICLASS_ERROR;
     blk->ip = ip;
-    if (PTD_RARE(!in_section(f, ip)))
+    if (PTD_RARE(!ptd_flow_in_section(f, ip)))
         section_enter(f);
     /* apart from blk->ip: stored together, gcc loads f->ip as 16 bytes,
      * which cannot be forwarded from the 8-byte store that just wrote it
@@ -461,7 +456,7 @@ int ptd_flow_one_insn(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd
     int r;
     if (blk->ninsn >= PTD_FLOW_BLOCK_MAX)
         return 0;
-    if (blk->ninsn && !in_section(f, f->ip))
+    if (blk->ninsn && !ptd_flow_in_section(f, f->ip))
         return 0;
     r = ptd_flow_decode_step(f, p);
     if (r < 0)
@@ -503,7 +498,7 @@ int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct p
     /* bounded: each step adds an instruction to the block, at most room;
      * the checks are ptd_flow_one_insn's and ptd_flow_decode_step's lean
      * case, whatever fails them is left to those */
-    while (ip != stop && n - n0 < room && (!n || in_section(f, ip))) {
+    while (ip != stop && n - n0 < room && (!n || ptd_flow_in_section(f, ip))) {
         uint64_t off = ip - f->win_base, next;
         unsigned len;
         struct ptd_ild_step s;
@@ -595,7 +590,7 @@ static int decode_run(struct ptd_flow *f, struct run *e)
         unsigned sl;
         if (PTD_RARE(!cur || (size_t)(lim - cur) < PTD_ILD_MAX_LEN)) {
             /* a block does not run on into another section */
-            if (n && ip - f->sec_lo >= f->sec_hi - f->sec_lo) {
+            if (n && !ptd_flow_in_section(f, ip)) {
                 e->last_ip = prev;
                 e->target = 0;
                 e->size = (uint8_t)(ip - prev);
@@ -771,7 +766,7 @@ int ptd_flow_proceed_uncached(struct ptd_flow *f, struct ptd_flow_block *blk)
         struct ptd_flow_pinsn p;
         int r;
 
-        if (blk->ninsn && !in_section(f, f->ip))
+        if (blk->ninsn && !ptd_flow_in_section(f, f->ip))
             return 0;
         r = decode_run(f, &e);
         if (e.ninsn && blk->ninsn + e.ninsn > PTD_FLOW_BLOCK_MAX)
@@ -825,7 +820,7 @@ int ptd_flow_proceed_uncached(struct ptd_flow *f, struct ptd_flow_block *blk)
 
 int ptd_flow_proceed_no_event(struct ptd_flow *f, struct ptd_flow_block *blk)
 {
-    if (f->bce && in_section(f, f->ip))
+    if (f->bce && ptd_flow_in_section(f, f->ip))
         return ptd_flow_proceed_cached(f, blk);
     return ptd_flow_proceed_uncached(f, blk);
 }

@@ -317,11 +317,6 @@ static inline bool bce_set(struct ptd_flow *f, uint64_t off, bce_t e)
 
 /* ---- entries ---------------------------------------------------------------- */
 
-static bool in_sec(const struct ptd_flow *f, uint64_t ip)
-{
-    return ip - f->sec_lo < f->sec_hi - f->sec_lo;
-}
-
 /* An entry that goes on at the next instruction (noff) from ioff, or, when
  * the displacement does not fit, one that looks at the instruction: the
  * entry written (0: no room for it). */
@@ -358,7 +353,8 @@ static int add_decision(struct ptd_flow *f, uint32_t ioff, const struct ptd_flow
     /* A conditional branch with its length has both ways in the section
      * (so the counting loop follows either without a check); one that
      * leaves it is looked at, as one whose length does not fit. */
-    if (q == BQ_COND && isize && !(in_sec(f, p->ip + p->size) && in_sec(f, p->target)))
+    if (q == BQ_COND && isize &&
+        !(ptd_flow_in_section(f, p->ip + p->size) && ptd_flow_in_section(f, p->target)))
         isize = 0;
     bce_t e = bce_make(0, 1, f->mode, q, isize);
     if (q == BQ_COND)
@@ -461,7 +457,7 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
         f->mode != PTD_FLOW_MODE_UNKNOWN && woff < f->win_len &&
         f->win_len - woff >= PTD_ILD_MAX_LEN &&
         (sl = ptd_ild_step(f->code + woff, PTD_ILD_MAX_LEN, f->mode, &s)) != 0) {
-        if (s.iclass == PTD_ICLASS_OTHER && in_sec(f, ip + sl)) {
+        if (s.iclass == PTD_ICLASS_OTHER && ptd_flow_in_section(f, ip + sl)) {
             ioff = (uint32_t)(ip - f->sec_lo);
             noff = (uint32_t)(ip + sl - f->sec_lo);
             blk->last_iclass = PTD_ICLASS_OTHER;
@@ -474,7 +470,7 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
         }
         /* anything else the step knows: ptd_flow_one_insn's work with
          * the step's result (its decode would find the same) */
-        if (blk->ninsn && !in_sec(f, ip))
+        if (blk->ninsn && !ptd_flow_in_section(f, ip))
             return 0;
         ptd_flow_pinsn_of_step(&p, ip, sl, &s);
         /* ptd_flow_log_call from the step, not from p just written (gcc
@@ -507,7 +503,7 @@ static int fill_step(struct ptd_flow *f, struct ptd_flow_block *blk, struct bfra
     if (p.iclass == PTD_ICLASS_DIRECT_CALL ||
         (p.iclass == PTD_ICLASS_DIRECT_JUMP &&
          (nip < p.ip + p.size || (f->flags & PTD_FLOW_F_END_ON_JUMP))) ||
-        !in_sec(f, nip)) {
+        !ptd_flow_in_section(f, nip)) {
         bce_set(f, ioff, decode_entry(f, &p));
         return 0;
     }
@@ -551,7 +547,7 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
     int r;
 
     /* a run that leaves the section (libipt: a section split under it) */
-    if (!in_sec(f, nip))
+    if (!ptd_flow_in_section(f, nip))
         return ptd_flow_proceed_uncached(f, blk);
     if (blk->ninsn + n > PTD_FLOW_BLOCK_MAX)
         return 0;
@@ -595,7 +591,7 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
         if (((f->flags & PTD_FLOW_F_END_ON_CALL) && p.iclass == PTD_ICLASS_DIRECT_CALL) ||
             ((f->flags & PTD_FLOW_F_END_ON_JUMP) && p.iclass == PTD_ICLASS_DIRECT_JUMP))
             return 0;
-        return in_sec(f, f->ip) ? 1 : 0;
+        return ptd_flow_in_section(f, f->ip) ? 1 : 0;
     case BQ_IND_CALL:
         blk->last_iclass = PTD_ICLASS_INDIRECT_CALL;
         if (bce_isize(e)) {
@@ -638,7 +634,7 @@ static int cached_step(struct ptd_flow *f, struct ptd_flow_block *blk, bce_t e)
         f->ip = ip + (uint64_t)bce_cond_disp(e);
         if (f->flags & (bce_qual(e) == BQ_DCALL ? PTD_FLOW_F_END_ON_CALL : PTD_FLOW_F_END_ON_JUMP))
             return 0;
-        return in_sec(f, f->ip) ? 1 : 0;
+        return ptd_flow_in_section(f, f->ip) ? 1 : 0;
     case BQ_INDIRECT:
         /* the exact class for the block's users (kept in the entry) */
         blk->last_iclass = (uint8_t)bce_iclass(e);

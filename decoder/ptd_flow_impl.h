@@ -190,6 +190,12 @@ static inline const struct ptd_flow_centry *ptd_flow_centry_hit(const struct ptd
     return (e->ip == ip && e->mode == mode) ? e : NULL;
 }
 
+/* ip is in the section being walked ([sec_lo, sec_hi)). */
+static inline bool ptd_flow_in_section(const struct ptd_flow *f, uint64_t ip)
+{
+    return ip - f->sec_lo < f->sec_hi - f->sec_lo;
+}
+
 /* ---- the block cache (ptd_flow_bcache.c) ---- */
 void ptd_flow_bcache_init(struct ptd_flow *f, void *mem, size_t size);
 /* bytes of the cache's memory, zero (NULL: no room), until the next

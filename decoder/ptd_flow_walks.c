@@ -38,7 +38,7 @@ struct ptd_flow_walk *ptd_flow_walk_slot(struct ptd_flow *f, uint64_t stop)
 {
     uint64_t off = f->ip - f->win_base;
     if (!f->barena || f->code == f->win || off >= f->win_len ||
-        f->win_len - off < PTD_ILD_MAX_LEN || f->ip - f->sec_lo >= f->sec_hi - f->sec_lo)
+        f->win_len - off < PTD_ILD_MAX_LEN || !ptd_flow_in_section(f, f->ip))
         return NULL;
     if (!f->walks) {
         f->walks = ptd_flow_bcache_take(f, PTD_FLOW_BCACHE_WALKS);
