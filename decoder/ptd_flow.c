@@ -479,7 +479,9 @@ int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct p
     unsigned sl = 0;
     /* direct branches only where they end no block */
     const bool branches = !(f->flags & (PTD_FLOW_F_END_ON_CALL | PTD_FLOW_F_END_ON_JUMP));
-    struct ptd_flow_walk_end end = { 0, 0, { 0, 0, 0 }, 0, 0, 0, 0 };
+    /* for the walks' memo: the return addresses pushed on the way */
+    unsigned pushed = 0;
+    uint64_t push = 0;
     struct ptd_flow_walk *w;
 
     if (f->mode == PTD_FLOW_MODE_UNKNOWN)
@@ -522,20 +524,14 @@ int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct p
                 if (f->has_icnt)
                     f->icnt += n + 1 - n0;
                 f->ip = ip;
-                if (w && end.pushed < 2) {
-                    end.last = ip;
-                    end.step = s;
-                    end.len = len;
-                    end.plain = n - n0;
-                    end.stopped = 1;
-                    ptd_flow_walk_keep(f, w, start, stop, &end);
-                }
+                if (w)
+                    ptd_flow_walk_keep(f, w, start, stop, p, n - n0, true, pushed, push);
                 return 1;
             }
             if (s.iclass == PTD_ICLASS_DIRECT_CALL && s.disp) {
                 ptd_flow_ret_push(f, next);
-                end.push = next;
-                end.pushed++;
+                push = next;
+                pushed++;
             }
             next += (uint64_t)(int64_t)s.disp;
         }
@@ -556,13 +552,8 @@ int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct p
         f->icnt += n - n0;
     f->ip = ip;
     /* kept unless the room ended it */
-    if (w && end.pushed < 2 && n - n0 < room) {
-        end.last = last;
-        end.step = st;
-        end.len = sl;
-        end.plain = n - n0;
-        ptd_flow_walk_keep(f, w, start, stop, &end);
-    }
+    if (w && n - n0 < room)
+        ptd_flow_walk_keep(f, w, start, stop, p, n - n0, false, pushed, push);
     return 0;
 }
 

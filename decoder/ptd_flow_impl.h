@@ -95,15 +95,6 @@ int ptd_flow_walk_plain(struct ptd_flow *f, struct ptd_flow_block *blk, struct p
 
 /* ---- the walks' memo (ptd_flow_walks.c) ---- */
 struct ptd_flow_walk;
-/* How a walk of ptd_flow_walk_plain ended: the last instruction walked or
- * the one it stopped at (stopped), plain instructions before it, and the
- * return address a direct call on the way pushed (pushed). */
-struct ptd_flow_walk_end {
-    uint64_t last, push;
-    struct ptd_ild_step step;
-    uint32_t plain;
-    unsigned len, stopped, pushed;
-};
 /* The memo's slot for a walk from f->ip to stop; NULL where no walk from
  * there is kept (no block cache, a copied window, f->ip outside the
  * section). */
@@ -113,10 +104,13 @@ struct ptd_flow_walk *ptd_flow_walk_slot(struct ptd_flow *f, uint64_t stop);
  * returns it, taken again; -1: not that walk. */
 int ptd_flow_walk_replay(struct ptd_flow *f, struct ptd_flow_block *blk, struct ptd_flow_pinsn *p,
                          const struct ptd_flow_walk *w, uint64_t stop, uint32_t room);
-/* Keep in w the walk from start to stop that ended as e says, f->ip after
- * it. */
+/* Keep in w the walk from start to stop, f->ip after it: p the last
+ * instruction walked, or the one it stopped at (stopped), after plain
+ * others; the return addresses direct calls on the way pushed, pushed of
+ * them, the last push (a walk that pushed more is not kept). */
 void ptd_flow_walk_keep(struct ptd_flow *f, struct ptd_flow_walk *w, uint64_t start, uint64_t stop,
-                        const struct ptd_flow_walk_end *e);
+                        const struct ptd_flow_pinsn *p, uint32_t plain, bool stopped,
+                        unsigned pushed, uint64_t push);
 /* Walk as far as the code alone goes, then take the trace's step for the
  * instruction that needs it. 0 or an error. With the block cache
  * (ptd_flow_bcache.c) or without (the same flow; blocks may end earlier

@@ -20,15 +20,13 @@
 
 struct ptd_flow_walk {
     uint64_t start, stop;
-    uint64_t end;             /* f->ip after the walk */
-    uint64_t last;            /* the last instruction walked, or the one it stopped at */
-    uint64_t push;            /* the return address a direct call on the way pushed */
-    struct ptd_ild_step step; /* last's length step */
-    uint32_t plain;           /* instructions walked before the one it stopped at */
-    uint8_t len;              /* last's length */
-    uint8_t mode;             /* the execution mode + 1 (0: an empty slot) */
-    uint8_t stopped;          /* 1: it stopped at last, decoded (the walk's 1) */
-    uint8_t pushed;           /* push is valid */
+    uint64_t end;               /* f->ip after the walk */
+    uint64_t push;              /* the return address a direct call on the way pushed */
+    struct ptd_flow_pinsn insn; /* the last instruction walked, or the one it stopped at */
+    uint32_t plain;             /* instructions walked before the one it stopped at */
+    uint8_t mode;               /* the execution mode + 1 (0: an empty slot) */
+    uint8_t stopped;            /* 1: it stopped at insn, decoded (the walk's 1) */
+    uint8_t pushed;             /* push is valid */
 };
 
 #define WALKS 256u /* foo's 166 ways in few collisions */
@@ -59,11 +57,11 @@ int ptd_flow_walk_replay(struct ptd_flow *f, struct ptd_flow_block *blk, struct 
     /* as the walk left it (ptd_flow_walk_plain), in its order */
     if (w->pushed)
         ptd_flow_ret_push(f, w->push);
-    ptd_flow_pinsn_of_step(p, w->last, w->len, &w->step);
+    *p = w->insn;
     if (w->stopped)
         ptd_flow_log_call(f, p);
-    blk->last_iclass = w->step.iclass;
-    blk->last_ip = w->last;
+    blk->last_iclass = p->iclass;
+    blk->last_ip = p->ip;
     blk->ninsn += n;
     if (f->has_icnt)
         f->icnt += n;
@@ -72,17 +70,18 @@ int ptd_flow_walk_replay(struct ptd_flow *f, struct ptd_flow_block *blk, struct 
 }
 
 void ptd_flow_walk_keep(struct ptd_flow *f, struct ptd_flow_walk *w, uint64_t start, uint64_t stop,
-                        const struct ptd_flow_walk_end *e)
+                        const struct ptd_flow_pinsn *p, uint32_t plain, bool stopped,
+                        unsigned pushed, uint64_t push)
 {
+    if (pushed > 1)
+        return;
     w->start = start;
     w->stop = stop;
     w->end = f->ip;
-    w->last = e->last;
-    w->push = e->push;
-    w->step = e->step;
-    w->plain = e->plain;
-    w->len = (uint8_t)e->len;
+    w->push = push;
+    w->insn = *p;
+    w->plain = plain;
     w->mode = (uint8_t)(f->mode + 1u);
-    w->stopped = (uint8_t)e->stopped;
-    w->pushed = (uint8_t)e->pushed;
+    w->stopped = stopped;
+    w->pushed = (uint8_t)pushed;
 }

@@ -1,9 +1,10 @@
 /* The walks' memo (decoder/ptd_flow_walks.c): a walk to an event's IP
  * taken a second time comes out exactly as the first (the block, the
  * instruction it ends at, the flow's IP, the TRIG count, the call stack)
- * without decoding the code again; a walk the room would cut, a flow
- * without a block cache, a window copied through the read callback and a
- * flow invalidated after its code changed walk the code again. Every
+ * without decoding the code again; a walk the room would cut, one that
+ * pushed two return addresses, a flow without a block cache, a window
+ * copied through the read callback and a flow invalidated after its code
+ * changed walk the code again. Every
  * outcome is checked against the same walk on a flow without the memo.
  *
  * To tell a kept walk from a decoded one, the tests change the code under
@@ -222,6 +223,37 @@ static void test_room_walks_again(void **state)
     assert_int_equal(trig.icnt, UINT32_MAX - 1);
 }
 
+/* A walk through two direct calls pushes two return addresses: it is not
+ * kept (the memo holds one), and the second walk decodes the changed
+ * code. */
+static void test_two_pushes_walk_again(void **state)
+{
+    (void)state;
+    static const uint8_t calls[] = {
+        0xe8, 0x01, 0x00, 0x00, 0x00, /* +0  call +6 (returns to +5) */
+        0x90,                         /* +5  (not run) */
+        0xe8, 0x01, 0x00, 0x00, 0x00, /* +6  call +12 (returns to +11) */
+        0x90,                         /* +11 (not run) */
+        0xc3,                         /* +12 ret */
+    };
+    static struct image im;
+    static struct ptd_flow f;
+    image(&im, sizeof im.bytes);
+    memcpy(im.bytes, calls, sizeof calls);
+    flow_over(&f, &im, true);
+    struct outcome first = walk(&f, BASE, AWAY, 0);
+    assert_int_equal(first.r, 1);
+    assert_int_equal(first.ip, BASE + 12);
+    assert_int_equal(first.ninsn, 3);
+    assert_int_equal(first.ret_count, 2);
+    assert_int_equal(first.ret, BASE + 11);
+    im.bytes[6] = 0xc3;
+    struct outcome again = walk(&f, BASE, AWAY, 0);
+    assert_int_equal(again.ip, BASE + 6);
+    assert_int_equal(again.ninsn, 2);
+    assert_int_equal(again.ret_count, 1);
+}
+
 /* No memo without the block cache's memory, nor in a window the read
  * callback copied: the second walk decodes the changed code. */
 static void test_no_memo(void **state)
@@ -252,9 +284,9 @@ static void test_no_memo(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_walk_outcome),     cmocka_unit_test(test_second_walk_kept),
-        cmocka_unit_test(test_kept_walks_match), cmocka_unit_test(test_room_walks_again),
-        cmocka_unit_test(test_no_memo),
+        cmocka_unit_test(test_walk_outcome),          cmocka_unit_test(test_second_walk_kept),
+        cmocka_unit_test(test_kept_walks_match),      cmocka_unit_test(test_room_walks_again),
+        cmocka_unit_test(test_two_pushes_walk_again), cmocka_unit_test(test_no_memo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
