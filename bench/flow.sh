@@ -66,12 +66,20 @@ ptxed_raw() {
     printf '%s\n' "${out[@]}"
 }
 
+# The plain libipt program's M insn/s on the current trace, best of $1
+# rounds (libenv, args: one_trace's), its block decoder or, with --insn,
+# its instruction decoder.
+plain_minsn() {
+    env "${libenv[@]}" build/bench/libipt_count "${args[@]}" --rounds "$@" |
+        sed -n 's/.* minsn=\([^ ]*\).*/\1/p'
+}
+
 # One trace against the libipt the dynamic linker finds, with "$1" (empty,
 # or LD_LIBRARY_PATH=DIR) in the environment of the libipt programs only:
 # ptboot's start-up must not pay for the directories searched.
 one_trace() {
     local libenv=(${1:+"$1"})
-    local line out x blk_b insn_b blk_p=0 insn_p=0 insns k
+    local line out x blk_b insn_b blk_p=0 insn_p=0 insns k j
     local rounds=${BENCH_ROUNDS:-$((want < 2000000 ? 30 : 10))}
     local per=$(((rounds + PARTS - 1) / PARTS))
     out=$(env "${libenv[@]}" build/ptboot-bench "${args[@]}" --rounds "$rounds") || return 1
@@ -90,9 +98,9 @@ one_trace() {
         x=$(env "${libenv[@]}" build/ptboot-bench "${args[@]}" --rounds "$per" --libipt-only 2> /dev/null) || return 1
         blk_b=$(max "$blk_b" "$(field libipt_blk_minsn "$x")")
         insn_b=$(max "$insn_b" "$(field libipt_insn_minsn "$x")")
-        for x in 1 2 3; do
-            blk_p=$(max "$blk_p" "$(env "${libenv[@]}" build/bench/libipt_count "${args[@]}" --rounds "$per" | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')")
-            insn_p=$(max "$insn_p" "$(env "${libenv[@]}" build/bench/libipt_count "${args[@]}" --rounds "$per" --insn | sed -n 's/.* minsn=\([^ ]*\).*/\1/p')")
+        for j in 1 2 3; do
+            blk_p=$(max "$blk_p" "$(plain_minsn "$per")")
+            insn_p=$(max "$insn_p" "$(plain_minsn "$per" --insn)")
         done
     done
     sed -E "1s/libipt_insn_minsn=[^ ]*/libipt_insn_minsn=$insn_b/; 1s/libipt_blk_minsn=[^ ]*/libipt_blk_minsn=$blk_b/" <<< "$out"
