@@ -79,21 +79,19 @@ plain_minsn() {
 # ptboot's start-up must not pay for the directories searched.
 one_trace() {
     local libenv=(${1:+"$1"})
-    local line out x blk_b insn_b blk_p=0 insn_p=0 insns k j
+    local line out x blk_b=0 insn_b=0 blk_p=0 insn_p=0 insns k j
     local rounds=${BENCH_ROUNDS:-$((want < 2000000 ? 30 : 10))}
     local per=$(((rounds + PARTS - 1) / PARTS))
     out=$(env "${libenv[@]}" build/ptboot-bench "${args[@]}" --rounds "$rounds") || return 1
     line=$(head -1 <<< "$out")
-    blk_b=$(field libipt_blk_minsn "$line")
-    insn_b=$(field libipt_insn_minsn "$line")
     insns=$(field insns "$line")
     # libipt's speed here differs from process to process, in either
     # program and with or without address randomization (Unzip's block
     # decoder 45-55 or 68-80 M insn/s; the plain program is in the slower
-    # state more often): its figures are the best of PARTS more processes
-    # of the benchmark's libipt side (--libipt-only), each in turn with
-    # three of the plain program's, a change in the machine's load falling
-    # on both
+    # state more often): its figures are the best of PARTS processes of
+    # the benchmark's libipt side (--libipt-only), each in turn with three
+    # of the plain program's, so that a change in the machine's load falls
+    # on both (not of the run above, before them)
     for ((k = 0; k < PARTS; k++)); do
         x=$(env "${libenv[@]}" build/ptboot-bench "${args[@]}" --rounds "$per" --libipt-only 2> /dev/null) || return 1
         blk_b=$(max "$blk_b" "$(field libipt_blk_minsn "$x")")
