@@ -321,12 +321,15 @@ static inline uint64_t ptd_pkt_ld_le64(const uint8_t *p)
 }
 extern const uint64_t ptd_pkt_fast_mask[256];
 extern const uint8_t ptd_pkt_fast_size[256];
+/* The bytes the fast path needs from the packet on: the opcode and the
+ * 8-byte payload load. */
+#define PTD_PKT_FAST_BYTES 9u
 static PTD_ALWAYS_INLINE unsigned ptd_pkt_decode_fast(const uint8_t *pos, const uint8_t *end,
                                                       uint8_t in_block, struct ptd_pkt *p)
 {
     unsigned b, n;
 
-    if ((size_t)(end - pos) < 9 || in_block)
+    if ((size_t)(end - pos) < PTD_PKT_FAST_BYTES || in_block)
         return 0;
     b = pos[0];
     n = ptd_pkt_fast_size[b];

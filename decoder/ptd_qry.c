@@ -156,7 +156,9 @@ static struct ptd_event *published(struct ptd_qry *q)
 
 /* ---- packets, time, IP -------------------------------------------------- */
 
-int ptd_qry_fetch(struct ptd_qry *q)
+/* ptd_qry_fetch's general case: a run of PADs first, a packet outside the
+ * fast table, the end of the buffer, an error. */
+static PTD_NOINLINE int fetch_slow(struct ptd_qry *q)
 {
     struct ptd_pkt_decoder *d = &q->pkt;
     int r;
@@ -165,17 +167,14 @@ int ptd_qry_fetch(struct ptd_qry *q)
      * and BEP a 00 byte could start a BIP: left to the packet layer. */
     for (;;) {
         if (!d->in_block) {
-            while (d->pos < d->end && *d->pos == PTD_OPC_PAD)
-                d->pos++;
-            /* the fast packets inline (once per packet): never a PAD (the
-             * run is behind), their size the table's. Nothing here reads
-             * the packet back from q->cur: a byte load from the 16 bytes
-             * just stored there waits for the store on some CPUs (no
-             * forwarding into a part of a wider store). */
-            r = (int)ptd_pkt_decode_fast(d->pos, d->end, 0, &q->cur);
+            const uint8_t *pos = d->pos, *end = d->end;
+            while (pos < end && *pos == PTD_OPC_PAD)
+                pos++;
+            d->pos = pos;
+            r = (int)ptd_pkt_decode_fast(pos, end, 0, &q->cur);
             if (r) {
-                d->pos += r;
-                q->cur_off = (uint64_t)(d->pos - d->begin) - (unsigned)r;
+                d->pos = pos + r;
+                q->cur_off = (uint64_t)(pos - d->begin);
                 return 0;
             }
         }
@@ -196,6 +195,31 @@ int ptd_qry_fetch(struct ptd_qry *q)
      * ptd_pkt_offset's, without the call */
     q->cur_off = (uint64_t)(d->pos - d->begin) - q->cur.size;
     return 0;
+}
+
+/* The next packet: most are one of the fast table's with no PAD before
+ * them, decoded here inline (in the hot callers: no call, no registers
+ * saved); the rest is fetch_slow's. Nothing here reads the packet back
+ * from q->cur: a byte load from the 16 bytes just stored there waits for
+ * the store on some CPUs (no forwarding into a part of a wider store). */
+static PTD_ALWAYS_INLINE int fetch(struct ptd_qry *q)
+{
+    struct ptd_pkt_decoder *d = &q->pkt;
+    const uint8_t *pos = d->pos, *end = d->end;
+    if ((size_t)(end - pos) >= PTD_PKT_FAST_BYTES && !d->in_block && *pos != PTD_OPC_PAD) {
+        unsigned r = ptd_pkt_decode_fast(pos, end, 0, &q->cur);
+        if (r) {
+            d->pos = pos + r;
+            q->cur_off = (uint64_t)(pos - d->begin);
+            return 0;
+        }
+    }
+    return fetch_slow(q);
+}
+
+int ptd_qry_fetch(struct ptd_qry *q)
+{
+    return fetch(q);
 }
 
 void ptd_qry_ev_time(const struct ptd_qry *q, struct ptd_event *ev)
@@ -891,7 +915,7 @@ void ptd_qry_next_tnt(struct ptd_qry *q, struct ptd_event *ev)
     ev->value = q->cur.payload;
     ev->a = q->cur.a;
     ev->offset = q->cur_off;
-    ptd_qry_fetch(q);
+    (void)fetch(q);
 }
 
 int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
@@ -905,7 +929,7 @@ int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
      * this one. */
     if (q->cur.kind == PTD_PKT_TIP && q->bound && q->evq.begin == q->evq.end) {
         q->bound = 0;
-        ptd_qry_fetch(q);
+        (void)fetch(q);
     }
     /* a TNT packet with tracing on */
     if ((q->cur.kind == PTD_PKT_TNT8 || q->cur.kind == PTD_PKT_TNT64) && q->enabled) {
@@ -915,7 +939,7 @@ int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
         ev->a = q->cur.a;
         ev->offset = q->cur_off;
         ptd_qry_ev_time(q, ev);
-        ptd_qry_fetch(q);
+        (void)fetch(q);
         return 0;
     }
     /* a TIP for an indirect branch, nothing waiting for it: straight into
@@ -951,7 +975,7 @@ int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
         /* the packet was used up without an event: the next one is not
          * bound yet */
         q->bound = 0;
-        ptd_qry_fetch(q);
+        (void)fetch(q);
     }
     ptd_qry_ev_copy(ev, e);
     q->event = PTD_QRY_NO_EVENT;
