@@ -99,6 +99,8 @@ void ptd_flow_invalidate(struct ptd_flow *f)
     f->win_len = 0;
     f->code = f->win;
     f->sec_lo = f->sec_hi = 0;
+    for (unsigned i = 0; i < PTD_FLOW_SECTIONS; i++)
+        f->secs[i].lo = f->secs[i].hi = 0;
     if (f->cache)
         for (uint64_t i = 0; i <= f->cache_mask; i++)
             f->cache[i].mode = CENTRY_EMPTY;
@@ -409,15 +411,29 @@ int ptd_flow_next_ip(const struct ptd_flow_pinsn *p, uint64_t *ip)
 
 /* The section (mapped region) holding f->ip, when it left the last one: a
  * block stays in it, as libipt's stay in one image section. Without a map
- * callback, one. */
+ * callback, one. Its bounds (f->sec_lo/hi) and block-cache directory
+ * (f->bce) come from the flow's slot for the IP's page when a block
+ * entered it before, else from the map callback and the cache's list: the
+ * regions the callback gives are the image's sections, unchanged until
+ * ptd_flow_invalidate, so every IP in one gets the same answer. A section
+ * that is no longer its slot's (another page's section took it) is asked
+ * for again. */
 PTD_NOINLINE static void section_enter(struct ptd_flow *f)
 {
+    uint64_t ip = f->ip;
+    struct ptd_flow_section *s = &f->secs[(ip >> PTD_FLOW_SECTIONS_PAGE) & (PTD_FLOW_SECTIONS - 1)];
+    if (ip - s->lo < s->hi - s->lo) {
+        f->sec_lo = s->lo;
+        f->sec_hi = s->hi;
+        f->bce = s->bce;
+        return;
+    }
     f->sec_lo = 0;
     f->sec_hi = UINT64_MAX;
     if (f->map) {
         uint64_t base = 0;
         size_t size = 0;
-        if (f->map(f->ctx, f->ip, &base, &size) && size) {
+        if (f->map(f->ctx, ip, &base, &size) && size) {
             f->sec_lo = base;
             f->sec_hi = base + size < base ? UINT64_MAX : base + size;
         } else {
@@ -426,6 +442,8 @@ PTD_NOINLINE static void section_enter(struct ptd_flow *f)
         }
     }
     ptd_flow_bcache_section(f);
+    if (f->map && f->sec_hi > f->sec_lo)
+        *s = (struct ptd_flow_section){ f->sec_lo, f->sec_hi, f->bce };
 }
 
 static inline void block_start(struct ptd_flow *f, struct ptd_flow_block *blk)

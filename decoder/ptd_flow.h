@@ -76,6 +76,11 @@ typedef const uint8_t *(*ptd_map_fn)(void *ctx, uint64_t ip, uint64_t *base, siz
 /* Instructions in a block at most (libipt's: its count is 16 bits). */
 #define PTD_FLOW_BLOCK_MAX 0xffff
 
+/* The sections a flow keeps at hand (struct ptd_flow's secs): a slot per
+ * 4 KiB page of IPs, modulo PTD_FLOW_SECTIONS. */
+#define PTD_FLOW_SECTIONS      64 /* a power of two */
+#define PTD_FLOW_SECTIONS_PAGE 12 /* log2 of a slot's IP range */
+
 #define PTD_FLOW_MODE_UNKNOWN PTD_QRY_EXEC_MODE_UNKNOWN /* no MODE.Exec yet */
 #define PTD_FLOW_ICLASS_ERROR 0xff
 
@@ -190,6 +195,13 @@ struct ptd_flow_pinsn {
     uint8_t size, iclass, direct, zero_disp, kind_known;
 };
 
+/* A section entered before: its bounds (as the map callback gave them) and
+ * its block-cache directory. */
+struct ptd_flow_section {
+    uint64_t lo, hi;
+    uint32_t *bce;
+};
+
 struct ptd_flow {
     struct ptd_qry q;
     struct ptd_event ev; /* the event ahead (libipt's: the block
@@ -205,6 +217,11 @@ struct ptd_flow {
     uint32_t win_len;
     /* the section of the block being walked ([sec_lo, sec_hi)) */
     uint64_t sec_lo, sec_hi;
+    /* sections entered before, by the page of an IP in them (hi 0:
+     * none): code that calls into another section comes back, found
+     * here without the map callback or the block cache's list;
+     * forgotten with the cache (ptd_flow_invalidate) */
+    struct ptd_flow_section secs[PTD_FLOW_SECTIONS];
     /* time of the last event taken (libipt's pt_blk_time) */
     uint64_t tsc;
     uint32_t lost_mtc, lost_cyc;
