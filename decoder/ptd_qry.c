@@ -156,6 +156,24 @@ static struct ptd_event *published(struct ptd_qry *q)
 
 /* ---- packets, time, IP -------------------------------------------------- */
 
+/* The first byte from pos on that is not a PAD (PTD_OPC_PAD is 0), or end:
+ * eight bytes at a time while they are all PADs (runs of them fill the
+ * space up to the next PSB or ToPA boundary), then the first non-zero
+ * byte of the eight (little-endian: the lowest set bit's byte). */
+static const uint8_t *skip_pads(const uint8_t *pos, const uint8_t *end)
+{
+    _Static_assert(PTD_OPC_PAD == 0, "PAD is the zero byte");
+    while (end - pos >= 8) {
+        uint64_t w = ptd_pkt_ld_le64(pos);
+        if (w)
+            return pos + ((unsigned)__builtin_ctzll(w) >> 3);
+        pos += 8;
+    }
+    while (pos < end && *pos == PTD_OPC_PAD)
+        pos++;
+    return pos;
+}
+
 /* ptd_qry_fetch's general case: a run of PADs first, a packet outside the
  * fast table, the end of the buffer, an error. */
 static PTD_NOINLINE int fetch_slow(struct ptd_qry *q)
@@ -167,9 +185,8 @@ static PTD_NOINLINE int fetch_slow(struct ptd_qry *q)
      * and BEP a 00 byte could start a BIP: left to the packet layer. */
     for (;;) {
         if (!d->in_block) {
-            const uint8_t *pos = d->pos, *end = d->end;
-            while (pos < end && *pos == PTD_OPC_PAD)
-                pos++;
+            const uint8_t *pos = skip_pads(d->pos, d->end);
+            const uint8_t *end = d->end;
             d->pos = pos;
             r = (int)ptd_pkt_decode_fast(pos, end, 0, &q->cur);
             if (r) {
