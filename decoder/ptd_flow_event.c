@@ -21,6 +21,14 @@ int ptd_flow_status(const struct ptd_flow *f, int flags)
 static int find_trig_anchor(struct ptd_flow *f, const struct ptd_event *ev)
 {
     bool nip = (ev->flags & PTD_EVF_IP_SUPPRESSED) != 0;
+    /* most events: a TNT or TIP, ahead of the switch (a chain of tests) */
+    if (ev->type == PTD_EV_TNT || ev->type == PTD_EV_TIP) {
+        if (nip)
+            return -PTD_ERR_INTERNAL;
+        f->has_icnt = 1;
+        f->icnt = 0;
+        return 0;
+    }
     switch (ev->type) {
     case PTD_EV_PAGING:
     case PTD_EV_SIPI:
@@ -679,6 +687,7 @@ int ptd_flow_trailing(struct ptd_flow *f, struct ptd_flow_block *blk)
         case PTD_EV_DISABLED: r = trailing_disabled(f, ev); break;
         case PTD_EV_ASYNC_DISABLED:
         case PTD_EV_ASYNC_BRANCH: r = trailing_async(f, ev); break;
+        case PTD_EV_ENABLED: r = trailing_unbound(f, ev, blk); break; /* not insn_bound's */
         default: {
             unsigned i = 0;
             while (i < sizeof insn_bound / sizeof insn_bound[0] && insn_bound[i].type != ev->type)
