@@ -935,45 +935,14 @@ void ptd_qry_next_tnt(struct ptd_qry *q, struct ptd_event *ev)
     (void)fetch(q);
 }
 
-int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
+/* ptd_qry_next's general case: the packets decoded until one makes an
+ * event (out of line: the common cases stay a small function, with few
+ * registers to save). */
+static PTD_NOINLINE int next_decoded(struct ptd_qry *q, struct ptd_event *ev)
 {
     struct ptd_event *e;
     int r;
 
-    /* the common cases first. A TIP handed out (below) stays the current
-     * packet, as in the loop (error offsets stay libipt's); with nothing
-     * waiting for it, the round that finds nothing more bound to it is
-     * this one. */
-    if (q->cur.kind == PTD_PKT_TIP && q->bound && q->evq.begin == q->evq.end) {
-        q->bound = 0;
-        (void)fetch(q);
-    }
-    /* a TNT packet with tracing on */
-    if ((q->cur.kind == PTD_PKT_TNT8 || q->cur.kind == PTD_PKT_TNT64) && q->enabled) {
-        ev_clear(ev);
-        ev->type = PTD_EV_TNT;
-        ev->value = q->cur.payload;
-        ev->a = q->cur.a;
-        ev->offset = q->cur_off;
-        ptd_qry_ev_time(q, ev);
-        (void)fetch(q);
-        return 0;
-    }
-    /* a TIP for an indirect branch, nothing waiting for it: straight into
-     * *ev (decode_tip's TIP event) */
-    if (q->cur.kind == PTD_PKT_TIP && q->enabled && !q->bound && q->evq.begin == q->evq.end) {
-        uint64_t off = q->cur_off;
-        r = ptd_qry_update_ip(q, &q->cur);
-        if (r < 0)
-            return r;
-        ev_clear(ev);
-        ev->type = PTD_EV_TIP;
-        ev->offset = off;
-        ptd_qry_ev_ip(q, ev);
-        ptd_qry_ev_time(q, ev);
-        q->bound = 1;
-        return 0;
-    }
     /* bounded: every round uses a packet up or makes an event */
     for (;;) {
         uint64_t off = q->cur_off;
@@ -997,4 +966,43 @@ int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
     ptd_qry_ev_copy(ev, e);
     q->event = PTD_QRY_NO_EVENT;
     return 0;
+}
+
+int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
+{
+    /* the common cases first. A TIP handed out (below) stays the current
+     * packet, as in the loop (error offsets stay libipt's); with nothing
+     * waiting for it, the round that finds nothing more bound to it is
+     * this one. */
+    if (q->cur.kind == PTD_PKT_TIP && q->bound && q->evq.begin == q->evq.end) {
+        q->bound = 0;
+        (void)fetch(q);
+    }
+    /* a TNT packet with tracing on */
+    if ((q->cur.kind == PTD_PKT_TNT8 || q->cur.kind == PTD_PKT_TNT64) && q->enabled) {
+        ev_clear(ev);
+        ev->type = PTD_EV_TNT;
+        ev->value = q->cur.payload;
+        ev->a = q->cur.a;
+        ev->offset = q->cur_off;
+        ptd_qry_ev_time(q, ev);
+        (void)fetch(q);
+        return 0;
+    }
+    /* a TIP for an indirect branch, nothing waiting for it: straight into
+     * *ev (decode_tip's TIP event) */
+    if (q->cur.kind == PTD_PKT_TIP && q->enabled && !q->bound && q->evq.begin == q->evq.end) {
+        uint64_t off = q->cur_off;
+        int r = ptd_qry_update_ip(q, &q->cur);
+        if (r < 0)
+            return r;
+        ev_clear(ev);
+        ev->type = PTD_EV_TIP;
+        ev->offset = off;
+        ptd_qry_ev_ip(q, ev);
+        ptd_qry_ev_time(q, ev);
+        q->bound = 1;
+        return 0;
+    }
+    return next_decoded(q, ev);
 }
