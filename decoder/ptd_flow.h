@@ -65,7 +65,9 @@ typedef int (*ptd_read_fn)(void *ctx, uint64_t ip, uint8_t *buf, size_t size);
  * bytes copied: the flow then reads through ptd_read_fn). The bytes must
  * stay valid and unchanged while decoding (ptd_flow_invalidate after a
  * change). The regions are the image's sections: a block does not run on
- * from one into another (as libipt's). */
+ * from one into another (as libipt's), and every IP in one gets the same
+ * region (the flow keeps the regions it was given; ptd_flow_invalidate
+ * forgets them). */
 typedef const uint8_t *(*ptd_map_fn)(void *ctx, uint64_t ip, uint64_t *base, size_t *size);
 
 /* Code bytes are read in windows of this size and reused while the IP
