@@ -3,27 +3,10 @@
  * PSB+ in ptd_qry_psb.c, OVF in ptd_qry_ovf.c, Event Trace and TRIG in
  * ptd_qry_trace_events.c). */
 #include "decoder/ptd_qry_impl.h"
+#include "decoder/ptd_qry_fast.h"
 #include "decoder/ptd_ild.h"
 
 /* ---- events ------------------------------------------------------------- */
-
-static void ev_clear(struct ptd_event *e)
-{
-    e->ip = 0;
-    e->from = 0;
-    e->value = 0;
-    e->value2 = 0;
-    e->offset = 0;
-    e->tsc = 0;
-    e->lost_mtc = 0;
-    e->lost_cyc = 0;
-    e->aux = 0;
-    e->flags = 0;
-    e->type = 0;
-    e->mode = 0;
-    e->a = 0;
-    e->b = 0;
-}
 
 void ptd_qry_ev_copy(struct ptd_event *d, const struct ptd_event *s)
 {
@@ -70,7 +53,7 @@ struct ptd_event *ptd_qry_enqueue(struct ptd_qry *q, unsigned binding)
         return NULL;
     e->end = end;
     e->binding[idx] = (uint8_t)binding;
-    ev_clear(&e->ev[idx]);
+    ptd_qry_ev_clear(&e->ev[idx]);
     return &e->ev[idx];
 }
 
@@ -138,7 +121,7 @@ bool ptd_qry_pending(const struct ptd_qry *q, unsigned binding)
 
 struct ptd_event *ptd_qry_standalone(struct ptd_qry *q)
 {
-    ev_clear(&q->standalone);
+    ptd_qry_ev_clear(&q->standalone);
     return &q->standalone;
 }
 
@@ -174,9 +157,8 @@ static const uint8_t *skip_pads(const uint8_t *pos, const uint8_t *end)
     return pos;
 }
 
-/* ptd_qry_fetch's general case: a run of PADs first, a packet outside the
- * fast table, the end of the buffer, an error. */
-static PTD_NOINLINE int fetch_slow(struct ptd_qry *q)
+/* The fetch's general case (decoder/ptd_qry_fast.h). */
+PTD_NOINLINE int ptd_qry_fetch_slow(struct ptd_qry *q)
 {
     struct ptd_pkt_decoder *d = &q->pkt;
     int r;
@@ -214,35 +196,15 @@ static PTD_NOINLINE int fetch_slow(struct ptd_qry *q)
     return 0;
 }
 
-/* The next packet: most are one of the fast table's with no PAD before
- * them, decoded here inline (in the hot callers: no call, no registers
- * saved); the rest is fetch_slow's. Nothing here reads the packet back
- * from q->cur: a byte load from the 16 bytes just stored there waits for
- * the store on some CPUs (no forwarding into a part of a wider store). */
-static PTD_ALWAYS_INLINE int fetch(struct ptd_qry *q)
-{
-    struct ptd_pkt_decoder *d = &q->pkt;
-    const uint8_t *pos = d->pos, *end = d->end;
-    if ((size_t)(end - pos) >= PTD_PKT_FAST_BYTES && !d->in_block && *pos != PTD_OPC_PAD) {
-        unsigned r = ptd_pkt_decode_fast(pos, end, 0, &q->cur);
-        if (r) {
-            d->pos = pos + r;
-            q->cur_off = (uint64_t)(pos - d->begin);
-            return 0;
-        }
-    }
-    return fetch_slow(q);
-}
-
 int ptd_qry_fetch(struct ptd_qry *q)
 {
-    return fetch(q);
+    ptd_qry_fetch_fast(q);
+    return 0;
 }
 
 void ptd_qry_ev_time(const struct ptd_qry *q, struct ptd_event *ev)
 {
-    if (ptd_time_now(&q->time, &ev->tsc, &ev->lost_mtc, &ev->lost_cyc) == 0)
-        ev->flags |= PTD_EVF_HAS_TSC;
+    ptd_qry_ev_time_now(q, ev);
 }
 
 void ptd_qry_ev_ip(const struct ptd_qry *q, struct ptd_event *ev)
@@ -750,7 +712,7 @@ static int decode_vmcs(struct ptd_qry *q)
         if (!paging)
             return -PTD_ERR_NOMEM;
         ptd_qry_ev_copy(paging, ev);
-        ev_clear(ev);
+        ptd_qry_ev_clear(ev);
         ev->type = PTD_EV_ASYNC_VMCS;
         ev->value = q->cur.payload;
         return 1;
@@ -932,13 +894,12 @@ void ptd_qry_next_tnt(struct ptd_qry *q, struct ptd_event *ev)
     ev->value = q->cur.payload;
     ev->a = q->cur.a;
     ev->offset = q->cur_off;
-    (void)fetch(q);
+    ptd_qry_fetch_fast(q);
 }
 
-/* ptd_qry_next's general case: the packets decoded until one makes an
- * event (out of line: the common cases stay a small function, with few
- * registers to save). */
-static PTD_NOINLINE int next_decoded(struct ptd_qry *q, struct ptd_event *ev)
+/* ptd_qry_next past its common cases (decoder/ptd_qry_fast.h); out of
+ * line, so that those stay a small function with few registers to save. */
+PTD_NOINLINE int ptd_qry_next_decoded(struct ptd_qry *q, struct ptd_event *ev)
 {
     struct ptd_event *e;
     int r;
@@ -961,7 +922,7 @@ static PTD_NOINLINE int next_decoded(struct ptd_qry *q, struct ptd_event *ev)
         /* the packet was used up without an event: the next one is not
          * bound yet */
         q->bound = 0;
-        (void)fetch(q);
+        ptd_qry_fetch_fast(q);
     }
     ptd_qry_ev_copy(ev, e);
     q->event = PTD_QRY_NO_EVENT;
@@ -970,39 +931,9 @@ static PTD_NOINLINE int next_decoded(struct ptd_qry *q, struct ptd_event *ev)
 
 int ptd_qry_next(struct ptd_qry *q, struct ptd_event *ev)
 {
-    /* the common cases first. A TIP handed out (below) stays the current
-     * packet, as in the loop (error offsets stay libipt's); with nothing
-     * waiting for it, the round that finds nothing more bound to it is
-     * this one. */
-    if (q->cur.kind == PTD_PKT_TIP && q->bound && q->evq.begin == q->evq.end) {
-        q->bound = 0;
-        (void)fetch(q);
-    }
-    /* a TNT packet with tracing on */
-    if ((q->cur.kind == PTD_PKT_TNT8 || q->cur.kind == PTD_PKT_TNT64) && q->enabled) {
-        ev_clear(ev);
-        ev->type = PTD_EV_TNT;
-        ev->value = q->cur.payload;
-        ev->a = q->cur.a;
-        ev->offset = q->cur_off;
-        ptd_qry_ev_time(q, ev);
-        (void)fetch(q);
-        return 0;
-    }
-    /* a TIP for an indirect branch, nothing waiting for it: straight into
-     * *ev (decode_tip's TIP event) */
-    if (q->cur.kind == PTD_PKT_TIP && q->enabled && !q->bound && q->evq.begin == q->evq.end) {
-        uint64_t off = q->cur_off;
-        int r = ptd_qry_update_ip(q, &q->cur);
-        if (r < 0)
-            return r;
-        ev_clear(ev);
-        ev->type = PTD_EV_TIP;
-        ev->offset = off;
-        ptd_qry_ev_ip(q, ev);
-        ptd_qry_ev_time(q, ev);
-        q->bound = 1;
-        return 0;
-    }
-    return next_decoded(q, ev);
+    /* the common cases first (decoder/ptd_qry_fast.h) */
+    int r = ptd_qry_next_common(q, ev);
+    if (r)
+        return r < 0 ? r : 0;
+    return ptd_qry_next_decoded(q, ev);
 }
