@@ -904,6 +904,32 @@ PTD_NOINLINE int ptd_qry_next_decoded(struct ptd_qry *q, struct ptd_event *ev)
     struct ptd_event *e;
     int r;
 
+    /* tracing leaving or entering the filter's range, nothing bound to
+     * the packet: straight into *ev (decode_tip_pgd's and
+     * decode_tip_pge's standalone events, without the standalone slot
+     * and its copy) */
+    if ((q->cur.kind == PTD_PKT_TIP_PGD && q->evq.begin == q->evq.end) ||
+        q->cur.kind == PTD_PKT_TIP_PGE) {
+        if (!q->bound) {
+            uint64_t off = q->cur_off;
+            bool pge = q->cur.kind == PTD_PKT_TIP_PGE;
+            r = ptd_qry_update_ip(q, &q->cur);
+            if (r < 0)
+                return r;
+            ptd_qry_ev_clear(ev);
+            ev->type = pge ? PTD_EV_ENABLED : PTD_EV_DISABLED;
+            ptd_qry_ev_ip(q, ev);
+            q->enabled = pge;
+            ptd_qry_ev_time_now(q, ev);
+            ev->offset = off;
+            if (pge)
+                q->bound = 1; /* the enable's packet stays, bound */
+            else
+                ptd_qry_fetch_fast(q);
+            return 0;
+        }
+    }
+
     /* bounded: every round uses a packet up or makes an event */
     for (;;) {
         uint64_t off = q->cur_off;
