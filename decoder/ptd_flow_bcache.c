@@ -705,6 +705,19 @@ static bool run_ok(const struct ptd_flow *f)
            (!f->has_icnt || f->icnt <= UINT32_MAX - (bits + 1u) * PTD_FLOW_BLOCK_MAX);
 }
 
+/* ptd_flow_fetch_event's work for a TNT or TIP used up (not suppressed):
+ * the event done is the flow's time, and the TRIG count restarts from
+ * it (find_trig_anchor). */
+static inline void used_up(struct ptd_flow *f, const struct ptd_event *ev)
+{
+    f->tsc = ev->tsc;
+    f->has_tsc = (ev->flags & PTD_EVF_HAS_TSC) != 0;
+    f->lost_mtc = ev->lost_mtc;
+    f->lost_cyc = ev->lost_cyc;
+    f->has_icnt = 1;
+    f->icnt = 0;
+}
+
 /* After the event ahead was used up by the block just walked: the next
  * one (ptd_flow_fetch_event; the TRIG count restarts). true when the
  * next block is the quick loop's too, as the event ahead leaves nothing
@@ -716,15 +729,9 @@ static bool run_next_event(struct ptd_flow *f, int *r, bool fresh)
     struct ptd_event *ev = &f->ev;
     if (ev->type == PTD_EV_TNT && !(ev->flags & PTD_EVF_IP_SUPPRESSED) &&
         ptd_qry_tnt_ahead(&f->q)) {
-        /* a TNT after a TNT, the common case: ptd_flow_fetch_event's
-         * work for it (the TNT done is the time and the TRIG anchor),
-         * and the query layer's next event cannot fail */
-        f->tsc = ev->tsc;
-        f->has_tsc = (ev->flags & PTD_EVF_HAS_TSC) != 0;
-        f->lost_mtc = ev->lost_mtc;
-        f->lost_cyc = ev->lost_cyc;
-        f->has_icnt = 1;
-        f->icnt = 0;
+        /* a TNT after a TNT, the most common case: the query layer's
+         * next event cannot fail */
+        used_up(f, ev);
         *r = 0;
         if (fresh)
             ptd_qry_next_tnt(&f->q, ev);
@@ -734,16 +741,10 @@ static bool run_next_event(struct ptd_flow *f, int *r, bool fresh)
     }
     if ((ev->type == PTD_EV_TNT || ev->type == PTD_EV_TIP) &&
         !(ev->flags & PTD_EVF_IP_SUPPRESSED)) {
-        /* a TNT or TIP used up, the common case: ptd_flow_fetch_event's
-         * work for it (its TRIG anchor restarts the count) with the query
-         * layer's common events inline (decoder/ptd_qry_fast.h; out of
-         * line, this took 1.5% more of mruby's instructions and time) */
-        f->tsc = ev->tsc;
-        f->has_tsc = (ev->flags & PTD_EVF_HAS_TSC) != 0;
-        f->lost_mtc = ev->lost_mtc;
-        f->lost_cyc = ev->lost_cyc;
-        f->has_icnt = 1;
-        f->icnt = 0;
+        /* another TNT or TIP used up: the query layer's common events
+         * inline (decoder/ptd_qry_fast.h; out of line, this took 1.5%
+         * more of mruby's instructions and time) */
+        used_up(f, ev);
         *r = 0;
         int q = ptd_qry_next_common(&f->q, ev);
         if (q == 0)

@@ -68,74 +68,51 @@ static const uint8_t *map_cb(void *ctx, uint64_t ip, uint64_t *base, size_t *siz
 
 static uint64_t bcache[PTD_FLOW_BCACHE_BYTES(A_SZ + B_SZ + C_SZ, 3) / 8 + 1];
 
-static void flow_over(struct ptd_flow *f, struct image *im)
+static struct image im;
+static struct ptd_flow f;
+
+/* A fresh image and a flow over it, with a block cache. */
+static void start(void)
 {
     struct ptd_flow_config cfg;
+    memset(&im, 0x90, sizeof im);
+    im.maps = 0;
+    im.a_size = A_SZ;
     memset(&cfg, 0, sizeof cfg);
     cfg.read = read_cb;
     cfg.map = map_cb;
-    cfg.ctx = im;
+    cfg.ctx = &im;
     cfg.mode = 64;
     cfg.bcache = bcache;
     cfg.bcache_size = sizeof bcache;
-    assert_int_equal(ptd_flow_init(f, &cfg), 0);
+    assert_int_equal(ptd_flow_init(&f, &cfg), 0);
 }
 
-/* A block starting at ip: the section it runs in (the flow's bounds and
- * directory), and the map callback's calls for it. */
-struct entered {
-    uint64_t lo, hi;
-    const uint32_t *bce;
-    int maps;
-};
-
-static struct entered enter(struct ptd_flow *f, struct image *im, uint64_t ip)
+/* A block starting at ip: the map callback asked maps times for it, the
+ * flow's section [lo, hi); its block-cache directory. */
+static const uint32_t *expect(uint64_t ip, int maps, uint64_t lo, uint64_t hi)
 {
     struct ptd_flow_block blk;
-    struct entered e;
-    int before = im->maps;
-    f->ip = ip;
-    ptd_flow_block_start(f, &blk);
-    e.lo = f->sec_lo;
-    e.hi = f->sec_hi;
-    e.bce = f->bce;
-    e.maps = im->maps - before;
-    return e;
-}
-
-static void image(struct image *im)
-{
-    memset(im, 0x90, sizeof *im);
-    im->maps = 0;
-    im->a_size = A_SZ;
+    int before = im.maps;
+    f.ip = ip;
+    ptd_flow_block_start(&f, &blk);
+    assert_int_equal(im.maps - before, maps);
+    assert_int_equal(f.sec_lo, lo);
+    assert_int_equal(f.sec_hi, hi);
+    return f.bce;
 }
 
 /* Back into a section entered before: its bounds and directory, no call. */
 static void test_back_without_map(void **state)
 {
     (void)state;
-    static struct image im;
-    static struct ptd_flow f;
-    image(&im);
-    flow_over(&f, &im);
-    struct entered a = enter(&f, &im, A + 0x10);
-    assert_int_equal(a.maps, 1);
-    assert_int_equal(a.lo, A);
-    assert_int_equal(a.hi, A + A_SZ);
-    assert_non_null(a.bce);
-    struct entered b = enter(&f, &im, B + 0x20);
-    assert_int_equal(b.maps, 1);
-    assert_int_equal(b.lo, B);
-    assert_int_equal(b.hi, B + B_SZ);
-    assert_ptr_not_equal(b.bce, a.bce);
-    struct entered a2 = enter(&f, &im, A + 0x30);
-    assert_int_equal(a2.maps, 0);
-    assert_int_equal(a2.lo, A);
-    assert_int_equal(a2.hi, A + A_SZ);
-    assert_ptr_equal(a2.bce, a.bce);
-    struct entered b2 = enter(&f, &im, B);
-    assert_int_equal(b2.maps, 0);
-    assert_ptr_equal(b2.bce, b.bce);
+    start();
+    const uint32_t *a = expect(A + 0x10, 1, A, A + A_SZ);
+    const uint32_t *b = expect(B + 0x20, 1, B, B + B_SZ);
+    assert_non_null(a);
+    assert_ptr_not_equal(b, a);
+    assert_ptr_equal(expect(A + 0x30, 0, A, A + A_SZ), a);
+    assert_ptr_equal(expect(B, 0, B, B + B_SZ), b);
 }
 
 /* A's second page has a slot of its own: asked once, and the directory is
@@ -143,19 +120,12 @@ static void test_back_without_map(void **state)
 static void test_second_page_same_section(void **state)
 {
     (void)state;
-    static struct image im;
-    static struct ptd_flow f;
-    image(&im);
-    flow_over(&f, &im);
-    struct entered a = enter(&f, &im, A + 0x10);
-    (void)enter(&f, &im, B);
-    struct entered a1 = enter(&f, &im, A + PAGE + 0x10);
-    assert_int_equal(a1.maps, 1);
-    assert_int_equal(a1.lo, A);
-    assert_int_equal(a1.hi, A + A_SZ);
-    assert_ptr_equal(a1.bce, a.bce);
-    (void)enter(&f, &im, B);
-    assert_int_equal(enter(&f, &im, A + PAGE + 0x20).maps, 0);
+    start();
+    const uint32_t *a = expect(A + 0x10, 1, A, A + A_SZ);
+    (void)expect(B, 1, B, B + B_SZ);
+    assert_ptr_equal(expect(A + PAGE + 0x10, 1, A, A + A_SZ), a);
+    (void)expect(B, 0, B, B + B_SZ);
+    assert_ptr_equal(expect(A + PAGE + 0x20, 0, A, A + A_SZ), a);
 }
 
 /* C shares A's slot: each takes it from the other, and neither is taken
@@ -163,34 +133,19 @@ static void test_second_page_same_section(void **state)
 static void test_shared_slot(void **state)
 {
     (void)state;
-    static struct image im;
-    static struct ptd_flow f;
-    image(&im);
-    flow_over(&f, &im);
-    struct entered a = enter(&f, &im, A);
-    struct entered c = enter(&f, &im, C + 8);
-    assert_int_equal(c.maps, 1);
-    assert_int_equal(c.lo, C);
-    assert_int_equal(c.hi, C + C_SZ);
-    assert_ptr_not_equal(c.bce, a.bce);
-    struct entered a2 = enter(&f, &im, A + 8);
-    assert_int_equal(a2.maps, 1);
-    assert_int_equal(a2.lo, A);
-    assert_ptr_equal(a2.bce, a.bce);
+    start();
+    const uint32_t *a = expect(A, 1, A, A + A_SZ);
+    assert_ptr_not_equal(expect(C + 8, 1, C, C + C_SZ), a);
+    assert_ptr_equal(expect(A + 8, 1, A, A + A_SZ), a);
 }
 
 /* No section: not kept, asked again at each block. */
 static void test_hole_asked_again(void **state)
 {
     (void)state;
-    static struct image im;
-    static struct ptd_flow f;
-    image(&im);
-    flow_over(&f, &im);
-    struct entered h = enter(&f, &im, HOLE);
-    assert_int_equal(h.maps, 1);
-    assert_int_equal(h.hi, 0);
-    assert_int_equal(enter(&f, &im, HOLE + 4).maps, 1);
+    start();
+    (void)expect(HOLE, 1, 0, 0);
+    (void)expect(HOLE + 4, 1, 0, 0);
 }
 
 /* After ptd_flow_invalidate the sections are the callback's again: A,
@@ -198,18 +153,12 @@ static void test_hole_asked_again(void **state)
 static void test_invalidate_forgets(void **state)
 {
     (void)state;
-    static struct image im;
-    static struct ptd_flow f;
-    image(&im);
-    flow_over(&f, &im);
-    (void)enter(&f, &im, A + 0x10);
-    (void)enter(&f, &im, B);
+    start();
+    (void)expect(A + 0x10, 1, A, A + A_SZ);
+    (void)expect(B, 1, B, B + B_SZ);
     im.a_size = PAGE;
     ptd_flow_invalidate(&f);
-    struct entered a = enter(&f, &im, A + 0x10);
-    assert_int_equal(a.maps, 1);
-    assert_int_equal(a.hi, A + PAGE);
-    assert_non_null(a.bce);
+    assert_non_null(expect(A + 0x10, 1, A, A + PAGE));
 }
 
 int main(void)
