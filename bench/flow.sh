@@ -26,8 +26,10 @@
 #                         libipt program's check (default 30 for a trace of
 #                         under 2 M instructions, else 10: a short decode's
 #                         best of 10 moved with the machine's load)
-#   BENCH_PROCESSES=N     runs of each whole process (default 100: the best
-#                         of fewer moved with the machine's load)
+#   BENCH_PROCESSES=N     runs of each whole process (default 300 for a
+#                         trace under 2 M instructions, else 100: the best
+#                         of fewer moved with the machine's load, the more
+#                         the shorter the process)
 #   PTBOOT_LIBIPT_LIB=DIR also run libipt's side with the libipt.so.2 in DIR
 #                         (e.g. a build of current libipt's sources): the
 #                         same lines again, tagged with that version
@@ -38,7 +40,6 @@
 cd "$(dirname "$0")/.." || exit 1
 . test/lib/real_traces.sh
 real_traces_begin "bench: flow"
-procs=${BENCH_PROCESSES:-100}
 PARTS=6
 for f in build/ptboot build/ptboot-bench build/bench/libipt_count build/bench/proc_time; do
     [ -x "$f" ] || { echo "bench-flow: $f missing (make bench-flow builds it)"; exit 1; }
@@ -109,6 +110,7 @@ one_trace() {
         printf "bench: flow-libipt-check file=%s blk: bench=%s plain=%s insn: bench=%s plain=%s (plain/bench %.2f %.2f; within 30%%: %s)\n",
                n, bb, bp, ib, ip, rb, ri, ok }'
     local t p l
+    procs=${BENCH_PROCESSES:-$((want < 2000000 ? 300 : 100))}
     t=$(build/bench/proc_time "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
         "${libenv[@]}" build/bench/libipt_count "${args[@]}") || return 1
     p=$(sed -n 1p <<< "$t")
