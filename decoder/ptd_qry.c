@@ -3,7 +3,6 @@
  * PSB+ in ptd_qry_psb.c, OVF in ptd_qry_ovf.c, Event Trace and TRIG in
  * ptd_qry_trace_events.c). */
 #include "decoder/ptd_qry_impl.h"
-#include "decoder/ptd_qry_fast.h"
 #include "decoder/ptd_ild.h"
 
 /* ---- events ------------------------------------------------------------- */
@@ -202,17 +201,6 @@ int ptd_qry_fetch(struct ptd_qry *q)
     return 0;
 }
 
-void ptd_qry_ev_time(const struct ptd_qry *q, struct ptd_event *ev)
-{
-    ptd_qry_ev_time_now(q, ev);
-}
-
-void ptd_qry_ev_ip(const struct ptd_qry *q, struct ptd_event *ev)
-{
-    if (ptd_last_ip_query(&q->lip, &ev->ip) < 0)
-        ev->flags |= PTD_EVF_IP_SUPPRESSED;
-}
-
 int ptd_qry_apply_time(struct ptd_time *t, const struct ptd_pkt *p)
 {
     int cal = 0, r;
@@ -231,11 +219,6 @@ int ptd_qry_apply_time(struct ptd_time *t, const struct ptd_pkt *p)
     if (r < 0 && r != -PTD_ERR_BAD_CONFIG)
         return r;
     return 0;
-}
-
-int ptd_qry_update_ip(struct ptd_qry *q, const struct ptd_pkt *p)
-{
-    return ptd_last_ip_update(&q->lip, p->a, p->payload);
 }
 
 unsigned ptd_qry_exec_mode(const struct ptd_pkt *p)
@@ -534,6 +517,24 @@ static int decode_tip(struct ptd_qry *q)
     }
 }
 
+/* A TIP.PGE or TIP.PGD (q->cur, its IP applied) with nothing bound to it:
+ * the enable or disable into ev (cleared first), with its IP and time.
+ * The enable's packet stays, bound (what binds to it comes next); the
+ * disable's is used up. */
+static void tip_pg_standalone(struct ptd_qry *q, struct ptd_event *ev)
+{
+    bool pge = q->cur.kind == PTD_PKT_TIP_PGE;
+    ptd_qry_ev_clear(ev);
+    ev->type = pge ? PTD_EV_ENABLED : PTD_EV_DISABLED;
+    ptd_qry_ev_ip(q, ev);
+    q->enabled = pge;
+    ptd_qry_ev_time(q, ev);
+    if (pge)
+        q->bound = 1;
+    else
+        ptd_qry_fetch_fast(q);
+}
+
 /* TIP.PGE: the enable first, then what binds to it (MODE.Exec). */
 static int decode_tip_pge(struct ptd_qry *q)
 {
@@ -542,13 +543,8 @@ static int decode_tip_pge(struct ptd_qry *q)
     if (r < 0)
         return r;
     if (!q->bound) {
-        ev = ptd_qry_standalone(q);
-        ev->type = PTD_EV_ENABLED;
-        ptd_qry_ev_ip(q, ev);
-        q->enabled = 1;
-        q->bound = 1;
-        ptd_qry_ev_time(q, ev);
-        ptd_qry_publish(q, ev);
+        tip_pg_standalone(q, &q->standalone);
+        ptd_qry_publish(q, &q->standalone);
         return 0;
     }
     for (;;) {
@@ -581,10 +577,9 @@ static int decode_tip_pgd(struct ptd_qry *q)
     if (!ev) {
         if (q->bound)
             return 1;
-        ev = standalone_now(q, PTD_EV_DISABLED);
-        ptd_qry_ev_ip(q, ev);
-        q->enabled = 0;
-        return publish_now(q, ev);
+        tip_pg_standalone(q, &q->standalone);
+        ptd_qry_publish(q, &q->standalone);
+        return 0;
     }
     switch (ev->type) {
     case PTD_EV_ASYNC_BRANCH:
@@ -905,29 +900,17 @@ PTD_NOINLINE int ptd_qry_next_decoded(struct ptd_qry *q, struct ptd_event *ev)
     int r;
 
     /* tracing leaving or entering the filter's range, nothing bound to
-     * the packet: straight into *ev (decode_tip_pgd's and
-     * decode_tip_pge's standalone events, without the standalone slot
-     * and its copy) */
-    if ((q->cur.kind == PTD_PKT_TIP_PGD && q->evq.begin == q->evq.end) ||
-        q->cur.kind == PTD_PKT_TIP_PGE) {
-        if (!q->bound) {
-            uint64_t off = q->cur_off;
-            bool pge = q->cur.kind == PTD_PKT_TIP_PGE;
-            r = ptd_qry_update_ip(q, &q->cur);
-            if (r < 0)
-                return r;
-            ptd_qry_ev_clear(ev);
-            ev->type = pge ? PTD_EV_ENABLED : PTD_EV_DISABLED;
-            ptd_qry_ev_ip(q, ev);
-            q->enabled = pge;
-            ptd_qry_ev_time_now(q, ev);
-            ev->offset = off;
-            if (pge)
-                q->bound = 1; /* the enable's packet stays, bound */
-            else
-                ptd_qry_fetch_fast(q);
-            return 0;
-        }
+     * the packet: decode_tip_pgd's and decode_tip_pge's standalone event
+     * straight into *ev, without the standalone slot and its copy */
+    if (!q->bound && (q->cur.kind == PTD_PKT_TIP_PGE ||
+                      (q->cur.kind == PTD_PKT_TIP_PGD && q->evq.begin == q->evq.end))) {
+        uint64_t off = q->cur_off;
+        r = ptd_qry_update_ip(q, &q->cur);
+        if (r < 0)
+            return r;
+        tip_pg_standalone(q, ev);
+        ev->offset = off;
+        return 0;
     }
 
     /* bounded: every round uses a packet up or makes an event */

@@ -6,8 +6,8 @@
  * enters and leaves its filter often, that is most of its events (foo:
  * 4,349 of 6,599; mruby: 69,000 of 121,000).
  *
- * Internal to libptd (decoder/): the same rules as ptd_qry.c's, which
- * includes it. */
+ * Internal to libptd (decoder/): the query layer's files take it through
+ * ptd_qry_impl.h; the flow layer's counting loop includes it. */
 #ifndef PTD_QRY_FAST_H
 #define PTD_QRY_FAST_H
 
@@ -56,11 +56,24 @@ static PTD_ALWAYS_INLINE void ptd_qry_fetch_fast(struct ptd_qry *q)
     (void)ptd_qry_fetch_slow(q);
 }
 
-/* The event's time: libipt's event time, the TSC estimate now. */
-static PTD_ALWAYS_INLINE void ptd_qry_ev_time_now(const struct ptd_qry *q, struct ptd_event *ev)
+/* The event's time (libipt's event time: the TSC estimate now). */
+static PTD_ALWAYS_INLINE void ptd_qry_ev_time(const struct ptd_qry *q, struct ptd_event *ev)
 {
     if (ptd_time_now(&q->time, &ev->tsc, &ev->lost_mtc, &ev->lost_cyc) == 0)
         ev->flags |= PTD_EVF_HAS_TSC;
+}
+
+/* The event's IP from last-IP, or PTD_EVF_IP_SUPPRESSED. */
+static PTD_ALWAYS_INLINE void ptd_qry_ev_ip(const struct ptd_qry *q, struct ptd_event *ev)
+{
+    if (ptd_last_ip_query(&q->lip, &ev->ip) < 0)
+        ev->flags |= PTD_EVF_IP_SUPPRESSED;
+}
+
+/* Apply p's IP to last-IP (an error for a reserved IPBytes). */
+static PTD_ALWAYS_INLINE int ptd_qry_update_ip(struct ptd_qry *q, const struct ptd_pkt *p)
+{
+    return ptd_last_ip_update(&q->lip, p->a, p->payload);
 }
 
 /* ptd_qry_next's common cases: 1 with the event in *ev, or an error; 0
@@ -82,7 +95,7 @@ static PTD_ALWAYS_INLINE int ptd_qry_next_common(struct ptd_qry *q, struct ptd_e
         ev->value = q->cur.payload;
         ev->a = q->cur.a;
         ev->offset = q->cur_off;
-        ptd_qry_ev_time_now(q, ev);
+        ptd_qry_ev_time(q, ev);
         ptd_qry_fetch_fast(q);
         return 1;
     }
@@ -90,15 +103,14 @@ static PTD_ALWAYS_INLINE int ptd_qry_next_common(struct ptd_qry *q, struct ptd_e
      * *ev (decode_tip's TIP event) */
     if (q->cur.kind == PTD_PKT_TIP && q->enabled && !q->bound && q->evq.begin == q->evq.end) {
         uint64_t off = q->cur_off;
-        int r = ptd_last_ip_update(&q->lip, q->cur.a, q->cur.payload);
+        int r = ptd_qry_update_ip(q, &q->cur);
         if (r < 0)
             return r;
         ptd_qry_ev_clear(ev);
         ev->type = PTD_EV_TIP;
         ev->offset = off;
-        if (ptd_last_ip_query(&q->lip, &ev->ip) < 0)
-            ev->flags |= PTD_EVF_IP_SUPPRESSED;
-        ptd_qry_ev_time_now(q, ev);
+        ptd_qry_ev_ip(q, ev);
+        ptd_qry_ev_time(q, ev);
         q->bound = 1;
         return 1;
     }

@@ -12,6 +12,7 @@
 #define PTD_QRY_IMPL_H
 
 #include "decoder/ptd_qry.h"
+#include "decoder/ptd_qry_fast.h"
 
 /* ---- the queue of pending events (ptd_qry.c) ---- */
 struct ptd_event *ptd_qry_enqueue(struct ptd_qry *q, unsigned binding);
@@ -29,10 +30,7 @@ void ptd_qry_publish(struct ptd_qry *q, struct ptd_event *ev);
 /* Decode the next packet other than PAD into q->cur (on an error: kind
  * NONE, size 0, q->status the error). Returns 0. */
 int ptd_qry_fetch(struct ptd_qry *q);
-/* The event's time (libipt's event time: the TSC estimate now). */
-void ptd_qry_ev_time(const struct ptd_qry *q, struct ptd_event *ev);
-/* The event's IP from last-IP, or PTD_EVF_IP_SUPPRESSED. */
-void ptd_qry_ev_ip(const struct ptd_qry *q, struct ptd_event *ev);
+/* ptd_qry_ev_time, ptd_qry_ev_ip, ptd_qry_update_ip: decoder/ptd_qry_fast.h */
 /* The events that take the IP of the FUP they are bound to (and its
  * time): the one list the FUP binding and the OVF flush go by. */
 bool ptd_qry_ev_takes_fup_ip(enum ptd_ev_type type);
@@ -40,8 +38,6 @@ bool ptd_qry_ev_takes_fup_ip(enum ptd_ev_type type);
  * the error libipt's decoders report for it (a bad configuration is not
  * one). */
 int ptd_qry_apply_time(struct ptd_time *t, const struct ptd_pkt *p);
-/* Apply p's IP to last-IP (an error for a reserved IPBytes). */
-int ptd_qry_update_ip(struct ptd_qry *q, const struct ptd_pkt *p);
 
 /* ---- PSB+ (ptd_qry_psb.c) ---- */
 int ptd_qry_decode_psb(struct ptd_qry *q);
