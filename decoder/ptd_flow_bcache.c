@@ -23,7 +23,6 @@
  * to the block, so at most PTD_FLOW_BLOCK_MAX. */
 #include "decoder/ptd_flow_impl.h"
 #include "decoder/ptd_ild_fast.h"
-#include "decoder/ptd_qry_fast.h"
 
 /* An entry (libipt's 32 bits): the displacement from its IP to the
  * decision point (the instruction that ends the run), the instructions to
@@ -705,19 +704,6 @@ static bool run_ok(const struct ptd_flow *f)
            (!f->has_icnt || f->icnt <= UINT32_MAX - (bits + 1u) * PTD_FLOW_BLOCK_MAX);
 }
 
-/* ptd_flow_fetch_event's work for a TNT or TIP used up (not suppressed):
- * the event done is the flow's time, and the TRIG count restarts from
- * it (find_trig_anchor). */
-static inline void used_up(struct ptd_flow *f, const struct ptd_event *ev)
-{
-    f->tsc = ev->tsc;
-    f->has_tsc = (ev->flags & PTD_EVF_HAS_TSC) != 0;
-    f->lost_mtc = ev->lost_mtc;
-    f->lost_cyc = ev->lost_cyc;
-    f->has_icnt = 1;
-    f->icnt = 0;
-}
-
 /* After the event ahead was used up by the block just walked: the next
  * one (ptd_flow_fetch_event; the TRIG count restarts). true when the
  * next block is the quick loop's too, as the event ahead leaves nothing
@@ -731,32 +717,16 @@ static bool run_next_event(struct ptd_flow *f, int *r, bool fresh)
         ptd_qry_tnt_ahead(&f->q)) {
         /* a TNT after a TNT, the most common case: the query layer's
          * next event cannot fail */
-        used_up(f, ev);
-        *r = 0;
+        *r = ptd_flow_event_done(f); /* 0: a TNT with its IP */
         if (fresh)
             ptd_qry_next_tnt(&f->q, ev);
         else if (ptd_qry_next(&f->q, ev) != 0)
             return false; /* not reached: the query layer's TNT */
         return ev->a != 0;
     }
-    if ((ev->type == PTD_EV_TNT || ev->type == PTD_EV_TIP) &&
-        !(ev->flags & PTD_EVF_IP_SUPPRESSED)) {
-        /* another TNT or TIP used up: the query layer's common events
-         * inline (decoder/ptd_qry_fast.h; out of line, this took 1.5%
-         * more of mruby's instructions and time) */
-        used_up(f, ev);
-        *r = 0;
-        int q = ptd_qry_next_common(&f->q, ev);
-        if (q == 0)
-            q = ptd_qry_next_decoded(&f->q, ev);
-        if (q < 0) {
-            f->status = q;
-            ev->type = PTD_EV_COUNT;
-            return false;
-        }
-        return f->status >= 0 && ((ev->type == PTD_EV_TNT && ev->a) || ev->type == PTD_EV_TIP);
-    }
-    *r = ptd_flow_fetch_event(f);
+    /* inline: out of line, this took 1.5% more of mruby's instructions
+     * and time */
+    *r = ptd_flow_fetch_event_inline(f);
     return *r == 0 && f->status >= 0 &&
            ((ev->type == PTD_EV_TNT && ev->a) || ev->type == PTD_EV_TIP);
 }

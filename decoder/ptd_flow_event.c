@@ -17,18 +17,11 @@ int ptd_flow_status(const struct ptd_flow *f, int flags)
 
 /* After an event with an IP the flow can count instructions from it for a
  * TRIG's ICNT (SDM: "an instruction count from the last IP packet"); a
- * disable ends the count. */
-static int find_trig_anchor(struct ptd_flow *f, const struct ptd_event *ev)
+ * disable ends the count. (A TNT or TIP with its IP, most events: in
+ * ptd_flow_event_done.) */
+int ptd_flow_trig_anchor(struct ptd_flow *f, const struct ptd_event *ev)
 {
     bool nip = (ev->flags & PTD_EVF_IP_SUPPRESSED) != 0;
-    /* most events: a TNT or TIP, ahead of the switch (a chain of tests) */
-    if (ev->type == PTD_EV_TNT || ev->type == PTD_EV_TIP) {
-        if (nip)
-            return -PTD_ERR_INTERNAL;
-        f->has_icnt = 1;
-        f->icnt = 0;
-        return 0;
-    }
     switch (ev->type) {
     case PTD_EV_PAGING:
     case PTD_EV_SIPI:
@@ -91,22 +84,7 @@ static int find_trig_anchor(struct ptd_flow *f, const struct ptd_event *ev)
 
 int ptd_flow_fetch_event(struct ptd_flow *f)
 {
-    struct ptd_event *ev = &f->ev;
-    int r;
-    f->tsc = ev->tsc;
-    f->has_tsc = (ev->flags & PTD_EVF_HAS_TSC) != 0;
-    f->lost_mtc = ev->lost_mtc;
-    f->lost_cyc = ev->lost_cyc;
-    /* the event done is an anchor for the next TRIG (a TRIG too) */
-    r = find_trig_anchor(f, ev);
-    if (r < 0)
-        return r;
-    r = ptd_qry_next(&f->q, ev);
-    if (r < 0) {
-        f->status = r;
-        ev->type = PTD_EV_COUNT;
-    }
-    return 0;
+    return ptd_flow_fetch_event_inline(f);
 }
 
 /* ---- the postponed instruction --------------------------------------------- */

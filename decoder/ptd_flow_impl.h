@@ -6,6 +6,7 @@
 
 #include "decoder/ptd_flow.h"
 #include "decoder/ptd_ild_fast.h"
+#include "decoder/ptd_qry_fast.h"
 
 /* Which instruction a struct ptd_flow_pinsn is, as far as events care
  * (ptd_flow_kind): the bits of pinsn.kind, and of ptd_flow.bound for the
@@ -216,8 +217,46 @@ int ptd_flow_block_walk(struct ptd_flow *f, struct ptd_flow_block *blk);
 uint32_t ptd_flow_bcache_run(struct ptd_flow *f, struct ptd_flow_run *run, uint32_t max, int *st);
 
 /* ---- events (ptd_flow_event.c) ---- */
-/* Take the next event from the query layer (the last one's time is the
- * flow's time from now on). 0 or an error. */
+/* The event done (f->ev) as the anchor of the next TRIG's instruction
+ * count: 0, or an error for an event that cannot be one. */
+int ptd_flow_trig_anchor(struct ptd_flow *f, const struct ptd_event *ev);
+/* The event f->ev used up: its time is the flow's from now on, and it
+ * anchors the next TRIG's count (most events a TNT or TIP with its IP,
+ * whose count restarts here; the others ptd_flow_trig_anchor's). 0 or an
+ * error. */
+static PTD_ALWAYS_INLINE int ptd_flow_event_done(struct ptd_flow *f)
+{
+    const struct ptd_event *ev = &f->ev;
+    f->tsc = ev->tsc;
+    f->has_tsc = (ev->flags & PTD_EVF_HAS_TSC) != 0;
+    f->lost_mtc = ev->lost_mtc;
+    f->lost_cyc = ev->lost_cyc;
+    if ((ev->type == PTD_EV_TNT || ev->type == PTD_EV_TIP) &&
+        !(ev->flags & PTD_EVF_IP_SUPPRESSED)) {
+        f->has_icnt = 1;
+        f->icnt = 0;
+        return 0;
+    }
+    return ptd_flow_trig_anchor(f, ev);
+}
+/* Take the next event from the query layer, after ptd_flow_event_done:
+ * 0 or an error (the query layer's is kept in f->status). Inline for the
+ * counting loop (with the query layer's common events,
+ * decoder/ptd_qry_fast.h); ptd_flow_fetch_event elsewhere. */
+static PTD_ALWAYS_INLINE int ptd_flow_fetch_event_inline(struct ptd_flow *f)
+{
+    int r = ptd_flow_event_done(f);
+    if (r < 0)
+        return r;
+    r = ptd_qry_next_common(&f->q, &f->ev);
+    if (r == 0)
+        r = ptd_qry_next_decoded(&f->q, &f->ev);
+    if (r < 0) {
+        f->status = r;
+        f->ev.type = PTD_EV_COUNT;
+    }
+    return 0;
+}
 int ptd_flow_fetch_event(struct ptd_flow *f);
 /* The events that bind where the flow stands (libipt's trailing events):
  * status flags or an error. blk: the block just walked, NULL after an

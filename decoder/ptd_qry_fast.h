@@ -1,13 +1,14 @@
 /* libptd query layer: its common events inline. Most events are a TNT or
  * a TIP whose packet is at hand, with nothing bound to it; ptd_qry_next
  * takes those here first, and so does the flow layer's counting loop
- * where it uses up a TNT or TIP (decoder/ptd_flow_bcache.c), without the
- * calls into ptd_qry_next and ptd_flow_fetch_event: in a short trace that
- * enters and leaves its filter often, that is most of its events (foo:
- * 4,349 of 6,599; mruby: 69,000 of 121,000).
+ * where it uses up an event (ptd_flow_fetch_event_inline,
+ * decoder/ptd_flow_impl.h), without the calls into ptd_qry_next and
+ * ptd_flow_fetch_event: in a short trace that enters and leaves its
+ * filter often, that is most of its events (foo: 4,349 of 6,599; mruby:
+ * 69,000 of 121,000).
  *
  * Internal to libptd (decoder/): the query layer's files take it through
- * ptd_qry_impl.h; the flow layer's counting loop includes it. */
+ * ptd_qry_impl.h, the flow layer's through ptd_flow_impl.h. */
 #ifndef PTD_QRY_FAST_H
 #define PTD_QRY_FAST_H
 
