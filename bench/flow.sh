@@ -16,18 +16,23 @@
 #       libipt figures are the benchmark side's), and the check on the
 #       median ratio of the pairs run one after the other (libipt's speed
 #       differs from process to process here)
-#   bench: flow-process file=<name> insns=<n> ptboot_cpu_ms=<a> libipt_cpu_ms=<b> ratio=<b/a> ptboot_wall_ms=<c> libipt_wall_ms=<d> wall_ratio=<d/c> (goal >= 3x: met|NOT met)
-#       whole processes, best of BENCH_PROCESSES runs each, alternating:
-#       `ptboot flow --quiet --stat` against libipt_count (load the code
-#       into an image-section cache, decode with the block decoder, count);
-#       cpu = user + system time of the process, wall = fork to exit
+#   bench: flow-process file=<name> insns=<n> ptboot_cpu_ms=<a> libipt_cpu_ms=<b> ratio=<b/a> ptboot_wall_ms=<c> libipt_wall_ms=<d> wall_ratio=<d/c> other_ptboot_cpu_ms=<e> other_libipt_cpu_ms=<f> other_ratio=<f/e> (goal >= 3x: met|NOT met)
+#       whole processes: `ptboot flow --quiet --stat` against libipt_count
+#       (load the code into an image-section cache, decode with the block
+#       decoder, count), BENCH_PROCESSES rounds in which each runs twice
+#       in a row (build/bench/proc_time --pairs); the best of the second
+#       runs, each right after a run of itself (as consecutive runs of one
+#       command), and, other_*, of the first runs, each right after the
+#       other program (ptboot is slower after libipt's program: the
+#       memory its exit leaves is colder, docs/performance.md); cpu =
+#       user + system time of the process, wall = fork to exit
 #
 # Options (environment):
 #   BENCH_ROUNDS=N        rounds of the in-process benchmark and of the plain
 #                         libipt program's check (default 30 for a trace of
 #                         under 2 M instructions, else 10: a short decode's
 #                         best of 10 moved with the machine's load)
-#   BENCH_PROCESSES=N     runs of each whole process (default 300 for a
+#   BENCH_PROCESSES=N     rounds of the whole processes (default 300 for a
 #                         trace under 2 M instructions, else 100: the best
 #                         of fewer moved with the machine's load, the more
 #                         the shorter the process)
@@ -36,7 +41,7 @@
 #                         same lines again, tagged with that version
 #   PTXED=FILE            also time that ptxed (--quiet --stat, the pages as
 #                         --raw sections) against `ptboot flow --quiet --stat`:
-#                         bench: flow-process-ptxed file=<name> ... ratio=<x>
+#                         bench: flow-process-ptxed file=<name> ... ratio=<x> ... other_ratio=<y>
 #                         (PTXED_LD_LIBRARY_PATH: its libraries, e.g. XED's)
 cd "$(dirname "$0")/.." || exit 1
 . test/lib/real_traces.sh
@@ -125,15 +130,16 @@ one_trace() {
                n, bb, bp, ib, ip, pairs, mb, mi, bp / bb, ip / ib, ok }'
     local t p l
     procs=${BENCH_PROCESSES:-$((want < 2000000 ? 300 : 100))}
-    t=$(build/bench/proc_time "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
+    t=$(build/bench/proc_time --pairs "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
         "${libenv[@]}" build/bench/libipt_count "${args[@]}") || return 1
     p=$(sed -n 1p <<< "$t")
     l=$(sed -n 2p <<< "$t")
     awk -v n="$name" -v i="$insns" -v pc="$(field cpu_min_ms "$p")" -v lc="$(field cpu_min_ms "$l")" \
-        -v pw="$(field wall_min_ms "$p")" -v lw="$(field wall_min_ms "$l")" 'BEGIN {
+        -v pw="$(field wall_min_ms "$p")" -v lw="$(field wall_min_ms "$l")" \
+        -v po="$(field after_other_cpu_min_ms "$p")" -v lo="$(field after_other_cpu_min_ms "$l")" 'BEGIN {
         r = lc / pc
-        printf "bench: flow-process file=%s insns=%s ptboot_cpu_ms=%.3f libipt_cpu_ms=%.3f ratio=%.2f ptboot_wall_ms=%.3f libipt_wall_ms=%.3f wall_ratio=%.2f (goal >= 3x: %s)\n",
-               n, i, pc, lc, r, pw, lw, lw / pw, (r >= 3 ? "met" : "NOT met") }'
+        printf "bench: flow-process file=%s insns=%s ptboot_cpu_ms=%.3f libipt_cpu_ms=%.3f ratio=%.2f ptboot_wall_ms=%.3f libipt_wall_ms=%.3f wall_ratio=%.2f other_ptboot_cpu_ms=%.3f other_libipt_cpu_ms=%.3f other_ratio=%.2f (goal >= 3x: %s)\n",
+               n, i, pc, lc, r, pw, lw, lw / pw, po, lo, lo / po, (r >= 3 ? "met" : "NOT met") }'
 }
 
 status=0
@@ -149,15 +155,16 @@ for t in $REAL_TRACES; do
         mapfile -t raw < <(ptxed_raw "$REAL_DIR/$name/pages")
         xenv=()
         [ -n "$PTXED_LD_LIBRARY_PATH" ] && xenv=("LD_LIBRARY_PATH=$PTXED_LD_LIBRARY_PATH")
-        x=$(build/bench/proc_time "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
+        x=$(build/bench/proc_time --pairs "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
             "${xenv[@]}" "$PTXED" --filter:addr0_cfg 1 --filter:addr0_a "0x$lo" --filter:addr0_b "0x$hi" \
             --pt "$REAL_DIR/$name/trace.pt" "${raw[@]}" --quiet --stat) || { status=1; continue; }
         p=$(sed -n 1p <<< "$x")
         l=$(sed -n 2p <<< "$x")
         awk -v n="$name" -v pc="$(field cpu_min_ms "$p")" -v lc="$(field cpu_min_ms "$l")" \
-            -v pw="$(field wall_min_ms "$p")" -v lw="$(field wall_min_ms "$l")" 'BEGIN {
-            printf "bench: flow-process-ptxed file=%s ptboot_cpu_ms=%.3f ptxed_cpu_ms=%.3f ratio=%.2f ptboot_wall_ms=%.3f ptxed_wall_ms=%.3f wall_ratio=%.2f\n",
-                   n, pc, lc, lc / pc, pw, lw, lw / pw }'
+            -v pw="$(field wall_min_ms "$p")" -v lw="$(field wall_min_ms "$l")" \
+            -v po="$(field after_other_cpu_min_ms "$p")" -v lo="$(field after_other_cpu_min_ms "$l")" 'BEGIN {
+            printf "bench: flow-process-ptxed file=%s ptboot_cpu_ms=%.3f ptxed_cpu_ms=%.3f ratio=%.2f ptboot_wall_ms=%.3f ptxed_wall_ms=%.3f wall_ratio=%.2f other_ptboot_cpu_ms=%.3f other_ptxed_cpu_ms=%.3f other_ratio=%.2f\n",
+                   n, pc, lc, lc / pc, pw, lw, lw / pw, po, lo, lo / po }'
     fi
 done
 exit $status

@@ -1,7 +1,7 @@
 /* build/bench/proc_time: whole-process time of commands, run in turn so
  * that a noisy machine slows them alike (`make bench-flow`).
  *
- *   proc_time ROUNDS [VAR=VALUE...] CMD [ARGS...] [-- [VAR=VALUE...] CMD [ARGS...]]...
+ *   proc_time [--pairs] ROUNDS [VAR=VALUE...] CMD [ARGS...] [-- [VAR=VALUE...] CMD [ARGS...]]...
  *
  * VAR=VALUE words before a command are set in that command's environment
  * only (as a shell does; e.g. LD_LIBRARY_PATH for one of them, which
@@ -13,12 +13,25 @@
  * itself cost, start-up, loading and exit included); wall: fork to exit.
  * On a shared machine the CPU time varies far less than the wall time,
  * which also counts the time spent waiting for a core.
+ *
+ * --pairs: each command runs twice in a row per round (A A B B ...); the
+ * figures above are the second runs', each right after a run of itself
+ * (as consecutive runs of one command, the usual way to time one), and
+ * the line adds the first runs', each right after the other command:
+ *   ... after_other_cpu_min_ms=<c> after_other_wall_min_ms=<z> rounds=<n> name=<argv0>
+ * A process's time depends on the one before it: here `ptboot flow` on
+ * foo took 1.12 ms after itself, 1.13-1.18 after a program that only
+ * returns, and 1.23-1.41 after libipt's program, whose exit leaves the
+ * memory (the block cache's 2 MiB page, its clearing) colder; libipt's
+ * program 3.38-3.53, 3.46-3.63 and 3.46-3.66 (docs/performance.md).
+ *
  * Exit status 1 when a command cannot be run or does not exit 0. */
 #define _POSIX_C_SOURCE 200809L
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
 #endif
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,10 +112,16 @@ int main(int argc, char **argv)
     char **cmds[MAX_CMDS];
     int ncmds = 0;
     static double wall[MAX_CMDS][MAX_ROUNDS], cpu[MAX_CMDS][MAX_ROUNDS];
-
+    /* --pairs: the first run of each pair (after the other command) */
+    static double wall1[MAX_CMDS][MAX_ROUNDS], cpu1[MAX_CMDS][MAX_ROUNDS];
+    bool pairs = argc > 1 && !strcmp(argv[1], "--pairs");
+    if (pairs) {
+        argv++;
+        argc--;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: proc_time ROUNDS [VAR=VALUE...] CMD [ARGS...] [-- [VAR=VALUE...] "
-                        "CMD [ARGS...]]...\n");
+        fprintf(stderr, "usage: proc_time [--pairs] ROUNDS [VAR=VALUE...] CMD [ARGS...] [-- "
+                        "[VAR=VALUE...] CMD [ARGS...]]...\n");
         return 2;
     }
     int rounds = atoi(argv[1]);
@@ -124,16 +143,25 @@ int main(int argc, char **argv)
         }
     }
     for (int r = 0; r < rounds; r++)
-        for (int c = 0; c < ncmds; c++)
+        for (int c = 0; c < ncmds; c++) {
+            if (pairs && run(cmds[c], &wall1[c][r], &cpu1[c][r]) < 0)
+                return 1;
             if (run(cmds[c], &wall[c][r], &cpu[c][r]) < 0)
                 return 1;
+        }
     for (int c = 0; c < ncmds; c++) {
         qsort(wall[c], (size_t)rounds, sizeof(double), cmp_double);
         qsort(cpu[c], (size_t)rounds, sizeof(double), cmp_double);
         printf("proc_time: cmd=%d cpu_min_ms=%.3f cpu_median_ms=%.3f wall_min_ms=%.3f "
-               "wall_median_ms=%.3f rounds=%d name=%s\n",
-               c + 1, cpu[c][0], cpu[c][rounds / 2], wall[c][0], wall[c][rounds / 2], rounds,
-               command_name(cmds[c]));
+               "wall_median_ms=%.3f",
+               c + 1, cpu[c][0], cpu[c][rounds / 2], wall[c][0], wall[c][rounds / 2]);
+        if (pairs) {
+            qsort(wall1[c], (size_t)rounds, sizeof(double), cmp_double);
+            qsort(cpu1[c], (size_t)rounds, sizeof(double), cmp_double);
+            printf(" after_other_cpu_min_ms=%.3f after_other_wall_min_ms=%.3f", cpu1[c][0],
+                   wall1[c][0]);
+        }
+        printf(" rounds=%d name=%s\n", rounds, command_name(cmds[c]));
     }
     return 0;
 }
