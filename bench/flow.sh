@@ -23,8 +23,8 @@
 #       in a row (build/bench/proc_time --pairs); the best of the second
 #       runs, each right after a run of itself (as consecutive runs of one
 #       command), and, other_*, of the first runs, each right after the
-#       other program (ptboot is slower after libipt's program: the
-#       memory its exit leaves is colder, docs/performance.md); cpu =
+#       other program (ptboot is slower after libipt's program, most
+#       likely as the 2 MiB page it gets is colder, docs/performance.md); cpu =
 #       user + system time of the process, wall = fork to exit
 #
 # Options (environment):
