@@ -17,10 +17,11 @@ TESTS_layers     := test/scripts/check_layers.sh test/scripts/freestanding.sh te
                     test/arch_x86_freestanding.sh
 TEST_NEEDS_layers := $(B)/decoder-fs/libptd.o $(B)/format-fs/format.o $(B)/host/libptboot.a
 
-# the host CLI: errors and messages, CPU reports and plans
-TESTS_cli        := test/cli/errors.sh test/cli/garbage.sh test/cli/input_paths.sh test/host_info.sh test/host_plan.sh
+# the host CLI: errors and messages, CPU reports and plans; the benchmarks' process timer
+TESTS_cli        := test/cli/errors.sh test/cli/garbage.sh test/cli/input_paths.sh test/host_info.sh test/host_plan.sh \
+                    test/cli/proc_time.sh
 TEST_NEEDS_cli   := $(B)/ptboot $(B)/ptboot-bench $(B)/test/serial_enc $(B)/test/flowgen \
-                    $(B)/test/capture/mkcapture $(B)/bench/gen_pages
+                    $(B)/test/capture/mkcapture $(B)/bench/gen_pages $(B)/bench/proc_time
 
 # packets and time against libipt
 TESTS_diff       := test/diff/diff_pkt.sh test/diff/dump_cmp.sh test/diff/dump_cli.sh \
