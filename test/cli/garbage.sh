@@ -15,12 +15,8 @@
 #     none, --depth too deep for the arena refused; the host's arena sized
 #     from the trace; K/M/G taken by every number (one parser).
 cd "$(dirname "$0")/../.." || exit 1
-set -u
+. test/lib/check.sh
 . test/flow/real_traces.env
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-not_ok() { echo "FAIL: $*"; fail=1; }
 P=${PTBOOT:-build/ptboot}
 
 # ---- dump and summary of garbage ----

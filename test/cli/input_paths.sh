@@ -12,12 +12,8 @@
 #   - ptboot serial on a log from the target's encoder: the same files.
 # (Memory and time: make bench-big, docs/performance.md.)
 cd "$(dirname "$0")/../.." || exit 1
-set -u
+. test/lib/check.sh
 . test/flow/real_traces.env
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-not_ok() { echo "FAIL: $*"; fail=1; }
 P=${PTBOOT:-build/ptboot}
 if [ ! -d "$REAL_DIR" ]; then echo "input_paths: $REAL_DIR not found: SKIPPED"; exit 77; fi
 

@@ -5,11 +5,7 @@
 # VAR=VALUE environment, one line per command with the fields bench/flow.sh
 # reads, and its exit codes (2 for bad usage, 1 for a command that fails).
 cd "$(dirname "$0")/../.." || exit 1
-set -u
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-not_ok() { echo "FAIL: $*"; fail=1; }
+. test/lib/check.sh
 T=build/bench/proc_time
 log=$tmp/order
 

@@ -13,11 +13,7 @@
 #   without --force; an unwritable --out said; 2000 lost lines under --quiet:
 #   a bounded number of files and lines of output.
 cd "$(dirname "$0")/../.." || exit 1
-set -u
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-not_ok() { echo "FAIL: $*"; fail=1; }
+. test/lib/check.sh
 P=${PTBOOT:-build/ptboot}
 has() { grep -Fq -- "$2" "$1"; }
 

@@ -6,12 +6,8 @@
 # from the undamaged log, and PSB-aligned segments that decode as the same
 # range of the original does.
 cd "$(dirname "$0")/../.." || exit 1
-set -u
+. test/lib/check.sh
 . test/flow/real_traces.env
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-not_ok() { echo "FAIL: $*"; fail=1; }
 P=${PTBOOT:-build/ptboot}
 
 # expect_report FILE LINE: the report has exactly that line.
