@@ -21,8 +21,8 @@
  *   ... after_other_cpu_min_ms=<c> after_other_wall_min_ms=<z> rounds=<n> name=<argv0>
  * A process's time depends on the one before it: here `ptboot flow` on
  * foo took 1.12 ms after itself, 1.13-1.18 after a program that only
- * returns, and 1.23-1.41 after libipt's program, whose exit leaves the
- * memory (the block cache's 2 MiB page, its clearing) colder; libipt's
+ * returns, and 1.23-1.41 after libipt's program (the difference comes
+ * with the block cache's 2 MiB page, most likely colder then); libipt's
  * program 3.38-3.53, 3.46-3.63 and 3.46-3.66 (docs/performance.md).
  *
  * Exit status 1 when a command cannot be run or does not exit 0. */
