@@ -38,5 +38,9 @@ TEST_LIBS_test_ptd_errata     := -lipt
 # format/pe_info.c into itself so the parser is instrumented too; its real
 # PE images come from test/capture/capture.mk's fixtures.
 TEST_LIBS_test_efi_pe_info    := $(SAN_CFLAGS)
+# elf_info's the same way, against libelf on real ELF files (build/ptboot,
+# the test image's shared object) and hand-built ones
+TEST_LIBS_test_format_elf_info := $(SAN_CFLAGS) -lelf
+$(B)/test/test_format_elf_info: | $(B)/ptboot $(B)/ptbtest.efi
 $(foreach t,$(UNIT_TESTS),$(eval $(B)/test/$(t): $(TEST_OBJS_$(t))))
 $(B)/test/test_efi_pe_info: | capture-fixtures
