@@ -2,8 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +10,10 @@
 #include <unistd.h>
 
 #include "decoder/ptd_num.h"
+#include "format/elf_info.h"
 #include "format/pe_info.h"
 #include "host/code_load.h"
+#include "host/input_file.h"
 
 static int failf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -82,70 +83,57 @@ int code_load_elf(struct flow_image *img, struct code_modules *m, const char *sp
     char path[4096];
     uint64_t base;
     int has_base;
-    uint8_t *buf = NULL;
-    size_t len = 0;
     if (split_spec(spec, path, sizeof path, &base, &has_base) < 0)
         return failf(err, errlen, "--elf %s: want FILE[:BASE]", spec);
-    if (flow_read_file(path, &buf, &len, err, errlen) < 0)
-        return -1;
-    if (elf_version(EV_CURRENT) == EV_NONE) {
-        free(buf);
-        return failf(err, errlen, "--elf %s: libelf: %s", path, elf_errmsg(-1));
-    }
-    Elf *e = elf_memory((char *)buf, len);
-    size_t nph = 0;
-    if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph) != 0) {
-        if (e)
-            elf_end(e);
-        free(buf);
-        return failf(err, errlen, "--elf %s: not an ELF file", path);
-    }
+    /* The file kept by the image, mapped: the segments are taken from it
+     * in place, and only the pages the decode touches are read (a kernel
+     * with its debug sections costs no more than its code). */
+    const struct input_file *in = flow_image_keep_file(img, path);
+    if (!in)
+        return failf(err, errlen, "%s", img->err);
+    const uint8_t *buf = in->data;
+    size_t len = in->size;
+    struct elf_info ei;
+    int r = elf_info_parse(buf, len, &ei);
+    if (r != ELF_INFO_OK)
+        return failf(err, errlen, "--elf %s: %s", path, elf_info_strerror(r));
     /* the lowest and highest loadable address, for BASE and the module */
     uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < nph; i++) {
-        GElf_Phdr ph;
-        if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_memsz) {
-            if (ph.p_vaddr < lo)
-                lo = ph.p_vaddr;
-            if (ph.p_vaddr + ph.p_memsz > hi)
-                hi = ph.p_vaddr + ph.p_memsz;
+    for (uint32_t i = 0; i < ei.phnum; i++) {
+        struct elf_segment ph;
+        elf_info_segment(&ei, buf, i, &ph);
+        if (ph.type == ELF_PT_LOAD && ph.memsz) {
+            if (ph.vaddr < lo)
+                lo = ph.vaddr;
+            if (ph.vaddr + ph.memsz > hi)
+                hi = ph.vaddr + ph.memsz;
         }
     }
-    int rc = 0;
-    if (lo == UINT64_MAX) {
-        rc = failf(err, errlen, "--elf %s: no loadable segment", path);
-        goto out;
-    }
+    if (lo == UINT64_MAX)
+        return failf(err, errlen, "--elf %s: no loadable segment", path);
     uint64_t shift = has_base ? base - lo : 0;
-    for (size_t i = 0; i < nph && rc == 0; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+    for (uint32_t i = 0; i < ei.phnum; i++) {
+        struct elf_segment ph;
+        elf_info_segment(&ei, buf, i, &ph);
+        if (ph.type != ELF_PT_LOAD || !ph.filesz)
             continue;
-        if (ph.p_offset > len || ph.p_filesz > len - ph.p_offset) {
-            rc = failf(err, errlen, "--elf %s: segment %zu beyond the end of the file", path, i);
-            break;
-        }
+        if (ph.offset > len || ph.filesz > len - ph.offset)
+            return failf(err, errlen, "--elf %s: segment %" PRIu32 " beyond the end of the file",
+                         path, i);
         /* the file's bytes, as ptxed loads them (p_filesz; the rest of
          * p_memsz is bss, never code) */
-        if (flow_image_add_buf(img, ph.p_vaddr + shift, buf + ph.p_offset, (size_t)ph.p_filesz) < 0)
-            rc = failf(err, errlen, "--elf %s: %s", path, img->err);
+        if (flow_image_add_kept(img, ph.vaddr + shift, buf + ph.offset, (size_t)ph.filesz) < 0)
+            return failf(err, errlen, "--elf %s: %s", path, img->err);
     }
-    if (rc == 0) {
-        struct code_module *cm = add(m);
-        if (!cm) {
-            rc = failf(err, errlen, "out of memory");
-            goto out;
-        }
-        cm->kind = CODE_ELF;
-        set_name(cm, path);
-        cm->base = lo + shift;
-        cm->size = hi - lo;
-        cm->bias = shift;
-    }
-out:
-    elf_end(e);
-    free(buf);
-    return rc;
+    struct code_module *cm = add(m);
+    if (!cm)
+        return failf(err, errlen, "out of memory");
+    cm->kind = CODE_ELF;
+    set_name(cm, path);
+    cm->base = lo + shift;
+    cm->size = hi - lo;
+    cm->bias = shift;
+    return 0;
 }
 
 static uint32_t rd32(const uint8_t *p)
@@ -159,16 +147,18 @@ int code_load_pe(struct flow_image *img, struct code_modules *m, const char *spe
     char path[4096];
     uint64_t base;
     int has_base;
-    uint8_t *buf = NULL;
-    size_t len = 0;
+    struct input_file in;
     struct pe_info pi;
     if (split_spec(spec, path, sizeof path, &base, &has_base) < 0)
         return failf(err, errlen, "--pe %s: want FILE[:BASE]", spec);
-    if (flow_read_file(path, &buf, &len, err, errlen) < 0)
+    /* mapped while the image is laid out from it (the layout is a copy) */
+    if (input_file_open(&in, path, input_file_how(), err, errlen) < 0)
         return -1;
+    const uint8_t *buf = in.data;
+    size_t len = in.size;
     int r = pe_info_parse(buf, len, PE_LAYOUT_FILE, &pi);
     if (r != PE_INFO_OK) {
-        free(buf);
+        input_file_close(&in);
         return failf(err, errlen, "--pe %s: %s", path, pe_info_strerror(r));
     }
     if (!has_base)
@@ -180,7 +170,7 @@ int code_load_pe(struct flow_image *img, struct code_modules *m, const char *spe
     uint8_t *mem = calloc(1, pi.size_of_image ? pi.size_of_image : 1);
     int rc = 0;
     if (!mem) {
-        free(buf);
+        input_file_close(&in);
         return failf(err, errlen, "out of memory");
     }
     size_t hdrs = pi.size_of_headers < len ? pi.size_of_headers : len;
@@ -216,6 +206,6 @@ int code_load_pe(struct flow_image *img, struct code_modules *m, const char *spe
         }
     }
     free(mem);
-    free(buf);
+    input_file_close(&in);
     return rc;
 }

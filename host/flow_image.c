@@ -22,7 +22,7 @@ static int fail(struct flow_image *img, const char *fmt, ...)
 }
 
 /* Both through the one input helper (host/input_file.h): small files
- * (sideband, addresses, ELF and PE files) read, traces mapped. */
+ * (sideband, addresses, capture files) read, traces mapped. */
 int flow_read_file(const char *path, uint8_t **buf, size_t *size, char *err, size_t errsize)
 {
     struct input_file f;
@@ -203,6 +203,16 @@ static struct input_file *keep_file(struct flow_image *img, const char *path)
     if (input_file_open(&v[img->nfiles], path, input_file_how(), img->err, sizeof(img->err)) < 0)
         return NULL;
     return &v[img->nfiles++];
+}
+
+const struct input_file *flow_image_keep_file(struct flow_image *img, const char *path)
+{
+    return keep_file(img, path);
+}
+
+int flow_image_add_kept(struct flow_image *img, uint64_t base, const uint8_t *bytes, size_t size)
+{
+    return insert_src(img, base, bytes, size, SRC_BORROW);
 }
 
 /* A run of pages [lo, hi) against the loaded segments: 1 if it overlaps

@@ -46,6 +46,16 @@ int flow_image_add_pages(struct flow_image *img, const char *prefix);
 int flow_image_add_raw(struct flow_image *img, const char *spec);
 int flow_image_add_buf(struct flow_image *img, uint64_t base, const uint8_t *buf, size_t size);
 
+/* A file whose bytes the image keeps until flow_image_free (mapped; read
+ * where it cannot be): its input_file, or NULL with img->err set. Bytes in
+ * it are added in place with flow_image_add_kept (no copy: --elf takes
+ * its segments from the file this way, and only the pages the decode
+ * touches are read). */
+const struct input_file *flow_image_keep_file(struct flow_image *img, const char *path);
+/* bytes inside a file kept by flow_image_keep_file, at base: as
+ * flow_image_add_buf, but in place (a copy only where segments merge) */
+int flow_image_add_kept(struct flow_image *img, uint64_t base, const uint8_t *bytes, size_t size);
+
 /* Bytes readable at ip, copied into buf (at most size): 0 if unmapped.
  * A read goes on across segments that touch, so it never stops early at
  * a segment boundary unless the next byte is unmapped. */

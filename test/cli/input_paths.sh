@@ -8,7 +8,8 @@
 #   - a page dump in shuffled file order (bench/gen_pages: every page
 #     indexed in place, none copied) and in address order with filler
 #     images around the real pages: the instruction count of the original;
-#   - --raw sections from the dump's file;
+#   - --raw sections from the dump's file, and --elf (an ELF file's segments
+#     used in place: a file much larger than them costs no more memory);
 #   - ptboot serial on a log from the target's encoder: the same files.
 # (Memory and time: make bench-big, docs/performance.md.)
 cd "$(dirname "$0")/../.." || exit 1
@@ -81,6 +82,30 @@ while read -r a; do
 done < <(od -An -v -tx8 -w8 "$d/pages.addr" | awk '{ print "0x" $1 }')
 same "mruby --raw per page ($i sections)" $P flow --pt "$d/trace.pt" "${args[@]}" --quiet --stat
 [ "$(cat "$tmp/map.out")" = "$want" ] && ok "--raw per page: '$want'" || not_ok "--raw per page: '$(cat "$tmp/map.out")'"
+
+# --elf: mruby's pages (one run from 0x400000) as an ELF executable's one
+# PT_LOAD segment; its bytes are taken from the file in place, and a file
+# with 64 MiB after the segment (debug sections, say) is not read: the
+# process's peak memory stays far below them (issue #13's note: ELF files
+# were read whole)
+python3 - "$d/pages.dump" "$tmp/mruby.elf" <<'PY' || not_ok "writing mruby.elf"
+import struct, sys
+code = open(sys.argv[1], 'rb').read()
+ehdr = b'\x7fELF' + bytes([2, 1, 1]) + bytes(9) + struct.pack(
+    '<HHIQQQIHHHHHH', 2, 62, 1, 0x400000, 64, 0, 0, 64, 56, 1, 64, 0, 0)
+phdr = struct.pack('<IIQQQQQQ', 1, 5, 0x1000, 0x400000, 0x400000, len(code), len(code), 0x1000)
+with open(sys.argv[2], 'wb') as f:
+    f.write(ehdr + phdr + bytes(0x1000 - len(ehdr) - len(phdr)) + code)
+PY
+same "mruby --elf (the ELF piped)" $P flow --pt "$d/trace.pt" --elf "@PIPE@$tmp/mruby.elf" --quiet --stat
+[ "$(cat "$tmp/map.out")" = "$want" ] && ok "--elf: '$want' as with the pages" || not_ok "--elf: '$(cat "$tmp/map.out")'"
+cp "$tmp/mruby.elf" "$tmp/big.elf" && truncate -s +64M "$tmp/big.elf"
+peak=$(/usr/bin/time -f %M $P flow --pt "$d/trace.pt" --elf "$tmp/big.elf" --quiet --stat 2>&1 > "$tmp/big.out" | tail -1)
+if [ "$(cat "$tmp/big.out")" = "$want" ] && [ "$peak" -lt 32768 ] 2>/dev/null; then
+  ok "--elf with 64 MiB after its segment: '$want', peak memory $peak KiB"
+else
+  not_ok "--elf with 64 MiB after its segment: '$(cat "$tmp/big.out")', peak memory '$peak' KiB (want < 32768)"
+fi
 
 # ptboot serial: a log file mapped, read, and from a pipe (-)
 build/test/serial_enc "$REAL_DIR/foo/trace.pt" > "$tmp/foo.log" || not_ok "serial_enc"
