@@ -25,9 +25,9 @@ FUZZ_NEEDS_frame   := $(B)/bench/gen_trace $(B)/test/serial_enc
 # the sideband text
 FUZZ_SRCS_sideband := format/sideband.c format/text.c decoder/ptd_num.c
 FUZZ_NEEDS_sideband := $(B)/test/flowgen $(B)/test/capture/mkcapture
-# PE/COFF headers and EFI load options
-FUZZ_SRCS_pe       := format/pe_info.c format/load_option.c format/text.c
-FUZZ_NEEDS_pe      := $(B)/ptboot.efi capture-fixtures
+# PE/COFF headers, ELF program headers and EFI load options
+FUZZ_SRCS_pe       := format/pe_info.c format/elf_info.c format/load_option.c format/text.c
+FUZZ_NEEDS_pe      := $(B)/ptboot.efi $(B)/ptboot capture-fixtures
 # the decode summary over arbitrary trace + code
 FUZZ_SRCS_sum      := $(DECODER_SRCS)
 FUZZ_NEEDS_sum     := $(B)/test/flowgen

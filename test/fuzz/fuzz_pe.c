@@ -1,6 +1,7 @@
 /* libFuzzer target over the image and boot-option parsers of the capture
  * path: arbitrary bytes through pe_info_parse() (format/pe_info.h) as an image
- * in memory and as a file, and through load_option_decode() with the
+ * in memory and as a file, through elf_info_parse() and every program header
+ * it then gives (format/elf_info.h, --elf), and through load_option_decode() with the
  * device-path helpers (format/load_option.h). Nothing may be read outside the
  * buffer (ASan/UBSan); what is returned stays inside it: names are
  * NUL-terminated, a decoded option's parts lie within the bytes, one after
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/elf_info.h"
 #include "format/load_option.h"
 #include "format/pe_info.h"
 
@@ -25,6 +27,22 @@ static void check_pe(const uint8_t *data, size_t size, enum pe_layout layout)
         abort();
     if (pi.name[0] && !pi.codeview)
         abort();
+}
+
+static void check_elf(const uint8_t *data, size_t size)
+{
+    struct elf_info ei;
+    int rc = elf_info_parse(data, size, &ei);
+    if (rc > 0 || rc < ELF_INFO_E_XNUM || !elf_info_strerror(rc))
+        abort();
+    if (rc < 0)
+        return;
+    if (ei.phnum && (ei.phoff > size || (uint64_t)ei.phnum * ei.phentsize > size - ei.phoff))
+        abort();
+    for (uint32_t i = 0; i < ei.phnum; i++) {
+        struct elf_segment seg;
+        elf_info_segment(&ei, data, i, &seg);
+    }
 }
 
 static bool inside(const uint8_t *p, size_t n, const uint8_t *buf, size_t len)
@@ -84,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(buf, data, size);
     check_pe(buf, size, PE_LAYOUT_MEMORY);
     check_pe(buf, size, PE_LAYOUT_FILE);
+    check_elf(buf, size);
     check_option(buf, size);
     free(buf);
     return 0;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Bounded libFuzzer run of test/fuzz/fuzz_pe.c (ASan + UBSan): PE/COFF
-# headers and CodeView names (format/pe_info.c, both layouts) and EFI load
-# options with their device paths (format/load_option.c). Seeds: the head of
-# build/ptboot.efi, the lld-linked driver with an RSDS record of
+# headers and CodeView names (format/pe_info.c, both layouts), ELF headers
+# and program headers (format/elf_info.c) and EFI load options with their
+# device paths (format/load_option.c). Seeds: the heads of build/ptboot.efi
+# and build/ptboot (an ELF), the lld-linked driver with an RSDS record of
 # test/capture/capture.mk, and a Boot#### option as `install` writes it.
 # FUZZ_SECONDS (default 4) bounds the run; `make capture-fuzz` runs longer
 # keeping its corpus in build/fuzz/pe-corpus.
@@ -11,6 +12,7 @@
 ucs2() { printf '%s' "$1" | sed 's/./&\n/g' | while IFS= read -r ch; do [ -n "$ch" ] && printf '%s\0' "$ch"; done; printf '\0\0'; }
 if fuzz_corpus; then
   [ -f "$B/ptboot.efi" ] && head -c 8192 "$B/ptboot.efi" > "$corpus/ptboot-head"
+  [ -f "$B/ptboot" ] && head -c 4096 "$B/ptboot" > "$corpus/elf-head"
   [ -f "$B/test/capture/PcRtcFixture.efi" ] && cp "$B/test/capture/PcRtcFixture.efi" "$corpus/rsds"
   # Boot0001: ACTIVE, a Media File Path \EFI\ptboot.efi (4 + 16 * 2 bytes)
   # then End-Entire (FilePathListLength 40), description "ptboot", and
