@@ -14,6 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "test/unit/file_bytes.h"
+
 #include "format/pe_info.c"
 
 #define FIX         "build/test/capture/"
@@ -21,17 +23,7 @@
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("%s: cannot open (make capture-fixtures)", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
+    return file_bytes(path, len, "make capture-fixtures");
 }
 
 /* objdump -p's "SizeOfImage", "AddressOfEntryPoint", "ImageBase", the
