@@ -56,6 +56,27 @@ max() { awk -v a="$1" -v b="$2" 'BEGIN { print (b + 0 > a + 0) ? b : a }'; }
 # the median of the numbers given (the mean of the middle two of an even count)
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# process_line KIND NAME OTHER TIMES EXTRA GOAL: the bench line of
+# proc_time --pairs' two lines TIMES (ptboot's, then the OTHER program's):
+# each side's best CPU and wall time after itself, the first runs' (after
+# the other program) as other_*; EXTRA goes after the file's name, and
+# GOAL (non-empty) adds the verdict on the 3x goal
+process_line() {
+    local p l
+    p=$(sed -n 1p <<< "$4")
+    l=$(sed -n 2p <<< "$4")
+    awk -v k="$1" -v n="$2" -v o="$3" -v x="$5" -v goal="$6" \
+        -v pc="$(field cpu_min_ms "$p")" -v lc="$(field cpu_min_ms "$l")" \
+        -v pw="$(field wall_min_ms "$p")" -v lw="$(field wall_min_ms "$l")" \
+        -v po="$(field after_other_cpu_min_ms "$p")" -v lo="$(field after_other_cpu_min_ms "$l")" 'BEGIN {
+        r = lc / pc
+        printf "bench: %s file=%s%s ptboot_cpu_ms=%.3f %s_cpu_ms=%.3f ratio=%.2f ptboot_wall_ms=%.3f %s_wall_ms=%.3f wall_ratio=%.2f other_ptboot_cpu_ms=%.3f other_%s_cpu_ms=%.3f other_ratio=%.2f",
+               k, n, x, pc, o, lc, r, pw, o, lw, lw / pw, po, o, lo, lo / po
+        if (goal != "")
+            printf " (goal >= 3x: %s)", (r >= 3 ? "met" : "NOT met")
+        printf "\n" }'
+}
+
 # ptxed's --raw options for a page dump: one per run of pages that follow
 # each other in the file and in memory.
 ptxed_raw() {
@@ -128,18 +149,11 @@ one_trace() {
         ok = (mb >= 1 / 1.3 && mb <= 1.3 && mi >= 1 / 1.3 && mi <= 1.3) ? "yes" : "NO"
         printf "bench: flow-libipt-check file=%s blk: bench=%s plain=%s insn: bench=%s plain=%s (plain/bench, median of %d pairs: %.2f %.2f; best against best: %.2f %.2f; within 30%%: %s)\n",
                n, bb, bp, ib, ip, pairs, mb, mi, bp / bb, ip / ib, ok }'
-    local t p l
+    local t
     procs=${BENCH_PROCESSES:-$((want < 2000000 ? 300 : 100))}
     t=$(build/bench/proc_time --pairs "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
         "${libenv[@]}" build/bench/libipt_count "${args[@]}") || return 1
-    p=$(sed -n 1p <<< "$t")
-    l=$(sed -n 2p <<< "$t")
-    awk -v n="$name" -v i="$insns" -v pc="$(field cpu_min_ms "$p")" -v lc="$(field cpu_min_ms "$l")" \
-        -v pw="$(field wall_min_ms "$p")" -v lw="$(field wall_min_ms "$l")" \
-        -v po="$(field after_other_cpu_min_ms "$p")" -v lo="$(field after_other_cpu_min_ms "$l")" 'BEGIN {
-        r = lc / pc
-        printf "bench: flow-process file=%s insns=%s ptboot_cpu_ms=%.3f libipt_cpu_ms=%.3f ratio=%.2f ptboot_wall_ms=%.3f libipt_wall_ms=%.3f wall_ratio=%.2f other_ptboot_cpu_ms=%.3f other_libipt_cpu_ms=%.3f other_ratio=%.2f (goal >= 3x: %s)\n",
-               n, i, pc, lc, r, pw, lw, lw / pw, po, lo, lo / po, (r >= 3 ? "met" : "NOT met") }'
+    process_line flow-process "$name" libipt "$t" " insns=$insns" goal
 }
 
 status=0
@@ -158,13 +172,7 @@ for t in $REAL_TRACES; do
         x=$(build/bench/proc_time --pairs "$procs" build/ptboot flow "${args[@]}" --quiet --stat -- \
             "${xenv[@]}" "$PTXED" --filter:addr0_cfg 1 --filter:addr0_a "0x$lo" --filter:addr0_b "0x$hi" \
             --pt "$REAL_DIR/$name/trace.pt" "${raw[@]}" --quiet --stat) || { status=1; continue; }
-        p=$(sed -n 1p <<< "$x")
-        l=$(sed -n 2p <<< "$x")
-        awk -v n="$name" -v pc="$(field cpu_min_ms "$p")" -v lc="$(field cpu_min_ms "$l")" \
-            -v pw="$(field wall_min_ms "$p")" -v lw="$(field wall_min_ms "$l")" \
-            -v po="$(field after_other_cpu_min_ms "$p")" -v lo="$(field after_other_cpu_min_ms "$l")" 'BEGIN {
-            printf "bench: flow-process-ptxed file=%s ptboot_cpu_ms=%.3f ptxed_cpu_ms=%.3f ratio=%.2f ptboot_wall_ms=%.3f ptxed_wall_ms=%.3f wall_ratio=%.2f other_ptboot_cpu_ms=%.3f other_ptxed_cpu_ms=%.3f other_ratio=%.2f\n",
-                   n, pc, lc, lc / pc, pw, lw, lw / pw, po, lo, lo / po }'
+        process_line flow-process-ptxed "$name" ptxed "$x" "" ""
     fi
 done
 exit $status
